@@ -1,0 +1,466 @@
+r"""The textbook: masked multi-head attention, one small pure function per formula.
+
+The functions follow seed 000 (the MAE5911 homework) in its order, with the row-vector
+convention of the documents (a token is a row of ``X``):
+
+.. math::
+
+    Q^{(i)} = X W_Q^{(i)},\quad K^{(i)} = X W_K^{(i)},\quad V^{(i)} = X W_V^{(i)}
+
+    S^{(i)} = \frac{Q^{(i)} K^{(i)\top}}{\sqrt{d_k}},\qquad
+    \tilde S^{(i)} = S^{(i)} + M,\qquad
+    A^{(i)} = \operatorname{softmax}_{\text{row}}(\tilde S^{(i)}),\qquad
+    H^{(i)} = A^{(i)} V^{(i)}
+
+    \operatorname{MultiHead}(X) = \operatorname{Concat}(H^{(1)} | \dots | H^{(h)})\, W_O
+
+Two views of the weights are supported and are the same computation:
+
+* per-head matrices ``W_Q^{(i)} in R^{d_model x d_k}`` (seeds 000 and 003), stacked here as a
+  tensor of shape ``(h, d_model, d_k)``;
+* one fused ``W_Q in R^{d_model x h*d_k}`` whose columns are split into heads (seeds 001 and
+  002): ``Q = X W_Q`` then :func:`split_heads`.
+
+Every function works on a single sequence ``(n, d_model)`` and on a batch
+``(B, T, d_model)``; leading dimensions broadcast. Nothing here has side effects, caches or
+globals: the functions take tensors and return new tensors.
+
+Book page: ``docs/`` "Masked multi-head attention, step by step".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "AttentionTrace",
+    "add_mask",
+    "attention_dropout",
+    "causal_mask",
+    "concat_heads",
+    "fuse_heads",
+    "masked_multihead_attention",
+    "masked_multihead_attention_fused",
+    "merge_heads",
+    "output_projection",
+    "project",
+    "project_heads",
+    "scale",
+    "scores",
+    "softmax_rows",
+    "split_heads",
+    "unfuse_heads",
+    "weighted_sum",
+]
+
+FLOAT_DTYPES = (torch.float32, torch.float64)
+
+
+# --- 1. projections -------------------------------------------------------------------------
+
+
+def project(X: Tensor, W: Tensor) -> Tensor:
+    r"""Linear projection of the tokens, row convention: :math:`Q = X W_Q`.
+
+    ``X``: ``(..., n, d_model)``; ``W``: ``(d_model, d_out)``; returns ``(..., n, d_out)``.
+    The same function gives ``K = X W_K`` and ``V = X W_V``. Where a ``torch.nn.Linear``
+    holds the weight, ``W = linear.weight.T``.
+    """
+    return X @ W
+
+
+def project_heads(X: Tensor, W_heads: Tensor) -> Tensor:
+    r"""Per-head projections :math:`Q^{(i)} = X W_Q^{(i)}` for all heads at once.
+
+    ``X``: ``(..., n, d_model)``; ``W_heads``: ``(h, d_model, d_k)`` (the h matrices
+    ``W_Q^(1..h)`` stacked); returns ``(..., h, n, d_k)``.
+    """
+    # (..., n, d_model) -> (..., 1, n, d_model), broadcast against (h, d_model, d_k)
+    return project(X.unsqueeze(-3), W_heads)
+
+
+def split_heads(Y: Tensor, h: int) -> Tensor:
+    r"""Split a fused projection into ``h`` heads by reshape + transpose (seed 002).
+
+    The token "Пиццу" ``[13, 14, 15, 16, 17, 18]`` with ``h = 3`` becomes
+    ``[[13, 14], [15, 16], [17, 18]]``: head ``i`` takes columns ``i*d_k .. (i+1)*d_k - 1``.
+
+    ``Y``: ``(..., T, d_model)``; returns ``(..., h, T, d_k)`` with ``d_k = d_model / h``.
+    """
+    *lead, T, d_model = Y.shape
+    if d_model % h != 0:
+        raise ValueError(f"d_model={d_model} is not divisible by h={h} heads")
+    d_k = d_model // h
+    Y = Y.reshape(*lead, T, h, d_k)  # (..., T, d_model) -> (..., T, h, d_k)
+    return Y.transpose(-3, -2)  # (..., T, h, d_k) -> (..., h, T, d_k)
+
+
+def merge_heads(H: Tensor) -> Tensor:
+    r"""Inverse of :func:`split_heads`: transpose back, then reshape (seed 002).
+
+    ``H``: ``(..., h, T, d_v)``; returns ``(..., T, h*d_v)``, which is
+    :math:`\operatorname{Concat}(H^{(1)} | \dots | H^{(h)})`.
+    """
+    *lead, h, T, d_v = H.shape
+    H = H.transpose(-3, -2)  # (..., h, T, d_v) -> (..., T, h, d_v)
+    return H.reshape(*lead, T, h * d_v)  # (..., T, h, d_v) -> (..., T, h*d_v)
+
+
+def fuse_heads(W_heads: Tensor) -> Tensor:
+    r"""Per-head matrices ``(h, d_model, d_k)`` -> one fused ``(d_model, h*d_k)``.
+
+    :math:`W_Q = [\,W_Q^{(1)} | \dots | W_Q^{(h)}\,]`: the heads side by side as column blocks.
+    """
+    h, d_model, d_k = W_heads.shape
+    # (h, d_model, d_k) -> (d_model, h, d_k) -> (d_model, h*d_k)
+    return W_heads.permute(1, 0, 2).reshape(d_model, h * d_k)
+
+
+def unfuse_heads(W: Tensor, h: int) -> Tensor:
+    r"""Inverse of :func:`fuse_heads`: ``(d_model, h*d_k)`` -> ``(h, d_model, d_k)``."""
+    d_model, width = W.shape
+    if width % h != 0:
+        raise ValueError(f"a fused weight of width {width} cannot be split into h={h} heads")
+    d_k = width // h
+    # (d_model, h*d_k) -> (d_model, h, d_k) -> (h, d_model, d_k)
+    return W.reshape(d_model, h, d_k).permute(1, 0, 2)
+
+
+# --- 2. scores, scaling, mask, softmax ------------------------------------------------------
+
+
+def scores(Q: Tensor, K: Tensor) -> Tensor:
+    r"""Raw attention scores :math:`Q K^\top`, entry ``(i, j) = q_i · k_j``.
+
+    ``Q``: ``(..., n, d_k)``; ``K``: ``(..., n, d_k)``; returns ``(..., n, n)``.
+    """
+    return Q @ K.transpose(-2, -1)  # K: (..., n, d_k) -> (..., d_k, n)
+
+
+def scale(QKt: Tensor, d_k: int) -> Tensor:
+    r"""Scaled scores :math:`S = \frac{Q K^\top}{\sqrt{d_k}}`.
+
+    Without the scale the variance of :math:`q \cdot k` grows like ``d_k`` and the softmax
+    saturates.
+    """
+    return QKt / math.sqrt(d_k)
+
+
+def causal_mask(n: int, dtype: torch.dtype = torch.float64) -> Tensor:
+    r"""The additive causal mask :math:`M \in \mathbb{R}^{n \times n}`.
+
+    :math:`M_{ij} = 0` for :math:`j \le i` (the token itself and its predecessors) and
+    :math:`M_{ij} = -\infty` for :math:`j > i` (the future)::
+
+        M = [[0, -inf, -inf],
+             [0,    0, -inf],
+             [0,    0,    0]]
+    """
+    blocked = torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)  # True above the diagonal
+    return torch.zeros(n, n, dtype=dtype).masked_fill(blocked, float("-inf"))
+
+
+def add_mask(S: Tensor, M: Tensor) -> Tensor:
+    r"""Masked scores :math:`\tilde S = S + M` (``M`` broadcasts over heads and batch)."""
+    return S + M
+
+
+def softmax_rows(S_masked: Tensor) -> Tensor:
+    r"""Row-wise softmax :math:`A_{ij} = e^{\tilde s_{ij}} / \sum_{l} e^{\tilde s_{il}}`.
+
+    Computed as :math:`e^{\tilde s_{ij} - m_i} / \sum_l e^{\tilde s_{il} - m_i}` with
+    :math:`m_i = \max_l \tilde s_{il}` (the same value, without overflow). A masked entry
+    :math:`-\infty` gives :math:`e^{-\infty} = 0` exactly, so the first causal row is
+    ``(1, 0, …, 0)``.
+    """
+    m = S_masked.amax(dim=-1, keepdim=True)  # (..., n, n) -> (..., n, 1)
+    e = torch.exp(S_masked - m)
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def attention_dropout(A: Tensor, p: float, generator: torch.Generator | None = None) -> Tensor:
+    r"""Dropout on the attention weights (seed 001), inverted scaling.
+
+    Each weight is kept with probability ``1 - p`` and rescaled by ``1 / (1 - p)``, so the
+    expected value of every weight is unchanged; dropped weights become 0, and a row no longer
+    sums to exactly 1. ``p = 0`` returns ``A`` itself (what ``explain`` and evaluation use).
+    """
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+    if p == 0.0:
+        return A
+    keep = torch.rand(A.shape, generator=generator, dtype=A.dtype, device=A.device) >= p
+    return A * keep / (1.0 - p)
+
+
+# --- 3. weighted sum, concat, output projection ----------------------------------------------
+
+
+def weighted_sum(A: Tensor, V: Tensor) -> Tensor:
+    r"""Head output :math:`H = A V`, i.e. :math:`h_i = \sum_j A_{ij} v_j`.
+
+    ``A``: ``(..., n, n)``; ``V``: ``(..., n, d_v)``; returns ``(..., n, d_v)``.
+    """
+    return A @ V
+
+
+def concat_heads(heads: Sequence[Tensor]) -> Tensor:
+    r""":math:`\operatorname{Concat}(H^{(1)} | \dots | H^{(h)})` along the feature axis.
+
+    ``h`` tensors ``(..., n, d_v)`` -> ``(..., n, h*d_v)``. Equal to :func:`merge_heads` on the
+    stacked heads.
+    """
+    return torch.cat(list(heads), dim=-1)
+
+
+def output_projection(concat: Tensor, W_O: Tensor, b_O: Tensor | None = None) -> Tensor:
+    r"""Output :math:`\operatorname{Concat}(\dots)\, W_O` (plus a bias ``b_O`` if given).
+
+    ``concat``: ``(..., n, h*d_v)``; ``W_O``: ``(h*d_v, d_model)``; returns ``(..., n, d_model)``.
+    """
+    out = concat @ W_O
+    return out if b_O is None else out + b_O
+
+
+# --- 4. the composition, with a trace -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttentionTrace:
+    """Every intermediate of one masked multi-head attention, for tests, explain and the book.
+
+    Per-head tensors are stacked on the head axis: ``Q`` is ``(..., h, n, d_k)`` and so on;
+    :meth:`head` picks head ``i`` (0-based). ``M`` is ``None`` when no mask was applied, and
+    then ``S_masked`` is ``S``. ``A_dropped`` holds the weights after dropout when dropout was
+    applied (``None`` otherwise); ``H`` is always computed from the weights actually used.
+    """
+
+    tokens: tuple[str, ...]
+    X: Tensor
+    Q: Tensor
+    K: Tensor
+    V: Tensor
+    QKt: Tensor
+    S: Tensor
+    M: Tensor | None
+    S_masked: Tensor
+    A: Tensor
+    A_dropped: Tensor | None
+    H: Tensor
+    concat: Tensor
+    W_O: Tensor
+    output: Tensor
+
+    @property
+    def h(self) -> int:
+        """Number of heads."""
+        return int(self.Q.shape[-3])
+
+    @property
+    def d_k(self) -> int:
+        """Width of a query/key head."""
+        return int(self.Q.shape[-1])
+
+    @property
+    def d_v(self) -> int:
+        """Width of a value head."""
+        return int(self.V.shape[-1])
+
+    def head(self, i: int) -> dict[str, Tensor]:
+        """The intermediates of head ``i`` (0-based): Q, K, V, QKt, S, S_masked, A, H."""
+        pick = {
+            "Q": self.Q,
+            "K": self.K,
+            "V": self.V,
+            "QKt": self.QKt,
+            "S": self.S,
+            "S_masked": self.S_masked,
+            "A": self.A,
+            "H": self.H,
+        }
+        return {name: t[..., i, :, :] for name, t in pick.items()}
+
+
+def _check_inputs(X: Tensor, tensors: dict[str, Tensor]) -> None:
+    """Raise TypeError/ValueError when dtypes or dimensionality are not usable."""
+    if X.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"X must be float32 or float64, got {X.dtype}")
+    if X.dim() < 2:
+        raise ValueError(f"X must be (n, d_model) or (B, T, d_model), got shape {tuple(X.shape)}")
+    if X.shape[-2] == 0:
+        raise ValueError("X has no tokens (n = 0): attention needs at least one token")
+    for name, t in tensors.items():
+        if t.dtype != X.dtype:
+            raise TypeError(f"{name} has dtype {t.dtype} but X has {X.dtype}: use one dtype")
+
+
+def _attend(
+    X: Tensor,
+    Q: Tensor,
+    K: Tensor,
+    V: Tensor,
+    W_O: Tensor,
+    *,
+    b_O: Tensor | None,
+    causal: bool,
+    tokens: Sequence[str] | None,
+    dropout_p: float,
+    generator: torch.Generator | None,
+) -> AttentionTrace:
+    """Shared tail of both weight views: from per-head Q, K, V ``(..., h, n, d)`` onwards."""
+    n, d_k = Q.shape[-2], Q.shape[-1]
+    QKt = scores(Q, K)  # (..., h, n, d_k) @ (..., h, d_k, n) -> (..., h, n, n)
+    S = scale(QKt, d_k)  # S = Q Kᵀ / √d_k
+    M = causal_mask(n, dtype=X.dtype).to(X.device) if causal else None
+    S_masked = add_mask(S, M) if M is not None else S  # S̃ = S + M
+    A = softmax_rows(S_masked)  # A = softmax(S̃), row-wise
+    A_used = attention_dropout(A, dropout_p, generator)
+    H = weighted_sum(A_used, V)  # H = A V: (..., h, n, d_v)
+    concat = merge_heads(H)  # Concat(H¹ | … | Hʰ): (..., h, n, d_v) -> (..., n, h*d_v)
+    output = output_projection(concat, W_O, b_O)  # Concat · W_O: (..., n, d_model)
+    names = tuple(tokens) if tokens is not None else tuple(f"t{i + 1}" for i in range(n))
+    if len(names) != n:
+        raise ValueError(f"{len(names)} token names given for n={n} rows of X")
+    return AttentionTrace(
+        tokens=names,
+        X=X,
+        Q=Q,
+        K=K,
+        V=V,
+        QKt=QKt,
+        S=S,
+        M=M,
+        S_masked=S_masked,
+        A=A,
+        A_dropped=A_used if dropout_p > 0 else None,
+        H=H,
+        concat=concat,
+        W_O=W_O,
+        output=output,
+    )
+
+
+def masked_multihead_attention(
+    X: Tensor,
+    W_Q: Tensor,
+    W_K: Tensor,
+    W_V: Tensor,
+    W_O: Tensor | None = None,
+    *,
+    b_O: Tensor | None = None,
+    causal: bool = True,
+    tokens: Sequence[str] | None = None,
+    dropout_p: float = 0.0,
+    generator: torch.Generator | None = None,
+) -> AttentionTrace:
+    r"""Masked multi-head attention with per-head matrices (seeds 000 and 003).
+
+    .. math::
+
+        \operatorname{MultiHead}(X) = \operatorname{Concat}_{i=1}^{h}\Big(
+            \operatorname{softmax}\Big(\frac{X W_Q^{(i)} (X W_K^{(i)})^\top}{\sqrt{d_k}} + M\Big)
+            X W_V^{(i)}\Big) W_O
+
+    Args:
+        X: tokens as rows, ``(n, d_model)`` or ``(B, T, d_model)``, float32 or float64.
+        W_Q, W_K: ``(h, d_model, d_k)``, the matrices ``W_Q^(i)``, ``W_K^(i)`` stacked.
+        W_V: ``(h, d_model, d_v)``.
+        W_O: ``(h*d_v, d_out)``, usually ``d_out = d_model``; ``None`` means the identity
+            (needs ``h*d_v == d_model``). Seed 001's code maps to ``d_out != d_in``.
+        b_O: optional output bias ``(d_model,)`` (``nn.Linear`` style); the documents use none.
+        causal: add the causal mask ``M`` (default); ``False`` gives plain self-attention.
+        tokens: optional names of the ``n`` tokens, kept in the trace.
+        dropout_p: dropout on the attention weights (seed 001); 0 in explain.
+        generator: RNG for the dropout.
+
+    Returns:
+        The :class:`AttentionTrace` with every intermediate; ``.output`` is the result.
+    """
+    _check_inputs(X, {"W_Q": W_Q, "W_K": W_K, "W_V": W_V})
+    d_model = X.shape[-1]
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
+        if W.dim() != 3 or W.shape[1] != d_model:
+            raise ValueError(
+                f"{name} must be (h, d_model={d_model}, d), got shape {tuple(W.shape)}"
+            )
+    if W_Q.shape != W_K.shape:
+        raise ValueError(
+            f"W_Q {tuple(W_Q.shape)} and W_K {tuple(W_K.shape)} must have the same shape"
+        )
+    if W_V.shape[0] != W_Q.shape[0]:
+        raise ValueError(f"W_V has {W_V.shape[0]} heads but W_Q has {W_Q.shape[0]}")
+    h, d_v = W_Q.shape[0], W_V.shape[-1]
+    W_O = _output_weight(W_O, h * d_v, d_model, X)
+    Q = project_heads(X, W_Q)  # Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾: (..., n, d_model) -> (..., h, n, d_k)
+    K = project_heads(X, W_K)  # K⁽ⁱ⁾ = X W_K⁽ⁱ⁾
+    V = project_heads(X, W_V)  # V⁽ⁱ⁾ = X W_V⁽ⁱ⁾
+    return _attend(
+        X, Q, K, V, W_O, b_O=b_O, causal=causal, tokens=tokens,
+        dropout_p=dropout_p, generator=generator,
+    )  # fmt: skip
+
+
+def masked_multihead_attention_fused(
+    X: Tensor,
+    W_Q: Tensor,
+    W_K: Tensor,
+    W_V: Tensor,
+    W_O: Tensor | None = None,
+    *,
+    h: int,
+    b_O: Tensor | None = None,
+    causal: bool = True,
+    tokens: Sequence[str] | None = None,
+    dropout_p: float = 0.0,
+    generator: torch.Generator | None = None,
+) -> AttentionTrace:
+    r"""The same computation with one fused projection per role (seeds 001 and 002).
+
+    :math:`Q = X W_Q` with :math:`W_Q \in \mathbb{R}^{d_{model} \times h d_k}`, then
+    :func:`split_heads` gives ``(…, h, n, d_k)``; the rest is shared with
+    :func:`masked_multihead_attention`. Head ``i`` uses columns ``i*d_k .. (i+1)*d_k - 1`` of
+    ``W_Q``, which is exactly ``W_Q^(i)`` of the per-head view (:func:`fuse_heads`).
+    """
+    _check_inputs(X, {"W_Q": W_Q, "W_K": W_K, "W_V": W_V})
+    d_model = X.shape[-1]
+    if h < 1:
+        raise ValueError(f"the number of heads must be at least 1, got h={h}")
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
+        if W.dim() != 2 or W.shape[0] != d_model:
+            raise ValueError(f"{name} must be (d_model={d_model}, h*d), got {tuple(W.shape)}")
+        if W.shape[1] % h != 0:
+            raise ValueError(f"{name} width {W.shape[1]} is not divisible by h={h} heads")
+    if W_Q.shape != W_K.shape:
+        raise ValueError(f"W_Q {tuple(W_Q.shape)} and W_K {tuple(W_K.shape)} must match")
+    W_O = _output_weight(W_O, W_V.shape[1], d_model, X)
+    Q = split_heads(project(X, W_Q), h)  # (..., n, d_model) -> (..., n, h*d_k) -> (..., h, n, d_k)
+    K = split_heads(project(X, W_K), h)
+    V = split_heads(project(X, W_V), h)  # (..., n, h*d_v) -> (..., h, n, d_v)
+    return _attend(
+        X, Q, K, V, W_O, b_O=b_O, causal=causal, tokens=tokens,
+        dropout_p=dropout_p, generator=generator,
+    )  # fmt: skip
+
+
+def _output_weight(W_O: Tensor | None, rows: int, d_model: int, X: Tensor) -> Tensor:
+    """``W_O`` checked against ``(h*d_v, d_out)``; ``None`` becomes the identity."""
+    if W_O is None:
+        if rows != d_model:
+            raise ValueError(
+                f"W_O defaults to the identity, which needs h*d_v == d_model; "
+                f"got h*d_v={rows}, d_model={d_model}: give W_O explicitly"
+            )
+        return torch.eye(d_model, dtype=X.dtype, device=X.device)
+    if W_O.dtype != X.dtype:
+        raise TypeError(f"W_O has dtype {W_O.dtype} but X has {X.dtype}: use one dtype")
+    if W_O.dim() != 2 or W_O.shape[0] != rows:
+        raise ValueError(
+            f"W_O must be (h*d_v, d_out) with h*d_v = {rows} (d_out is usually "
+            f"d_model = {d_model}), got {tuple(W_O.shape)}"
+        )
+    return W_O

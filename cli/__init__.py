@@ -1,0 +1,1 @@
+"""The ``attnref`` command line (Typer); see :mod:`cli.main`."""
