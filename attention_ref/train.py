@@ -1,0 +1,400 @@
+r"""Training the character GPT (Q02) and its ablation (Q03): a plain loop, a small callback surface.
+
+* AdamW; learning rate with linear warm-up then cosine decay to ``min_lr``:
+
+  .. math::
+
+      \eta_t = \eta_{max} \frac{t+1}{t_w}\ (t < t_w),\qquad
+      \eta_t = \eta_{min} + \tfrac12(\eta_{max} - \eta_{min})
+               \big(1 + \cos(\pi \tfrac{t - t_w}{T - t_w})\big)
+
+* gradient clipping at ``grad_clip`` (global L2 norm);
+* evaluation every ``eval_interval`` steps on *fixed* validation batches (drawn once from
+  ``seed``), so every evaluation and every arm of the ablation sees the same text;
+* the best checkpoint (lowest validation loss) and the last one are written atomically;
+* one seed drives torch's global RNG (init, dropout) and the batch generator; the checkpoint
+  holds both RNG states, so a resumed run continues exactly as an uninterrupted one.
+
+Nothing here knows about MLflow: :mod:`attention_ref.tracking` plugs in through
+:class:`Callbacks`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from attention_ref.data import CharData, get_batch
+from attention_ref.model import ATTENTION_MODES, CharGPT, ModelConfig, count_parameters
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that defines a run. Defaults: the homework's Q02 (128, 2 layers, 2 heads)."""
+
+    n_embd: int = 128
+    n_layer: int = 2
+    n_head: int = 2
+    block_size: int = 128
+    dropout: float = 0.0
+    attention: str = "multihead"
+    batch_size: int = 32
+    max_steps: int = 3000
+    lr: float = 3e-3
+    min_lr: float = 3e-4
+    warmup_steps: int = 100
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    eval_interval: int = 250
+    eval_batches: int = 20
+    sample_tokens: int = 200
+    seed: int = 1337
+    device: str = "auto"
+    threads: int = 0  # torch intra-op threads; 0 = torch's default
+
+    def validate(self, data_tokens: int | None = None) -> None:
+        """Raise ``ValueError`` with one line for the first option that cannot work."""
+        positive = ("n_embd", "n_layer", "n_head", "block_size", "batch_size", "max_steps",
+                    "eval_interval", "eval_batches")  # fmt: skip
+        for name in positive:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(
+                    f"--{name.replace('_', '-')} must be a positive integer, got {v!r}"
+                )
+        for name in ("warmup_steps", "sample_tokens", "threads"):
+            v = getattr(self, name)
+            if v < 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {v}")
+        if self.n_embd % self.n_head:
+            raise ValueError(
+                f"--n-embd {self.n_embd} is not divisible by --n-head {self.n_head}: "
+                f"each head needs d_k = n_embd / n_head columns"
+            )
+        if self.attention not in ATTENTION_MODES:
+            raise ValueError(
+                f"--attention must be one of {', '.join(ATTENTION_MODES)}, got {self.attention!r}"
+            )
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"--dropout must be in [0, 1), got {self.dropout}")
+        if not (self.lr > 0 and 0 <= self.min_lr <= self.lr):
+            raise ValueError(
+                f"need 0 < --lr and 0 <= --min-lr <= --lr, got {self.lr} and {self.min_lr}"
+            )
+        if self.grad_clip <= 0 or self.weight_decay < 0:
+            raise ValueError("--grad-clip must be > 0 and --weight-decay >= 0")
+        if self.device not in DEVICES:
+            raise ValueError(f"unknown device {self.device!r}; choose one of: {', '.join(DEVICES)}")
+        if data_tokens is not None and self.block_size >= data_tokens:
+            raise ValueError(
+                f"--block-size {self.block_size} is larger than the data split "
+                f"({data_tokens} tokens)"
+            )
+
+    def model_config(self, vocab_size: int) -> ModelConfig:
+        """The model part of the configuration."""
+        return ModelConfig(
+            vocab_size=vocab_size, block_size=self.block_size, n_embd=self.n_embd,
+            n_layer=self.n_layer, n_head=self.n_head, dropout=self.dropout,
+            attention=self.attention,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (for MLflow params and the config JSON)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
+        """Inverse of :meth:`to_dict`, ignoring unknown keys."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` picks cuda, then mps, then cpu; an explicit device must be available."""
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda was asked for but CUDA is not available here")
+    if name == "mps" and not torch.backends.mps.is_available():
+        raise ValueError("--device mps was asked for but MPS is not available here")
+    if name not in DEVICES:
+        raise ValueError(f"unknown device {name!r}; choose one of: {', '.join(DEVICES)}")
+    return torch.device(name)
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Warm-up then cosine decay (see the module docstring)."""
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    span = max(1, cfg.max_steps - cfg.warmup_steps)
+    progress = min(1.0, (step - cfg.warmup_steps) / span)
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * progress))
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed Python and torch; return the generator that draws training batches."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed)
+
+
+@torch.no_grad()
+def estimate_loss(model: CharGPT, batches: list[tuple[Tensor, Tensor]]) -> float:
+    """Mean cross-entropy (nats) over fixed batches, in eval mode."""
+    was_training = model.training
+    model.eval()
+    losses = [float(model(x, y)[1]) for x, y in batches]  # type: ignore[arg-type]
+    model.train(was_training)
+    return sum(losses) / len(losses)
+
+
+@torch.no_grad()
+def generate(
+    model: CharGPT,
+    idx: Tensor,
+    new_tokens: int,
+    *,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """Sample ``new_tokens`` characters after ``idx`` ``(1, T)``; returns ``(1, T + new)``."""
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    was_training = model.training
+    model.eval()
+    for _ in range(new_tokens):
+        ctx = idx[:, -model.cfg.block_size :]
+        logits, _ = model(ctx)
+        logits = logits[:, -1, :] / temperature  # (1, vocab)
+        if top_k is not None:
+            kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        probs = torch.softmax(logits, dim=-1)
+        nxt = torch.multinomial(probs.cpu(), 1, generator=generator).to(idx.device)
+        idx = torch.cat([idx, nxt], dim=1)
+    model.train(was_training)
+    return idx
+
+
+class NonFiniteLossError(RuntimeError):
+    """The training loss became NaN or infinite."""
+
+    def __init__(self, step: int, value: float) -> None:
+        super().__init__(f"the training loss became {value} at step {step}; the run stopped")
+        self.step = step
+
+
+@dataclass
+class Callbacks:
+    """Hooks the loop calls; every one is optional."""
+
+    on_start: Callable[[dict[str, Any]], None] | None = None
+    on_step: Callable[[int, dict[str, float]], None] | None = None
+    on_eval: Callable[[int, dict[str, float], str], None] | None = None
+    on_checkpoint: Callable[[Path, str], None] | None = None
+
+
+@dataclass
+class TrainResult:
+    """What a finished (or interrupted) run measured."""
+
+    steps_done: int
+    best_val_loss: float
+    final_val_loss: float
+    final_train_loss: float
+    n_params: int
+    tokens_per_sec: float
+    wall_time_s: float
+    interrupted: bool = False
+    history: list[dict[str, float]] = field(default_factory=list)
+    checkpoint: Path | None = None
+
+
+def save_atomic(obj: Any, path: Path) -> None:
+    """``torch.save`` to a temporary file beside ``path``, then rename: never a half file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def train(
+    cfg: TrainConfig,
+    data: CharData,
+    out_dir: Path,
+    *,
+    callbacks: Callbacks | None = None,
+    resume_from: Path | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> TrainResult:
+    """Train a :class:`CharGPT` on ``data`` with ``cfg``; checkpoints go to ``out_dir``.
+
+    ``resume_from`` continues a checkpoint written by this function (model, optimizer, step,
+    both RNG states); the steps after it are the same as in an uninterrupted run.
+    ``should_stop()`` is polled after every step (Ctrl-C / SIGTERM handlers set it): the loop
+    then writes ``last.pt`` and returns with ``interrupted=True``.
+    """
+    cb = callbacks or Callbacks()
+    cfg.validate(min(len(data.train), len(data.val)))
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    device = resolve_device(cfg.device)
+    batch_gen = seed_everything(cfg.seed)
+    model = CharGPT(cfg.model_config(data.vocab_size)).to(device)
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": cfg.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=cfg.lr, betas=(0.9, 0.99),
+    )  # fmt: skip
+    # fixed validation batches: the same text at every evaluation and in every arm
+    eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
+    val_batches = [
+        tuple(t.to(device) for t in get_batch(data.val, cfg.batch_size, cfg.block_size, eval_gen))
+        for _ in range(cfg.eval_batches)
+    ]
+    train_eval_batches = [
+        tuple(t.to(device) for t in get_batch(data.train, cfg.batch_size, cfg.block_size, eval_gen))
+        for _ in range(cfg.eval_batches)
+    ]
+    step, best = 0, math.inf
+    history: list[dict[str, float]] = []
+    if resume_from is not None:
+        state = torch.load(resume_from, map_location=device, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        step, best, history = state["step"], state["best_val_loss"], state["history"]
+        batch_gen.set_state(state["batch_rng"])
+        torch.set_rng_state(state["torch_rng"])
+    n_params = count_parameters(model)
+    if cb.on_start:
+        cb.on_start({"n_params": n_params, "device": str(device), "start_step": step})
+
+    def checkpoint(name: str) -> Path:
+        path = out_dir / name
+        save_atomic(
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "step": step,
+                "best_val_loss": best,
+                "history": history,
+                "batch_rng": batch_gen.get_state(),
+                "torch_rng": torch.get_rng_state(),
+                "config": cfg.to_dict(),
+                "chars": list(data.chars),
+            },
+            path,
+        )
+        if cb.on_checkpoint:
+            cb.on_checkpoint(path, name)
+        return path
+
+    sample_gen = torch.Generator()
+    tokens_seen, t_start = 0, time.perf_counter()
+    t_window, tok_window = t_start, 0
+    train_loss = val_loss = math.nan
+    interrupted = False
+    model.train()
+    while step < cfg.max_steps:
+        lr = lr_at(step, cfg)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        x, y = get_batch(data.train, cfg.batch_size, cfg.block_size, batch_gen)
+        x, y = x.to(device), y.to(device)
+        _, loss = model(x, y)
+        assert loss is not None
+        loss_value = float(loss.detach())
+        if not math.isfinite(loss_value):
+            raise NonFiniteLossError(step, loss_value)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip))
+        optimizer.step()
+        step += 1
+        tokens_seen += x.numel()
+        tok_window += x.numel()
+        now = time.perf_counter()
+        tps = tok_window / max(now - t_window, 1e-9)
+        metrics = {
+            "train_loss": loss_value,
+            "lr": lr,
+            "grad_norm": grad_norm,
+            "tokens_per_sec": tps,
+        }
+        if cb.on_step:
+            cb.on_step(step, metrics)
+        if step % 50 == 0:
+            t_window, tok_window = now, 0
+        if step % cfg.eval_interval == 0 or step == cfg.max_steps:
+            val_loss = estimate_loss(model, val_batches)  # type: ignore[arg-type]
+            train_loss = estimate_loss(model, train_eval_batches)  # type: ignore[arg-type]
+            record = {"step": float(step), "train_loss": train_loss, "val_loss": val_loss}
+            history.append(record)
+            sample_gen.manual_seed(cfg.seed + step)
+            start = torch.tensor([data.encode("\n")], device=device)
+            text = data.decode(
+                generate(model, start, cfg.sample_tokens, generator=sample_gen)[0, 1:].tolist()
+            )
+            if val_loss < best:
+                best = val_loss
+                checkpoint("best.pt")
+            if cb.on_eval:
+                cb.on_eval(
+                    step,
+                    {"val_loss": val_loss, "train_eval_loss": train_loss, "best_val_loss": best},
+                    text,
+                )
+        if should_stop is not None and should_stop() and step < cfg.max_steps:
+            interrupted = True
+            break
+    last = checkpoint("last.pt")
+    wall = time.perf_counter() - t_start
+    return TrainResult(
+        steps_done=step,
+        best_val_loss=best,
+        final_val_loss=val_loss,
+        final_train_loss=train_loss,
+        n_params=n_params,
+        tokens_per_sec=tokens_seen / max(wall, 1e-9),
+        wall_time_s=wall,
+        interrupted=interrupted,
+        history=history,
+        checkpoint=last,
+    )
+
+
+def load_checkpoint(path: Path, device: str = "cpu") -> tuple[CharGPT, TrainConfig, list[str]]:
+    """Model (eval mode), config and vocabulary from a checkpoint written by :func:`train`."""
+    state = torch.load(path, map_location=device, weights_only=False)
+    cfg = TrainConfig.from_dict(state["config"])
+    chars = list(state["chars"])
+    model = CharGPT(cfg.model_config(len(chars)))
+    model.load_state_dict(state["model"])
+    model.eval()
+    return model, replace(cfg), chars
