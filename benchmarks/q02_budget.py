@@ -1,0 +1,54 @@
+"""Q02 within a wall-clock budget: how low does validation loss go in N seconds on this machine?
+
+Run: ``ATTNREF_DATA=... .venv/bin/python benchmarks/q02_budget.py SECONDS [key=value ...]``
+(e.g. ``attention=none``, ``block_size=64``). Prints one line per evaluation: step, elapsed
+seconds, train and validation loss; the last line is a summary to record in the README.
+The run stops at the budget (the loop's ``should_stop``), so ``max_steps`` only shapes the
+learning-rate schedule.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+from attention_ref.data import load, locate
+from attention_ref.train import Callbacks, TrainConfig, train
+
+
+def main() -> None:
+    budget = float(sys.argv[1]) if len(sys.argv) > 1 else 300.0
+    overrides: dict[str, object] = {}
+    for arg in sys.argv[2:]:
+        key, value = arg.split("=", 1)
+        default = getattr(TrainConfig(), key)
+        overrides[key] = type(default)(value)
+    cfg = TrainConfig(**{**TrainConfig().to_dict(), **overrides})
+    data = load(locate())
+    t0 = time.perf_counter()
+
+    def on_eval(step: int, m: dict[str, float], sample: str) -> None:
+        print(
+            f"step {step:6d}  {time.perf_counter() - t0:7.1f} s  "
+            f"train {m['train_eval_loss']:.4f}  val {m['val_loss']:.4f}",
+            flush=True,
+        )
+
+    with TemporaryDirectory() as tmp:
+        r = train(
+            cfg,
+            data,
+            Path(tmp),
+            callbacks=Callbacks(on_eval=on_eval),
+            should_stop=lambda: time.perf_counter() - t0 > budget,
+        )
+    print(
+        f"summary: {overrides or 'defaults'}; {r.steps_done} steps in {r.wall_time_s:.0f} s, "
+        f"{r.tokens_per_sec:,.0f} tokens/s, best val {r.best_val_loss:.4f}, params {r.n_params:,}"
+    )
+
+
+if __name__ == "__main__":
+    main()
