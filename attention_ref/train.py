@@ -27,7 +27,7 @@ import random
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -397,4 +397,4 @@ def load_checkpoint(path: Path, device: str = "cpu") -> tuple[CharGPT, TrainConf
     model = CharGPT(cfg.model_config(len(chars)))
     model.load_state_dict(state["model"])
     model.eval()
-    return model, replace(cfg), chars
+    return model, cfg, chars
