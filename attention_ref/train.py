@@ -274,14 +274,16 @@ def train(
     )  # fmt: skip
     # fixed validation batches: the same text at every evaluation and in every arm
     eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
-    val_batches = [
-        tuple(t.to(device) for t in get_batch(data.val, cfg.batch_size, cfg.block_size, eval_gen))
-        for _ in range(cfg.eval_batches)
-    ]
-    train_eval_batches = [
-        tuple(t.to(device) for t in get_batch(data.train, cfg.batch_size, cfg.block_size, eval_gen))
-        for _ in range(cfg.eval_batches)
-    ]
+
+    def fixed_batches(split: Tensor) -> list[tuple[Tensor, ...]]:
+        batches = (
+            get_batch(split, cfg.batch_size, cfg.block_size, eval_gen)
+            for _ in range(cfg.eval_batches)
+        )
+        return [tuple(t.to(device) for t in b) for b in batches]
+
+    val_batches = fixed_batches(data.val)
+    train_eval_batches = fixed_batches(data.train)
     step, best = 0, math.inf
     history: list[dict[str, float]] = []
     if resume_from is not None:
