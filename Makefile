@@ -13,7 +13,7 @@ QUIET_PIP = 2>&1 | { grep -v '^WARNING: Location' || true; }
 ATTNREF_DATA ?= $(abspath ../shared/data/tinyshakespeare/input.txt)
 export ATTNREF_DATA
 
-.PHONY: demo test lint setup setup-dev clean
+.PHONY: demo test lint setup setup-dev ui clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "attnref needs Python >= 3.11"'
@@ -36,9 +36,18 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch
 setup: $(VENV)/.installed
 setup-dev: $(VENV)/.installed-dev
 
-## demo: set up .venv and run the main job on the embedded defaults
+## demo: set up .venv and run the main job on the embedded defaults: the worked example, then
+## the Q02/Q03 ablation (about 10 minutes on 2 CPU cores) into sqlite:///mlflow.db, and Q03's answer
 demo: $(VENV)/.installed
 	$(BIN)/attnref explain --example life-is-awesome
+	$(BIN)/attnref ablation
+	$(BIN)/attnref report --output q03-report.md
+	@echo "Q03, answered from the runs: q03-report.md"
+	@echo "Browse the runs: make ui  (mlflow ui --backend-store-uri sqlite:///mlflow.db, http://127.0.0.1:5000)"
+
+## ui: the MLflow UI over the embedded store
+ui: $(VENV)/.installed
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -31,8 +31,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attention_ref.config import ATTENTION_MODES
+
 AttentionMode = Literal["multihead", "none", "uniform"]
-ATTENTION_MODES: tuple[str, ...] = ("multihead", "none", "uniform")
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,28 @@ class CharGPT(nn.Module):
             return logits, None
         loss = F.cross_entropy(logits.view(B * T, -1), targets.view(B * T))
         return logits, loss
+
+    @torch.no_grad()
+    def attention_maps(self, idx: Tensor) -> list[Tensor]:
+        """Attention weights ``A`` of every layer, ``[(B, h, T, T)] * n_layer`` (multihead only).
+
+        Runs the same forward pass as :meth:`forward` and asks each layer's
+        :meth:`CausalSelfAttention.attention_weights` for ``softmax(Q Kᵀ/√d_k + M)`` on the
+        input that layer really sees, ``LN_1(x)``.
+        """
+        if self.cfg.attention != "multihead":
+            raise ValueError(
+                f"attention maps need attention='multihead', not {self.cfg.attention!r}"
+            )
+        T = idx.size(1)
+        pos = torch.arange(T, device=idx.device)
+        x = self.tok_emb(idx) + self.pos_emb(pos)
+        maps = []
+        for block in self.blocks:
+            assert isinstance(block.attn, CausalSelfAttention) and block.ln_1 is not None
+            maps.append(block.attn.attention_weights(block.ln_1(x)))
+            x = block(x)
+        return maps
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -27,99 +27,16 @@ import random
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from attention_ref.config import DEVICES, TrainConfig
 from attention_ref.data import CharData, get_batch
-from attention_ref.model import ATTENTION_MODES, CharGPT, ModelConfig, count_parameters
-
-DEVICES = ("auto", "cpu", "cuda", "mps")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything that defines a run. Defaults: the homework's Q02 (128, 2 layers, 2 heads)."""
-
-    n_embd: int = 128
-    n_layer: int = 2
-    n_head: int = 2
-    block_size: int = 128
-    dropout: float = 0.0
-    attention: str = "multihead"
-    batch_size: int = 32
-    max_steps: int = 3000
-    lr: float = 3e-3
-    min_lr: float = 3e-4
-    warmup_steps: int = 100
-    weight_decay: float = 0.1
-    grad_clip: float = 1.0
-    eval_interval: int = 250
-    eval_batches: int = 20
-    sample_tokens: int = 200
-    seed: int = 1337
-    device: str = "auto"
-    threads: int = 0  # torch intra-op threads; 0 = torch's default
-
-    def validate(self, data_tokens: int | None = None) -> None:
-        """Raise ``ValueError`` with one line for the first option that cannot work."""
-        positive = ("n_embd", "n_layer", "n_head", "block_size", "batch_size", "max_steps",
-                    "eval_interval", "eval_batches")  # fmt: skip
-        for name in positive:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(
-                    f"--{name.replace('_', '-')} must be a positive integer, got {v!r}"
-                )
-        for name in ("warmup_steps", "sample_tokens", "threads"):
-            v = getattr(self, name)
-            if v < 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {v}")
-        if self.n_embd % self.n_head:
-            raise ValueError(
-                f"--n-embd {self.n_embd} is not divisible by --n-head {self.n_head}: "
-                f"each head needs d_k = n_embd / n_head columns"
-            )
-        if self.attention not in ATTENTION_MODES:
-            raise ValueError(
-                f"--attention must be one of {', '.join(ATTENTION_MODES)}, got {self.attention!r}"
-            )
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"--dropout must be in [0, 1), got {self.dropout}")
-        if not (self.lr > 0 and 0 <= self.min_lr <= self.lr):
-            raise ValueError(
-                f"need 0 < --lr and 0 <= --min-lr <= --lr, got {self.lr} and {self.min_lr}"
-            )
-        if self.grad_clip <= 0 or self.weight_decay < 0:
-            raise ValueError("--grad-clip must be > 0 and --weight-decay >= 0")
-        if self.device not in DEVICES:
-            raise ValueError(f"unknown device {self.device!r}; choose one of: {', '.join(DEVICES)}")
-        if data_tokens is not None and self.block_size >= data_tokens:
-            raise ValueError(
-                f"--block-size {self.block_size} is larger than the data split "
-                f"({data_tokens} tokens)"
-            )
-
-    def model_config(self, vocab_size: int) -> ModelConfig:
-        """The model part of the configuration."""
-        return ModelConfig(
-            vocab_size=vocab_size, block_size=self.block_size, n_embd=self.n_embd,
-            n_layer=self.n_layer, n_head=self.n_head, dropout=self.dropout,
-            attention=self.attention,  # type: ignore[arg-type]
-        )  # fmt: skip
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict (for MLflow params and the config JSON)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        """Inverse of :meth:`to_dict`, ignoring unknown keys."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+from attention_ref.model import CharGPT, count_parameters
 
 
 def resolve_device(name: str) -> torch.device:
@@ -211,6 +128,26 @@ class Callbacks:
     on_eval: Callable[[int, dict[str, float], str], None] | None = None
     on_checkpoint: Callable[[Path, str], None] | None = None
 
+    @staticmethod
+    def chain(*parts: Callbacks) -> Callbacks:
+        """One :class:`Callbacks` that calls each of ``parts`` in order (tracking, then output)."""
+
+        def fan(name: str) -> Callable[..., None] | None:
+            hooks = [getattr(p, name) for p in parts if getattr(p, name) is not None]
+            if not hooks:
+                return None
+
+            def call(*args: Any) -> None:
+                for hook in hooks:
+                    hook(*args)
+
+            return call
+
+        return Callbacks(
+            on_start=fan("on_start"), on_step=fan("on_step"),
+            on_eval=fan("on_eval"), on_checkpoint=fan("on_checkpoint"),
+        )  # fmt: skip
+
 
 @dataclass
 class TrainResult:
@@ -295,7 +232,15 @@ def train(
         torch.set_rng_state(state["torch_rng"])
     n_params = count_parameters(model)
     if cb.on_start:
-        cb.on_start({"n_params": n_params, "device": str(device), "start_step": step})
+        cb.on_start(
+            {
+                "n_params": n_params,
+                "device": str(device),
+                "start_step": step,
+                "max_steps": cfg.max_steps,
+                "attention": cfg.attention,
+            }
+        )
 
     def checkpoint(name: str) -> Path:
         path = out_dir / name
@@ -333,7 +278,7 @@ def train(
         assert loss is not None
         loss_value = float(loss.detach())
         if not math.isfinite(loss_value):
-            raise NonFiniteLossError(step, loss_value)
+            raise NonFiniteLossError(step + 1, loss_value)  # the step whose loss it is
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip))

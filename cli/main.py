@@ -18,6 +18,7 @@ import typer
 
 from attention_ref.examples import EXAMPLE_NAMES
 from attention_ref.render import FORMATS
+from cli.training import config_options
 
 app = typer.Typer(
     name="attnref",
@@ -196,6 +197,313 @@ def params(
     console = Console()
     console.print(table)
     console.print(f"Parameter counts {verdict}.")
+
+
+# ----------------------------------------------------------------- the experiments (issue 3)
+
+TRACKING_HELP = "MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)."
+TrackingUri = Annotated[str | None, typer.Option("--tracking-uri", help=TRACKING_HELP)]
+Experiment = Annotated[str, typer.Option("--experiment", help="MLflow experiment name.")]
+DataPath = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="Tiny Shakespeare input.txt (default: $ATTNREF_DATA, the cache, else download).",
+        show_default=False,
+    ),
+]
+OutDir = Annotated[
+    Path, typer.Option("--out-dir", help="Local checkpoints go to OUT_DIR/<run id>/.")
+]
+LogEvery = Annotated[
+    int, typer.Option("--log-every", help="Steps between log lines when not on a terminal.")
+]
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _load_data(path: Path | None, console: Any) -> Any:
+    from attention_ref.data import DataError, load, locate
+    from cli.training import download_progress
+
+    try:
+        return load(locate(path, progress=download_progress(console)))
+    except DataError as e:
+        raise CLIError(str(e)) from None
+
+
+def _training_setup(
+    overrides: dict[str, Any], data_path: Path | None, out_dir: Path, tracking_uri: str | None,
+    experiment: str, console: Any, log_every: int,
+) -> tuple[Any, Any]:  # fmt: skip
+    """Everything that can be wrong with the options, checked before any work starts."""
+    from attention_ref.config import TrainConfig
+    from cli.training import check_writable_dir
+
+    if log_every < 1:
+        raise CLIError("--log-every must be a positive integer")
+    cfg = TrainConfig(**overrides)
+    cfg.validate()
+    check_writable_dir(out_dir)
+    data = _load_data(data_path, console)
+    cfg.validate(min(len(data.train), len(data.val)))
+    from attention_ref.train import resolve_device
+
+    resolve_device(cfg.device)
+    from attention_ref.tracking import TrackingError, connect
+
+    try:
+        connect(tracking_uri, experiment)
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
+    return cfg, data
+
+
+def _ui_hint(console: Any) -> None:
+    from attention_ref.tracking import DEFAULT_TRACKING_URI, current_uri
+
+    uri = current_uri()
+    if uri == DEFAULT_TRACKING_URI:
+        console.print(
+            "browse the runs: mlflow ui --backend-store-uri sqlite:///mlflow.db "
+            "(then open http://127.0.0.1:5000)"
+        )
+    else:
+        console.print(f"runs are in {uri}")
+
+
+@app.command()
+@config_options()
+def train(
+    no_attention: Annotated[
+        bool,
+        typer.Option(
+            "--no-attention", help="Q03: remove the attention sub-layer (same as --attention none)."
+        ),
+    ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume", help="Continue an interrupted run (its MLflow run id).", show_default=False
+        ),
+    ] = None,
+    run_name: Annotated[str | None, typer.Option("--run-name", help="MLflow run name.")] = None,
+    data: DataPath = None,
+    out_dir: OutDir = Path("runs"),
+    tracking_uri: TrackingUri = None,
+    experiment: Experiment = "shakespeare",
+    log_every: LogEvery = 100,
+    config_overrides: dict[str, Any] | None = None,
+) -> None:
+    """Q02: train the character GPT on Shakespeare, tracked in MLflow.
+
+    Ctrl-C or SIGTERM saves a checkpoint, marks the run KILLED; --resume RUN_ID continues it.
+
+    A NaN/inf loss stops the run, marks it FAILED and says at which step.
+    """
+    from cli.training import Reporter, StopFlag
+
+    overrides = dict(config_overrides or {})
+    if no_attention:
+        if overrides.get("attention", "none") != "none":
+            raise CLIError("--no-attention contradicts --attention " + overrides["attention"])
+        overrides["attention"] = "none"
+    console = _console()
+    if resume is not None:
+        allowed = {"device", "threads"}
+        extra = sorted(set(overrides) - allowed)
+        if extra:
+            names = ", ".join("--" + e.replace("_", "-") for e in extra)
+            raise CLIError(f"--resume continues the run's own configuration; leave out {names}")
+    base = {} if resume else overrides
+    cfg, dataset = _training_setup(
+        {**base, **{k: overrides[k] for k in ("device", "threads") if k in overrides}}, data,
+        out_dir, tracking_uri, experiment, console, log_every,
+    )  # fmt: skip
+    from attention_ref.tracking import TrackingError, run_training
+
+    stop = StopFlag(console)
+    with stop, Reporter(console, cfg.attention, cfg.max_steps, log_every) as rep:
+        try:
+            outcome = run_training(
+                cfg, dataset, out_root=out_dir, run_name=run_name, callbacks=rep.callbacks(),
+                should_stop=stop, resume_run_id=resume,
+            )  # fmt: skip
+        except TrackingError as e:
+            raise CLIError(str(e)) from None
+    _finish(outcome, stop, console)
+
+
+def _finish(outcome: Any, stop: Any, console: Any) -> None:
+    if outcome.status == "FAILED":
+        print(
+            f"attnref: error: {outcome.error} (MLflow run {outcome.run_id} marked FAILED)",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
+    if outcome.status == "KILLED":
+        console.print(
+            f"interrupted at step {outcome.result.steps_done}; checkpoint saved in "
+            f"{outcome.out_dir}/last.pt and in the run's artifacts; MLflow run {outcome.run_id} "
+            f"marked KILLED. Continue with: attnref train --resume {outcome.run_id}"
+        )
+        raise typer.Exit(stop.exit_code)
+    r = outcome.result
+    console.print(
+        f"run {outcome.run_id} finished: {r.steps_done} steps, best val loss "
+        f"{r.best_val_loss:.4f}, final val {r.final_val_loss:.4f}, train {r.final_train_loss:.4f}, "
+        f"{r.n_params:,} parameters, {r.tokens_per_sec:,.0f} tokens/s, {r.wall_time_s:.0f} s"
+    )
+    console.print(f"sample it: attnref sample --run-id {outcome.run_id}")
+    _ui_hint(console)
+
+
+@app.command()
+@config_options(exclude=("attention",))
+def ablation(
+    arms: Annotated[
+        str, typer.Option("--arms", help="Attention modes to compare, comma-separated.")
+    ] = "multihead,none,uniform",
+    data: DataPath = None,
+    out_dir: OutDir = Path("runs"),
+    tracking_uri: TrackingUri = None,
+    experiment: Experiment = "shakespeare",
+    log_every: LogEvery = 100,
+    config_overrides: dict[str, Any] | None = None,
+) -> None:
+    """Q03: the same model, seed and steps with attention, without it, and with uniform weights.
+
+    One parent MLflow run with a nested run per arm; at the end a comparison table and the
+    overlaid loss curves, printed and logged to the parent.
+    """
+    from attention_ref.config import ATTENTION_MODES
+    from cli.training import Reporter, StopFlag
+
+    names = [a.strip() for a in arms.split(",") if a.strip()]
+    bad = [a for a in names if a not in ATTENTION_MODES]
+    if not names or bad or len(set(names)) != len(names):
+        raise CLIError(
+            f"--arms must list distinct modes among {', '.join(ATTENTION_MODES)}, got {arms!r}"
+        )
+    console = _console()
+    cfg, dataset = _training_setup(
+        dict(config_overrides or {}), data, out_dir, tracking_uri, experiment, console, log_every
+    )
+    from attention_ref.tracking import comparison_markdown, run_ablation
+
+    stop = StopFlag(console)
+    reporters: list[Any] = []
+
+    def callbacks_for(arm: str) -> Any:
+        if reporters:
+            reporters[-1].__exit__(None, None, None)
+        rep = Reporter(console, arm, cfg.max_steps, log_every).__enter__()
+        reporters.append(rep)
+        return rep.callbacks()
+
+    with stop:
+        try:
+            outcome = run_ablation(
+                cfg, dataset, arms=names, out_root=out_dir, callbacks_for=callbacks_for,
+                should_stop=stop,
+            )  # fmt: skip
+        finally:
+            if reporters:
+                reporters[-1].__exit__(None, None, None)
+    if outcome.rows:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(comparison_markdown(outcome.rows, outcome.bigram_floor)))
+    if outcome.status != "FINISHED":
+        console.print(f"ablation {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
+        raise typer.Exit(stop.exit_code if stop() else 1)
+    console.print(
+        f"ablation run {outcome.parent_run_id}: comparison.md and plots/loss_curves.png logged; "
+        "write the Q03 answer with: attnref report"
+    )
+    _ui_hint(console)
+
+
+@app.command()
+def report(
+    experiment: Experiment = "shakespeare",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the markdown here instead of stdout.", show_default=False
+        ),
+    ] = None,
+    data: DataPath = None,
+    tracking_uri: TrackingUri = None,
+) -> None:
+    """Q03 answered from the measured runs (markdown): the table, the bigram floor, the why."""
+    console = _console()
+    dataset = _load_data(data, console)
+    from attention_ref.tracking import TrackingError, build_report, connect
+
+    try:
+        connect(tracking_uri, None)  # read only: never create the experiment
+        text = build_report(experiment, dataset)
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise CLIError(f"cannot write {output}: {e.strerror or e}") from None
+    console.print(f"wrote {output}")
+
+
+@app.command()
+def sample(
+    run_id: Annotated[str, typer.Option("--run-id", help="A finished training run.")],
+    prompt: Annotated[str, typer.Option("--prompt", help="Text to continue.")] = "\n",
+    tokens: Annotated[int, typer.Option("--tokens", help="Characters to generate.")] = 300,
+    temperature: Annotated[float, typer.Option("--temperature", help="Softmax temperature.")] = 1.0,
+    top_k: Annotated[
+        int | None,
+        typer.Option(
+            "--top-k", help="Sample among the k most likely characters only.", show_default=False
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+    tracking_uri: TrackingUri = None,
+) -> None:
+    """Generate Shakespeare-like text with the model a run logged (model/model.pt)."""
+    if not 1 <= tokens <= 100_000:
+        raise CLIError(f"--tokens must be between 1 and 100000, got {tokens}")
+    if not temperature > 0:
+        raise CLIError(f"--temperature must be > 0, got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise CLIError(f"--top-k must be a positive integer, got {top_k}")
+    text = prompt.replace("\\n", "\n")
+    if not text:
+        raise CLIError("--prompt must not be empty")
+    from attention_ref.tracking import TrackingError, connect, load_model
+
+    try:
+        connect(tracking_uri, None)
+        model, _, chars = load_model(run_id)
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
+    stoi = {c: i for i, c in enumerate(chars)}
+    unknown = sorted({c for c in text if c not in stoi})
+    if unknown:
+        raise CLIError(f"--prompt has characters outside the model's vocabulary: {unknown!r}")
+    import torch
+
+    from attention_ref.train import generate
+
+    g = torch.Generator().manual_seed(seed)
+    idx = torch.tensor([[stoi[c] for c in text]])
+    out = generate(model, idx, tokens, temperature=temperature, top_k=top_k, generator=g)
+    sys.stdout.write("".join(chars[i] for i in out[0].tolist()) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

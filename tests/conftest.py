@@ -36,3 +36,35 @@ def shakespeare(shakespeare_path):
     from attention_ref.data import load
 
     return load(shakespeare_path)
+
+
+@pytest.fixture(scope="session")
+def migrated_store(tmp_path_factory):
+    """An empty MLflow sqlite store, migrated once (alembic takes seconds); tests copy it."""
+    from attention_ref.tracking import migrate_store
+
+    db = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
+    migrate_store(f"sqlite:///{db}")
+    return db
+
+
+@pytest.fixture
+def store(migrated_store, tmp_path, monkeypatch):
+    """A fresh MLflow store for one test: ``tmp_path/mlflow.db``, artifacts under ``tmp_path``.
+
+    The working directory is ``tmp_path`` (MLflow puts artifacts in ``./mlruns``, the CLI its
+    checkpoints in ``./runs``); ``MLFLOW_TRACKING_URI`` points at the copy.
+    """
+    import shutil
+
+    import mlflow
+
+    db = tmp_path / "mlflow.db"
+    shutil.copy(migrated_store, db)
+    uri = f"sqlite:///{db}"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    mlflow.set_tracking_uri(uri)
+    yield uri
+    while mlflow.active_run() is not None:
+        mlflow.end_run()

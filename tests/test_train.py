@@ -77,7 +77,7 @@ def test_nan_loss_stops_and_says_at_which_step(shakespeare, tmp_path):
     state["model"]["tok_emb.weight"].fill_(float("nan"))
     bad = tmp_path / "nan.pt"
     torch.save(state, bad)
-    with pytest.raises(NonFiniteLossError, match="became nan at step 5"):
+    with pytest.raises(NonFiniteLossError, match="became nan at step 6"):
         train(
             TrainConfig(**{**TINY.to_dict(), "max_steps": 10}),
             shakespeare,
