@@ -13,7 +13,18 @@ QUIET_PIP = 2>&1 | { grep -v '^WARNING: Location' || true; }
 ATTNREF_DATA ?= $(abspath ../shared/data/tinyshakespeare/input.txt)
 export ATTNREF_DATA
 
-.PHONY: demo test lint setup setup-dev ui clean
+# KaTeX for the book, vendored from the npm registry (no npm needed), pinned by version and
+# the registry's sha512 integrity of the tarball
+KATEX_VERSION := 0.16.47
+KATEX_INTEGRITY := sha512-Eeo8Ys1doU1z+x8AZsPpQu+p/QcZBI5PeOo7QGQdy2x2m0MU/hYagBbGOmXwr5KVbEfVuWv9LpnQWeehogurjg==
+KATEX := docs/assets/katex/VENDORED.json
+# headless Chromium for the book's browser test: Debian's packages
+CHROMEDRIVER ?= /usr/bin/chromedriver
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# mkdocs-material's end-of-life banner is noise in the logs
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: demo test lint setup setup-dev ui docs site browser clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "attnref needs Python >= 3.11"'
@@ -30,7 +41,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.torch
 	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch
-	$(BIN)/python -m pip install --quiet -e ".[dev]" $(QUIET_PIP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,docs]" $(QUIET_PIP)
 	@touch $@ $(VENV)/.installed
 
 setup: $(VENV)/.installed
@@ -53,9 +64,30 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-## test: set up .venv with the dev extras and run the whole suite
-test: $(VENV)/.installed-dev lint
+$(KATEX): tools/vendor_katex.py | $(BIN)/python
+	$(BIN)/python tools/vendor_katex.py docs/assets/katex --version $(KATEX_VERSION) \
+		--integrity '$(KATEX_INTEGRITY)'
+
+## browser: Debian's chromium + chromium-driver (for the book's browser test), if missing
+browser:
+	@if [ -x $(CHROMEDRIVER) ] && [ -x /usr/lib/chromium/chromium ]; then :; else \
+		echo "installing chromium and chromium-driver (Debian packages) for the browser test"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			chromium chromium-driver > /dev/null; fi
+
+## site: build the book strictly into site/
+site: $(VENV)/.installed-dev $(KATEX)
+	$(BIN)/mkdocs build --strict --quiet
+
+## docs: serve the book on http://127.0.0.1:8000 (rebuilds on change)
+docs: $(VENV)/.installed-dev $(KATEX)
+	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+
+## test: set up .venv with the dev extras and run the whole suite (the book's strict build and
+## browser check included)
+test: $(VENV)/.installed-dev $(KATEX) browser lint
 	$(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build site docs/assets/katex *.egg-info .pytest_cache .ruff_cache .hypothesis

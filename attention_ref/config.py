@@ -1,6 +1,6 @@
-"""What defines a training run: :class:`TrainConfig` and its validation (no torch import).
+"""What defines a training run: `TrainConfig` and its validation (no torch import).
 
-The CLI builds its ``--options`` from these fields (and :data:`CONFIG_HELP`), MLflow logs them as
+The CLI builds its ``--options`` from these fields (and `CONFIG_HELP`), MLflow logs them as
 params, and checkpoints carry them as a dict, so one definition serves all three.
 """
 
@@ -95,12 +95,12 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        """Inverse of :meth:`to_dict`, ignoring unknown keys."""
+        """Inverse of `to_dict`, ignoring unknown keys."""
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 
 
-#: one line per :class:`TrainConfig` field: the CLI's option help and the book's table
+#: one line per `TrainConfig` field: the CLI's option help and the book's table
 CONFIG_HELP: dict[str, str] = {
     "n_embd": "Embedding width d_model (Q02: 128).",
     "n_layer": "Number of transformer blocks (Q02: 2).",

@@ -1,7 +1,7 @@
 """The documents' worked examples as data: inputs, weights and the values they print.
 
 Nothing here computes anything. Plain nested lists of floats (rows of a matrix) keep the
-module free of torch; :mod:`attention_ref.explain` turns them into tensors and runs the
+module free of torch; `attention_ref.explain` turns them into tensors and runs the
 reference. Each ``DOC_*`` value is copied from the seed as printed there, so a test can compare
 the reference with the document.
 """

@@ -1,9 +1,9 @@
 """The worked examples, run through the reference and laid out step by step.
 
-Each ``explain_*`` function takes the data of :mod:`attention_ref.examples` (or a user's
-:class:`~attention_ref.inputs.AttentionInput`), computes every step with
-:mod:`attention_ref.reference` and returns an :class:`~attention_ref.render.Explanation`
-(plain lists of floats), which :mod:`attention_ref.render` prints in any format.
+Each ``explain_*`` function takes the data of `attention_ref.examples` (or a user's
+`attention_ref.inputs.AttentionInput`), computes every step with
+`attention_ref.reference` and returns an `attention_ref.render.Explanation`
+(plain lists of floats), which `attention_ref.render` prints in any format.
 """
 
 from __future__ import annotations

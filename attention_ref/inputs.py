@@ -11,7 +11,7 @@ The file is JSON, per-head form (seeds 000/003)::
 or fused form (seeds 001/002): ``"W_Q"``, ``"W_K"``, ``"W_V"`` of ``d_model x (h*d_k)`` and
 ``"h"`` instead of ``"heads"``; the columns are split into ``h`` heads.
 
-Every problem raises :class:`InputError` with one line that names the matrix, what was
+Every problem raises `InputError` with one line that names the matrix, what was
 expected and what came. This module does not import torch.
 """
 
@@ -72,7 +72,7 @@ def _dims(m: Matrix) -> str:
 
 
 def matrix(obj: Any, name: str, *, max_rows: int, max_cols: int) -> Matrix:
-    """A non-empty rectangular list of lists of finite numbers, else :class:`InputError`."""
+    """A non-empty rectangular list of lists of finite numbers, else `InputError`."""
     if not isinstance(obj, list) or not all(isinstance(r, list) for r in obj):
         raise InputError(f"{name} must be a list of rows (a list of lists of numbers)")
     if not obj:
@@ -220,7 +220,7 @@ def _fused_heads(doc: dict[str, Any], d_model: int) -> tuple[list[Matrix], ...]:
 
 
 def load_input_file(path: str | Path) -> AttentionInput:
-    """Read and validate ``path``; every failure is an :class:`InputError` with one line."""
+    """Read and validate ``path``; every failure is an `InputError` with one line."""
     p = Path(path)
     try:
         size = p.stat().st_size

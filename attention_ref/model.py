@@ -2,14 +2,14 @@ r"""The trainable character-level GPT of Q02/Q03; its attention is the fast path
 
 Token + learned position embeddings, ``n_layer`` pre-LayerNorm blocks
 
-.. math::
-
-    x \leftarrow x + \operatorname{MultiHead}(\operatorname{LN}_1(x)),\qquad
-    x \leftarrow x + \operatorname{MLP}(\operatorname{LN}_2(x))
+$$
+x \leftarrow x + \operatorname{MultiHead}(\operatorname{LN}_1(x)),\qquad
+x \leftarrow x + \operatorname{MLP}(\operatorname{LN}_2(x))
+$$
 
 a final LayerNorm and a linear head to the vocabulary. The attention uses fused projections
 and ``F.scaled_dot_product_attention(is_causal=True)``; ``tests/`` prove it equal to
-:func:`attention_ref.reference.masked_multihead_attention_fused` with the weights copied
+`attention_ref.reference.masked_multihead_attention_fused` with the weights copied
 (``W = linear.weight.T``).
 
 ``attention`` selects the ablation of Q03:
@@ -69,7 +69,7 @@ class ModelConfig:
 class CausalSelfAttention(nn.Module):
     r"""Masked multi-head self-attention, fused projections, PyTorch's fused kernel.
 
-    ``qkv`` holds :math:`[W_Q | W_K | W_V]` as one ``nn.Linear(d, 3d)``; in the reference's row
+    ``qkv`` holds $[W_Q | W_K | W_V]$ as one ``nn.Linear(d, 3d)``; in the reference's row
     convention ``W_Q = qkv.weight.T[:, :d]`` and so on, ``W_O = proj.weight.T``.
     """
 
@@ -106,7 +106,7 @@ class CausalSelfAttention(nn.Module):
 
 
 class UniformCausalAttention(nn.Module):
-    r"""Causal average of the values: :math:`A_{ij} = 1/(i+1)` for :math:`j \le i`, else 0.
+    r"""Causal average of the values: $A_{ij} = 1/(i+1)$ for $j \le i$, else 0.
 
     Keeps ``W_V`` and ``W_O`` (so context is mixed through a learned value map) but has no
     queries or keys: it cannot learn where to look.
@@ -194,8 +194,8 @@ class CharGPT(nn.Module):
     def attention_maps(self, idx: Tensor) -> list[Tensor]:
         """Attention weights ``A`` of every layer, ``[(B, h, T, T)] * n_layer`` (multihead only).
 
-        Runs the same forward pass as :meth:`forward` and asks each layer's
-        :meth:`CausalSelfAttention.attention_weights` for ``softmax(Q Kᵀ/√d_k + M)`` on the
+        Runs the same forward pass as `forward` and asks each layer's
+        `CausalSelfAttention.attention_weights` for ``softmax(Q Kᵀ/√d_k + M)`` on the
         input that layer really sees, ``LN_1(x)``.
         """
         if self.cfg.attention != "multihead":

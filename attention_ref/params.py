@@ -3,14 +3,14 @@ r"""Parameter counts by shape (seed 003): why the number of heads does not chang
 Each head ``i`` has ``W_Q^(i), W_K^(i), W_V^(i) ∈ R^{d_model × d_k}`` with
 ``d_k = d_v = d_model / h``, and ``W_O ∈ R^{h·d_v × d_model}``. So
 
-.. math::
-
-    3 \cdot h \cdot d_{model} \cdot \frac{d_{model}}{h} + h \frac{d_{model}}{h} \cdot d_{model}
-    = 4\, d_{model}^2
+$$
+3 \cdot h \cdot d_{model} \cdot \frac{d_{model}}{h} + h \frac{d_{model}}{h} \cdot d_{model}
+= 4\, d_{model}^2
+$$
 
 for every ``h`` that divides ``d_model``: more heads means narrower heads, not more weights.
 Pure arithmetic, no torch (``attnref params`` stays fast); ``tests/`` check the figures
-against the real :class:`attention_ref.model.CharGPT`.
+against the real `attention_ref.model.CharGPT`.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class AttentionParams:
 
 
 def attention_params(d_model: int, h: int, *, bias: bool = True) -> AttentionParams:
-    """Validated :class:`AttentionParams`; ``ValueError`` if ``h`` does not divide ``d_model``."""
+    """Validated `AttentionParams`; ``ValueError`` if ``h`` does not divide ``d_model``."""
     if isinstance(d_model, bool) or not 1 <= d_model <= MAX_D_MODEL:
         raise ValueError(f"d_model must be between 1 and {MAX_D_MODEL}, got {d_model}")
     if isinstance(h, bool) or not 1 <= h <= MAX_HEADS:
@@ -82,7 +82,7 @@ def model_params(
     n_head: int = 2,
     attention: str = "multihead",
 ) -> int:
-    """Parameters of :class:`attention_ref.model.CharGPT`, counted from its shapes.
+    """Parameters of `attention_ref.model.CharGPT`, counted from its shapes.
 
     Embeddings ``V·d + T·d``; per block: LayerNorms ``2·2d`` (one when there is no attention),
     attention (``4d² + 4d``, or ``2d² + 2d`` for the uniform average: ``W_V``, ``W_O`` only),

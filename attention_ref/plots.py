@@ -1,6 +1,6 @@
 """Figures of the experiments (matplotlib, headless ``Agg`` backend): loss curves, attention maps.
 
-Pure functions from numbers to ``Figure``; :mod:`attention_ref.tracking` logs them to MLflow and
+Pure functions from numbers to ``Figure``; `attention_ref.tracking` logs them to MLflow and
 the book reuses them. Nothing here trains or reads MLflow.
 """
 
@@ -28,13 +28,16 @@ def char_label(c: str) -> str:
 
 
 def smooth(values: Sequence[float], window: int) -> list[float]:
-    """Trailing moving average (``window`` points; shorter at the start): noisy batch losses."""
-    out, total = [], 0.0
-    for i, v in enumerate(values):
-        total += v
-        if i >= window:
-            total -= values[i - window]
-        out.append(total / min(i + 1, window))
+    """Bias-corrected exponential moving average, ``β = 1 - 1/window``: noisy batch losses.
+
+    ``m_t = β m_{t-1} + (1-β) v_t``, shown as ``m_t / (1 - β^{t+1})`` so the start is not
+    pulled towards 0 (no kink where a plain moving average's window fills up).
+    """
+    beta = 1.0 - 1.0 / max(1, window)
+    out, m = [], 0.0
+    for t, v in enumerate(values):
+        m = beta * m + (1.0 - beta) * v
+        out.append(m / (1.0 - beta ** (t + 1)) if beta > 0 else v)
     return out
 
 

@@ -3,23 +3,27 @@ r"""The textbook: masked multi-head attention, one small pure function per formu
 The functions follow seed 000 (the MAE5911 homework) in its order, with the row-vector
 convention of the documents (a token is a row of ``X``):
 
-.. math::
+$$
+Q^{(i)} = X W_Q^{(i)},\quad K^{(i)} = X W_K^{(i)},\quad V^{(i)} = X W_V^{(i)}
+$$
 
-    Q^{(i)} = X W_Q^{(i)},\quad K^{(i)} = X W_K^{(i)},\quad V^{(i)} = X W_V^{(i)}
+$$
+S^{(i)} = \frac{Q^{(i)} K^{(i)\top}}{\sqrt{d_k}},\qquad
+\tilde S^{(i)} = S^{(i)} + M,\qquad
+A^{(i)} = \operatorname{softmax}_{\text{row}}(\tilde S^{(i)}),\qquad
+H^{(i)} = A^{(i)} V^{(i)}
+$$
 
-    S^{(i)} = \frac{Q^{(i)} K^{(i)\top}}{\sqrt{d_k}},\qquad
-    \tilde S^{(i)} = S^{(i)} + M,\qquad
-    A^{(i)} = \operatorname{softmax}_{\text{row}}(\tilde S^{(i)}),\qquad
-    H^{(i)} = A^{(i)} V^{(i)}
-
-    \operatorname{MultiHead}(X) = \operatorname{Concat}(H^{(1)} | \dots | H^{(h)})\, W_O
+$$
+\operatorname{MultiHead}(X) = \operatorname{Concat}(H^{(1)} | \dots | H^{(h)})\, W_O
+$$
 
 Two views of the weights are supported and are the same computation:
 
 * per-head matrices ``W_Q^{(i)} in R^{d_model x d_k}`` (seeds 000 and 003), stacked here as a
   tensor of shape ``(h, d_model, d_k)``;
 * one fused ``W_Q in R^{d_model x h*d_k}`` whose columns are split into heads (seeds 001 and
-  002): ``Q = X W_Q`` then :func:`split_heads`.
+  002): ``Q = X W_Q`` then `split_heads`.
 
 Every function works on a single sequence ``(n, d_model)`` and on a batch
 ``(B, T, d_model)``; leading dimensions broadcast. Nothing here has side effects, caches or
@@ -65,7 +69,7 @@ FLOAT_DTYPES = (torch.float32, torch.float64)
 
 
 def project(X: Tensor, W: Tensor) -> Tensor:
-    r"""Linear projection of the tokens, row convention: :math:`Q = X W_Q`.
+    r"""Linear projection of the tokens, row convention: $Q = X W_Q$.
 
     ``X``: ``(..., n, d_model)``; ``W``: ``(d_model, d_out)``; returns ``(..., n, d_out)``.
     The same function gives ``K = X W_K`` and ``V = X W_V``. Where a ``torch.nn.Linear``
@@ -75,7 +79,7 @@ def project(X: Tensor, W: Tensor) -> Tensor:
 
 
 def project_heads(X: Tensor, W_heads: Tensor) -> Tensor:
-    r"""Per-head projections :math:`Q^{(i)} = X W_Q^{(i)}` for all heads at once.
+    r"""Per-head projections $Q^{(i)} = X W_Q^{(i)}$ for all heads at once.
 
     ``X``: ``(..., n, d_model)``; ``W_heads``: ``(h, d_model, d_k)`` (the h matrices
     ``W_Q^(1..h)`` stacked); returns ``(..., h, n, d_k)``.
@@ -101,10 +105,10 @@ def split_heads(Y: Tensor, h: int) -> Tensor:
 
 
 def merge_heads(H: Tensor) -> Tensor:
-    r"""Inverse of :func:`split_heads`: transpose back, then reshape (seed 002).
+    r"""Inverse of `split_heads`: transpose back, then reshape (seed 002).
 
     ``H``: ``(..., h, T, d_v)``; returns ``(..., T, h*d_v)``, which is
-    :math:`\operatorname{Concat}(H^{(1)} | \dots | H^{(h)})`.
+    $\operatorname{Concat}(H^{(1)} | \dots | H^{(h)})$.
     """
     *lead, h, T, d_v = H.shape
     H = H.transpose(-3, -2)  # (..., h, T, d_v) -> (..., T, h, d_v)
@@ -114,7 +118,7 @@ def merge_heads(H: Tensor) -> Tensor:
 def fuse_heads(W_heads: Tensor) -> Tensor:
     r"""Per-head matrices ``(h, d_model, d_k)`` -> one fused ``(d_model, h*d_k)``.
 
-    :math:`W_Q = [\,W_Q^{(1)} | \dots | W_Q^{(h)}\,]`: the heads side by side as column blocks.
+    $W_Q = [\,W_Q^{(1)} | \dots | W_Q^{(h)}\,]$: the heads side by side as column blocks.
     """
     h, d_model, d_k = W_heads.shape
     # (h, d_model, d_k) -> (d_model, h, d_k) -> (d_model, h*d_k)
@@ -122,7 +126,7 @@ def fuse_heads(W_heads: Tensor) -> Tensor:
 
 
 def unfuse_heads(W: Tensor, h: int) -> Tensor:
-    r"""Inverse of :func:`fuse_heads`: ``(d_model, h*d_k)`` -> ``(h, d_model, d_k)``."""
+    r"""Inverse of `fuse_heads`: ``(d_model, h*d_k)`` -> ``(h, d_model, d_k)``."""
     d_model, width = W.shape
     if width % h != 0:
         raise ValueError(f"a fused weight of width {width} cannot be split into h={h} heads")
@@ -135,7 +139,7 @@ def unfuse_heads(W: Tensor, h: int) -> Tensor:
 
 
 def scores(Q: Tensor, K: Tensor) -> Tensor:
-    r"""Raw attention scores :math:`Q K^\top`, entry ``(i, j) = q_i · k_j``.
+    r"""Raw attention scores $Q K^\top$, entry ``(i, j) = q_i · k_j``.
 
     ``Q``: ``(..., n, d_k)``; ``K``: ``(..., n, d_k)``; returns ``(..., n, n)``.
     """
@@ -143,19 +147,19 @@ def scores(Q: Tensor, K: Tensor) -> Tensor:
 
 
 def scale(QKt: Tensor, d_k: int) -> Tensor:
-    r"""Scaled scores :math:`S = \frac{Q K^\top}{\sqrt{d_k}}`.
+    r"""Scaled scores $S = \frac{Q K^\top}{\sqrt{d_k}}$.
 
-    Without the scale the variance of :math:`q \cdot k` grows like ``d_k`` and the softmax
+    Without the scale the variance of $q \cdot k$ grows like ``d_k`` and the softmax
     saturates.
     """
     return QKt / math.sqrt(d_k)
 
 
 def causal_mask(n: int, dtype: torch.dtype = torch.float64) -> Tensor:
-    r"""The additive causal mask :math:`M \in \mathbb{R}^{n \times n}`.
+    r"""The additive causal mask $M \in \mathbb{R}^{n \times n}$.
 
-    :math:`M_{ij} = 0` for :math:`j \le i` (the token itself and its predecessors) and
-    :math:`M_{ij} = -\infty` for :math:`j > i` (the future)::
+    $M_{ij} = 0$ for $j \le i$ (the token itself and its predecessors) and
+    $M_{ij} = -\infty$ for $j > i$ (the future)::
 
         M = [[0, -inf, -inf],
              [0,    0, -inf],
@@ -166,16 +170,16 @@ def causal_mask(n: int, dtype: torch.dtype = torch.float64) -> Tensor:
 
 
 def add_mask(S: Tensor, M: Tensor) -> Tensor:
-    r"""Masked scores :math:`\tilde S = S + M` (``M`` broadcasts over heads and batch)."""
+    r"""Masked scores $\tilde S = S + M$ (``M`` broadcasts over heads and batch)."""
     return S + M
 
 
 def softmax_rows(S_masked: Tensor) -> Tensor:
-    r"""Row-wise softmax :math:`A_{ij} = e^{\tilde s_{ij}} / \sum_{l} e^{\tilde s_{il}}`.
+    r"""Row-wise softmax $A_{ij} = e^{\tilde s_{ij}} / \sum_{l} e^{\tilde s_{il}}$.
 
-    Computed as :math:`e^{\tilde s_{ij} - m_i} / \sum_l e^{\tilde s_{il} - m_i}` with
-    :math:`m_i = \max_l \tilde s_{il}` (the same value, without overflow). A masked entry
-    :math:`-\infty` gives :math:`e^{-\infty} = 0` exactly, so the first causal row is
+    Computed as $e^{\tilde s_{ij} - m_i} / \sum_l e^{\tilde s_{il} - m_i}$ with
+    $m_i = \max_l \tilde s_{il}$ (the same value, without overflow). A masked entry
+    $-\infty$ gives $e^{-\infty} = 0$ exactly, so the first causal row is
     ``(1, 0, …, 0)``.
     """
     m = S_masked.amax(dim=-1, keepdim=True)  # (..., n, n) -> (..., n, 1)
@@ -202,7 +206,7 @@ def attention_dropout(A: Tensor, p: float, generator: torch.Generator | None = N
 
 
 def weighted_sum(A: Tensor, V: Tensor) -> Tensor:
-    r"""Head output :math:`H = A V`, i.e. :math:`h_i = \sum_j A_{ij} v_j`.
+    r"""Head output $H = A V$, i.e. $h_i = \sum_j A_{ij} v_j$.
 
     ``A``: ``(..., n, n)``; ``V``: ``(..., n, d_v)``; returns ``(..., n, d_v)``.
     """
@@ -210,16 +214,16 @@ def weighted_sum(A: Tensor, V: Tensor) -> Tensor:
 
 
 def concat_heads(heads: Sequence[Tensor]) -> Tensor:
-    r""":math:`\operatorname{Concat}(H^{(1)} | \dots | H^{(h)})` along the feature axis.
+    r"""$\operatorname{Concat}(H^{(1)} | \dots | H^{(h)})$ along the feature axis.
 
-    ``h`` tensors ``(..., n, d_v)`` -> ``(..., n, h*d_v)``. Equal to :func:`merge_heads` on the
+    ``h`` tensors ``(..., n, d_v)`` -> ``(..., n, h*d_v)``. Equal to `merge_heads` on the
     stacked heads.
     """
     return torch.cat(list(heads), dim=-1)
 
 
 def output_projection(concat: Tensor, W_O: Tensor, b_O: Tensor | None = None) -> Tensor:
-    r"""Output :math:`\operatorname{Concat}(\dots)\, W_O` (plus a bias ``b_O`` if given).
+    r"""Output $\operatorname{Concat}(\dots)\, W_O$ (plus a bias ``b_O`` if given).
 
     ``concat``: ``(..., n, h*d_v)``; ``W_O``: ``(h*d_v, d_model)``; returns ``(..., n, d_model)``.
     """
@@ -235,7 +239,7 @@ class AttentionTrace:
     """Every intermediate of one masked multi-head attention, for tests, explain and the book.
 
     Per-head tensors are stacked on the head axis: ``Q`` is ``(..., h, n, d_k)`` and so on;
-    :meth:`head` picks head ``i`` (0-based). ``M`` is ``None`` when no mask was applied, and
+    `head` picks head ``i`` (0-based). ``M`` is ``None`` when no mask was applied, and
     then ``S_masked`` is ``S``. ``A_dropped`` holds the weights after dropout when dropout was
     applied (``None`` otherwise); ``H`` is always computed from the weights actually used.
     """
@@ -360,15 +364,16 @@ def masked_multihead_attention(
 ) -> AttentionTrace:
     r"""Masked multi-head attention with per-head matrices (seeds 000 and 003).
 
-    .. math::
-
-        \operatorname{MultiHead}(X) = \operatorname{Concat}_{i=1}^{h}\Big(
-            \operatorname{softmax}\Big(\frac{X W_Q^{(i)} (X W_K^{(i)})^\top}{\sqrt{d_k}} + M\Big)
-            X W_V^{(i)}\Big) W_O
+    $$
+    \operatorname{MultiHead}(X) = \operatorname{Concat}_{i=1}^{h}\Big(
+        \operatorname{softmax}\Big(\frac{X W_Q^{(i)} (X W_K^{(i)})^\top}{\sqrt{d_k}} + M\Big)
+        X W_V^{(i)}\Big) W_O
+    $$
 
     Args:
         X: tokens as rows, ``(n, d_model)`` or ``(B, T, d_model)``, float32 or float64.
-        W_Q, W_K: ``(h, d_model, d_k)``, the matrices ``W_Q^(i)``, ``W_K^(i)`` stacked.
+        W_Q: ``(h, d_model, d_k)``, the matrices ``W_Q^(i)`` stacked.
+        W_K: ``(h, d_model, d_k)``, the matrices ``W_K^(i)`` stacked.
         W_V: ``(h, d_model, d_v)``.
         W_O: ``(h*d_v, d_out)``, usually ``d_out = d_model``; ``None`` means the identity
             (needs ``h*d_v == d_model``). Seed 001's code maps to ``d_out != d_in``.
@@ -379,7 +384,7 @@ def masked_multihead_attention(
         generator: RNG for the dropout.
 
     Returns:
-        The :class:`AttentionTrace` with every intermediate; ``.output`` is the result.
+        The `AttentionTrace` with every intermediate; ``.output`` is the result.
     """
     _check_inputs(X, {"W_Q": W_Q, "W_K": W_K, "W_V": W_V})
     d_model = X.shape[-1]
@@ -421,10 +426,10 @@ def masked_multihead_attention_fused(
 ) -> AttentionTrace:
     r"""The same computation with one fused projection per role (seeds 001 and 002).
 
-    :math:`Q = X W_Q` with :math:`W_Q \in \mathbb{R}^{d_{model} \times h d_k}`, then
-    :func:`split_heads` gives ``(…, h, n, d_k)``; the rest is shared with
-    :func:`masked_multihead_attention`. Head ``i`` uses columns ``i*d_k .. (i+1)*d_k - 1`` of
-    ``W_Q``, which is exactly ``W_Q^(i)`` of the per-head view (:func:`fuse_heads`).
+    $Q = X W_Q$ with $W_Q \in \mathbb{R}^{d_{model} \times h d_k}$, then
+    `split_heads` gives ``(…, h, n, d_k)``; the rest is shared with
+    `masked_multihead_attention`. Head ``i`` uses columns ``i*d_k .. (i+1)*d_k - 1`` of
+    ``W_Q``, which is exactly ``W_Q^(i)`` of the per-head view (`fuse_heads`).
     """
     _check_inputs(X, {"W_Q": W_Q, "W_K": W_K, "W_V": W_V})
     d_model = X.shape[-1]

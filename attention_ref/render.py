@@ -1,6 +1,6 @@
 """Explanations → rich tables, markdown, LaTeX (``bmatrix``, like seed 000) or JSON.
 
-An :class:`Explanation` is plain data (titles, prose, labelled matrices as lists of floats,
+An `Explanation` is plain data (titles, prose, labelled matrices as lists of floats,
 shape transforms) so this module needs neither torch nor the reference: it only formats.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Format = Literal["rich", "markdown", "latex", "json"]
+Format = Literal["rich", "markdown", "latex", "json"]  # the CLI's; the book uses to_book
 FORMATS: tuple[str, ...] = ("rich", "markdown", "latex", "json")
 
 
@@ -153,6 +153,34 @@ def to_latex(expl: Explanation, precision: int = 3) -> str:
                 continue
             lhs = item.latex + (f" = {item.formula_latex}" if item.formula_latex else "")
             out += ["$$" + lhs + " = " + bmatrix(item.value, precision) + "$$", ""]
+    return "\n".join(out)
+
+
+# --- the book (mkdocs: markdown prose, KaTeX display math) ----------------------------------
+
+
+def to_book(expl: Explanation, precision: int = 3, *, heading: int = 2) -> str:
+    """Markdown for the mkdocs book: prose as markdown, every matrix as display math.
+
+    ``heading`` is the level of each step's title (the page has its own ``#`` title). Math is
+    written ``$$ … $$`` for ``pymdownx.arithmatex`` and typeset by KaTeX in the browser.
+    """
+    hashes = "#" * heading
+    out = [f"*Source: {expl.source}*", ""]
+    for sec in expl.sections:
+        out += [f"{hashes} {sec.title}", ""]
+        if sec.text:
+            out += [sec.text, ""]
+        for item in sec.items:
+            if isinstance(item, Shape):
+                out += [
+                    f"- `{item.name}`: {item.operation}: "
+                    f"`{_shape(item.before)} -> {_shape(item.after)}`",
+                    "",
+                ]
+                continue
+            lhs = item.latex + (f" = {item.formula_latex}" if item.formula_latex else "")
+            out += ["$$", lhs + " = " + bmatrix(item.value, precision), "$$", ""]
     return "\n".join(out)
 
 

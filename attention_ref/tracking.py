@@ -3,7 +3,7 @@
 * Store: ``--tracking-uri``, else ``$MLFLOW_TRACKING_URI``, else MLflow's embedded default
   ``sqlite:///mlflow.db`` in the working directory (browse it with
   ``mlflow ui --backend-store-uri sqlite:///mlflow.db``). Experiment ``shakespeare``.
-* A run logs every :class:`~attention_ref.train.TrainConfig` value and the derived figures as
+* A run logs every `attention_ref.train.TrainConfig` value and the derived figures as
   params; attention mode, device, versions, data sha256 and git commit as tags; step metrics
   ``train_loss, lr, grad_norm, tokens_per_sec`` and, at evaluations, ``val_loss``,
   ``train_eval_loss``, ``best_val_loss``; system metrics (psutil); the data set as an input;
@@ -11,8 +11,8 @@
   ``plots/loss_curves.png`` and, with attention, ``attention/layer{l}_head{h}.png``.
 * Ctrl-C/SIGTERM end the run ``KILLED`` with its checkpoint; ``--resume RUN_ID`` continues it;
   a NaN/inf loss ends it ``FAILED`` with the step in the tag ``failed_at_step``.
-* :func:`run_ablation` nests one child run per attention mode under a parent run that gets the
-  comparison table and the overlaid curves; :func:`build_report` reads them back (Q03).
+* `run_ablation` nests one child run per attention mode under a parent run that gets the
+  comparison table and the overlaid curves; `build_report` reads them back (Q03).
 """
 
 from __future__ import annotations
@@ -305,7 +305,7 @@ def run_training(
 ) -> RunOutcome:
     """Train with ``cfg`` inside an MLflow run (new, or ``resume_run_id`` continued).
 
-    Call :func:`connect` first. ``cfg`` is ignored when resuming (the run's ``config.json``
+    Call `connect` first. ``cfg`` is ignored when resuming (the run's ``config.json``
     rules). Checkpoints go to ``out_root/<run_id>/`` and into the run's ``checkpoints/``.
     ``nested`` starts the run under the active run (the ablation's parent).
     """
@@ -715,3 +715,78 @@ def build_report(experiment: str, data: CharData) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
+    """Copy what the book shows of the latest ablation into ``dest`` (a committed folder).
+
+    Writes ``q03-report.md``, ``comparison.json`` (rows, bigram floor, run ids, provenance),
+    ``loss_curves.png``, the multihead arm's ``attention/`` maps and ``weights.json``, and the
+    last evaluation sample of each arm in ``samples/<arm>.txt``. The book reads only these files,
+    so it builds without MLflow runs; ``attnref report --export DIR`` regenerates them.
+    """
+    source, arms = find_arms(experiment)
+    parents = _search(
+        experiment, f"tags.`{KIND_TAG}` = 'ablation' and attributes.status = 'FINISHED'", 1
+    )
+    if not parents:
+        raise TrackingError(
+            f"no finished ablation in experiment {experiment!r}; run `attnref ablation` first"
+        )
+    parent = parents[0]
+    dest.mkdir(parents=True, exist_ok=True)
+    written = [dest / "q03-report.md"]
+    written[0].write_text(build_report(experiment, data), encoding="utf-8")
+    client = MlflowClient()
+    with tempfile.TemporaryDirectory() as tmp:
+        got = Path(
+            mlflow.artifacts.download_artifacts(
+                run_id=parent.info.run_id, artifact_path="comparison.json", dst_path=tmp
+            )
+        )
+        doc = json.loads(got.read_text(encoding="utf-8"))
+        curves = Path(
+            mlflow.artifacts.download_artifacts(
+                run_id=parent.info.run_id, artifact_path="plots/loss_curves.png", dst_path=tmp
+            )
+        )
+        (dest / "loss_curves.png").write_bytes(curves.read_bytes())
+        written.append(dest / "loss_curves.png")
+        for arm in arms:
+            samples = sorted(f.path for f in client.list_artifacts(arm.run_id, "samples"))
+            if samples:
+                text = Path(
+                    mlflow.artifacts.download_artifacts(
+                        run_id=arm.run_id, artifact_path=samples[-1], dst_path=tmp
+                    )
+                ).read_text(encoding="utf-8")
+                out = dest / "samples" / f"{arm.attention}.txt"
+                out.parent.mkdir(exist_ok=True)
+                out.write_text(text, encoding="utf-8")
+                written.append(out)
+            if arm.attention == "multihead":
+                att = Path(
+                    mlflow.artifacts.download_artifacts(
+                        run_id=arm.run_id, artifact_path="attention", dst_path=tmp
+                    )
+                )
+                (dest / "attention").mkdir(exist_ok=True)
+                for f in sorted(att.iterdir()):
+                    (dest / "attention" / f.name).write_bytes(f.read_bytes())
+                    written.append(dest / "attention" / f.name)
+    doc.update(
+        {
+            "experiment": experiment,
+            "parent_run_id": parent.info.run_id,
+            "params": dict(parent.data.params),
+            "git_commit": parent.data.tags.get("git_commit", "unknown"),
+            "torch_version": parent.data.tags.get("torch_version", "unknown"),
+            "curves": {a.attention: {"val_loss": a.val_curve} for a in arms},
+            "source": source,
+        }
+    )
+    (dest / "comparison.json").write_text(
+        json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    written.append(dest / "comparison.json")
+    return written

@@ -1,13 +1,14 @@
 r"""Training the character GPT (Q02) and its ablation (Q03): a plain loop, a small callback surface.
 
-* AdamW; learning rate with linear warm-up then cosine decay to ``min_lr``:
+Learning rate: linear warm-up for $t_w$ steps, then cosine decay to ``min_lr`` at step $T$:
 
-  .. math::
+$$
+\eta_t = \eta_{max} \frac{t+1}{t_w}\ (t < t_w),\qquad
+\eta_t = \eta_{min} + \tfrac12(\eta_{max} - \eta_{min})
+         \big(1 + \cos(\pi \tfrac{t - t_w}{T - t_w})\big)
+$$
 
-      \eta_t = \eta_{max} \frac{t+1}{t_w}\ (t < t_w),\qquad
-      \eta_t = \eta_{min} + \tfrac12(\eta_{max} - \eta_{min})
-               \big(1 + \cos(\pi \tfrac{t - t_w}{T - t_w})\big)
-
+* AdamW (weight decay on matrices only);
 * gradient clipping at ``grad_clip`` (global L2 norm);
 * evaluation every ``eval_interval`` steps on *fixed* validation batches (drawn once from
   ``seed``), so every evaluation and every arm of the ablation sees the same text;
@@ -15,8 +16,8 @@ r"""Training the character GPT (Q02) and its ablation (Q03): a plain loop, a sma
 * one seed drives torch's global RNG (init, dropout) and the batch generator; the checkpoint
   holds both RNG states, so a resumed run continues exactly as an uninterrupted one.
 
-Nothing here knows about MLflow: :mod:`attention_ref.tracking` plugs in through
-:class:`Callbacks`.
+Nothing here knows about MLflow: `attention_ref.tracking` plugs in through
+`Callbacks`.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ class Callbacks:
 
     @staticmethod
     def chain(*parts: Callbacks) -> Callbacks:
-        """One :class:`Callbacks` that calls each of ``parts`` in order (tracking, then output)."""
+        """One `Callbacks` that calls each of ``parts`` in order (tracking, then output)."""
 
         def fan(name: str) -> Callable[..., None] | None:
             hooks = [getattr(p, name) for p in parts if getattr(p, name) is not None]
@@ -186,7 +187,7 @@ def train(
     resume_from: Path | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> TrainResult:
-    """Train a :class:`CharGPT` on ``data`` with ``cfg``; checkpoints go to ``out_dir``.
+    """Train a `CharGPT` on ``data`` with ``cfg``; checkpoints go to ``out_dir``.
 
     ``resume_from`` continues a checkpoint written by this function (model, optimizer, step,
     both RNG states); the steps after it are the same as in an uninterrupted run.
@@ -337,7 +338,7 @@ def train(
 
 
 def load_checkpoint(path: Path, device: str = "cpu") -> tuple[CharGPT, TrainConfig, list[str]]:
-    """Model (eval mode), config and vocabulary from a checkpoint written by :func:`train`."""
+    """Model (eval mode), config and vocabulary from a checkpoint written by `train`."""
     state = torch.load(path, map_location=device, weights_only=False)
     cfg = TrainConfig.from_dict(state["config"])
     chars = list(state["chars"])

@@ -1,1 +1,1 @@
-"""The ``attnref`` command line (Typer); see :mod:`cli.main`."""
+"""The ``attnref`` command line (Typer); see `cli.main`."""

@@ -1,6 +1,6 @@
 """``attnref``: the command line of attnref (Typer).
 
-Only option parsing, output and exit codes live here; the math is in :mod:`attention_ref`.
+Only option parsing, output and exit codes live here; the math is in `attention_ref`.
 torch and mlflow are imported inside the commands that need them, so ``attnref --help`` starts
 fast (a test checks that importing this module leaves both out of ``sys.modules``).
 
@@ -415,9 +415,13 @@ def ablation(
             if reporters:
                 reporters[-1].__exit__(None, None, None)
     if outcome.rows:
-        from rich.markdown import Markdown
+        table = comparison_markdown(outcome.rows, outcome.bigram_floor)
+        if console.is_terminal:
+            from rich.markdown import Markdown
 
-        console.print(Markdown(comparison_markdown(outcome.rows, outcome.bigram_floor)))
+            console.print(Markdown(table))
+        else:  # logs and pipes get the markdown itself, whole and copy-pasteable
+            sys.stdout.write(table)
     if outcome.status != "FINISHED":
         console.print(f"ablation {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
         raise typer.Exit(stop.exit_code if stop() else 1)
@@ -437,19 +441,33 @@ def report(
             "--output", "-o", help="Write the markdown here instead of stdout.", show_default=False
         ),
     ] = None,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            "--export",
+            help="Also copy the figures, samples and table the book shows "
+            "(docs/results) into this folder.",
+            show_default=False,
+        ),
+    ] = None,
     data: DataPath = None,
     tracking_uri: TrackingUri = None,
 ) -> None:
     """Q03 answered from the measured runs (markdown): the table, the bigram floor, the why."""
     console = _console()
     dataset = _load_data(data, console)
-    from attention_ref.tracking import TrackingError, build_report, connect
+    from attention_ref.tracking import TrackingError, build_report, connect, export_results
 
     try:
         connect(tracking_uri, None)  # read only: never create the experiment
         text = build_report(experiment, dataset)
+        if export is not None:
+            written = export_results(experiment, dataset, export)
+            console.print(f"exported {len(written)} files to {export}")
     except TrackingError as e:
         raise CLIError(str(e)) from None
+    except OSError as e:
+        raise CLIError(f"cannot write {export}: {e.strerror or e}") from None
     if output is None:
         sys.stdout.write(text)
         return

@@ -1,11 +1,11 @@
 """Plumbing of the training commands: config options, stop signals, progress output.
 
-* :func:`config_options` adds one ``--option`` per :class:`~attention_ref.train.TrainConfig`
+* `config_options` adds one ``--option`` per `attention_ref.train.TrainConfig`
   field to a command (defaults ``None``: "not given"), so ``train`` and ``ablation`` share
   them and ``--resume`` can tell which were given.
-* :class:`StopFlag`: the first Ctrl-C or SIGTERM asks the loop to stop after the current step
+* `StopFlag`: the first Ctrl-C or SIGTERM asks the loop to stop after the current step
   (a checkpoint is written and the run is marked KILLED); a second Ctrl-C aborts at once.
-* :class:`Reporter`: a rich progress bar on a terminal; plain log lines every N steps
+* `Reporter`: a rich progress bar on a terminal; plain log lines every N steps
   otherwise (CI logs, pipes).
 
 No torch or mlflow import here: ``attnref --help`` stays fast.

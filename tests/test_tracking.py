@@ -288,6 +288,23 @@ def test_report_is_built_from_the_runs(ablation_store, shakespeare):
     assert f"{none.best_val_loss - o.bigram_floor:+.3f} nats from the floor" in text
 
 
+def test_export_writes_what_the_book_shows(ablation_store, shakespeare, tmp_path):
+    written = tracking.export_results("shakespeare", shakespeare, tmp_path / "results")
+    names = {p.relative_to(tmp_path / "results").as_posix() for p in written}
+    assert {"q03-report.md", "comparison.json", "loss_curves.png"} <= names
+    assert {"samples/multihead.txt", "samples/none.txt", "samples/uniform.txt"} <= names
+    assert {"attention/layer0_head0.png", "attention/weights.json"} <= names
+    doc = json.loads((tmp_path / "results" / "comparison.json").read_text())
+    assert doc["parent_run_id"] == ablation_store.parent_run_id
+    assert doc["params"]["max_steps"] == str(ABLATION.max_steps)
+    assert [r["best_val_loss"] for r in doc["rows"]] == [
+        r.best_val_loss for r in ablation_store.rows
+    ]
+    assert doc["curves"]["none"]["val_loss"][-1][0] == ABLATION.max_steps
+    report = (tmp_path / "results" / "q03-report.md").read_text()
+    assert report == tracking.build_report("shakespeare", shakespeare)
+
+
 def test_report_without_runs_says_what_to_do(store, shakespeare):
     tracking.connect()
     with pytest.raises(tracking.TrackingError, match="run `attnref ablation` first"):

@@ -1,0 +1,163 @@
+"""Headless Chromium (Debian packages) driven by Selenium, fully offline.
+
+Reusable pieces:
+  serve_dir(path)        -> context manager, serves a folder on 127.0.0.1:<free port>
+  RecordingProxy()       -> context manager, a fake HTTP proxy that records (and refuses)
+                            every request Chromium tries to send to a non-loopback host
+  make_driver(proxy)     -> selenium Chrome driver using /usr/bin/chromedriver explicitly
+  page_requests(driver)  -> URLs the page requested (from Chrome performance logs / CDP)
+  external(urls)         -> the subset whose host is not 127.0.0.1/localhost
+
+Adapted from a prototype whose negative control (an ``<img>`` on example.invalid) proved the
+detector reports external requests; ``tests/test_book.py`` repeats that control.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import os
+import socketserver
+import threading
+from urllib.parse import urlsplit
+
+# Belt and braces: Selenium Manager must never run / download anything.
+os.environ.setdefault("SE_OFFLINE", "true")
+os.environ.setdefault("SE_AVOID_STATS", "true")
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common import selenium_manager
+
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM = os.environ.get(
+    "CHROMIUM_BINARY", "/usr/lib/chromium/chromium"
+)  # real binary, not the Debian wrapper script
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+def _forbid_selenium_manager(*_a, **_k):
+    raise RuntimeError("Selenium Manager was invoked; it must not be (offline build)")
+
+
+selenium_manager.SeleniumManager.binary_paths = _forbid_selenium_manager
+
+CHROME_ARGS = [
+    "--headless=new",
+    "--no-sandbox",  # required when running as root (else: exits at start)
+    "--disable-dev-shm-usage",  # containers often have a small /dev/shm
+    "--disable-gpu",
+    "--window-size=1280,900",
+    "--hide-scrollbars",
+    # keep the browser itself quiet on the network:
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--metrics-recording-only",
+    "--disable-features=NetworkTimeServiceQuerying,OptimizationHints,MediaRouter,Translate,"
+    "AutofillServerCommunication,InterestFeedContentSuggestions",
+    # Chromium 156 still phones home despite the flags above (found with RecordingProxy):
+    #  - update.googleapis.com  on-demand component 'ceofaddefefcbblgcgnibnonglccbfja'
+    #    (Optimization Guide on-device models manifest), even with --disable-component-update
+    #  - accounts.google.com    (GAIA)
+    # Point both at a closed loopback port (9/discard) so they fail locally:
+    "--component-updater=url-source=http://127.0.0.1:9/",
+    "--gaia-url=http://127.0.0.1:9",
+]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+
+@contextlib.contextmanager
+def serve_dir(path: str | os.PathLike, port: int = 0):
+    """Serve `path` on 127.0.0.1 (free port unless given) in a daemon thread; yields base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(path))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+class RecordingProxy:
+    """Fake proxy on 127.0.0.1. Chromium is started with --proxy-server pointing here;
+    loopback is bypassed by Chromium's default rules, so ANY request reaching the proxy
+    is an attempt to leave 127.0.0.1 (page *or* browser background traffic).
+    Requests are recorded and answered with 403 (nothing is forwarded)."""
+
+    def __init__(self):
+        self.seen: list[str] = []
+        outer = self
+
+        class H(socketserver.StreamRequestHandler):
+            def handle(self):
+                line = self.rfile.readline(8192).decode("latin-1").strip()
+                if line:
+                    outer.seen.append(line)
+                self.wfile.write(
+                    b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+
+        self._srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), H)
+        self._srv.daemon_threads = True
+        self.port = self._srv.server_address[1]
+
+    def __enter__(self):
+        threading.Thread(target=self._srv.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self._srv.shutdown()
+        self._srv.server_close()
+
+
+def make_driver(proxy: RecordingProxy | None = None, extra_args=()):
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in CHROME_ARGS:
+        opts.add_argument(a)
+    if proxy is not None:
+        opts.add_argument(f"--proxy-server=http://127.0.0.1:{proxy.port}")
+    for a in extra_args:
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+    service = Service(executable_path=CHROMEDRIVER)  # explicit => Selenium Manager skipped
+    drv = webdriver.Chrome(service=service, options=opts)
+    drv.execute_cdp_cmd("Network.enable", {})
+    return drv
+
+
+def page_requests(driver) -> list[str]:
+    """All URLs requested since the last call (Network.requestWillBeSent events).
+    Note: reading the performance log drains it."""
+    urls = []
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            urls.append(msg["params"]["request"]["url"])
+    return urls
+
+
+def external(urls) -> list[str]:
+    out = []
+    for u in urls:
+        parts = urlsplit(u)
+        if parts.scheme in ("data", "blob", "about", "chrome", "devtools"):
+            continue
+        if (parts.hostname or "") not in LOOPBACK:
+            out.append(u)
+    return out
