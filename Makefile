@@ -78,7 +78,7 @@ browser:
 
 ## site: build the book strictly into site/
 site: $(VENV)/.installed-dev $(KATEX)
-	$(BIN)/mkdocs build --strict --quiet
+	$(BIN)/mkdocs build --strict
 
 ## docs: serve the book on http://127.0.0.1:8000 (rebuilds on change)
 docs: $(VENV)/.installed-dev $(KATEX)

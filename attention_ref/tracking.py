@@ -352,6 +352,9 @@ def run_training(
     except NonFiniteLossError as e:
         error, failed_at = str(e), e.step
         mlflow.set_tag("failed_at_step", str(e.step))
+    except KeyboardInterrupt:  # a second Ctrl-C: no checkpoint of this step, but not a failure
+        status = "KILLED"
+        raise
     finally:
         buffer.flush()
         if status != "FINISHED" and "last.pt" in checkpoints:
@@ -490,6 +493,9 @@ def run_ablation(
                 break
         else:
             outcome.status = "FINISHED"
+    except KeyboardInterrupt:
+        outcome.status = "KILLED"
+        raise
     finally:
         if outcome.rows:
             _log_comparison(client, outcome)

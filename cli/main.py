@@ -212,9 +212,7 @@ DataPath = Annotated[
         show_default=False,
     ),
 ]
-OutDir = Annotated[
-    Path, typer.Option("--out-dir", help="Local checkpoints go to OUT_DIR/<run id>/.")
-]
+OutDir = Annotated[Path, typer.Option("--out-dir", help="Local checkpoints go to OUT_DIR/RUN_ID/.")]
 LogEvery = Annotated[
     int, typer.Option("--log-every", help="Steps between log lines when not on a terminal.")
 ]

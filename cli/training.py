@@ -188,6 +188,7 @@ class Reporter:
 
         def on_start(info: dict[str, Any]) -> None:
             start, self.total = info["start_step"], info["max_steps"]
+            self.label = info["attention"]  # a resumed run says what it is
             note = f", resuming at step {start}" if start else ""
             self._print(f"[{self.label}] {info['n_params']:,} parameters on {info['device']}{note}")
             if self.progress is not None:

@@ -38,7 +38,8 @@ def site(tmp_path_factory) -> Path:
         pytest.fail("KaTeX is not vendored: run `make test` (it runs tools/vendor_katex.py)")
     out = tmp_path_factory.mktemp("book") / "site"
     proc = subprocess.run(
-        [MKDOCS, "build", "--strict", "--quiet", "-d", str(out)],
+        # never --quiet: it hides the very warnings that --strict counts
+        [MKDOCS, "build", "--strict", "-d", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )  # fmt: skip
@@ -50,6 +51,24 @@ def test_every_page_is_built(site):
     for page in PAGES:
         assert (site / page).is_file(), page
     assert (site / "assets" / "katex" / "fonts").is_dir()
+
+
+def test_a_failing_check_on_a_page_fails_the_build(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    (tmp_path / "docs" / "broken.md").write_text(
+        '# Broken\n\n```python exec="on"\nfrom attention_ref.book import check\n\n'
+        'print(check("one is two", 1 == 2, "it is not"))\n```\n'
+    )
+    proc = subprocess.run(
+        [MKDOCS, "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "book check failed: one is two: it is not" in proc.stdout + proc.stderr
 
 
 def test_no_page_loads_anything_from_another_host(site, tmp_path):
