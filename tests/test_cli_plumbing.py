@@ -44,10 +44,10 @@ def test_stop_flag_ctrl_c_exit_code():
     assert stop() and stop.exit_code == 130
 
 
-def feed(rep: Reporter) -> None:
+def feed(rep: Reporter, attention: str = "multihead") -> None:
     cb = rep.callbacks()
     cb.on_start({"n_params": 1234, "device": "cpu", "start_step": 0, "max_steps": 4,
-                 "attention": "multihead"})  # fmt: skip
+                 "attention": attention})  # fmt: skip
     for step in range(1, 5):
         cb.on_step(step, {"train_loss": 3.0 - step / 10, "lr": 1e-3, "grad_norm": 1.0,
                           "tokens_per_sec": 5000.0})  # fmt: skip
@@ -68,10 +68,10 @@ def test_reporter_on_a_terminal_draws_a_progress_bar():
 def test_reporter_off_a_terminal_prints_lines_every_n_steps():
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=False)
-    rep = Reporter(console, "none", 4, log_every=2)
+    rep = Reporter(console, "multihead", 99, log_every=2)  # a resumed run: on_start corrects both
     rep._print = lambda text: buf.write(text + "\n")  # type: ignore[method-assign]
     with rep:
-        feed(rep)
+        feed(rep, "none")
     lines = buf.getvalue().splitlines()
     assert lines[0] == "[none] 1,234 parameters on cpu"
     assert [line.split("  ")[0] for line in lines[1:3]] == ["[none] step 2/4", "[none] step 4/4"]
