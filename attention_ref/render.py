@@ -90,6 +90,11 @@ def _shape(t: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(d) for d in t) + ")"
 
 
+def _shape_bullet(item: Shape) -> str:
+    """A markdown bullet: ``name``: operation: ``(before) -> (after)``."""
+    return f"- `{item.name}`: {item.operation}: `{_shape(item.before)} -> {_shape(item.after)}`"
+
+
 # --- markdown -------------------------------------------------------------------------------
 
 
@@ -102,11 +107,7 @@ def to_markdown(expl: Explanation, precision: int = 3) -> str:
             out += [sec.text, ""]
         for item in sec.items:
             if isinstance(item, Shape):
-                out += [
-                    f"- `{item.name}`: {item.operation}: "
-                    f"`{_shape(item.before)} -> {_shape(item.after)}`",
-                    "",
-                ]
+                out += [_shape_bullet(item), ""]
                 continue
             head = f"**{item.name}**" + (f" = `{item.formula}`" if item.formula else "")
             ncols = len(item.value[0]) if item.value else 0
@@ -173,11 +174,7 @@ def to_book(expl: Explanation, precision: int = 3, *, heading: int = 2) -> str:
             out += [sec.text, ""]
         for item in sec.items:
             if isinstance(item, Shape):
-                out += [
-                    f"- `{item.name}`: {item.operation}: "
-                    f"`{_shape(item.before)} -> {_shape(item.after)}`",
-                    "",
-                ]
+                out += [_shape_bullet(item), ""]
                 continue
             lhs = item.latex + (f" = {item.formula_latex}" if item.formula_latex else "")
             out += ["$$", lhs + " = " + bmatrix(item.value, precision), "$$", ""]

@@ -398,6 +398,7 @@ class ArmRow:
     tokens_per_sec: float
     wall_time_s: float
     steps: int
+    val_curve: list[tuple[int, float]] = field(default_factory=list)  # filled when read back
 
 
 @dataclass
@@ -559,22 +560,6 @@ def load_model(run_id: str, dst: Path | None = None) -> tuple[Any, TrainConfig, 
 # ------------------------------------------------------------------------------- Q03 report
 
 
-@dataclass
-class ReportArm:
-    """What the report needs of one arm, read back from MLflow."""
-
-    attention: str
-    run_id: str
-    n_params: int
-    best_val_loss: float
-    final_val_loss: float
-    final_train_loss: float
-    tokens_per_sec: float
-    wall_time_s: float
-    steps: int
-    val_curve: list[tuple[int, float]]
-
-
 def _search(experiment: str, filter_string: str, max_results: int = 100) -> list[Any]:
     return mlflow.search_runs(
         experiment_names=[experiment],
@@ -585,11 +570,12 @@ def _search(experiment: str, filter_string: str, max_results: int = 100) -> list
     )
 
 
-def _arm_from_run(client: MlflowClient, run: Any) -> ReportArm:
+def _arm_from_run(client: MlflowClient, run: Any) -> ArmRow:
     m, p = run.data.metrics, run.data.params
-    return ReportArm(
+    return ArmRow(
         attention=run.data.tags.get("attention", p.get("attention", "?")),
         run_id=run.info.run_id,
+        status=run.info.status,
         n_params=int(p["n_params"]),
         best_val_loss=m["best_val_loss"],
         final_val_loss=m["final_val_loss"],
@@ -601,7 +587,7 @@ def _arm_from_run(client: MlflowClient, run: Any) -> ReportArm:
     )
 
 
-def find_arms(experiment: str) -> tuple[str, list[ReportArm]]:
+def find_arms(experiment: str) -> tuple[str, list[ArmRow]]:
     """The arms of the latest finished ablation, else the latest finished run of each mode."""
     if mlflow.get_experiment_by_name(experiment) is None:
         raise TrackingError(f"no experiment {experiment!r} in {mlflow.get_tracking_uri()}")
@@ -647,11 +633,6 @@ def build_report(experiment: str, data: CharData) -> str:
     p = counts / counts.sum()
     unigram = float(-(torch.log(p[data.val])).mean())
     by = {a.attention: a for a in arms}
-    rows = [
-        ArmRow(a.attention, a.run_id, "FINISHED", a.n_params, a.best_val_loss, a.final_val_loss,
-               a.final_train_loss, a.tokens_per_sec, a.wall_time_s, a.steps)
-        for a in arms
-    ]  # fmt: skip
     out = [
         "# Q03: the same model without attention, measured",
         "",
@@ -659,7 +640,7 @@ def build_report(experiment: str, data: CharData) -> str:
         "number of steps. Losses are cross-entropy in nats per character on fixed validation "
         "batches.",
         "",
-        comparison_markdown(rows, floor).rstrip(),
+        comparison_markdown(arms, floor).rstrip(),
         "",
         "Reference points on the validation split: a uniform guess over the "
         f"{data.vocab_size} characters costs ln {data.vocab_size} = "
