@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -98,27 +98,36 @@ def _shape_bullet(item: Shape) -> str:
 # --- markdown -------------------------------------------------------------------------------
 
 
-def to_markdown(expl: Explanation, precision: int = 3) -> str:
-    """GitHub-flavoured markdown: one table per matrix, row labels in the first column."""
-    out = [f"# {expl.title}", "", f"*Source: {expl.source}*", ""]
+def _markdown_sections(
+    expl: Explanation, heading: str, matrix: Callable[[Mat], list[str]]
+) -> list[str]:
+    """The steps as markdown lines: title, prose, then each item (shapes as bullets)."""
+    out: list[str] = []
     for sec in expl.sections:
-        out += [f"## {sec.title}", ""]
+        out += [f"{heading} {sec.title}", ""]
         if sec.text:
             out += [sec.text, ""]
         for item in sec.items:
-            if isinstance(item, Shape):
-                out += [_shape_bullet(item), ""]
-                continue
-            head = f"**{item.name}**" + (f" = `{item.formula}`" if item.formula else "")
-            ncols = len(item.value[0]) if item.value else 0
-            cols = list(item.cols) if item.cols else [str(j + 1) for j in range(ncols)]
-            out += [head, "", "| | " + " | ".join(cols) + " |", "|---" * (ncols + 1) + "|"]
-            for i, row in enumerate(item.value):
-                label = item.rows[i] if item.rows else str(i + 1)
-                cells = " | ".join(fmt_number(v, precision) for v in row)
-                out.append(f"| {label} | {cells} |")
-            out.append("")
-    return "\n".join(out)
+            out += [_shape_bullet(item), ""] if isinstance(item, Shape) else matrix(item)
+    return out
+
+
+def to_markdown(expl: Explanation, precision: int = 3) -> str:
+    """GitHub-flavoured markdown: one table per matrix, row labels in the first column."""
+
+    def table(item: Mat) -> list[str]:
+        head = f"**{item.name}**" + (f" = `{item.formula}`" if item.formula else "")
+        ncols = len(item.value[0]) if item.value else 0
+        cols = list(item.cols) if item.cols else [str(j + 1) for j in range(ncols)]
+        out = [head, "", "| | " + " | ".join(cols) + " |", "|---" * (ncols + 1) + "|"]
+        for i, row in enumerate(item.value):
+            label = item.rows[i] if item.rows else str(i + 1)
+            cells = " | ".join(fmt_number(v, precision) for v in row)
+            out.append(f"| {label} | {cells} |")
+        return [*out, ""]
+
+    head = [f"# {expl.title}", "", f"*Source: {expl.source}*", ""]
+    return "\n".join(head + _markdown_sections(expl, "##", table))
 
 
 # --- LaTeX ----------------------------------------------------------------------------------
@@ -166,19 +175,13 @@ def to_book(expl: Explanation, precision: int = 3, *, heading: int = 2) -> str:
     ``heading`` is the level of each step's title (the page has its own ``#`` title). Math is
     written ``$$ … $$`` for ``pymdownx.arithmatex`` and typeset by KaTeX in the browser.
     """
-    hashes = "#" * heading
-    out = [f"*Source: {expl.source}*", ""]
-    for sec in expl.sections:
-        out += [f"{hashes} {sec.title}", ""]
-        if sec.text:
-            out += [sec.text, ""]
-        for item in sec.items:
-            if isinstance(item, Shape):
-                out += [_shape_bullet(item), ""]
-                continue
-            lhs = item.latex + (f" = {item.formula_latex}" if item.formula_latex else "")
-            out += ["$$", lhs + " = " + bmatrix(item.value, precision), "$$", ""]
-    return "\n".join(out)
+
+    def display(item: Mat) -> list[str]:
+        lhs = item.latex + (f" = {item.formula_latex}" if item.formula_latex else "")
+        return ["$$", lhs + " = " + bmatrix(item.value, precision), "$$", ""]
+
+    head = [f"*Source: {expl.source}*", ""]
+    return "\n".join(head + _markdown_sections(expl, "#" * heading, display))
 
 
 # --- JSON -----------------------------------------------------------------------------------
