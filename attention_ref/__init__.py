@@ -1,9 +1,14 @@
 """attnref: a tested, step-by-step reference of masked multi-head attention.
 
-Modules: `attention_ref.reference` (the formulas), `attention_ref.examples`
-(the documents' numbers), `attention_ref.explain` and `attention_ref.render`
-(step-by-step output), `attention_ref.inputs` (a user's JSON),
-`attention_ref.params` (parameter counts), `attention_ref.model` (the char GPT).
+Folders, with dependencies pointing one way (reference -> worked -> render;
+lm -> experiments -> cli), each rule proven by ``tests/test_layers.py``:
+
+* `attention_ref.reference`: the textbook math, one pure function per formula (torch only);
+* `attention_ref.worked`: the documents' worked examples and ``--input`` files;
+* `attention_ref.render`: a small document model and its writers (no torch);
+* `attention_ref.lm`: the character language model of Q02/Q03 (no mlflow);
+* `attention_ref.experiments`: the experiments tracked in MLflow;
+* `attention_ref.book`: helpers of the book's build-time code blocks.
 
 Importing the package imports neither torch nor mlflow.
 """

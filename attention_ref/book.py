@@ -10,17 +10,23 @@ from __future__ import annotations
 import inspect
 import json
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 from attention_ref.render import bmatrix, fmt_number, to_book
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from attention_ref.render import Matrix
 
 #: the committed experiment results the book shows (``attnref report --export docs/results``)
 RESULTS = Path("docs/results")
 
 
-def source(*objs: Any) -> str:
+def source(*objs: Callable[..., object] | ModuleType) -> str:
     """A fenced Python listing of the given functions/classes, straight from the source."""
     parts = [textwrap.dedent(inspect.getsource(o)).rstrip() for o in objs]
     return "```python\n" + "\n\n\n".join(parts) + "\n```\n"
@@ -31,12 +37,13 @@ def display(latex: str) -> str:
     return f"$$\n{latex}\n$$\n"
 
 
-def matrix(lhs: str, value: Sequence[Sequence[float]] | Any, precision: int = 3) -> str:
+def matrix(
+    lhs: str, value: Sequence[float] | Sequence[Sequence[float]] | Tensor, precision: int = 3
+) -> str:
     """``lhs = [bmatrix]`` as display math; ``value`` is nested lists or a tensor."""
-    rows = value.tolist() if hasattr(value, "tolist") else value
-    if rows and not isinstance(rows[0], list | tuple):
-        rows = [rows]
-    return display(f"{lhs} = {bmatrix([list(r) for r in rows], precision)}")
+    nested = value if isinstance(value, Sequence) else value.tolist()
+    rows = [nested] if nested and not isinstance(nested[0], Sequence) else nested
+    return display(f"{lhs} = {bmatrix(cast('Matrix', rows), precision)}")
 
 
 def num(v: float, precision: int = 4) -> str:
@@ -44,7 +51,7 @@ def num(v: float, precision: int = 4) -> str:
     return fmt_number(float(v), precision)
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """A markdown table."""
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -60,13 +67,13 @@ def check(label: str, ok: bool, detail: str) -> str:
 
 def example(name: str, precision: int | None = None, heading: int = 3) -> str:
     """A worked example of ``attnref explain``, every matrix as display math."""
-    from attention_ref.explain import explain_example
+    from attention_ref.worked.registry import explain_example
 
     expl = explain_example(name)
     return to_book(expl, precision if precision is not None else expl.precision, heading=heading)
 
 
-def results(name: str = "comparison.json") -> Any:
+def results(name: str = "comparison.json") -> Any:  # Any: whatever the JSON file holds
     """A committed results file (JSON parsed, text otherwise)."""
     path = RESULTS / name
     text = path.read_text(encoding="utf-8")

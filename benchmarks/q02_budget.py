@@ -14,25 +14,26 @@ import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from attention_ref.data import load, locate
-from attention_ref.train import Callbacks, TrainConfig, train
+from attention_ref.lm.config import TrainConfig, option_defaults
+from attention_ref.lm.data import load, locate
+from attention_ref.lm.train import Callbacks, EvalMetrics, train
 
 
 def main() -> None:
     budget = float(sys.argv[1]) if len(sys.argv) > 1 else 300.0
     overrides: dict[str, object] = {}
+    defaults = option_defaults()
     for arg in sys.argv[2:]:
         key, value = arg.split("=", 1)
-        default = getattr(TrainConfig(), key)
-        overrides[key] = type(default)(value)
-    cfg = TrainConfig(**{**TrainConfig().to_dict(), **overrides})
+        overrides[key] = type(defaults[key])(value)
+    cfg = TrainConfig().with_options(**overrides)
     data = load(locate())
     t0 = time.perf_counter()
 
-    def on_eval(step: int, m: dict[str, float], sample: str) -> None:
+    def on_eval(step: int, m: EvalMetrics, sample: str) -> None:
         print(
             f"step {step:6d}  {time.perf_counter() - t0:7.1f} s  "
-            f"train {m['train_eval_loss']:.4f}  val {m['val_loss']:.4f}",
+            f"train {m.train_eval_loss:.4f}  val {m.val_loss:.4f}",
             flush=True,
         )
 

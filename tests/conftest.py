@@ -33,7 +33,7 @@ def shakespeare_path():
 @pytest.fixture(scope="session")
 def shakespeare(shakespeare_path):
     """The loaded, verified data set (loaded once per session)."""
-    from attention_ref.data import load
+    from attention_ref.lm.data import load
 
     return load(shakespeare_path)
 
@@ -41,7 +41,7 @@ def shakespeare(shakespeare_path):
 @pytest.fixture(scope="session")
 def migrated_store(tmp_path_factory):
     """An empty MLflow sqlite store, migrated once (alembic takes seconds); tests copy it."""
-    from attention_ref.tracking import migrate_store
+    from attention_ref.experiments.store import migrate_store
 
     db = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
     migrate_store(f"sqlite:///{db}")

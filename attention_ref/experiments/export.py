@@ -1,0 +1,76 @@
+"""What the book shows of the latest ablation, copied into a committed folder (docs/results)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import mlflow
+from mlflow.tracking import MlflowClient
+
+from attention_ref.experiments.names import Artifact, Tag
+from attention_ref.experiments.results import find_arms, q03_report
+from attention_ref.experiments.store import TrackingError
+from attention_ref.lm.data import CharData
+
+
+def _download(run_id: str, path: str, dst: str) -> Path:
+    got = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path, dst_path=dst)
+    return Path(got)
+
+
+def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
+    """Copy what the book shows of the latest ablation into ``dest`` (a committed folder).
+
+    Writes ``q03-report.md``, ``comparison.json`` (rows, bigram floor, run ids, provenance),
+    ``loss_curves.png``, the multihead arm's ``attention/`` maps and ``weights.json``, and the
+    last evaluation sample of each arm in ``samples/<arm>.txt``. The book reads only these files,
+    so it builds without MLflow runs; ``attnref report --export DIR`` regenerates them.
+    """
+    arms = find_arms(experiment)
+    parent = arms.parent
+    if parent is None:
+        raise TrackingError(
+            f"no finished ablation in experiment {experiment!r}; run `attnref ablation` first"
+        )
+    pid = parent.info.run_id
+    dest.mkdir(parents=True, exist_ok=True)
+    written = [dest / "q03-report.md"]
+    written[0].write_text(q03_report(experiment, data, arms), encoding="utf-8")
+    client = MlflowClient()
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = json.loads(_download(pid, Artifact.COMPARISON_JSON, tmp).read_text(encoding="utf-8"))
+        curves = _download(pid, Artifact.LOSS_CURVES, tmp)
+        (dest / "loss_curves.png").write_bytes(curves.read_bytes())
+        written.append(dest / "loss_curves.png")
+        for arm in arms.rows:
+            samples = sorted(f.path for f in client.list_artifacts(arm.run_id, Artifact.SAMPLES))
+            if samples:
+                text = _download(arm.run_id, samples[-1], tmp).read_text(encoding="utf-8")
+                out = dest / "samples" / f"{arm.attention}.txt"
+                out.parent.mkdir(exist_ok=True)
+                out.write_text(text, encoding="utf-8")
+                written.append(out)
+            if arm.attention == "multihead":
+                att = _download(arm.run_id, Artifact.ATTENTION, tmp)
+                (dest / "attention").mkdir(exist_ok=True)
+                for f in sorted(att.iterdir()):
+                    (dest / "attention" / f.name).write_bytes(f.read_bytes())
+                    written.append(dest / "attention" / f.name)
+    doc.update(
+        {
+            "experiment": experiment,
+            "parent_run_id": pid,
+            "params": dict(parent.data.params),
+            "git_commit": parent.data.tags.get(Tag.GIT_COMMIT, "unknown"),
+            "torch_version": parent.data.tags.get(Tag.TORCH_VERSION, "unknown"),
+            "curves": {a.attention: {"val_loss": a.val_curve} for a in arms.rows},
+            "source": arms.source,
+        }
+    )
+    (dest / "comparison.json").write_text(
+        json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    written.append(dest / "comparison.json")
+    return written

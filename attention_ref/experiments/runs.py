@@ -1,0 +1,372 @@
+"""One training run in MLflow: start it or resume it, log it, end it with a `RunStatus`.
+
+A run logs every option of `attention_ref.lm.config.TrainConfig` and the derived figures as
+params; attention mode, device, versions, data sha256 and git commit as tags; the step and
+evaluation metrics of `attention_ref.lm.train` under their field names (`Metric`); system
+metrics (psutil); the data set as an input; artifacts ``config.json``, ``samples/``,
+``checkpoints/``, ``model/model.pt``, ``plots/loss_curves.png`` and, with attention,
+``attention/layer{l}_head{h}.png`` + ``attention/weights.json``.
+
+Ctrl-C/SIGTERM end the run ``KILLED`` with its checkpoint; a NaN/inf loss ends it ``FAILED``
+with the step in the tag ``failed_at_step``. `prepare_resume` is the one way back into a run:
+it finds the run in whatever experiment holds it and returns its config and checkpoint, with
+``device`` and ``threads`` (the only options that may change on resume) applied and later
+recorded on the run as tags.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mlflow
+import torch
+from mlflow.data.http_dataset_source import HTTPDatasetSource
+from mlflow.data.meta_dataset import MetaDataset
+from mlflow.entities import Metric as MlflowMetric
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+
+from attention_ref import __version__
+from attention_ref.experiments.names import (
+    Artifact,
+    Metric,
+    RunKind,
+    RunStatus,
+    Tag,
+    sample_path,
+)
+from attention_ref.experiments.plots import attention_heatmap, loss_curves, save
+from attention_ref.experiments.store import TrackingError, git_commit
+from attention_ref.lm.checkpoint import Checkpoint
+from attention_ref.lm.config import AttentionMode, TrainConfig
+from attention_ref.lm.data import URL, CharData, bigram_val_loss
+from attention_ref.lm.train import (
+    Callbacks,
+    EvalMetrics,
+    NonFiniteLossError,
+    StartInfo,
+    StepMetrics,
+    TrainResult,
+    train,
+)
+
+#: the fixed line whose attention maps every multihead run logs (all characters are in the vocab)
+HEATMAP_LINE = "ROMEO:\nBut, soft! what light through yonder window breaks?"
+STEP_METRICS_FLUSH = 200  # buffered step metrics are written in batches (one DB commit each)
+SYSTEM_METRICS_INTERVAL_S = 5.0
+#: the options that may change when a run is resumed; every other one is the run's own
+RESUMABLE_OPTIONS: tuple[str, ...] = ("device", "threads")
+_RESUME_TAGS = {"device": Tag.RESUMED_DEVICE, "threads": Tag.RESUMED_THREADS}
+
+
+class StepMetricBuffer:
+    """Step metrics collected in memory and written with ``log_batch`` (one commit per batch)."""
+
+    def __init__(self, client: MlflowClient, run_id: str, flush_every: int = STEP_METRICS_FLUSH):
+        self.client, self.run_id, self.flush_every = client, run_id, flush_every
+        self.pending: list[MlflowMetric] = []
+
+    def add(self, step: int, values: dict[str, float]) -> None:
+        """Queue ``values`` (metric name -> value) at ``step``."""
+        now = int(time.time() * 1000)
+        self.pending += [MlflowMetric(k, float(v), now, step) for k, v in values.items()]
+        if len(self.pending) >= self.flush_every * 4:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is queued."""
+        for i in range(0, len(self.pending), 1000):  # MLflow's limit per log_batch
+            self.client.log_batch(self.run_id, metrics=self.pending[i : i + 1000])
+        self.pending = []
+
+
+def metric_curve(client: MlflowClient, run_id: str, key: str) -> list[tuple[int, float]]:
+    """``[(step, value)]`` of one metric, as stored (resumed runs included)."""
+    return sorted((m.step, m.value) for m in client.get_metric_history(run_id, key))
+
+
+def final_metrics(result: TrainResult) -> dict[str, float]:
+    """The figures a finished run logs once, by `Metric` name (the ablation reads the same)."""
+    return {
+        Metric.FINAL_VAL_LOSS: result.final_val_loss,
+        Metric.FINAL_TRAIN_EVAL_LOSS: result.final_train_loss,
+        Metric.WALL_TIME_S: result.wall_time_s,
+        Metric.MEAN_TOKENS_PER_SEC: result.tokens_per_sec,
+    }
+
+
+# ------------------------------------------------------------------------------------ resume
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where an interrupted run continues: its id, experiment, config and checkpoint."""
+
+    run_id: str
+    experiment_id: str
+    config: TrainConfig  # the run's own, with the resumable options applied
+    checkpoint: Checkpoint
+    changed: dict[str, Any] = field(default_factory=dict)  # resumable options given
+
+    @property
+    def step(self) -> int:
+        """The step the run continues from."""
+        return self.checkpoint.step
+
+
+def prepare_resume(run_id: str, data: CharData, out_root: Path, **changes: Any) -> ResumePoint:
+    """Find run ``run_id`` (in any experiment), check it can go on, fetch its checkpoint.
+
+    ``changes`` may hold `RESUMABLE_OPTIONS` only (``device``, ``threads``); they replace the
+    stored values and are recorded on the run when it starts again. Raises `TrackingError`
+    (one line) for an unknown run, a finished or non-training run, other data, a run with no
+    checkpoint, and ``ValueError`` for any other option.
+    """
+    refused = sorted(set(changes) - set(RESUMABLE_OPTIONS))
+    if refused:
+        names = ", ".join("--" + e.replace("_", "-") for e in refused)
+        raise ValueError(f"--resume continues the run's own configuration; leave out {names}")
+    client = MlflowClient()
+    try:
+        run = client.get_run(run_id)
+    except MlflowException:
+        raise TrackingError(
+            f"no run {run_id!r} in the tracking store {mlflow.get_tracking_uri()}"
+        ) from None
+    if run.data.tags.get(Tag.KIND) != RunKind.TRAIN:
+        raise TrackingError(f"run {run_id} is not a training run of attnref; nothing to resume")
+    if run.info.status == RunStatus.FINISHED:
+        raise TrackingError(f"run {run_id} already finished; nothing to resume")
+    if run.data.tags.get(Tag.DATA_SHA256) not in (None, data.text_sha256):
+        raise TrackingError(
+            f"run {run_id} was trained on other data (sha256 differs); pass the same --data"
+        )
+    out_dir = out_root / run_id
+    try:
+        config_path = mlflow.artifacts.download_artifacts(
+            run_id=run_id, artifact_path=Artifact.CONFIG, dst_path=str(out_dir)
+        )
+        ckpt_path = mlflow.artifacts.download_artifacts(
+            run_id=run_id, artifact_path=Artifact.LAST_CHECKPOINT, dst_path=str(out_dir)
+        )
+    except (MlflowException, OSError):
+        raise TrackingError(
+            f"run {run_id} has no checkpoint to resume from ({Artifact.LAST_CHECKPOINT})"
+        ) from None
+    stored = TrainConfig.from_flat(json.loads(Path(config_path).read_text(encoding="utf-8")))
+    cfg = stored.with_options(**changes)
+    cfg.check_fits(data.smallest_split)
+    checkpoint = Checkpoint.load(Path(ckpt_path))
+    return ResumePoint(run_id, run.info.experiment_id, cfg, checkpoint, dict(changes))
+
+
+# ------------------------------------------------------------------------------ one run's log
+
+
+@dataclass
+class RunOutcome:
+    """How a tracked run ended."""
+
+    run_id: str
+    status: RunStatus
+    out_dir: Path
+    result: TrainResult | None = None
+    error: str | None = None
+    failed_at_step: int | None = None
+    resumed_from_step: int | None = None
+
+
+def _derived_params(cfg: TrainConfig, data: CharData, n_params: int) -> dict[str, Any]:
+    return {
+        "n_params": n_params,
+        "vocab_size": data.vocab_size,
+        "d_k": cfg.model.d_k,
+        "tokens_per_step": cfg.batch_size * cfg.model.block_size,
+        "n_train_tokens": len(data.train),
+        "n_val_tokens": len(data.val),
+    }
+
+
+def provenance_tags(data: CharData) -> dict[str, str]:
+    """What every run (and the ablation's parent) records about where it comes from."""
+    return {
+        Tag.DATA_SHA256: data.text_sha256,
+        Tag.GIT_COMMIT: git_commit(),
+        Tag.TORCH_VERSION: torch.__version__,
+    }
+
+
+def _tags(cfg: TrainConfig, data: CharData, device: str) -> dict[str, str]:
+    return {
+        Tag.KIND: RunKind.TRAIN,
+        Tag.ATTENTION: str(cfg.attention),
+        Tag.DEVICE: device,
+        Tag.MLFLOW_VERSION: mlflow.__version__,
+        Tag.PYTHON_VERSION: platform.python_version(),
+        Tag.ATTNREF_VERSION: __version__,
+        Tag.DATA_SOURCE: str(data.source),
+        **provenance_tags(data),
+    }
+
+
+class _RunLogger:
+    """The loop's callbacks that write one run: params and tags at the start, metrics and
+    samples as they come, and which checkpoint files exist."""
+
+    def __init__(
+        self, client: MlflowClient, run_id: str, cfg: TrainConfig, data: CharData,
+        resume: ResumePoint | None,
+    ) -> None:  # fmt: skip
+        self.client, self.run_id, self.cfg, self.data, self.resume = (
+            client, run_id, cfg, data, resume,
+        )  # fmt: skip
+        self.buffer = StepMetricBuffer(client, run_id)
+        self.checkpoints: dict[str, Path] = {}
+
+    def on_start(self, info: StartInfo) -> None:
+        if self.resume is None:
+            flat = self.cfg.to_flat()
+            mlflow.log_params({**flat, **_derived_params(self.cfg, self.data, info.n_params)})
+            mlflow.set_tags(_tags(self.cfg, self.data, info.device))
+            dataset = MetaDataset(
+                HTTPDatasetSource(URL), name="tinyshakespeare", digest=self.data.text_sha256[:16]
+            )
+            mlflow.log_input(dataset, context="training")
+            mlflow.log_dict(flat, Artifact.CONFIG)
+        else:
+            tags = {Tag.DEVICE: info.device, Tag.RESUMED_AT_STEP: str(info.start_step)}
+            tags |= {_RESUME_TAGS[k]: str(v) for k, v in self.resume.changed.items()}
+            mlflow.set_tags(tags)
+
+    def on_step(self, step: int, m: StepMetrics) -> None:
+        self.buffer.add(step, asdict(m))
+
+    def on_eval(self, step: int, m: EvalMetrics, sample: str) -> None:
+        self.buffer.add(step, asdict(m))
+        self.buffer.flush()  # evaluations are the points a reader watches live in the UI
+        self.client.log_text(self.run_id, sample, sample_path(step))
+
+    def on_checkpoint(self, path: Path, name: str) -> None:
+        self.checkpoints[name] = path
+
+    def callbacks(self) -> Callbacks:
+        return Callbacks(self.on_start, self.on_step, self.on_eval, self.on_checkpoint)
+
+
+def _log_loss_curves(client: MlflowClient, run_id: str, label: str, floor: float) -> None:
+    keys = (Metric.TRAIN_LOSS, Metric.VAL_LOSS)
+    curves = {label: {str(k): metric_curve(client, run_id, k) for k in keys}}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = save(loss_curves(curves, floor=floor), Path(tmp) / "loss_curves.png")
+        client.log_artifact(run_id, str(path), Artifact.PLOTS)
+
+
+def _log_attention_maps(client: MlflowClient, run_id: str, best: Checkpoint) -> None:
+    model = best.build_model()
+    line = HEATMAP_LINE[: model.cfg.block_size]
+    idx = torch.tensor([best.vocab.encode(line)])
+    maps = model.attention_maps(idx)  # [(1, h, T, T)] per layer
+    doc = {"line": line, "layers": [[A.tolist() for A in m[0]] for m in maps]}
+    with tempfile.TemporaryDirectory() as tmp:
+        for layer, m in enumerate(maps):
+            for head in range(m.size(1)):
+                fig = attention_heatmap(
+                    m[0, head].tolist(),
+                    line,
+                    title=f"layer {layer}, head {head}: A = softmax(QKᵀ/√d_k + M)",
+                )
+                path = save(fig, Path(tmp) / f"layer{layer}_head{head}.png")
+                client.log_artifact(run_id, str(path), Artifact.ATTENTION)
+        client.log_dict(run_id, doc, Artifact.ATTENTION_WEIGHTS)
+
+
+def _log_model(client: MlflowClient, run_id: str, best: Checkpoint) -> None:
+    """``model/model.pt``: the slim best checkpoint (weights, config, vocabulary)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = best.slim().save(Path(tmp) / "model.pt")
+        client.log_artifact(run_id, str(path), Artifact.MODEL_DIR)
+        client.log_dict(run_id, best.config.to_flat(), Artifact.MODEL_CONFIG)
+
+
+def run_training(
+    cfg: TrainConfig,
+    data: CharData,
+    *,
+    out_root: Path = Path("runs"),
+    run_name: str | None = None,
+    callbacks: Callbacks | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    resume: ResumePoint | None = None,
+    nested: bool = False,
+    log_system_metrics: bool = True,
+) -> RunOutcome:
+    """Train with ``cfg`` inside an MLflow run: a new one, or ``resume``'s run continued.
+
+    Call `attention_ref.experiments.store.connect` first. When resuming, ``cfg`` is
+    ``resume.config`` (pass it). Checkpoints go to ``out_root/<run_id>/`` and into the run's
+    ``checkpoints/``. ``nested`` starts the run under the active run (the ablation's parent).
+    """
+    client = MlflowClient()
+    if resume is not None:
+        # the run knows its experiment: make it the active one, whatever was selected before
+        mlflow.set_experiment(experiment_id=resume.experiment_id)
+    if log_system_metrics:
+        mlflow.set_system_metrics_sampling_interval(SYSTEM_METRICS_INTERVAL_S)
+    active = mlflow.start_run(
+        run_id=resume.run_id if resume else None,
+        run_name=None if resume else (run_name or str(cfg.attention)),
+        nested=nested,
+        log_system_metrics=log_system_metrics,
+    )
+    run_id = active.info.run_id
+    out_dir = out_root / run_id
+    logger = _RunLogger(client, run_id, cfg, data, resume)
+    status, error, failed_at, result = RunStatus.FAILED, None, None, None
+    try:
+        result = train(
+            cfg, data, out_dir,
+            callbacks=Callbacks.chain(logger.callbacks(), callbacks or Callbacks()),
+            resume_from=resume.checkpoint if resume else None, should_stop=should_stop,
+        )  # fmt: skip
+        status = RunStatus.KILLED if result.interrupted else RunStatus.FINISHED
+    except NonFiniteLossError as e:
+        error, failed_at = str(e), e.step
+        mlflow.set_tag(Tag.FAILED_AT_STEP, str(e.step))
+    except KeyboardInterrupt:  # a second Ctrl-C: no checkpoint of this step, but not a failure
+        status = RunStatus.KILLED
+        raise
+    finally:
+        _end_run(client, run_id, cfg, data, logger, status, failed_at, result)
+    return RunOutcome(
+        run_id, status, out_dir, result, error, failed_at, resume.step if resume else None
+    )
+
+
+def _end_run(
+    client: MlflowClient, run_id: str, cfg: TrainConfig, data: CharData, logger: _RunLogger,
+    status: RunStatus, failed_at: int | None, result: TrainResult | None,
+) -> None:  # fmt: skip
+    """Flush, log what the ending calls for, and set the run's status."""
+    logger.buffer.flush()
+    ckpts = logger.checkpoints
+    if status != RunStatus.FINISHED and "last.pt" in ckpts:
+        client.log_artifact(run_id, str(ckpts["last.pt"]), Artifact.CHECKPOINTS)
+    if status == RunStatus.FINISHED:
+        for name in ("last.pt", "best.pt"):
+            client.log_artifact(run_id, str(ckpts[name]), Artifact.CHECKPOINTS)
+        best = Checkpoint.load(ckpts["best.pt"])
+        _log_model(client, run_id, best)
+        if cfg.attention is AttentionMode.MULTIHEAD:
+            _log_attention_maps(client, run_id, best)
+    if status != RunStatus.FAILED or failed_at is not None:
+        _log_loss_curves(client, run_id, str(cfg.attention), bigram_val_loss(data))
+    if result is not None and status == RunStatus.FINISHED:
+        mlflow.log_metrics(final_metrics(result))
+    mlflow.end_run(status=status)

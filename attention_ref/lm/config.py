@@ -1,0 +1,181 @@
+"""What defines a model and a training run: `ModelConfig`, `TrainConfig`, `AttentionMode`.
+
+Imports nothing (no torch, nothing of attnref): the CLI builds its ``--options`` from these
+fields at start-up. `TrainConfig` holds a `ModelConfig` (as minGPT composes its configs);
+variants are made with `dataclasses.replace`. Each value is validated once, where it enters:
+in ``__post_init__``, so a config that exists is a config that can work. The one check that
+needs the data (the block must fit in each split) is `TrainConfig.check_fits`.
+
+The flat view (`TrainConfig.to_flat` / `TrainConfig.from_flat`) is the one the CLI options,
+the MLflow params, ``config.json`` and the checkpoints use: every option field, by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from enum import StrEnum
+from typing import Any
+
+
+class AttentionMode(StrEnum):
+    """The attention sub-layer of every block (Q02 and the ablation of Q03)."""
+
+    MULTIHEAD = "multihead"  # masked multi-head self-attention (Q02)
+    NONE = "none"  # no attention sub-layer (Q03)
+    UNIFORM = "uniform"  # causal mean of the values: context mixed, nothing learns where to look
+
+
+ATTENTION_MODES: tuple[str, ...] = tuple(m.value for m in AttentionMode)
+DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "mps")
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _positive_ints(obj: object, names: tuple[str, ...]) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{_option(name)} must be a positive integer, got {v!r}")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Model hyper-parameters; the defaults are the homework's Q02 (128, 2 layers, 2 heads)."""
+
+    vocab_size: int = 65
+    block_size: int = 128
+    n_embd: int = 128
+    n_layer: int = 2
+    n_head: int = 2
+    dropout: float = 0.0
+    attention: AttentionMode = AttentionMode.MULTIHEAD
+
+    def __post_init__(self) -> None:
+        _positive_ints(self, ("vocab_size", "n_embd", "n_layer", "n_head", "block_size"))
+        if self.n_embd % self.n_head:
+            raise ValueError(
+                f"--n-embd {self.n_embd} is not divisible by --n-head {self.n_head}: "
+                f"each head needs d_k = n_embd / n_head columns"
+            )
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"--dropout must be in [0, 1), got {self.dropout}")
+        if self.attention not in ATTENTION_MODES:
+            raise ValueError(
+                f"--attention must be one of {', '.join(ATTENTION_MODES)}, got {self.attention!r}"
+            )
+        object.__setattr__(self, "attention", AttentionMode(self.attention))
+
+    @property
+    def d_k(self) -> int:
+        """Width of each head, ``n_embd / n_head``."""
+        return self.n_embd // self.n_head
+
+
+#: the model fields a user chooses (the vocabulary comes from the data)
+MODEL_OPTIONS: tuple[str, ...] = ("n_embd", "n_layer", "n_head", "block_size", "dropout",
+                                  "attention")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that defines a run: the model, then the optimisation and the bookkeeping."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    batch_size: int = 32
+    max_steps: int = 2600
+    lr: float = 3e-3
+    min_lr: float = 3e-4
+    warmup_steps: int = 100
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    eval_interval: int = 250
+    eval_batches: int = 20
+    sample_tokens: int = 200
+    seed: int = 1337
+    device: str = "auto"
+    threads: int = 0  # torch intra-op threads; 0 = torch's default
+
+    def __post_init__(self) -> None:
+        _positive_ints(self, ("batch_size", "max_steps", "eval_interval", "eval_batches"))
+        for name in ("warmup_steps", "sample_tokens", "threads"):
+            v = getattr(self, name)
+            if v < 0:
+                raise ValueError(f"{_option(name)} must be >= 0, got {v}")
+        if not (self.lr > 0 and 0 <= self.min_lr <= self.lr):
+            raise ValueError(
+                f"need 0 < --lr and 0 <= --min-lr <= --lr, got {self.lr} and {self.min_lr}"
+            )
+        if self.grad_clip <= 0 or self.weight_decay < 0:
+            raise ValueError("--grad-clip must be > 0 and --weight-decay >= 0")
+        if self.device not in DEVICES:
+            raise ValueError(f"unknown device {self.device!r}; choose one of: {', '.join(DEVICES)}")
+
+    @property
+    def attention(self) -> AttentionMode:
+        """The model's attention mode (the ablation's arm)."""
+        return self.model.attention
+
+    def check_fits(self, data_tokens: int) -> None:
+        """``ValueError`` unless a block (plus its next-character target) fits in the split."""
+        if self.model.block_size >= data_tokens:
+            raise ValueError(
+                f"--block-size {self.model.block_size} is larger than the data split "
+                f"({data_tokens} tokens)"
+            )
+
+    def with_options(self, **changes: Any) -> TrainConfig:
+        """A copy with option fields changed by flat name (model fields included)."""
+        model = {k: v for k, v in changes.items() if k in MODEL_OPTIONS}
+        own = {k: v for k, v in changes.items() if k not in MODEL_OPTIONS}
+        unknown = sorted(set(own) - {f.name for f in fields(self)} - {"model"})
+        if unknown:
+            raise ValueError(f"unknown option(s): {', '.join(map(_option, unknown))}")
+        return replace(self, model=replace(self.model, **model), **own)
+
+    def to_flat(self) -> dict[str, Any]:
+        """Every option field by name, in option order (MLflow params, ``config.json``)."""
+        out: dict[str, Any] = {k: getattr(self.model, k) for k in MODEL_OPTIONS}
+        out["attention"] = str(self.model.attention)
+        out |= {f.name: getattr(self, f.name) for f in fields(self) if f.name != "model"}
+        return out
+
+    @classmethod
+    def from_flat(cls, d: dict[str, Any]) -> TrainConfig:
+        """Inverse of `to_flat`, ignoring unknown keys (``vocab_size`` is kept if present)."""
+        own = {f.name for f in fields(cls)} - {"model"}
+        model_keys = {*MODEL_OPTIONS, "vocab_size"}
+        return cls(
+            model=ModelConfig(**{k: v for k, v in d.items() if k in model_keys}),
+            **{k: v for k, v in d.items() if k in own},
+        )
+
+
+def option_defaults() -> dict[str, Any]:
+    """Each option field with its default, in option order (the CLI's ``--options``)."""
+    return TrainConfig().to_flat()
+
+
+#: one line per option field: the CLI's option help and the book's table
+CONFIG_HELP: dict[str, str] = {
+    "n_embd": "Embedding width d_model (Q02: 128).",
+    "n_layer": "Number of transformer blocks (Q02: 2).",
+    "n_head": "Attention heads per block; d_k = n_embd / n_head (Q02: 2).",
+    "block_size": "Context length T in characters.",
+    "dropout": "Dropout on attention weights, residual branches and embeddings.",
+    "attention": "multihead (Q02), none (Q03: no attention sub-layer) or uniform (causal mean).",
+    "batch_size": "Sequences per step.",
+    "max_steps": "Optimizer steps; the cosine schedule ends here.",
+    "lr": "Peak learning rate (AdamW) after warm-up.",
+    "min_lr": "Learning rate at the end of the cosine decay.",
+    "warmup_steps": "Linear warm-up steps.",
+    "weight_decay": "AdamW weight decay on matrices (not on biases, LayerNorm gains).",
+    "grad_clip": "Clip the global gradient L2 norm to this value.",
+    "eval_interval": "Evaluate (and sample) every this many steps.",
+    "eval_batches": "Fixed batches per evaluation, for each split.",
+    "sample_tokens": "Characters sampled at each evaluation.",
+    "seed": "Seed of initialisation, batches, dropout and samples.",
+    "device": "auto (cuda, then mps, then cpu), cpu, cuda or mps.",
+    "threads": "torch CPU threads (0: torch's default).",
+}

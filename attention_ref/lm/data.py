@@ -1,0 +1,248 @@
+"""Tiny Shakespeare at the character level: locate or download, verify, encode, split, batch.
+
+Where the text comes from, in order:
+
+1. an explicit path (``attnref train --data PATH``);
+2. the environment variable ``ATTNREF_DATA``;
+3. the user cache (``$XDG_CACHE_HOME/attnref/tinyshakespeare.txt``, default ``~/.cache``);
+4. a download from the public char-rnn URL, verified against its sha256 and written
+   atomically into the cache.
+
+Loading asserts the facts of the data set: 1,115,394 characters, 65 distinct, a 90/10 split
+into 1,003,854 training and 111,540 validation tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+URL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
+SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+N_CHARS = 1_115_394
+VOCAB_SIZE = 65
+N_TRAIN = 1_003_854
+N_VAL = 111_540
+ENV_VAR = "ATTNREF_DATA"
+TRAIN_FRACTION = 0.9
+
+
+class DataError(ValueError):
+    """The data cannot be found, fetched or trusted; the message says what to do."""
+
+
+def cache_path() -> Path:
+    """``$XDG_CACHE_HOME/attnref/tinyshakespeare.txt`` (``~/.cache`` by default)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "attnref" / "tinyshakespeare.txt"
+
+
+HOW_TO_PASS = f"pass a local copy with --data PATH or the environment variable {ENV_VAR}"
+
+
+def download(
+    url: str,
+    dest: Path,
+    *,
+    sha256: str = SHA256,
+    timeout: float = 30.0,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> Path:
+    """Fetch ``url`` into ``dest`` atomically, verified against ``sha256``.
+
+    The bytes go to a temporary file beside ``dest`` and are renamed into place only when the
+    checksum matches, so an interrupted or corrupted download never leaves a bad file behind.
+    ``progress(done, total)`` is called as bytes arrive.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        response = urllib.request.urlopen(
+            url, timeout=timeout
+        )  # the fixed https URL, or a test server
+    except (urllib.error.URLError, OSError) as e:
+        reason = (
+            f"HTTP {e.code} {e.reason}"
+            if isinstance(e, urllib.error.HTTPError)
+            else getattr(e, "reason", e)
+        )
+        raise DataError(
+            f"cannot download Tiny Shakespeare from {url} ({reason}); {HOW_TO_PASS}"
+        ) from None
+    h = hashlib.sha256()
+    fd, tmp_name = tempfile.mkstemp(prefix=".download-", dir=dest.parent)
+    tmp = Path(tmp_name)
+    try:
+        with response, os.fdopen(fd, "wb") as out:
+            total = response.headers.get("Content-Length")
+            total_n = int(total) if total and total.isdigit() else None
+            done = 0
+            while chunk := response.read(1 << 16):
+                out.write(chunk)
+                h.update(chunk)
+                done += len(chunk)
+                if progress is not None:
+                    progress(done, total_n)
+        if h.hexdigest() != sha256:
+            raise DataError(
+                f"the file downloaded from {url} has sha256 {h.hexdigest()[:12]}…, expected "
+                f"{sha256[:12]}…; it was not saved. {HOW_TO_PASS}"
+            )
+        os.replace(tmp, dest)
+    except (OSError, urllib.error.URLError) as e:
+        raise DataError(f"download from {url} failed ({e}); {HOW_TO_PASS}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest
+
+
+def locate(
+    path: str | Path | None = None,
+    *,
+    url: str = URL,
+    allow_download: bool = True,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> Path:
+    """The data file: ``path``, else ``$ATTNREF_DATA``, else the cache, else a download."""
+    for given, origin in ((path, "--data"), (os.environ.get(ENV_VAR), ENV_VAR)):
+        if given:
+            p = Path(given).expanduser()
+            if not p.is_file():
+                raise DataError(f"{origin} points to {p}, which is not a file")
+            return p
+    cached = cache_path()
+    if cached.is_file():
+        return cached
+    if not allow_download:
+        raise DataError(f"Tiny Shakespeare is not in the cache ({cached}); {HOW_TO_PASS}")
+    return download(url, cached, progress=progress)
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """The characters of the text, sorted: index ``i`` is ``chars[i]``."""
+
+    chars: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_stoi", {c: i for i, c in enumerate(self.chars)})
+
+    def __len__(self) -> int:
+        return len(self.chars)
+
+    def unknown(self, s: str) -> list[str]:
+        """The characters of ``s`` outside the vocabulary, sorted."""
+        stoi: dict[str, int] = self._stoi  # type: ignore[attr-defined]
+        return sorted({c for c in s if c not in stoi})
+
+    def encode(self, s: str) -> list[int]:
+        """Characters -> indices; ``ValueError`` for a character outside the vocabulary."""
+        unknown = self.unknown(s)
+        if unknown:
+            raise ValueError(f"characters not in the Shakespeare vocabulary: {unknown!r}")
+        stoi: dict[str, int] = self._stoi  # type: ignore[attr-defined]
+        return [stoi[c] for c in s]
+
+    def decode(self, ids: list[int]) -> str:
+        """Indices -> characters."""
+        return "".join(self.chars[i] for i in ids)
+
+
+@dataclass(frozen=True)
+class CharData:
+    """The encoded text, its vocabulary and the 90/10 split."""
+
+    text_sha256: str
+    vocab: Vocab
+    train: Tensor  # (N_TRAIN,) int64
+    val: Tensor  # (N_VAL,) int64
+    source: str
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of distinct characters (65)."""
+        return len(self.vocab)
+
+    @property
+    def smallest_split(self) -> int:
+        """Tokens in the smaller split: a block must fit in it."""
+        return min(len(self.train), len(self.val))
+
+
+def load(path: Path, *, verify: bool = True) -> CharData:
+    """Read, check and encode Tiny Shakespeare; the first 90 % trains, the last 10 % validates.
+
+    ``verify`` asserts the data set's facts (sha256, length, vocabulary, split sizes); tests
+    pass ``verify=False`` to use a small text of their own.
+    """
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    text = raw.decode("utf-8")
+    vocab = Vocab(tuple(sorted(set(text))))
+    ids = torch.tensor(vocab.encode(text), dtype=torch.long)
+    n_train = int(TRAIN_FRACTION * len(ids))
+    data = CharData(digest, vocab, ids[:n_train], ids[n_train:], str(path))
+    if verify:
+        facts = {
+            "sha256": (digest, SHA256),
+            "characters": (len(text), N_CHARS),
+            "vocabulary": (len(vocab), VOCAB_SIZE),
+            "training tokens": (len(data.train), N_TRAIN),
+            "validation tokens": (len(data.val), N_VAL),
+        }
+        for name, (got, want) in facts.items():
+            if got != want:
+                raise DataError(f"{path} is not Tiny Shakespeare: {name} {got}, expected {want}")
+    return data
+
+
+def get_batch(
+    split: Tensor, batch_size: int, block_size: int, generator: torch.Generator
+) -> tuple[Tensor, Tensor]:
+    """``batch_size`` random windows: inputs ``x[t]`` and next-character targets ``x[t+1]``."""
+    starts = torch.randint(len(split) - block_size, (batch_size,), generator=generator)
+    x = torch.stack([split[s : s + block_size] for s in starts.tolist()])  # (B, T)
+    y = torch.stack([split[s + 1 : s + 1 + block_size] for s in starts.tolist()])  # (B, T)
+    return x, y
+
+
+def bigram_val_loss(data: CharData, smoothing: float = 0.0) -> float:
+    """Validation cross-entropy (nats) of a bigram model counted on the training split.
+
+    ``P(b | a) = (count(a, b) + smoothing) / (count(a) + smoothing · V)``; with ``smoothing = 0``
+    an unseen pair in validation would be infinite, so a pair never seen in training falls
+    back to add-one counts for that row. This is the floor of a model that sees only the
+    current character.
+    """
+    V = data.vocab_size
+    counts = torch.zeros(V, V, dtype=torch.float64)
+    counts.index_put_(
+        (data.train[:-1], data.train[1:]),
+        torch.ones(len(data.train) - 1, dtype=torch.float64),
+        accumulate=True,
+    )
+    probs = (counts + smoothing) / (counts + smoothing).sum(dim=1, keepdim=True).clamp_min(1e-300)
+    unseen = probs[data.val[:-1], data.val[1:]] == 0
+    if unseen.any():
+        add_one = (counts + 1) / (counts + 1).sum(dim=1, keepdim=True)
+        probs = torch.where(probs == 0, add_one, probs)
+    nll = -torch.log(probs[data.val[:-1], data.val[1:]])
+    return float(nll.mean())
+
+
+def unigram_val_loss(data: CharData) -> float:
+    """Validation cross-entropy (nats) of character frequencies counted on the training split.
+
+    ``P(b) = count(b) / N_train``: what a model that ignores even the current character can do.
+    """
+    counts = torch.bincount(data.train, minlength=data.vocab_size).double()
+    p = counts / counts.sum()
+    return float(-(torch.log(p[data.val])).mean())

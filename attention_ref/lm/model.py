@@ -1,0 +1,193 @@
+r"""The trainable character-level GPT of Q02/Q03; its attention is the fast path.
+
+Token + learned position embeddings, ``n_layer`` pre-LayerNorm blocks
+
+$$
+x \leftarrow x + \operatorname{MultiHead}(\operatorname{LN}_1(x)),\qquad
+x \leftarrow x + \operatorname{MLP}(\operatorname{LN}_2(x))
+$$
+
+a final LayerNorm and a linear head to the vocabulary. The attention uses fused projections
+and ``F.scaled_dot_product_attention(is_causal=True)``; ``tests/`` prove it equal to
+`attention_ref.reference.masked_multihead_attention_fused` with the weights copied
+(``W = linear.weight.T``).
+
+``attention`` selects the ablation of Q03:
+
+* ``"multihead"``: masked multi-head self-attention (Q02);
+* ``"none"``: no attention sub-layer at all, the residual stream passes through, so each
+  position sees only its own character and position;
+* ``"uniform"``: every position averages the values of itself and all previous positions with
+  equal weights ``A_{ij} = 1/(i+1)`` for ``j <= i``: context is mixed, but nothing learns
+  where to look (no ``W_Q``, ``W_K``; ``W_V`` and ``W_O`` stay).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from attention_ref.lm.config import AttentionMode, ModelConfig
+
+__all__ = [
+    "MLP",
+    "Block",
+    "CausalSelfAttention",
+    "CharGPT",
+    "ModelConfig",
+    "UniformCausalAttention",
+    "count_parameters",
+]
+
+
+class CausalSelfAttention(nn.Module):
+    r"""Masked multi-head self-attention, fused projections, PyTorch's fused kernel.
+
+    ``qkv`` holds $[W_Q | W_K | W_V]$ as one ``nn.Linear(d, 3d)``; in the reference's row
+    convention ``W_Q = qkv.weight.T[:, :d]`` and so on, ``W_O = proj.weight.T``.
+    """
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.n_head = cfg.n_head
+        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)
+        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)
+        self.dropout = cfg.dropout
+        self.resid_drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        B, T, C = x.size()
+        q, k, v = self.qkv(x).split(C, dim=2)  # (B, T, 3C) -> 3 × (B, T, C)
+        # (B, T, C) -> (B, T, h, d_k) -> (B, h, T, d_k)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        y = F.scaled_dot_product_attention(
+            q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0
+        )  # softmax(Q Kᵀ/√d_k + M) V: (B, h, T, d_k)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, h, T, d_k) -> (B, T, C)
+        return self.resid_drop(self.proj(y))  # Concat · W_O
+
+    def attention_weights(self, x: Tensor) -> Tensor:
+        """The weights ``A`` ``(B, h, T, T)`` of this layer for input ``x`` (for heatmaps)."""
+        B, T, C = x.size()
+        q, k, _ = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, h, T, d_k)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        S = q @ k.transpose(-2, -1) / (C // self.n_head) ** 0.5  # (B, h, T, T)
+        blocked = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+        return S.masked_fill(blocked, float("-inf")).softmax(dim=-1)
+
+
+class UniformCausalAttention(nn.Module):
+    r"""Causal average of the values: $A_{ij} = 1/(i+1)$ for $j \le i$, else 0.
+
+    Keeps ``W_V`` and ``W_O`` (so context is mixed through a learned value map) but has no
+    queries or keys: it cannot learn where to look.
+    """
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.value = nn.Linear(cfg.n_embd, cfg.n_embd)
+        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)
+        self.resid_drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        T = x.size(1)
+        v = self.value(x)  # (B, T, C)
+        # cumulative mean over positions 0..i: (B, T, C)
+        counts = torch.arange(1, T + 1, device=x.device, dtype=x.dtype).view(1, T, 1)
+        y = v.cumsum(dim=1) / counts
+        return self.resid_drop(self.proj(y))
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward: ``Linear(d, 4d) -> GELU -> Linear(4d, d)``."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd)
+        self.proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.drop(self.proj(F.gelu(self.fc(x))))
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm transformer block; without attention only the MLP half remains."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.attn: nn.Module | None
+        if cfg.attention is AttentionMode.MULTIHEAD:
+            self.attn = CausalSelfAttention(cfg)
+        elif cfg.attention is AttentionMode.UNIFORM:
+            self.attn = UniformCausalAttention(cfg)
+        else:
+            self.attn = None
+        self.ln_1 = nn.LayerNorm(cfg.n_embd) if self.attn is not None else None
+        self.ln_2 = nn.LayerNorm(cfg.n_embd)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.attn is not None and self.ln_1 is not None:
+            x = x + self.attn(self.ln_1(x))  # x + MultiHead(LN(x))
+        return x + self.mlp(self.ln_2(x))  # x + MLP(LN(x))
+
+
+class CharGPT(nn.Module):
+    """The character-level language model: embeddings, blocks, LayerNorm, linear head."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.n_embd)
+        self.pos_emb = nn.Embedding(cfg.block_size, cfg.n_embd)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.n_embd)
+        self.head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+
+    def forward(self, idx: Tensor, targets: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+        """Logits ``(B, T, vocab)`` and, with ``targets``, the mean cross-entropy in nats."""
+        B, T = idx.size()
+        if self.cfg.block_size < T:
+            raise ValueError(f"sequence of length {T} exceeds block_size={self.cfg.block_size}")
+        pos = torch.arange(T, device=idx.device)
+        x = self.drop(self.tok_emb(idx) + self.pos_emb(pos))  # (B, T, C)
+        for block in self.blocks:
+            x = block(x)
+        logits = self.head(self.ln_f(x))  # (B, T, vocab)
+        if targets is None:
+            return logits, None
+        loss = F.cross_entropy(logits.view(B * T, -1), targets.view(B * T))
+        return logits, loss
+
+    @torch.no_grad()
+    def attention_maps(self, idx: Tensor) -> list[Tensor]:
+        """Attention weights ``A`` of every layer, ``[(B, h, T, T)] * n_layer`` (multihead only).
+
+        Runs the same forward pass as `forward` and asks each layer's
+        `CausalSelfAttention.attention_weights` for ``softmax(Q Kᵀ/√d_k + M)`` on the
+        input that layer really sees, ``LN_1(x)``.
+        """
+        if self.cfg.attention is not AttentionMode.MULTIHEAD:
+            raise ValueError(
+                f"attention maps need attention='multihead', not {str(self.cfg.attention)!r}"
+            )
+        T = idx.size(1)
+        pos = torch.arange(T, device=idx.device)
+        x = self.tok_emb(idx) + self.pos_emb(pos)
+        maps = []
+        for block in self.blocks:
+            assert isinstance(block.attn, CausalSelfAttention) and block.ln_1 is not None
+            maps.append(block.attn.attention_weights(block.ln_1(x)))
+            x = block(x)
+        return maps
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of trainable parameters."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)

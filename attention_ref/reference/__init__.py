@@ -1,0 +1,10 @@
+"""The textbook math: masked multi-head attention one formula at a time, and parameter counts.
+
+`attention_ref.reference.attention` holds one small pure function per formula of seed 000;
+they are re-exported here, so ``from attention_ref import reference as ref; ref.scores(Q, K)``
+reads like the document. `attention_ref.reference.params` counts weights by shape (seed 003).
+This folder imports torch and nothing else of attnref.
+"""
+
+from attention_ref.reference.attention import *  # noqa: F403
+from attention_ref.reference.attention import __all__ as __all__

@@ -1,0 +1,106 @@
+r"""The document model: what an explanation (or a table of counts) says, as plain data.
+
+Matrices are lists of rows of floats, shapes are tuples, labels are LaTeX written once: the
+writers (`attention_ref.render.markdown`, `.latex`, `.terminal`, `.jsonout`) only lay them out.
+Every type is a frozen, keyword-only dataclass, so a call site names each field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from attention_ref.render.symbols import latex_to_unicode
+
+#: A matrix as rows of numbers; a vector is one row.
+Matrix: TypeAlias = Sequence[Sequence[float]]
+
+#: What ``--format json`` writes: numbers, strings, booleans, lists and objects of them.
+JSONValue: TypeAlias = (
+    "float | int | str | bool | Sequence[JSONValue] | Mapping[str, JSONValue] | None"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mat:
+    r"""A labelled matrix: ``symbol = formula = value``.
+
+    ``symbol`` and ``formula`` are LaTeX (``Q^{(1)}``, ``X W_Q^{(1)}``): the LaTeX writers
+    print them as written, the plain-text writers print `latex_to_unicode` of them
+    (``Q^(1)``, ``X W_Q^(1)``). ``text`` and ``formula_text`` replace that plain form only
+    where the words differ, e.g. the code's name ``queries`` for the symbol ``Q``.
+    """
+
+    symbol: str
+    value: Matrix
+    formula: str = ""
+    rows: Sequence[str] | None = None
+    cols: Sequence[str] | None = None
+    text: str | None = None
+    formula_text: str | None = None
+
+    def symbol_as_text(self) -> str:
+        """The name the plain-text writers print."""
+        if self.text is not None:
+            return self.text
+        return latex_to_unicode(self.symbol)
+
+    def formula_as_text(self) -> str:
+        """The formula the plain-text writers print (``""``: none)."""
+        if self.formula_text is not None:
+            return self.formula_text
+        return latex_to_unicode(self.formula)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Shape:
+    """One reshape/transpose/matmul step: ``name: operation: before -> after``."""
+
+    name: str
+    operation: str
+    before: tuple[int, ...]
+    after: tuple[int, ...]
+
+
+#: What a section holds, in order.
+Item: TypeAlias = Mat | Shape
+
+
+@dataclass(frozen=True, kw_only=True)
+class Section:
+    """A titled step: prose first, then matrices and shape transforms in order."""
+
+    title: str
+    text: str = ""
+    items: Sequence[Item] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Explanation:
+    """A whole worked example; ``data`` is the payload of ``--format json``."""
+
+    title: str
+    source: str
+    sections: Sequence[Section]
+    data: Mapping[str, JSONValue]
+    precision: int = 3  # decimals shown unless --precision says otherwise
+
+
+@dataclass(frozen=True, kw_only=True)
+class Table:
+    """A table of counts and the claim its numbers support.
+
+    The terminal prints ``title`` above the table and the claim as a sentence below it;
+    markdown has no caption, so it opens the claim with ``context`` instead
+    (``d_model = 128; parameter counts ...``). Integers are grouped by thousands in the
+    terminal except in ``plain_columns``. ``data`` is the payload of ``--format json``.
+    """
+
+    title: str
+    context: str
+    columns: Sequence[str]
+    rows: Sequence[Sequence[int | str]]
+    claim: str  # a clause: "parameter counts equal for every h: ..."
+    data: Mapping[str, JSONValue]
+    plain_columns: frozenset[str] = frozenset()

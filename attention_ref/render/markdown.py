@@ -1,0 +1,68 @@
+"""Markdown: GitHub tables for the terminal's ``--format markdown``, display math for the book."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attention_ref.render.document import Explanation, Mat, Shape, Table
+from attention_ref.render.latex import equation
+from attention_ref.render.numbers import fmt_number, shape_text
+
+
+def shape_bullet(item: Shape) -> str:
+    """A markdown bullet: ``name``: operation: ``(before) -> (after)``."""
+    before, after = shape_text(item.before), shape_text(item.after)
+    return f"- `{item.name}`: {item.operation}: `{before} -> {after}`"
+
+
+def sections(expl: Explanation, heading: str, matrix: Callable[[Mat], list[str]]) -> list[str]:
+    """The steps as markdown lines: title, prose, then each item (shapes as bullets)."""
+    out: list[str] = []
+    for sec in expl.sections:
+        out += [f"{heading} {sec.title}", ""]
+        if sec.text:
+            out += [sec.text, ""]
+        for item in sec.items:
+            out += matrix(item) if isinstance(item, Mat) else [shape_bullet(item), ""]
+    return out
+
+
+def matrix_table(item: Mat, precision: int) -> list[str]:
+    """``**name** = `formula```, then the matrix as a table with row labels in column one."""
+    formula = item.formula_as_text()
+    head = f"**{item.symbol_as_text()}**" + (f" = `{formula}`" if formula else "")
+    ncols = len(item.value[0]) if item.value else 0
+    cols = list(item.cols) if item.cols else [str(j + 1) for j in range(ncols)]
+    out = [head, "", "| | " + " | ".join(cols) + " |", "|---" * (ncols + 1) + "|"]
+    for i, row in enumerate(item.value):
+        label = item.rows[i] if item.rows else str(i + 1)
+        cells = " | ".join(fmt_number(v, precision) for v in row)
+        out.append(f"| {label} | {cells} |")
+    return [*out, ""]
+
+
+def to_markdown(expl: Explanation, precision: int = 3) -> str:
+    """GitHub-flavoured markdown: one table per matrix, row labels in the first column."""
+    head = [f"# {expl.title}", "", f"*Source: {expl.source}*", ""]
+    return "\n".join(head + sections(expl, "##", lambda item: matrix_table(item, precision)))
+
+
+def to_book(expl: Explanation, precision: int = 3, *, heading: int = 2) -> str:
+    """Markdown for the mkdocs book: prose as markdown, every matrix as display math.
+
+    ``heading`` is the level of each step's title (the page has its own ``#`` title). Math is
+    written ``$$ … $$`` for ``pymdownx.arithmatex`` and typeset by KaTeX in the browser.
+    """
+
+    def display(item: Mat) -> list[str]:
+        return ["$$", equation(item, precision), "$$", ""]
+
+    head = [f"*Source: {expl.source}*", ""]
+    return "\n".join(head + sections(expl, "#" * heading, display))
+
+
+def table_to_markdown(table: Table) -> str:
+    """The table, then ``context; claim.`` (markdown has no caption for the title)."""
+    lines = ["| " + " | ".join(table.columns) + " |", "|---" * len(table.columns) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in table.rows]
+    return "\n".join([*lines, "", f"{table.context}; {table.claim}."])

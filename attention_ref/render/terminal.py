@@ -1,0 +1,88 @@
+"""The terminal: rich renderables (rules, prose, tables side by side) to print in order.
+
+rich is imported when a function runs, not with the module (``attnref --help`` stays fast).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attention_ref.render.document import Explanation, Mat, Table
+from attention_ref.render.numbers import fmt_number, shape_text
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+
+def matrix_table(item: Mat, precision: int) -> RenderableType:
+    """A matrix as a rich table titled ``name = formula``, row labels in a dim column."""
+    from rich import box
+    from rich.table import Table as RichTable
+
+    formula = item.formula_as_text()
+    title = item.symbol_as_text() + (f" = {formula}" if formula else "")
+    table = RichTable(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD)
+    ncols = len(item.value[0]) if item.value else 0
+    table.add_column("", style="dim")
+    for j in range(ncols):
+        table.add_column(item.cols[j] if item.cols else str(j + 1), justify="right")
+    for i, values in enumerate(item.value):
+        label = item.rows[i] if item.rows else str(i + 1)
+        table.add_row(label, *(fmt_number(v, precision) for v in values))
+    return table
+
+
+def to_rich(expl: Explanation, precision: int = 3) -> list[RenderableType]:
+    """A list of rich renderables (rules, text, tables) to print one after the other.
+
+    The matrices between two shape steps sit side by side (``Columns``).
+    """
+    from rich.columns import Columns
+    from rich.markup import escape
+    from rich.rule import Rule
+    from rich.text import Text
+
+    parts: list[RenderableType] = [
+        Rule(f"[bold]{escape(expl.title)}"),
+        Text(f"Source: {expl.source}", "dim"),
+    ]
+    for sec in expl.sections:
+        parts.append(Rule(escape(sec.title), style="cyan", align="left"))
+        if sec.text:
+            parts.append(Text(sec.text))
+        pending: list[RenderableType] = []
+        for item in sec.items:
+            if isinstance(item, Mat):
+                pending.append(matrix_table(item, precision))
+                continue
+            if pending:
+                parts.append(Columns(pending, padding=(0, 3)))
+                pending = []
+            parts.append(
+                Text.assemble(
+                    (f"{item.name}", "bold"),
+                    f": {item.operation}: ",
+                    (f"{shape_text(item.before)} → {shape_text(item.after)}", "green"),
+                )
+            )
+        if pending:
+            parts.append(Columns(pending, padding=(0, 3)))
+    return parts
+
+
+def table_to_rich(table: Table) -> list[RenderableType]:
+    """The table under its title, then the claim as a sentence."""
+    from rich.table import Table as RichTable
+
+    out = RichTable(title=table.title)
+    for c in table.columns:
+        out.add_column(c, justify="right")
+    for row in table.rows:
+        out.add_row(
+            *(
+                f"{cell:,}" if isinstance(cell, int) and c not in table.plain_columns else str(cell)
+                for c, cell in zip(table.columns, row, strict=True)
+            )
+        )
+    # a plain string, printed with rich's highlighting as before
+    return [out, f"{table.claim[:1].upper()}{table.claim[1:]}."]

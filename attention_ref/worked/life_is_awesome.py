@@ -1,0 +1,113 @@
+r"""Seed 000 (MAE5911 homework, Questão 01): masked multi-head attention on "Life is awesome".
+
+``d_model = 4``, ``h = 2`` heads with the given ``W_Q^{(i)}, W_K^{(i)}, W_V^{(i)} ∈ R^{4×2}``,
+causal mask, ``W_O = I_4``. The data is the document's; each ``DOC_*`` value is copied from it
+as printed, so a test can compare the reference with the document.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from attention_ref import reference as ref
+from attention_ref.render import Explanation, Matrix
+from attention_ref.worked.trace import t, trace_sections, trace_to_json
+
+LIFE_TOKENS: Final = ("Life", "is", "awesome")
+
+#: X in R^{3x4}: one row per token.
+LIFE_X: Final[Matrix] = [
+    [1, 0, 1, 0],
+    [0, 1, 1, 0],
+    [1, 1, 0, 1],
+]
+
+#: Per-head weights W^(i) in R^{4x2}, i = 1, 2 (the document's "Head 1", "Head 2").
+LIFE_W_Q: Final[list[Matrix]] = [
+    [[1, 0], [0, 1], [1, 0], [0, 1]],
+    [[0, 1], [1, 0], [0, 1], [1, 0]],
+]
+LIFE_W_K: Final[list[Matrix]] = [
+    [[1, 1], [0, 1], [1, 0], [0, 1]],
+    [[1, 0], [1, 1], [0, 1], [1, 0]],
+]
+LIFE_W_V: Final[list[Matrix]] = [
+    [[1, 0], [0, 1], [1, 1], [0, 1]],
+    [[0, 1], [1, 0], [1, 0], [0, 1]],
+]
+#: W_O = I_4 "por simplicidade".
+LIFE_W_O: Final[Matrix] = [
+    [1, 0, 0, 0],
+    [0, 1, 0, 0],
+    [0, 0, 1, 0],
+    [0, 0, 0, 1],
+]
+
+# What the document prints, per head (index 0 = Head 1).
+DOC_LIFE_Q: Final[list[Matrix]] = [
+    [[2, 0], [1, 1], [1, 2]],
+    [[0, 2], [1, 1], [2, 1]],
+]
+DOC_LIFE_K: Final[list[Matrix]] = [
+    [[2, 1], [1, 1], [1, 3]],
+    [[1, 1], [1, 2], [3, 1]],
+]
+DOC_LIFE_V: Final[list[Matrix]] = [
+    [[2, 1], [1, 2], [1, 2]],
+    [[1, 1], [2, 0], [1, 2]],
+]
+#: The document writes S^(i) = (1/sqrt(2)) * [this matrix], i.e. this is Q^(i) K^(i)T.
+DOC_LIFE_QKT: Final[list[Matrix]] = [
+    [[4, 2, 2], [3, 2, 4], [4, 3, 7]],
+    [[2, 4, 2], [2, 3, 4], [3, 4, 7]],
+]
+#: M with -inf above the diagonal.
+DOC_LIFE_M: Final[Matrix] = [
+    [0, float("-inf"), float("-inf")],
+    [0, 0, float("-inf")],
+    [0, 0, 0],
+]
+DOC_LIFE_A: Final[list[Matrix]] = [
+    [[1.000, 0.000, 0.000], [0.670, 0.330, 0.000], [0.102, 0.050, 0.848]],
+    [[1.000, 0.000, 0.000], [0.330, 0.670, 0.000], [0.050, 0.102, 0.848]],
+]
+DOC_LIFE_H: Final[list[Matrix]] = [
+    [[2.000, 1.000], [1.670, 1.330], [1.102, 1.898]],
+    [[1.000, 1.000], [1.670, 0.330], [1.102, 1.747]],
+]
+DOC_LIFE_CONCAT: Final[Matrix] = [
+    [2.000, 1.000, 1.000, 1.000],
+    [1.670, 1.330, 1.670, 0.330],
+    [1.102, 1.898, 1.102, 1.747],
+]
+DOC_LIFE_OUTPUT: Final[Matrix] = DOC_LIFE_CONCAT  # W_O = I_4: the output is the concat
+
+
+def life_trace() -> ref.AttentionTrace:
+    r"""The document's numbers through `attention_ref.reference.masked_multihead_attention`.
+
+    ``\operatorname{MultiHead}(X) = \operatorname{Concat}(H^{(1)} | H^{(2)}) W_O`` with
+    ``H^{(i)} = \operatorname{softmax}(Q^{(i)} K^{(i)\top} / \sqrt{2} + M) V^{(i)}``.
+    """
+    return ref.masked_multihead_attention(
+        t(LIFE_X), t(LIFE_W_Q), t(LIFE_W_K), t(LIFE_W_V), t(LIFE_W_O), tokens=LIFE_TOKENS
+    )
+
+
+def explain() -> Explanation:
+    """Seed 000: "Life is awesome", d_model = 4, h = 2, causal mask, W_O = I_4."""
+    trace = life_trace()
+    sections = trace_sections(
+        trace,
+        t(LIFE_W_Q),
+        t(LIFE_W_K),
+        t(LIFE_W_V),
+        W_O_note="W_O = I_4 in the document, so the output is the concat.",
+    )
+    return Explanation(
+        title='Masked multi-head attention: "Life is awesome"',
+        source="seed 000, MAE5911 homework, Questão 01 (d_model = 4, h = 2, causal mask, "
+        "W_O = I_4)",
+        sections=sections,
+        data=trace_to_json(trace),
+    )

@@ -1,0 +1,278 @@
+r"""Seed 001's code (rasbt's LLMs-from-scratch ch03) on "Your journey starts with one step".
+
+Three modules of the code, recomputed with the reference from weights drawn exactly as the
+code draws them: ``SelfAttention_v2`` (``Z = \operatorname{softmax}(Q K^\top / \sqrt{d_k}) V``,
+no mask), ``CausalAttention`` (the same plus ``M``) and ``MultiHeadAttention``
+(``\operatorname{Concat}(H^{(1)} | H^{(2)}) W_O + b_O``). ``BOOK_*`` are what the notebook
+prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, TypedDict
+
+import torch
+from torch import Tensor
+
+from attention_ref import reference as ref
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, Shape
+from attention_ref.worked.trace import DTYPE, L, column_names, t
+
+JOURNEY_TOKENS: Final = ("Your", "journey", "starts", "with", "one", "step")
+JOURNEY_X: Final[Matrix] = [
+    [0.43, 0.15, 0.89],
+    [0.55, 0.87, 0.66],
+    [0.57, 0.85, 0.64],
+    [0.22, 0.58, 0.33],
+    [0.77, 0.25, 0.10],
+    [0.05, 0.80, 0.55],
+]
+JOURNEY_D_IN: Final = 3
+JOURNEY_D_OUT: Final = 2
+#: Seeds of the document's code: ``torch.manual_seed(789)`` before ``SelfAttention_v2``,
+#: ``torch.manual_seed(123)`` before ``CausalAttention`` and before ``MultiHeadAttention``.
+JOURNEY_SEED_SELF: Final = 789
+JOURNEY_SEED_CAUSAL: Final = 123
+JOURNEY_SEED_MULTIHEAD: Final = 123
+JOURNEY_HEADS: Final = 2
+#: What that code prints in rasbt's ch03 notebook (the seed quotes the code, not its output;
+#: these are the notebook's printed values, 4 decimals). Row i = token i.
+BOOK_JOURNEY_SELF: Final[Matrix] = [
+    [-0.0739, 0.0713],
+    [-0.0748, 0.0703],
+    [-0.0749, 0.0702],
+    [-0.0760, 0.0685],
+    [-0.0763, 0.0679],
+    [-0.0754, 0.0693],
+]
+BOOK_JOURNEY_CAUSAL: Final[Matrix] = [
+    [-0.4519, 0.2216],
+    [-0.5874, 0.0058],
+    [-0.6300, -0.0632],
+    [-0.5675, -0.0843],
+    [-0.5526, -0.0981],
+    [-0.5299, -0.1081],
+]
+BOOK_JOURNEY_MULTIHEAD: Final[Matrix] = [
+    [0.3190, 0.4858],
+    [0.2943, 0.3897],
+    [0.2856, 0.3593],
+    [0.2693, 0.3873],
+    [0.2639, 0.3928],
+    [0.2575, 0.4028],
+]
+
+
+def draw_linear_weights(
+    seed: int, shapes: Sequence[tuple[int, int, bool]]
+) -> list[tuple[Tensor, Tensor | None]]:
+    """Weights drawn exactly as the document's code draws them.
+
+    ``torch.manual_seed(seed)`` and then one ``nn.Linear(d_in, d_out, bias)`` per entry of
+    ``shapes``, in order (PyTorch's default init: Kaiming-uniform weight,
+    ``U(-1/√d_in, 1/√d_in)``; the bias from the same interval). Returns ``(W, b)`` in the
+    document's row convention, ``W = linear.weight.T``, as float64.
+    """
+    torch.manual_seed(seed)
+    out: list[tuple[Tensor, Tensor | None]] = []
+    for d_in, d_out, bias in shapes:
+        lin = torch.nn.Linear(d_in, d_out, bias=bias)
+        W = lin.weight.detach().T.to(DTYPE)  # nn.Linear stores (d_out, d_in); ours is (d_in, d_out)
+        b = lin.bias.detach().to(DTYPE) if lin.bias is not None else None
+        out.append((W, b))
+    return out
+
+
+class JourneyModule(TypedDict):
+    """One module of the code: its weights (row convention) and the reference's trace."""
+
+    W_query: Tensor
+    W_key: Tensor
+    W_value: Tensor
+    trace: ref.AttentionTrace
+
+
+class JourneyMultiHead(JourneyModule):
+    """``MultiHeadAttention`` adds ``out_proj``: ``W_O = out_proj.weight.T`` and its bias."""
+
+    W_O: Tensor
+    b_O: Tensor
+
+
+class JourneyNumbers(TypedDict):
+    """`journey_numbers`: the three modules, in the code's order."""
+
+    self: JourneyModule
+    causal: JourneyModule
+    multihead: JourneyMultiHead
+
+
+def journey_numbers() -> JourneyNumbers:
+    """The three modules of the seed's code, recomputed with the reference.
+
+    * ``SelfAttention_v2`` (seed 789): one head, no mask, ``d_out = 2``.
+    * ``CausalAttention`` (seed 123): one head, causal mask, dropout 0, batch of 2 copies.
+    * ``MultiHeadAttention`` (seed 123): ``d_out = 2``, ``num_heads = 2`` (``head_dim = 1``),
+      fused ``W_query``/``W_key``/``W_value`` split into heads, then ``out_proj`` (with bias).
+    """
+    X = t(JOURNEY_X)
+    d_in, d_out, h = JOURNEY_D_IN, JOURNEY_D_OUT, JOURNEY_HEADS
+    qkv = [(d_in, d_out, False)] * 3
+    (Wq, _), (Wk, _), (Wv, _) = draw_linear_weights(JOURNEY_SEED_SELF, qkv)
+    eye = torch.eye(d_out, dtype=DTYPE)
+    self_attn = ref.masked_multihead_attention_fused(
+        X, Wq, Wk, Wv, eye, h=1, causal=False, tokens=JOURNEY_TOKENS
+    )
+    (cWq, _), (cWk, _), (cWv, _) = draw_linear_weights(JOURNEY_SEED_CAUSAL, qkv)
+    batch = torch.stack((X, X), dim=0)  # (6, 3) -> (2, 6, 3), as the code's torch.stack
+    causal = ref.masked_multihead_attention_fused(batch, cWq, cWk, cWv, eye, h=1)
+    mha_w = draw_linear_weights(JOURNEY_SEED_MULTIHEAD, [*qkv, (d_out, d_out, True)])
+    (mWq, _), (mWk, _), (mWv, _), (mWo, mbo) = mha_w
+    assert mbo is not None  # out_proj is nn.Linear(..., bias=True)
+    mha = ref.masked_multihead_attention_fused(batch, mWq, mWk, mWv, mWo, h=h, b_O=mbo)
+    return {
+        "self": {"W_query": Wq, "W_key": Wk, "W_value": Wv, "trace": self_attn},
+        "causal": {"W_query": cWq, "W_key": cWk, "W_value": cWv, "trace": causal},
+        "multihead": {"W_query": mWq, "W_key": mWk, "W_value": mWv, "W_O": mWo, "b_O": mbo,
+                      "trace": mha},
+    }  # fmt: skip
+
+
+#: How every module's weights are drawn; {seed}, {order}, {d_in} filled in per module.
+DRAW = (
+    "Weights are drawn exactly as the document's code draws them: torch.manual_seed({seed}), "
+    "then nn.Linear layers created in the order {order} (PyTorch's default init, "
+    "Kaiming-uniform: U(−1/√d_in, 1/√d_in) with d_in = {d_in}); in the row convention "
+    "W = linear.weight.T."
+)
+#: The row label of the notebook's printed output.
+BOOK = "rasbt's ch03 notebook prints"
+
+
+def weight_mats(m: JourneyModule) -> list[Mat]:
+    """``W_query``, ``W_key``, ``W_value`` of one module."""
+    return [
+        Mat(symbol="W_{query}", value=L(m["W_query"])),
+        Mat(symbol="W_{key}", value=L(m["W_key"])),
+        Mat(symbol="W_{value}", value=L(m["W_value"])),
+    ]
+
+
+def journey_sections(r: JourneyNumbers) -> list[Section]:
+    """Inputs, then each module: its weights, its steps under the code's names, the book's."""
+    tok = list(JOURNEY_TOKENS)
+    s, c, m = r["self"], r["causal"], r["multihead"]
+    st, ct, mt = s["trace"], c["trace"], m["trace"]
+    d_k = JOURNEY_D_OUT
+    return [
+        Section(title="Inputs", text="Six tokens, 3-dimensional embeddings (the code's `inputs`).",
+                items=[Mat(symbol="X", value=L(t(JOURNEY_X)), rows=tok,
+                           cols=column_names("x", 3))]),
+        Section(
+            title="Self-attention with trainable weights (SelfAttention_v2)",
+            text=DRAW.format(seed=JOURNEY_SEED_SELF, order="W_query, W_key, W_value", d_in=3)
+            + " No mask. queries = X W_query, keys = X W_key, values = X W_value; "
+            "attn_weights = softmax(queries keysᵀ / √d_k); context_vec = attn_weights values.",
+            items=[
+                *weight_mats(s),
+                Mat(symbol="Q", text="queries", value=L(st.Q[0]), formula="X W_{query}", rows=tok),
+                Mat(symbol="K", text="keys", value=L(st.K[0]), formula="X W_{key}", rows=tok),
+                Mat(symbol="V", text="values", value=L(st.V[0]), formula="X W_{value}", rows=tok),
+                Mat(symbol="Q K^\\top", text="attn_scores", value=L(st.QKt[0]),
+                    formula="Q K^\\top", formula_text="queries keysᵀ", rows=tok, cols=tok),
+                Mat(symbol="A", text="attn_weights", value=L(st.A[0]),
+                    formula=f"\\operatorname{{softmax}}(Q K^\\top / \\sqrt{{{d_k}}})",
+                    formula_text=f"softmax(attn_scores / √{d_k})", rows=tok, cols=tok),
+                Mat(symbol="Z", text="context_vec", value=L(st.output), formula="A V",
+                    formula_text="attn_weights values", rows=tok),
+                Mat(symbol="Z_{book}", text=BOOK, value=BOOK_JOURNEY_SELF, rows=tok),
+            ],
+        ),
+        Section(
+            title="Causal attention (CausalAttention, dropout 0)",
+            text=DRAW.format(seed=JOURNEY_SEED_CAUSAL, order="W_query, W_key, W_value", d_in=3)
+            + " Scores above the diagonal are set to −∞ before the softmax, so each token "
+            "averages only itself and its predecessors. The code stacks the input twice: "
+            "batch (2, 6, 3) → context_vecs (2, 6, 2), both copies identical. Dropout on the "
+            "weights (seed 001) is a training-time step; here p = 0.",
+            items=[
+                *weight_mats(c),
+                Mat(symbol="\\tilde S", text="masked attn_scores", value=L(ct.S_masked[0, 0]),
+                    formula_text=f"queries keysᵀ / √{d_k} + M", rows=tok, cols=tok),
+                Mat(symbol="A", text="attn_weights", value=L(ct.A[0, 0]),
+                    formula_text="softmax(masked scores)", rows=tok, cols=tok),
+                Mat(symbol="Z", text="context_vecs[0]", value=L(ct.output[0]), formula="A V",
+                    formula_text="attn_weights values", rows=tok),
+                Mat(symbol="Z_{book}", text=BOOK, value=BOOK_JOURNEY_CAUSAL, rows=tok),
+                Shape(name="batch", operation="torch.stack((inputs, inputs))", before=(6, 3),
+                      after=tuple(ct.X.shape)),
+                Shape(name="context_vecs", operation="causal attention", before=tuple(ct.X.shape),
+                      after=tuple(ct.output.shape)),
+            ],
+        ),
+        Section(
+            title="Multi-head attention (MultiHeadAttention, d_out = 2, num_heads = 2)",
+            text=DRAW.format(seed=JOURNEY_SEED_MULTIHEAD,
+                             order="W_query, W_key, W_value, out_proj (with bias)", d_in=3)
+            + " head_dim = d_out / num_heads = 1: the fused projections are split into 2 heads "
+            "of width 1 by view + transpose, each head attends causally, the heads are merged "
+            "back and out_proj (W_O and its bias b_O) mixes them.",
+            items=[
+                *weight_mats(m),
+                Mat(symbol="W_O", text="W_O = out_proj.weight.T", value=L(m["W_O"])),
+                Mat(symbol="b_O", text="b_O = out_proj.bias", value=L(m["b_O"])),
+                Shape(name="queries", operation="X W_query", before=tuple(mt.X.shape),
+                      after=(2, 6, 2)),
+                Shape(name="queries", operation="view (b, T, heads, head_dim)", before=(2, 6, 2),
+                      after=(2, 6, 2, 1)),
+                Shape(name="queries", operation="transpose(1, 2)", before=(2, 6, 2, 1),
+                      after=tuple(mt.Q.shape)),
+                Shape(name="attn_weights", operation="softmax(Q Kᵀ / √head_dim + M)",
+                      before=tuple(mt.Q.shape), after=tuple(mt.A.shape)),
+                Shape(name="context_vec", operation="(attn_weights V).transpose(1, 2).view",
+                      before=tuple(mt.H.shape), after=tuple(mt.concat.shape)),
+                Shape(name="output", operation="out_proj", before=tuple(mt.concat.shape),
+                      after=tuple(mt.output.shape)),
+                Mat(symbol="A^{(1)}", text="A (head 1)", value=L(mt.A[0, 0]), rows=tok, cols=tok),
+                Mat(symbol="A^{(2)}", text="A (head 2)", value=L(mt.A[0, 1]), rows=tok, cols=tok),
+                Mat(symbol="Z", text="context_vecs[0]", value=L(mt.output[0]),
+                    formula="\\operatorname{Concat}(H^{(1)} | H^{(2)}) W_O + b_O",
+                    formula_text="Concat(H¹|H²) W_O + b_O", rows=tok),
+                Mat(symbol="Z_{book}", text=BOOK, value=BOOK_JOURNEY_MULTIHEAD, rows=tok),
+            ],
+        ),
+    ]  # fmt: skip
+
+
+def journey_json(r: JourneyNumbers) -> dict[str, JSONValue]:
+    """The payload of ``--format json``: each module's seed, weights and results."""
+    s, c, m = r["self"], r["causal"], r["multihead"]
+    st, ct, mt = s["trace"], c["trace"], m["trace"]
+    return {
+        "tokens": list(JOURNEY_TOKENS),
+        "X": L(t(JOURNEY_X)),
+        "self_attention": {"seed": JOURNEY_SEED_SELF, "W_query": L(s["W_query"]),
+                           "W_key": L(s["W_key"]), "W_value": L(s["W_value"]),
+                           "A": L(st.A[0]), "context_vec": L(st.output)},
+        "causal_attention": {"seed": JOURNEY_SEED_CAUSAL, "A": L(ct.A[0, 0]),
+                             "context_vecs_shape": list(ct.output.shape),
+                             "context_vec": L(ct.output[0])},
+        "multihead_attention": {"seed": JOURNEY_SEED_MULTIHEAD, "heads": JOURNEY_HEADS,
+                                "A": [L(mt.A[0, i]) for i in range(JOURNEY_HEADS)],
+                                "context_vecs_shape": list(mt.output.shape),
+                                "context_vec": L(mt.output[0])},
+    }  # fmt: skip
+
+
+def explain() -> Explanation:
+    """Seed 001's code on "Your journey starts with one step": self, causal, 2-head attention."""
+    r = journey_numbers()
+    return Explanation(
+        title="Trainable weights, causal and multi-head attention: "
+        '"Your journey starts with one step"',
+        source="seed 001, code from rasbt's LLMs-from-scratch ch03",
+        sections=journey_sections(r),
+        data=journey_json(r),
+        precision=4,
+    )

@@ -1,0 +1,145 @@
+"""Options shared by the training commands, and the checks that run before any work starts.
+
+* `config_options` gives a command one ``--option`` per field of
+  `attention_ref.lm.config.TrainConfig` (defaults ``None``: "not given"), so ``train`` and
+  ``ablation`` share them and ``--resume`` can tell which were given.
+* The option types (``--data``, ``--out-dir``, ``--tracking-uri``, ``--experiment``,
+  ``--log-every``) are declared once here, with the checks that run before any work starts
+  (`check_writable_dir`, `load_data`, `connect_store`).
+
+No torch or mlflow import here: ``attnref --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from attention_ref.lm.config import CONFIG_HELP, option_defaults
+from cli.errors import CLIError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from attention_ref.lm.data import CharData
+
+PANEL = "Model and training (defaults: the homework's Q02)"
+DEFAULT_EXPERIMENT = "shakespeare"  # the same as attention_ref.experiments.store's
+
+TRACKING_HELP = "MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)."
+TrackingUri = Annotated[str | None, typer.Option("--tracking-uri", help=TRACKING_HELP)]
+DataPath = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="Tiny Shakespeare input.txt (default: $ATTNREF_DATA, the cache, else download).",
+        show_default=False,
+    ),
+]
+OutDir = Annotated[Path, typer.Option("--out-dir", help="Local checkpoints go to OUT_DIR/RUN_ID/.")]
+LogEvery = Annotated[
+    int, typer.Option("--log-every", help="Steps between log lines when not on a terminal.")
+]
+
+
+def experiment_option(help_text: str = "MLflow experiment name.") -> Any:
+    """``--experiment NAME``; ``None`` when not given (the commands default it)."""
+    return Annotated[
+        str | None,
+        typer.Option(
+            "--experiment",
+            help=f"{help_text} \\[default: {DEFAULT_EXPERIMENT}]",
+            show_default=False,
+        ),
+    ]
+
+
+Experiment = experiment_option()
+
+
+def config_options(exclude: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Any]:
+    """Give a command one option per ``TrainConfig`` option field; it receives them as
+    ``config_overrides`` (only those given on the command line)."""
+    defaults = {k: v for k, v in option_defaults().items() if k not in exclude}
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(func, eval_str=True)
+        own = [p for p in sig.parameters.values() if p.name != "config_overrides"]
+        extra = []
+        for name, default in defaults.items():
+            option = typer.Option(
+                f"--{name.replace('_', '-')}",
+                help=f"{CONFIG_HELP[name]} \\[default: {default}]",  # "\\[": not rich markup
+                show_default=False,
+                rich_help_panel=PANEL,
+            )
+            kind = type(default)
+            extra.append(
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=None,
+                    annotation=Annotated[kind | None, option],  # type: ignore[valid-type]
+                )
+            )
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            given = {n: kwargs.pop(n) for n in defaults if n in kwargs}
+            overrides = {k: v for k, v in given.items() if v is not None}
+            return func(*args, config_overrides=overrides, **kwargs)
+
+        wrapper.__signature__ = sig.replace(parameters=own + extra)  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def check_writable_dir(path: Path) -> Path:
+    """``ValueError`` unless ``path`` is a directory we can write, or can be created as one.
+
+    Nothing is created here: the check runs before any work starts.
+    """
+    p = path.expanduser().absolute()
+    probe = p
+    while not probe.exists():
+        probe = probe.parent
+    if probe == p and not p.is_dir():
+        raise ValueError(f"--out-dir {path} is not writable (it is a file, not a directory)")
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"--out-dir {path} is not writable ({probe} does not allow it)")
+    return path
+
+
+def check_log_every(log_every: int) -> int:
+    """``--log-every`` must be a positive integer."""
+    if log_every < 1:
+        raise CLIError("--log-every must be a positive integer")
+    return log_every
+
+
+def load_data(path: Path | None, console: Console) -> CharData:
+    """Tiny Shakespeare from ``--data``, ``$ATTNREF_DATA``, the cache or a download."""
+    from attention_ref.lm.data import DataError, load, locate
+    from cli.progress import download_progress
+
+    try:
+        return load(locate(path, progress=download_progress(console)))
+    except DataError as e:
+        raise CLIError(str(e)) from None
+
+
+def connect_store(tracking_uri: str | None, experiment: str | None) -> None:
+    """Point MLflow at the store (and select ``experiment``, unless ``None``: read only)."""
+    from attention_ref.experiments.store import TrackingError, connect
+
+    try:
+        connect(tracking_uri, experiment)
+    except TrackingError as e:
+        raise CLIError(str(e)) from None

@@ -1,0 +1,220 @@
+"""Progress and stop signals of the training commands.
+
+* `StopFlag`: the first Ctrl-C or SIGTERM asks the loop to stop after the current step
+  (a checkpoint is written and the run is marked KILLED); a second Ctrl-C aborts at once.
+* `Reporter`: a rich progress bar on a terminal; plain log lines every N steps otherwise
+  (CI logs, pipes). `ArmReporters` gives each arm of an ablation its own, one after the other.
+* `download_progress` for the one-time data download; `make_console` and `ui_hint`.
+
+No torch or mlflow import here: ``attnref --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from collections.abc import Callable
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+if TYPE_CHECKING:
+    from attention_ref.lm.train import Callbacks, EvalMetrics, StartInfo, StepMetrics
+
+
+def make_console() -> Console:
+    """The console of the training commands: no highlighting, long lines kept whole."""
+    return Console(highlight=False, soft_wrap=True)
+
+
+class StopFlag:
+    """Callable ``should_stop`` for the loop, set by SIGINT/SIGTERM while installed."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.signum: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __call__(self) -> bool:
+        return self.signum is not None
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # the second Ctrl-C: stop now
+        self.signum = signum
+        name = signal.Signals(signum).name
+        self.console.print(
+            f"[yellow]{name}: stopping after this step and saving a checkpoint "
+            "(Ctrl-C again to abort at once)[/]",
+            highlight=False,
+        )
+
+    def __enter__(self) -> StopFlag:
+        for s in (signal.SIGINT, signal.SIGTERM):
+            self._previous[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, h in self._previous.items():
+            signal.signal(s, h)
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal number: 130 for Ctrl-C, 143 for SIGTERM."""
+        return 128 + (self.signum or signal.SIGINT)
+
+
+class Reporter:
+    """Progress of one run: a rich bar on a terminal, else a line every ``log_every`` steps."""
+
+    def __init__(self, console: Console, label: str, total_steps: int, log_every: int) -> None:
+        self.console, self.label, self.total, self.log_every = (
+            console,
+            label,
+            total_steps,
+            log_every,
+        )
+        self.live = console.is_terminal
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
+        self.t0 = time.perf_counter()
+
+    def start(self) -> Reporter:
+        """Draw the progress bar (on a terminal); ``with Reporter(...)`` calls it."""
+        if self.live:
+            self.progress = Progress(
+                TextColumn(f"[bold]{self.label}[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("loss {task.fields[loss]}  val {task.fields[val]}"),
+                TextColumn("{task.fields[tps]} tok/s"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=self.console,
+            )
+            self.progress.start()
+            self.task = self.progress.add_task(
+                self.label, total=self.total, loss="-", val="-", tps="-"
+            )
+        return self
+
+    def stop(self) -> None:
+        """Stop drawing the progress bar."""
+        if self.progress is not None:
+            self.progress.stop()
+
+    def __enter__(self) -> Reporter:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _print(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress.console.print(text, highlight=False)
+        else:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+
+    def callbacks(self) -> Callbacks:
+        """The hooks that feed this reporter."""
+        from attention_ref.lm.train import Callbacks
+
+        def on_start(info: StartInfo) -> None:
+            start, self.total = info.start_step, info.max_steps
+            self.label = info.attention  # a resumed run says what it is
+            note = f", resuming at step {start}" if start else ""
+            self._print(f"[{self.label}] {info.n_params:,} parameters on {info.device}{note}")
+            if self.progress is not None and self.task is not None:
+                self.progress.update(self.task, completed=start, total=self.total)
+
+        def on_step(step: int, m: StepMetrics) -> None:
+            if self.progress is not None and self.task is not None:
+                self.progress.update(
+                    self.task,
+                    completed=step,
+                    loss=f"{m.train_loss:.3f}",
+                    tps=f"{m.tokens_per_sec:,.0f}",
+                )
+            elif step % self.log_every == 0 or step == self.total:
+                self._print(
+                    f"[{self.label}] step {step}/{self.total}  loss {m.train_loss:.4f}  "
+                    f"lr {m.lr:.2e}  {m.tokens_per_sec:,.0f} tok/s  "
+                    f"{time.perf_counter() - self.t0:.0f} s"
+                )
+
+        def on_eval(step: int, m: EvalMetrics, sample: str) -> None:
+            if self.progress is not None and self.task is not None:
+                self.progress.update(self.task, val=f"{m.val_loss:.3f}")
+            first = sample.strip().splitlines()[0][:60] if sample.strip() else ""
+            self._print(
+                f"[{self.label}] eval step {step}: train {m.train_eval_loss:.4f}  "
+                f"val {m.val_loss:.4f}  best {m.best_val_loss:.4f}  sample: {first!r}"
+            )
+
+        return Callbacks(on_start=on_start, on_step=on_step, on_eval=on_eval)
+
+
+class ArmReporters:
+    """One `Reporter` per ablation arm, one after the other; the last is closed on exit."""
+
+    def __init__(self, console: Console, total_steps: int, log_every: int) -> None:
+        self.console, self.total, self.log_every = console, total_steps, log_every
+        self.current: Reporter | None = None
+
+    def callbacks_for(self, arm: str) -> Callbacks:
+        """Close the previous arm's reporter, open this arm's, return its hooks."""
+        self.close()
+        self.current = Reporter(self.console, arm, self.total, self.log_every).start()
+        return self.current.callbacks()
+
+    def close(self) -> None:
+        """Stop the current arm's progress bar, if any."""
+        if self.current is not None:
+            self.current.stop()
+            self.current = None
+
+    def __enter__(self) -> ArmReporters:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def download_progress(console: Console) -> Callable[[int, int | None], None]:
+    """A progress callback for the one-time data download (bytes done, total)."""
+    bar = Progress(BarColumn(), MofNCompleteColumn(), console=console)
+    task: list[TaskID] = []  # created at the first chunk
+
+    def update(done: int, total: int | None) -> None:
+        if not task:
+            console.print("downloading Tiny Shakespeare (1.1 MB, verified by sha256)…")
+            bar.start()
+            task.append(bar.add_task("download", total=total))
+        bar.update(task[0], completed=done)
+        if total is not None and done >= total:
+            bar.stop()
+
+    return update
+
+
+def ui_hint(console: Console, uri: str, default_uri: str) -> None:
+    """How to browse the runs: the ``mlflow ui`` line for the embedded store, else the URI."""
+    if uri == default_uri:
+        console.print(
+            "browse the runs: mlflow ui --backend-store-uri sqlite:///mlflow.db "
+            "(then open http://127.0.0.1:5000)"
+        )
+    else:
+        console.print(f"runs are in {uri}")

@@ -1,0 +1,70 @@
+"""``attnref report``: Q03 answered in markdown from the measured runs (and ``--export``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.errors import CLIError
+from cli.options import (
+    DEFAULT_EXPERIMENT,
+    DataPath,
+    Experiment,
+    TrackingUri,
+    connect_store,
+    load_data,
+)
+
+
+def report(
+    experiment: Experiment = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the markdown here instead of stdout.", show_default=False
+        ),
+    ] = None,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            "--export",
+            help="Also copy the figures, samples and table the book shows "
+            "(docs/results) into this folder.",
+            show_default=False,
+        ),
+    ] = None,
+    data: DataPath = None,
+    tracking_uri: TrackingUri = None,
+) -> None:
+    """Q03 answered from the measured runs (markdown): the table, the bigram floor, the why."""
+    from cli.progress import make_console
+
+    console = make_console()
+    name = experiment or DEFAULT_EXPERIMENT
+    dataset = load_data(data, console)
+    connect_store(tracking_uri, None)  # read only: never create the experiment
+    from attention_ref.experiments.export import export_results
+    from attention_ref.experiments.results import find_arms, q03_report
+    from attention_ref.experiments.store import TrackingError
+
+    try:
+        arms = find_arms(name)
+        text = q03_report(name, dataset, arms)
+        if export is not None:
+            written = export_results(name, dataset, export)
+            console.print(f"exported {len(written)} files to {export}")
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
+    except OSError as e:
+        raise CLIError(f"cannot write {export}: {e.strerror or e}") from None
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise CLIError(f"cannot write {output}: {e.strerror or e}") from None
+    console.print(f"wrote {output}")

@@ -1,0 +1,153 @@
+"""``attnref train``: Q02, one training run tracked in MLflow (or an interrupted one resumed)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from cli.errors import CLIError
+from cli.options import (
+    DEFAULT_EXPERIMENT,
+    DataPath,
+    Experiment,
+    LogEvery,
+    OutDir,
+    TrackingUri,
+    check_log_every,
+    check_writable_dir,
+    config_options,
+    connect_store,
+    load_data,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from attention_ref.experiments.runs import RunOutcome
+    from cli.progress import StopFlag
+
+
+def _refused_with_resume(
+    overrides: dict[str, Any], no_attention: bool, run_name: str | None, experiment: str | None
+) -> list[str]:
+    """The options given with ``--resume`` that would change the run (all but device/threads)."""
+    from attention_ref.experiments.runs import RESUMABLE_OPTIONS
+
+    refused = ["--" + k.replace("_", "-") for k in overrides if k not in RESUMABLE_OPTIONS]
+    if no_attention:
+        refused.append("--no-attention")
+    if run_name is not None:
+        refused.append("--run-name")
+    if experiment is not None:
+        refused.append("--experiment")
+    return refused
+
+
+@config_options()
+def train(
+    no_attention: Annotated[
+        bool,
+        typer.Option(
+            "--no-attention", help="Q03: remove the attention sub-layer (same as --attention none)."
+        ),
+    ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            help="Continue an interrupted run (its MLflow run id, in any experiment); only "
+            "--device and --threads may change.",
+            show_default=False,
+        ),
+    ] = None,
+    run_name: Annotated[str | None, typer.Option("--run-name", help="MLflow run name.")] = None,
+    data: DataPath = None,
+    out_dir: OutDir = Path("runs"),
+    tracking_uri: TrackingUri = None,
+    experiment: Experiment = None,
+    log_every: LogEvery = 100,
+    config_overrides: dict[str, Any] | None = None,
+) -> None:
+    """Q02: train the character GPT on Shakespeare, tracked in MLflow.
+
+    Ctrl-C or SIGTERM saves a checkpoint, marks the run KILLED; --resume RUN_ID continues it.
+
+    A NaN/inf loss stops the run, marks it FAILED and says at which step.
+    """
+    from attention_ref.lm.config import TrainConfig
+
+    overrides = dict(config_overrides or {})
+    check_log_every(log_every)
+    if resume is not None:
+        refused = _refused_with_resume(overrides, no_attention, run_name, experiment)
+        if refused:
+            raise CLIError(
+                f"--resume continues the run's own configuration; leave out {', '.join(refused)}"
+            )
+        cfg = None
+    else:
+        if no_attention:
+            if overrides.get("attention", "none") != "none":
+                raise CLIError("--no-attention contradicts --attention " + overrides["attention"])
+            overrides["attention"] = "none"
+        cfg = TrainConfig().with_options(**overrides)  # every value is checked here, once
+    check_writable_dir(out_dir)
+    from cli.progress import Reporter, StopFlag, make_console
+
+    console = make_console()
+    dataset = load_data(data, console)
+    connect_store(tracking_uri, None if resume else (experiment or DEFAULT_EXPERIMENT))
+    from attention_ref.experiments.runs import prepare_resume, run_training
+    from attention_ref.experiments.store import TrackingError
+    from attention_ref.lm.train import resolve_device
+
+    point = None
+    try:
+        if resume is not None:
+            point = prepare_resume(resume, dataset, out_dir, **overrides)
+            cfg = point.config
+        else:
+            assert cfg is not None
+            cfg.check_fits(dataset.smallest_split)
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
+    resolve_device(cfg.device)
+    stop = StopFlag(console)
+    with stop, Reporter(console, str(cfg.attention), cfg.max_steps, log_every) as rep:
+        outcome = run_training(
+            cfg, dataset, out_root=out_dir, run_name=run_name, callbacks=rep.callbacks(),
+            should_stop=stop, resume=point,
+        )  # fmt: skip
+    _finish(outcome, stop, console)
+
+
+def _finish(outcome: RunOutcome, stop: StopFlag, console: Console) -> None:
+    from attention_ref.experiments.names import RunStatus
+    from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
+    from cli.progress import ui_hint
+
+    if outcome.status == RunStatus.FAILED:
+        print(
+            f"attnref: error: {outcome.error} (MLflow run {outcome.run_id} marked FAILED)",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
+    r = outcome.result
+    assert r is not None
+    if outcome.status == RunStatus.KILLED:
+        console.print(
+            f"interrupted at step {r.steps_done}; checkpoint saved in "
+            f"{outcome.out_dir}/last.pt and in the run's artifacts; MLflow run {outcome.run_id} "
+            f"marked KILLED. Continue with: attnref train --resume {outcome.run_id}"
+        )
+        raise typer.Exit(stop.exit_code)
+    console.print(
+        f"run {outcome.run_id} finished: {r.steps_done} steps, best val loss "
+        f"{r.best_val_loss:.4f}, final val {r.final_val_loss:.4f}, train {r.final_train_loss:.4f}, "
+        f"{r.n_params:,} parameters, {r.tokens_per_sec:,.0f} tokens/s, {r.wall_time_s:.0f} s"
+    )
+    console.print(f"sample it: attnref sample --run-id {outcome.run_id}")
+    ui_hint(console, current_uri(), DEFAULT_TRACKING_URI)

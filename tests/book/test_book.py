@@ -1,0 +1,152 @@
+"""The book: ``mkdocs build --strict``, no external resource, typeset math in headless Chromium.
+
+The site is built once per session into a temporary folder (its ``python exec`` blocks run
+the reference, and a failed check on a page fails the build). Chromium is Debian's package,
+driven by selenium through ``/usr/bin/chromedriver``; every request that tries to leave
+127.0.0.1 is recorded (by the page's network log and by a refusing proxy) and fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from attention_ref.worked import life_is_awesome as ex
+from tests.book.site_scan import scan
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+MKDOCS = str(Path(sys.executable).with_name("mkdocs"))
+SHOTS = ROOT / "build" / "screenshots"
+PAGES = [
+    "index.html", "by-hand/index.html", "trainable-weights/index.html",
+    "scaled-dot-product/index.html", "causal-mask/index.html", "multi-head/index.html",
+    "worked-example/index.html", "experiments/index.html", "cli/index.html", "api/index.html",
+    "pt/exemplo-resolvido/index.html", "pt/q03/index.html",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    if not (ROOT / "docs" / "assets" / "katex" / "katex.min.js").is_file():
+        pytest.fail("KaTeX is not vendored: run `make test` (it runs tools/vendor_katex.py)")
+    out = tmp_path_factory.mktemp("book") / "site"
+    proc = subprocess.run(
+        # never --quiet: it hides the very warnings that --strict counts
+        [MKDOCS, "build", "--strict", "-d", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def test_every_page_is_built(site):
+    for page in PAGES:
+        assert (site / page).is_file(), page
+    assert (site / "assets" / "katex" / "fonts").is_dir()
+
+
+def test_a_failing_check_on_a_page_fails_the_build(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    (tmp_path / "docs" / "broken.md").write_text(
+        '# Broken\n\n```python exec="on"\nfrom attention_ref.book import check\n\n'
+        'print(check("one is two", 1 == 2, "it is not"))\n```\n'
+    )
+    proc = subprocess.run(
+        [MKDOCS, "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "book check failed: one is two: it is not" in proc.stdout + proc.stderr
+
+
+def test_no_page_loads_anything_from_another_host(site, tmp_path):
+    found = scan(site)
+    assert found["resources"] == [], found["resources"][:5]
+    # the scanner is able to fail: an external script, stylesheet and font are reported
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "index.html").write_text(
+        '<script src="https://cdn.example.org/x.js"></script>'
+        '<link rel="stylesheet" href="//fonts.example.org/f.css">'
+    )
+    (bad / "f.css").write_text("@font-face { src: url(https://fonts.example.org/a.woff2) }")
+    assert len(scan(bad)["resources"]) == 3
+
+
+def test_math_is_typeset_and_the_worked_example_shows_the_documents_values(site):
+    chromedriver = Path(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    if not chromedriver.is_file():
+        pytest.fail("headless Chromium is missing: run `make browser` (Debian chromium + driver)")
+    from tests.book.browser import RecordingProxy, external, make_driver, page_requests, serve_dir
+
+    requests: list[str] = []
+    with serve_dir(site) as base, RecordingProxy() as proxy:
+        drv = make_driver(proxy)
+        try:
+            for page in ("worked-example/", "causal-mask/", "by-hand/", "multi-head/",
+                         "experiments/", "pt/exemplo-resolvido/", "api/"):  # fmt: skip
+                drv.get(f"{base}/{page}")
+                state = typeset_state(drv)
+                assert state["katex"] > 0 and state["errors"] == 0, (page, state)
+                left = [d for d in ("$$", "\\(", "\\)", "\\[", "\\]") if d in state["raw"]]
+                assert left == [], (page, left)
+                requests += page_requests(drv)
+                if page == "worked-example/":
+                    shown = state["typeset"]
+                    # the homework's printed values, as KaTeX typeset them
+                    for M in (ex.DOC_LIFE_A[0], ex.DOC_LIFE_A[1], ex.DOC_LIFE_CONCAT):
+                        for row in M:
+                            for v in row:
+                                assert f"{v:.3f}" in shown, v
+                    assert "−∞" in shown or "-∞" in shown  # the mask, typeset
+                    SHOTS.mkdir(parents=True, exist_ok=True)
+                    drv.save_screenshot(str(SHOTS / "worked-example.png"))
+                    drv.execute_script(
+                        "[...document.querySelectorAll('article h2')]"
+                        ".find(h => h.textContent.startsWith('Softmax')).scrollIntoView()"
+                    )
+                    time.sleep(0.8)  # let the header's title transition finish
+                    drv.save_screenshot(str(SHOTS / "worked-example-softmax.png"))
+            severe = [e["message"] for e in drv.get_log("browser") if e["level"] == "SEVERE"]
+        finally:
+            drv.quit()
+    assert external(requests) == [] and proxy.seen == [], (external(requests), proxy.seen)
+    assert severe == []
+    assert (SHOTS / "worked-example.png").stat().st_size > 10_000
+
+
+def typeset_state(drv) -> dict:
+    """KaTeX's output on the page, and the article's text with that output removed."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(drv, 15).until(
+        lambda d: d.execute_script(
+            "return document.querySelectorAll('article .arithmatex').length === 0 ||"
+            " document.querySelectorAll('article .katex').length > 0"
+        )
+    )
+    return drv.execute_script(
+        """
+        const art = document.querySelector('article');
+        const html = [...art.querySelectorAll('.katex-html')].map(e => e.textContent).join(' ');
+        const c = art.cloneNode(true);
+        c.querySelectorAll('.katex, script, style, pre, code').forEach(e => e.remove());
+        return {
+          katex: art.querySelectorAll('.katex').length,
+          errors: art.querySelectorAll('.katex-error').length,
+          typeset: html,
+          raw: c.textContent,
+        };"""
+    )

@@ -1,0 +1,104 @@
+"""The training commands' plumbing: config options, stop signals, progress output."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+from itertools import pairwise
+
+import pytest
+from rich.console import Console
+
+from attention_ref.lm.config import CONFIG_HELP, option_defaults
+from attention_ref.lm.train import EvalMetrics, StartInfo, StepMetrics
+from cli.options import check_writable_dir
+from cli.progress import Reporter, StopFlag
+
+
+def test_every_config_field_has_help_and_an_option_with_its_default(capsys):
+    from cli.main import main
+
+    defaults = option_defaults()
+    assert list(CONFIG_HELP) == list(defaults)
+    assert main(["train", "--help"]) == 0
+    out = capsys.readouterr().out
+    for name in defaults:
+        assert f"--{name.replace('_', '-')}" in out
+    # the help says each default (an unescaped "[default: …]" was eaten as rich markup)
+    assert "[default: 128]" in out and "[default: 2600]" in out and "[default: 0.003]" in out
+
+
+def test_stop_flag_first_signal_stops_softly_second_ctrl_c_aborts():
+    console = Console(file=io.StringIO())
+    before = signal.getsignal(signal.SIGINT)
+    with StopFlag(console) as stop:
+        assert not stop()
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stop() and stop.exit_code == 143
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+    assert signal.getsignal(signal.SIGINT) is before  # handlers restored
+    assert "SIGTERM: stopping after this step" in console.file.getvalue()
+
+
+def test_stop_flag_ctrl_c_exit_code():
+    with StopFlag(Console(file=io.StringIO())) as stop:
+        os.kill(os.getpid(), signal.SIGINT)
+    assert stop() and stop.exit_code == 130
+
+
+def feed(rep: Reporter, attention: str = "multihead") -> None:
+    cb = rep.callbacks()
+    assert cb.on_start and cb.on_step and cb.on_eval
+    cb.on_start(StartInfo(n_params=1234, device="cpu", start_step=0, max_steps=4,
+                          attention=attention))  # fmt: skip
+    for step in range(1, 5):
+        cb.on_step(step, StepMetrics(train_loss=3.0 - step / 10, lr=1e-3, grad_norm=1.0,
+                                     tokens_per_sec=5000.0))  # fmt: skip
+    cb.on_eval(4, EvalMetrics(val_loss=2.5, train_eval_loss=2.4, best_val_loss=2.5), "\nROMEO: hi")
+
+
+def test_reporter_on_a_terminal_draws_a_progress_bar():
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=120)
+    with Reporter(console, "multihead", 4, log_every=1) as rep:
+        assert rep.live
+        feed(rep)
+    out = buf.getvalue()
+    assert "4/4" in out and "loss 2.600" in out and "5,000 tok/s" in out
+    assert "eval step 4: train 2.4000  val 2.5000" in out and "step 1/4" not in out
+
+
+def test_reporter_off_a_terminal_prints_lines_every_n_steps():
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=False)
+    rep = Reporter(console, "multihead", 99, log_every=2)  # a resumed run: on_start corrects both
+    rep._print = lambda text: buf.write(text + "\n")  # type: ignore[method-assign]
+    with rep:
+        feed(rep, "none")
+    lines = buf.getvalue().splitlines()
+    assert lines[0] == "[none] 1,234 parameters on cpu"
+    assert [line.split("  ")[0] for line in lines[1:3]] == ["[none] step 2/4", "[none] step 4/4"]
+    assert lines[3].startswith("[none] eval step 4: train 2.4000  val 2.5000  best 2.5000")
+    assert "sample: 'ROMEO: hi'" in lines[3]
+
+
+def test_writable_dir_check_creates_nothing(tmp_path):
+    target = tmp_path / "a" / "b"
+    assert check_writable_dir(target) == target and not (tmp_path / "a").exists()
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ValueError, match="it is a file"):
+        check_writable_dir(tmp_path / "f")
+    with pytest.raises(ValueError, match="does not allow it"):
+        check_writable_dir(tmp_path / "f" / "sub")
+
+
+def test_smoothing_keeps_constants_and_follows_steps():
+    from attention_ref.experiments.plots import smooth
+
+    assert smooth([2.0] * 10, 5) == pytest.approx([2.0] * 10)
+    s = smooth([0.0] * 50 + [1.0] * 50, 5)
+    assert s[49] == pytest.approx(0.0) and 0.95 < s[-1] <= 1.0
+    assert all(a <= b for a, b in pairwise(s[50:]))
+    assert smooth([3.0, 1.0], 1) == [3.0, 1.0]

@@ -1,0 +1,144 @@
+"""Training: tiny configurations that really learn, reproducibility, resume, NaN, bad options."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from attention_ref.lm.checkpoint import Checkpoint
+from attention_ref.lm.config import TrainConfig
+from attention_ref.lm.sampling import generate
+from attention_ref.lm.train import (
+    Callbacks,
+    NonFiniteLossError,
+    lr_at,
+    resolve_device,
+    train,
+)
+from tests.configs import TINY, tiny
+
+UNIGRAM = 3.35  # validation cross-entropy of character frequencies alone (tests/test_data.py)
+
+
+def step_losses(cfg, data, out_dir, **kw):
+    losses: list[float] = []
+    result = train(
+        cfg, data, out_dir,
+        callbacks=Callbacks(on_step=lambda s, m: losses.append(m.train_loss)),
+        **kw,
+    )  # fmt: skip
+    return losses, result
+
+
+@pytest.mark.parametrize("attention", ["multihead", "none", "uniform"])
+def test_tiny_runs_really_learn(shakespeare, tmp_path, attention):
+    cfg = tiny(attention=attention)
+    losses, r = step_losses(cfg, shakespeare, tmp_path)
+    assert len(losses) == cfg.max_steps == r.steps_done
+    assert r.best_val_loss < UNIGRAM - 0.5  # well below the unigram level
+    assert r.history[-1]["val_loss"] < r.history[0]["val_loss"] or r.best_val_loss < 2.7
+    assert (tmp_path / "best.pt").is_file() and (tmp_path / "last.pt").is_file()
+
+
+def test_same_seed_same_run(shakespeare, tmp_path):
+    a, ra = step_losses(TINY, shakespeare, tmp_path / "a")
+    b, rb = step_losses(TINY, shakespeare, tmp_path / "b")
+    assert a == b and ra.history == rb.history
+    c, _ = step_losses(tiny(seed=8), shakespeare, tmp_path / "c")
+    assert c != a
+
+
+def test_resume_continues_exactly(shakespeare, tmp_path):
+    full, rfull = step_losses(TINY, shakespeare, tmp_path / "full")
+    calls = {"n": 0}
+
+    def stop_after_50() -> bool:
+        calls["n"] += 1
+        return calls["n"] >= 50
+
+    first, r1 = step_losses(TINY, shakespeare, tmp_path / "cut", should_stop=stop_after_50)
+    assert r1.interrupted and r1.steps_done == 50 and len(first) == 50
+    resume = Checkpoint.load(r1.checkpoint)
+    rest, r2 = step_losses(TINY, shakespeare, tmp_path / "cut", resume_from=resume)
+    assert first + rest == full  # the loss curve after resuming is the uninterrupted one
+    assert r2.steps_done == TINY.max_steps
+    assert r2.history == rfull.history
+
+
+def test_nan_loss_stops_and_says_at_which_step(shakespeare, tmp_path):
+    _, r = step_losses(tiny(max_steps=5), shakespeare, tmp_path)
+    bad = Checkpoint.load(r.checkpoint)
+    bad.model["tok_emb.weight"].fill_(float("nan"))
+    with pytest.raises(NonFiniteLossError, match="became nan at step 6"):
+        train(tiny(max_steps=10), shakespeare, tmp_path, resume_from=bad)
+
+
+def test_checkpoint_loads_back_and_samples(shakespeare, tmp_path):
+    step_losses(TINY, shakespeare, tmp_path)
+    best = Checkpoint.load(tmp_path / "best.pt")
+    assert best.config == TINY and len(best.vocab) == 65 and best.resumable
+    model = best.build_model()
+    start = torch.tensor([best.vocab.encode("\n")])
+    g = torch.Generator().manual_seed(0)
+    out = generate(model, start, 30, top_k=5, generator=g)
+    assert out.shape == (1, 31)
+    g.manual_seed(0)
+    again = generate(model, start, 30, top_k=5, generator=g)
+    assert torch.equal(out, again)
+
+
+def test_learning_rate_schedule():
+    cfg = TrainConfig(lr=1.0, min_lr=0.1, warmup_steps=10, max_steps=110)
+    assert lr_at(0, cfg) == pytest.approx(0.1)
+    assert lr_at(9, cfg) == pytest.approx(1.0)
+    assert lr_at(10, cfg) == pytest.approx(1.0)
+    assert lr_at(60, cfg) == pytest.approx(0.55)
+    assert lr_at(110, cfg) == pytest.approx(0.1)
+    assert all(lr_at(s, cfg) >= lr_at(s + 1, cfg) for s in range(10, 110))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"n_embd": 0}, "--n-embd must be a positive integer"),
+        ({"batch_size": -1}, "--batch-size must be a positive integer"),
+        ({"n_embd": 10, "n_head": 3}, "not divisible by --n-head"),
+        ({"attention": "sparse"}, "--attention must be one of"),
+        ({"device": "tpu"}, "unknown device 'tpu'"),
+        ({"lr": 0.0}, "need 0 < --lr"),
+        ({"dropout": 1.5}, "--dropout must be in"),
+    ],
+)
+def test_bad_options_fail_where_they_enter(change, message):
+    with pytest.raises(ValueError, match=message):
+        tiny(**change)
+
+
+def test_a_block_larger_than_the_data_fails_before_any_work(shakespeare, tmp_path):
+    with pytest.raises(ValueError, match="larger than the data split"):
+        train(tiny(block_size=10**7), shakespeare, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_devices():
+    assert resolve_device("cpu") == torch.device("cpu")
+    if torch.cuda.is_available():
+        expected = "cuda"
+    elif torch.backends.mps.is_available():
+        expected = "mps"
+    else:
+        expected = "cpu"
+    assert resolve_device("auto") == torch.device(expected)  # the first available, in order
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            resolve_device("cuda")
+
+
+def test_sampling_rejects_bad_temperature(shakespeare, tmp_path):
+    _, r = step_losses(tiny(max_steps=2), shakespeare, tmp_path)
+    model = Checkpoint.load(r.checkpoint).build_model()
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        generate(model, torch.zeros(1, 1, dtype=torch.long), 3, temperature=0)
+    assert math.isfinite(r.final_train_loss)

@@ -1,0 +1,67 @@
+"""Seed 003: the number of heads does not change the number of parameters."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attention_ref.lm.model import CausalSelfAttention, CharGPT, ModelConfig, count_parameters
+from attention_ref.reference.params import attention_params, model_params
+
+
+@pytest.mark.parametrize("d_model", [4, 12, 128, 768])
+def test_attention_layer_count_is_independent_of_h(d_model):
+    hs = [h for h in (1, 2, 3, 4, 6, 8, 12) if d_model % h == 0]
+    totals = {attention_params(d_model, h).total for h in hs}
+    assert totals == {4 * d_model * d_model + 4 * d_model}
+    assert {attention_params(d_model, h, bias=False).total for h in hs} == {4 * d_model**2}
+
+
+def test_per_head_shapes_shrink_with_h():
+    p1, p4 = attention_params(128, 1), attention_params(128, 4)
+    assert p1.shapes()["W_Q^(i)"] == (128, 128)
+    assert p4.shapes()["W_Q^(i)"] == (128, 32)
+    assert p4.shapes()["W_O"] == (128, 128)
+    assert p4.per_head * 4 == p1.per_head
+
+
+@pytest.mark.parametrize("h", [1, 2, 4, 8])
+def test_counts_match_the_real_attention_layer(h):
+    layer = CausalSelfAttention(ModelConfig(n_embd=128, n_head=h))
+    assert count_parameters(layer) == attention_params(128, h).total
+
+
+@pytest.mark.parametrize("attention", ["multihead", "none", "uniform"])
+@pytest.mark.parametrize(("n_embd", "n_head", "n_layer"), [(128, 2, 2), (64, 4, 3), (30, 3, 1)])
+def test_counts_match_the_real_model(attention, n_embd, n_head, n_layer):
+    cfg = ModelConfig(n_embd=n_embd, n_head=n_head, n_layer=n_layer, attention=attention)
+    with torch.device("meta"):
+        model = CharGPT(cfg)
+    expected = model_params(
+        n_embd=n_embd, n_head=n_head, n_layer=n_layer, attention=attention,
+        vocab_size=cfg.vocab_size, block_size=cfg.block_size,
+    )  # fmt: skip
+    assert count_parameters(model) == expected
+
+
+def test_real_model_count_is_equal_across_heads():
+    counts = set()
+    for h in (1, 2, 4, 8):
+        with torch.device("meta"):
+            counts.add(count_parameters(CharGPT(ModelConfig(n_head=h))))
+    assert len(counts) == 1
+
+
+@pytest.mark.parametrize(("d_model", "h"), [(10, 3), (0, 1), (4, 0), (4, 5)])
+def test_invalid_sizes_raise(d_model, h):
+    with pytest.raises(ValueError):
+        attention_params(d_model, h)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"n_embd": 10, "n_head": 3}, {"n_layer": 0}, {"dropout": 1.0}, {"attention": "x"}],
+)
+def test_invalid_model_config_raises(kwargs):
+    with pytest.raises(ValueError):
+        ModelConfig(**kwargs)

@@ -1,0 +1,119 @@
+"""The writers: the same document in every format, numbers formatted one way."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attention_ref.render import (
+    FORMATS,
+    TABLE_FORMATS,
+    Explanation,
+    Mat,
+    Section,
+    Shape,
+    Table,
+    fmt_number,
+    jsonable,
+    render,
+    render_table,
+    to_book,
+)
+
+EXPL = Explanation(
+    title="T",
+    source="S",
+    sections=[
+        Section(
+            title="Step",
+            text="Prose_with % and √2.",
+            items=[
+                Mat(symbol="\\tilde S^{(1)}", value=[[1.0, float("-inf")], [0.5, -0.0001]],
+                    formula="S^{(1)} + M", rows=["a", "b"], cols=["a", "b"]),
+                Shape(name="Q", operation="transpose(1, 2)", before=(1, 4, 3, 2),
+                      after=(1, 3, 4, 2)),
+            ],
+        )
+    ],
+    data={"M": [[0.0, float("-inf")]], "x": 0.123456},
+)  # fmt: skip
+
+TABLE = Table(
+    title="Counts (d_model = 4)",
+    context="d_model = 4",
+    columns=("h", "total"),
+    rows=[(1, 1234), (2, 1234)],
+    claim="counts equal for every h",
+    data={"rows": [{"h": 1, "total": 1234}], "equal": True},
+    plain_columns=frozenset({"h"}),
+)
+
+
+def test_numbers():
+    assert fmt_number(-0.0001, 3) == "0.000"
+    assert fmt_number(float("-inf"), 3) == "-∞"
+    assert fmt_number(float("-inf"), 3, latex=True) == "-\\infty"
+    assert fmt_number(2 / 3, 2) == "0.67"
+    assert jsonable({"a": [float("-inf"), float("inf"), 0.123456]}, 2) == {
+        "a": ["-inf", "inf", 0.12]
+    }
+    assert jsonable(["s", 1, True, None]) == ["s", 1, True, None]
+
+
+def test_markdown_prints_the_unicode_labels():
+    out = render(EXPL, "markdown", None)
+    assert "**S̃^(1)** = `S^(1) + M`" in out
+    assert "| a | 1.000 | -∞ |" in out and "| b | 0.500 | 0.000 |" in out
+    assert "- `Q`: transpose(1, 2): `(1, 4, 3, 2) -> (1, 3, 4, 2)`" in out
+
+
+def test_latex_and_book_print_the_latex_labels():
+    out = render(EXPL, "latex", 2)
+    assert "$$\\tilde S^{(1)} = S^{(1)} + M = \\begin{bmatrix} 1.00 & -\\infty" in out
+    assert "Prose\\_with \\% and $\\sqrt{}$2." in out
+    book = to_book(EXPL, 3, heading=3)
+    assert "### Step" in book and "\\tilde S^{(1)} = S^{(1)} + M = \\begin{bmatrix}" in book
+
+
+def test_json_is_the_data():
+    assert json.loads(render(EXPL, "json", None)) == {"M": [[0.0, "-inf"]], "x": 0.123456}
+    assert json.loads(render(EXPL, "json", 2))["x"] == 0.12
+
+
+def test_rich_lays_out_every_item():
+    from rich.console import Console
+
+    console = Console(width=120, record=True)
+    for part in render(EXPL, "rich", None):
+        console.print(part)
+    text = console.export_text()
+    assert "S̃^(1) = S^(1) + M" in text and "-∞" in text
+    assert "(1, 4, 3, 2) → (1, 3, 4, 2)" in text
+
+
+def test_table_in_each_format():
+    assert render_table(TABLE, "markdown") == (
+        "| h | total |\n|---|---|\n| 1 | 1234 |\n| 2 | 1234 |\n\n"
+        "d_model = 4; counts equal for every h."
+    )
+    assert json.loads(render_table(TABLE, "json")) == TABLE.data
+    from rich.console import Console
+
+    console = Console(width=120, record=True)
+    for part in render_table(TABLE, "rich"):
+        console.print(part)
+    text = console.export_text()
+    assert "Counts" in text and "(d_model = 4)" in text and "1,234" in text
+    assert "Counts equal for every h." in text
+
+
+@pytest.mark.parametrize("fmt", ["pdf", "html"])
+def test_unknown_formats_are_errors(fmt):
+    with pytest.raises(ValueError, match="unknown format"):
+        render(EXPL, fmt, None)
+    with pytest.raises(ValueError, match="unknown format"):
+        render_table(TABLE, fmt)
+    with pytest.raises(ValueError, match="unknown format"):
+        render_table(TABLE, "latex")
+    assert set(TABLE_FORMATS) < set(FORMATS)

@@ -1,0 +1,132 @@
+"""The architecture as tests: what each folder may import, proven two ways.
+
+* In a fresh interpreter, importing every module of a folder leaves the forbidden packages out
+  of ``sys.modules`` (what the folder pulls in when it is used).
+* Statically, no ``import`` statement in a folder's files (function-level ones included: they
+  run later, when a command needs them) names a forbidden package.
+
+Dependencies point one way: reference -> worked -> render; lm -> experiments -> cli.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "attention_ref"
+
+#: folder -> the top-level packages and attnref folders it must never import
+RULES: dict[str, set[str]] = {
+    "attention_ref/reference": {"mlflow", "matplotlib", "typer", "rich", "cli",
+                                "attention_ref.worked", "attention_ref.render",
+                                "attention_ref.lm", "attention_ref.experiments",
+                                "attention_ref.book"},
+    "attention_ref/render": {"torch", "mlflow", "matplotlib", "typer", "cli",
+                             "attention_ref.reference", "attention_ref.worked",
+                             "attention_ref.lm", "attention_ref.experiments",
+                             "attention_ref.book"},
+    "attention_ref/worked": {"mlflow", "matplotlib", "typer", "cli", "attention_ref.lm",
+                             "attention_ref.experiments", "attention_ref.book"},
+    "attention_ref/lm": {"mlflow", "typer", "cli", "attention_ref.worked",
+                         "attention_ref.render", "attention_ref.experiments",
+                         "attention_ref.book"},
+    "attention_ref/experiments": {"typer", "cli", "attention_ref.worked",
+                                  "attention_ref.render", "attention_ref.book"},
+    "attention_ref/lm/config.py": {"torch", "mlflow", "attention_ref"},
+    "attention_ref/experiments/report.py": {"torch", "mlflow", "matplotlib",
+                                            "attention_ref.lm"},
+    "attention_ref/experiments/names.py": {"torch", "mlflow", "attention_ref"},
+}  # fmt: skip
+#: what importing the CLI (``attnref --help``) may not pull in: it must start fast
+CLI_STARTUP_FORBIDDEN = {"torch", "mlflow", "matplotlib", "numpy"}
+
+
+def modules_of(target: str) -> list[str]:
+    path = ROOT / target
+    files = [path] if path.suffix == ".py" else sorted(path.rglob("*.py"))
+    names = []
+    for f in files:
+        parts = list(f.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names.append(".".join(parts))
+    return names
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every module named by an import statement in ``path`` (absolute imports)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def violates(name: str, forbidden: set[str]) -> bool:
+    return any(name == f or name.startswith(f + ".") for f in forbidden)
+
+
+def fresh_import(modules: list[str]) -> set[str]:
+    code = (
+        "import importlib, json, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    return set(json.loads(out.stdout))
+
+
+@pytest.mark.parametrize("target", sorted(RULES))
+def test_no_import_statement_crosses_a_layer(target):
+    path = ROOT / target
+    files = [path] if path.suffix == ".py" else sorted(path.rglob("*.py"))
+    assert files, f"{target} has no Python files"
+    bad = {
+        f"{f.relative_to(ROOT)}: {name}"
+        for f in files
+        for name in imported_names(f)
+        if violates(name, RULES[target])
+        and not (name.startswith("attention_ref") and target.startswith(name.replace(".", "/")))
+    }
+    assert not bad, sorted(bad)
+
+
+@pytest.mark.parametrize("target", sorted(RULES))
+def test_importing_a_layer_loads_nothing_it_may_not_use(target):
+    loaded = fresh_import(modules_of(target))
+    own = set(modules_of(target))
+    bad = {m for m in loaded - own if violates(m, RULES[target])}
+    # a folder's own package __init__ chain (attention_ref, attention_ref.lm) is fine
+    bad = {m for m in bad if not any(o.startswith(m + ".") or o == m for o in own)}
+    assert not bad, sorted(bad)
+
+
+def test_cli_start_up_imports_neither_torch_nor_mlflow():
+    loaded = fresh_import(["cli.main"])
+    assert not {m for m in loaded if violates(m, CLI_STARTUP_FORBIDDEN)}
+
+
+def test_the_rules_can_fail():
+    """The checks above are not vacuous: a known import is caught by both."""
+    assert violates("attention_ref.lm.model", {"attention_ref.lm"})
+    assert "torch" in imported_names(PKG / "lm" / "model.py")
+    assert "mlflow" in fresh_import(["attention_ref.experiments.runs"])
+    assert "torch" in fresh_import(["attention_ref.reference"])
+
+
+def test_every_package_module_is_under_a_rule():
+    """A new top-level module or folder must be placed in the architecture on purpose."""
+    top = {p.name for p in PKG.iterdir() if p.name != "__pycache__"}
+    assert top == {"__init__.py", "book.py", "reference", "worked", "render", "lm",
+                   "experiments"}  # fmt: skip
