@@ -13,11 +13,17 @@ from cli.errors import CLIError
 
 
 def _check_options(
-    example: str | None, input_file: Path | None, fmt: str, precision: int | None
+    example: str | None,
+    input_file: Path | None,
+    fmt: str,
+    precision: int | None,
+    standalone: bool = False,
 ) -> None:
     """One ``CLIError`` line for the first bad option, before anything heavy is imported."""
     if fmt not in FORMATS:
         raise CLIError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    if standalone and fmt != "latex":
+        raise CLIError(f"--standalone needs --format latex (the format is {fmt!r})")
     if precision is not None and not 0 <= precision <= 15:
         raise CLIError(f"--precision must be between 0 and 15, got {precision}")
     if example is not None and input_file is not None:
@@ -44,8 +50,10 @@ def explain(
         typer.Option(
             "--input",
             "-i",
-            help='Your own numbers, JSON: {"tokens", "X", "heads": [{"W_Q","W_K","W_V"}...], '
-            '"W_O", "causal"}.',
+            help='Your own numbers, JSON: {"tokens", "X", "heads": [{"W_Q","W_K","W_V", '
+            '"b_Q","b_K","b_V"}...], "W_O", "b_O", "causal"} (biases and W_O optional; no W_O: '
+            'the output is the concat), or fused "W_Q","W_K","W_V" with "h". The JSON of '
+            '--format json is accepted too (it carries its numbers under "input").',
             show_default=False,
         ),
     ] = None,
@@ -56,18 +64,51 @@ def explain(
         int | None,
         typer.Option(help="Decimals shown (default 3; JSON: full precision unless given)."),
     ] = None,
+    standalone: Annotated[
+        bool,
+        typer.Option(
+            "--standalone",
+            help="With --format latex: a whole document for pdflatex, preamble included.",
+        ),
+    ] = False,
+    backward: Annotated[
+        bool,
+        typer.Option(
+            "--backward",
+            help="Add the backward pass: every gradient of L = Σ output (G = ∂L/∂output all "
+            'ones), step by step; JSON adds "grads".',
+        ),
+    ] = False,
+    grad_output: Annotated[
+        Path | None,
+        typer.Option(
+            "--grad-output",
+            help="With --backward: G = ∂L/∂output from a JSON file, an n×d_out matrix.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Compute masked multi-head attention step by step and print every matrix.
 
     Without options it shows the homework's example, life-is-awesome.
     """
-    _check_options(example, input_file, fmt, precision)
+    _check_options(example, input_file, fmt, precision, standalone)
     from attention_ref.render import emit, render
+
+    if grad_output is not None and not backward:
+        raise CLIError("--grad-output needs --backward")
+    if backward:  # the forward, then its gradients (bad files: InputError, one line, exit 2)
+        from attention_ref.worked.gradients import backward_explanation
+
+        expl = backward_explanation(example or DEFAULT_EXAMPLE, input_file, grad_output)
+        emit(render(expl, fmt, precision, standalone=standalone))
+        return
 
     if input_file is None:
         from attention_ref.worked.registry import explain_example
 
-        emit(render(explain_example(example or DEFAULT_EXAMPLE), fmt, precision))
+        expl = explain_example(example or DEFAULT_EXAMPLE)
+        emit(render(expl, fmt, precision, standalone=standalone))
         return
     from attention_ref.worked.inputs import InputError, load_input_file
 
@@ -77,4 +118,4 @@ def explain(
         raise CLIError(str(e)) from None
     from attention_ref.worked.your_input import explain_input
 
-    emit(render(explain_input(inp), fmt, precision))
+    emit(render(explain_input(inp), fmt, precision, standalone=standalone))

@@ -98,3 +98,53 @@ def model_params(
     ln = 2 * d * (2 if attention != "none" else 1)
     mlp = d * 4 * d + 4 * d + 4 * d * d + d
     return vocab_size * d + block_size * d + n_layer * (ln + attn + mlp) + 2 * d + d * vocab_size
+
+
+@dataclass(frozen=True)
+class EncoderMLMConfig:
+    """The sizes of a BERT/RoBERTa-style encoder with a masked-LM head (``*ForMaskedLM``)."""
+
+    vocab_size: int
+    hidden: int  # d_model
+    layers: int
+    heads: int
+    intermediate: int  # the feed-forward width
+    max_positions: int
+    type_vocab_size: int
+
+
+def encoder_mlm_params(cfg: EncoderMLMConfig) -> dict[str, int]:
+    r"""Parameters of ``RobertaForMaskedLM`` (or ``BertForMaskedLM`` sizes), counted from shapes.
+
+    With ``d = hidden``, ``V = vocab_size``, ``P = max_positions``, ``S = type_vocab_size``,
+    ``F = intermediate`` and ``L = layers``, every bias and LayerNorm included:
+
+    $$
+    \underbrace{(V + P + S)\,d + 2d}_{\text{embeddings + LayerNorm}}
+    + L\,\big(\underbrace{4(d^2 + d)}_{\text{attention}} + 2d
+    + \underbrace{dF + F + Fd + d}_{\text{feed-forward}} + 2d\big)
+    + \underbrace{d^2 + d + 2d + V}_{\text{MLM head}}
+    $$
+
+    Counted: the word, position and token-type embeddings and their LayerNorm; per layer the
+    query, key, value and output projections (``d × d`` + bias each: ``4(d² + d)`` for every
+    number of heads), the LayerNorm after attention, the feed-forward ``d → F → d`` and its
+    LayerNorm; the MLM head's dense ``d × d`` + bias, its LayerNorm and the decoder's own bias
+    of ``V``. Not counted: the decoder's weight, which is tied to the word embeddings
+    (``model.num_parameters()`` and ``model.parameters()`` count a shared tensor once), and
+    the pooler, which ``RobertaForMaskedLM`` does not build. ``heads`` enters only through
+    `attention_params`, which checks that it divides ``hidden``.
+    """
+    d, F = cfg.hidden, cfg.intermediate
+    attention = attention_params(d, cfg.heads).total  # 4(d² + d), whatever h
+    layer = attention + 2 * d + (d * F + F) + (F * d + d) + 2 * d
+    embeddings = (cfg.vocab_size + cfg.max_positions + cfg.type_vocab_size) * d + 2 * d
+    mlm_head = d * d + d + 2 * d + cfg.vocab_size
+    return {
+        "embeddings": embeddings,
+        "attention per layer": attention,
+        "layer": layer,
+        "layers": cfg.layers * layer,
+        "MLM head": mlm_head,
+        "total": embeddings + cfg.layers * layer + mlm_head,
+    }

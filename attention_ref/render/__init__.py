@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+from attention_ref.render import svg
 from attention_ref.render.document import (
     Explanation,
     Item,
@@ -22,9 +23,9 @@ from attention_ref.render.document import (
     Table,
 )
 from attention_ref.render.jsonout import to_json
-from attention_ref.render.latex import bmatrix, to_latex
+from attention_ref.render.latex import PREAMBLE, bmatrix, latex_text, to_latex
 from attention_ref.render.markdown import table_to_markdown, to_book, to_markdown
-from attention_ref.render.numbers import fmt_number, jsonable
+from attention_ref.render.numbers import fmt_number, is_integral, jsonable, matrix_cells
 from attention_ref.render.symbols import latex_to_unicode
 from attention_ref.render.terminal import table_to_rich, to_rich
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMATS",
+    "PREAMBLE",
     "TABLE_FORMATS",
     "Explanation",
     "Item",
@@ -45,10 +47,14 @@ __all__ = [
     "bmatrix",
     "emit",
     "fmt_number",
+    "is_integral",
     "jsonable",
+    "latex_text",
     "latex_to_unicode",
+    "matrix_cells",
     "render",
     "render_table",
+    "svg",
     "to_book",
     "to_json",
     "to_latex",
@@ -62,18 +68,23 @@ FORMATS: Final = ("rich", "markdown", "latex", "json")
 TABLE_FORMATS: Final = ("rich", "markdown", "json")
 
 
-def render(expl: Explanation, fmt: str, precision: int | None) -> str | list[RenderableType]:
+def render(
+    expl: Explanation, fmt: str, precision: int | None, *, standalone: bool = False
+) -> str | list[RenderableType]:
     """Dispatch on ``fmt``: a string for markdown/latex/json, renderables for rich.
 
     ``precision`` ``None`` means the example's own decimals (JSON: full precision).
+    ``standalone`` (LaTeX only): a whole document for pdflatex, preamble included.
     """
+    if standalone and fmt != "latex":
+        raise ValueError(f"standalone is a LaTeX option; the format is {fmt!r}")
     if fmt == "json":
         return to_json(expl.data, precision)
     p = expl.precision if precision is None else precision
     if fmt == "markdown":
         return to_markdown(expl, p)
     if fmt == "latex":
-        return to_latex(expl, p)
+        return to_latex(expl, p, standalone=standalone)
     if fmt == "rich":
         return to_rich(expl, p)
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -3,6 +3,10 @@ r"""The document model: what an explanation (or a table of counts) says, as plai
 Matrices are lists of rows of floats, shapes are tuples, labels are LaTeX written once: the
 writers (`attention_ref.render.markdown`, `.latex`, `.terminal`, `.jsonout`) only lay them out.
 Every type is a frozen, keyword-only dataclass, so a call site names each field.
+
+Whether a matrix prints with decimals is not a field: it follows from its values
+(`attention_ref.render.numbers.is_integral`, decided per matrix by every writer alike), so no
+producer can forget it or claim a whole number the values do not hold.
 """
 
 from __future__ import annotations

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from attention_ref.render.document import Explanation, Mat, Shape, Table
 from attention_ref.render.latex import equation
-from attention_ref.render.numbers import fmt_number, shape_text
+from attention_ref.render.numbers import matrix_cells, shape_text
 
 
 def shape_bullet(item: Shape) -> str:
@@ -15,29 +16,51 @@ def shape_bullet(item: Shape) -> str:
     return f"- `{item.name}`: {item.operation}: `{before} -> {after}`"
 
 
-def sections(expl: Explanation, heading: str, matrix: Callable[[Mat], list[str]]) -> list[str]:
-    """The steps as markdown lines: title, prose, then each item (shapes as bullets)."""
+_CODE_SPAN = re.compile(r"(`[^`]*`)")
+
+
+def escape_html(text: str) -> str:
+    """``<`` and ``>`` outside code spans as entities, so a token such as ``<eos>`` is shown,
+    not taken for an HTML tag by the book's markdown."""
+    parts = _CODE_SPAN.split(text)
+    return "".join(
+        p if p.startswith("`") else p.replace("<", "&lt;").replace(">", "&gt;") for p in parts
+    )
+
+
+def sections(
+    expl: Explanation,
+    heading: str,
+    matrix: Callable[[Mat], list[str]],
+    prose: Callable[[str], str] = lambda text: text,
+) -> list[str]:
+    """The steps as markdown lines: title, prose, then each item (shapes as bullets).
+
+    ``prose`` transforms titles and text (the book escapes HTML; the terminal keeps it raw).
+    """
     out: list[str] = []
     for sec in expl.sections:
-        out += [f"{heading} {sec.title}", ""]
+        out += [f"{heading} {prose(sec.title)}", ""]
         if sec.text:
-            out += [sec.text, ""]
+            out += [prose(sec.text), ""]
         for item in sec.items:
             out += matrix(item) if isinstance(item, Mat) else [shape_bullet(item), ""]
     return out
 
 
 def matrix_table(item: Mat, precision: int) -> list[str]:
-    """``**name** = `formula```, then the matrix as a table with row labels in column one."""
+    """``**name** = `formula```, then the matrix as a table with row labels in column one.
+
+    Entries as `matrix_cells` writes them: no decimals when every entry is a whole number.
+    """
     formula = item.formula_as_text()
     head = f"**{item.symbol_as_text()}**" + (f" = `{formula}`" if formula else "")
     ncols = len(item.value[0]) if item.value else 0
     cols = list(item.cols) if item.cols else [str(j + 1) for j in range(ncols)]
     out = [head, "", "| | " + " | ".join(cols) + " |", "|---" * (ncols + 1) + "|"]
-    for i, row in enumerate(item.value):
+    for i, cells in enumerate(matrix_cells(item.value, precision)):
         label = item.rows[i] if item.rows else str(i + 1)
-        cells = " | ".join(fmt_number(v, precision) for v in row)
-        out.append(f"| {label} | {cells} |")
+        out.append(f"| {label} | {' | '.join(cells)} |")
     return [*out, ""]
 
 
@@ -57,8 +80,8 @@ def to_book(expl: Explanation, precision: int = 3, *, heading: int = 2) -> str:
     def display(item: Mat) -> list[str]:
         return ["$$", equation(item, precision), "$$", ""]
 
-    head = [f"*Source: {expl.source}*", ""]
-    return "\n".join(head + sections(expl, "#" * heading, display))
+    head = [f"*Source: {escape_html(expl.source)}*", ""]
+    return "\n".join(head + sections(expl, "#" * heading, display, escape_html))
 
 
 def table_to_markdown(table: Table) -> str:

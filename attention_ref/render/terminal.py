@@ -8,14 +8,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from attention_ref.render.document import Explanation, Mat, Table
-from attention_ref.render.numbers import fmt_number, shape_text
+from attention_ref.render.numbers import matrix_cells, shape_text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
 
 def matrix_table(item: Mat, precision: int) -> RenderableType:
-    """A matrix as a rich table titled ``name = formula``, row labels in a dim column."""
+    """A matrix as a rich table titled ``name = formula``, row labels in a dim column.
+
+    Entries as `matrix_cells` writes them: no decimals when every entry is a whole number.
+    """
     from rich import box
     from rich.table import Table as RichTable
 
@@ -26,9 +29,9 @@ def matrix_table(item: Mat, precision: int) -> RenderableType:
     table.add_column("", style="dim")
     for j in range(ncols):
         table.add_column(item.cols[j] if item.cols else str(j + 1), justify="right")
-    for i, values in enumerate(item.value):
+    for i, cells in enumerate(matrix_cells(item.value, precision)):
         label = item.rows[i] if item.rows else str(i + 1)
-        table.add_row(label, *(fmt_number(v, precision) for v in values))
+        table.add_row(label, *cells)
     return table
 
 

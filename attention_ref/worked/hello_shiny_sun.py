@@ -2,8 +2,12 @@ r"""Seeds 001/004: plain dot-product attention on "Hello shiny sun!" for the que
 
 No trainable weights and no scaling yet: ``\omega_j = x_{shiny} \cdot x_j``,
 ``\alpha = \operatorname{softmax}(\omega)``, ``z = \sum_j \alpha_j x_j``. The document works
-with 4 decimals and prints a context vector computed from rounded weights; the explanation
-shows the exact numbers beside the document's and says where they drift.
+with 4 decimals; its figures for ``e^{\omega_j}`` and ``\sum_l e^{\omega_l}`` are missing, so
+the explanation computes them. Its printed context vector is the right sum of its printed
+products ``\alpha_j x_j``, but those products are neither exact nor the products of rounded
+weights: a product ``p`` printed to 4 decimals pins its weight to
+``[(p - 0.00005)/x, (p + 0.00005)/x]``, and for "shiny" (and "sun") two of those intervals do
+not overlap, so no single weight gives both products. They are arithmetic slips.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from torch import Tensor
 
 from attention_ref import reference as ref
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
-from attention_ref.worked.trace import L, column_names, t
+from attention_ref.worked.trace import L, column_names, t, unscaled_input_json
 
 HELLO_TOKENS: Final = ("Hello", "shiny", "sun")
 HELLO_X: Final[Matrix] = [
@@ -39,6 +43,8 @@ class HelloNumbers(TypedDict):
     """`hello_numbers`: the exact values, the document's, and what its rounding implies."""
 
     scores: Tensor  # ω, (3,)
+    exp_scores: Tensor  # e^ω, (3,)
+    exp_sum: Tensor  # Σ_l e^ω_l, ()
     weights: Tensor  # α, (3,)
     weighted: Tensor  # row j = α_j x_j, (3, 3)
     context: Tensor  # z, (3,)
@@ -46,28 +52,35 @@ class HelloNumbers(TypedDict):
     doc_context: Tensor
     doc_context_sum: Tensor
     implied_weights: Tensor  # the document's α_j x_j / x_j, entry by entry, (3, 3)
+    implied_low: Tensor  # (p − ½·10⁻⁴) / x_j: the lowest weight that prints p, (3, 3)
+    implied_high: Tensor  # (p + ½·10⁻⁴) / x_j: the highest, (3, 3)
     difference: Tensor  # document's z − exact z, (3,)
 
 
 def hello_numbers() -> HelloNumbers:
-    """Dot-product self-attention for the query "shiny", exactly and as the document has it.
+    r"""Dot-product self-attention for the query "shiny", exactly and as the document has it.
 
-    ``omega = x_shiny X^T`` (no weights, no scaling), ``alpha = softmax(omega)``,
-    ``z = alpha X``. The document's weighted embeddings imply, entry by entry, the weight
-    ``doc_weighted[j][d] / X[j][d]``; comparing that with the exact ``alpha_j`` shows where the
-    document's rounded numbers drift.
+    ``omega = x_shiny X^T`` (no weights, no scaling), ``alpha = softmax(omega)`` with its
+    steps ``e^omega`` and ``sum_l e^omega_l``, ``z = alpha X``. A product ``p`` the document
+    prints to 4 decimals comes from a weight in
+    ``[(p - 0.5e-4) / X[j][d], (p + 0.5e-4) / X[j][d]]`` (``implied_low``, ``implied_high``);
+    ``implied_weights`` is the middle, ``p / X[j][d]``.
     """
     X = t(HELLO_X)
     q = X[HELLO_TOKENS.index(HELLO_QUERY)].unsqueeze(0)  # (3,) -> (1, 3)
     omega = ref.scores(q, X)  # (1, 3) @ (3, 3)ᵀ -> (1, 3): no 1/√d scaling in this first example
     alpha = ref.softmax_rows(omega)
+    e = omega[0].exp()  # e^ω_j, the document's "exponentials"
     weighted = alpha.T * X  # row j = alpha_j x_j
     z = ref.weighted_sum(alpha, X)  # (1, 3) @ (3, 3) -> (1, 3)
     doc_weighted = t(DOC_HELLO_WEIGHTED)
     implied = doc_weighted / X  # the weight each printed product implies
+    half = 0.5 * 10.0**-DOC_HELLO_DECIMALS  # a printed p stands for [p − half, p + half]
     doc_z = t(DOC_HELLO_CONTEXT)
     return {
         "scores": omega[0],
+        "exp_scores": e,
+        "exp_sum": e.sum(),
         "weights": alpha[0],
         "weighted": weighted,
         "context": z[0],
@@ -75,51 +88,104 @@ def hello_numbers() -> HelloNumbers:
         "doc_context": doc_z,
         "doc_context_sum": doc_weighted.sum(dim=0),
         "implied_weights": implied,
+        "implied_low": (doc_weighted - half) / X,
+        "implied_high": (doc_weighted + half) / X,
         "difference": doc_z - z[0],
     }
 
 
-def rounding_note(r: HelloNumbers) -> str:
-    """Why the document's context vector differs from the exact one: every claim computed here.
+def agree_at_decimals(a: Tensor, b: Tensor, decimals: int = DOC_HELLO_DECIMALS) -> bool:
+    """``|a - b| <= ½·10^-decimals`` everywhere: what "equal when printed to 4 decimals" can mean.
 
-    Names the tokens whose implied weights differ from the exact softmax at the document's
-    decimals (and says so when none does), and the largest difference in the context vector.
+    The document's vector and the exact one differ by up to 3.8e-4, so this tells them apart;
+    a looser tolerance such as 1e-3 would call them equal.
     """
-    tok, p = HELLO_TOKENS, DOC_HELLO_DECIMALS
-    imp = r["implied_weights"]
-    w = r["weights"].tolist()
-    ranges = "; ".join(
-        f"{name}: exact {w[j]:.{p}f}, implied {imp[j].min():.{p}f}–{imp[j].max():.{p}f}"
-        for j, name in enumerate(tok)
-    )
-    diff = max(abs(d) for d in r["difference"].tolist())
-    drift = [
-        name
-        for j, name in enumerate(tok)
-        if any(round(v, p) != round(w[j], p) for v in imp[j].tolist())
+    return float((a - b).abs().max()) <= 0.5 * 10.0**-decimals + 1e-12
+
+
+class Slip(TypedDict):
+    """Two printed products of one token that no single weight can give."""
+
+    token: str
+    first: tuple[float, float, float, float]  # (p, x, weight from, weight to)
+    second: tuple[float, float, float, float]
+
+
+def slips(r: HelloNumbers) -> list[Slip]:
+    """Tokens whose implied-weight intervals have an empty intersection, with the two witnesses.
+
+    For token ``j`` the intersection of ``[low_jd, high_jd]`` over the dimensions ``d`` is
+    ``[max_d low_jd, min_d high_jd]``; it is empty when the largest lower end exceeds the
+    smallest upper end, and those two intervals are the pair that cannot share a weight.
+    """
+    out: list[Slip] = []
+    X, doc = t(HELLO_X), r["doc_weighted"]
+    for j, name in enumerate(HELLO_TOKENS):
+        lo, hi = r["implied_low"][j], r["implied_high"][j]
+        a, b = int(lo.argmax()), int(hi.argmin())
+        if lo[a] > hi[b]:
+            out.append({
+                "token": name,
+                "first": (float(doc[j, a]), float(X[j, a]), float(lo[a]), float(hi[a])),
+                "second": (float(doc[j, b]), float(X[j, b]), float(lo[b]), float(hi[b])),
+            })  # fmt: skip
+    return out
+
+
+def document_note(r: HelloNumbers) -> str:
+    """What the document's context vector is and is not, every clause computed here.
+
+    The sum of its printed products (checked); the exact vector rounded or not (checked at
+    half a unit of the 4th decimal); and, per token, whether one weight can give all three
+    printed products (`slips`).
+    """
+    p = DOC_HELLO_DECIMALS
+    fmt = ", ".join
+    doc, exact = r["doc_context"], r["context"]
+    sum_ok = agree_at_decimals(r["doc_context_sum"], doc, p)
+    parts = [
+        f"The document's vector [{fmt(f'{v:.{p}f}' for v in doc.tolist())}] "
+        + ("is" if sum_ok else "is NOT")
+        + " the sum of its printed weighted embeddings α_j x_j."
     ]
-    verdict = (
-        f"The implied weights of {' and '.join(repr(d) for d in drift)} differ from the exact "
-        f"softmax at {p} decimals and are not even one number per token, so the error is in the "
-        f"rounded intermediate values, not in the method; it reaches {diff:.{p}f} in the context "
-        f"vector."
-        if drift
-        else f"The implied weights agree with the exact softmax at {p} decimals; the context "
-        f"vectors differ by at most {diff:.{p}f}."
+    if agree_at_decimals(doc, exact, p):
+        parts.append(f"It is the exact vector, rounded to {p} decimals.")
+        return " ".join(parts)
+    diff = float((doc - exact).abs().max())
+    parts.append(
+        f"It is not the exact vector rounded to {p} decimals "
+        f"([{fmt(f'{v:.{p}f}' for v in exact.tolist())}]; they differ by up to {diff:.{p}f})."
     )
-    return (
-        f"The document's vector is the sum of its printed weighted embeddings (that sum is right: "
-        f"{', '.join(f'{v:.{p}f}' for v in r['doc_context_sum'].tolist())}). Those products were "
-        f"computed from rounded attention weights, not from the exact softmax: dividing each "
-        f"printed "
-        f"product by its embedding entry gives the weight it implies ({ranges}). " + verdict
+    found = slips(r)
+    if not found:
+        parts.append(
+            "Each token's printed products agree with one weight, so they are products of "
+            "rounded weights."
+        )
+        return " ".join(parts)
+    q = p + 1  # interval ends need one more decimal than the products
+
+    def interval(w: tuple[float, float, float, float]) -> str:
+        return f"{w[0]:.{p}f} = α·{w[1]:.2f} needs α in [{w[2]:.{q}f}, {w[3]:.{q}f}]"
+
+    per_token = "; ".join(
+        f"for {s['token']!r}, {interval(s['first'])} and {interval(s['second'])}" for s in found
     )
+    names = " and ".join(repr(s["token"]) for s in found)
+    parts.append(
+        f"Nor is it made of rounded weights: a product printed to {p} decimals, p = α·x, pins "
+        f"α to [(p − 0.00005)/x, (p + 0.00005)/x]. {per_token[:1].upper()}{per_token[1:]}. "
+        f"These intervals do not overlap, so no weight, rounded or not, gives both products of "
+        f"{names}: they are arithmetic slips, not rounding."
+    )
+    return " ".join(parts)
 
 
 def hello_sections(r: HelloNumbers) -> list[Section]:
     """Embeddings, the three steps, then the document's numbers beside the exact ones."""
     tok = list(HELLO_TOKENS)
-    x_cols, z_cols = column_names("x", 3), column_names("z", 3)
+    # columns are embedding dimensions: "x1" would read as the token x_1
+    x_cols, z_cols = column_names("dim ", 3), column_names("z", 3)
     return [
         Section(
             title="Embeddings",
@@ -134,9 +200,14 @@ def hello_sections(r: HelloNumbers) -> list[Section]:
         ),
         Section(
             title="Step 2, attention weights: α = softmax(ω)",
-            text="The weights sum to 1.",
-            items=[Mat(symbol="\\alpha", value=L(r["weights"]),
-                       formula="\\operatorname{softmax}(\\omega)", rows=["shiny"], cols=tok)],
+            text="The document names the exponentials and their sum but its figures for them "
+            "are missing; here they are. The weights sum to 1.",
+            items=[Mat(symbol="e^{\\omega}", value=L(r["exp_scores"]),
+                       formula="e^{\\omega_j}", rows=["shiny"], cols=tok),
+                   Mat(symbol="\\Sigma", value=[[float(r["exp_sum"])]],
+                       formula="\\sum_l e^{\\omega_l}", rows=["shiny"], cols=["Σ"]),
+                   Mat(symbol="\\alpha", value=L(r["weights"]),
+                       formula="e^{\\omega_j} / \\Sigma", rows=["shiny"], cols=tok)],
         ),
         Section(
             title="Step 3, context vector: z = Σ_j α_j x_j",
@@ -149,7 +220,7 @@ def hello_sections(r: HelloNumbers) -> list[Section]:
         ),
         Section(
             title="The document's numbers beside the exact ones",
-            text=rounding_note(r),
+            text=document_note(r),
             items=[
                 Mat(symbol="\\text{doc } \\alpha_j x_j", text="document: α_j x_j",
                     value=L(r["doc_weighted"]), rows=tok, cols=x_cols),
@@ -173,6 +244,8 @@ def hello_json(r: HelloNumbers) -> dict[str, JSONValue]:
         "query": HELLO_QUERY,
         "X": L(t(HELLO_X)),
         "scores": r["scores"].tolist(),
+        "exp_scores": r["exp_scores"].tolist(),
+        "exp_sum": float(r["exp_sum"]),
         "weights": r["weights"].tolist(),
         "weighted": L(r["weighted"]),
         "context": r["context"].tolist(),
@@ -180,18 +253,22 @@ def hello_json(r: HelloNumbers) -> dict[str, JSONValue]:
             "weighted": L(r["doc_weighted"]),
             "context": r["doc_context"].tolist(),
             "implied_weights": L(r["implied_weights"]),
+            "implied_weights_low": L(r["implied_low"]),
+            "implied_weights_high": L(r["implied_high"]),
+            "slips": [s["token"] for s in slips(r)],
         },
         "difference": r["difference"].tolist(),
     }
 
 
 def explain() -> Explanation:
-    """Seeds 001/004: plain dot-product attention for the query "shiny", with the rounding note."""
+    """Seeds 001/004: plain dot-product attention for the query "shiny", with the slips note."""
     r = hello_numbers()
     return Explanation(
         title='Dot-product attention by hand: "Hello shiny sun!"',
         source='seeds 001 (Portuguese) and 004 (English/Korean): context vector of "shiny"',
         sections=hello_sections(r),
-        data=hello_json(r),
+        # what --input needs to give this again (all rows; the "shiny" row is z)
+        data={**hello_json(r), "input": unscaled_input_json(t(HELLO_X), HELLO_TOKENS)},
         precision=DOC_HELLO_DECIMALS,
     )

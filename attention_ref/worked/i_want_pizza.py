@@ -2,8 +2,12 @@ r"""Seed 002 (Russian): "Я хочу пиццу <eos>", splitting into heads sha
 
 Batch 1, ``seq_len = 4``, ``embedding_dim = 6``, 3 heads of ``head_dim = 2``: the fused
 projection ``Q = X W_q`` is reshaped ``(B, T, d) -> (B, T, h, d_k)`` and swapped to
-``(B, h, T, d_k)``; the concat is the inverse swap and reshape. The document numbers the
-entries of ``Q`` row by row; ``X`` with rows 1..6, 7..12, … and identity weights reproduce them.
+``(B, h, T, d_k)``; the concat is the inverse: swap back, then reshape. The document numbers
+the entries of ``Q`` row by row; ``X`` with rows 1..6, 7..12, … and identity weights reproduce
+them. Two slips of the document are shown with its own numbers: its text says to undo the
+split by "first reshape, then swap" (that order reads the numbers head by head and scrambles
+tokens and heads; only swap-then-reshape, the order of its own shape list, restores them), and
+its shape list writes ``(batch_size, text, seq_len, head_dim)`` where the axis is ``heads``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from torch import Tensor
 
 from attention_ref import reference as ref
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, Shape
-from attention_ref.worked.trace import DTYPE, L, column_names, t
+from attention_ref.worked.trace import DTYPE, L, column_names, t, trace_input_json
 
 PIZZA_TOKENS: Final = ("Я", "Хочу", "Пиццу", "<eos>")
 PIZZA_BATCH: Final = 1
@@ -53,6 +57,7 @@ class PizzaNumbers:
     Q_reshaped: Tensor  # (B, T, h, d_k)
     Q_swapped: Tensor  # (B, h, T, d_k)
     H_swapped: Tensor  # (B, T, h, d_k)
+    Q_reshape_first: Tensor  # the split Q undone in the document's words' order, (B, T, h, d_k)
     trace: ref.AttentionTrace
 
 
@@ -70,13 +75,48 @@ def pizza_numbers() -> PizzaNumbers:
                                                  tokens=PIZZA_TOKENS)  # fmt: skip
     Q = ref.project(X, eye)  # (1, 4, 6)
     Q_reshaped = Q.reshape(B, T, h, d_k)  # (1, 4, 6) -> (1, 4, 3, 2)
+    Q_swapped = Q_reshaped.transpose(1, 2)  # (1, 4, 3, 2) -> (1, 3, 4, 2)
     return PizzaNumbers(
         X=X,
         Q=Q,
         Q_reshaped=Q_reshaped,
-        Q_swapped=Q_reshaped.transpose(1, 2),  # (1, 4, 3, 2) -> (1, 3, 4, 2)
+        Q_swapped=Q_swapped,
         H_swapped=trace.H.transpose(1, 2),  # (1, 3, 4, 2) -> (1, 4, 3, 2)
+        # "first reshape": (1, 3, 4, 2) -> (1, 4, 3, 2) read in (head, token) order
+        Q_reshape_first=Q_swapped.reshape(B, T, h, d_k),
         trace=trace,
+    )
+
+
+def provenance(r: PizzaNumbers, piece: Tensor) -> tuple[int, int]:
+    """``(head, token)``, 0-based, of a ``d_k`` piece of the split ``Q`` (entries are unique)."""
+    hits = (r.Q_swapped[0] == piece).all(dim=-1).nonzero().tolist()  # (h, T) -> [[k, t]]
+    if len(hits) != 1:
+        raise ValueError(f"piece {piece.tolist()} is not one piece of the split Q")
+    k, t_ = hits[0]
+    return k, t_
+
+
+def reshape_first_note(r: PizzaNumbers) -> str:
+    """What "first reshape, then swap" does to the split ``Q``, on the document's numbers."""
+    tok = list(PIZZA_TOKENS)
+    i = tok.index(DOC_PIZZA_TOKEN)
+    B, T, d = PIZZA_BATCH, PIZZA_SEQ_LEN, PIZZA_D_MODEL
+    row = r.Q_reshape_first[0, i]  # (h, d_k): what "Пиццу" gets
+    where = [provenance(r, piece) for piece in row]
+    holds = ", ".join(f"head {k + 1} of `{tok[t_]}`" for k, t_ in where)  # `<eos>`: not HTML
+    restored = bool(torch.equal(r.Q_swapped.transpose(1, 2).reshape(B, T, d), r.Q))
+    scrambled = not torch.equal(r.Q_reshape_first.reshape(B, T, d), r.Q)
+    verdict = "tokens and heads are scrambled" if scrambled else "the tokens happen to come back"
+    return (
+        f'The document\'s text says to undo the split "first reshape, then swap". Reshaping '
+        f"{tuple(r.Q_swapped.shape)} first reads the numbers head by head: the row of "
+        f"`{tok[i]}` becomes {[[int(v) for v in p] for p in row.tolist()]}, that is {holds}, "
+        f"instead of its own {[int(v) for v in r.Q[0, i].tolist()]}: {verdict}, and the swap "
+        f"that follows cannot sort them back (it only moves whole axes). Swap first, then "
+        f"reshape (the order of the document's own shape list) gives Q back: "
+        f"{'exactly' if restored else 'NOT'}. Its list also writes (batch_size, text, seq_len, "
+        f"head_dim) for the head outputs; the axis is heads: {tuple(r.trace.H.shape)}."
     )
 
 
@@ -110,7 +150,8 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
                          before=tuple(Q.shape), after=tuple(Q_reshaped.shape)),
                    Mat(symbol="q_{Пиццу}", text=f"Q[0, {i}] (\"{tok[i]}\")", value=L(Q[0, i]),
                        rows=[tok[i]]),
-                   Mat(symbol="q_{Пиццу}", text=f"Q reshaped[0, {i}] (\"{tok[i]}\")",
+                   Mat(symbol="\\operatorname{reshape}(q_{Пиццу})",
+                       text=f"Q reshaped[0, {i}] (\"{tok[i]}\")",
                        value=L(Q_reshaped[0, i]), rows=heads, cols=column_names("d", d_k)),
                    Shape(name="Q", operation="swap = transpose(1, 2)",
                          before=tuple(Q_reshaped.shape), after=tuple(Q_swapped.shape)),
@@ -132,7 +173,8 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
         ),
         Section(
             title="Concat: the inverse operations",
-            text="Swap back, then reshape: each token's three head outputs become one vector of 6.",
+            text="Swap back, then reshape: each token's three head outputs become one vector of "
+            "6. " + reshape_first_note(r),
             items=[Shape(name="head outputs", operation="swap = transpose(1, 2)",
                          before=tuple(trace.H.shape), after=tuple(r.H_swapped.shape)),
                    Shape(name="concat", operation="reshape(B, T, heads × head_dim)",
@@ -140,7 +182,11 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
                    Mat(symbol="\\operatorname{Concat}", text="concat[0]", value=L(trace.concat[0]),
                        rows=tok),
                    Shape(name="final output", operation="concat × W_o, W_o (6, 6)",
-                         before=tuple(trace.concat.shape), after=tuple(trace.output.shape))],
+                         before=tuple(trace.concat.shape), after=tuple(trace.output.shape)),
+                   Mat(symbol="\\operatorname{reshape}(Q_{split})", text="reshape first[0]",
+                       formula_text="the split Q reshaped to (B, T, heads, head_dim) first",
+                       value=[[v for p in row for v in p] for row in L(r.Q_reshape_first[0])],
+                       rows=tok)],
         ),
     ]  # fmt: skip
 
@@ -170,6 +216,7 @@ def pizza_json(r: PizzaNumbers) -> dict[str, JSONValue]:
         "A": [L(trace.A[0, k]) for k in range(PIZZA_HEADS)],
         "concat": L(trace.concat[0]),
         "output": L(trace.output[0]),
+        "reshape_first": L(r.Q_reshape_first[0]),
     }
 
 
@@ -180,5 +227,5 @@ def explain() -> Explanation:
         title='Splitting into heads, shape by shape: "Я хочу пиццу <eos>"',
         source="seed 002 (Russian): batch 1, seq_len 4, embedding 6, 3 heads",
         sections=pizza_sections(r),
-        data=pizza_json(r),
+        data={**pizza_json(r), "input": trace_input_json(r.trace, fused=True)},  # for --input
     )

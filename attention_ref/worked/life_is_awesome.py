@@ -2,15 +2,20 @@ r"""Seed 000 (MAE5911 homework, Questão 01): masked multi-head attention on "Li
 
 ``d_model = 4``, ``h = 2`` heads with the given ``W_Q^{(i)}, W_K^{(i)}, W_V^{(i)} ∈ R^{4×2}``,
 causal mask, ``W_O = I_4``. The data is the document's; each ``DOC_*`` value is copied from it
-as printed, so a test can compare the reference with the document.
+as printed, so a test can compare the reference with the document. `notation_notes` flags,
+with the computed shapes, where the document's notation says something else than its numbers:
+``MultiHead(Q, K, V)`` while it projects ``X``, the result labelled ``Attention(Q, K, V)``, and
+a stray ``∈ H ∈``.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+import torch
+
 from attention_ref import reference as ref
-from attention_ref.render import Explanation, Matrix
+from attention_ref.render import Explanation, Matrix, Section
 from attention_ref.worked.trace import t, trace_sections, trace_to_json
 
 LIFE_TOKENS: Final = ("Life", "is", "awesome")
@@ -94,6 +99,44 @@ def life_trace() -> ref.AttentionTrace:
     )
 
 
+def notation_notes(trace: ref.AttentionTrace, lang: str = "en") -> list[str]:
+    """The document's three notation slips, each with the computed fact that settles it.
+
+    ``lang`` is ``"en"`` (the explanation, the English page) or ``"pt"`` (the Portuguese page).
+    """
+    X = trace.X
+    projects_x = all(
+        torch.equal(trace.head(i)["Q"], X @ t(LIFE_W_Q)[i]) for i in range(len(LIFE_W_Q))
+    )
+    n, d = (int(v) for v in trace.output.shape)
+    head_shape = tuple(int(v) for v in trace.head(0)["H"].shape)
+    if lang == "pt":
+        return [
+            "A lista escreve MultiHead(Q, K, V) = Concat(Attention(QW_1^Q, KW_1^K, VW_1^V), …) "
+            "W^O, mas o exemplo projeta X: "
+            + ("Q^(i) = X W_Q^(i) em cada cabeça" if projects_x else "Q^(i) ≠ X W_Q^(i)")
+            + ". Na autoatenção Q, K e V de entrada são todos X: MultiHead(X) = "
+            "Concat(head_1, …, head_h) W_O, com head_i = Attention(X W_Q^(i), X W_K^(i), "
+            "X W_V^(i)).",
+            f"O resultado final é rotulado Attention(Q, K, V), mas é MultiHead(X) = "
+            f"Concat(H^(1)|H^(2)) W_O, de forma {(n, d)}; a saída de uma única cabeça, "
+            f"Attention(·), tem forma {head_shape}.",
+            f'"Concat(H^(1)|H^(2))W_O ∈ H ∈ ℝ^{{3×4}}": o "∈ H" está sobrando; a saída '
+            f"pertence a ℝ^{{{n}×{d}}}.",
+        ]
+    return [
+        "The document writes MultiHead(Q, K, V) = Concat(Attention(QW_1^Q, KW_1^K, VW_1^V), …) "
+        "W^O, but its example projects X: "
+        + ("Q^(i) = X W_Q^(i) in every head" if projects_x else "Q^(i) ≠ X W_Q^(i)")
+        + ". In self-attention the Q, K and V that go in are all X: MultiHead(X) = "
+        "Concat(head_1, …, head_h) W_O with head_i = Attention(X W_Q^(i), X W_K^(i), X W_V^(i)).",
+        f"It labels the final result Attention(Q, K, V); it is MultiHead(X) = "
+        f"Concat(H^(1)|H^(2)) W_O, of shape {(n, d)}; one head's Attention(·) is {head_shape}.",
+        f'"Concat(H^(1)|H^(2))W_O ∈ H ∈ ℝ^{{3×4}}": the "∈ H" is stray; the output is in '
+        f"ℝ^{{{n}×{d}}}.",
+    ]
+
+
 def explain() -> Explanation:
     """Seed 000: "Life is awesome", d_model = 4, h = 2, causal mask, W_O = I_4."""
     trace = life_trace()
@@ -103,6 +146,12 @@ def explain() -> Explanation:
         t(LIFE_W_K),
         t(LIFE_W_V),
         W_O_note="W_O = I_4 in the document, so the output is the concat.",
+    )
+    sections.append(
+        Section(
+            title="Where the document's notation says something else than its numbers",
+            text=" ".join(notation_notes(trace)),
+        )
     )
     return Explanation(
         title='Masked multi-head attention: "Life is awesome"',

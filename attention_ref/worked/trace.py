@@ -2,7 +2,9 @@ r"""Shared by the worked examples: tensors in and out, and seed 000's steps for 
 
 `trace_sections` lays out one single-sequence `attention_ref.reference.AttentionTrace` as
 seed 000 develops it (projections, scores, mask, softmax, head outputs, concat and
-``W_O``); life-is-awesome and ``--input`` files both go through it.
+``W_O``); life-is-awesome and ``--input`` files both go through it. `input_json` writes the
+numbers an example used as an ``--input`` document, which every ``explain --format json``
+carries under ``"input"`` so that it can be fed back to ``--input``.
 """
 
 from __future__ import annotations
@@ -36,34 +38,128 @@ def L(x: Tensor) -> list[list[float]]:
 
 
 def column_names(prefix: str, k: int) -> list[str]:
-    """``x1 … xk``: the column labels of a ``k``-wide matrix."""
+    """``dim 1 … dim k``: the column labels of a ``k``-wide matrix (``prefix`` = ``"dim "``)."""
     return [f"{prefix}{j + 1}" for j in range(k)]
+
+
+def _vec(b: Tensor) -> list[float]:
+    """A bias as a plain list of numbers."""
+    return b.detach().to(DTYPE).reshape(-1).tolist()
+
+
+def input_json(
+    X: Tensor,
+    W_Q: Tensor,
+    W_K: Tensor,
+    W_V: Tensor,
+    W_O: Tensor | None = None,
+    *,
+    tokens: Sequence[str],
+    causal: bool,
+    h: int | None = None,
+    b_Q: Tensor | None = None,
+    b_K: Tensor | None = None,
+    b_V: Tensor | None = None,
+    b_O: Tensor | None = None,
+) -> dict[str, JSONValue]:
+    """The ``--input`` document of these numbers (`attention_ref.worked.inputs` reads it).
+
+    Per-head form when ``h`` is ``None`` (``W_Q`` is ``(h, d_model, d_k)``, ``b_Q`` is
+    ``(h, d_k)``), fused form otherwise (``W_Q`` is ``(d_model, h*d_k)``, ``b_Q`` is
+    ``(h*d_k,)``). ``X`` is one sequence ``(n, d_model)``. ``W_O`` and the biases are written
+    only when given; ``W_O = None`` means no output projection.
+    """
+    doc: dict[str, JSONValue] = {"tokens": list(tokens), "X": L(X)}
+    biases = {"b_Q": b_Q, "b_K": b_K, "b_V": b_V}
+    if h is None:
+        heads: list[JSONValue] = []
+        for i in range(W_Q.shape[0]):
+            head: dict[str, JSONValue] = {"W_Q": L(W_Q[i]), "W_K": L(W_K[i]), "W_V": L(W_V[i])}
+            head |= {k: _vec(b[i]) for k, b in biases.items() if b is not None}
+            heads.append(head)
+        doc["heads"] = heads
+    else:
+        doc |= {"h": h, "W_Q": L(W_Q), "W_K": L(W_K), "W_V": L(W_V)}
+        doc |= {k: _vec(b) for k, b in biases.items() if b is not None}
+    if W_O is not None:
+        doc["W_O"] = L(W_O)
+    if b_O is not None:
+        doc["b_O"] = _vec(b_O)
+    doc["causal"] = causal
+    return doc
+
+
+def trace_input_json(
+    trace: ref.AttentionTrace,
+    *,
+    fused: bool = False,
+    sequence: int = 0,
+    tokens: Sequence[str] | None = None,
+) -> dict[str, JSONValue]:
+    """The numbers a trace used, as an ``--input`` document: fed back, the same output.
+
+    Per-head form, or fused (``h`` and ``W_Q = [W_Q^(1) | … | W_Q^(h)]``, `fuse_heads`) with
+    ``fused``. A batched trace gives its sequence ``sequence``; ``tokens`` replaces the
+    trace's token names (a batched trace has only ``t1 … tn``).
+    """
+    X = trace.X if trace.X.dim() == 2 else trace.X[sequence]  # (B, n, d_model) -> (n, d_model)
+    names = trace.tokens if tokens is None else tokens
+    weights, biases = (trace.W_Q, trace.W_K, trace.W_V), (trace.b_Q, trace.b_K, trace.b_V)
+    if fused:
+        weights = tuple(ref.fuse_heads(W) for W in weights)  # (h, d_model, d) -> (d_model, h*d)
+        biases = tuple(b.reshape(-1) if b is not None else None for b in biases)  # (h*d,)
+    return input_json(
+        X, *weights, trace.W_O, tokens=names, causal=trace.M is not None,
+        h=trace.h if fused else None, b_Q=biases[0], b_K=biases[1], b_V=biases[2],
+        b_O=trace.b_O,
+    )  # fmt: skip
+
+
+def unscaled_input_json(X: Tensor, tokens: Sequence[str]) -> dict[str, JSONValue]:
+    r"""Plain dot-product self-attention of seeds 001/004 as an ``--input`` document.
+
+    Those examples use no weights and no scaling: $A = \operatorname{softmax}(X X^\top)$,
+    $Z = A X$. ``--input`` always divides by $\sqrt{d_k}$, so one head with
+    $W_Q = \sqrt{d}\, I_d$, $W_K = W_V = I_d$ ($d_k = d$) gives
+    $Q K^\top / \sqrt{d} = X X^\top$ (equal up to rounding), no mask and no ``W_O``.
+    """
+    d = X.shape[-1]
+    eye = torch.eye(d, dtype=DTYPE)
+    root_d = torch.tensor(float(d), dtype=DTYPE).sqrt()
+    # (d, d) -> (1, d, d): one head
+    W_Q, W_K, W_V = (root_d * eye).unsqueeze(0), eye.unsqueeze(0), eye.unsqueeze(0)
+    return input_json(X, W_Q, W_K, W_V, tokens=tokens, causal=False)
 
 
 def trace_to_json(trace: ref.AttentionTrace) -> dict[str, JSONValue]:
     """The JSON of ``explain --format json`` for a single-sequence trace.
 
     ``{"tokens", "M", "heads": [{"Q","K","V","scores","S","S_masked","A","H"}...],
-    "concat", "W_O", "output"}``; ``M`` is all zeros when no mask was applied.
+    "concat", "W_O", "output", "input"}``; ``M`` is all zeros when no mask was applied,
+    ``W_O`` is ``null`` when there was no output projection (the output is the concat);
+    ``b_O`` and each head's ``b_Q``, ``b_K``, ``b_V`` appear when the trace has them.
+    ``input`` is `trace_input_json`: fed to ``--input`` it gives this output again.
     """
     n = len(trace.tokens)
     M = trace.M if trace.M is not None else torch.zeros(n, n, dtype=trace.X.dtype)
     heads: list[JSONValue] = []
     for i in range(trace.h):
         hd = trace.head(i)
-        heads.append(
-            {
-                "Q": L(hd["Q"]),
-                "K": L(hd["K"]),
-                "V": L(hd["V"]),
-                "scores": L(hd["QKt"]),
-                "S": L(hd["S"]),
-                "S_masked": L(hd["S_masked"]),
-                "A": L(hd["A"]),
-                "H": L(hd["H"]),
-            }
-        )
-    return {
+        head: dict[str, JSONValue] = {
+            "Q": L(hd["Q"]),
+            "K": L(hd["K"]),
+            "V": L(hd["V"]),
+            "scores": L(hd["QKt"]),
+            "S": L(hd["S"]),
+            "S_masked": L(hd["S_masked"]),
+            "A": L(hd["A"]),
+            "H": L(hd["H"]),
+        }
+        for role, b in (("b_Q", trace.b_Q), ("b_K", trace.b_K), ("b_V", trace.b_V)):
+            if b is not None:
+                head[role] = _vec(b[i])
+        heads.append(head)
+    out: dict[str, JSONValue] = {
         "tokens": list(trace.tokens),
         "causal": trace.M is not None,
         "h": trace.h,
@@ -73,42 +169,113 @@ def trace_to_json(trace: ref.AttentionTrace) -> dict[str, JSONValue]:
         "M": L(M),
         "heads": heads,
         "concat": L(trace.concat),
-        "W_O": L(trace.W_O),
-        "output": L(trace.output),
+        "W_O": L(trace.W_O) if trace.W_O is not None else None,
     }
+    if trace.b_O is not None:
+        out["b_O"] = _vec(trace.b_O)
+    out["output"] = L(trace.output)
+    out["input"] = trace_input_json(trace)
+    return out
+
+
+def _output_section(trace: ref.AttentionTrace, sup: list[str], W_O_note: str) -> Section:
+    """Concat, then ``W_O`` (and ``b_O``) when there is an output projection; words to match."""
+    tok, d_model, d_out = list(trace.tokens), trace.d_model, trace.d_out
+    concat = Mat(
+        symbol="\\operatorname{Concat}",
+        value=L(trace.concat),
+        formula="[" + " \\mid ".join(f"H{s}" for s in sup) + "]",
+        rows=tok,
+    )
+    heads = "Concat(H⁽¹⁾ | … | H⁽ʰ⁾)"
+    if trace.W_O is None:
+        return Section(
+            title=f"Concat, no output projection: MultiHead = {heads}",
+            text=W_O_note
+            or f"No W_O was given, so there is no output projection: the output is the heads "
+            f"side by side, h·d_v = {trace.h} × {trace.d_v} = {d_out} columns (as in rasbt's "
+            "MultiHeadAttentionWrapper).",
+            items=[
+                concat,
+                Mat(symbol="\\operatorname{MultiHead}", text="Output", value=L(trace.output),
+                    formula="\\operatorname{Concat}", rows=tok, cols=column_names("y", d_out)),
+            ],
+        )  # fmt: skip
+    bias = trace.b_O is not None
+    where = "back to d_model" if d_out == d_model else f"to d_out = {d_out}"
+    default = f"The heads side by side, then one linear map W_O {where}" + (
+        ", plus the bias b_O on every row." if bias else "."
+    )
+    items = [concat, Mat(symbol="W_O", value=L(trace.W_O))]
+    if trace.b_O is not None:
+        items.append(Mat(symbol="b_O", value=L(trace.b_O)))
+    items.append(
+        Mat(symbol="\\operatorname{MultiHead}", text="Output", value=L(trace.output),
+            formula="\\operatorname{Concat} \\cdot W_O" + (" + b_O" if bias else ""), rows=tok,
+            cols=column_names("y", d_out))
+    )  # fmt: skip
+    return Section(
+        title=f"Concat and output projection: MultiHead = {heads} W_O" + (" + b_O" if bias else ""),
+        text=W_O_note or default,
+        items=items,
+    )
 
 
 def trace_sections(
     trace: ref.AttentionTrace,
-    W_Q: Tensor,
-    W_K: Tensor,
-    W_V: Tensor,
+    W_Q: Tensor | None = None,
+    W_K: Tensor | None = None,
+    W_V: Tensor | None = None,
     *,
     W_O_note: str = "",
 ) -> list[Section]:
     r"""Every step of seed 000's development for a single-sequence trace, in its order.
 
-    Per head ``i``: ``Q^{(i)} = X W_Q^{(i)}`` (and ``K``, ``V``),
-    ``S^{(i)} = Q^{(i)} K^{(i)\top} / \sqrt{d_k}``, ``\tilde S^{(i)} = S^{(i)} + M``,
-    ``A^{(i)} = \operatorname{softmax}(\tilde S^{(i)})``, ``H^{(i)} = A^{(i)} V^{(i)}``; then
-    ``\operatorname{MultiHead} = \operatorname{Concat}(H^{(1)} \mid … \mid H^{(h)}) W_O``.
-    ``W_Q`` etc. are the per-head weights, ``(h, d_model, d_k)``.
+    Per head ``i``: ``Q^{(i)} = X W_Q^{(i)} + b_Q^{(i)}`` (and ``K``, ``V``; the biases only
+    where the trace has them), ``S^{(i)} = Q^{(i)} K^{(i)\top} / \sqrt{d_k}``,
+    ``\tilde S^{(i)} = S^{(i)} + M``, ``A^{(i)} = \operatorname{softmax}(\tilde S^{(i)})``,
+    ``H^{(i)} = A^{(i)} V^{(i)}``; then
+    ``\operatorname{MultiHead} = \operatorname{Concat}(H^{(1)} \mid … \mid H^{(h)}) W_O + b_O``,
+    or the concat itself when the trace has no ``W_O``. ``W_Q`` etc. are the per-head weights,
+    ``(h, d_model, d_k)``; by default the trace's own.
     """
+    W_Q = trace.W_Q if W_Q is None else W_Q
+    W_K = trace.W_K if W_K is None else W_K
+    W_V = trace.W_V if W_V is None else W_V
     tok, h, d_k, d_v = list(trace.tokens), trace.h, trace.d_k, trace.d_v
     n, d_model = trace.X.shape
     sup = [f"^{{({i + 1})}}" for i in range(h)]  # Q^{(1)}: printed Q^(1) in plain text
     heads = [trace.head(i) for i in range(h)]
+    biases = {"Q": trace.b_Q, "K": trace.b_K, "V": trace.b_V}
     weights: list[Mat] = [
-        Mat(symbol="X", value=L(trace.X), rows=tok, cols=column_names("x", d_model))
+        Mat(symbol="X", value=L(trace.X), rows=tok, cols=column_names("dim ", d_model))
     ]
     for i in range(h):
         for role, W in (("Q", W_Q), ("K", W_K), ("V", W_V)):
             weights.append(Mat(symbol=f"W_{role}{sup[i]}", value=L(W[i])))
+        for role, b in biases.items():
+            if b is not None:
+                weights.append(Mat(symbol=f"b_{role}{sup[i]}", value=L(b[i])))
+
+    def proj(role: str, s: str) -> str:
+        return f"X W_{role}{s}" + (f" + b_{role}{s}" if biases[role] is not None else "")
+
     projections = [
-        Mat(symbol=f"{role}{s}", value=L(hd[role]), formula=f"X W_{role}{s}", rows=tok)
+        Mat(symbol=f"{role}{s}", value=L(hd[role]), formula=proj(role, s), rows=tok)
         for s, hd in zip(sup, heads, strict=True)
         for role in ("Q", "K", "V")
     ]
+    proj_title = ", ".join(
+        f"{r}⁽ⁱ⁾ = X W_{r}⁽ⁱ⁾" + (f" + b_{r}⁽ⁱ⁾" if biases[r] is not None else "")
+        for r in ("Q", "K", "V")
+    )
+    with_bias = [f"b_{r}⁽ⁱ⁾" for r in ("Q", "K", "V") if biases[r] is not None]
+    proj_text = "Each head projects every token with its own matrices" + (
+        f", then adds its bias ({', '.join(with_bias)}) to every row." if with_bias else "."
+    )
+    shapes = f"n = {n} tokens, d_model = {d_model}, h = {h} heads, d_k = {d_k}, d_v = {d_v}"
+    if trace.d_out != d_model:
+        shapes += f", d_out = {trace.d_out}"
     scores: list[Mat] = []
     for i, (s, hd) in enumerate(zip(sup, heads, strict=True)):
         QKt = f"Q{s} K^{{({i + 1})\\top}}"
@@ -147,13 +314,12 @@ def trace_sections(
     return [
         Section(
             title="Inputs: X and the weights of each head",
-            text=f"n = {n} tokens, d_model = {d_model}, h = {h} heads, d_k = {d_k}, d_v = {d_v}. "
-            "Row convention: a token is a row of X and Q = X W_Q.",
+            text=f"{shapes}. Row convention: a token is a row of X and Q = X W_Q.",
             items=weights,
         ),
         Section(
-            title="Projections: Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾, V⁽ⁱ⁾ = X W_V⁽ⁱ⁾",
-            text="Each head projects every token with its own matrices.",
+            title=f"Projections: {proj_title}",
+            text=proj_text,
             items=projections,
         ),
         Section(
@@ -174,25 +340,5 @@ def trace_sections(
             text="Row t is a weighted average of the value rows.",
             items=outputs,
         ),
-        Section(
-            title="Concat and output projection: MultiHead = Concat(H⁽¹⁾ | … | H⁽ʰ⁾) W_O",
-            text=W_O_note or "The heads side by side, then one linear map W_O back to d_model.",
-            items=[
-                Mat(
-                    symbol="\\operatorname{Concat}",
-                    value=L(trace.concat),
-                    formula="[" + " \\mid ".join(f"H{s}" for s in sup) + "]",
-                    rows=tok,
-                ),
-                Mat(symbol="W_O", value=L(trace.W_O)),
-                Mat(
-                    symbol="\\operatorname{MultiHead}",
-                    text="Output",
-                    value=L(trace.output),
-                    formula="\\operatorname{Concat} \\cdot W_O",
-                    rows=tok,
-                    cols=column_names("y", d_model),
-                ),
-            ],
-        ),
+        _output_section(trace, sup, W_O_note),
     ]

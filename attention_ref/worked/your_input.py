@@ -1,31 +1,51 @@
 """A user's own numbers (``attnref explain --input FILE``), through seed 000's steps.
 
 `attention_ref.worked.inputs` reads and validates the file (without torch); this module runs
-the validated numbers through the reference and lays them out like life-is-awesome.
+the validated numbers through the reference and lays them out like life-is-awesome. The JSON
+it prints carries those numbers under ``"input"``, so it is itself a valid ``--input`` file.
 """
 
 from __future__ import annotations
 
+from torch import Tensor
+
 from attention_ref import reference as ref
 from attention_ref.render import Explanation
-from attention_ref.worked.inputs import AttentionInput
+from attention_ref.worked.inputs import AttentionInput, Matrix
 from attention_ref.worked.trace import t, trace_sections, trace_to_json
+
+
+def input_trace(inp: AttentionInput) -> ref.AttentionTrace:
+    r"""The validated numbers through `attention_ref.reference.masked_multihead_attention`.
+
+    ``Q^{(i)} = X W_Q^{(i)} + b_Q^{(i)}`` (biases only if given), then seed 000's steps, and
+    ``\operatorname{Concat}(H^{(1)} | … | H^{(h)}) W_O + b_O``, or the concat without ``W_O``.
+    """
+
+    def opt(m: Matrix | list[float] | None) -> Tensor | None:
+        return t(m) if m is not None else None
+
+    return ref.masked_multihead_attention(
+        t(inp.X), t(inp.W_Q), t(inp.W_K), t(inp.W_V), opt(inp.W_O),
+        b_Q=opt(inp.b_Q), b_K=opt(inp.b_K), b_V=opt(inp.b_V), b_O=opt(inp.b_O),
+        causal=inp.causal, tokens=inp.tokens,
+    )  # fmt: skip
 
 
 def explain_input(inp: AttentionInput) -> Explanation:
     """A user's own numbers (``--input FILE``), through the same steps as seed 000."""
-    X = t(inp.X)
-    W_Q, W_K, W_V = t(inp.W_Q), t(inp.W_K), t(inp.W_V)
-    W_O = t(inp.W_O) if inp.W_O is not None else None
-    trace = ref.masked_multihead_attention(
-        X, W_Q, W_K, W_V, W_O, causal=inp.causal, tokens=inp.tokens
-    )
+    trace = input_trace(inp)
     view = "fused matrices split into heads" if inp.fused else "per-head matrices"
+    extras = [f"h = {inp.h}", f"causal = {str(inp.causal).lower()}"]
+    if inp.W_O is None:
+        extras.append("no W_O")
+    if any(b is not None for b in (inp.b_Q, inp.b_K, inp.b_V, inp.b_O)):
+        extras.append("with biases")
     return Explanation(
         title="Masked multi-head attention: your input"
         if inp.causal
         else "Multi-head attention: your input",
-        source=f"--input file ({view}, h = {inp.h}, causal = {str(inp.causal).lower()})",
-        sections=trace_sections(trace, W_Q, W_K, W_V),
+        source=f"--input file ({view}, {', '.join(extras)})",
+        sections=trace_sections(trace),
         data=trace_to_json(trace),
     )

@@ -9,6 +9,7 @@ prints.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Final, TypedDict
 
@@ -17,7 +18,7 @@ from torch import Tensor
 
 from attention_ref import reference as ref
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, Shape
-from attention_ref.worked.trace import DTYPE, L, column_names, t
+from attention_ref.worked.trace import DTYPE, L, column_names, t, trace_input_json
 
 JOURNEY_TOKENS: Final = ("Your", "journey", "starts", "with", "one", "step")
 JOURNEY_X: Final[Matrix] = [
@@ -74,7 +75,7 @@ def draw_linear_weights(
     ``U(-1/√d_in, 1/√d_in)``; the bias from the same interval). Returns ``(W, b)`` in the
     document's row convention, ``W = linear.weight.T``, as float64.
     """
-    torch.manual_seed(seed)
+    torch.manual_seed(seed)  # the bound is 1/√fan_in of *each* layer: see `init_bound`
     out: list[tuple[Tensor, Tensor | None]] = []
     for d_in, d_out, bias in shapes:
         lin = torch.nn.Linear(d_in, d_out, bias=bias)
@@ -139,13 +140,75 @@ def journey_numbers() -> JourneyNumbers:
     }  # fmt: skip
 
 
-#: How every module's weights are drawn; {seed}, {order}, {d_in} filled in per module.
-DRAW = (
-    "Weights are drawn exactly as the document's code draws them: torch.manual_seed({seed}), "
-    "then nn.Linear layers created in the order {order} (PyTorch's default init, "
-    "Kaiming-uniform: U(−1/√d_in, 1/√d_in) with d_in = {d_in}); in the row convention "
-    "W = linear.weight.T."
-)
+def init_bound(fan_in: int) -> float:
+    r"""PyTorch's default ``nn.Linear`` init bound, weight and bias alike: ``1/\sqrt{fan_{in}}``.
+
+    Kaiming-uniform with ``a = √5`` gives ``gain·√(3/fan_in) = √(1/3)·√(3/fan_in)``; the bias
+    is drawn from ``U(−1/√fan_in, 1/√fan_in)``. ``fan_in`` is the layer's ``in_features``: 3
+    for ``W_query``, ``W_key``, ``W_value`` here, but ``d_out = 2`` for ``out_proj``.
+    """
+    return 1.0 / math.sqrt(fan_in)
+
+
+def draw_text(seed: int, layers: Sequence[tuple[str, int]]) -> str:
+    """How a module's weights are drawn: seed, layer order, each layer's bound from its fan-in."""
+    order = ", ".join(name for name, _ in layers)
+    by_fan_in: dict[int, list[str]] = {}
+    for name, fan_in in layers:
+        by_fan_in.setdefault(fan_in, []).append(name)
+    bounds = "; ".join(
+        f"{', '.join(names)}: fan_in = {f}, bound 1/√{f} ≈ {init_bound(f):.3f}"
+        for f, names in by_fan_in.items()
+    )
+    return (
+        f"Weights are drawn exactly as the document's code draws them: "
+        f"torch.manual_seed({seed}), then nn.Linear layers created in the order {order} "
+        f"(PyTorch's default init, Kaiming-uniform: U(−1/√fan_in, 1/√fan_in), fan_in = the "
+        f"layer's input width; {bounds}); in the row convention W = linear.weight.T."
+    )
+
+
+QKV_LAYERS: Final = (("W_query", JOURNEY_D_IN), ("W_key", JOURNEY_D_IN), ("W_value", JOURNEY_D_IN))
+#: ``out_proj = nn.Linear(d_out, d_out)``: its input is the concat of the heads, width 2.
+MHA_LAYERS: Final = (*QKV_LAYERS, ("out_proj (with bias)", JOURNEY_D_OUT))
+
+
+def b_o_note(b_O: Tensor) -> str:
+    """Where ``b_O`` lies against ``out_proj``'s bound (1/√2) and the inputs' (1/√3)."""
+    big = float(b_O.abs().max())
+    wide, narrow = init_bound(JOURNEY_D_OUT), init_bound(JOURNEY_D_IN)
+    inside = "inside" if big <= wide else "OUTSIDE"
+    beyond = "beyond" if big > narrow else "within"
+    return (
+        f"The largest |b_O| = {big:.4f} is {inside} ±1/√{JOURNEY_D_OUT} ≈ {wide:.3f} and "
+        f"{beyond} ±1/√{JOURNEY_D_IN} ≈ {narrow:.3f}: out_proj's bound comes from its own "
+        f"fan-in, {JOURNEY_D_OUT}."
+    )
+
+
+def document_words(r: JourneyNumbers) -> str:
+    """Seed 001's words about trainable weights beside what its own code computes."""
+    X, st = t(JOURNEY_X), r["self"]["trace"]
+    Q = st.Q[0]  # (T, d_out): one row per token
+    same = tuple(Q.shape) == tuple(X.shape) and bool(torch.equal(Q, X))
+    # the code's three layers are the same nn.Linear; is its weight a trained parameter?
+    trainable = torch.nn.Linear(JOURNEY_D_IN, JOURNEY_D_OUT, bias=False).weight.requires_grad
+    query = (
+        'Seed 001 (004 in English) says "The query is the data to use like before, while the '
+        'keys and values matrices are just random-trainable matrices." Its own code makes all '
+        f"three trainable "
+        f"(W_query, W_key and W_value are nn.Linear weights, requires_grad = {trainable}), and "
+        f"queries = X W_query is {tuple(Q.shape)}, "
+        + ("the data itself." if same else f"not the data X {tuple(X.shape)}.")
+    )
+    per_token = (
+        ' It also says "Each token will have its own query, key and value matrix": each token '
+        f"has a vector, its row of queries, keys, values (shape ({Q.shape[-1]},)); the matrices "
+        f"W_query, W_key, W_value {tuple(r['self']['W_query'].shape)} are shared by every token."
+    )
+    return query + per_token
+
+
 #: The row label of the notebook's printed output.
 BOOK = "rasbt's ch03 notebook prints"
 
@@ -168,10 +231,10 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
     return [
         Section(title="Inputs", text="Six tokens, 3-dimensional embeddings (the code's `inputs`).",
                 items=[Mat(symbol="X", value=L(t(JOURNEY_X)), rows=tok,
-                           cols=column_names("x", 3))]),
+                           cols=column_names("dim ", 3))]),
         Section(
             title="Self-attention with trainable weights (SelfAttention_v2)",
-            text=DRAW.format(seed=JOURNEY_SEED_SELF, order="W_query, W_key, W_value", d_in=3)
+            text=draw_text(JOURNEY_SEED_SELF, QKV_LAYERS)
             + " No mask. queries = X W_query, keys = X W_key, values = X W_value; "
             "attn_weights = softmax(queries keysᵀ / √d_k); context_vec = attn_weights values.",
             items=[
@@ -189,9 +252,11 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                 Mat(symbol="Z_{book}", text=BOOK, value=BOOK_JOURNEY_SELF, rows=tok),
             ],
         ),
+        Section(title="What seed 001 says about the weights, and what its code does",
+                text=document_words(r)),
         Section(
             title="Causal attention (CausalAttention, dropout 0)",
-            text=DRAW.format(seed=JOURNEY_SEED_CAUSAL, order="W_query, W_key, W_value", d_in=3)
+            text=draw_text(JOURNEY_SEED_CAUSAL, QKV_LAYERS)
             + " Scores above the diagonal are set to −∞ before the softmax, so each token "
             "averages only itself and its predecessors. The code stacks the input twice: "
             "batch (2, 6, 3) → context_vecs (2, 6, 2), both copies identical. Dropout on the "
@@ -213,8 +278,7 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
         ),
         Section(
             title="Multi-head attention (MultiHeadAttention, d_out = 2, num_heads = 2)",
-            text=DRAW.format(seed=JOURNEY_SEED_MULTIHEAD,
-                             order="W_query, W_key, W_value, out_proj (with bias)", d_in=3)
+            text=draw_text(JOURNEY_SEED_MULTIHEAD, MHA_LAYERS) + f" {b_o_note(m['b_O'])}"
             + " head_dim = d_out / num_heads = 1: the fused projections are split into 2 heads "
             "of width 1 by view + transpose, each head attends causally, the heads are merged "
             "back and out_proj (W_O and its bias b_O) mixes them.",
@@ -265,6 +329,11 @@ def journey_json(r: JourneyNumbers) -> dict[str, JSONValue]:
     }  # fmt: skip
 
 
+def journey_input(r: JourneyNumbers) -> dict[str, JSONValue]:
+    """``MultiHeadAttention``'s numbers as an ``--input`` document (fused, as the code has them)."""
+    return trace_input_json(r["multihead"]["trace"], fused=True, tokens=JOURNEY_TOKENS)
+
+
 def explain() -> Explanation:
     """Seed 001's code on "Your journey starts with one step": self, causal, 2-head attention."""
     r = journey_numbers()
@@ -273,6 +342,7 @@ def explain() -> Explanation:
         '"Your journey starts with one step"',
         source="seed 001, code from rasbt's LLMs-from-scratch ch03",
         sections=journey_sections(r),
-        data=journey_json(r),
+        # for --input: the multi-head module's numbers (its output is multihead_attention's)
+        data={**journey_json(r), "input": journey_input(r)},
         precision=4,
     )

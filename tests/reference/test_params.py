@@ -65,3 +65,56 @@ def test_invalid_sizes_raise(d_model, h):
 def test_invalid_model_config_raises(kwargs):
     with pytest.raises(ValueError):
         ModelConfig(**kwargs)
+
+
+def _bert_like(vocab, positions, types, heads=12):
+    from attention_ref.reference.params import EncoderMLMConfig
+
+    return EncoderMLMConfig(
+        vocab_size=vocab, hidden=768, layers=12, heads=heads, intermediate=3072,
+        max_positions=positions, type_vocab_size=types,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("h", [1, 4, 12])
+def test_roberta_mlm_count_by_parts(h):
+    from attention_ref.reference.params import encoder_mlm_params
+
+    c = encoder_mlm_params(_bert_like(50_265, 514, 1, h))
+    d, V = 768, 50_265
+    # every tensor of RobertaForMaskedLM written out one by one (tied decoder weight once)
+    embeddings = [V * d, 514 * d, 1 * d, d, d]  # word, position, token type, LayerNorm w, b
+    attention = [d * d, d, d * d, d, d * d, d, d * d, d]  # query, key, value, output dense
+    layer = [*attention, d, d, d * 3072, 3072, 3072 * d, d, d, d]  # + LN, intermediate, output
+    head = [d * d, d, d, d, V]  # dense, layer_norm, the decoder's bias
+    assert c["attention per layer"] == sum(attention) == 2_362_368
+    assert c["embeddings"] == sum(embeddings)
+    assert c["layer"] == sum(layer)
+    assert c["MLM head"] == sum(head)
+    assert c["total"] == sum(embeddings) + 12 * sum(layer) + sum(head) == 124_697_433
+
+
+def test_seed_003_count_is_robertaconfig_defaults_of_its_time():
+    from attention_ref.reference.params import encoder_mlm_params
+
+    # RobertaConfig() inherited BertConfig's vocab 30522, 512 positions, 2 token types
+    totals = {encoder_mlm_params(_bert_like(30_522, 512, 2, h))["total"] for h in (4, 12)}
+    assert totals == {109_514_298}
+    # the published roberta-base sizes do not give it; nor does adding a pooler
+    assert encoder_mlm_params(_bert_like(50_265, 514, 1))["total"] != 109_514_298
+    assert encoder_mlm_params(_bert_like(30_522, 512, 2))["total"] + 768 * 768 + 768 != 109_514_298
+
+
+def test_roberta_model_without_head_plus_pooler_is_the_published_roberta_base_count():
+    from attention_ref.reference.params import encoder_mlm_params
+
+    # RobertaModel (embeddings + layers + pooler) of roberta-base: the well-known 124,645,632
+    c = encoder_mlm_params(_bert_like(50_265, 514, 1))
+    assert c["embeddings"] + c["layers"] + 768 * 768 + 768 == 124_645_632
+
+
+def test_encoder_mlm_heads_must_divide_hidden():
+    from attention_ref.reference.params import encoder_mlm_params
+
+    with pytest.raises(ValueError, match="not divisible"):
+        encoder_mlm_params(_bert_like(50_265, 514, 1, heads=5))

@@ -71,7 +71,7 @@ def test_markdown_prints_the_unicode_labels():
 def test_latex_and_book_print_the_latex_labels():
     out = render(EXPL, "latex", 2)
     assert "$$\\tilde S^{(1)} = S^{(1)} + M = \\begin{bmatrix} 1.00 & -\\infty" in out
-    assert "Prose\\_with \\% and $\\sqrt{}$2." in out
+    assert "Prose\\_with \\% and $\\sqrt{2}$." in out
     book = to_book(EXPL, 3, heading=3)
     assert "### Step" in book and "\\tilde S^{(1)} = S^{(1)} + M = \\begin{bmatrix}" in book
 
@@ -117,3 +117,19 @@ def test_unknown_formats_are_errors(fmt):
     with pytest.raises(ValueError, match="unknown format"):
         render_table(TABLE, "latex")
     assert set(TABLE_FORMATS) < set(FORMATS)
+
+
+def test_the_book_shows_angle_brackets_and_the_terminal_keeps_them():
+    """``<eos>`` in prose is an entity in the book (else the browser drops it as a tag), raw in
+    ``--format markdown``, and untouched inside code spans."""
+    from attention_ref.render import Explanation, Section, to_book, to_markdown
+    from attention_ref.render.markdown import escape_html
+
+    assert escape_html("the <eos> token, `x < y`") == "the &lt;eos&gt; token, `x < y`"
+    expl = Explanation(
+        title="t", source="s", sections=[Section(title="Step <eos>", text="reads <eos>")],
+        data={},
+    )  # fmt: skip
+    book, md = to_book(expl), to_markdown(expl)
+    assert "reads &lt;eos&gt;" in book and "<eos>" not in book
+    assert "reads <eos>" in md

@@ -106,3 +106,20 @@ def test_life_trace_is_the_document_example(life):
     assert mine.tokens == life.tokens
     assert torch.equal(mine.output, life.output)
     assert torch.equal(mine.A, life.A)
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_notation_notes_rest_on_the_computed_shapes(lang):
+    from attention_ref.worked.life_is_awesome import life_trace, notation_notes
+
+    trace = life_trace()
+    notes = notation_notes(trace, lang)
+    assert len(notes) == 3
+    assert "Q^(i) = X W_Q^(i)" in notes[0] and "MultiHead(X)" in notes[0]
+    assert "(3, 4)" in notes[1] and "(3, 2)" in notes[1]
+    assert "∈ H ∈" in notes[2] and "ℝ^{3×4}" in notes[2]
+    # with other weights in the trace than the document's, the first note says so
+    other = ref.masked_multihead_attention(
+        trace.X, torch.ones(2, 4, 2, dtype=trace.X.dtype), *(trace.X.new_ones(2, 4, 2),) * 2
+    )
+    assert "Q^(i) ≠ X W_Q^(i)" in notation_notes(other, lang)[0]

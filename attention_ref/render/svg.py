@@ -1,0 +1,339 @@
+"""Figures as inline SVG text: heatmaps, tensors as coloured cells, a flow of boxes, weight blocks.
+
+A small writer in pure Python (no torch, no matplotlib, nothing else of attnref): every
+function receives plain lists of floats and strings, already computed elsewhere, and returns one
+``<svg>`` element as a string, ready to be placed inline in an HTML page. Sizes follow the data
+(a cell per entry, a box per step, a rectangle per weight matrix drawn with an area
+proportional to its number of weights); nothing here computes a value that is printed.
+
+Every element that stands for a number carries a ``<title>`` (a tooltip in the browser) and
+the ``<svg>`` has a ``role="img"`` and an ``aria-label``.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+from xml.sax.saxutils import escape, quoteattr
+
+#: Colours for categories (heads, tokens): Okabe-Ito, readable by colour-blind readers.
+PALETTE: Final = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
+#: The heatmap's scale runs from LOW (smallest value) to HIGH (largest value).
+LOW: Final = (247, 251, 255)
+HIGH: Final = (8, 48, 107)
+#: Fill of a cell whose value is not finite (a masked −∞ score).
+MASKED_FILL: Final = "#6b6b6b"
+FONT: Final = 'font-family="sans-serif"'
+#: Average width of a character, as a fraction of the font size (for label columns).
+CHAR_WIDTH: Final = 0.6
+MINUS: Final = "\u2212"
+
+
+def text_width(text: str, size: float) -> float:
+    """The width a label of ``size`` px will roughly take."""
+    return len(text) * size * CHAR_WIDTH
+
+
+def number(v: float, precision: int, decimal: str = ".") -> str:
+    """A value as a cell prints it: ``−∞``/``∞`` when infinite, a true minus sign, and
+    ``decimal`` as the decimal mark (``","`` on the Portuguese pages)."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return f"{MINUS}∞" if v < 0 else "∞"
+    s = f"{v:.{precision}f}"
+    if s.startswith("-") and float(s) == 0.0:
+        s = s[1:]  # no "-0.00"
+    return s.replace("-", MINUS).replace(".", decimal)
+
+
+def _mix(t: float) -> str:
+    """The heatmap colour at ``t`` in [0, 1]."""
+    r, g, b = (round(lo + (hi - lo) * t) for lo, hi in zip(LOW, HIGH, strict=True))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _tint(colour: str, amount: float) -> str:
+    """``colour`` mixed with white: ``amount`` 0 keeps it, 1 gives white."""
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (round(c + (255 - c) * amount) for c in (r, g, b))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _svg(width: float, height: float, label: str, body: Sequence[str]) -> str:
+    """The ``<svg>`` element: pixel size, a matching viewBox (it scales down on narrow screens)."""
+    w, h = math.ceil(width), math.ceil(height)
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="attn-svg" width="{w}" height="{h}" '
+        f'viewBox="0 0 {w} {h}" role="img" aria-label={quoteattr(label)} {FONT}>'
+    )
+    return head + f"<title>{escape(label)}</title>" + "".join(body) + "</svg>"
+
+
+def _text(x: float, y: float, s: str, *, size: float = 12, anchor: str = "middle",
+          fill: str = "#222", weight: str = "normal", extra: str = "") -> str:  # fmt: skip
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:g}" text-anchor="{anchor}" '
+        f'dominant-baseline="central" fill="{fill}" font-weight="{weight}"{extra}>'
+        f"{escape(s)}</text>"
+    )
+
+
+def heatmap(
+    values: Sequence[Sequence[float]],
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str = "",
+    precision: int = 2,
+    decimal: str = ".",
+    row_title: str = "query",
+    col_title: str = "key",
+    cell: float = 46.0,
+) -> str:
+    """A matrix as coloured cells with its values printed, rows and columns labelled.
+
+    The colour runs from light (the smallest finite value) to dark (the largest); a cell whose
+    value is not finite (−∞ of a mask) is grey and prints ``−∞``. ``row_title`` and
+    ``col_title`` name the axes (for attention: rows are queries, columns are keys).
+    """
+    n = len(values)
+    m = len(values[0]) if n else 0
+    if len(row_labels) != n or len(col_labels) != m or any(len(r) != m for r in values):
+        raise ValueError(
+            f"a {n}×{m} matrix needs {n} row labels and {m} column labels, "
+            f"got {len(row_labels)} and {len(col_labels)}"
+        )
+    finite = [v for row in values for v in row if math.isfinite(v)]
+    lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    size = 12.0
+    left = max((text_width(s, size) for s in row_labels), default=0) + 12
+    top_title = 22.0 if title else 0.0
+    # a column is as wide as its widest key label, so labels stay horizontal and whole
+    cell = max(cell, max((text_width(s, size) for s in col_labels), default=0) + 10)
+    top = top_title + 18 + size + 8
+    width = left + m * cell + 8
+    width = max(width, text_width(title, 14) + 8)
+    height = top + n * cell + 8
+    body: list[str] = []
+    if title:
+        body.append(_text(width / 2, 11, title, size=14, weight="bold"))
+    body.append(_text(left + m * cell / 2, top_title + 9, f"{col_title} →", size=11, fill="#555"))
+    if row_title:
+        body.append(_text(4, top_title + 9, f"{row_title} ↓", size=11, fill="#555", anchor="start"))
+    for j, lab in enumerate(col_labels):
+        x = left + (j + 0.5) * cell
+        body.append(_text(x, top - size / 2 - 4, lab, size=size))
+    for i, row in enumerate(values):
+        y = top + i * cell
+        body.append(_text(left - 6, y + cell / 2, row_labels[i], size=size, anchor="end"))
+        for j, v in enumerate(row):
+            x = left + j * cell
+            shown = number(v, precision, decimal)
+            if math.isfinite(v):
+                t = (v - lo) / (hi - lo) if hi > lo else 0.0
+                fill, ink = _mix(t), ("#fff" if t > 0.55 else "#111")
+            else:
+                fill, ink = MASKED_FILL, "#fff"
+            tip = f"{row_labels[i]} → {col_labels[j]}: {shown}"
+            body.append(
+                f'<g class="cell"><title>{escape(tip)}</title>'
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell:g}" height="{cell:g}" '
+                f'fill="{fill}" stroke="#fff" stroke-width="1"/>'
+                + _text(x + cell / 2, y + cell / 2, shown, size=11, fill=ink)
+                + "</g>"
+            )
+    return _svg(width, height, title or "heatmap", body)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cell:
+    """One entry of a tensor picture: its printed ``text``, the ``colour`` index of its group
+    (a head) and a ``tone`` index (a token: lighter tones for later tokens)."""
+
+    text: str
+    colour: int
+    tone: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Block:
+    """A 2-D slice of a tensor: rows of cells, with a label per row and one for the block."""
+
+    label: str
+    rows: Sequence[Sequence[Cell]]
+    row_labels: Sequence[str] = ()
+
+
+def tensor(blocks: Sequence[Block], *, title: str, cell: float = 30.0, tones: int = 4) -> str:
+    """A tensor as coloured cells: its slices (``blocks``) side by side, each a grid of cells.
+
+    Colours are groups (heads) from `PALETTE`, tones are lighter shades of that colour (one
+    per token, out of ``tones``): the same entry keeps its colours as it moves between shapes.
+    """
+    size = 12.0
+    label_w = max((text_width(s, size) for b in blocks for s in b.row_labels), default=0.0)
+    left_pad = label_w + 8 if label_w else 0.0
+    gap = 16.0
+    top = 24.0 + 20.0
+    x = 6.0
+    body: list[str] = []
+    bottom = top
+    for b in blocks:
+        ncols = max((len(r) for r in b.rows), default=0)
+        bw = max(ncols * cell, text_width(b.label, size))
+        body.append(_text(x + left_pad + ncols * cell / 2, top - 10, b.label, size=size))
+        for i, r in enumerate(b.rows):
+            y = top + i * cell
+            if b.row_labels:
+                body.append(_text(x + left_pad - 6, y + cell / 2, b.row_labels[i], size=size,
+                                  anchor="end"))  # fmt: skip
+            for j, c in enumerate(r):
+                base = PALETTE[c.colour % len(PALETTE)]
+                fill = _tint(base, 0.15 + 0.6 * (c.tone % tones) / max(tones, 1))
+                cx = x + left_pad + j * cell
+                body.append(
+                    f'<g class="cell"><title>{escape(c.text)}</title>'
+                    f'<rect x="{cx:.1f}" y="{y:.1f}" width="{cell:g}" height="{cell:g}" '
+                    f'fill="{fill}" stroke="#fff" stroke-width="1.5"/>'
+                    + _text(cx + cell / 2, y + cell / 2, c.text, size=11)
+                    + "</g>"
+                )
+        bottom = max(bottom, top + len(b.rows) * cell)
+        x += left_pad + bw + gap
+    width = max(x - gap + 6, text_width(title, 14) + 12)
+    body.insert(0, _text(width / 2, 11, title, size=14, weight="bold"))
+    return _svg(width, bottom + 8, title, body)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Box:
+    """A step of a flow diagram: a ``title`` (what is computed) and a ``detail`` (its shape);
+    ``colour`` indexes `PALETTE` (``None``: grey, a step shared by all heads)."""
+
+    title: str
+    detail: str = ""
+    colour: int | None = None
+
+
+def flow(stages: Sequence[Sequence[Box]], *, title: str, box_w: float = 150.0) -> str:
+    """Steps from top to bottom; the boxes of one stage side by side (one per head).
+
+    Arrows join consecutive stages: box to box when both have as many boxes, every box to
+    every box otherwise (one input fanning out to the heads, the heads joining the concat).
+    """
+    if not stages or any(not s for s in stages):
+        raise ValueError("a flow needs at least one stage, and every stage a box")
+    box_h, vgap, hgap = 44.0, 26.0, 14.0
+    size = 12.0
+    widest = max(max(text_width(b.title, size), text_width(b.detail, 11)) for s in stages
+                 for b in s)  # fmt: skip
+    box_w = max(box_w, widest + 16)
+    ncols = max(len(s) for s in stages)
+    width = ncols * box_w + (ncols - 1) * hgap + 16
+    width = max(width, text_width(title, 14) + 12)
+    top = 28.0
+    centres: list[list[tuple[float, float]]] = []
+    body = [_text(width / 2, 11, title, size=14, weight="bold")]
+    arrow = f"attn-arrow-{zlib.crc32(title.encode()):08x}"  # one id per diagram on a page
+    body.append(
+        f'<defs><marker id="{arrow}" viewBox="0 0 10 10" refX="9" refY="5" '
+        'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
+        '<path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>'
+    )
+    for k, stage in enumerate(stages):
+        y = top + k * (box_h + vgap)
+        row_w = len(stage) * box_w + (len(stage) - 1) * hgap
+        x0 = (width - row_w) / 2
+        row: list[tuple[float, float]] = []
+        for i, b in enumerate(stage):
+            x = x0 + i * (box_w + hgap)
+            colour = "#888888" if b.colour is None else PALETTE[b.colour % len(PALETTE)]
+            body.append(
+                f'<g class="box"><rect x="{x:.1f}" y="{y:.1f}" width="{box_w:g}" '
+                f'height="{box_h:g}" rx="6" fill="{_tint(colour, 0.8)}" stroke="{colour}" '
+                f'stroke-width="1.5"/>'
+                + _text(x + box_w / 2, y + 15, b.title, size=size, weight="bold")
+                + _text(x + box_w / 2, y + 31, b.detail, size=11, fill="#333")
+                + "</g>"
+            )
+            row.append((x + box_w / 2, y))
+        centres.append(row)
+    for k in range(1, len(centres)):
+        prev, cur = centres[k - 1], centres[k]
+        pairs = (
+            list(zip(prev, cur, strict=True))
+            if len(prev) == len(cur)
+            else [(p, c) for p in prev for c in cur]
+        )
+        for (x1, y1), (x2, y2) in pairs:
+            body.append(
+                f'<line x1="{x1:.1f}" y1="{y1 + box_h:.1f}" x2="{x2:.1f}" y2="{y2 - 2:.1f}" '
+                f'stroke="#555" stroke-width="1.3" marker-end="url(#{arrow})"/>'
+            )
+    height = top + len(stages) * (box_h + vgap) - vgap + 8
+    return _svg(width, height, title, body)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rect:
+    """A weight matrix drawn as a rectangle of ``rows`` × ``cols`` units (area = its number of
+    weights), labelled ``label`` under it; ``colour`` indexes `PALETTE`."""
+
+    label: str
+    rows: int
+    cols: int
+    colour: int
+    tip: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RectRow:
+    """One configuration (e.g. one number of heads): its ``label``, its rectangles left to right,
+    and a ``note`` printed at the right end."""
+
+    label: str
+    rects: Sequence[Rect]
+    note: str = ""
+
+
+def blocks(rows: Sequence[RectRow], *, title: str, unit: float = 8.0) -> str:
+    """Configurations one under the other, each a row of rectangles drawn to scale.
+
+    One unit of a matrix's shape is ``unit`` px, so equal numbers of weights take equal areas
+    and rows of equal total area are equally long when their rectangles are equally tall.
+    """
+    size = 12.0
+    label_w = max((text_width(r.label, size) for r in rows), default=0.0) + 12
+    gap = 0.0  # rectangles touch: equal areas give equally long rows
+    top = 30.0
+    body: list[str] = []
+    y = top
+    right = 0.0
+    for r in rows:
+        tall = max((q.rows for q in r.rects), default=0) * unit
+        body.append(_text(6, y + tall / 2, r.label, size=size, anchor="start", weight="bold"))
+        x = label_w
+        for q in r.rects:
+            w, h = q.cols * unit, q.rows * unit
+            colour = PALETTE[q.colour % len(PALETTE)]
+            tip = q.tip or f"{q.label}: {q.rows} × {q.cols}"
+            body.append(
+                f'<g class="block"><title>{escape(tip)}</title>'
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:g}" height="{h:g}" '
+                f'fill="{_tint(colour, 0.45)}" stroke="#fff" stroke-width="1.5"/>'
+                + _text(x + w / 2, y + tall + 9, q.label, size=9 if w < 24 else 11)
+                + "</g>"
+            )
+            x += w + gap
+        if r.note:
+            body.append(_text(x + 8, y + tall / 2, r.note, size=size, anchor="start"))
+            x += 8 + text_width(r.note, size)
+        right = max(right, x)
+        y += tall + 34
+    width = max(right + 8, text_width(title, 14) + 12)
+    body.insert(0, _text(width / 2, 11, title, size=14, weight="bold"))
+    return _svg(width, y - 34 + 24, title, body)

@@ -1,0 +1,299 @@
+r"""Exercises like seed 000's, for teachers: ``attnref exercise``.
+
+A problem is drawn from a seed (Python's ``random.Random(seed)``: the same seed and options
+give the same exercise on any machine): ``n`` tokens, ``X \in \{0, 1\}^{n \times d_{model}}``
+and per-head ``W_Q^{(i)}, W_K^{(i)}, W_V^{(i)} \in \{0, 1\}^{d_{model} \times d_k}`` with
+``d_k = d_{model} / h``, so that ``Q^{(i)} = X W_Q^{(i)}``, ``K^{(i)}`` and ``V^{(i)}`` are
+integers, as in the homework; no row or column of ``X`` and no column of a weight (hence of
+``Q``, ``K``, ``V``) is all zeros. ``W_O``
+is ``I + E`` with ``E`` a 0/1 strictly upper-triangular matrix with at least one 1: an
+integer matrix that is not the identity and not symmetric, so that forgetting ``W_O`` or
+transposing it changes the output (and `attention_ref.worked.check` can tell).
+
+An exercise is three documents: the statement (`statement`), the solution key (`key`: every
+step as ``attnref explain`` prints it, with the backward pass when asked) and its JSON in the
+``--input`` format (`Exercise.problem`), which ``explain --input`` and ``check`` take.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from typing import Final
+
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
+from attention_ref.worked.inputs import InputError, parse_input
+
+LANGS: Final = ("en", "pt")
+MAX_TOKENS: Final = 8
+MAX_D_MODEL: Final = 8
+
+#: Token names drawn for an exercise, per language.
+WORDS: Final[dict[str, tuple[str, ...]]] = {
+    "en": ("Life", "is", "awesome", "Cats", "sleep", "Birds", "sing", "Time", "flies", "We",
+           "learn", "Stars", "shine", "Rain", "falls", "Ideas", "grow", "slowly", "today",
+           "here"),
+    "pt": ("A", "vida", "é", "bela", "Gatos", "dormem", "Aves", "cantam", "O", "tempo", "voa",
+           "Nós", "aprendemos", "Estrelas", "brilham", "Chove", "hoje", "aqui", "devagar",
+           "sempre"),
+}  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExerciseOptions:
+    """What defines an exercise: the seed and the sizes (``attnref exercise`` options)."""
+
+    seed: int = 0
+    tokens: int = 3
+    d_model: int = 4
+    heads: int = 2
+    causal: bool = True
+    lang: str = "en"
+    backward: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.seed < 2**63:
+            raise ValueError(f"--seed must be between 0 and 2**63 - 1, got {self.seed}")
+        if not 1 <= self.tokens <= MAX_TOKENS:
+            raise ValueError(f"--tokens must be between 1 and {MAX_TOKENS}, got {self.tokens}")
+        if not 1 <= self.d_model <= MAX_D_MODEL:
+            raise ValueError(f"--d-model must be between 1 and {MAX_D_MODEL}, got {self.d_model}")
+        if self.heads < 1 or self.d_model % self.heads:
+            raise ValueError(
+                f"--heads must divide --d-model (d_k = d_model / h): d_model = {self.d_model}, "
+                f"h = {self.heads}"
+            )
+        if self.lang not in LANGS:
+            raise ValueError(f"--lang must be one of {', '.join(LANGS)}, got {self.lang!r}")
+
+    @property
+    def d_k(self) -> int:
+        """Width of a head: ``d_model / h``."""
+        return self.d_model // self.heads
+
+    def to_json(self) -> dict[str, JSONValue]:
+        """The options as the ``"exercise"`` object of an answer file."""
+        return {"seed": self.seed, "tokens": self.tokens, "d_model": self.d_model,
+                "heads": self.heads, "causal": self.causal}  # fmt: skip
+
+
+def options_from_json(obj: object) -> ExerciseOptions:
+    """An answer file's ``"exercise": {"seed": …, "tokens": …, …}``; `InputError` if bad."""
+    if not isinstance(obj, dict):
+        raise InputError('"exercise" must be an object: {"seed": …, "tokens": …, …}')
+    allowed = {"seed", "tokens", "d_model", "heads", "causal", "lang", "backward"}
+    unknown = sorted(set(obj) - allowed)
+    if unknown:
+        raise InputError(f'"exercise" has unknown key {unknown[0]!r}; expected {sorted(allowed)}')
+    if "seed" not in obj:
+        raise InputError('"exercise" needs "seed"')
+    for key in ("seed", "tokens", "d_model", "heads"):
+        v = obj.get(key, 0)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InputError(f'"exercise"."{key}" must be an integer, got {v!r}')
+    for key in ("causal", "backward"):
+        if not isinstance(obj.get(key, True), bool):
+            raise InputError(f'"exercise"."{key}" must be true or false')
+    try:
+        return ExerciseOptions(**obj)
+    except ValueError as e:
+        raise InputError(f'"exercise": {e}') from None
+
+
+def _binary(rng: random.Random, rows: int, cols: int, *, nonzero_rows: bool) -> Matrix:
+    """A 0/1 matrix with no all-zero column (and, if asked, no all-zero row).
+
+    With ``X`` and ``W`` both so drawn, no column of ``Q = X W`` is all zeros either: each
+    column of ``W`` picks at least one column of ``X``, which has a 1 somewhere.
+    """
+    while True:
+        m = [[float(rng.random() < 0.5) for _ in range(cols)] for _ in range(rows)]
+        lines = [list(c) for c in zip(*m, strict=True)] + (m if nonzero_rows else [])
+        if all(any(v for v in line) for line in lines):
+            return m
+
+
+def _output_weight(rng: random.Random, d: int) -> Matrix:
+    """``I + E``, ``E`` 0/1 strictly upper triangular with at least one 1 (needs ``d >= 2``)."""
+    while True:
+        W = [[float(i == j or (j > i and rng.random() < 0.3)) for j in range(d)] for i in range(d)]
+        if any(W[i][j] for i in range(d) for j in range(d) if j > i):
+            return W
+
+
+def draw_problem(opt: ExerciseOptions) -> dict[str, JSONValue]:
+    """The exercise's numbers in the ``--input`` format (per-head form).
+
+    ``W_O`` is given when ``d_model >= 2`` (with one column there is no non-identity ``I + E``;
+    then ``W_O`` is left out and the output is the concat).
+    """
+    rng = random.Random(opt.seed)
+    n, d, h, d_k = opt.tokens, opt.d_model, opt.heads, opt.d_k
+    words = list(WORDS[opt.lang])
+    tokens = rng.sample(words, n)
+    X = _binary(rng, n, d, nonzero_rows=True)
+    heads = [
+        {role: _binary(rng, d, d_k, nonzero_rows=False) for role in ("W_Q", "W_K", "W_V")}
+        for _ in range(h)
+    ]
+    problem: dict[str, JSONValue] = {"tokens": tokens, "X": X, "heads": heads}
+    if d >= 2:
+        problem["W_O"] = _output_weight(rng, d)
+    problem["causal"] = opt.causal
+    return problem
+
+
+#: The words of the statement, per language.
+TEXT: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": "Exercise {seed}: masked multi-head attention by hand",
+        "title_plain": "Exercise {seed}: multi-head attention by hand",
+        "source": "attnref exercise --seed {seed} --tokens {n} --d-model {d} --heads {h} {causal}",
+        "data": "Data",
+        "data_text": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} heads, "
+        "d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. {mask} {wo}",
+        "mask": "Causal mask: token t sees itself and the tokens before it.",
+        "nomask": "No mask: every token sees every token.",
+        "wo": "The output projection W_O is given below.",
+        "nowo": "There is no output projection: the output is the concat.",
+        "q1": "Question 1: projections",
+        "q1_text": "For each head i compute Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ and V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ "
+        "(integers).",
+        "q2": "Question 2: scaled scores",
+        "q2_text": "Compute Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ and S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k.",
+        "q3": "Question 3: mask and softmax",
+        "q3_text": "Compute S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M, with M = 0 on and below the diagonal and −∞ above, "
+        "and A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), row by row.",
+        "q3_nomask": "Compute A⁽ⁱ⁾ = softmax(S⁽ⁱ⁾), row by row.",
+        "q4": "Question 4: head outputs and output",
+        "q4_text": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾, the concat [H⁽¹⁾ | … | H⁽ʰ⁾] and the output "
+        "Concat · W_O.",
+        "q4_nowo": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾ and the output, the concat [H⁽¹⁾ | … | H⁽ʰ⁾].",
+        "q5": "Question 5: gradients",
+        "q5_text": "Let L = Σ output, the sum of every entry of the output. Compute ∂L/∂W_O, "
+        "∂L/∂A⁽¹⁾, ∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ and ∂L/∂X.",
+        "q5_nowo": "Let L = Σ output, the sum of every entry of the output. Compute ∂L/∂A⁽¹⁾, "
+        "∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ and ∂L/∂X.",
+        "how": "How to answer",
+        "how_text": "Give decimals to 3 places. Check your answer with attnref check "
+        "ANSWER.json, where ANSWER.json names this exercise, "
+        '"exercise": {options}, and gives the steps you computed in the names of attnref '
+        'explain --format json: "heads": [{{"Q", "K", "V", "scores", "S", "S_masked", "A", '
+        '"H"}}, …], "concat", "output"{grads}.',
+        "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
+        "key_title": "Solution key of exercise {seed}",
+    },
+    "pt": {
+        "title": "Exercício {seed}: atenção multi-cabeça mascarada à mão",
+        "title_plain": "Exercício {seed}: atenção multi-cabeça à mão",
+        "source": "attnref exercise --seed {seed} --tokens {n} --d-model {d} --heads {h} {causal} "
+        "--lang pt",
+        "data": "Dados",
+        "data_text": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}). h = {h} "
+        "cabeças, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: Q = X W_Q. {mask} {wo}",
+        "mask": "Máscara causal: o token t vê a si mesmo e os tokens anteriores.",
+        "nomask": "Sem máscara: todo token vê todos os tokens.",
+        "wo": "A projeção de saída W_O está abaixo.",
+        "nowo": "Não há projeção de saída: a saída é a concatenação.",
+        "q1": "Questão 1: projeções",
+        "q1_text": "Para cada cabeça i, calcule Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ e "
+        "V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ (inteiros).",
+        "q2": "Questão 2: scores divididos por √d_k",
+        "q2_text": "Calcule Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ e S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k.",
+        "q3": "Questão 3: máscara e softmax",
+        "q3_text": "Calcule S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M, com M = 0 na diagonal e abaixo dela e −∞ acima, "
+        "e A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), linha a linha.",
+        "q3_nomask": "Calcule A⁽ⁱ⁾ = softmax(S⁽ⁱ⁾), linha a linha.",
+        "q4": "Questão 4: saídas das cabeças e saída final",
+        "q4_text": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾, a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾] e a saída "
+        "Concat · W_O.",
+        "q4_nowo": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾ e a saída, a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾].",
+        "q5": "Questão 5: gradientes",
+        "q5_text": "Seja L = Σ saída, a soma de todas as entradas da saída. Calcule ∂L/∂W_O, "
+        "∂L/∂A⁽¹⁾, ∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ e ∂L/∂X.",
+        "q5_nowo": "Seja L = Σ saída, a soma de todas as entradas da saída. Calcule ∂L/∂A⁽¹⁾, "
+        "∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ e ∂L/∂X.",
+        "how": "Como responder",
+        "how_text": "Dê 3 casas decimais. Confira a resposta com attnref check RESPOSTA.json, "
+        'em que RESPOSTA.json nomeia este exercício, "exercise": {options}, e dá os passos '
+        'calculados com os nomes de attnref explain --format json: "heads": [{{"Q", "K", '
+        '"V", "scores", "S", "S_masked", "A", "H"}}, …], "concat", "output"{grads}.',
+        "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
+        "key_title": "Gabarito do exercício {seed}",
+    },
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exercise:
+    """One exercise: its options, its numbers (``--input`` JSON), statement and key."""
+
+    options: ExerciseOptions
+    problem: dict[str, JSONValue]
+    statement: Explanation
+    key: Explanation
+
+
+def _statement(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Explanation:
+    """The statement as a document: the data as matrices, then one section per question."""
+    w = TEXT[opt.lang]
+    tokens = [str(x) for x in problem["tokens"]]  # type: ignore[union-attr]
+    has_wo = "W_O" in problem
+
+    def mat(symbol: str, value: object, **kw: object) -> Mat:
+        return Mat(symbol=symbol, value=value, **kw)  # type: ignore[arg-type]
+
+    items = [mat("X", problem["X"], rows=tokens)]
+    for i, head in enumerate(problem["heads"]):  # type: ignore[union-attr, arg-type]
+        for role in ("W_Q", "W_K", "W_V"):
+            items.append(mat(f"{role}^{{({i + 1})}}", head[role]))  # type: ignore[index]
+    if has_wo:
+        items.append(mat("W_O", problem["W_O"]))
+    fmt = {"seed": opt.seed, "n": opt.tokens, "d": opt.d_model, "h": opt.heads, "d_k": opt.d_k,
+           "tokens": ", ".join(tokens),
+           "causal": "--causal" if opt.causal else "--no-causal"}  # fmt: skip
+    data_text = w["data_text"].format(
+        **fmt, mask=w["mask"] if opt.causal else w["nomask"], wo=w["wo"] if has_wo else w["nowo"]
+    )
+    sections = [
+        Section(title=w["data"], text=data_text, items=items),
+        Section(title=w["q1"], text=w["q1_text"]),
+        Section(title=w["q2"], text=w["q2_text"]),
+        Section(title=w["q3"], text=w["q3_text"] if opt.causal else w["q3_nomask"]),
+        Section(title=w["q4"], text=w["q4_text"] if has_wo else w["q4_nowo"]),
+    ]
+    if opt.backward:
+        sections.append(Section(title=w["q5"], text=w["q5_text"] if has_wo else w["q5_nowo"]))
+    how = w["how_text"].format(
+        options=json.dumps(opt.to_json()), grads=w["grads"] if opt.backward else ""
+    )
+    sections.append(Section(title=w["how"], text=how))
+    title = w["title"] if opt.causal else w["title_plain"]
+    return Explanation(
+        title=title.format(seed=opt.seed),
+        source=w["source"].format(**fmt),
+        sections=sections,
+        data={"exercise": opt.to_json(), "input": problem},
+    )
+
+
+def make_exercise(opt: ExerciseOptions) -> Exercise:
+    """Draw the problem of ``opt`` and write its statement and key (imports torch)."""
+    from attention_ref.worked.gradients import explain_input_backward
+    from attention_ref.worked.your_input import explain_input
+
+    problem = draw_problem(opt)
+    inp = parse_input(problem)
+    forward = explain_input_backward(inp) if opt.backward else explain_input(inp)
+    key = Explanation(
+        title=TEXT[opt.lang]["key_title"].format(seed=opt.seed),
+        source=TEXT[opt.lang]["source"].format(
+            seed=opt.seed, n=opt.tokens, d=opt.d_model, h=opt.heads,
+            causal="--causal" if opt.causal else "--no-causal",
+        ) + (" --backward" if opt.backward else ""),
+        sections=forward.sections,
+        data=forward.data,
+        precision=forward.precision,
+    )  # fmt: skip
+    return Exercise(options=opt, problem=problem, statement=_statement(opt, problem), key=key)

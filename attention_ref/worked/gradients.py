@@ -1,0 +1,480 @@
+r"""The backward pass of a worked example, step by step (``attnref explain --backward``).
+
+`attention_ref.reference.attention_backward` computes every gradient from a forward trace;
+this module lays them out as sections after the forward's, in the order the chain rule runs:
+
+$$
+G \to \partial W_O,\ \partial \operatorname{Concat} \to \partial H^{(i)} \to
+\partial A^{(i)},\ \partial V^{(i)} \to \partial \tilde S^{(i)} = \partial S^{(i)} \to
+\partial Q^{(i)},\ \partial K^{(i)} \to \partial W_Q^{(i)},\ \partial W_K^{(i)},\
+\partial W_V^{(i)},\ \partial X
+$$
+
+By default $L = \sum_{t,j} \operatorname{output}_{tj}$, so $G = \partial L/\partial
+\operatorname{output}$ is all ones; ``--grad-output FILE`` gives another $G$. The JSON adds
+``"grads"``: ``{"output", "W_O", "b_O" (if present), "concat", "X", "heads": [{"H", "A",
+"S_masked", "S", "Q", "K", "V", "W_Q", "W_K", "W_V"}]}``, each the gradient of ``L`` with
+respect to that matrix. "Hello shiny sun!" has no weights and no scale; its backward runs the
+same formulas on its own steps (``z = α X``, ``α = softmax(ω)``, ``ω = x_shiny Xᵀ``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from attention_ref import reference as ref
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, latex_to_unicode
+from attention_ref.worked.inputs import MAX_FILE_BYTES, AttentionInput, InputError, matrix
+from attention_ref.worked.registry import check_example, explain_example
+from attention_ref.worked.trace import L, column_names, t
+
+#: What the screen says about the default upstream gradient.
+DEFAULT_G = (
+    "L = Σ output, the sum of every entry of the output, so G = ∂L/∂output is all ones "
+    "(--grad-output FILE gives another G)."
+)
+NOTATION = "Each ∂Z below is ∂L/∂Z, a matrix of the shape of Z."
+
+
+def plain(latex: str) -> str:
+    r"""The plain-text form of a gradient label: ``\partial`` -> ``∂``, ``\odot`` -> ``⊙``."""
+    return latex_to_unicode(re.sub(r"\\partial(?![A-Za-z])\s*", "∂", latex).replace("\\odot", "⊙"))
+
+
+def grad_mat(
+    symbol: str,
+    value: Tensor,
+    formula: str = "",
+    *,
+    rows: list[str] | None = None,
+    cols: list[str] | None = None,
+) -> Mat:
+    r"""``\partial symbol = formula = value``; the plain-text writers print ``∂symbol``."""
+    return Mat(
+        symbol=f"\\partial {symbol}",
+        text="∂" + plain(symbol),
+        value=L(value),
+        formula=formula,
+        formula_text=plain(formula),
+        rows=rows,
+        cols=cols,
+    )
+
+
+def read_json(path: str | Path, what: str, **loads: Any) -> object:
+    """A JSON file decoded (``loads``: options of ``json.loads``); every failure is an
+    `InputError` of one line naming ``what``."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise InputError(f"{what} {p} is a directory, not a JSON file")
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InputError(f"{what} {p} is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{what} not found: {p}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what} {p} is not UTF-8 text") from None
+    except OSError as e:
+        raise InputError(f"cannot read {what} {p}: {e.strerror}") from None
+    try:
+        return json.loads(text, **loads)
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"{what} {p} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
+        ) from None
+
+
+def load_grad_output(path: str | Path) -> Matrix:
+    """``--grad-output FILE``: a JSON matrix (list of rows of finite numbers), else `InputError`.
+
+    Its shape is checked against the output when the forward has run (`check_grad_output`).
+    """
+    return matrix(read_json(path, "--grad-output file"), "--grad-output", max_rows=4096,
+                  max_cols=4096)  # fmt: skip
+
+
+def check_grad_output(G: Matrix | None, output: Tensor) -> Tensor:
+    """``G`` as a tensor of the output's shape (all ones when ``None``), else `InputError`."""
+    if G is None:
+        return torch.ones_like(output)
+    n, d_out = output.shape
+    if (len(G), len(G[0])) != (n, d_out):
+        raise InputError(
+            f"--grad-output has shape {len(G)}×{len(G[0])}, expected {n}×{d_out} "
+            "(n × d_out, the shape of the output)"
+        )
+    return t(G)
+
+
+# --- multi-head attention -----------------------------------------------------------------------
+
+
+def grads_to_json(g: ref.GradientTrace) -> dict[str, JSONValue]:
+    """``{"output", "W_O", "b_O", "concat", "X", "heads": [...]}`` of a single-sequence trace.
+
+    ``W_O``, ``b_O`` and the per-head ``b_Q``, ``b_K``, ``b_V`` appear only when the forward had
+    them.
+    """
+    out: dict[str, JSONValue] = {"output": L(g.output)}
+    if g.W_O is not None:
+        out["W_O"] = L(g.W_O)
+    if g.b_O is not None:
+        out["b_O"] = g.b_O.tolist()
+    out |= {"concat": L(g.concat), "X": L(g.X)}
+    heads: list[JSONValue] = []
+    for i in range(g.h):
+        hd = g.head(i)
+        entry: dict[str, JSONValue] = {
+            k: L(hd[k]) for k in ("H", "A", "S_masked", "S", "Q", "K", "V", "W_Q", "W_K", "W_V")
+        }
+        for role, b in (("b_Q", g.b_Q), ("b_K", g.b_K), ("b_V", g.b_V)):
+            if b is not None:
+                entry[role] = b[i].tolist()
+        heads.append(entry)
+    out["heads"] = heads
+    return out
+
+
+def masked_zero_note(tr: ref.AttentionTrace, g: ref.GradientTrace) -> str:
+    """What the numbers show about the masked entries of ∂S̃ and the row sums."""
+    n = tr.X.shape[-2]
+    sums = float(g.S_masked.sum(dim=-1).abs().max())
+    rows = (
+        f"Every row of ∂S̃⁽ⁱ⁾ sums to 0 (largest |row sum| {sums:.1e}): softmax ignores a "
+        "shift of its row."
+        if sums < 1e-9
+        else ""
+    )
+    rows += "".join(
+        f" In head {i + 1} every row of ∂A⁽ⁱ⁾ has equal entries, so ∂S̃⁽ⁱ⁾ = 0 (largest |entry| "
+        f"{float(g.S_masked[..., i, :, :].abs().max()):.1e}): no gradient reaches its Q and K "
+        "with this G."
+        for i in range(tr.h)
+        if float((g.A[..., i, :, :] - g.A[..., i, :, :1]).abs().max()) < 1e-12
+    )
+    if tr.M is None:
+        return "No mask: every entry can carry gradient. " + rows
+    blocked = torch.ones(n, n, dtype=torch.bool).triu(1)
+    masked = g.S_masked[..., blocked]
+    zeros, total = int((masked == 0).sum()), masked.numel()
+    if total == 0:
+        return "One token: nothing is masked. " + rows
+    if zeros == total:
+        return (
+            f"Masked entries have A = 0 exactly and the formula multiplies by A, so all {total} "
+            "entries above the diagonal are exactly 0: no gradient flows to a future token's "
+            "key through the scores. " + rows
+        )
+    return f"{zeros} of the {total} entries above the diagonal are exactly 0. " + rows
+
+
+def gradient_sections(
+    tr: ref.AttentionTrace, g: ref.GradientTrace, *, G_note: str, where: str = ""
+) -> list[Section]:
+    r"""The backward pass of a single-sequence trace, one section per step of the chain rule."""
+    tok, h, d_k = list(tr.tokens), tr.h, tr.d_k
+    sup = [f"^{{({i + 1})}}" for i in range(h)]
+    supT = [f"^{{({i + 1})\\top}}" for i in range(h)]
+    heads = [g.head(i) for i in range(h)]
+    first = Section(
+        title="Backward pass: the upstream gradient G = ∂L/∂output",
+        text=" ".join(x for x in (where, G_note, NOTATION) if x),
+        items=[
+            Mat(symbol="G", value=L(g.output),
+                formula="\\partial L / \\partial \\operatorname{out}",
+                formula_text="∂L/∂output", rows=tok, cols=column_names("y", tr.output.shape[-1]))
+        ],
+    )  # fmt: skip
+    if g.W_O is not None:
+        proj_items = [grad_mat("W_O", g.W_O, "\\operatorname{Concat}^\\top G")]
+        title = "Output projection: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ"
+        if g.b_O is not None:
+            proj_items.append(grad_mat("b_O", g.b_O, "\\sum_t G_t"))
+            title += ", ∂b_O = column sums of G"
+        proj_items.append(grad_mat("\\operatorname{Concat}", g.concat, "G W_O^\\top", rows=tok))
+        proj = Section(title=title, text="The output is Concat · W_O (+ b_O): a matrix "
+                       "product, whose gradient is a product with the other factor transposed.",
+                       items=proj_items)  # fmt: skip
+    else:
+        proj = Section(
+            title="No output projection: ∂Concat = G",
+            text="Without W_O the output is the concat itself.",
+            items=[grad_mat("\\operatorname{Concat}", g.concat, "G", rows=tok)],
+        )
+    weighted = Section(
+        title="Into the heads and through H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, "
+        "∂V⁽ⁱ⁾ = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾",
+        text="∂H⁽ⁱ⁾ is head i's block of d_v columns of ∂Concat (the concat only moved numbers). "
+        "Value row j collects the gradient of every token that attends to it, weighted by A.",
+        items=[
+            m
+            for s, st, hd in zip(sup, supT, heads, strict=True)
+            for m in (
+                grad_mat(f"H{s}", hd["H"], rows=tok),
+                grad_mat(f"A{s}", hd["A"], f"\\partial H{s} V{st}", rows=tok, cols=tok),
+                grad_mat(f"V{s}", hd["V"], f"A{st} \\partial H{s}", rows=tok),
+            )
+        ],
+    )  # fmt: skip
+    softmax = Section(
+        title="Softmax backward: ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))",
+        text=masked_zero_note(tr, g),
+        items=[
+            grad_mat(f"\\tilde S{s}", hd["S_masked"],
+                     f"A{s} \\odot (\\partial A{s} - \\operatorname{{rowsum}}(\\partial A{s} "
+                     f"\\odot A{s}))", rows=tok, cols=tok)
+            for s, hd in zip(sup, heads, strict=True)
+        ],
+    )  # fmt: skip
+    scores = Section(
+        title=f"Mask and scale: ∂S⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾, ∂Q⁽ⁱ⁾ = ∂S⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, "
+        f"∂K⁽ⁱ⁾ = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k, with d_k = {d_k}",
+        text="M is a constant, so ∂S = ∂S̃; the scale 1/√d_k divides the gradient as it "
+        "divided the scores. Query t collects from every key it scored, key j from every query.",
+        items=[
+            m
+            for s, st, hd in zip(sup, supT, heads, strict=True)
+            for m in (
+                grad_mat(f"Q{s}", hd["Q"], f"\\frac{{\\partial S{s} K{s}}}{{\\sqrt{{{d_k}}}}}",
+                         rows=tok),
+                grad_mat(f"K{s}", hd["K"], f"\\frac{{\\partial S{st} Q{s}}}{{\\sqrt{{{d_k}}}}}",
+                         rows=tok),
+            )
+        ],
+    )  # fmt: skip
+    weight_items: list[Mat] = []
+    for i, (s, hd) in enumerate(zip(sup, heads, strict=True)):
+        for role in ("Q", "K", "V"):
+            weight_items.append(
+                grad_mat(f"W_{role}{s}", hd[f"W_{role}"], f"X^\\top \\partial {role}{s}")
+            )
+        for role, b in (("Q", g.b_Q), ("K", g.b_K), ("V", g.b_V)):
+            if b is not None:
+                weight_items.append(
+                    grad_mat(f"b_{role}{s}", b[i], f"\\sum_t \\partial {role}{s}_t")
+                )
+    weights = Section(
+        title="Weights: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ⁱ⁾ = Xᵀ ∂K⁽ⁱ⁾, ∂W_V⁽ⁱ⁾ = Xᵀ ∂V⁽ⁱ⁾",
+        text="Row r of ∂W is Σ_t X_tr ∂Q_t: each token's gradient, weighted by its input. In "
+        "the fused view (seeds 001/002) ∂W_Q = [∂W_Q⁽¹⁾ | … | ∂W_Q⁽ʰ⁾], the heads side by side."
+        + (" A bias gets the column sums of its gradient." if g.b_Q is not None else ""),
+        items=weight_items,
+    )
+    paths = [
+        grad_mat("X_Q", g.X_from_Q, "\\sum_i \\partial Q^{(i)} W_Q^{(i)\\top}", rows=tok),
+        grad_mat("X_K", g.X_from_K, "\\sum_i \\partial K^{(i)} W_K^{(i)\\top}", rows=tok),
+        grad_mat("X_V", g.X_from_V, "\\sum_i \\partial V^{(i)} W_V^{(i)\\top}", rows=tok),
+        grad_mat("X", g.X, "\\partial X_Q + \\partial X_K + \\partial X_V", rows=tok,
+                 cols=column_names("dim ", tr.X.shape[-1])),
+    ]  # fmt: skip
+    inputs = Section(
+        title="Input: ∂X = ∂X_Q + ∂X_K + ∂X_V, the sum of its three paths",
+        text="X enters three times (queries, keys, values); by the chain rule its gradient is "
+        "the sum of the gradients along the three paths.",
+        items=paths,
+    )
+    return [first, proj, weighted, softmax, scores, weights, inputs]
+
+
+def with_backward(
+    forward: Explanation,
+    tr: ref.AttentionTrace,
+    G: Matrix | None,
+    *,
+    where: str = "",
+) -> Explanation:
+    """The forward's explanation followed by the backward of ``tr``, and ``"grads"`` in JSON.
+
+    ``tr`` must be a single sequence ``(n, d_model)``; ``G`` ``None`` means all ones.
+    """
+    if tr.X.dim() != 2:
+        raise ValueError(f"the backward explanation needs one sequence, got X {tuple(tr.X.shape)}")
+    grads = ref.attention_backward(tr, check_grad_output(G, tr.output))
+    note = DEFAULT_G if G is None else "G is the matrix of --grad-output."
+    return Explanation(
+        title=forward.title + ", with its backward pass",
+        source=forward.source,
+        sections=[*forward.sections, *gradient_sections(tr, grads, G_note=note, where=where)],
+        data={**forward.data, "loss": "sum" if G is None else "grad-output",
+              "grads": grads_to_json(grads)},
+        precision=forward.precision,
+    )  # fmt: skip
+
+
+# --- the examples -----------------------------------------------------------------------------
+
+
+def _life() -> tuple[ref.AttentionTrace, str]:
+    from attention_ref.worked.life_is_awesome import life_trace
+
+    return life_trace(), ""
+
+
+def _journey() -> tuple[ref.AttentionTrace, str]:
+    from attention_ref.worked.your_journey_starts import JOURNEY_TOKENS, JOURNEY_X, journey_numbers
+
+    m = journey_numbers()["multihead"]
+    tr = ref.masked_multihead_attention_fused(
+        t(JOURNEY_X), m["W_query"], m["W_key"], m["W_value"], m["W_O"], h=m["trace"].h,
+        b_O=m["b_O"], tokens=JOURNEY_TOKENS,
+    )  # fmt: skip
+    return tr, (
+        "The backward pass of the MultiHeadAttention module (2 heads of width 1, out_proj with "
+        "its bias b_O), on one copy of the input (the code's batch holds two identical copies)."
+    )
+
+
+def _pizza() -> tuple[ref.AttentionTrace, str]:
+    from attention_ref.worked.i_want_pizza import PIZZA_HEADS, PIZZA_TOKENS, PIZZA_X
+
+    eye = torch.eye(len(PIZZA_X[0]), dtype=torch.float64)
+    tr = ref.masked_multihead_attention_fused(
+        t(PIZZA_X), eye, eye, eye, eye, h=PIZZA_HEADS, causal=False, tokens=PIZZA_TOKENS
+    )
+    return tr, (
+        "The backward pass of the 3 heads on the one sequence of the batch (no mask); the "
+        "weights are nearly one-hot, so most of ∂S̃ is close to 0."
+    )
+
+
+#: Example name -> its attention trace for the backward pass (single sequence) and a note.
+TRACES: dict[str, Callable[[], tuple[ref.AttentionTrace, str]]] = {
+    "life-is-awesome": _life,
+    "your-journey-starts": _journey,
+    "i-want-pizza": _pizza,
+}
+
+
+def hello_backward(G: Matrix | None) -> tuple[list[Section], dict[str, JSONValue]]:
+    r"""Seeds 001/004's dot-product attention, backwards, with the same formulas.
+
+    Forward: $\omega = q X^\top$ with $q = x_{shiny}$ (no scale), $\alpha = \operatorname{softmax}
+    (\omega)$, $z = \alpha X$. Backward: $\partial \alpha = \partial z X^\top$,
+    $\partial \omega = \alpha \odot (\partial \alpha - \operatorname{rowsum}(\partial\alpha
+    \odot \alpha))$, and $X$'s three paths: values $\alpha^\top \partial z$, keys
+    $\partial\omega^\top q$, the query $\partial \omega X$ (row "shiny" only).
+    """
+    from attention_ref.worked.hello_shiny_sun import HELLO_QUERY, HELLO_TOKENS, HELLO_X
+
+    tok = list(HELLO_TOKENS)
+    X = t(HELLO_X)
+    i = tok.index(HELLO_QUERY)
+    q = X[i].unsqueeze(0)  # (3,) -> (1, 3)
+    alpha = ref.softmax_rows(ref.scores(q, X))
+    z = ref.weighted_sum(alpha, X)
+    dz = check_grad_output(G, z)
+    dalpha = ref.weights_grad(dz, X)  # ∂z Xᵀ
+    domega = ref.softmax_rows_backward(alpha, dalpha)
+    from_values = ref.value_grad(alpha, dz)  # αᵀ ∂z: (3, 3)
+    from_keys = ref.key_grad(domega, q)  # ∂ωᵀ q: (3, 3)
+    from_query = torch.zeros_like(X)
+    from_query[i] = ref.query_grad(domega, X)[0]  # ∂ω X, into row "shiny"
+    dX = from_values + from_keys + from_query
+    cols = column_names("dim ", 3)
+    sections = [
+        Section(
+            title="Backward pass: the upstream gradient ∂z",
+            text=(DEFAULT_G.replace("output", "z") if G is None else "∂z is the matrix of "
+                  "--grad-output.") + " " + NOTATION,
+            items=[grad_mat("z", dz, rows=["shiny"], cols=column_names("z", 3))],
+        ),
+        Section(
+            title="Through z = α X and the softmax: ∂α = ∂z Xᵀ, ∂ω = α ⊙ (∂α − rowsum(∂α ⊙ α))",
+            text="The same formulas as for a head, with A = α, V = X and no scale.",
+            items=[grad_mat("\\alpha", dalpha, "\\partial z X^\\top", rows=["shiny"], cols=tok),
+                   grad_mat("\\omega", domega, "\\alpha \\odot (\\partial \\alpha - "
+                            "\\operatorname{rowsum}(\\partial\\alpha \\odot \\alpha))",
+                            rows=["shiny"], cols=tok)],
+        ),
+        Section(
+            title="Input: ∂X, the sum of three paths (values, keys, the query)",
+            text="X is the values, the keys and (row \"shiny\") the query at once: its gradient "
+            "is the sum of the three.",
+            items=[grad_mat("X_V", from_values, "\\alpha^\\top \\partial z", rows=tok, cols=cols),
+                   grad_mat("X_K", from_keys, "\\partial\\omega^\\top x_{shiny}", rows=tok,
+                            cols=cols),
+                   grad_mat("X_q", from_query, "\\partial\\omega X \\text{ (row shiny)}",
+                            rows=tok, cols=cols),
+                   grad_mat("X", dX, "\\partial X_V + \\partial X_K + \\partial X_q", rows=tok,
+                            cols=cols)],
+        ),
+    ]  # fmt: skip
+    data: dict[str, JSONValue] = {
+        "context": L(dz),
+        "weights": L(dalpha),
+        "scores": L(domega),
+        "X": L(dX),
+    }
+    return sections, data
+
+
+def explain_example_backward(name: str, G: Matrix | None = None) -> Explanation:
+    """``explain --example NAME --backward``: the example, then its backward pass."""
+    forward = explain_example(check_example(name))
+    if name == "hello-shiny-sun":
+        sections, grads = hello_backward(G)
+        return Explanation(
+            title=forward.title + ", with its backward pass",
+            source=forward.source,
+            sections=[*forward.sections, *sections],
+            data={**forward.data, "loss": "sum" if G is None else "grad-output", "grads": grads},
+            precision=forward.precision,
+        )
+    tr, where = TRACES[name]()
+    return with_backward(forward, tr, G, where=where)
+
+
+def input_trace(inp: AttentionInput) -> ref.AttentionTrace:
+    """The forward of a validated ``--input`` (optional biases passed when the input has them)."""
+    W_O = t(inp.W_O) if inp.W_O is not None else None
+    biases = {
+        name: t(value)
+        for name in ("b_Q", "b_K", "b_V", "b_O")
+        if (value := getattr(inp, name, None)) is not None
+    }
+    return ref.masked_multihead_attention(
+        t(inp.X), t(inp.W_Q), t(inp.W_K), t(inp.W_V), W_O, causal=inp.causal,
+        tokens=inp.tokens, **biases,
+    )  # fmt: skip
+
+
+def explain_input_backward(inp: AttentionInput, G: Matrix | None = None) -> Explanation:
+    """``explain --input FILE --backward``: the user's numbers, then their backward pass."""
+    from attention_ref.worked.your_input import explain_input
+
+    forward = explain_input(inp)
+    tr = input_trace(inp)
+    shown = forward.data.get("output")
+    if shown is not None and L(tr.output) != shown:  # the gradients must be of explain's forward
+        raise RuntimeError("the backward's forward differs from explain's: report this bug")
+    return with_backward(forward, tr, G)
+
+
+def backward_explanation(
+    example: str, input_file: str | Path | None, grad_output: str | Path | None
+) -> Explanation:
+    """What ``explain --backward`` shows: ``--input`` if given, else the example; ``G`` from
+    ``--grad-output`` if given. Every problem with a file is an `InputError` of one line."""
+    from attention_ref.worked.inputs import load_input_file
+
+    G = load_grad_output(grad_output) if grad_output is not None else None
+    if input_file is not None:
+        return explain_input_backward(load_input_file(input_file), G)
+    return explain_example_backward(example, G)
+
+
+def backward_steps(name: str, G: Matrix | None = None) -> Explanation:
+    """Only the backward sections of an example (the book shows the forward on its own page)."""
+    full = explain_example_backward(name, G)
+    n_forward = len(explain_example(name).sections)
+    return Explanation(title=full.title, source=full.source, sections=full.sections[n_forward:],
+                       data=full.data, precision=full.precision)  # fmt: skip

@@ -1,0 +1,92 @@
+"""``attnref exercise``: a seed-000-like problem for a class, its statement, key and JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.errors import CLIError
+
+#: What ``--format`` accepts: the statement or key as a document, or the problem as JSON.
+EXERCISE_FORMATS = ("markdown", "latex", "json", "rich")
+
+#: Files ``--out DIR`` writes.
+OUT_FILES = ("statement.md", "statement.tex", "key.md", "key.tex", "exercise.json")
+
+
+def exercise(
+    seed: Annotated[int, typer.Option(help="Same seed and options, same exercise.")] = 0,
+    tokens: Annotated[int, typer.Option("--tokens", help="Number of tokens n (1-8).")] = 3,
+    d_model: Annotated[int, typer.Option("--d-model", help="Width of a token (1-8).")] = 4,
+    heads: Annotated[int, typer.Option("--heads", help="Heads h; must divide d_model.")] = 2,
+    causal: Annotated[
+        bool, typer.Option("--causal/--no-causal", help="Causal mask (as the homework).")
+    ] = True,
+    lang: Annotated[str, typer.Option(help="Language of the statement: en, pt.")] = "en",
+    backward: Annotated[
+        bool, typer.Option("--backward", help="Add a gradient question (and its key).")
+    ] = False,
+    key: Annotated[
+        bool, typer.Option("--key", help="Print the solution key (every step), not the statement.")
+    ] = False,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="markdown, latex (a whole document for pdflatex), rich, or json: the "
+            "problem in the --input format (explain --input and check take it).",
+        ),
+    ] = "markdown",
+    precision: Annotated[int, typer.Option(help="Decimals of the key.")] = 3,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help=f"Write every document into this folder: {', '.join(OUT_FILES)}.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Draw an exercise like the homework's: integer X and weights, every step to compute.
+
+    Prints the statement; --key the solution key; --format json the problem; --out all.
+    """
+    if fmt not in EXERCISE_FORMATS:
+        raise CLIError(f"unknown format {fmt!r}; choose one of: {', '.join(EXERCISE_FORMATS)}")
+    if not 0 <= precision <= 15:
+        raise CLIError(f"--precision must be between 0 and 15, got {precision}")
+    from attention_ref.worked.exercise import ExerciseOptions
+
+    try:
+        opt = ExerciseOptions(seed=seed, tokens=tokens, d_model=d_model, heads=heads,
+                              causal=causal, lang=lang, backward=backward)  # fmt: skip
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    if out is not None and out.exists() and not out.is_dir():
+        raise CLIError(f"--out {out} is a file, not a folder")
+    from attention_ref.render import emit, render, to_json
+    from attention_ref.worked.exercise import make_exercise
+
+    ex = make_exercise(opt)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        docs = {
+            "statement.md": render(ex.statement, "markdown", precision),
+            "statement.tex": render(ex.statement, "latex", precision, standalone=True),
+            "key.md": render(ex.key, "markdown", precision),
+            "key.tex": render(ex.key, "latex", precision, standalone=True),
+            "exercise.json": to_json(ex.problem),
+        }
+        for name, text in docs.items():
+            assert isinstance(text, str)
+            (out / name).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        print(f"wrote {', '.join(OUT_FILES)} to {out}")
+        return
+    if fmt == "json":
+        emit(to_json(ex.problem))
+        return
+    doc = ex.key if key else ex.statement
+    emit(render(doc, fmt, precision, standalone=fmt == "latex"))
