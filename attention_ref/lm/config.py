@@ -27,6 +27,9 @@ class AttentionMode(StrEnum):
 
 ATTENTION_MODES: tuple[str, ...] = tuple(m.value for m in AttentionMode)
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "mps")
+#: ``auto``: bf16 autocast on a CPU with avx512_bf16 / amx_bf16, fp32 elsewhere (CUDA included:
+#: slower in bf16 at the Q02 shape); see `attention_ref.lm.train.resolve_precision`
+PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")
 
 
 def _option(name: str) -> str:
@@ -96,6 +99,7 @@ class TrainConfig:
     seed: int = 1337
     device: str = "auto"
     threads: int = 0  # torch intra-op threads; 0 = torch's default
+    precision: str = "auto"  # auto | fp32 | bf16 (autocast of the forward pass)
 
     def __post_init__(self) -> None:
         _positive_ints(self, ("batch_size", "max_steps", "eval_interval", "eval_batches"))
@@ -111,6 +115,10 @@ class TrainConfig:
             raise ValueError("--grad-clip must be > 0 and --weight-decay >= 0")
         if self.device not in DEVICES:
             raise ValueError(f"unknown device {self.device!r}; choose one of: {', '.join(DEVICES)}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(
+                f"--precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
+            )
 
     @property
     def attention(self) -> AttentionMode:
@@ -178,4 +186,5 @@ CONFIG_HELP: dict[str, str] = {
     "seed": "Seed of initialisation, batches, dropout and samples.",
     "device": "auto (cuda, then mps, then cpu), cpu, cuda or mps.",
     "threads": "torch CPU threads (0: torch's default).",
+    "precision": "auto (bf16 autocast on a CPU with bf16 instructions, else fp32), fp32 or bf16.",
 }

@@ -17,12 +17,19 @@ and ``F.scaled_dot_product_attention(is_causal=True)``; ``tests/`` prove it equa
 * ``"multihead"``: masked multi-head self-attention (Q02);
 * ``"none"``: no attention sub-layer at all, the residual stream passes through, so each
   position sees only its own character and position;
-* ``"uniform"``: every position averages the values of itself and all previous positions with
-  equal weights ``A_{ij} = 1/(i+1)`` for ``j <= i``: context is mixed, but nothing learns
-  where to look (no ``W_Q``, ``W_K``; ``W_V`` and ``W_O`` stay).
+* ``"uniform"``: every position averages the values of the positions up to and including
+  itself with equal weights, ``A_{ij} = 1/i`` for ``j <= i`` (positions counted from 1, as in
+  the book): context is mixed, but nothing learns where to look (no ``W_Q``, ``W_K``;
+  ``W_V`` and ``W_O`` stay).
+
+Generation passes a `KVCache`: each layer keeps the keys and values (uniform: the running sum
+of the values) of the positions it has seen, so a new character costs one position's work;
+``tests/lm/test_sampling.py`` proves the cached tokens equal to the uncached ones.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
@@ -35,10 +42,33 @@ __all__ = [
     "Block",
     "CausalSelfAttention",
     "CharGPT",
+    "KVCache",
+    "LayerCache",
     "ModelConfig",
     "UniformCausalAttention",
     "count_parameters",
 ]
+
+
+@dataclass
+class LayerCache:
+    """One layer's memory of the ``length`` positions seen so far (generation only).
+
+    Multi-head: keys and values ``(B, h, length, d_k)``; uniform: ``v`` is the running sum of
+    the values ``(B, 1, C)``; without attention nothing is kept.
+    """
+
+    k: Tensor | None = None
+    v: Tensor | None = None
+    length: int = 0
+
+
+@dataclass
+class KVCache:
+    """Every layer's `LayerCache`; ``length`` is the position of the next token."""
+
+    layers: list[LayerCache] = field(default_factory=list)
+    length: int = 0
 
 
 class CausalSelfAttention(nn.Module):
@@ -46,7 +76,16 @@ class CausalSelfAttention(nn.Module):
 
     ``qkv`` holds $[W_Q | W_K | W_V]$ as one ``nn.Linear(d, 3d)``; in the reference's row
     convention ``W_Q = qkv.weight.T[:, :d]`` and so on, ``W_O = proj.weight.T``.
+
+    Under bf16 autocast on the CPU the projections run in bf16 but the attention kernel gets
+    fp32 ``Q, K, V`` (``cpu_bf16_attention_in_fp32``): in a profile of the Q02 step torch's CPU
+    flash-attention kernel was slower in bf16 than in fp32 while the matrix products gained;
+    ``benchmarks/throughput.py`` measures the step both ways (its ``attnref-bf16-attention``
+    arm), and ``benchmarks/RESULTS.md`` records what it measured.
     """
+
+    #: the CPU bf16 rule above; ``benchmarks/throughput.py`` turns it off to measure it
+    cpu_bf16_attention_in_fp32: bool = True
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -56,16 +95,30 @@ class CausalSelfAttention(nn.Module):
         self.dropout = cfg.dropout
         self.resid_drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, cache: LayerCache | None = None) -> Tensor:
+        """``x`` ``(B, T, C)``; with ``cache``, the ``T`` new positions see the cached ones too."""
         B, T, C = x.size()
         q, k, v = self.qkv(x).split(C, dim=2)  # (B, T, 3C) -> 3 × (B, T, C)
         # (B, T, C) -> (B, T, h, d_k) -> (B, h, T, d_k)
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        if q.dtype == torch.bfloat16 and x.device.type == "cpu" and self.cpu_bf16_attention_in_fp32:
+            q, k, v = q.float(), k.float(), v.float()  # bf16 -> fp32; proj casts back
+        allowed: Tensor | None = None
+        past = 0
+        if cache is not None:
+            past = cache.length
+            if cache.k is not None and cache.v is not None:
+                k = torch.cat([cache.k, k], dim=2)  # (B, h, past, d_k) -> (B, h, past + T, d_k)
+                v = torch.cat([cache.v, v], dim=2)
+            cache.k, cache.v, cache.length = k, v, past + T
+            if past and T > 1:  # new query i sees keys 0 .. past + i
+                allowed = torch.ones(T, past + T, dtype=torch.bool, device=x.device).tril(past)
         y = F.scaled_dot_product_attention(
-            q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0
-        )  # softmax(Q Kᵀ/√d_k + M) V: (B, h, T, d_k)
+            q, k, v, attn_mask=allowed, is_causal=past == 0,
+            dropout_p=self.dropout if self.training else 0.0,
+        )  # softmax(Q Kᵀ/√d_k + M) V: (B, h, T, d_k)  # fmt: skip
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, h, T, d_k) -> (B, T, C)
         return self.resid_drop(self.proj(y))  # Concat · W_O
 
@@ -81,7 +134,9 @@ class CausalSelfAttention(nn.Module):
 
 
 class UniformCausalAttention(nn.Module):
-    r"""Causal average of the values: $A_{ij} = 1/(i+1)$ for $j \le i$, else 0.
+    r"""Causal average of the values: $A_{ij} = 1/i$ for $j \le i$, else 0 ($i, j = 1 \dots T$).
+
+    Position $i$ averages positions $1, \dots, i$: the ones before it *and itself*.
 
     Keeps ``W_V`` and ``W_O`` (so context is mixed through a learned value map) but has no
     queries or keys: it cannot learn where to look.
@@ -93,12 +148,19 @@ class UniformCausalAttention(nn.Module):
         self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)
         self.resid_drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, cache: LayerCache | None = None) -> Tensor:
+        """``x`` ``(B, T, C)``; with ``cache``, the running sum continues the cached one."""
         T = x.size(1)
         v = self.value(x)  # (B, T, C)
-        # cumulative mean over positions 0..i: (B, T, C)
-        counts = torch.arange(1, T + 1, device=x.device, dtype=x.dtype).view(1, T, 1)
-        y = v.cumsum(dim=1) / counts
+        past = cache.length if cache is not None else 0
+        sums = v.cumsum(dim=1)  # (B, T, C)
+        if cache is not None:
+            if cache.v is not None:
+                sums = sums + cache.v  # (B, T, C) + (B, 1, C)
+            cache.v, cache.length = sums[:, -1:], past + T
+        # cumulative mean over positions 1..i, itself included (i counted from 1): (B, T, C)
+        counts = torch.arange(past + 1, past + T + 1, device=x.device, dtype=v.dtype).view(1, T, 1)
+        y = sums / counts
         return self.resid_drop(self.proj(y))
 
 
@@ -131,9 +193,9 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(cfg.n_embd)
         self.mlp = MLP(cfg)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, cache: LayerCache | None = None) -> Tensor:
         if self.attn is not None and self.ln_1 is not None:
-            x = x + self.attn(self.ln_1(x))  # x + MultiHead(LN(x))
+            x = x + self.attn(self.ln_1(x), cache)  # x + MultiHead(LN(x))
         return x + self.mlp(self.ln_2(x))  # x + MLP(LN(x))
 
 
@@ -150,15 +212,33 @@ class CharGPT(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.n_embd)
         self.head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
 
-    def forward(self, idx: Tensor, targets: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
-        """Logits ``(B, T, vocab)`` and, with ``targets``, the mean cross-entropy in nats."""
+    def new_cache(self) -> KVCache:
+        """An empty `KVCache` for this model (one `LayerCache` per block)."""
+        return KVCache([LayerCache() for _ in self.blocks])
+
+    def forward(
+        self, idx: Tensor, targets: Tensor | None = None, *, cache: KVCache | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        """Logits ``(B, T, vocab)`` and, with ``targets``, the mean cross-entropy in nats.
+
+        With ``cache`` (generation), ``idx`` holds the ``T`` positions after the cached ones:
+        they get positions ``cache.length ..`` and the cache grows by ``T``.
+        """
         B, T = idx.size()
-        if self.cfg.block_size < T:
-            raise ValueError(f"sequence of length {T} exceeds block_size={self.cfg.block_size}")
-        pos = torch.arange(T, device=idx.device)
+        start = cache.length if cache is not None else 0
+        if self.cfg.block_size < start + T:
+            raise ValueError(
+                f"sequence of length {start + T} exceeds block_size={self.cfg.block_size}"
+            )
+        pos = torch.arange(start, start + T, device=idx.device)
         x = self.drop(self.tok_emb(idx) + self.pos_emb(pos))  # (B, T, C)
-        for block in self.blocks:
-            x = block(x)
+        if cache is None:
+            for block in self.blocks:
+                x = block(x)
+        else:
+            for block, layer in zip(self.blocks, cache.layers, strict=True):
+                x = block(x, layer)
+            cache.length = start + T
         logits = self.head(self.ln_f(x))  # (B, T, vocab)
         if targets is None:
             return logits, None

@@ -1,11 +1,55 @@
-"""Sampling characters from the model: temperature and top-k, one character at a time."""
+r"""Sampling characters from the model: temperature and top-k, one character at a time.
+
+Generation keeps a `attention_ref.lm.model.KVCache`: while the text fits in the block, each
+new character runs the model on that one position (its keys and values join the cache); the
+positions already seen are not computed again. Once the text is longer than ``block_size`` the
+window slides, every kept character moves to a new (learned, absolute) position, and the model
+defines the next distribution on the last ``block_size`` characters: that window is computed
+whole, exactly as the uncached loop does. ``use_cache=False`` is that plain loop (the slow twin
+that ``tests/lm/test_sampling.py`` compares token for token).
+
+A single sequence on the CPU is too small to share among threads: the synchronisation costs
+more than it saves, and on a busy machine much more. `generate` runs batch-1 CPU generation on
+one thread and restores the thread count afterwards.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 from torch import Tensor
 
-from attention_ref.lm.model import CharGPT
+from attention_ref.lm.model import CharGPT, KVCache
+
+__all__ = ["generate", "one_thread_for"]
+
+
+@contextmanager
+def one_thread_for(idx: Tensor) -> Iterator[None]:
+    """Run the block on one intra-op thread when ``idx`` is a single sequence on the CPU."""
+    before = torch.get_num_threads()
+    single = idx.device.type == "cpu" and idx.size(0) == 1 and before != 1
+    if single:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if single:
+            torch.set_num_threads(before)
+
+
+def _next_token(
+    logits: Tensor, temperature: float, top_k: int | None, generator: torch.Generator | None
+) -> Tensor:
+    """One draw from ``softmax(z / τ)`` (top-k restricted) for each row of ``logits`` ``(B, V)``."""
+    logits = logits / temperature  # (B, vocab)
+    if top_k is not None:
+        kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits.float(), dim=-1)
+    return torch.multinomial(probs.cpu(), 1, generator=generator)  # (B, 1)
 
 
 @torch.no_grad()
@@ -17,25 +61,36 @@ def generate(
     temperature: float = 1.0,
     top_k: int | None = None,
     generator: torch.Generator | None = None,
+    use_cache: bool = True,
 ) -> Tensor:
     r"""Sample ``new_tokens`` characters after ``idx`` ``(1, T)``; returns ``(1, T + new)``.
 
     At each step $p = \operatorname{softmax}(z_T / \tau)$ over the last position's logits
-    $z_T$, restricted to the ``top_k`` largest when given.
+    $z_T$, restricted to the ``top_k`` largest when given. ``use_cache`` (the default) reuses
+    the keys and values of the positions already computed; ``False`` recomputes the whole
+    window at every step. Both draw the same characters for the same ``generator``.
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
+    block = model.cfg.block_size
     was_training = model.training
     model.eval()
-    for _ in range(new_tokens):
-        ctx = idx[:, -model.cfg.block_size :]
-        logits, _ = model(ctx)
-        logits = logits[:, -1, :] / temperature  # (1, vocab)
-        if top_k is not None:
-            kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]
-            logits = logits.masked_fill(logits < kth, float("-inf"))
-        probs = torch.softmax(logits, dim=-1)
-        nxt = torch.multinomial(probs.cpu(), 1, generator=generator).to(idx.device)
-        idx = torch.cat([idx, nxt], dim=1)
-    model.train(was_training)
+    try:
+        with one_thread_for(idx):
+            cache: KVCache | None = None
+            fresh = idx[:, -block:]  # what the next forward pass has not seen yet
+            for _ in range(new_tokens):
+                if not use_cache:
+                    logits, _ = model(idx[:, -block:])
+                elif idx.size(1) <= block:  # the text still fits: extend the cache
+                    if cache is None:
+                        cache = model.new_cache()
+                    logits, _ = model(fresh, cache=cache)
+                else:  # the window slides: every position changes, compute it whole
+                    logits, _ = model(idx[:, -block:])
+                nxt = _next_token(logits[:, -1, :], temperature, top_k, generator).to(idx.device)
+                idx = torch.cat([idx, nxt], dim=1)  # (1, T) -> (1, T + 1)
+                fresh = nxt
+    finally:
+        model.train(was_training)
     return idx

@@ -8,10 +8,15 @@ $$
          \big(1 + \cos(\pi \tfrac{t - t_w}{T - t_w})\big)
 $$
 
-* AdamW (weight decay on matrices only);
+* AdamW (weight decay on matrices only), the fused kernel where torch has one for the device
+  (one kernel for all parameters instead of a Python loop over them);
+* precision: ``fp32``, or the forward pass under bf16 autocast (``bf16``; weights, gradients
+  and the optimizer stay fp32, the loss is computed in fp32); ``auto`` takes bf16 where the
+  device computes it natively (`resolve_precision`) and fp32 elsewhere;
 * gradient clipping at ``grad_clip`` (global L2 norm);
 * evaluation every ``eval_interval`` steps on *fixed* validation batches (drawn once from
-  ``seed``), so every evaluation and every arm of the ablation sees the same text;
+  ``seed``), so every evaluation and every arm of the ablation sees the same text; the sample
+  that goes with it is generated with the KV cache, on one thread (`attention_ref.lm.sampling`);
 * the best checkpoint (lowest validation loss) and the last one are written atomically;
 * one seed drives torch's global RNG (init, dropout) and the batch generator; the checkpoint
   holds both RNG states, so a resumed run continues exactly as an uninterrupted one.
@@ -22,6 +27,7 @@ Nothing here knows about MLflow: `attention_ref.experiments.tracking` plugs in t
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import time
@@ -34,7 +40,7 @@ import torch
 from torch import Tensor
 
 from attention_ref.lm.checkpoint import Checkpoint
-from attention_ref.lm.config import DEVICES, TrainConfig
+from attention_ref.lm.config import DEVICES, PRECISIONS, TrainConfig
 from attention_ref.lm.data import CharData, get_batch
 from attention_ref.lm.model import CharGPT, count_parameters
 from attention_ref.lm.sampling import generate
@@ -57,6 +63,85 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+#: the CPU flags of native bf16 arithmetic (AVX-512 BF16, AMX); without them bf16 is emulated
+CPU_BF16_FLAGS: frozenset[str] = frozenset({"avx512_bf16", "amx_bf16"})
+
+
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
+    """The CPU's feature flags (Linux ``/proc/cpuinfo``); empty where that file is missing."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            return frozenset(line.partition(":")[2].split())
+    return frozenset()
+
+
+def resolve_precision(name: str, device: torch.device, flags: frozenset[str] | None = None) -> str:
+    """``fp32`` or ``bf16``: ``auto`` takes bf16 on a CPU whose ``flags`` (default:
+    `cpu_flags`) include one of `CPU_BF16_FLAGS`; fp32 elsewhere, CUDA and MPS included: at the
+    Q02 shape an H100 is bound by per-step overhead, and bf16 autocast measured 0.82× of fp32
+    there (``benchmarks/throughput.py --device cuda``; benchmarks/RESULTS.md). An explicit
+    ``bf16`` is honoured everywhere (on CPUs without bf16 instructions it is emulated: slow).
+    """
+    if name not in PRECISIONS:
+        raise ValueError(f"--precision must be one of {', '.join(PRECISIONS)}, got {name!r}")
+    if name != "auto":
+        return name
+    if device.type == "cpu":
+        return "bf16" if CPU_BF16_FLAGS & (cpu_flags() if flags is None else flags) else "fp32"
+    return "fp32"
+
+
+def autocast(device: torch.device, precision: str) -> contextlib.AbstractContextManager[Any]:
+    """The context of every forward pass: bf16 autocast for ``bf16``, nothing for ``fp32``."""
+    if precision == "bf16":
+        return torch.autocast(device.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices only; fused on CPU and CUDA (same update rule)."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    device = next(model.parameters()).device
+    fused = device.type in ("cpu", "cuda")
+    return torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": cfg.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=cfg.lr, betas=(0.9, 0.99), fused=fused or None,
+    )  # fmt: skip
+
+
+def training_step(
+    model: CharGPT,
+    optimizer: torch.optim.Optimizer,
+    x: Tensor,
+    y: Tensor,
+    *,
+    grad_clip: float,
+    precision: str = "fp32",
+) -> tuple[Tensor, Tensor]:
+    """One optimizer step on ``(x, y)``: the loss (before the step) and the gradient norm
+    (before clipping), as tensors (reading them is the caller's choice: on a GPU it waits).
+
+    The step is taken whatever the loss: `train` checks it afterwards (one wait instead of two
+    on a GPU) and stops before a checkpoint could hold a spoiled step.
+    """
+    with autocast(x.device, precision):
+        _, loss = model(x, y)
+    assert loss is not None
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    return loss.detach(), grad_norm
+
+
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Warm-up then cosine decay (see the module docstring)."""
     if step < cfg.warmup_steps:
@@ -74,13 +159,18 @@ def seed_everything(seed: int) -> torch.Generator:
 
 
 @torch.no_grad()
-def estimate_loss(model: CharGPT, batches: list[tuple[Tensor, Tensor]]) -> float:
-    """Mean cross-entropy (nats) over fixed batches, in eval mode."""
+def estimate_loss(
+    model: CharGPT, batches: list[tuple[Tensor, Tensor]], precision: str = "fp32"
+) -> float:
+    """Mean cross-entropy (nats) over fixed batches, in eval mode, at ``precision``."""
     was_training = model.training
     model.eval()
-    losses = [float(model(x, y)[1]) for x, y in batches]  # type: ignore[arg-type]
+    losses = []
+    for x, y in batches:
+        with autocast(x.device, precision):
+            losses.append(model(x, y)[1])
     model.train(was_training)
-    return sum(losses) / len(losses)
+    return float(torch.stack(losses).mean())  # type: ignore[arg-type]
 
 
 class NonFiniteLossError(RuntimeError):
@@ -100,6 +190,7 @@ class StartInfo:
     start_step: int  # 0, or the step a resumed run continues from
     max_steps: int
     attention: str
+    precision: str = "fp32"  # the resolved one: fp32 or bf16
 
 
 @dataclass(frozen=True)
@@ -190,17 +281,10 @@ def train(
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
+    precision = resolve_precision(cfg.precision, device)
     batch_gen = seed_everything(cfg.seed)
     model = CharGPT(replace(cfg.model, vocab_size=data.vocab_size)).to(device)
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    optimizer = torch.optim.AdamW(
-        [
-            {"params": decay, "weight_decay": cfg.weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ],
-        lr=cfg.lr, betas=(0.9, 0.99),
-    )  # fmt: skip
+    optimizer = make_optimizer(model, cfg)
     # fixed validation batches: the same text at every evaluation and in every arm
     eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
 
@@ -221,13 +305,21 @@ def train(
         assert resume_from.batch_rng is not None and resume_from.torch_rng is not None
         model.load_state_dict(resume_from.model)
         optimizer.load_state_dict(resume_from.optimizer)  # type: ignore[arg-type]
+        for group in optimizer.param_groups:  # the saved groups carry the old kernel choice
+            group["fused"], group["foreach"] = optimizer.defaults["fused"], None
+        if optimizer.defaults["fused"]:  # the fused kernel keeps its step count on the device
+            for p, state in optimizer.state.items():
+                if "step" in state:
+                    state["step"] = state["step"].to(p.device, torch.float32)
         step, best = resume_from.step, resume_from.best_val_loss
         history = list(resume_from.history)
         batch_gen.set_state(resume_from.batch_rng)
         torch.set_rng_state(resume_from.torch_rng)
     n_params = count_parameters(model)
     if cb.on_start:
-        cb.on_start(StartInfo(n_params, str(device), step, cfg.max_steps, str(cfg.attention)))
+        cb.on_start(
+            StartInfo(n_params, str(device), step, cfg.max_steps, str(cfg.attention), precision)
+        )
 
     def checkpoint(name: str) -> Path:
         path = out_dir / name
@@ -252,15 +344,12 @@ def train(
             group["lr"] = lr
         x, y = get_batch(data.train, cfg.batch_size, cfg.model.block_size, batch_gen)
         x, y = x.to(device), y.to(device)
-        _, loss = model(x, y)
-        assert loss is not None
-        loss_value = float(loss.detach())
-        if not math.isfinite(loss_value):
+        loss, norm = training_step(
+            model, optimizer, x, y, grad_clip=cfg.grad_clip, precision=precision
+        )
+        loss_value, grad_norm = torch.stack([loss, norm.to(loss.dtype)]).tolist()  # one wait
+        if not math.isfinite(loss_value):  # no checkpoint holds the step it spoiled
             raise NonFiniteLossError(step + 1, loss_value)  # the step whose loss it is
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip))
-        optimizer.step()
         step += 1
         tokens_seen += x.numel()
         tok_window += x.numel()
@@ -272,8 +361,8 @@ def train(
         if step % 50 == 0:
             t_window, tok_window = now, 0
         if step % cfg.eval_interval == 0 or step == cfg.max_steps:
-            val_loss = estimate_loss(model, val_batches)  # type: ignore[arg-type]
-            train_loss = estimate_loss(model, train_eval_batches)  # type: ignore[arg-type]
+            val_loss = estimate_loss(model, val_batches, precision)  # type: ignore[arg-type]
+            train_loss = estimate_loss(model, train_eval_batches, precision)  # type: ignore[arg-type]
             record = {"step": float(step), "train_loss": train_loss, "val_loss": val_loss}
             history.append(record)
             sample_gen.manual_seed(cfg.seed + step)

@@ -1,11 +1,15 @@
-"""Tiny Shakespeare: facts, where it comes from, a real download over HTTP, the bigram floor."""
+"""Tiny Shakespeare: facts, where it comes from, a real download over HTTP, the bigram
+baseline."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import http.server
+import math
 import threading
+from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -95,12 +99,70 @@ def test_download_offline_or_missing_says_how_to_pass_a_file(tmp_path, http_serv
         D.download(f"{http_server}/missing.txt", tmp_path / "x.txt")
 
 
-def test_bigram_floor_is_about_2_48(shakespeare):
-    floor = D.bigram_val_loss(shakespeare)
-    assert 2.47 < floor < 2.49
+def test_the_bigram_table_is_a_distribution_in_every_row(shakespeare):
+    counts = D.bigram_counts(shakespeare.train, shakespeare.vocab_size)
+    assert counts.sum() == len(shakespeare.train) - 1
+    for k in (1.0, 0.5, 0.01):
+        table = D.bigram_table(counts, k)
+        assert torch.allclose(table.sum(dim=1), torch.ones(65, dtype=torch.float64))
+        assert bool((table > 0).all())  # every pair has a probability, seen or not
+    with pytest.raises(ValueError, match="smoothing must be >= 0"):
+        D.bigram_table(counts, -1.0)
+
+
+def test_bigram_cross_entropy_by_hand():
+    """``aaab`` counts a->a twice, a->b once, nothing after b; scored on ``aab`` and ``ba``."""
+    fit, V = torch.tensor([0, 0, 0, 1]), 2
+    add_one = D.bigram_cross_entropy(fit, torch.tensor([0, 0, 1]), V, 1.0)
+    assert add_one == pytest.approx(-(math.log(3 / 5) + math.log(2 / 5)) / 2)
+    counted = D.bigram_cross_entropy(fit, torch.tensor([0, 0, 1]), V, 0.0)
+    assert counted == pytest.approx(-(math.log(2 / 3) + math.log(1 / 3)) / 2)
+    assert D.bigram_table(D.bigram_counts(fit, V), 0.0)[1].tolist() == [0.0, 0.0]  # b: no row
+    assert D.bigram_table(D.bigram_counts(fit, V), 1.0)[1].tolist() == [0.5, 0.5]
+    assert D.bigram_cross_entropy(fit, torch.tensor([1, 0]), V, 0.0) == math.inf
+
+
+def test_the_bigram_baseline_is_the_add_one_table_of_the_training_split(shakespeare):
+    """Counted again here, pair by pair, with no tensor code of the module."""
+    V, train, val = 65, shakespeare.train.tolist(), shakespeare.val.tolist()
+    pairs = Counter(pairwise(train))
+    row = Counter(train[:-1])
+    expected = -sum(math.log((pairs[(a, b)] + 1) / (row[a] + V)) for a, b in pairwise(val)) / (
+        len(val) - 1
+    )
+    baseline = D.bigram_val_loss(shakespeare)
+    assert math.isfinite(baseline) and baseline == pytest.approx(expected, abs=1e-9)
+    assert 2.481 < baseline < 2.483
+    unseen = sum(1 for a, b in pairwise(val) if (a, b) not in pairs)
+    assert unseen > 0  # why it needs smoothing: some validation pairs never occur in training
+    with pytest.raises(ValueError, match="smoothing must be > 0"):
+        D.bigram_val_loss(shakespeare, smoothing=0.0)
+
+
+def test_the_bigram_baseline_barely_depends_on_the_added_count(shakespeare):
+    values = [D.bigram_val_loss(shakespeare, k) for k in (0.1, 0.5, 1.0)]
+    assert max(values) - min(values) < 0.003  # the docstring's claim
+
+
+def test_the_bigram_baseline_is_not_a_lower_bound(shakespeare):
+    baseline = D.bigram_val_loss(shakespeare)
+    fitted = D.bigram_val_entropy(shakespeare)
+    assert 2.36 < fitted < 2.38 and fitted < baseline - 0.1
+    # the table counted on validation is the best any table P(next | current) does there
+    counts = D.bigram_counts(shakespeare.val, 65)
+    g = torch.Generator().manual_seed(0)
+    val = shakespeare.val
+    for _ in range(3):
+        other = D.bigram_table(counts + torch.rand(65, 65, generator=g, dtype=torch.float64), 0.0)
+        assert float(-torch.log(other[val[:-1], val[1:]]).mean()) > fitted
+
+
+def test_the_bigram_baseline_is_almost_a_nat_under_the_unigram(shakespeare):
+    baseline = D.bigram_val_loss(shakespeare)
     counts = torch.bincount(shakespeare.train, minlength=65).double()
     unigram = float(-torch.log((counts / counts.sum())[shakespeare.val]).mean())
-    assert floor < unigram - 0.8  # the previous character is worth almost a nat
+    assert D.unigram_val_loss(shakespeare) == pytest.approx(unigram)
+    assert baseline < unigram - 0.8  # the previous character is worth almost a nat
 
 
 def test_batches_are_next_character_pairs(shakespeare):

@@ -142,3 +142,29 @@ def test_sampling_rejects_bad_temperature(shakespeare, tmp_path):
     with pytest.raises(ValueError, match="temperature must be > 0"):
         generate(model, torch.zeros(1, 1, dtype=torch.long), 3, temperature=0)
     assert math.isfinite(r.final_train_loss)
+
+
+def test_resume_from_an_unfused_optimizer_state_continues_exactly(shakespeare, tmp_path):
+    # checkpoints written before the fused AdamW carry fused=None in their groups: resuming
+    # one must still run the fused kernel, and so continue as the uninterrupted run
+    full, _ = step_losses(TINY, shakespeare, tmp_path / "full")
+    calls = {"n": 0}
+
+    def stop_after_30() -> bool:
+        calls["n"] += 1
+        return calls["n"] >= 30
+
+    first, r1 = step_losses(TINY, shakespeare, tmp_path / "cut", should_stop=stop_after_30)
+    old = Checkpoint.load(r1.checkpoint)
+    assert all(g["fused"] for g in old.optimizer["param_groups"])  # the fused kernel ran
+    for group in old.optimizer["param_groups"]:
+        group["fused"], group["foreach"] = None, None
+    rest, _ = step_losses(TINY, shakespeare, tmp_path / "cut", resume_from=old)
+    assert first + rest == full
+
+
+def test_the_loop_reports_the_precision_it_resolved(shakespeare, tmp_path):
+    seen = []
+    train(tiny(max_steps=1, eval_interval=1, precision="fp32"), shakespeare, tmp_path,
+          callbacks=Callbacks(on_start=seen.append))  # fmt: skip
+    assert seen[0].precision == "fp32"

@@ -1,0 +1,148 @@
+"""Shared by the benchmark scripts: machine description, tables, results files, FLOPs, memory.
+
+Nothing here beyond the standard library, torch and attnref.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as `python benchmarks/x.py` from anywhere
+    sys.path.insert(0, str(ROOT))
+
+
+def machine(device: torch.device) -> dict[str, Any]:
+    """What the numbers were measured on."""
+    from attention_ref.lm.train import CPU_BF16_FLAGS, cpu_flags
+
+    info: dict[str, Any] = {
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cpu": _cpu_name(),
+        "cpus": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "cpu_bf16_flags": sorted(CPU_BF16_FLAGS & cpu_flags()),
+        "loadavg_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "device": str(device),
+    }
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    return info
+
+
+def describe(info: dict[str, Any]) -> str:
+    """`machine` in one line for the markdown results."""
+    gpu = f" ({info['gpu']})" if "gpu" in info else ""
+    return (
+        f"{info['cpu']}, {info['cpus']} CPUs, torch {info['torch']} "
+        f"({info['torch_threads']} threads), device {info['device']}{gpu}, bf16 CPU flags: "
+        f"{', '.join(info['cpu_bf16_flags']) or 'none'}, load {info['loadavg_1min']:.2f}"
+    )
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def pick_device(name: str) -> torch.device:
+    """``auto``/``cpu``/``cuda``/``mps`` through attnref's own rule (ValueError if unavailable)."""
+    from attention_ref.lm.train import resolve_device
+
+    return resolve_device(name)
+
+
+def sync(device: torch.device) -> None:
+    """Wait for the device (timings on a GPU must not stop the clock before the work ends)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def now(device: torch.device) -> float:
+    """``perf_counter`` after the device has finished what it was given."""
+    sync(device)
+    return time.perf_counter()
+
+
+def median(xs: Sequence[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def peak_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
+    """Peak resident memory in MiB (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(who).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def flops_per_token(n_params: int, n_layer: int, block_size: int, n_embd: int) -> int:
+    """Training FLOPs per token, PaLM/nanoGPT convention: ``6·N + 12·L·T·C``.
+
+    ``N`` counts the parameters that take part in matrix products (embeddings excluded, the
+    output head included); ``12·L·T·C`` is attention's QKᵀ and AV, forward and backward,
+    without discounting the causal mask (the convention, not the kernel's actual work).
+    """
+    return 6 * n_params + 12 * n_layer * block_size * n_embd
+
+
+def matmul_params(model: torch.nn.Module) -> int:
+    """Parameters outside the embedding tables (see `flops_per_token`)."""
+    emb = {
+        id(p) for m in model.modules() if isinstance(m, torch.nn.Embedding) for p in m.parameters()
+    }
+    return sum(p.numel() for p in model.parameters() if id(p) not in emb)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub markdown table (the same rows the terminal shows)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain aligned table for the terminal."""
+    cells = [list(map(str, header)), *[[str(c) for c in r] for r in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    out = [
+        "  ".join(
+            c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in cells
+    ]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def write_results(out: Path | None, name: str, payload: dict[str, Any], markdown: str) -> None:
+    """``OUT/NAME.json`` (every measurement) and ``OUT/NAME.md`` (the tables), if ``out``."""
+    if out is None:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    (out / f"{name}.md").write_text(markdown + "\n")
+    print(f"\nwrote {out / (name + '.json')} and {out / (name + '.md')}")
+
+
+def fmt(x: float, digits: int = 0) -> str:
+    """Thousands separators; ``-`` for a missing value."""
+    if x is None or x != x:
+        return "-"
+    return f"{x:,.{digits}f}"
