@@ -1,10 +1,12 @@
-"""``attnref ablation``: Q03, the same model with attention, without it, with uniform weights."""
+"""``attnref ablation``: Q03, the same model with attention, without it, with uniform weights;
+``--heads 1,2,4,8``: the heads sweep, the Q02 model with each number of heads."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,6 +25,12 @@ from cli.options import (
     load_data,
 )
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from attention_ref.lm.config import TrainConfig
+    from attention_ref.lm.data import CharData
+
 
 def _parse_arms(arms: str) -> list[str]:
     from attention_ref.lm.config import ATTENTION_MODES
@@ -36,11 +44,34 @@ def _parse_arms(arms: str) -> list[str]:
     return names
 
 
+def _parse_heads(heads: str) -> list[int]:
+    try:
+        values = [int(h) for h in heads.split(",") if h.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1 or len(set(values)) != len(values):
+        raise CLIError(
+            f"--heads must list distinct positive numbers of heads, e.g. 1,2,4,8, got {heads!r}"
+        )
+    return values
+
+
 @config_options(exclude=("attention",))
 def ablation(
     arms: Annotated[
         str, typer.Option("--arms", help="Attention modes to compare, comma-separated.")
     ] = "multihead,none,uniform",
+    heads: Annotated[
+        str | None,
+        typer.Option(
+            "--heads",
+            help="The heads sweep instead: the Q02 model (multihead) with each of these numbers "
+            "of heads, comma-separated (1,2,4,8); --n-embd must be divisible by each. "
+            "\\[default: no sweep]",
+            show_default=False,
+            metavar="LIST",
+        ),
+    ] = None,
     data: DataPath = None,
     out_dir: OutDir = Path("runs"),
     tracking_uri: TrackingUri = None,
@@ -51,33 +82,44 @@ def ablation(
     """Q03: the same model, seed and steps with attention, without it, and with uniform weights.
 
     One parent MLflow run with a nested run per arm; at the end a comparison table and the
-    overlaid loss curves, printed and logged to the parent.
+    overlaid loss curves, printed and logged to the parent. With --heads, the arms are the
+    Q02 model with each number of heads (the same parameter count).
     """
     from attention_ref.lm.config import TrainConfig
 
+    if heads is not None and arms != "multihead,none,uniform":
+        raise CLIError("--heads sweeps the multihead model; leave out --arms")
     names = _parse_arms(arms)
+    heads_list = _parse_heads(heads) if heads is not None else None
     check_log_every(log_every)
     cfg = TrainConfig().with_options(**(config_overrides or {}))
+    if heads_list is not None:
+        for h in heads_list:  # a number of heads that does not divide n_embd fails here
+            cfg.with_options(n_head=h, attention="multihead")
     check_writable_dir(out_dir)
-    from cli.progress import ArmReporters, StopFlag, make_console, ui_hint
+    from cli.progress import ArmReporters, StopFlag, loading, make_console, ui_hint
 
     console = make_console()
+    loading(console, "attnref ablation")
     dataset = load_data(data, console)
     cfg.check_fits(dataset.smallest_split)
     from attention_ref.lm.train import resolve_device
 
     resolve_device(cfg.device)
     connect_store(tracking_uri, experiment or DEFAULT_EXPERIMENT)
+    if heads_list is not None:
+        _heads_sweep(cfg, dataset, heads_list, out_dir, log_every, console)
+        return
     from attention_ref.experiments.ablation import run_ablation
     from attention_ref.experiments.names import RunStatus
     from attention_ref.experiments.report import comparison_markdown
     from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
 
     stop = StopFlag(console)
-    with stop, ArmReporters(console, cfg.max_steps, log_every) as reporters:
+    with stop, ArmReporters(console, cfg.max_steps, log_every, names) as reporters:
         outcome = run_ablation(
             cfg, dataset, arms=names, out_root=out_dir, callbacks_for=reporters.callbacks_for,
-            should_stop=stop,
+            should_stop=stop, on_run_start=_announcer(console, "ablation", names),
         )  # fmt: skip
     if outcome.rows:
         table = comparison_markdown(outcome.rows, outcome.bigram_floor)
@@ -90,8 +132,83 @@ def ablation(
     if outcome.status != RunStatus.FINISHED:
         console.print(f"ablation {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
         raise typer.Exit(stop.exit_code if stop() else 1)
+    from cli.progress import command
+
     console.print(
         f"ablation run {outcome.parent_run_id}: comparison.md and plots/loss_curves.png logged; "
-        "write the Q03 answer with: attnref report"
+        f"write the Q03 answer with: {command()} report"
     )
-    ui_hint(console, current_uri(), DEFAULT_TRACKING_URI)
+    console.print(
+        f"sample an arm: {command()} sample --run-id {outcome.parent_run_id} --arm {names[0]}"
+    )
+    ui_hint(console, current_uri(), DEFAULT_TRACKING_URI, _experiment_of(outcome.parent_run_id))
+
+
+def _announcer(console: Console, parent: str, arms: list[str]) -> Callable[[str, str], None]:
+    """``on_run_start`` of a sweep: the parent's id and store, then each arm's id."""
+    from attention_ref.experiments.store import current_uri
+    from cli.progress import run_started
+
+    def announce(arm: str, run_id: str) -> None:
+        if not arm:
+            import mlflow
+
+            exp = mlflow.get_experiment(mlflow.active_run().info.experiment_id).name  # type: ignore[union-attr]
+            run_started(console, run_id, current_uri(), exp, f"started {parent}")
+        else:
+            console.print(f"{parent}/{arm}: MLflow run {run_id}")
+
+    return announce
+
+
+def _heads_sweep(
+    cfg: TrainConfig, dataset: CharData, heads: list[int], out_dir: Path, log_every: int,
+    console: Console,
+) -> None:  # fmt: skip
+    """``--heads``: the sweep, its table and how to read the result."""
+    from attention_ref.experiments.ablation import heads_arm, run_heads_sweep
+    from attention_ref.experiments.heads_report import heads_table
+    from attention_ref.experiments.names import RunStatus
+    from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
+    from cli.progress import ArmReporters, StopFlag, command, ui_hint
+
+    arms = [str(h) for h in heads]
+    labels = {a: heads_arm(int(a)) for a in arms}
+    stop = StopFlag(console)
+    with stop, ArmReporters(console, cfg.max_steps, log_every, arms, labels) as reporters:
+        outcome = run_heads_sweep(
+            cfg, dataset, heads=heads, out_root=out_dir, callbacks_for=reporters.callbacks_for,
+            should_stop=stop, on_run_start=_announcer(console, "heads", arms),
+        )  # fmt: skip
+    if outcome.rows:
+        _print_markdown(console, heads_table(outcome.rows))
+        counts = sorted({r.n_params for r in outcome.rows})
+        console.print(
+            f"parameters: {counts[0]:,} in every arm"
+            if len(counts) == 1
+            else "parameters differ: "
+            + ", ".join(f"h={r.heads} {r.n_params:,}" for r in outcome.rows)
+        )
+    if outcome.status != RunStatus.FINISHED:
+        console.print(f"heads sweep {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
+        raise typer.Exit(stop.exit_code if stop() else 1)
+    console.print(
+        f"heads sweep run {outcome.parent_run_id}: comparison.md and plots/loss_curves.png "
+        f"logged; does the number of heads matter? {command()} report"
+    )
+    ui_hint(console, current_uri(), DEFAULT_TRACKING_URI, _experiment_of(outcome.parent_run_id))
+
+
+def _print_markdown(console: Console, table: str) -> None:
+    if console.is_terminal:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(table))
+    else:  # logs and pipes get the markdown itself, whole and copy-pasteable
+        sys.stdout.write(table)
+
+
+def _experiment_of(run_id: str) -> str:
+    import mlflow
+
+    return mlflow.get_run(run_id).info.experiment_id

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Annotated
 
 import typer
 
 from cli.ablation import ablation
+from cli.check import check
 from cli.errors import EXIT_USAGE, CLIError
+from cli.exercise import exercise
 from cli.explain import explain
+from cli.options import tidy_help
 from cli.params import params
 from cli.report import report
+from cli.runs import runs
 from cli.sample import sample
+from cli.server import server_app
 from cli.train import train
 
 app = typer.Typer(
@@ -29,8 +35,30 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-for _command in (explain, params, train, ablation, report, sample):
+for _command in (explain, params, train, ablation, report, sample, exercise, check):
     app.command()(_command)
+app.command()(runs)
+app.add_typer(server_app)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from attention_ref import __version__
+
+        print(f"attnref {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True, callback=_version
+        ),
+    ] = False,
+) -> None:
+    """A tested, step-by-step reference of masked multi-head attention."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``ValueError``/``TypeError`` from bad input are reported the same way.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    command = typer.main.get_command(app)
+    command = tidy_help(typer.main.get_command(app))
     try:
         result = command.main(args=args, prog_name="attnref", standalone_mode=False)
     except CLIError as e:

@@ -32,20 +32,34 @@ if TYPE_CHECKING:
 PANEL = "Model and training (defaults: the homework's Q02)"
 DEFAULT_EXPERIMENT = "shakespeare"  # the same as attention_ref.experiments.store's
 
-TRACKING_HELP = "MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)."
-TrackingUri = Annotated[str | None, typer.Option("--tracking-uri", help=TRACKING_HELP)]
+TRACKING_HELP = "MLflow tracking URI. \\[default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db]"
+TrackingUri = Annotated[
+    str | None,
+    typer.Option("--tracking-uri", help=TRACKING_HELP, metavar="URI", show_default=False),
+]
 DataPath = Annotated[
     Path | None,
     typer.Option(
         "--data",
-        help="Tiny Shakespeare input.txt (default: $ATTNREF_DATA, the cache, else download).",
+        help="Tiny Shakespeare input.txt. "
+        "\\[default: $ATTNREF_DATA, else the cache, else a download]",
         show_default=False,
+        metavar="FILE",
     ),
 ]
-OutDir = Annotated[Path, typer.Option("--out-dir", help="Local checkpoints go to OUT_DIR/RUN_ID/.")]
-LogEvery = Annotated[
-    int, typer.Option("--log-every", help="Steps between log lines when not on a terminal.")
+OutDir = Annotated[
+    Path,
+    typer.Option("--out-dir", help="Local checkpoints go to OUT_DIR/RUN_ID/.", metavar="DIR"),
 ]
+LogEvery = Annotated[
+    int,
+    typer.Option(
+        "--log-every", help="Steps between log lines when not on a terminal.", metavar="N"
+    ),
+]
+
+#: the type names of the help (Typer's own are ``<int>``, ``<str>``, ``<bool>`` on flags too)
+TYPE_NAMES: dict[type, str] = {int: "INTEGER", float: "FLOAT", str: "TEXT", Path: "PATH"}
 
 
 def experiment_option(help_text: str = "MLflow experiment name.") -> Any:
@@ -56,6 +70,7 @@ def experiment_option(help_text: str = "MLflow experiment name.") -> Any:
             "--experiment",
             help=f"{help_text} \\[default: {DEFAULT_EXPERIMENT}]",
             show_default=False,
+            metavar="NAME",
         ),
     ]
 
@@ -78,6 +93,7 @@ def config_options(exclude: tuple[str, ...] = ()) -> Callable[[Callable[..., Any
                 help=f"{CONFIG_HELP[name]} \\[default: {default}]",  # "\\[": not rich markup
                 show_default=False,
                 rich_help_panel=PANEL,
+                metavar=TYPE_NAMES.get(type(default), "TEXT"),
             )
             kind = type(default)
             extra.append(
@@ -143,3 +159,51 @@ def connect_store(tracking_uri: str | None, experiment: str | None) -> None:
         connect(tracking_uri, experiment)
     except TrackingError as e:
         raise CLIError(str(e)) from None
+
+
+def tidy_help(command: Any) -> Any:
+    """Give every option of ``command`` (a group, its commands and sub-groups) a type name.
+
+    Flags (``--no-attention``, ``--help``, ``--version``) show none; any option without a
+    ``metavar`` gets its type's name (`TYPE_NAMES`), not Typer's ``<str>``. Returns ``command``.
+    """
+    from typer._click.core import Context  # Typer's own copy of click (not the package)
+    from typer.core import TyperOption
+
+    commands, todo = [], [command]
+    while todo:  # the group, its commands, and the commands of its sub-groups (server …)
+        cmd = todo.pop()
+        commands.append(cmd)
+        todo += getattr(cmd, "commands", {}).values()
+    for cmd in commands:
+        ctx = Context(cmd, info_name=cmd.name)
+        params = list(cmd.params)
+        help_option = cmd.get_help_option(ctx)
+        if help_option is not None:
+            params.append(help_option)
+        for param in params:
+            if not isinstance(param, TyperOption) or param.metavar is not None:
+                continue
+            label = param.display_type(ctx).strip("<>")
+            if getattr(param, "is_flag", False) or label == "bool":
+                param.metavar = ""
+            else:
+                param.metavar = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT"}.get(
+                    label, label.upper()
+                )
+    return command
+
+
+def connect_existing_store(tracking_uri: str | None) -> str:
+    """Point MLflow at a store that must already exist (commands that only read one).
+
+    A sqlite file that does not exist is a one-line error: nothing is created.
+    """
+    from attention_ref.experiments.store import TrackingError, connect, require_store
+
+    try:
+        uri = require_store(tracking_uri)
+        connect(uri, None)
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
+    return uri

@@ -4,17 +4,21 @@
   (a checkpoint is written and the run is marked KILLED); a second Ctrl-C aborts at once.
 * `Reporter`: a rich progress bar on a terminal; plain log lines every N steps otherwise
   (CI logs, pipes). `ArmReporters` gives each arm of an ablation its own, one after the other.
-* `download_progress` for the one-time data download; `make_console` and `ui_hint`.
+* `download_progress` for the one-time data download; `make_console`, `loading` (the first
+  line, printed before torch and MLflow are imported), `run_started` and the hints
+  (`command`: ``attnref``, or its full path when the shell would not find it; `ui_hint`).
 
 No torch or mlflow import here: ``attnref --help`` stays fast.
 """
 
 from __future__ import annotations
 
+import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -32,10 +36,35 @@ from rich.progress import (
 if TYPE_CHECKING:
     from attention_ref.lm.train import Callbacks, EvalMetrics, StartInfo, StepMetrics
 
+#: characters of an evaluation's sample shown in its log line (newlines shown as ``\n``)
+SAMPLE_SHOWN = 80
+
 
 def make_console() -> Console:
     """The console of the training commands: no highlighting, long lines kept whole."""
     return Console(highlight=False, soft_wrap=True)
+
+
+def loading(console: Console, what: str) -> None:
+    """The first line of a command that trains: what it is loading (torch and MLflow take
+    seconds to import; the user sees this before they start)."""
+    console.print(f"{what}: loading the data, torch and MLflow…")
+
+
+def command(name: str = "attnref") -> str:
+    """How to call ``name`` (``attnref``, ``mlflow``) in a hint that works as printed: the bare
+    name when the shell finds this environment's script under it, else the script's full path
+    (a virtual environment that is not activated: ``/…/.venv/bin/attnref``)."""
+    own = Path(sys.executable).with_name(name)
+    found = shutil.which(name)
+    if found is not None and (not own.exists() or Path(found).resolve() == own.resolve()):
+        return name
+    return str(own) if own.exists() else name
+
+
+def run_started(console: Console, run_id: str, uri: str, experiment: str, what: str) -> None:
+    """The line printed as a run starts: its id and where it is stored."""
+    console.print(f"{what}: MLflow run {run_id} in {uri} (experiment {experiment})")
 
 
 class StopFlag:
@@ -76,15 +105,22 @@ class StopFlag:
 
 
 class Reporter:
-    """Progress of one run: a rich bar on a terminal, else a line every ``log_every`` steps."""
+    """Progress of one run: a rich bar on a terminal, else a line every ``log_every`` steps.
 
-    def __init__(self, console: Console, label: str, total_steps: int, log_every: int) -> None:
+    ``label`` prefixes every line; ``None`` takes the run's attention mode when it starts.
+    """
+
+    def __init__(
+        self, console: Console, label: str | None, total_steps: int, log_every: int
+    ) -> None:
         self.console, self.label, self.total, self.log_every = (
             console,
             label,
             total_steps,
             log_every,
         )
+        self.fixed_label = label is not None
+        self.label = label or "run"
         self.live = console.is_terminal
         self.progress: Progress | None = None
         self.task: TaskID | None = None
@@ -99,7 +135,9 @@ class Reporter:
                 MofNCompleteColumn(),
                 TextColumn("loss {task.fields[loss]}  val {task.fields[val]}"),
                 TextColumn("{task.fields[tps]} tok/s"),
+                TextColumn("elapsed"),
                 TimeElapsedColumn(),
+                TextColumn("left"),
                 TimeRemainingColumn(),
                 console=self.console,
             )
@@ -133,7 +171,8 @@ class Reporter:
 
         def on_start(info: StartInfo) -> None:
             start, self.total = info.start_step, info.max_steps
-            self.label = info.attention  # a resumed run says what it is
+            if not self.fixed_label:
+                self.label = info.attention
             note = f", resuming at step {start}" if start else ""
             self._print(f"[{self.label}] {info.n_params:,} parameters on {info.device}{note}")
             if self.progress is not None and self.task is not None:
@@ -151,32 +190,46 @@ class Reporter:
                 self._print(
                     f"[{self.label}] step {step}/{self.total}  loss {m.train_loss:.4f}  "
                     f"lr {m.lr:.2e}  {m.tokens_per_sec:,.0f} tok/s  "
-                    f"{time.perf_counter() - self.t0:.0f} s"
+                    f"elapsed {time.perf_counter() - self.t0:.0f} s"
                 )
 
         def on_eval(step: int, m: EvalMetrics, sample: str) -> None:
             if self.progress is not None and self.task is not None:
                 self.progress.update(self.task, val=f"{m.val_loss:.3f}")
-            first = sample.strip().splitlines()[0][:60] if sample.strip() else ""
+            text = sample.strip()
+            shown = text[:SAMPLE_SHOWN] + ("…" if len(text) > SAMPLE_SHOWN else "")
             self._print(
                 f"[{self.label}] eval step {step}: train {m.train_eval_loss:.4f}  "
-                f"val {m.val_loss:.4f}  best {m.best_val_loss:.4f}  sample: {first!r}"
+                f"val {m.val_loss:.4f}  best {m.best_val_loss:.4f}  sample: {shown!r}"
             )
 
         return Callbacks(on_start=on_start, on_step=on_step, on_eval=on_eval)
 
 
 class ArmReporters:
-    """One `Reporter` per ablation arm, one after the other; the last is closed on exit."""
+    """One `Reporter` per arm of a sweep, one after the other, each under a heading
+    (``arm 2/3: none``); the last is closed on exit. ``labels`` maps an arm to its label."""
 
-    def __init__(self, console: Console, total_steps: int, log_every: int) -> None:
+    def __init__(
+        self, console: Console, total_steps: int, log_every: int, arms: Sequence[str],
+        labels: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
         self.console, self.total, self.log_every = console, total_steps, log_every
+        self.arms, self.labels = list(arms), labels or {}
         self.current: Reporter | None = None
 
+    def label(self, arm: str) -> str:
+        """What the lines of ``arm`` are prefixed with (``none``, ``h=4``)."""
+        return self.labels.get(arm, arm)
+
     def callbacks_for(self, arm: str) -> Callbacks:
-        """Close the previous arm's reporter, open this arm's, return its hooks."""
+        """Close the previous arm's reporter, print this arm's heading, open its reporter,
+        return its hooks."""
         self.close()
-        self.current = Reporter(self.console, arm, self.total, self.log_every).start()
+        n = self.arms.index(arm) + 1 if arm in self.arms else 0
+        self.console.print(f"[bold]arm {n}/{len(self.arms)}: {self.label(arm)}[/]")
+        self.current = Reporter(self.console, self.label(arm), self.total, self.log_every)
+        self.current.start()
         return self.current.callbacks()
 
     def close(self) -> None:
@@ -209,12 +262,19 @@ def download_progress(console: Console) -> Callable[[int, int | None], None]:
     return update
 
 
-def ui_hint(console: Console, uri: str, default_uri: str) -> None:
-    """How to browse the runs: the ``mlflow ui`` line for the embedded store, else the URI."""
-    if uri == default_uri:
+def ui_hint(console: Console, uri: str, default_uri: str, experiment_id: str | None = None) -> None:
+    """How to browse the runs: the ``mlflow ui`` line for a sqlite store (``default_uri``, the
+    embedded one, or another file), else the URI; the page of ``experiment_id``'s runs; and
+    how to list them."""
+    from attention_ref.experiments.names import ui_experiment_url
+
+    local = uri == default_uri or uri.startswith("sqlite:///")
+    base = "http://127.0.0.1:5000" if local else uri
+    page = ui_experiment_url(base, experiment_id) if experiment_id else base
+    if local:
         console.print(
-            "browse the runs: mlflow ui --backend-store-uri sqlite:///mlflow.db "
-            "(then open http://127.0.0.1:5000)"
+            f"browse the runs: {command('mlflow')} ui --backend-store-uri {uri} (then open {page})"
         )
     else:
-        console.print(f"runs are in {uri}")
+        console.print(f"runs are in {uri}: {page}")
+    console.print(f"list them: {command()} runs")

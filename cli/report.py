@@ -1,4 +1,6 @@
-"""``attnref report``: Q03 answered in markdown from the measured runs (and ``--export``)."""
+"""``attnref report``: Q03 answered in markdown from the measured runs (and ``--export``);
+with a heads sweep in the experiment, its section too
+(`attention_ref.experiments.heads_report`)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from cli.options import (
     DataPath,
     Experiment,
     TrackingUri,
-    connect_store,
+    connect_existing_store,
     load_data,
 )
 
@@ -24,7 +26,11 @@ def report(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", help="Write the markdown here instead of stdout.", show_default=False
+            "--output",
+            "-o",
+            help="Write the markdown here. \\[default: stdout]",
+            show_default=False,
+            metavar="FILE",
         ),
     ] = None,
     export: Annotated[
@@ -32,8 +38,9 @@ def report(
         typer.Option(
             "--export",
             help="Also copy the figures, samples and table the book shows "
-            "(docs/results) into this folder.",
+            "(docs/results) into this folder. \\[default: no export]",
             show_default=False,
+            metavar="DIR",
         ),
     ] = None,
     data: DataPath = None,
@@ -45,14 +52,17 @@ def report(
     console = make_console()
     name = experiment or DEFAULT_EXPERIMENT
     dataset = load_data(data, console)
-    connect_store(tracking_uri, None)  # read only: never create the experiment
+    connect_existing_store(tracking_uri)  # read only: never create a store or an experiment
     from attention_ref.experiments.export import export_results
-    from attention_ref.experiments.results import find_arms, q03_report
+    from attention_ref.experiments.results import find_arms, heads_sweep_report, q03_report
     from attention_ref.experiments.store import TrackingError
 
     try:
         arms = find_arms(name)
         text = q03_report(name, dataset, arms)
+        heads = heads_sweep_report(name)
+        if heads is not None:
+            text = text.rstrip("\n") + "\n\n" + heads
         if export is not None:
             written = export_results(name, dataset, export)
             console.print(f"exported {len(written)} files to {export}")

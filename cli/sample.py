@@ -1,58 +1,120 @@
-"""``attnref sample``: text from the model a finished run logged (``model/model.pt``)."""
+"""``attnref sample``: text from a trained model: a run's, a LoggedModel's, or the latest run's."""
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cli.errors import CLIError
-from cli.options import TrackingUri, connect_store
+from cli.options import DEFAULT_EXPERIMENT, TrackingUri, connect_existing_store, experiment_option
+
+if TYPE_CHECKING:
+    from attention_ref.lm.checkpoint import Checkpoint
+
+
+def _checkpoint(
+    run_id: str | None, model: str | None, arm: str | None, experiment: str
+) -> Checkpoint:
+    """The model to sample, from the first source given: ``--model``, ``--run-id``, else the
+    latest finished training run of ``experiment``."""
+    from attention_ref.experiments import results
+    from attention_ref.experiments.store import TrackingError
+
+    try:
+        if model is not None:
+            return results.load_model_uri(model)
+        if run_id is None:
+            if arm is not None:
+                raise CLIError("--arm picks an arm of the ablation given with --run-id")
+            run_id = results.latest_model_run(experiment)
+            import mlflow
+
+            name = mlflow.get_run(run_id).info.run_name
+            print(f"attnref: sampling the latest finished run, {name} ({run_id})", file=sys.stderr)
+        return results.load_model(results.resolve_run(run_id, arm))
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
 
 
 def sample(
-    run_id: Annotated[str, typer.Option("--run-id", help="A finished training run.")],
-    prompt: Annotated[str, typer.Option("--prompt", help="Text to continue.")] = "\n",
-    tokens: Annotated[int, typer.Option("--tokens", help="Characters to generate.")] = 300,
-    temperature: Annotated[float, typer.Option("--temperature", help="Softmax temperature.")] = 1.0,
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run-id",
+            help="A finished training run, or an ablation's parent with --arm. "
+            "\\[default: the latest finished training run of --experiment]",
+            show_default=False,
+            metavar="RUN_ID",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="A logged or registered model: models:/m-… or models:/NAME/VERSION "
+            "(instead of --run-id). \\[default: none]",
+            show_default=False,
+            metavar="URI",
+        ),
+    ] = None,
+    arm: Annotated[
+        str | None,
+        typer.Option(
+            "--arm",
+            help="With an ablation's or a heads sweep's parent run: which arm (none, 4, …). "
+            "\\[default: none]",
+            show_default=False,
+            metavar="ARM",
+        ),
+    ] = None,
+    prompt: Annotated[
+        str, typer.Option("--prompt", help="Text to continue (\\n: a new line).", metavar="TEXT")
+    ] = "\\n",
+    tokens: Annotated[
+        int, typer.Option("--tokens", help="Characters to generate.", metavar="N")
+    ] = 300,
+    temperature: Annotated[
+        float, typer.Option("--temperature", help="Softmax temperature.", metavar="FLOAT")
+    ] = 1.0,
     top_k: Annotated[
         int | None,
         typer.Option(
-            "--top-k", help="Sample among the k most likely characters only.", show_default=False
+            "--top-k",
+            help="Sample among the k most likely characters only. \\[default: all]",
+            show_default=False,
+            metavar="K",
         ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.", metavar="N")] = 0,
+    experiment: experiment_option("The experiment whose latest run is sampled.") = None,  # type: ignore[valid-type]
     tracking_uri: TrackingUri = None,
 ) -> None:
-    """Generate Shakespeare-like text with the model a run logged (model/model.pt)."""
+    """Generate Shakespeare-like text with a trained model (the latest run's by default)."""
     if not 1 <= tokens <= 100_000:
         raise CLIError(f"--tokens must be between 1 and 100000, got {tokens}")
     if not temperature > 0:
         raise CLIError(f"--temperature must be > 0, got {temperature}")
     if top_k is not None and top_k < 1:
         raise CLIError(f"--top-k must be a positive integer, got {top_k}")
+    if model is not None and (run_id is not None or arm is not None):
+        raise CLIError("--model names the model itself; leave out --run-id and --arm")
+    if model is not None and not model.startswith("models:/"):
+        raise CLIError(
+            f"--model must be a models:/ URI (models:/m-… or models:/NAME/1), got {model!r}"
+        )
     text = prompt.replace("\\n", "\n")
     if not text:
         raise CLIError("--prompt must not be empty")
-    connect_store(tracking_uri, None)
-    from attention_ref.experiments.results import load_model
-    from attention_ref.experiments.store import TrackingError
-
-    try:
-        checkpoint = load_model(run_id)
-    except TrackingError as e:
-        raise CLIError(str(e)) from None
+    connect_existing_store(tracking_uri)
+    checkpoint = _checkpoint(run_id, model, arm, experiment or DEFAULT_EXPERIMENT)
     unknown = checkpoint.vocab.unknown(text)
     if unknown:
         raise CLIError(f"--prompt has characters outside the model's vocabulary: {unknown!r}")
-    import torch
+    from attention_ref.experiments.logged_model import SampleParams, sample_text
 
-    from attention_ref.lm.sampling import generate
-
-    g = torch.Generator().manual_seed(seed)
-    idx = torch.tensor([checkpoint.vocab.encode(text)])
-    out = generate(
-        checkpoint.build_model(), idx, tokens, temperature=temperature, top_k=top_k, generator=g
+    params = SampleParams(
+        max_new_tokens=tokens, temperature=temperature, top_k=top_k or 0, seed=seed
     )
-    sys.stdout.write(checkpoint.vocab.decode(out[0].tolist()) + "\n")
+    sys.stdout.write(sample_text(checkpoint, text, params) + "\n")

@@ -31,7 +31,11 @@ if TYPE_CHECKING:
 
 
 def _refused_with_resume(
-    overrides: dict[str, Any], no_attention: bool, run_name: str | None, experiment: str | None
+    overrides: dict[str, Any],
+    no_attention: bool,
+    run_name: str | None,
+    experiment: str | None,
+    register: str | None = None,
 ) -> list[str]:
     """The options given with ``--resume`` that would change the run (all but device/threads)."""
     from attention_ref.experiments.runs import RESUMABLE_OPTIONS
@@ -43,6 +47,8 @@ def _refused_with_resume(
         refused.append("--run-name")
     if experiment is not None:
         refused.append("--experiment")
+    if register is not None:
+        refused.append("--register")
     return refused
 
 
@@ -51,7 +57,8 @@ def train(
     no_attention: Annotated[
         bool,
         typer.Option(
-            "--no-attention", help="Q03: remove the attention sub-layer (same as --attention none)."
+            "--no-attention",
+            help="Q03: remove the attention sub-layer (same as --attention none). \\[default: off]",
         ),
     ] = False,
     resume: Annotated[
@@ -59,11 +66,30 @@ def train(
         typer.Option(
             "--resume",
             help="Continue an interrupted run (its MLflow run id, in any experiment); only "
-            "--device and --threads may change.",
+            "--device and --threads may change. \\[default: a new run]",
             show_default=False,
+            metavar="RUN_ID",
         ),
     ] = None,
-    run_name: Annotated[str | None, typer.Option("--run-name", help="MLflow run name.")] = None,
+    run_name: Annotated[
+        str | None,
+        typer.Option(
+            "--run-name",
+            help="MLflow run name. \\[default: q02-multihead, q03-none or q03-uniform]",
+            show_default=False,
+            metavar="NAME",
+        ),
+    ] = None,
+    register: Annotated[
+        str | None,
+        typer.Option(
+            "--register",
+            help="Also register the trained model in the MLflow Model Registry under this "
+            "name (a new version). \\[default: not registered]",
+            show_default=False,
+            metavar="NAME",
+        ),
+    ] = None,
     data: DataPath = None,
     out_dir: OutDir = Path("runs"),
     tracking_uri: TrackingUri = None,
@@ -82,7 +108,7 @@ def train(
     overrides = dict(config_overrides or {})
     check_log_every(log_every)
     if resume is not None:
-        refused = _refused_with_resume(overrides, no_attention, run_name, experiment)
+        refused = _refused_with_resume(overrides, no_attention, run_name, experiment, register)
         if refused:
             raise CLIError(
                 f"--resume continues the run's own configuration; leave out {', '.join(refused)}"
@@ -95,9 +121,10 @@ def train(
             overrides["attention"] = "none"
         cfg = TrainConfig().with_options(**overrides)  # every value is checked here, once
     check_writable_dir(out_dir)
-    from cli.progress import Reporter, StopFlag, make_console
+    from cli.progress import Reporter, StopFlag, loading, make_console, run_started
 
     console = make_console()
+    loading(console, "attnref train")
     dataset = load_data(data, console)
     connect_store(tracking_uri, None if resume else (experiment or DEFAULT_EXPERIMENT))
     from attention_ref.experiments.runs import prepare_resume, run_training
@@ -115,11 +142,21 @@ def train(
     except TrackingError as e:
         raise CLIError(str(e)) from None
     resolve_device(cfg.device)
+    import mlflow
+
+    from attention_ref.experiments.store import current_uri
+
+    def started(run_id: str) -> None:
+        name = mlflow.active_run().info.run_name  # type: ignore[union-attr]
+        exp = mlflow.get_experiment(mlflow.active_run().info.experiment_id).name  # type: ignore[union-attr]
+        verb = "resumed" if point is not None else "started"
+        run_started(console, run_id, current_uri(), exp, f"{verb} {name}")
+
     stop = StopFlag(console)
     with stop, Reporter(console, str(cfg.attention), cfg.max_steps, log_every) as rep:
         outcome = run_training(
             cfg, dataset, out_root=out_dir, run_name=run_name, callbacks=rep.callbacks(),
-            should_stop=stop, resume=point,
+            should_stop=stop, resume=point, register=register, on_run_start=started,
         )  # fmt: skip
     _finish(outcome, stop, console)
 
@@ -127,7 +164,7 @@ def train(
 def _finish(outcome: RunOutcome, stop: StopFlag, console: Console) -> None:
     from attention_ref.experiments.names import RunStatus
     from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
-    from cli.progress import ui_hint
+    from cli.progress import command, ui_hint
 
     if outcome.status == RunStatus.FAILED:
         print(
@@ -141,13 +178,22 @@ def _finish(outcome: RunOutcome, stop: StopFlag, console: Console) -> None:
         console.print(
             f"interrupted at step {r.steps_done}; checkpoint saved in "
             f"{outcome.out_dir}/last.pt and in the run's artifacts; MLflow run {outcome.run_id} "
-            f"marked KILLED. Continue with: attnref train --resume {outcome.run_id}"
+            f"marked KILLED. Continue with: {command()} train --resume {outcome.run_id}"
         )
         raise typer.Exit(stop.exit_code)
     console.print(
         f"run {outcome.run_id} finished: {r.steps_done} steps, best val loss "
         f"{r.best_val_loss:.4f}, final val {r.final_val_loss:.4f}, train {r.final_train_loss:.4f}, "
-        f"{r.n_params:,} parameters, {r.tokens_per_sec:,.0f} tokens/s, {r.wall_time_s:.0f} s"
+        f"{r.n_params:,} parameters, {r.tokens_per_sec:,.0f} tokens/s, "
+        f"wall time {r.wall_time_s:.0f} s"
     )
-    console.print(f"sample it: attnref sample --run-id {outcome.run_id}")
-    ui_hint(console, current_uri(), DEFAULT_TRACKING_URI)
+    if outcome.model_uri:
+        console.print(f"logged model: {outcome.model_uri}")
+    console.print(f"sample it: {command()} sample --run-id {outcome.run_id}")
+    ui_hint(console, current_uri(), DEFAULT_TRACKING_URI, _experiment_of(outcome.run_id))
+
+
+def _experiment_of(run_id: str) -> str:
+    import mlflow
+
+    return mlflow.get_run(run_id).info.experiment_id

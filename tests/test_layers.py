@@ -41,6 +41,8 @@ RULES: dict[str, set[str]] = {
     "attention_ref/lm/config.py": {"torch", "mlflow", "attention_ref"},
     "attention_ref/experiments/report.py": {"torch", "mlflow", "matplotlib",
                                             "attention_ref.lm"},
+    "attention_ref/experiments/heads_report.py": {"torch", "mlflow", "matplotlib",
+                                                  "attention_ref.lm"},
     "attention_ref/experiments/names.py": {"torch", "mlflow", "attention_ref"},
 }  # fmt: skip
 #: what importing the CLI (``attnref --help``) may not pull in: it must start fast

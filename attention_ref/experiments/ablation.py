@@ -1,8 +1,13 @@
-"""Q03's ablation: the same config, seed and steps for each attention mode, one parent run.
+"""Q03's ablation and the heads sweep: the same config, seed and steps per arm, one parent run.
 
-The parent run ``ablation`` holds one nested child per arm; at the end it gets
-``comparison.md``/``comparison.json``, ``plots/loss_curves.png`` (the arms overlaid, with the
-bigram floor) and one metric ``{arm}_{figure}`` per arm and figure of `ArmRow`.
+* `run_ablation`: one arm per attention mode. The parent run ``ablation`` holds one nested
+  child per arm (``ablation/multihead``, ``ablation/none``, …); at the end it gets
+  ``comparison.md``/``comparison.json``, ``plots/loss_curves.png`` (the arms overlaid, with the
+  bigram baseline) and, per arm, the arm's final metrics under `arm_metric` names
+  (``none_best_val_loss``, ``none_final_train_eval_loss``: the arm's own metric names).
+* `run_heads_sweep`: seed 003 meets Q02: the Q02 model with h = 1, 2, 4, 8 heads (same
+  parameter count: ``d_k = d_model / h``). The parent ``heads`` holds ``heads/1``, ``heads/2``…;
+  its comparison is `attention_ref.experiments.heads_report`'s table.
 """
 
 from __future__ import annotations
@@ -16,11 +21,25 @@ from pathlib import Path
 import mlflow
 from mlflow.tracking import MlflowClient
 
-from attention_ref.experiments.names import Artifact, Metric, RunKind, RunStatus, Tag
+from attention_ref.experiments.heads_report import HeadsRow, heads_table
+from attention_ref.experiments.names import (
+    ABLATION_RUN_NAME,
+    HEADS_SWEEP_RUN_NAME,
+    Artifact,
+    Metric,
+    RunKind,
+    RunStatus,
+    Tag,
+    arm_metric,
+    arm_run_name,
+)
 from attention_ref.experiments.plots import loss_curves, save
-from attention_ref.experiments.report import ArmRow, comparison_markdown
+from attention_ref.experiments.report import ArmRow, Baselines, comparison_markdown
+from attention_ref.experiments.results import baselines
 from attention_ref.experiments.runs import (
+    RunOutcome,
     final_metrics,
+    mark_experiment,
     metric_curve,
     provenance_tags,
     run_training,
@@ -37,8 +56,9 @@ class AblationOutcome:
     parent_run_id: str
     status: RunStatus
     rows: list[ArmRow] = field(default_factory=list)
-    bigram_floor: float = math.nan
+    bigram_floor: float = math.nan  # the bigram baseline (`Baselines.bigram`)
     failed: str | None = None
+    baselines: Baselines | None = None  # written into comparison.json beside the rows
 
 
 def run_ablation(
@@ -50,36 +70,164 @@ def run_ablation(
     callbacks_for: Callable[[str], Callbacks] | None = None,
     should_stop: Callable[[], bool] | None = None,
     log_system_metrics: bool = True,
+    on_run_start: Callable[[str, str], None] | None = None,
 ) -> AblationOutcome:
     """Run ``cfg`` once per attention mode in ``arms`` (``cfg.attention`` is replaced).
 
-    ``callbacks_for(arm)`` gives each arm's extra callbacks (the CLI's progress). Stops at the
-    first arm that does not finish; the parent then ends with that arm's status.
+    ``callbacks_for(arm)`` gives each arm's extra callbacks (the CLI's progress);
+    ``on_run_start(arm, run_id)`` is called as each arm's run starts (the parent's first,
+    with arm ``""``). Stops at the first arm that does not finish; the parent then ends with
+    that arm's status.
     """
     arm_cfgs = {arm: cfg.with_options(attention=arm) for arm in arms}  # a bad arm fails here
+    base = baselines(data)
+    outcome = AblationOutcome("", RunStatus.RUNNING, bigram_floor=base.bigram, baselines=base)
+    client = MlflowClient()
+
+    def row(arm: str, o: RunOutcome) -> None:
+        assert o.result is not None
+        r = o.result
+        metrics = {**final_metrics(r), Metric.BEST_VAL_LOSS: r.best_val_loss}
+        outcome.rows.append(
+            ArmRow.from_metrics(arm, o.run_id, o.status, r.n_params, r.steps_done, metrics,
+                                config=arm_cfgs[arm].to_flat(), data_sha256=data.text_sha256)
+        )  # fmt: skip
+
+    def end() -> None:
+        if outcome.rows:
+            _log_comparison(client, outcome)
+
+    _sweep(
+        outcome, arm_cfgs, data, ABLATION_RUN_NAME, RunKind.ABLATION,
+        {"arms": ",".join(arms)}, "Q03's ablation: the same model with attention, without it "
+        "and with uniform weights", row, end, out_root=out_root, callbacks_for=callbacks_for,
+        should_stop=should_stop, log_system_metrics=log_system_metrics,
+        on_run_start=on_run_start,
+    )  # fmt: skip
+    return outcome
+
+
+@dataclass
+class HeadsSweepOutcome:
+    """The heads sweep's parent run and its arms."""
+
+    parent_run_id: str
+    status: RunStatus
+    rows: list[HeadsRow] = field(default_factory=list)
+    bigram_floor: float = math.nan
+    failed: str | None = None
+
+
+def heads_row(heads: int, d_k: int, o: RunOutcome) -> HeadsRow:
+    """A row of the heads sweep from an arm's finished run."""
+    assert o.result is not None
+    r = o.result
+    return HeadsRow(
+        heads, d_k, o.run_id, r.n_params, r.best_val_loss, r.final_val_loss, r.final_train_loss,
+        r.tokens_per_sec, r.wall_time_s, r.steps_done,
+        [(int(h["step"]), float(h["val_loss"])) for h in r.history if "val_loss" in h],
+    )  # fmt: skip
+
+
+def heads_arm(heads: int) -> str:
+    """The label of a heads-sweep arm (curves, parent metrics): ``h4``."""
+    return f"h{heads}"
+
+
+def run_heads_sweep(
+    cfg: TrainConfig,
+    data: CharData,
+    *,
+    heads: Sequence[int] = (1, 2, 4, 8),
+    out_root: Path = Path("runs"),
+    callbacks_for: Callable[[str], Callbacks] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    log_system_metrics: bool = True,
+    on_run_start: Callable[[str, str], None] | None = None,
+) -> HeadsSweepOutcome:
+    """Run ``cfg`` (multihead attention) once per number of heads in ``heads``.
+
+    Every arm has the same seed, steps and ``n_embd`` (``d_k = n_embd / h``, so the same
+    parameter count); a bad number of heads (not dividing ``n_embd``) fails before any run.
+    """
+    if not heads or len(set(heads)) != len(heads):
+        raise ValueError(f"--heads must list distinct numbers of heads, got {list(heads)}")
+    arm_cfgs = {
+        str(h): cfg.with_options(attention="multihead", n_head=h) for h in heads
+    }  # a number of heads that does not divide n_embd fails here
+    floor = bigram_val_loss(data)
+    outcome = HeadsSweepOutcome("", RunStatus.RUNNING, bigram_floor=floor)
+    client = MlflowClient()
+
+    def row(arm: str, o: RunOutcome) -> None:
+        outcome.rows.append(heads_row(int(arm), arm_cfgs[arm].model.d_k, o))
+
+    def end() -> None:
+        if outcome.rows:
+            _log_heads_comparison(client, outcome)
+
+    _sweep(
+        outcome, arm_cfgs, data, HEADS_SWEEP_RUN_NAME, RunKind.HEADS_SWEEP,
+        {"heads": ",".join(map(str, heads))}, "The heads sweep (seed 003 meets Q02): the Q02 "
+        "model with different numbers of heads at a fixed number of parameters", row, end,
+        out_root=out_root, callbacks_for=callbacks_for, should_stop=should_stop,
+        log_system_metrics=log_system_metrics, on_run_start=on_run_start,
+    )  # fmt: skip
+    return outcome
+
+
+def _sweep(
+    outcome: AblationOutcome | HeadsSweepOutcome,
+    arm_cfgs: dict[str, TrainConfig],
+    data: CharData,
+    parent_name: str,
+    kind: RunKind,
+    params: dict[str, str],
+    what: str,
+    on_finished: Callable[[str, RunOutcome], None],
+    on_end: Callable[[], None],
+    *,
+    out_root: Path,
+    callbacks_for: Callable[[str], Callbacks] | None,
+    should_stop: Callable[[], bool] | None,
+    log_system_metrics: bool,
+    on_run_start: Callable[[str, str], None] | None,
+) -> None:
+    """One parent run, one nested run per arm; ``on_finished`` for each finished arm,
+    ``on_end`` before the parent ends (whatever happened)."""
     for arm_cfg in arm_cfgs.values():
         arm_cfg.check_fits(data.smallest_split)
-    client = MlflowClient()
-    floor = bigram_val_loss(data)
-    parent = mlflow.start_run(run_name="ablation", tags={Tag.KIND: RunKind.ABLATION})
-    shared = {k: v for k, v in cfg.to_flat().items() if k != "attention"}
-    mlflow.log_params({**shared, "arms": ",".join(arms), "bigram_floor": round(floor, 6)})
+    parent = mlflow.start_run(run_name=parent_name, tags={Tag.KIND: kind})
+    pid = outcome.parent_run_id = parent.info.run_id
+    mark_experiment(parent.info.experiment_id)
+    arms = ", ".join(f"`{arm_run_name(parent_name, a)}`" for a in arm_cfgs)
+    mlflow.set_tag(
+        Tag.NOTE,
+        f"**{what}.** One nested run per arm ({arms}), the same seed, data and steps; "
+        f"`{Artifact.COMPARISON_MD}` and `{Artifact.LOSS_CURVES}` compare them.\n\nSample an arm: "
+        f"`attnref sample --run-id {pid} --arm ARM` (or its own run id).",
+    )
+    if on_run_start is not None:
+        on_run_start("", pid)
+    first = next(iter(arm_cfgs.values()))
+    varying = {k for c in arm_cfgs.values() for k, v in c.to_flat().items()
+               if v != first.to_flat()[k]}  # fmt: skip
+    shared = {k: v for k, v in first.to_flat().items() if k not in varying}
+    floor = outcome.bigram_floor
+    mlflow.log_params({**shared, **params, "bigram_floor": round(floor, 6)})
     mlflow.set_tags(provenance_tags(data))
     mlflow.log_metric(Metric.BIGRAM_FLOOR, floor)
-    outcome = AblationOutcome(parent.info.run_id, RunStatus.RUNNING, bigram_floor=floor)
     try:
         for arm, arm_cfg in arm_cfgs.items():
             o = run_training(
-                arm_cfg, data, out_root=out_root, run_name=arm, nested=True,
-                callbacks=callbacks_for(arm) if callbacks_for else None,
+                arm_cfg, data, out_root=out_root, run_name=arm_run_name(parent_name, arm),
+                nested=True, callbacks=callbacks_for(arm) if callbacks_for else None,
                 should_stop=should_stop, log_system_metrics=log_system_metrics,
+                part_of=f"`{parent_name}` run `{pid}` (arm `{arm}`)",
+                on_run_start=(lambda rid, a=arm: on_run_start(a, rid)) if on_run_start else None,
             )  # fmt: skip
             if o.result is not None and o.status == RunStatus.FINISHED:
-                r = o.result
-                metrics = {**final_metrics(r), Metric.BEST_VAL_LOSS: r.best_val_loss}
-                outcome.rows.append(
-                    ArmRow.from_metrics(arm, o.run_id, o.status, r.n_params, r.steps_done, metrics)
-                )
+                on_finished(arm, o)
             if o.status != RunStatus.FINISHED:
                 outcome.status = o.status
                 outcome.failed = o.error or f"arm {arm} was interrupted (run {o.run_id})"
@@ -90,11 +238,9 @@ def run_ablation(
         outcome.status = RunStatus.KILLED
         raise
     finally:
-        if outcome.rows:
-            _log_comparison(client, outcome)
+        on_end()
         ended = outcome.status if outcome.status != RunStatus.RUNNING else RunStatus.FAILED
         mlflow.end_run(status=ended)
-    return outcome
 
 
 def _log_comparison(client: MlflowClient, outcome: AblationOutcome) -> None:
@@ -104,12 +250,16 @@ def _log_comparison(client: MlflowClient, outcome: AblationOutcome) -> None:
     )
     client.log_dict(
         run_id,
-        {"bigram_floor": outcome.bigram_floor, "rows": [asdict(r) for r in outcome.rows]},
+        {
+            "bigram_floor": outcome.bigram_floor,
+            "baselines": asdict(outcome.baselines) if outcome.baselines else None,
+            "rows": [asdict(r) for r in outcome.rows],
+        },
         Artifact.COMPARISON_JSON,
     )
     for r in outcome.rows:
-        for key in ArmRow.METRICS:
-            mlflow.log_metric(f"{r.attention}_{key}", getattr(r, key))
+        for key, metric in ArmRow.METRICS.items():
+            mlflow.log_metric(arm_metric(r.attention, metric), getattr(r, key))
     keys = (Metric.TRAIN_LOSS, Metric.VAL_LOSS)
     curves = {
         r.attention: {str(k): metric_curve(client, r.run_id, k) for k in keys} for r in outcome.rows
@@ -121,6 +271,42 @@ def _log_comparison(client: MlflowClient, outcome: AblationOutcome) -> None:
                 title="Q03: the same model with and without attention",
                 floor=outcome.bigram_floor,
             ),
-            Path(tmp) / "loss_curves.png",
+            Path(tmp) / Path(Artifact.LOSS_CURVES).name,
         )
-        client.log_artifact(run_id, str(path), Artifact.PLOTS)
+        client.log_artifact(run_id, str(path), str(Path(Artifact.LOSS_CURVES).parent))
+
+
+def _log_heads_comparison(client: MlflowClient, outcome: HeadsSweepOutcome) -> None:
+    """The heads sweep's table, rows, arm metrics and overlaid curves, on its parent."""
+    run_id = outcome.parent_run_id
+    rows = sorted(outcome.rows, key=lambda r: r.heads)
+    client.log_text(run_id, heads_table(rows), Artifact.COMPARISON_MD)
+    client.log_dict(
+        run_id,
+        {"bigram_floor": outcome.bigram_floor, "rows": [asdict(r) for r in rows]},
+        Artifact.COMPARISON_JSON,
+    )
+    figures = {
+        Metric.BEST_VAL_LOSS: "best_val_loss",
+        Metric.FINAL_VAL_LOSS: "final_val_loss",
+        Metric.FINAL_TRAIN_EVAL_LOSS: "final_train_loss",
+        Metric.MEAN_TOKENS_PER_SEC: "tokens_per_sec",
+        Metric.WALL_TIME_S: "wall_time_s",
+    }
+    for r in rows:
+        for metric, key in figures.items():
+            mlflow.log_metric(arm_metric(heads_arm(r.heads), metric), getattr(r, key))
+    keys = (Metric.TRAIN_LOSS, Metric.VAL_LOSS)
+    curves = {
+        f"h = {r.heads}": {str(k): metric_curve(client, r.run_id, k) for k in keys} for r in rows
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        path = save(
+            loss_curves(
+                curves,
+                title="Heads sweep: the Q02 model with h heads, the same parameters",
+                floor=outcome.bigram_floor,
+            ),
+            Path(tmp) / Path(Artifact.LOSS_CURVES).name,
+        )
+        client.log_artifact(run_id, str(path), str(Path(Artifact.LOSS_CURVES).parent))

@@ -1,16 +1,22 @@
-"""What the book shows of the latest ablation, copied into a committed folder (docs/results)."""
+"""What the book shows of the latest ablation, copied into a committed folder (docs/results).
+
+`export_results` copies it out of MLflow; `refresh_report` rewrites the parts that need no
+training (the baselines and the Q03 report) from the folder's own ``comparison.json``.
+"""
 
 from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 import mlflow
 from mlflow.tracking import MlflowClient
 
 from attention_ref.experiments.names import Artifact, Tag
-from attention_ref.experiments.results import find_arms, q03_report
+from attention_ref.experiments.report import build_report, rows_from_comparison
+from attention_ref.experiments.results import baselines, find_arms, q03_report
 from attention_ref.experiments.store import TrackingError
 from attention_ref.lm.data import CharData
 
@@ -23,7 +29,7 @@ def _download(run_id: str, path: str, dst: str) -> Path:
 def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
     """Copy what the book shows of the latest ablation into ``dest`` (a committed folder).
 
-    Writes ``q03-report.md``, ``comparison.json`` (rows, bigram floor, run ids, provenance),
+    Writes ``q03-report.md``, ``comparison.json`` (rows, baselines, run ids, provenance),
     ``loss_curves.png``, the multihead arm's ``attention/`` maps and ``weights.json``, and the
     last evaluation sample of each arm in ``samples/<arm>.txt``. The book reads only these files,
     so it builds without MLflow runs; ``attnref report --export DIR`` regenerates them.
@@ -58,8 +64,11 @@ def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
                 for f in sorted(att.iterdir()):
                     (dest / "attention" / f.name).write_bytes(f.read_bytes())
                     written.append(dest / "attention" / f.name)
+    base = baselines(data)
     doc.update(
         {
+            "bigram_floor": base.bigram,
+            "baselines": asdict(base),
             "experiment": experiment,
             "parent_run_id": pid,
             "params": dict(parent.data.params),
@@ -74,3 +83,28 @@ def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
     )
     written.append(dest / "comparison.json")
     return written
+
+
+def refresh_report(dest: Path, data: CharData) -> list[Path]:
+    """Rewrite ``dest``'s baselines and ``q03-report.md`` from its ``comparison.json``.
+
+    No training and no MLflow: the rows, curves and params are the recorded ones; the
+    baselines are computed again from ``data`` (they depend on the data only), so a change of
+    how they are computed, or of the report's words, reaches the committed results. Refuses
+    (``ValueError``) rows recorded on other data than ``data``.
+    """
+    path = dest / "comparison.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    rows = rows_from_comparison(doc)
+    other = {r.data_sha256 for r in rows if r.data_sha256} - {data.text_sha256}
+    if other:
+        raise ValueError(
+            f"{path} was measured on data with sha256 {sorted(other)[0][:12]}…, not on "
+            f"{data.source} ({data.text_sha256[:12]}…)"
+        )
+    base = baselines(data)
+    doc.update({"bigram_floor": base.bigram, "baselines": asdict(base)})
+    report = dest / "q03-report.md"
+    report.write_text(build_report(doc["experiment"], doc["source"], rows, base), encoding="utf-8")
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return [report, path]

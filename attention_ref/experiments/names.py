@@ -25,6 +25,7 @@ class RunKind(StrEnum):
 
     TRAIN = "train"  # a single run or an ablation arm
     ABLATION = "ablation"  # the ablation's parent run
+    HEADS_SWEEP = "heads_sweep"  # the heads sweep's parent run (its arms are TRAIN runs)
 
 
 class Tag(StrEnum):
@@ -45,6 +46,21 @@ class Tag(StrEnum):
     RESUMED_DEVICE = "resumed_device"  # --device given with --resume
     RESUMED_THREADS = "resumed_threads"  # --threads given with --resume
     PARENT_RUN_ID = "mlflow.parentRunId"  # MLflow's, read to find an ablation's arms
+    NOTE = "mlflow.note.content"  # MLflow's: the run's description (markdown) in the UI
+    EXPERIMENT_KIND = "mlflow.experimentKind"  # MLflow's, on the experiment: which UI it opens
+
+
+#: the value of `Tag.EXPERIMENT_KIND` that makes the MLflow UI open an experiment on its runs
+#: (not on the GenAI overview of traces)
+EXPERIMENT_KIND = "custom_model_development"
+#: MLflow 3.17's UI also keeps a GenAI / Model training switch of its own (default GenAI, saved
+#: in the browser); this query in a link selects "Model training": the runs
+UI_RUNS_QUERY = "workflowType=machine_learning"
+
+
+def ui_experiment_url(base: str, experiment_id: str) -> str:
+    """The MLflow UI's page of an experiment's runs, at the server ``base``."""
+    return f"{base.rstrip('/')}/#/experiments/{experiment_id}?{UI_RUNS_QUERY}"
 
 
 class Metric(StrEnum):
@@ -64,8 +80,14 @@ class Metric(StrEnum):
     FINAL_TRAIN_EVAL_LOSS = "final_train_eval_loss"
     WALL_TIME_S = "wall_time_s"
     MEAN_TOKENS_PER_SEC = "mean_tokens_per_sec"
-    # the ablation's parent
+    # the ablation's parent: this, and `arm_metric` of each arm's final figures
     BIGRAM_FLOOR = "bigram_floor"
+
+
+def arm_metric(arm: str, metric: Metric) -> str:
+    """The parent's copy of an arm's metric: ``multihead_final_train_eval_loss`` is the
+    ``final_train_eval_loss`` of the arm ``multihead`` (the arm's own name as a suffix)."""
+    return f"{arm}_{metric}"
 
 
 class Artifact(StrEnum):
@@ -79,11 +101,45 @@ class Artifact(StrEnum):
     MODEL = "model/model.pt"
     MODEL_CONFIG = "model/config.json"
     PLOTS = "plots"
-    LOSS_CURVES = "plots/loss_curves.png"
-    ATTENTION = "attention"
+    LOSS_CURVES = "plots/loss_curves.png"  # a run's curves; a parent's, its arms overlaid
+    ATTENTION = "attention"  # the heatmaps, see `attention_map_path`
     ATTENTION_WEIGHTS = "attention/weights.json"
     COMPARISON_MD = "comparison.md"
     COMPARISON_JSON = "comparison.json"
+
+
+#: the name of the trained model as an MLflow LoggedModel (``mlflow.pyfunc.log_model(name=...)``)
+LOGGED_MODEL_NAME = "char-gpt"
+
+
+def attention_map_path(layer: int, head: int) -> str:
+    """``attention/layer1_head1.png`` for ``layer`` 0 and ``head`` 0: numbered from 1 in the
+    artifact name, as ``attnref explain`` numbers heads (the arguments are 0-based indices)."""
+    return f"{Artifact.ATTENTION}/layer{layer + 1}_head{head + 1}.png"
+
+
+def attention_map_title(layer: int, head: int) -> str:
+    """The heatmap's title, numbered like its file (`attention_map_path`)."""
+    return f"layer {layer + 1}, head {head + 1}: A = softmax(QKᵀ/√d_k + M)"
+
+
+# ------------------------------------------------------------------------------- run names
+
+
+def train_run_name(attention: str) -> str:
+    """A single run's name: ``q02-multihead`` (Q02's model), ``q03-none``, ``q03-uniform``."""
+    return f"q02-{attention}" if attention == "multihead" else f"q03-{attention}"
+
+
+#: the ablation's parent run; its arms are `arm_run_name` (``ablation/none``)
+ABLATION_RUN_NAME = "ablation"
+#: the heads sweep's parent run; its arms are ``heads/1``, ``heads/2``, …
+HEADS_SWEEP_RUN_NAME = "heads"
+
+
+def arm_run_name(parent: str, arm: str | int) -> str:
+    """An arm's run name under its parent: ``ablation/none``, ``heads/4``."""
+    return f"{parent}/{arm}"
 
 
 def sample_path(step: int) -> str:

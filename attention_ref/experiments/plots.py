@@ -29,16 +29,22 @@ def char_label(c: str) -> str:
 
 
 def smooth(values: Sequence[float], window: int) -> list[float]:
-    """Bias-corrected exponential moving average, ``β = 1 - 1/window``: noisy batch losses.
+    """Centred moving average of noisy batch losses: point t is the mean of the values from
+    t - k to t + k, ``k = window // 2``, the window narrowed symmetrically near both ends.
 
-    ``m_t = β m_{t-1} + (1-β) v_t``, shown as ``m_t / (1 - β^{t+1})`` so the start is not
-    pulled towards 0 (no kink where a plain moving average's window fills up).
+    Centred, so it is plotted at the step it describes: a trailing average (or an exponential
+    one) lags, and on a falling curve it draws the training loss above the validation loss.
+    A straight line is left unchanged.
     """
-    beta = 1.0 - 1.0 / max(1, window)
-    out, m = [], 0.0
-    for t, v in enumerate(values):
-        m = beta * m + (1.0 - beta) * v
-        out.append(m / (1.0 - beta ** (t + 1)) if beta > 0 else v)
+    k = max(0, window // 2)
+    prefix = [0.0]
+    for v in values:
+        prefix.append(prefix[-1] + v)
+    n = len(values)
+    out = []
+    for t in range(n):
+        r = min(k, t, n - 1 - t)  # symmetric: as many values after t as before
+        out.append((prefix[t + r + 1] - prefix[t - r]) / (2 * r + 1))
     return out
 
 
@@ -47,14 +53,14 @@ def loss_curves(
     *,
     title: str = "Loss (cross-entropy, nats per character)",
     floor: float | None = None,
-    floor_label: str = "bigram floor",
+    floor_label: str = "bigram baseline",
     smooth_window: int = 50,
 ) -> Figure:
     """Training (smoothed batch loss, thin) and validation (fixed batches, dots) curves.
 
     ``curves`` maps a label (``"multihead"``, ``"none"``, …) to ``{"train_loss": [(step, v)],
     "val_loss": [(step, v)]}``; several labels overlay (the ablation). ``floor`` draws a
-    horizontal line (the bigram floor of Q03).
+    horizontal line (the bigram baseline of Q03: `attention_ref.lm.data.bigram_val_loss`).
     """
     fig, ax = plt.subplots(figsize=(8, 4.8), dpi=110)
     for i, (label, series) in enumerate(curves.items()):
@@ -89,7 +95,8 @@ def loss_curves(
 def attention_heatmap(weights: Sequence[Sequence[float]], chars: str, *, title: str) -> Figure:
     """One head's ``A`` (T × T): row i = the query at character i, column j = the key it reads.
 
-    The causal mask shows as the empty upper triangle; each row sums to 1.
+    The causal mask shows as the upper triangle of zeros (drawn in the colour of 0, not left
+    empty); each row sums to 1.
     """
     T = len(chars)
     size = max(4.0, min(12.0, 0.16 * T + 1.5))

@@ -1,13 +1,16 @@
-"""Reading runs back: the latest ablation and its arms, a run's model, the Q03 report.
+"""Reading runs back: the latest ablation and its arms, a run's model, the Q03 report, the
+heads sweep, the list of runs (`list_runs`).
 
 Every lookup goes through `latest_ablation` and `find_arms`, so the report and the export
-read the same runs.
+read the same runs. Nothing here creates a store or an experiment: call
+`attention_ref.experiments.store.require_store` first.
 """
 
 from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import mlflow
@@ -15,13 +18,20 @@ from mlflow.entities import Run
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
+from attention_ref.experiments.heads_report import HeadsRow, heads_report
 from attention_ref.experiments.names import Artifact, Metric, RunKind, RunStatus, Tag
 from attention_ref.experiments.report import ArmRow, Baselines, build_report
 from attention_ref.experiments.runs import metric_curve
-from attention_ref.experiments.store import TrackingError
+from attention_ref.experiments.store import TrackingError, first_line
 from attention_ref.lm.checkpoint import Checkpoint
-from attention_ref.lm.config import ATTENTION_MODES
-from attention_ref.lm.data import CharData, bigram_val_loss, unigram_val_loss
+from attention_ref.lm.config import ATTENTION_MODES, option_defaults
+from attention_ref.lm.data import (
+    BIGRAM_SMOOTHING,
+    CharData,
+    bigram_val_entropy,
+    bigram_val_loss,
+    unigram_val_loss,
+)
 
 _FINISHED = f"attributes.status = '{RunStatus.FINISHED}'"
 
@@ -59,6 +69,8 @@ def arm_from_run(client: MlflowClient, run: Run) -> ArmRow:
         int(p["max_steps"]),
         run.data.metrics,
         metric_curve(client, run.info.run_id, Metric.VAL_LOSS),
+        config={k: p[k] for k in option_defaults() if k in p},
+        data_sha256=run.data.tags.get(Tag.DATA_SHA256),
     )
 
 
@@ -96,14 +108,97 @@ def find_arms(experiment: str) -> Arms:
 
 
 def baselines(data: CharData) -> Baselines:
-    """ln V, the unigram and the bigram floor of ``data``'s validation split."""
-    return Baselines(data.vocab_size, unigram_val_loss(data), bigram_val_loss(data))
+    """The reference points of ``data``'s validation split: the vocabulary (ln V), the unigram,
+    the bigram baseline (counted on the training split, `BIGRAM_SMOOTHING`) and the bigram
+    table counted on the validation split itself (the best any such table does there)."""
+    return Baselines(
+        vocab_size=data.vocab_size,
+        unigram=unigram_val_loss(data),
+        bigram=bigram_val_loss(data, BIGRAM_SMOOTHING),
+        bigram_smoothing=BIGRAM_SMOOTHING,
+        bigram_fitted_on_val=bigram_val_entropy(data),
+    )
 
 
 def q03_report(experiment: str, data: CharData, arms: Arms | None = None) -> str:
     """The markdown answer to Q03 for ``experiment`` (its latest ablation, see `find_arms`)."""
     arms = arms or find_arms(experiment)
     return build_report(experiment, arms.source, arms.rows, baselines(data))
+
+
+def _arms_of(parent: Run) -> dict[str, Run]:
+    """The arms of a sweep's parent run by arm name (``none``, ``4``), in the order they ran."""
+    pid = parent.info.run_id
+    children = mlflow.search_runs(
+        experiment_ids=[parent.info.experiment_id],
+        filter_string=f"tags.`{Tag.PARENT_RUN_ID}` = '{pid}'",
+        order_by=["attributes.start_time ASC"],
+        output_format="list",
+    )
+    return {r.info.run_name.rsplit("/", 1)[-1]: r for r in children}
+
+
+_KIND_WORDS = {RunKind.ABLATION: "an ablation", RunKind.HEADS_SWEEP: "a heads sweep"}
+
+
+def resolve_run(run_id: str, arm: str | None = None) -> str:
+    """The training run whose model ``run_id`` names: itself, or the arm ``arm`` of a sweep.
+
+    A sweep's parent trains no model itself: without ``arm`` the error lists its arms.
+    """
+    try:
+        run = MlflowClient().get_run(run_id)
+    except MlflowException:
+        raise TrackingError(
+            f"no run {run_id!r} in the tracking store {mlflow.get_tracking_uri()}"
+        ) from None
+    kind = run.data.tags.get(Tag.KIND)
+    if kind not in (RunKind.ABLATION, RunKind.HEADS_SWEEP):
+        if arm is not None:
+            raise TrackingError(
+                f"run {run_id} is not an ablation or a heads sweep; leave out --arm"
+            )
+        return run_id
+    arms = _arms_of(run)
+    listed = ", ".join(f"{a} ({r.info.run_id}, {r.info.status})" for a, r in arms.items())
+    if arm is None:
+        raise TrackingError(
+            f"run {run_id} is the parent of {_KIND_WORDS[kind]} and has no model of its own; "
+            f"pick an arm with --arm: {listed or 'none ran'}"
+        )
+    if arm not in arms:
+        raise TrackingError(f"run {run_id} has no arm {arm!r}; its arms: {listed or 'none'}")
+    return arms[arm].info.run_id
+
+
+def latest_model_run(experiment: str) -> str:
+    """The id of the latest finished training run of ``experiment`` (it has a model)."""
+    _require_experiment(experiment)
+    runs = _search(experiment, f"tags.`{Tag.KIND}` = '{RunKind.TRAIN}' and {_FINISHED}", 1)
+    if not runs:
+        raise TrackingError(
+            f"no finished training run in experiment {experiment!r} of "
+            f"{mlflow.get_tracking_uri()}; train one with `attnref train`"
+        )
+    return runs[0].info.run_id
+
+
+def load_model_uri(uri: str) -> Checkpoint:
+    """The checkpoint of a LoggedModel or a registered version (``models:/m-…``,
+    ``models:/NAME/1``), read from its files, not through a flavour."""
+    from attention_ref.experiments.logged_model import CHECKPOINT_KEY
+
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            local = Path(mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=tmp))
+            found = sorted(local.rglob("model.pt"))
+            if not found:
+                raise TrackingError(f"model {uri} has no model.pt ({CHECKPOINT_KEY})")
+            return Checkpoint.load(found[0])
+    except MlflowException as e:
+        raise TrackingError(
+            f"no model {uri} in {mlflow.get_tracking_uri()} ({first_line(e)})"
+        ) from None
 
 
 def load_model(run_id: str, dst: Path | None = None) -> Checkpoint:
@@ -119,3 +214,130 @@ def load_model(run_id: str, dst: Path | None = None) -> Checkpoint:
             f"run {run_id!r} has no trained model ({Artifact.MODEL}) in "
             f"{mlflow.get_tracking_uri()}; only finished training runs have one"
         ) from None
+
+
+# -------------------------------------------------------------------------------- heads sweep
+
+
+def latest_heads_sweep(experiment: str) -> Run | None:
+    """The most recent finished heads sweep of ``experiment``, if any."""
+    _require_experiment(experiment)
+    runs = _search(experiment, f"tags.`{Tag.KIND}` = '{RunKind.HEADS_SWEEP}' and {_FINISHED}", 1)
+    return runs[0] if runs else None
+
+
+def heads_rows(parent: Run) -> list[HeadsRow]:
+    """The finished arms of a heads sweep as rows, by number of heads."""
+    client = MlflowClient()
+    rows = []
+    for arm, run in _arms_of(parent).items():
+        if run.info.status != RunStatus.FINISHED:
+            continue
+        a = arm_from_run(client, run)
+        p = run.data.params
+        rows.append(
+            HeadsRow(
+                int(arm),
+                int(p["d_k"]),
+                a.run_id,
+                a.n_params,
+                a.best_val_loss,
+                a.final_val_loss,
+                a.final_train_loss,
+                a.tokens_per_sec,
+                a.wall_time_s,
+                a.steps,
+                a.val_curve,
+            )
+        )
+    return sorted(rows, key=lambda r: r.heads)
+
+
+def heads_sweep_report(experiment: str) -> str | None:
+    """The heads-sweep section of the report (its latest finished sweep), or ``None``."""
+    parent = latest_heads_sweep(experiment)
+    if parent is None:
+        return None
+    rows = heads_rows(parent)
+    if not rows:
+        return None
+    return heads_report(f"Heads sweep run `{parent.info.run_id}`", rows)
+
+
+# ----------------------------------------------------------------------------- list of runs
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One line of ``attnref runs``."""
+
+    run_id: str
+    name: str
+    experiment: str
+    kind: str  # RunKind, or "" for a run attnref did not write
+    attention: str  # the mode; a parent's arms
+    heads: int | None  # a multihead run's number of heads
+    status: str
+    steps: str  # "done/max"
+    best_val_loss: float | None
+    started: str  # local time, minutes
+
+    @property
+    def is_parent(self) -> bool:
+        """A sweep's parent (an ablation or a heads sweep)."""
+        return self.kind in (RunKind.ABLATION, RunKind.HEADS_SWEEP)
+
+
+def _steps_done(client: MlflowClient, run: Run) -> str:
+    p, status = run.data.params, run.info.status
+    total = p.get("max_steps", "?")
+    if run.data.tags.get(Tag.KIND) != RunKind.TRAIN:
+        return ""
+    if status == RunStatus.FINISHED:
+        done = total
+    elif Tag.FAILED_AT_STEP in run.data.tags:
+        done = str(int(run.data.tags[Tag.FAILED_AT_STEP]) - 1)
+    else:  # KILLED or RUNNING: the last step logged
+        curve = metric_curve(client, run.info.run_id, Metric.TRAIN_LOSS)
+        done = str(curve[-1][0] if curve else 0)
+    return f"{done}/{total}"
+
+
+def run_row(client: MlflowClient, run: Run, experiment: str) -> RunRow:
+    """A `RunRow` read from a run."""
+    tags, p = run.data.tags, run.data.params
+    kind = tags.get(Tag.KIND, "")
+    if kind == RunKind.ABLATION:
+        attention = p.get("arms", "")
+    elif kind == RunKind.HEADS_SWEEP:
+        attention = f"heads {p.get('heads', '')}"
+    else:
+        attention = tags.get(Tag.ATTENTION, p.get("attention", ""))
+    heads = int(p["n_head"]) if attention == "multihead" and "n_head" in p else None
+    best = run.data.metrics.get(Metric.BEST_VAL_LOSS)
+    started = datetime.fromtimestamp(run.info.start_time / 1000).strftime("%Y-%m-%d %H:%M")
+    return RunRow(
+        run.info.run_id, run.info.run_name or "", experiment, kind, attention, heads,
+        run.info.status,
+        _steps_done(client, run), best, started,
+    )  # fmt: skip
+
+
+def list_runs(experiment: str | None, max_results: int = 1000) -> list[RunRow]:
+    """The runs of ``experiment`` (``None``: of every experiment), the latest first."""
+    client = MlflowClient()
+    if experiment is None:
+        experiments = client.search_experiments()
+    else:
+        _require_experiment(experiment)
+        experiments = [mlflow.get_experiment_by_name(experiment)]
+    names = {e.experiment_id: e.name for e in experiments}
+    if not names:
+        return []
+    runs = mlflow.search_runs(
+        experiment_ids=list(names),
+        order_by=["attributes.start_time DESC"],
+        max_results=max_results,
+        output_format="list",
+    )
+    return [run_row(client, r, names[r.info.experiment_id]) for r in runs]

@@ -5,7 +5,11 @@ params; attention mode, device, versions, data sha256 and git commit as tags; th
 evaluation metrics of `attention_ref.lm.train` under their field names (`Metric`); system
 metrics (psutil); the data set as an input; artifacts ``config.json``, ``samples/``,
 ``checkpoints/``, ``model/model.pt``, ``plots/loss_curves.png`` and, with attention,
-``attention/layer{l}_head{h}.png`` + ``attention/weights.json``.
+``attention/layer{l}_head{h}.png`` (numbered from 1) + ``attention/weights.json``; the model
+as an MLflow LoggedModel (`attention_ref.experiments.logged_model`), linked to the run and its
+final metrics. The experiment is tagged so the MLflow UI opens on its runs
+(`mark_experiment`); the run's description (``mlflow.note.content``) says what it is and how
+to sample it (`describe_run`).
 
 Ctrl-C/SIGTERM end the run ``KILLED`` with its checkpoint; a NaN/inf loss ends it ``FAILED``
 with the step in the tag ``failed_at_step``. `prepare_resume` is the one way back into a run:
@@ -35,12 +39,16 @@ from mlflow.tracking import MlflowClient
 
 from attention_ref import __version__
 from attention_ref.experiments.names import (
+    EXPERIMENT_KIND,
     Artifact,
     Metric,
     RunKind,
     RunStatus,
     Tag,
+    attention_map_path,
+    attention_map_title,
     sample_path,
+    train_run_name,
 )
 from attention_ref.experiments.plots import attention_heatmap, loss_curves, save
 from attention_ref.experiments.store import TrackingError, git_commit
@@ -100,6 +108,49 @@ def final_metrics(result: TrainResult) -> dict[str, float]:
         Metric.WALL_TIME_S: result.wall_time_s,
         Metric.MEAN_TOKENS_PER_SEC: result.tokens_per_sec,
     }
+
+
+def mark_experiment(experiment_id: str, client: MlflowClient | None = None) -> None:
+    """Tag the experiment ``mlflow.experimentKind = custom_model_development``: the MLflow UI
+    then opens it on its runs (without the tag, MLflow 3 opens the GenAI overview of traces)."""
+    (client or MlflowClient()).set_experiment_tag(
+        experiment_id, Tag.EXPERIMENT_KIND, EXPERIMENT_KIND
+    )
+
+
+def describe_run(
+    cfg: TrainConfig, run_id: str, *, part_of: str | None = None, model_uri: str | None = None
+) -> str:
+    """The run's description (markdown, ``mlflow.note.content``): what it is, how to sample it.
+
+    ``part_of`` says which sweep the run is an arm of; ``model_uri`` (once logged) adds the
+    LoggedModel's URI.
+    """
+    m = cfg.model
+    what = {
+        AttentionMode.MULTIHEAD: f"masked multi-head self-attention ({m.n_head} heads of "
+        f"d_k = {m.d_k})",
+        AttentionMode.NONE: "no attention sub-layer (Q03: each position sees only itself)",
+        AttentionMode.UNIFORM: "uniform causal attention (the mean of the previous positions)",
+    }[cfg.attention]
+    question = "Q02" if cfg.attention is AttentionMode.MULTIHEAD else "Q03"
+    lines = [
+        f"**{question}**: the character-level GPT with {what}; {m.n_layer} "
+        f"block{'s' if m.n_layer != 1 else ''}, "
+        f"d_model = {m.n_embd}, context {m.block_size} characters; trained on Tiny Shakespeare "
+        f"for {cfg.max_steps} steps (seed {cfg.seed}, batch {cfg.batch_size}, lr {cfg.lr}).",
+    ]
+    if part_of:
+        lines.append(f"Part of {part_of}.")
+    lines += ["", "Sample it:", "", f"    attnref sample --run-id {run_id} --prompt 'ROMEO:'"]
+    if model_uri:
+        lines += [
+            "",
+            "or in Python:",
+            "",
+            f"    mlflow.pyfunc.load_model({model_uri!r}).predict(['ROMEO:'])",
+        ]
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------ resume
@@ -181,6 +232,7 @@ class RunOutcome:
     error: str | None = None
     failed_at_step: int | None = None
     resumed_from_step: int | None = None
+    model_uri: str | None = None  # the LoggedModel (``models:/m-…``) of a finished run
 
 
 def _derived_params(cfg: TrainConfig, data: CharData, n_params: int) -> dict[str, Any]:
@@ -264,8 +316,8 @@ def _log_loss_curves(client: MlflowClient, run_id: str, label: str, floor: float
     keys = (Metric.TRAIN_LOSS, Metric.VAL_LOSS)
     curves = {label: {str(k): metric_curve(client, run_id, k) for k in keys}}
     with tempfile.TemporaryDirectory() as tmp:
-        path = save(loss_curves(curves, floor=floor), Path(tmp) / "loss_curves.png")
-        client.log_artifact(run_id, str(path), Artifact.PLOTS)
+        path = save(loss_curves(curves, floor=floor), Path(tmp) / Path(Artifact.LOSS_CURVES).name)
+        client.log_artifact(run_id, str(path), str(Path(Artifact.LOSS_CURVES).parent))
 
 
 def _log_attention_maps(client: MlflowClient, run_id: str, best: Checkpoint) -> None:
@@ -278,21 +330,27 @@ def _log_attention_maps(client: MlflowClient, run_id: str, best: Checkpoint) -> 
         for layer, m in enumerate(maps):
             for head in range(m.size(1)):
                 fig = attention_heatmap(
-                    m[0, head].tolist(),
-                    line,
-                    title=f"layer {layer}, head {head}: A = softmax(QKᵀ/√d_k + M)",
+                    m[0, head].tolist(), line, title=attention_map_title(layer, head)
                 )
-                path = save(fig, Path(tmp) / f"layer{layer}_head{head}.png")
-                client.log_artifact(run_id, str(path), Artifact.ATTENTION)
+                artifact = attention_map_path(layer, head)
+                path = save(fig, Path(tmp) / Path(artifact).name)
+                client.log_artifact(run_id, str(path), str(Path(artifact).parent))
         client.log_dict(run_id, doc, Artifact.ATTENTION_WEIGHTS)
 
 
-def _log_model(client: MlflowClient, run_id: str, best: Checkpoint) -> None:
-    """``model/model.pt``: the slim best checkpoint (weights, config, vocabulary)."""
+def _log_model(
+    client: MlflowClient, run_id: str, best: Checkpoint, register: str | None, step: int
+) -> str:
+    """``model/model.pt`` (the slim best checkpoint: weights, config, vocabulary), and the same
+    file as a LoggedModel of the run (registered as ``register`` if given); its URI."""
+    from attention_ref.experiments.logged_model import log_char_model
+
     with tempfile.TemporaryDirectory() as tmp:
         path = best.slim().save(Path(tmp) / "model.pt")
         client.log_artifact(run_id, str(path), Artifact.MODEL_DIR)
         client.log_dict(run_id, best.config.to_flat(), Artifact.MODEL_CONFIG)
+        info = log_char_model(path, registered_name=register, step=step)
+    return f"models:/{info.model_id}"
 
 
 def run_training(
@@ -306,12 +364,19 @@ def run_training(
     resume: ResumePoint | None = None,
     nested: bool = False,
     log_system_metrics: bool = True,
+    part_of: str | None = None,
+    register: str | None = None,
+    on_run_start: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Train with ``cfg`` inside an MLflow run: a new one, or ``resume``'s run continued.
 
     Call `attention_ref.experiments.store.connect` first. When resuming, ``cfg`` is
     ``resume.config`` (pass it). Checkpoints go to ``out_root/<run_id>/`` and into the run's
-    ``checkpoints/``. ``nested`` starts the run under the active run (the ablation's parent).
+    ``checkpoints/``. ``nested`` starts the run under the active run (the ablation's parent),
+    ``part_of`` says so in the run's description. The run is named `train_run_name`
+    (``q02-multihead``) unless ``run_name``. ``register`` registers the model under that name
+    in the Model Registry. ``on_run_start(run_id)`` is called once the run exists, before the
+    first step (the CLI prints the id and the store).
     """
     client = MlflowClient()
     if resume is not None:
@@ -321,14 +386,20 @@ def run_training(
         mlflow.set_system_metrics_sampling_interval(SYSTEM_METRICS_INTERVAL_S)
     active = mlflow.start_run(
         run_id=resume.run_id if resume else None,
-        run_name=None if resume else (run_name or str(cfg.attention)),
+        run_name=None if resume else (run_name or train_run_name(str(cfg.attention))),
         nested=nested,
         log_system_metrics=log_system_metrics,
     )
     run_id = active.info.run_id
+    mark_experiment(active.info.experiment_id, client)
+    if resume is None:
+        mlflow.set_tag(Tag.NOTE, describe_run(cfg, run_id, part_of=part_of))
+    if on_run_start is not None:
+        on_run_start(run_id)
     out_dir = out_root / run_id
     logger = _RunLogger(client, run_id, cfg, data, resume)
     status, error, failed_at, result = RunStatus.FAILED, None, None, None
+    model_uri: list[str] = []
     try:
         result = train(
             cfg, data, out_dir,
@@ -343,18 +414,25 @@ def run_training(
         status = RunStatus.KILLED
         raise
     finally:
-        _end_run(client, run_id, cfg, data, logger, status, failed_at, result)
+        model_uri += _end_run(
+            client, run_id, cfg, data, logger, status, failed_at, result, register,
+            part_of if resume is None else None,
+        )  # fmt: skip
     return RunOutcome(
-        run_id, status, out_dir, result, error, failed_at, resume.step if resume else None
-    )
+        run_id, status, out_dir, result, error, failed_at, resume.step if resume else None,
+        model_uri[0] if model_uri else None,
+    )  # fmt: skip
 
 
 def _end_run(
     client: MlflowClient, run_id: str, cfg: TrainConfig, data: CharData, logger: _RunLogger,
-    status: RunStatus, failed_at: int | None, result: TrainResult | None,
-) -> None:  # fmt: skip
-    """Flush, log what the ending calls for, and set the run's status."""
+    status: RunStatus, failed_at: int | None, result: TrainResult | None, register: str | None,
+    part_of: str | None,
+) -> list[str]:  # fmt: skip
+    """Flush, log what the ending calls for, and set the run's status; the model's URI (a
+    finished run), else nothing."""
     logger.buffer.flush()
+    model_uri: list[str] = []
     ckpts = logger.checkpoints
     if status != RunStatus.FINISHED and "last.pt" in ckpts:
         client.log_artifact(run_id, str(ckpts["last.pt"]), Artifact.CHECKPOINTS)
@@ -362,11 +440,19 @@ def _end_run(
         for name in ("last.pt", "best.pt"):
             client.log_artifact(run_id, str(ckpts[name]), Artifact.CHECKPOINTS)
         best = Checkpoint.load(ckpts["best.pt"])
-        _log_model(client, run_id, best)
+        model_uri.append(_log_model(client, run_id, best, register, best.step))
         if cfg.attention is AttentionMode.MULTIHEAD:
             _log_attention_maps(client, run_id, best)
     if status != RunStatus.FAILED or failed_at is not None:
         _log_loss_curves(client, run_id, str(cfg.attention), bigram_val_loss(data))
     if result is not None and status == RunStatus.FINISHED:
-        mlflow.log_metrics(final_metrics(result))
+        model_id = model_uri[0].removeprefix("models:/") if model_uri else None
+        finals = {**final_metrics(result), Metric.BEST_VAL_LOSS: result.best_val_loss}
+        mlflow.log_metrics(finals, step=result.steps_done, model_id=model_id)
+        note = client.get_run(run_id).data.tags.get(Tag.NOTE)
+        if note is not None and model_uri:  # the description gains the model's URI
+            mlflow.set_tag(
+                Tag.NOTE, describe_run(cfg, run_id, part_of=part_of, model_uri=model_uri[0])
+            )
     mlflow.end_run(status=status)
+    return model_uri

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import subprocess
@@ -51,18 +52,109 @@ def connect(uri: str | None = None, experiment: str | None = DEFAULT_EXPERIMENT)
                 f"cannot reach the MLflow server at {uri} ({reason}); start it, or leave out "
                 f"--tracking-uri to use the embedded store {DEFAULT_TRACKING_URI}"
             ) from None
+        check_credentials(uri)
     mlflow.set_tracking_uri(uri)
     if experiment is None:
         return None
+    migrate_once(uri)  # a store about to be written: its tables exist before any run starts
     try:
         return mlflow.set_experiment(experiment).experiment_id
     except MlflowException as e:
         raise TrackingError(f"cannot use the tracking store {uri}: {first_line(e)}") from None
 
 
+def require_store(uri: str | None = None) -> str:
+    """The resolved URI of a store that must already exist (commands that only read one).
+
+    For a sqlite store, its file must exist: reading through MLflow would create an empty
+    database (and its tables) where the user only meant to look. Raises `TrackingError`
+    (one line) and creates nothing. Other stores (a server, a directory) are left to `connect`.
+    """
+    uri = resolve_tracking_uri(uri)
+    path = sqlite_path(uri)
+    if path is not None and not path.is_file():
+        raise TrackingError(
+            f"no MLflow store {uri}: {path.absolute()} does not exist (train first, run from "
+            "the folder that holds it, or pass --tracking-uri)"
+        )
+    return uri
+
+
 def migrate_store(uri: str) -> None:
     """Create (or upgrade) the tables of a database store now, not at the first run."""
     MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
+
+
+def check_credentials(uri: str) -> None:
+    """Refuse at once (`TrackingError`) when a server with authentication refuses us.
+
+    The credentials are MLflow's own (``$MLFLOW_TRACKING_USERNAME`` /
+    ``$MLFLOW_TRACKING_PASSWORD``, else ``~/.mlflow/credentials``); one authenticated read tells
+    whether the server accepts them, before any work starts. A server without authentication
+    answers it like any other request.
+    """
+    import base64
+
+    from mlflow.utils.credentials import read_mlflow_creds
+
+    if os.environ.get("MLFLOW_TRACKING_AUTH"):
+        return  # a custom auth provider: only MLflow's client knows how to ask
+    creds = read_mlflow_creds()
+    endpoint = "/api/2.0/mlflow/experiments/search?max_results=1"
+    req = urllib.request.Request(uri.rstrip("/") + endpoint)
+    if creds.username and creds.password:
+        token = base64.b64encode(f"{creds.username}:{creds.password}".encode()).decode()
+        req.add_header("Authorization", f"Basic {token}")
+    elif os.environ.get("MLFLOW_TRACKING_TOKEN"):
+        req.add_header("Authorization", f"Bearer {os.environ['MLFLOW_TRACKING_TOKEN']}")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            r.read()
+    except urllib.error.HTTPError as e:
+        if e.code != 401:
+            return  # anything but "who are you?" is for the command's own requests to meet
+        who = (
+            f"the account {creds.username!r} (wrong password, or no such account)"
+            if creds.username
+            else "anonymous requests"
+        )
+        raise TrackingError(
+            f"the MLflow server at {uri} refused {who}: set MLFLOW_TRACKING_USERNAME and "
+            "MLFLOW_TRACKING_PASSWORD to your account on it"
+        ) from None
+    except (urllib.error.URLError, OSError):
+        return  # /health answered a moment ago; MLflow's client retries what follows
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI; ``None`` for other stores and in-memory ones."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    path = uri.removeprefix("sqlite:///").split("?", 1)[0]
+    return None if path in ("", ":memory:") else Path(path)
+
+
+def migrate_once(uri: str) -> None:
+    """Make first use of a sqlite store safe when several processes start at once.
+
+    MLflow creates (or upgrades) a sqlite store's tables the first time a process opens it;
+    two processes doing that at once crash in alembic's migration. Here the first process
+    migrates while holding an exclusive ``flock`` on ``<db>.lock``; the others wait for it,
+    then find the tables in place (opening a migrated store only checks its revision). Other
+    stores (a server, PostgreSQL) migrate on their own side.
+    """
+    path = sqlite_path(uri)
+    if path is None:
+        return
+    lock = path.with_name(path.name + ".lock")
+    try:
+        with lock.open("a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)  # released when f closes
+            migrate_store(uri)
+    except OSError as e:
+        raise TrackingError(f"cannot use the tracking store {uri}: {e}") from None
+    except MlflowException as e:
+        raise TrackingError(f"cannot use the tracking store {uri}: {first_line(e)}") from None
 
 
 def current_uri() -> str:

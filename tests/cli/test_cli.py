@@ -161,7 +161,7 @@ def test_pizza_shows_every_shape(capsys):
     for shape in ("(1, 4, 6) -> (1, 4, 3, 2)", "(1, 4, 3, 2) -> (1, 3, 4, 2)",
                   "(1, 3, 4, 2) -> (1, 4, 3, 2)", "(1, 4, 3, 2) -> (1, 4, 6)"):  # fmt: skip
         assert shape in out
-    assert "| head 1 | 13.000 | 14.000 |" in out
+    assert "| head 1 | 13 | 14 |" in out  # integers print as integers
 
 
 # --- explain --input --------------------------------------------------------------------------
@@ -219,7 +219,7 @@ BAD_DOCS = {
         {**LIFE_INPUT, "heads": [{**LIFE_INPUT["heads"][0], "W_K": [[1, 0, 0]] * 4}]},
         "heads[0].W_K has shape 4×3, expected 4×2",
     ),
-    "wrong W_O": ({**LIFE_INPUT, "W_O": [[1, 0, 0, 0]] * 3}, "W_O has shape 3×4, expected 4×4"),
+    "wrong W_O": ({**LIFE_INPUT, "W_O": [[1, 0, 0, 0]] * 3}, "W_O has shape 3×4, expected 4×*"),
     "empty X": ({**LIFE_INPUT, "X": []}, "X is empty"),
     "empty heads": ({**LIFE_INPUT, "heads": []}, '"heads" must be a non-empty list'),
     "missing X": ({"heads": LIFE_INPUT["heads"]}, 'missing "X"'),
@@ -231,9 +231,10 @@ BAD_DOCS = {
     "causal type": ({**LIFE_INPUT, "causal": "yes"}, '"causal" must be true or false'),
     "unknown key": ({**LIFE_INPUT, "W_0": [[1]]}, "unknown key 'W_0'"),
     "not object": ([1, 2, 3], "must be a JSON object"),
-    "identity impossible": (
-        {"X": [[1, 0, 0]], "heads": [{"W_Q": [[1]] * 3, "W_K": [[1]] * 3, "W_V": [[1]] * 3}]},
-        "W_O is missing and the identity needs h·d_v = d_model",
+    "b_O without W_O": (
+        {"X": [[1, 0, 0]], "heads": [{"W_Q": [[1]] * 3, "W_K": [[1]] * 3, "W_V": [[1]] * 3}],
+         "b_O": [1]},
+        "b_O is given but W_O is not",
     ),
     "fused not divisible": (
         {"X": [[1, 0, 0, 1]], "h": 3, "W_Q": [[1] * 4] * 4, "W_K": [[1] * 4] * 4,
@@ -305,6 +306,9 @@ def test_bad_input_files(tmp_path, capsys):
         (["params", "--d-model", "100000000000"], "d_model must be between 1 and 65536"),
         (["params", "--heads", "0"], "heads must be between 1 and"),
         (["params", "--format", "latex"], "unknown format 'latex'"),
+        (["params", "--preset", "nope"], "unknown preset 'nope'; choose one of: roberta-base"),
+        (["params", "--preset", "roberta-base", "--d-model", "12"], "leave out --d-model"),
+        (["params", "--preset", "roberta-base", "--heads", "5"], "d_model=768 is not divisible"),
     ],
 )
 def test_bad_options(capsys, args, message):
@@ -342,3 +346,20 @@ def test_params_rich_and_markdown(capsys):
     assert code == 0 and "66,048" in out and "equal for every h" in out
     code, out, _ = run(["params", "--d-model", "12", "--heads", "1,3,12", "-f", "markdown"], capsys)
     assert code == 0 and "| 3 | 4 |" in out
+
+
+@pytest.mark.parametrize(
+    ("preset", "total"), [("seed-003", "109,514,298"), ("roberta-base", "124,697,433")]
+)
+def test_params_preset_counts_roberta_for_masked_lm(capsys, preset, total):
+    code, out, _ = run(["params", "--preset", preset, "--heads", "4,12"], capsys)
+    assert code == 0 and total in out and "2,362,368" in out
+    code, out, _ = run(["params", "--preset", preset, "--heads", "4,12", "-f", "markdown"], capsys)
+    plain = total.replace(",", "")
+    assert f"| 4 | 192 | 4 × (768×192) | (768)×768 | 442944 | 2362368 | {plain} |" in out
+    assert f"| 12 | 64 | 12 × (768×64) | (768)×768 | 147648 | 2362368 | {plain} |" in out
+    code, out, _ = run(["params", "--preset", preset, "--heads", "4,12", "-f", "json"], capsys)
+    doc = json.loads(out)
+    assert doc["preset"] == preset and doc["equal"] is True
+    assert {r["model"] for r in doc["rows"]} == {int(total.replace(",", ""))}
+    assert doc["seed_003"] is (preset == "seed-003")

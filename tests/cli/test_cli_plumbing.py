@@ -13,7 +13,7 @@ from rich.console import Console
 from attention_ref.lm.config import CONFIG_HELP, option_defaults
 from attention_ref.lm.train import EvalMetrics, StartInfo, StepMetrics
 from cli.options import check_writable_dir
-from cli.progress import Reporter, StopFlag
+from cli.progress import ArmReporters, Reporter, StopFlag
 
 
 def test_every_config_field_has_help_and_an_option_with_its_default(capsys):
@@ -56,7 +56,10 @@ def feed(rep: Reporter, attention: str = "multihead") -> None:
     for step in range(1, 5):
         cb.on_step(step, StepMetrics(train_loss=3.0 - step / 10, lr=1e-3, grad_norm=1.0,
                                      tokens_per_sec=5000.0))  # fmt: skip
-    cb.on_eval(4, EvalMetrics(val_loss=2.5, train_eval_loss=2.4, best_val_loss=2.5), "\nROMEO: hi")
+    cb.on_eval(
+        4, EvalMetrics(val_loss=2.5, train_eval_loss=2.4, best_val_loss=2.5),
+        "\nROMEO: hi\nthou art",
+    )  # fmt: skip
 
 
 def test_reporter_on_a_terminal_draws_a_progress_bar():
@@ -68,20 +71,22 @@ def test_reporter_on_a_terminal_draws_a_progress_bar():
     out = buf.getvalue()
     assert "4/4" in out and "loss 2.600" in out and "5,000 tok/s" in out
     assert "eval step 4: train 2.4000  val 2.5000" in out and "step 1/4" not in out
+    assert "elapsed" in out and "left" in out  # the two times say which is which
 
 
 def test_reporter_off_a_terminal_prints_lines_every_n_steps():
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=False)
-    rep = Reporter(console, "multihead", 99, log_every=2)  # a resumed run: on_start corrects both
+    rep = Reporter(console, None, 99, log_every=2)  # label and total: from on_start
     rep._print = lambda text: buf.write(text + "\n")  # type: ignore[method-assign]
     with rep:
         feed(rep, "none")
     lines = buf.getvalue().splitlines()
     assert lines[0] == "[none] 1,234 parameters on cpu"
     assert [line.split("  ")[0] for line in lines[1:3]] == ["[none] step 2/4", "[none] step 4/4"]
+    assert lines[1].endswith(" tok/s  elapsed 0 s")
     assert lines[3].startswith("[none] eval step 4: train 2.4000  val 2.5000  best 2.5000")
-    assert "sample: 'ROMEO: hi'" in lines[3]
+    assert "sample: 'ROMEO: hi\\nthou art'" in lines[3]  # more than the first line
 
 
 def test_writable_dir_check_creates_nothing(tmp_path):
@@ -94,11 +99,25 @@ def test_writable_dir_check_creates_nothing(tmp_path):
         check_writable_dir(tmp_path / "f" / "sub")
 
 
-def test_smoothing_keeps_constants_and_follows_steps():
+def test_smoothing_keeps_constants_and_does_not_lag():
     from attention_ref.experiments.plots import smooth
 
     assert smooth([2.0] * 10, 5) == pytest.approx([2.0] * 10)
-    s = smooth([0.0] * 50 + [1.0] * 50, 5)
-    assert s[49] == pytest.approx(0.0) and 0.95 < s[-1] <= 1.0
-    assert all(a <= b for a, b in pairwise(s[50:]))
+    # a falling line stays where it is: a trailing (or exponential) average would sit above it
+    ramp = [3.0 - 0.01 * t for t in range(200)]
+    assert smooth(ramp, 50) == pytest.approx(ramp)
+    s = smooth([0.0] * 50 + [1.0] * 50, 10)
+    assert s[44] == 0.0 and s[55] == 1.0 and s[49] < 0.5 < s[50]  # the step stays at step 50
+    assert all(a <= b for a, b in pairwise(s))
     assert smooth([3.0, 1.0], 1) == [3.0, 1.0]
+    noisy = [1.0 + (0.5 if t % 2 else -0.5) for t in range(100)]
+    assert max(abs(v - 1.0) for v in smooth(noisy, 10)[5:-5]) < 0.05  # the noise averages out
+
+
+def test_arm_headings_number_the_arms():
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=False)
+    with ArmReporters(console, 4, 2, ["1", "2"], {"1": "h1", "2": "h2"}) as reporters:
+        reporters.callbacks_for("1")
+        reporters.callbacks_for("2")
+    assert buf.getvalue().splitlines() == ["arm 1/2: h1", "arm 2/2: h2"]

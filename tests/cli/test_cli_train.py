@@ -16,6 +16,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from cli.main import main
+from cli.progress import command
 from tests.configs import TINY_ARGS as TINY
 from tests.configs import tiny
 
@@ -39,8 +40,20 @@ def test_train_runs_logs_and_prints_plain_lines(store, capsys):
     (run,) = runs()
     assert run.info.status == "FINISHED" and run.data.tags["attention"] == "multihead"
     assert "[multihead] step 20/80  loss" in out and "[multihead] eval step 80: train" in out
-    assert f"run {run.info.run_id} finished: 80 steps" in out
-    assert f"attnref sample --run-id {run.info.run_id}" in out
+    assert f"run {run.info.run_id} finished: 80 steps" in out and ", wall time " in out
+    assert f"{command()} sample --run-id {run.info.run_id}" in out
+    lines = out.splitlines()
+    assert lines[0] == "attnref train: loading the data, torch and MLflow…"
+    started = (
+        f"started q02-multihead: MLflow run {run.info.run_id} in {store} (experiment shakespeare)"
+    )
+    first_step = next(i for i, line in enumerate(lines) if "step 20/80" in line)
+    assert started in lines[:first_step]  # the id is known before the first step
+    assert "  elapsed " in lines[first_step]  # times say what they are
+    assert f"logged model: models:/{run.outputs.model_outputs[0].model_id}" in out
+    # the UI's page of the runs ("Model training", not the GenAI overview)
+    exp = run.info.experiment_id
+    assert f"open http://127.0.0.1:5000/#/experiments/{exp}?workflowType=machine_learning" in out
     assert Path("runs", run.info.run_id, "best.pt").is_file()
 
 
@@ -86,6 +99,7 @@ def test_nan_loss_exits_1_with_the_step_and_a_failed_run(store, capsys):
             "leave out --no-attention, --run-name",
         ),
         (["--resume", "f00", "--experiment", "other"], "leave out --experiment"),
+        (["--resume", "f00", "--register", "m"], "leave out --register"),
     ],
 )
 def test_bad_options_exit_2_before_any_work(store, capsys, args, message):
@@ -176,8 +190,22 @@ def test_sample_loads_the_logged_model(store, capsys):
     assert main([*args, "--seed", "3", "--top-k", "5"]) == 0
     assert capsys.readouterr().out == first  # same seed, same text
     assert first.startswith("ROMEO:") and len(first) == len("ROMEO:") + 50 + 1
+    assert (
+        main(["sample", "--prompt", "ROMEO:", "--tokens", "50", "--seed", "3", "--top-k", "5"]) == 0
+    )
+    out, err = capsys.readouterr()
+    assert out == first  # by default: the latest finished training run, named on stderr
+    assert err == f"attnref: sampling the latest finished run, q02-multihead ({run.info.run_id})\n"
+    model_uri = f"models:/{run.outputs.model_outputs[0].model_id}"
+    assert main(["sample", "--model", model_uri, *args[3:], "--seed", "3", "--top-k", "5"]) == 0
+    assert capsys.readouterr().out == first  # the LoggedModel holds the same weights
     for bad, message in [
-        (["--run-id", "f00"], "has no trained model"),
+        (["--run-id", "f00"], "no run 'f00' in the tracking store"),
+        (["--model", "models:/m-f00"], "no model models:/m-f00 in"),
+        (["--model", "runs:/x/model"], "--model must be a models:/ URI"),
+        (["--model", model_uri, "--run-id", "x"], "leave out --run-id and --arm"),
+        (["--arm", "none"], "--arm picks an arm of the ablation given with --run-id"),
+        (["--experiment", "nope"], "no experiment 'nope'"),
         (["--run-id", run.info.run_id, "--prompt", "ü"], "outside the model's vocabulary"),
         (["--run-id", run.info.run_id, "--tokens", "0"], "--tokens must be between"),
         (["--run-id", run.info.run_id, "--temperature", "0"], "--temperature must be > 0"),
@@ -192,12 +220,37 @@ def test_ablation_then_report(store, capsys, tmp_path):
     assert main(["ablation", *args, "--arms", "multihead,none"]) == 0
     out = capsys.readouterr().out
     assert "[multihead] step 60/60" in out and "[none] step 60/60" in out
-    assert "Bigram floor" in out and "attnref report" in out
+    assert "Bigram baseline" in out and f"{command()} report" in out
     parent = [r for r in runs() if r.data.tags.get("attnref.kind") == "ablation"]
     assert len(parent) == 1 and parent[0].data.params["arms"] == "multihead,none"
+    pid = parent[0].info.run_id
+    arms = {r.info.run_name: r.info.run_id for r in runs() if r.info.run_id != pid}
+    assert set(arms) == {"ablation/multihead", "ablation/none"}
+    lines = out.splitlines()
+    assert lines[0] == "attnref ablation: loading the data, torch and MLflow…"
+    order = [
+        f"started ablation: MLflow run {pid} in {store} (experiment shakespeare)",
+        "arm 1/2: multihead",
+        f"ablation/multihead: MLflow run {arms['ablation/multihead']}",
+        "[multihead] step 60/60",
+        "arm 2/2: none",
+        f"ablation/none: MLflow run {arms['ablation/none']}",
+    ]
+    at = [next(i for i, line in enumerate(lines) if line.startswith(o)) for o in order]
+    assert at == sorted(at), out
+    assert f"sample --run-id {pid} --arm multihead" in out
+    # the parent has no model of its own: sample says which arms to pick
+    assert main(["sample", "--run-id", pid, "--tokens", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "parent of an ablation and has no model of its own; pick an arm with --arm" in err
+    assert f"none ({arms['ablation/none']}, FINISHED)" in err
+    assert main(["sample", "--run-id", pid, "--arm", "none", "--tokens", "5"]) == 0
+    picked = capsys.readouterr().out
+    assert main(["sample", "--run-id", arms["ablation/none"], "--tokens", "5"]) == 0
+    assert capsys.readouterr().out == picked
     assert main(["report", "--output", str(tmp_path / "q03.md")]) == 0
     text = (tmp_path / "q03.md").read_text()
-    assert "# Q03" in text and "Without attention (Q03)" in text and "bigram floor" in text
+    assert "# Q03" in text and "Without attention (Q03)" in text and "bigram baseline" in text
     assert main(["report"]) == 0
     assert capsys.readouterr().out.endswith(text)
     for bad, message in [
@@ -205,6 +258,10 @@ def test_ablation_then_report(store, capsys, tmp_path):
         (["ablation", "--arms", "none,none"], "--arms must list distinct modes"),
         (["ablation", "--attention", "none"], "No such option"),
         (["report", "--experiment", "nope"], "no experiment 'nope'"),
+        (["ablation", "--heads", "1,1"], "--heads must list distinct positive numbers"),
+        (["ablation", "--heads", "two"], "--heads must list distinct positive numbers"),
+        (["ablation", "--heads", "1,3"], "--n-embd 128 is not divisible by --n-head 3"),
+        (["ablation", "--heads", "2", "--arms", "none"], "--heads sweeps the multihead model"),
     ]:
         assert main(bad) == 2
         assert message in capsys.readouterr().err
@@ -215,3 +272,23 @@ def test_help_lists_the_training_options():
     assert out.returncode == 0
     for option in ("--n-embd", "--no-attention", "--resume", "--tracking-uri", "--max-steps"):
         assert option in out.stdout
+
+
+def test_heads_sweep_then_report(store, capsys):
+    args = [*TINY, "--max-steps", "30", "--eval-interval", "30", "--log-every", "30"]
+    assert main(["ablation", *args, "--heads", "1,2"]) == 0
+    out = capsys.readouterr().out
+    (parent,) = [r for r in runs() if r.data.tags.get("attnref.kind") == "heads_sweep"]
+    arms = sorted(
+        (r for r in runs() if r.info.run_id != parent.info.run_id), key=lambda r: r.info.run_name
+    )
+    assert [r.info.run_name for r in arms] == ["heads/1", "heads/2"]
+    assert "arm 1/2: h1" in out and "arm 2/2: h2" in out and "[h2] step 30/30" in out
+    n_params = {r.data.params["n_params"] for r in arms}
+    assert len(n_params) == 1 and f"parameters: {int(n_params.pop()):,} in every arm" in out
+    assert "| heads h | d_k | parameters |" in out
+    assert main(["report"]) == 0
+    text = capsys.readouterr().out
+    assert "## Heads sweep: does the number of heads matter at fixed parameters?" in text
+    assert f"Heads sweep run `{parent.info.run_id}`" in text
+    assert ("matters here" in text) != ("does not matter measurably" in text)

@@ -2,7 +2,8 @@
 
 The test trains a tiny run into its own sqlite store, starts ``mlflow server`` on a free port
 against that store, finds the run, its metric history and the heatmap artifact over the REST
-API, samples from the logged model through the server, then stops the server by its pid.
+API, samples from the logged model through the server, opens the experiment in the MLflow UI
+(headless Chromium) at the link attnref prints, then stops the server by its pid.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from attention_ref.experiments.names import UI_RUNS_QUERY, ui_experiment_url
 from attention_ref.experiments.runs import run_training
 from attention_ref.experiments.store import connect
 from cli.main import main
@@ -112,12 +114,61 @@ def test_the_server_serves_the_run_its_metrics_and_heatmaps(
         base, "/api/2.0/mlflow/artifacts/list", run_id=outcome.run_id, path="attention"
     )
     paths = {f["path"] for f in listing["files"]}
-    assert "attention/layer0_head0.png" in paths
-    png = get(base, "/get-artifact", path="attention/layer0_head0.png", run_uuid=outcome.run_id)
+    assert "attention/layer1_head1.png" in paths
+    png = get(base, "/get-artifact", path="attention/layer1_head1.png", run_uuid=outcome.run_id)
     assert png.startswith(b"\x89PNG") and len(png) > 1000
 
     # the CLI reads the model back through the server too
     code = main(["sample", "--run-id", outcome.run_id, "--tracking-uri", base, "--tokens", "20"])
     assert code == 0
-    assert len(capsys.readouterr().out) == 1 + 20 + 1
+    text = capsys.readouterr().out
+    assert len(text) == 1 + 20 + 1
+    # the LoggedModel, over REST and through the server
+    model_id = outcome.model_uri.removeprefix("models:/")
+    model = get_json(base, f"/api/2.0/mlflow/logged-models/{model_id}")["model"]
+    assert model["info"]["source_run_id"] == outcome.run_id and model["info"]["name"] == "char-gpt"
+    code = main(["sample", "--model", outcome.model_uri, "--tracking-uri", base, "--tokens", "20"])
+    assert code == 0 and capsys.readouterr().out == text
     assert pid > 0
+
+
+def test_the_ui_opens_the_experiment_on_its_runs(store, shakespeare, tmp_path, server):
+    """The link attnref prints opens the runs ("Model training"), not the GenAI overview that
+    MLflow 3.17 shows by default; the experiment carries the kind the UI reads."""
+    from tests.book.browser import make_driver
+
+    cfg = tiny(max_steps=10, eval_interval=10, sample_tokens=10)
+    connect(store)
+    outcome = run_training(cfg, shakespeare, out_root=tmp_path / "runs", log_system_metrics=False)
+    base, _ = server
+    exp = get_json(base, "/api/2.0/mlflow/experiments/get-by-name", experiment_name="shakespeare")
+    tags = {t["key"]: t["value"] for t in exp["experiment"]["tags"]}
+    assert tags["mlflow.experimentKind"] == "custom_model_development"
+    exp_id = exp["experiment"]["experiment_id"]
+    driver = make_driver()
+    try:
+
+        def title(url: str, expected: str) -> str:
+            """The page's title once it starts with ``expected`` (the app renders in steps),
+            or whatever it is after 60 s."""
+            driver.get(url)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not driver.title.startswith(expected):
+                time.sleep(0.5)
+            return driver.title
+
+        # the control: without the query the UI opens the GenAI overview (traces)
+        assert title(f"{base}/#/experiments/{exp_id}", "Overview - ").startswith("Overview - ")
+        assert (
+            title(ui_experiment_url(base, exp_id), "Runs - ")
+            == f"Runs - Experiment {exp_id} - MLflow"
+        )
+        deadline = time.monotonic() + 30
+        while "q02-multihead" not in driver.page_source and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert "q02-multihead" in driver.page_source
+        model_id = outcome.model_uri.removeprefix("models:/")
+        page = f"{base}/#/experiments/{exp_id}/models/{model_id}?{UI_RUNS_QUERY}"
+        assert title(page, "Model ") == f"Model {model_id} - MLflow"
+    finally:
+        driver.quit()

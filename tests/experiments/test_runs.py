@@ -23,16 +23,31 @@ from tests.configs import TINY, tiny
 from tests.experiments.readback import artifact_paths, download, history
 
 
+@pytest.fixture(scope="module")
+def finished_run(migrated_store, tmp_path_factory, shakespeare):
+    """One finished multihead run, shared by the tests that only read it (system metrics
+    sampled every 0.5 s so a short run has some)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("run")
+    shutil.copy(migrated_store, root / "mlflow.db")
+    mp = pytest.MonkeyPatch()
+    mp.chdir(root)
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    mp.setenv("MLFLOW_TRACKING_URI", uri)
+    connect(uri)
+    mp.setattr(runs, "SYSTEM_METRICS_INTERVAL_S", 0.5)
+    outcome = runs.run_training(TINY, shakespeare, out_root=root / "runs")
+    yield outcome, uri
+    mp.undo()
+
+
 @pytest.fixture
-def run(store, shakespeare, tmp_path):
-    """One finished multihead run (system metrics sampled every 0.5 s so a short run has some)."""
-    connect()
-    old = runs.SYSTEM_METRICS_INTERVAL_S
-    runs.SYSTEM_METRICS_INTERVAL_S = 0.5
-    try:
-        outcome = runs.run_training(TINY, shakespeare, out_root=tmp_path / "runs")
-    finally:
-        runs.SYSTEM_METRICS_INTERVAL_S = old
+def run(finished_run, monkeypatch):
+    """The shared finished run, its store the current one."""
+    outcome, uri = finished_run
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    mlflow.set_tracking_uri(uri)
     return outcome
 
 
@@ -98,7 +113,9 @@ def test_the_logged_model_is_the_best_checkpoint(run, tmp_path):
 
 def test_attention_maps_are_causal_rows_that_sum_to_one(run, tmp_path):
     files = artifact_paths(run.run_id, "attention")
-    assert {"attention/layer0_head0.png", "attention/layer0_head1.png"} <= files
+    # heads numbered from 1, as `attnref explain` numbers them
+    assert files == {"attention/layer1_head1.png", "attention/layer1_head2.png",
+                     "attention/weights.json"}  # fmt: skip
     doc = json.loads(download(run.run_id, "attention/weights.json", tmp_path).read_text())
     assert doc["line"] == runs.HEATMAP_LINE[: TINY.model.block_size]
     A = torch.tensor(doc["layers"])  # (layers, heads, T, T)
@@ -111,12 +128,23 @@ def test_attention_maps_are_causal_rows_that_sum_to_one(run, tmp_path):
 
 def test_no_attention_run_has_fewer_parameters_and_no_maps(store, shakespeare, tmp_path):
     connect()
+    started: list[str] = []
     o = runs.run_training(
-        tiny(attention="none"), shakespeare, out_root=tmp_path, log_system_metrics=False
-    )
-    assert o.status == RunStatus.FINISHED
+        tiny(attention="none"), shakespeare, out_root=tmp_path, log_system_metrics=False,
+        register="q03-none-model", on_run_start=started.append,
+    )  # fmt: skip
+    assert o.status == RunStatus.FINISHED and started == [o.run_id]
     assert "attention" not in artifact_paths(o.run_id)
-    assert int(MlflowClient().get_run(o.run_id).data.params["n_params"]) < 17_952
+    r = MlflowClient().get_run(o.run_id)
+    assert int(r.data.params["n_params"]) < 17_952
+    assert r.info.run_name == "q03-none"  # not a bare "none" beside the ablation's arm
+    assert "no attention sub-layer" in r.data.tags[Tag.NOTE] and "**Q03**" in r.data.tags[Tag.NOTE]
+    # --register: the LoggedModel is version 1 of the registered model, from this run
+    (version,) = MlflowClient().search_model_versions("name = 'q03-none-model'")
+    assert int(version.version) == 1 and version.run_id == o.run_id
+    assert version.source == o.model_uri  # the registered version is the LoggedModel
+    registered = results.load_model_uri("models:/q03-none-model/1")
+    assert registered.config == tiny(attention="none")
 
 
 def test_nan_loss_marks_the_run_failed_with_the_step(store, shakespeare, tmp_path):
@@ -126,8 +154,10 @@ def test_nan_loss_marks_the_run_failed_with_the_step(store, shakespeare, tmp_pat
     )
     assert o.status == "FAILED" and o.failed_at_step is not None
     r = MlflowClient().get_run(o.run_id)
-    assert r.info.status == "FAILED"
+    assert r.info.status == "FAILED" and o.model_uri is None
     assert r.data.tags["failed_at_step"] == str(o.failed_at_step)
+    (row,) = results.list_runs("shakespeare")
+    assert row.status == "FAILED" and row.steps == f"{o.failed_at_step - 1}/{TINY.max_steps}"
     assert f"at step {o.failed_at_step}" in (o.error or "")
     assert len(history(o.run_id, "train_loss")) == o.failed_at_step - 1  # the finite ones
 
@@ -195,6 +225,9 @@ def test_resume_finds_the_run_in_its_own_experiment(store, shakespeare, tmp_path
         TINY, shakespeare, out_root=tmp_path, should_stop=lambda: True, log_system_metrics=False
     )
     assert cut.status == RunStatus.KILLED
+    (row,) = results.list_runs("other")
+    assert (row.run_id, row.status, row.steps) == (cut.run_id, "KILLED", f"1/{TINY.max_steps}")
+    assert row.best_val_loss is None and row.name == "q02-multihead" and row.heads == 2
     connect(store, "shakespeare")  # the default experiment is the active one now
     point = runs.prepare_resume(cut.run_id, shakespeare, tmp_path / "r", threads=1)
     assert point.config == tiny(threads=1)  # the one option changed, the rest is the run's
@@ -211,3 +244,75 @@ def test_resume_finds_the_run_in_its_own_experiment(store, shakespeare, tmp_path
 def test_resume_refuses_any_other_option(store, shakespeare, tmp_path):
     with pytest.raises(ValueError, match="leave out --n-embd, --seed"):
         runs.prepare_resume("f00", shakespeare, tmp_path, n_embd=64, seed=1, device="cpu")
+
+
+# ------------------------------------------------------------------ what the MLflow UI shows
+
+
+def test_the_experiment_opens_on_its_runs_and_the_run_describes_itself(run):
+    client = MlflowClient()
+    r = client.get_run(run.run_id)
+    experiment = client.get_experiment(r.info.experiment_id)
+    assert experiment.tags[Tag.EXPERIMENT_KIND] == "custom_model_development"
+    assert r.info.run_name == "q02-multihead"
+    note = r.data.tags[Tag.NOTE]
+    assert note.startswith("**Q02**") and "2 heads of d_k = 16" in note
+    assert f"{TINY.max_steps} steps (seed {TINY.seed}" in note
+    assert f"attnref sample --run-id {run.run_id}" in note
+    assert f"mlflow.pyfunc.load_model('{run.model_uri}')" in note
+
+
+def test_the_model_is_a_logged_model_of_the_run_with_its_metrics(run):
+    client = MlflowClient()
+    model_id = run.model_uri.removeprefix("models:/")
+    model = mlflow.get_logged_model(model_id)
+    assert model.name == "char-gpt" and model.source_run_id == run.run_id
+    outputs = client.get_run(run.run_id).outputs.model_outputs
+    assert [o.model_id for o in outputs] == [model_id]
+    linked = {m.key: m.value for m in model.metrics or [] if m.model_id == model_id}
+    assert linked["final_val_loss"] == run.result.final_val_loss
+    assert linked["best_val_loss"] == run.result.best_val_loss
+    assert model.params["n_embd"] == str(TINY.model.n_embd)
+    info = mlflow.models.get_model_info(run.model_uri)
+    assert info.signature.inputs.to_dict() == [{"type": "string", "required": True}]
+    assert [p.name for p in info.signature.params.params] == [
+        "max_new_tokens", "temperature", "top_k", "seed",
+    ]  # fmt: skip
+    assert info.saved_input_example_info is not None
+
+
+def test_the_pyfunc_samples_what_the_plain_checkpoint_samples(run, tmp_path):
+    """Round trip: ``model/model.pt`` read with torch alone (no MLflow) and the LoggedModel
+    loaded through pyfunc give the same text for the same seed."""
+    from attention_ref.experiments.logged_model import SampleParams, sample_text
+
+    path = download(run.run_id, "model/model.pt", tmp_path)
+    state = torch.load(path, weights_only=True)  # plain tensors, lists and numbers: no pickle
+    plain = Checkpoint.from_state(state)
+    assert plain.config == TINY and not plain.resumable
+    p = {"max_new_tokens": 30, "temperature": 0.8, "top_k": 5, "seed": 3}
+    expected = [sample_text(plain, prompt, SampleParams(**p)) for prompt in ("ROMEO:", "\n")]
+    model = mlflow.pyfunc.load_model(run.model_uri)
+    got = model.predict(["ROMEO:", "\n"], params=p)
+    assert list(got) == expected and got[0].startswith("ROMEO:") and len(got[0]) == 6 + 30
+    assert list(model.predict(["ROMEO:"], params={**p, "seed": 4})) != expected[:1]
+    with pytest.raises(Exception, match="vocabulary"):
+        model.predict(["ü"])
+    assert results.load_model_uri(run.model_uri).model.keys() == plain.model.keys()
+
+
+def test_a_store_that_does_not_exist_is_not_created(tmp_path, monkeypatch):
+    from attention_ref.experiments.store import require_store
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    with pytest.raises(
+        TrackingError, match=re.escape(f"no MLflow store sqlite:///mlflow.db: {tmp_path}")
+    ):
+        require_store()
+    with pytest.raises(TrackingError, match=re.escape("sub/x.db does not exist")):
+        require_store("sqlite:///sub/x.db")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "mlflow.db").write_bytes(b"")
+    assert require_store() == "sqlite:///mlflow.db"
+    assert require_store("http://127.0.0.1:9") == "http://127.0.0.1:9"  # a server: connect's

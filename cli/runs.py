@@ -1,0 +1,84 @@
+"""``attnref runs``: the runs of a store, the latest first (a rich table, or JSON)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from cli.options import DEFAULT_EXPERIMENT, Experiment, TrackingUri, connect_existing_store
+
+if TYPE_CHECKING:
+    from attention_ref.experiments.results import RunRow
+
+
+class RunsFormat(StrEnum):
+    """How ``attnref runs`` prints."""
+
+    RICH = "rich"
+    JSON = "json"
+
+
+def _table(rows: list[RunRow], uri: str, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for col, justify in [("run id", "left"), ("name", "left"), ("attention", "left"),
+                         ("status", "left"), ("steps", "right"), ("best val", "right"),
+                         ("started", "left")]:  # fmt: skip
+        table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    show_experiment = len({r.experiment for r in rows}) > 1
+    if show_experiment:
+        table.add_column("experiment")
+    for r in rows:
+        heads = "1 head" if r.heads == 1 else f"{r.heads} heads"
+        attention = f"{r.attention} ({heads})" if r.heads else r.attention
+        best = "" if r.best_val_loss is None else f"{r.best_val_loss:.4f}"
+        cells = [r.run_id, r.name, attention, r.status, r.steps, best, r.started]
+        table.add_row(*cells, *([r.experiment] if show_experiment else []))
+    console = Console(highlight=False)
+    if not console.is_terminal:  # a pipe or a log: whole lines, not an 80-column squeeze
+        console = Console(highlight=False, width=240)
+    console.print(table)
+    console.print(f"store: {uri}", soft_wrap=True)
+
+
+def runs(
+    experiment: Experiment = None,
+    all_experiments: Annotated[
+        bool, typer.Option("--all", help="The runs of every experiment of the store.")
+    ] = False,
+    fmt: Annotated[
+        RunsFormat, typer.Option("--format", help="rich (a table) or json.", metavar="FORMAT")
+    ] = RunsFormat.RICH,
+    tracking_uri: TrackingUri = None,
+) -> None:
+    """List the runs of an experiment, the latest first: id, name, attention, status, steps,
+    best validation loss, start time. Reads the store; never creates one."""
+    from cli.errors import CLIError
+
+    if all_experiments and experiment is not None:
+        raise CLIError("--all lists every experiment; leave out --experiment")
+    uri = connect_existing_store(tracking_uri)
+    from attention_ref.experiments.results import list_runs
+    from attention_ref.experiments.store import TrackingError
+
+    name = None if all_experiments else (experiment or DEFAULT_EXPERIMENT)
+    try:
+        rows = list_runs(name)
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
+    if fmt is RunsFormat.JSON:
+        doc = {"tracking_uri": uri, "experiment": name, "runs": [asdict(r) for r in rows]}
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        return
+    title = "runs of every experiment" if name is None else f"runs of experiment {name!r}"
+    if not rows:
+        print(f"no runs in {title.removeprefix('runs of ')} ({uri})")
+        return
+    _table(rows, uri, title)

@@ -1,0 +1,149 @@
+"""``attnref runs``, read-only commands that never create a store, help text, ``--version``,
+hints that work as printed, and the first line before the heavy imports."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import mlflow
+import pytest
+import typer
+
+from cli.main import app, main
+from cli.options import tidy_help
+from cli.progress import command
+from tests.configs import TINY_ARGS as TINY
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["runs"], ["runs", "--format", "json"], ["report"], ["sample"], ["sample", "--run-id", "f0"]],
+)
+def test_read_only_commands_never_create_a_store(tmp_path, monkeypatch, capsys, args):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("attnref: error: no MLflow store sqlite:///mlflow.db: ")
+    assert err.count("\n") == 1 and "does not exist" in err
+    assert list(tmp_path.iterdir()) == []  # no mlflow.db, no mlruns
+
+
+def test_runs_lists_the_runs_as_a_table_or_json(store, capsys):
+    assert main(["train", *TINY, "--max-steps", "20", "--eval-interval", "20"]) == 0
+    (run,) = mlflow.search_runs(experiment_names=["shakespeare"], output_format="list")
+    other = mlflow.create_experiment("other")  # a run attnref did not write
+    with mlflow.start_run(experiment_id=other, run_name="by-hand"):
+        pass
+    capsys.readouterr()
+
+    assert main(["runs", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["tracking_uri"] == store and doc["experiment"] == "shakespeare"
+    (row,) = doc["runs"]
+    best = run.data.metrics["best_val_loss"]
+    assert row == {
+        "run_id": run.info.run_id, "name": "q02-multihead", "experiment": "shakespeare",
+        "kind": "train", "attention": "multihead", "heads": 2, "status": "FINISHED",
+        "steps": "20/20", "best_val_loss": best, "started": row["started"],
+    }  # fmt: skip
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", row["started"])
+
+    assert main(["runs"]) == 0
+    table = capsys.readouterr().out
+    for cell in (run.info.run_id, "q02-multihead", "multihead (2 heads)", "FINISHED", "20/20",
+                 f"{best:.4f}", row["started"], f"store: {store}"):  # fmt: skip
+        assert cell in table, cell
+    assert "by-hand" not in table
+
+    assert main(["runs", "--all", "--format", "json"]) == 0
+    everything = json.loads(capsys.readouterr().out)["runs"]
+    assert [(r["name"], r["experiment"]) for r in everything] == [
+        ("by-hand", "other"), ("q02-multihead", "shakespeare"),
+    ]  # fmt: skip
+    assert main(["runs", "--experiment", "other"]) == 0
+    assert "by-hand" in capsys.readouterr().out
+    for bad, message in [
+        (["runs", "--experiment", "nope"], "no experiment 'nope'"),
+        (["runs", "--all", "--experiment", "other"], "leave out --experiment"),
+        (["runs", "--format", "xml"], "Invalid value for '--format'"),
+    ]:
+        assert main(bad) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_runs_of_an_empty_experiment_say_so(store, capsys):
+    mlflow.create_experiment("shakespeare")
+    assert main(["runs"]) == 0
+    assert capsys.readouterr().out == f"no runs in experiment 'shakespeare' ({store})\n"
+
+
+MY_COMMANDS = ("train", "ablation", "report", "sample", "runs")
+
+
+@pytest.mark.parametrize("name", MY_COMMANDS)
+def test_every_option_shows_its_default_and_a_type_name(name, capsys):
+    assert main([name, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert not re.search(r"<(bool|str|int|float|path)>", out), out
+    cmd = tidy_help(typer.main.get_command(app)).commands[name]
+    for param in cmd.params:
+        flag = getattr(param, "is_flag", False)
+        assert param.metavar == "" if flag else param.metavar.isupper(), param.name
+        if flag:
+            continue
+        shown = param.show_default is not False and param.default is not None
+        assert shown or "[default: " in (param.help or ""), f"{name} --{param.name}"
+
+
+def test_sample_help_shows_a_clean_prompt_default(capsys):
+    assert main(["sample", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "[default: \\n]" in out  # the old default, a real newline, broke the line
+
+
+def test_version(capsys):
+    from attention_ref import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"attnref {__version__}\n"
+
+
+def test_hints_name_attnref_as_the_shell_will_find_it(monkeypatch):
+    venv_attnref = Path(sys.executable).with_name("attnref")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the venv is not activated
+    assert command() == str(venv_attnref)
+    assert command("mlflow") == str(Path(sys.executable).with_name("mlflow"))
+    monkeypatch.setenv("PATH", f"{venv_attnref.parent}:/usr/bin")
+    assert command() == "attnref"
+
+
+def test_the_first_line_comes_before_torch_and_mlflow_are_imported(tmp_path):
+    """Something is on screen at once: the first line is printed before the imports that take
+    seconds (a meta-path hook prints when torch or mlflow is first imported)."""
+    code = (
+        "import sys\n"
+        "class Hook:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name in ('torch', 'mlflow'):\n"
+        "            print('IMPORT', name, flush=True)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Hook())\n"
+        "from cli.main import main\n"
+        "sys.exit(main(['train', '--max-steps', '1', '--data', 'missing.txt']))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120,
+    )  # fmt: skip
+    lines = out.stdout.splitlines()
+    assert lines[0] == "attnref train: loading the data, torch and MLflow…", out.stdout
+    assert "IMPORT torch" in lines[1:]  # loading the data imports torch, after the line
+    assert out.returncode == 2 and "--data points to missing.txt" in out.stderr
