@@ -24,7 +24,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mkdocs-material's end-of-life banner is noise in the logs
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: demo test lint setup setup-dev ui docs site browser clean
+.PHONY: demo test lint setup setup-dev ui docs site browser latex postgres server clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "attnref needs Python >= 3.11"'
@@ -41,7 +41,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.torch
 	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch
-	$(BIN)/python -m pip install --quiet -e ".[dev,docs]" $(QUIET_PIP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,docs,server]" $(QUIET_PIP)
 	@touch $@ $(VENV)/.installed
 
 setup: $(VENV)/.installed
@@ -76,6 +76,29 @@ browser:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 			chromium chromium-driver > /dev/null; fi
 
+## latex: Debian's TeX Live for the LaTeX compile test, if pdflatex is missing: pdflatex,
+## article, amsmath, amssymb (texlive-latex-base) and the T2A Cyrillic fonts (texlive-lang-cyrillic)
+latex:
+	@if command -v pdflatex > /dev/null && kpsewhich t2aenc.def > /dev/null; then :; else \
+		echo "installing texlive-latex-base and texlive-lang-cyrillic (Debian packages) for the LaTeX test"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			texlive-latex-base texlive-lang-cyrillic > /dev/null; fi
+
+## postgres: Debian's postgresql (initdb, pg_ctl) for the class server and its tests, if missing
+postgres:
+	@if ls /usr/lib/postgresql/*/bin/pg_ctl > /dev/null 2>&1; then :; else \
+		echo "installing postgresql (Debian package) for the class server's tests"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			postgresql > /dev/null; fi
+
+## server: the class server in $(CLASS_DIR) (attnref server start; the admin password comes
+## from $$ATTNREF_ADMIN_PASSWORD); Ctrl-C stops it and its PostgreSQL
+CLASS_DIR ?= class-server
+server: $(VENV)/.installed-dev postgres
+	$(BIN)/attnref server start $(CLASS_DIR)
+
 ## site: build the book strictly into site/
 site: $(VENV)/.installed-dev $(KATEX)
 	$(BIN)/mkdocs build --strict
@@ -85,8 +108,8 @@ docs: $(VENV)/.installed-dev $(KATEX)
 	$(BIN)/mkdocs serve -a 127.0.0.1:8000
 
 ## test: set up .venv with the dev extras and run the whole suite (the book's strict build and
-## browser check included)
-test: $(VENV)/.installed-dev $(KATEX) browser lint
+## browser check and the pdflatex compile of `explain --format latex` included)
+test: $(VENV)/.installed-dev $(KATEX) browser latex postgres lint
 	$(BIN)/python -m pytest
 
 clean:

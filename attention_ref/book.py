@@ -7,10 +7,12 @@ so ``mkdocs build --strict`` fails instead of publishing a wrong page.
 
 from __future__ import annotations
 
+import html
 import inspect
 import json
+import re
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
@@ -20,6 +22,7 @@ from attention_ref.render import bmatrix, fmt_number, to_book
 if TYPE_CHECKING:
     from torch import Tensor
 
+    from attention_ref.reference import AttentionTrace
     from attention_ref.render import Matrix
 
 #: the committed experiment results the book shows (``attnref report --export docs/results``)
@@ -46,6 +49,33 @@ def matrix(
     return display(f"{lhs} = {bmatrix(cast('Matrix', rows), precision)}")
 
 
+def _tex_text(s: str) -> str:
+    """``s`` inside ``\\text{…}``: TeX's special characters escaped."""
+    special = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "#": r"\#",
+               "%": r"\%", "&": r"\&", "$": r"\$", "^": r"\^{}", "~": r"\~{}"}  # fmt: skip
+    return "".join(special.get(c, c) for c in s)
+
+
+def labelled(
+    lhs: str,
+    value: Sequence[Sequence[float]] | Tensor,
+    rows: Sequence[str],
+    precision: int = 3,
+    lang: str = "en",
+) -> str:
+    """``lhs = [bmatrix]`` as display math with a label at the left of each row (the tokens,
+    for a matrix whose rows are tokens); decimal commas on the Portuguese pages."""
+    nested = value if isinstance(value, Sequence) else value.tolist()
+    if len(rows) != len(nested):
+        raise ValueError(f"{lhs}: {len(nested)} rows but {len(rows)} labels")
+    labels = r" \\ ".join(rf"\text{{{_tex_text(r)}}}" for r in rows)
+    latex = (
+        f"{lhs} = \\begin{{array}}{{r}} {labels} \\end{{array}}"
+        f"{bmatrix(cast('Matrix', nested), precision)}"
+    )
+    return display(math_decimal_comma(latex) if DECIMAL[lang] == "," else latex)
+
+
 def num(v: float, precision: int = 4) -> str:
     """A number as the pages print it (``-∞`` for masked entries)."""
     return fmt_number(float(v), precision)
@@ -58,19 +88,62 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def check(label: str, ok: bool, detail: str) -> str:
+#: the word before a check's label, per language of the book
+CHECK_WORD = {"en": "Check", "pt": "Verificação"}
+
+
+def check(label: str, ok: bool, detail: str, lang: str = "en") -> str:
     """A green box for a check that passed; an exception (failed build) for one that did not."""
     if not ok:
         raise AssertionError(f"book check failed: {label}: {detail}")
-    return f'!!! success "Check: {label}"\n    {detail}\n'
+    return f'!!! success "{CHECK_WORD[lang]}: {label}"\n    {detail}\n'
 
 
-def example(name: str, precision: int | None = None, heading: int = 3) -> str:
-    """A worked example of ``attnref explain``, every matrix as display math."""
+#: what marks a section title's tail as a formula written in Unicode (S⁽ⁱ⁾, Kᵀ, √d_k, S̃…)
+PSEUDO_MATH = re.compile(r"[=⁽⁾ⁱʰᵀ√\u0303|]")
+
+
+def plain_heading(title: str) -> str:
+    """A section title for a page heading, in plain words: ``"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k"``
+    becomes ``"Scores"`` (the displays under it carry the formula, typeset); a title with no
+    Unicode formula in it is kept whole."""
+    words, sep, tail = title.partition(": ")
+    return words if sep and PSEUDO_MATH.search(tail) else title
+
+
+def example(
+    name: str,
+    precision: int | None = None,
+    heading: int = 3,
+    after: Mapping[str, str] | None = None,
+) -> str:
+    """A worked example of ``attnref explain``, every matrix as display math.
+
+    Step headings are written in plain words (`plain_heading`). ``after`` maps the start of a
+    step's heading to markdown (a figure) placed at the end of that step.
+    """
     from attention_ref.worked.registry import explain_example
 
     expl = explain_example(name)
-    return to_book(expl, precision if precision is not None else expl.precision, heading=heading)
+    text = to_book(expl, precision if precision is not None else expl.precision, heading=heading)
+    marks = "#" * heading + " "
+    out: list[str] = []
+    pending = ""
+    for line in text.split("\n"):
+        if line.startswith(marks):
+            out.append(pending)
+            pending = ""
+            title = plain_heading(line[len(marks) :])
+            line = marks + title
+            for start, extra in (after or {}).items():
+                if title.startswith(start):
+                    pending = extra
+        out.append(line)
+    out.append(pending)
+    missing = [k for k in (after or {}) if not any(o.startswith(marks + k) for o in out)]
+    if missing:
+        raise ValueError(f"no step of {name!r} starts with {missing}")
+    return "\n".join(out)
 
 
 def results(name: str = "comparison.json") -> Any:  # Any: whatever the JSON file holds
@@ -78,3 +151,200 @@ def results(name: str = "comparison.json") -> Any:  # Any: whatever the JSON fil
     path = RESULTS / name
     text = path.read_text(encoding="utf-8")
     return json.loads(text) if path.suffix == ".json" else text
+
+
+# --- figures: numbers computed by the reference, drawn by attention_ref.render.svg -----------
+
+#: the decimal mark of each language of the book
+DECIMAL = {"en": ".", "pt": ","}
+
+
+def decimal_comma(text: str) -> str:
+    """``text`` with every decimal point between two digits written as a comma (Portuguese
+    prose; for math use `math_decimal_comma`)."""
+    return re.sub(r"(?<=\d)\.(?=\d)", ",", text)
+
+
+def math_decimal_comma(latex: str) -> str:
+    """LaTeX with its decimal points as ``{,}`` (a decimal comma KaTeX does not space)."""
+    return re.sub(r"(?<=\d)\.(?=\d)", "{,}", latex)
+
+
+def figure(svg_or_svgs: str | Sequence[str], caption: str) -> str:
+    """Raw HTML for the page: the SVG(s) in a ``<figure>`` (side by side, wrapping on narrow
+    screens) with a caption that says what the figure shows."""
+    svgs = [svg_or_svgs] if isinstance(svg_or_svgs, str) else list(svg_or_svgs)
+    inner = "\n".join(f'<div class="attn-panel">{s}</div>' for s in svgs)
+    return (
+        f'\n<figure class="attn-figure">\n<div class="attn-panels">\n{inner}\n</div>\n'
+        f"<figcaption>{html.escape(caption)}</figcaption>\n</figure>\n"
+    )
+
+
+def _labels(trace: AttentionTrace) -> list[str]:
+    n = int(trace.X.shape[-2])
+    return list(trace.tokens) if len(trace.tokens) == n else [str(i + 1) for i in range(n)]
+
+
+def attention_heatmaps(
+    trace: AttentionTrace, *, precision: int = 2, lang: str = "en", batch: int = 0
+) -> list[str]:
+    """One heatmap of ``A`` per head (rows: queries, columns: keys, the tokens as labels)."""
+    from attention_ref.render.svg import heatmap
+
+    A = trace.A if trace.A.dim() == 3 else trace.A[batch]  # (h, n, n)
+    tokens = _labels(trace)
+    words = {"en": ("head", "query", "key"), "pt": ("cabeça", "consulta", "chave")}[lang]
+    return [
+        heatmap(
+            A[i].tolist(),
+            tokens,
+            tokens,
+            title=f"A, {words[0]} {i + 1}" if A.shape[0] > 1 else "A",
+            precision=precision,
+            decimal=DECIMAL[lang],
+            row_title=words[1],
+            col_title=words[2],
+        )
+        for i in range(A.shape[0])
+    ]
+
+
+def mask_figure(n: int, tokens: Sequence[str] = (), *, lang: str = "en") -> str:
+    """The causal mask ``M`` of `attention_ref.reference.causal_mask`: 0 on and below the
+    diagonal, −∞ above."""
+    from attention_ref import reference as ref
+    from attention_ref.render.svg import heatmap
+
+    labels = list(tokens) if tokens else [str(i + 1) for i in range(n)]
+    words = {"en": ("query", "key"), "pt": ("consulta", "chave")}[lang]
+    return heatmap(ref.causal_mask(n).tolist(), labels, labels, title="M", precision=0,
+                   row_title=words[0], col_title=words[1])  # fmt: skip
+
+
+def _shape(t: Tensor | tuple[int, ...]) -> str:
+    dims = tuple(t) if isinstance(t, tuple) else tuple(t.shape)
+    return "(" + ", ".join(str(d) for d in dims) + ")"
+
+
+#: the words of the data-flow figure, per language of the book
+FLOW_WORDS = {
+    "en": {"title": "Masked multi-head attention", "unmasked": "Multi-head attention",
+           "scores": "scores", "mask": "+ M (causal mask)", "no_mask": "no mask",
+           "softmax": "A = softmax by row", "concat": "Concat of {h} heads",
+           "output": "output"},
+    "pt": {"title": "Atenção multi-cabeça com máscara", "unmasked": "Atenção multi-cabeça",
+           "scores": "scores", "mask": "+ M (máscara causal)", "no_mask": "sem máscara",
+           "softmax": "A = softmax por linha", "concat": "Concat das {h} cabeças",
+           "output": "saída"},
+}  # fmt: skip
+
+
+def flow_figure(trace: AttentionTrace, lang: str = "en") -> str:
+    """The data flow of one (masked) multi-head attention, each step with the shape it has in
+    ``trace`` (read from the tensors, not typed); one column per head."""
+    from attention_ref.render.svg import Box, flow
+
+    w = FLOW_WORDS[lang]
+    h = trace.h
+    H0 = trace.head(0)
+    masked = trace.M is not None
+    per_head = [
+        ("Q, K, V = X W", f"{_shape(H0['Q'])}, {_shape(H0['K'])}, {_shape(H0['V'])}"),
+        (f"{w['scores']} Q Kᵀ / √d_k", _shape(H0["S"])),
+        (w["mask"] if masked else w["no_mask"], _shape(H0["S_masked"])),
+        (w["softmax"], _shape(H0["A"])),
+        ("H = A V", _shape(H0["H"])),
+    ]
+    stages: list[list[Box]] = [[Box(title="X", detail=_shape(trace.X))]]
+    for name, shape in per_head:
+        stages.append(
+            [
+                Box(title=name if h == 1 else f"{name} [{i + 1}]", detail=shape, colour=i)
+                for i in range(h)
+            ]
+        )
+    stages.append([Box(title=w["concat"].format(h=h), detail=_shape(trace.concat))])
+    if trace.W_O is not None:
+        stages.append(
+            [
+                Box(
+                    title=f"· W_O {_shape(trace.W_O)}",
+                    detail=f"{w['output']} {_shape(trace.output)}",
+                )
+            ]
+        )
+    title = w["title"] if masked else w["unmasked"]
+    return flow(stages, title=f"{title}, h = {h}, d_k = {trace.d_k}")
+
+
+def split_merge_figure() -> list[str]:
+    """Seed 002's split into heads and back, on its numbers: ``Q`` ``(1, 4, 6)`` → reshape
+    ``(1, 4, 3, 2)`` → swap ``(1, 3, 4, 2)`` → `merge_heads` ``(1, 4, 6)``.
+
+    Each entry keeps its colour (its head) and its tone (its token) in every shape.
+    """
+    from attention_ref import reference as ref
+    from attention_ref.render.svg import Block, Cell, tensor
+    from attention_ref.worked.i_want_pizza import PIZZA_TOKENS, pizza_numbers
+
+    r = pizza_numbers()
+    tok = list(PIZZA_TOKENS)
+    Q, Qr, Qs = r.Q[0], r.Q_reshaped[0], r.Q_swapped[0]  # (T, d), (T, h, d_k), (h, T, d_k)
+    h, d_k = int(Qs.shape[0]), int(Qs.shape[-1])
+    merged = ref.merge_heads(r.Q_swapped)[0]  # (1, 3, 4, 2) -> (1, 4, 6) -> (4, 6)
+
+    def num(v: float) -> str:
+        return f"{v:g}"
+
+    def flat(M: Tensor, label: str) -> Block:  # (T, h*d_k): head of column j is j // d_k
+        cells = [[Cell(text=num(v), colour=j // d_k, tone=t) for j, v in enumerate(row)]
+                 for t, row in enumerate(M.tolist())]  # fmt: skip
+        return Block(label=label, rows=cells, row_labels=tok)
+
+    by_token = [
+        Block(label=tok[t], row_labels=[f"head {k + 1}" for k in range(h)],
+              rows=[[Cell(text=num(v), colour=k, tone=t) for v in piece]
+                    for k, piece in enumerate(Qr[t].tolist())])
+        for t in range(Qr.shape[0])
+    ]  # fmt: skip
+    by_head = [
+        Block(label=f"head {k + 1}", row_labels=tok if k == 0 else (),
+              rows=[[Cell(text=num(v), colour=k, tone=t) for v in piece]
+                    for t, piece in enumerate(Qs[k].tolist())])
+        for k in range(h)
+    ]  # fmt: skip
+    return [
+        tensor([flat(Q, "tokens × features")], title=f"Q {_shape(r.Q)}"),
+        tensor(by_token, title=f"reshape {_shape(r.Q_reshaped)}"),
+        tensor(by_head, title=f"swap {_shape(r.Q_swapped)}"),
+        tensor(
+            [flat(merged, "tokens × features")],
+            title=f"swap back, reshape {_shape(merged.unsqueeze(0))}",
+        ),
+    ]
+
+
+def weight_blocks_figure(d_model: int = 8, heads: Sequence[int] = (1, 2, 4)) -> str:
+    """Seed 003's picture: the weights of one attention layer for each ``h``, drawn to scale
+    from `attention_ref.reference.params.attention_params` (no biases): ``h`` blocks of
+    ``W_Q^(i), W_K^(i), W_V^(i)`` (``d_model × d_k`` each) and ``W_O`` (``h·d_k × d_model``)."""
+    from attention_ref.reference.params import attention_params
+    from attention_ref.render.svg import Rect, RectRow, blocks
+
+    rows = []
+    for h in heads:
+        p = attention_params(d_model, h, bias=False)
+        shapes = p.shapes()
+        rects = []
+        for i in range(h):
+            for name in ("Q", "K", "V"):
+                r, c = shapes[f"W_{name}^(i)"]
+                rects.append(Rect(label=f"{name}{i + 1}", rows=r, cols=c, colour=i,
+                                  tip=f"W_{name}^({i + 1}): {r} × {c}"))  # fmt: skip
+        r, c = shapes["W_O"]
+        rects.append(Rect(label="W_O", rows=r, cols=c, colour=6, tip=f"W_O: {r} × {c}"))
+        rows.append(
+            RectRow(label=f"h = {h}", rects=rects, note=f"d_k = {p.d_k}: {p.total:,} weights")
+        )
+    return blocks(rows, title=f"The weights of one attention layer, d_model = {d_model}")

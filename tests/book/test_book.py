@@ -10,41 +10,23 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from attention_ref.worked import life_is_awesome as ex
+from tests.book.conftest import MKDOCS, ROOT, SHOTS
 from tests.book.site_scan import scan
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
-MKDOCS = str(Path(sys.executable).with_name("mkdocs"))
-SHOTS = ROOT / "build" / "screenshots"
 PAGES = [
     "index.html", "by-hand/index.html", "trainable-weights/index.html",
     "scaled-dot-product/index.html", "causal-mask/index.html", "multi-head/index.html",
     "worked-example/index.html", "experiments/index.html", "cli/index.html", "api/index.html",
     "pt/exemplo-resolvido/index.html", "pt/q03/index.html",
 ]  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory) -> Path:
-    if not (ROOT / "docs" / "assets" / "katex" / "katex.min.js").is_file():
-        pytest.fail("KaTeX is not vendored: run `make test` (it runs tools/vendor_katex.py)")
-    out = tmp_path_factory.mktemp("book") / "site"
-    proc = subprocess.run(
-        # never --quiet: it hides the very warnings that --strict counts
-        [MKDOCS, "build", "--strict", "-d", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out
 
 
 def test_every_page_is_built(site):
@@ -57,6 +39,7 @@ def test_a_failing_check_on_a_page_fails_the_build(tmp_path):
     import shutil
 
     shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    shutil.copytree(ROOT / "overrides", tmp_path / "overrides")  # the theme's custom_dir
     shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
     (tmp_path / "docs" / "broken.md").write_text(
         '# Broken\n\n```python exec="on"\nfrom attention_ref.book import check\n\n'

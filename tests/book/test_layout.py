@@ -1,0 +1,94 @@
+"""The layout fits: no page of the book scrolls sideways on a desktop (1280 px) or a phone
+(390 px), the long formulas of the teaching pages fit their column on a desktop, and KaTeX
+writes no warning to the console (e.g. Unicode text inside math).
+
+Every page the build produced is visited (pages added later are covered without a change
+here). Negative controls show the measures can fail.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.book.conftest import built_pages
+
+pytestmark = pytest.mark.slow
+
+WIDTHS = (1280, 390)
+#: pages whose display formulas are written to fit a desktop column (no inner scroll bar)
+FORMULAS_FIT = ("index", "by-hand", "trainable-weights", "scaled-dot-product", "causal-mask",
+                "multi-head", "worked-example", "pt/exemplo-resolvido")  # fmt: skip
+
+OVERFLOW = """
+const W = window.innerWidth;
+const math = [...document.querySelectorAll('article div.arithmatex')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.textContent.trim().slice(0, 60));
+return {page: document.documentElement.scrollWidth, inner: W, math: math};
+"""
+
+
+def settle(drv) -> None:
+    """Wait until KaTeX has typeset the page (or it has no math)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(drv, 15).until(
+        lambda d: d.execute_script(
+            "return document.querySelectorAll('article .arithmatex').length === 0 ||"
+            " document.querySelectorAll('article .katex').length > 0"
+        )
+    )
+    time.sleep(0.2)
+
+
+def katex_warnings(drv) -> list[str]:
+    """Console warnings that KaTeX writes (strict mode, missing character metrics)."""
+    words = ("KaTeX", "LaTeX-incompatible", "character metrics", "math mode")
+    return [
+        e["message"]
+        for e in drv.get_log("browser")
+        if e["level"] in ("WARNING", "SEVERE") and any(w in e["message"] for w in words)
+    ]
+
+
+def test_no_page_scrolls_sideways_and_formulas_fit(site, chromium):
+    from tests.book.browser import make_driver, serve_dir
+
+    pages = built_pages(site)
+    assert len(pages) >= 12 and "." in pages and "pt/exemplo-resolvido" in pages
+    wide: list[tuple[int, str, int, int]] = []
+    cut: list[tuple[str, list[str]]] = []
+    warned: list[tuple[str, list[str]]] = []
+    with serve_dir(site) as base:
+        drv = make_driver()
+        try:
+            for width in WIDTHS:
+                drv.set_window_size(width, 900)
+                for page in pages:
+                    drv.get(f"{base}/" if page == "." else f"{base}/{page}/")
+                    settle(drv)
+                    r = drv.execute_script(OVERFLOW)
+                    assert r["inner"] == width, (page, r["inner"])  # the width is the one asked
+                    if r["page"] > r["inner"]:
+                        wide.append((width, page, r["page"], r["inner"]))
+                    name = "index" if page == "." else page
+                    if width == 1280 and name in FORMULAS_FIT and r["math"]:
+                        cut.append((page, r["math"]))
+                    if found := katex_warnings(drv):
+                        warned.append((page, found[:3]))
+            # negative controls: a too-wide block is seen; a KaTeX warning is seen
+            drv.execute_script(
+                "document.querySelector('article').insertAdjacentHTML('beforeend',"
+                " '<div style=\"width: 3000px; height: 1px\"></div>')"
+            )
+            r = drv.execute_script(OVERFLOW)
+            assert r["page"] > r["inner"]
+            drv.execute_script("katex.renderToString('\\\\text{Пиццу} Я', {strict: 'warn'})")
+            assert katex_warnings(drv)
+        finally:
+            drv.quit()
+    assert wide == [], wide
+    assert cut == [], cut
+    assert warned == [], warned
