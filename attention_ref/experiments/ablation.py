@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import mlflow
 from mlflow.tracking import MlflowClient
@@ -257,20 +258,26 @@ def _log_comparison(client: MlflowClient, outcome: AblationOutcome) -> None:
         },
         Artifact.COMPARISON_JSON,
     )
-    for r in outcome.rows:
+    arms = [(r.attention, r.attention, r) for r in outcome.rows]
+    _log_arms(client, run_id, arms, "Q03: the same model with and without attention",
+              outcome.bigram_floor)  # fmt: skip
+
+
+def _log_arms(
+    client: MlflowClient, run_id: str, arms: list[tuple[str, str, Any]], title: str, floor: float
+) -> None:
+    """Each arm ``(name, curve label, row)``: its figures as ``{name}_{metric}`` on the parent
+    (`ArmRow.METRICS`), its train and validation curves overlaid in ``plots/loss_curves.png``."""
+    for arm, _, r in arms:
         for key, metric in ArmRow.METRICS.items():
-            mlflow.log_metric(arm_metric(r.attention, metric), getattr(r, key))
+            mlflow.log_metric(arm_metric(arm, metric), getattr(r, key))
     keys = (Metric.TRAIN_LOSS, Metric.VAL_LOSS)
     curves = {
-        r.attention: {str(k): metric_curve(client, r.run_id, k) for k in keys} for r in outcome.rows
+        label: {str(k): metric_curve(client, r.run_id, k) for k in keys} for _, label, r in arms
     }
     with tempfile.TemporaryDirectory() as tmp:
         path = save(
-            loss_curves(
-                curves,
-                title="Q03: the same model with and without attention",
-                floor=outcome.bigram_floor,
-            ),
+            loss_curves(curves, title=title, floor=floor),
             Path(tmp) / Path(Artifact.LOSS_CURVES).name,
         )
         client.log_artifact(run_id, str(path), str(Path(Artifact.LOSS_CURVES).parent))
@@ -286,27 +293,6 @@ def _log_heads_comparison(client: MlflowClient, outcome: HeadsSweepOutcome) -> N
         {"bigram_floor": outcome.bigram_floor, "rows": [asdict(r) for r in rows]},
         Artifact.COMPARISON_JSON,
     )
-    figures = {
-        Metric.BEST_VAL_LOSS: "best_val_loss",
-        Metric.FINAL_VAL_LOSS: "final_val_loss",
-        Metric.FINAL_TRAIN_EVAL_LOSS: "final_train_loss",
-        Metric.MEAN_TOKENS_PER_SEC: "tokens_per_sec",
-        Metric.WALL_TIME_S: "wall_time_s",
-    }
-    for r in rows:
-        for metric, key in figures.items():
-            mlflow.log_metric(arm_metric(heads_arm(r.heads), metric), getattr(r, key))
-    keys = (Metric.TRAIN_LOSS, Metric.VAL_LOSS)
-    curves = {
-        f"h = {r.heads}": {str(k): metric_curve(client, r.run_id, k) for k in keys} for r in rows
-    }
-    with tempfile.TemporaryDirectory() as tmp:
-        path = save(
-            loss_curves(
-                curves,
-                title="Heads sweep: the Q02 model with h heads, the same parameters",
-                floor=outcome.bigram_floor,
-            ),
-            Path(tmp) / Path(Artifact.LOSS_CURVES).name,
-        )
-        client.log_artifact(run_id, str(path), str(Path(Artifact.LOSS_CURVES).parent))
+    _log_arms(client, run_id, [(heads_arm(r.heads), f"h = {r.heads}", r) for r in rows],
+              "Heads sweep: the Q02 model with h heads, the same parameters",
+              outcome.bigram_floor)  # fmt: skip
