@@ -9,6 +9,7 @@ lm -> experiments -> cli), each rule proven by ``tests/test_layers.py``:
 * `attention_ref.lm`: the character language model of Q02/Q03 (no mlflow);
 * `attention_ref.experiments`: the experiments tracked in MLflow;
 * `attention_ref.book`: helpers of the book's build-time code blocks.
+* `attention_ref.notebooks`: the book's pages as Jupyter notebooks (no torch).
 
 Importing the package imports neither torch nor mlflow.
 """

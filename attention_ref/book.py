@@ -170,6 +170,16 @@ def math_decimal_comma(latex: str) -> str:
     return re.sub(r"(?<=\d)\.(?=\d)", "{,}", latex)
 
 
+#: the thousands separator of each language of the book: Portuguese writes the SI's (narrow,
+#: no-break) space, so that a point between digits on a Portuguese page is never a decimal
+THOUSANDS = {"en": ",", "pt": "\u202f"}
+
+
+def thousands(n: int, lang: str = "en") -> str:
+    """An integer grouped by thousands: ``109,514,298`` (en), ``109 514 298`` (pt)."""
+    return f"{n:,}".replace(",", THOUSANDS[lang])
+
+
 def figure(svg_or_svgs: str | Sequence[str], caption: str) -> str:
     """Raw HTML for the page: the SVG(s) in a ``<figure>`` (side by side, wrapping on narrow
     screens) with a caption that says what the figure shows."""
@@ -278,11 +288,21 @@ def flow_figure(trace: AttentionTrace, lang: str = "en") -> str:
     return flow(stages, title=f"{title}, h = {h}, d_k = {trace.d_k}")
 
 
-def split_merge_figure() -> list[str]:
+#: the words of seed 002's split/merge figure, per language of the book
+SPLIT_WORDS = {
+    "en": {"features": "tokens × features", "head": "head", "reshape": "reshape",
+           "swap": "swap", "back": "swap back, reshape"},
+    "pt": {"features": "tokens × dimensões", "head": "cabeça", "reshape": "reshape",
+           "swap": "troca de eixos", "back": "destroca, reshape"},
+}  # fmt: skip
+
+
+def split_merge_figure(lang: str = "en") -> list[str]:
     """Seed 002's split into heads and back, on its numbers: ``Q`` ``(1, 4, 6)`` → reshape
     ``(1, 4, 3, 2)`` → swap ``(1, 3, 4, 2)`` → `merge_heads` ``(1, 4, 6)``.
 
-    Each entry keeps its colour (its head) and its tone (its token) in every shape.
+    Each entry keeps its colour (its head) and its tone (its token) in every shape. The
+    entries are whole numbers, so only the words change with ``lang``.
     """
     from attention_ref import reference as ref
     from attention_ref.render.svg import Block, Cell, tensor
@@ -293,6 +313,7 @@ def split_merge_figure() -> list[str]:
     Q, Qr, Qs = r.Q[0], r.Q_reshaped[0], r.Q_swapped[0]  # (T, d), (T, h, d_k), (h, T, d_k)
     h, d_k = int(Qs.shape[0]), int(Qs.shape[-1])
     merged = ref.merge_heads(r.Q_swapped)[0]  # (1, 3, 4, 2) -> (1, 4, 6) -> (4, 6)
+    w = SPLIT_WORDS[lang]
 
     def num(v: float) -> str:
         return f"{v:g}"
@@ -303,35 +324,45 @@ def split_merge_figure() -> list[str]:
         return Block(label=label, rows=cells, row_labels=tok)
 
     by_token = [
-        Block(label=tok[t], row_labels=[f"head {k + 1}" for k in range(h)],
+        Block(label=tok[t], row_labels=[f"{w['head']} {k + 1}" for k in range(h)],
               rows=[[Cell(text=num(v), colour=k, tone=t) for v in piece]
                     for k, piece in enumerate(Qr[t].tolist())])
         for t in range(Qr.shape[0])
     ]  # fmt: skip
     by_head = [
-        Block(label=f"head {k + 1}", row_labels=tok if k == 0 else (),
+        Block(label=f"{w['head']} {k + 1}", row_labels=tok if k == 0 else (),
               rows=[[Cell(text=num(v), colour=k, tone=t) for v in piece]
                     for t, piece in enumerate(Qs[k].tolist())])
         for k in range(h)
     ]  # fmt: skip
     return [
-        tensor([flat(Q, "tokens × features")], title=f"Q {_shape(r.Q)}"),
-        tensor(by_token, title=f"reshape {_shape(r.Q_reshaped)}"),
-        tensor(by_head, title=f"swap {_shape(r.Q_swapped)}"),
+        tensor([flat(Q, w["features"])], title=f"Q {_shape(r.Q)}"),
+        tensor(by_token, title=f"{w['reshape']} {_shape(r.Q_reshaped)}"),
+        tensor(by_head, title=f"{w['swap']} {_shape(r.Q_swapped)}"),
         tensor(
-            [flat(merged, "tokens × features")],
-            title=f"swap back, reshape {_shape(merged.unsqueeze(0))}",
+            [flat(merged, w["features"])],
+            title=f"{w['back']} {_shape(merged.unsqueeze(0))}",
         ),
     ]
 
 
-def weight_blocks_figure(d_model: int = 8, heads: Sequence[int] = (1, 2, 4)) -> str:
+#: the words of seed 003's weight-blocks figure, per language of the book
+BLOCK_WORDS = {
+    "en": {"title": "The weights of one attention layer", "weights": "weights"},
+    "pt": {"title": "Os pesos de uma camada de atenção", "weights": "pesos"},
+}
+
+
+def weight_blocks_figure(
+    d_model: int = 8, heads: Sequence[int] = (1, 2, 4), lang: str = "en"
+) -> str:
     """Seed 003's picture: the weights of one attention layer for each ``h``, drawn to scale
     from `attention_ref.reference.params.attention_params` (no biases): ``h`` blocks of
     ``W_Q^(i), W_K^(i), W_V^(i)`` (``d_model × d_k`` each) and ``W_O`` (``h·d_k × d_model``)."""
     from attention_ref.reference.params import attention_params
     from attention_ref.render.svg import Rect, RectRow, blocks
 
+    w = BLOCK_WORDS[lang]
     rows = []
     for h in heads:
         p = attention_params(d_model, h, bias=False)
@@ -345,6 +376,67 @@ def weight_blocks_figure(d_model: int = 8, heads: Sequence[int] = (1, 2, 4)) -> 
         r, c = shapes["W_O"]
         rects.append(Rect(label="W_O", rows=r, cols=c, colour=6, tip=f"W_O: {r} × {c}"))
         rows.append(
-            RectRow(label=f"h = {h}", rects=rects, note=f"d_k = {p.d_k}: {p.total:,} weights")
+            RectRow(
+                label=f"h = {h}",
+                rects=rects,
+                note=f"d_k = {p.d_k}: {thousands(p.total, lang)} {w['weights']}",
+            )
         )
-    return blocks(rows, title=f"The weights of one attention layer, d_model = {d_model}")
+    return blocks(rows, title=f"{w['title']}, d_model = {d_model}")
+
+
+#: the words of the validation-curves figure, per language of the book
+CURVE_WORDS = {
+    "en": {"title": "Validation loss of each arm", "x": "step",
+           "y": "cross-entropy (nats per character)", "bigram": "bigram baseline",
+           "arms": {"multihead": "with attention (Q02)", "none": "without attention (Q03)",
+                    "uniform": "uniform attention"}},
+    "pt": {"title": "Perda de validação de cada braço", "x": "passo",
+           "y": "entropia cruzada (nats por caractere)", "bigram": "linha de base do bigrama",
+           "arms": {"multihead": "com atenção (Q02)", "none": "sem atenção (Q03)",
+                    "uniform": "atenção uniforme"}},
+}  # fmt: skip
+
+
+def validation_curves_figure(doc: Mapping[str, Any], lang: str = "en") -> str:
+    """The validation loss of each arm of a recorded comparison (``comparison.json``: its
+    ``curves`` and ``baselines``), the bigram baseline dashed; an SVG whose words are text
+    (not paths) in ``lang``, numbers with its decimal mark and thousands separator."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    from attention_ref.experiments.plots import COLORS
+
+    w = CURVE_WORDS[lang]
+    bigram = float(doc["baselines"]["bigram"])
+    # svg.fonttype none: text stays <text>; a fixed hashsalt and no date: the same SVG each build
+    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "attnref"}):
+        fig, ax = plt.subplots(figsize=(7.0, 4.0), dpi=100)
+        for i, (arm, series) in enumerate(doc["curves"].items()):
+            points = sorted(series.get("val_loss", []))
+            ax.plot([s for s, _ in points], [v for _, v in points], marker="o", markersize=3.5,
+                    linewidth=1.8, color=COLORS.get(arm, f"C{i}"),
+                    label=w["arms"].get(arm, arm))  # fmt: skip
+        number = f"{bigram:.3f}".replace(".", DECIMAL[lang])
+        ax.axhline(bigram, color="black", linestyle="--", linewidth=1,
+                   label=f"{w['bigram']} {number}")  # fmt: skip
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: thousands(int(v), lang)))
+        ax.yaxis.set_major_formatter(
+            FuncFormatter(lambda v, _: f"{v:.1f}".replace(".", DECIMAL[lang]))
+        )
+        ax.set_xlabel(w["x"])
+        ax.set_ylabel(w["y"])
+        ax.set_title(w["title"])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=9)
+        fig.tight_layout()
+        out = io.StringIO()
+        fig.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
+        plt.close(fig)
+    svg = out.getvalue()
+    return svg[svg.index("<svg") :]  # inline: no XML declaration or DOCTYPE

@@ -24,7 +24,9 @@ def exercise(
     causal: Annotated[
         bool, typer.Option("--causal/--no-causal", help="Causal mask (as the homework).")
     ] = True,
-    lang: Annotated[str, typer.Option(help="Language of the statement: en, pt.")] = "en",
+    lang: Annotated[
+        str, typer.Option(help="Language of the statement and key: en, pt (decimal commas).")
+    ] = "en",
     backward: Annotated[
         bool, typer.Option("--backward", help="Add a gradient question (and its key).")
     ] = False,

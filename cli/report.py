@@ -37,8 +37,8 @@ def report(
         Path | None,
         typer.Option(
             "--export",
-            help="Also copy the figures, samples and table the book shows "
-            "(docs/results) into this folder. \\[default: no export]",
+            help="Also copy the figures, samples and table the book shows, and the "
+            "attention explorer's model (docs/results) into this folder. \\[default: no export]",
             show_default=False,
             metavar="DIR",
         ),

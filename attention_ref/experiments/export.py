@@ -14,9 +14,10 @@ from pathlib import Path
 import mlflow
 from mlflow.tracking import MlflowClient
 
+from attention_ref.experiments.explorer import write_explorer
 from attention_ref.experiments.names import Artifact, Tag
 from attention_ref.experiments.report import build_report, rows_from_comparison
-from attention_ref.experiments.results import baselines, find_arms, q03_report
+from attention_ref.experiments.results import baselines, find_arms, load_model, q03_report
 from attention_ref.experiments.store import TrackingError
 from attention_ref.lm.data import CharData
 
@@ -30,8 +31,10 @@ def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
     """Copy what the book shows of the latest ablation into ``dest`` (a committed folder).
 
     Writes ``q03-report.md``, ``comparison.json`` (rows, baselines, run ids, provenance),
-    ``loss_curves.png``, the multihead arm's ``attention/`` maps and ``weights.json``, and the
-    last evaluation sample of each arm in ``samples/<arm>.txt``. The book reads only these files,
+    ``loss_curves.png``, the multihead arm's ``attention/`` maps and ``weights.json``, the
+    last evaluation sample of each arm in ``samples/<arm>.txt``, and the multihead arm's model
+    for the attention explorer in ``explorer/``
+    (`attention_ref.experiments.explorer.write_explorer`). The book reads only these files,
     so it builds without MLflow runs; ``attnref report --export DIR`` regenerates them.
     """
     arms = find_arms(experiment)
@@ -64,6 +67,12 @@ def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
                 for f in sorted(att.iterdir()):
                     (dest / "attention" / f.name).write_bytes(f.read_bytes())
                     written.append(dest / "attention" / f.name)
+                source = (
+                    f"MLflow run {arm.run_id} (arm multihead of the ablation {pid}, "
+                    f"experiment {experiment}), {Artifact.MODEL}"
+                )
+                checkpoint = load_model(arm.run_id, Path(tmp))
+                written += write_explorer(checkpoint, dest / "explorer", source=source, data=data)
     base = baselines(data)
     doc.update(
         {

@@ -38,6 +38,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from attention_ref import __version__
+from attention_ref.experiments.explorer import EXPLORER_LINES
 from attention_ref.experiments.names import (
     EXPERIMENT_KIND,
     Artifact,
@@ -66,7 +67,7 @@ from attention_ref.lm.train import (
 )
 
 #: the fixed line whose attention maps every multihead run logs (all characters are in the vocab)
-HEATMAP_LINE = "ROMEO:\nBut, soft! what light through yonder window breaks?"
+HEATMAP_LINE = EXPLORER_LINES[0]  # "ROMEO:\nBut, soft! what light through yonder window breaks?"
 STEP_METRICS_FLUSH = 200  # buffered step metrics are written in batches (one DB commit each)
 SYSTEM_METRICS_INTERVAL_S = 5.0
 #: the options that may change when a run is resumed; every other one is the run's own

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 from attention_ref.render.symbols import latex_to_unicode
 
@@ -80,15 +80,40 @@ class Section:
     items: Sequence[Item] = ()
 
 
+#: The languages a document can be written in: the word the writers put before its source,
+#: and the decimal mark of its numbers (Portuguese writes ``0,670``).
+SOURCE_WORD: Final[Mapping[str, str]] = {"en": "Source", "pt": "Fonte"}
+DECIMAL_MARK: Final[Mapping[str, str]] = {"en": ".", "pt": ","}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Explanation:
-    """A whole worked example; ``data`` is the payload of ``--format json``."""
+    """A whole worked example; ``data`` is the payload of ``--format json``.
+
+    ``lang`` is the language its words are written in; the writers print its numbers with
+    that language's decimal mark (`DECIMAL_MARK`; JSON keeps JSON's decimal point).
+    """
 
     title: str
     source: str
     sections: Sequence[Section]
     data: Mapping[str, JSONValue]
     precision: int = 3  # decimals shown unless --precision says otherwise
+    lang: str = "en"
+
+    def __post_init__(self) -> None:
+        if self.lang not in DECIMAL_MARK:
+            raise ValueError(f"lang must be one of {', '.join(DECIMAL_MARK)}, got {self.lang!r}")
+
+    @property
+    def decimal(self) -> str:
+        """The decimal mark of the document's numbers: ``"."`` or ``","``."""
+        return DECIMAL_MARK[self.lang]
+
+    @property
+    def source_word(self) -> str:
+        """The word before the source line: ``Source``, ``Fonte``."""
+        return SOURCE_WORD[self.lang]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -194,19 +194,21 @@ def math_label(label: str) -> str:
     return re.sub(r"[^\x00-\x7f]+", lambda m: "\\text{" + latex_text(m[0]) + "}", label)
 
 
-def bmatrix(value: Matrix, precision: int) -> str:
+def bmatrix(value: Matrix, precision: int, decimal: str = ".") -> str:
     r"""``\begin{bmatrix} a & b \\ c & d \end{bmatrix}``, as seed 000 writes its matrices.
 
-    Entries as `matrix_cells` writes them: no decimals when every entry is a whole number.
+    Entries as `matrix_cells` writes them: no decimals when every entry is a whole number;
+    a decimal comma (``decimal=","``) is written ``{,}``.
     """
-    rows = [" & ".join(cells) for cells in matrix_cells(value, precision, latex=True)]
+    cells = matrix_cells(value, precision, latex=True, decimal=decimal)
+    rows = [" & ".join(row) for row in cells]
     return "\\begin{bmatrix} " + " \\\\ ".join(rows) + " \\end{bmatrix}"
 
 
-def equation(item: Mat, precision: int) -> str:
+def equation(item: Mat, precision: int, decimal: str = ".") -> str:
     r"""``symbol = formula = \begin{bmatrix}…\end{bmatrix}`` (no ``= formula`` when it has none)."""
     lhs = math_label(item.symbol) + (f" = {math_label(item.formula)}" if item.formula else "")
-    return lhs + " = " + bmatrix(item.value, precision)
+    return lhs + " = " + bmatrix(item.value, precision, decimal)
 
 
 def to_latex(expl: Explanation, precision: int = 3, *, standalone: bool = False) -> str:
@@ -215,7 +217,11 @@ def to_latex(expl: Explanation, precision: int = 3, *, standalone: bool = False)
     It opens with a comment naming the packages it needs. ``standalone``: the whole document,
     `PREAMBLE` included, for ``pdflatex``.
     """
-    body = [f"\\section*{{{latex_text(expl.title)}}}", f"Source: {latex_text(expl.source)}", ""]
+    body = [
+        f"\\section*{{{latex_text(expl.title)}}}",
+        f"{expl.source_word}: {latex_text(expl.source)}",
+        "",
+    ]
     for sec in expl.sections:
         body += [f"\\subsection*{{{latex_text(sec.title)}}}", ""]
         if sec.text:
@@ -225,7 +231,7 @@ def to_latex(expl: Explanation, precision: int = 3, *, standalone: bool = False)
                 ncols = max((len(row) for row in item.value), default=0)
                 if ncols > MAX_MATRIX_COLS:
                     body.append(f"\\setcounter{{MaxMatrixCols}}{{{ncols}}}")
-                body += ["$$" + equation(item, precision) + "$$", ""]
+                body += ["$$" + equation(item, precision, expl.decimal) + "$$", ""]
                 continue
             body += [
                 f"\\texttt{{{latex_text(item.name)}}}: {latex_text(item.operation)}: "

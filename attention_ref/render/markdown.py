@@ -48,17 +48,18 @@ def sections(
     return out
 
 
-def matrix_table(item: Mat, precision: int) -> list[str]:
+def matrix_table(item: Mat, precision: int, decimal: str = ".") -> list[str]:
     """``**name** = `formula```, then the matrix as a table with row labels in column one.
 
-    Entries as `matrix_cells` writes them: no decimals when every entry is a whole number.
+    Entries as `matrix_cells` writes them: no decimals when every entry is a whole number;
+    ``decimal`` is the decimal mark.
     """
     formula = item.formula_as_text()
     head = f"**{item.symbol_as_text()}**" + (f" = `{formula}`" if formula else "")
     ncols = len(item.value[0]) if item.value else 0
     cols = list(item.cols) if item.cols else [str(j + 1) for j in range(ncols)]
     out = [head, "", "| | " + " | ".join(cols) + " |", "|---" * (ncols + 1) + "|"]
-    for i, cells in enumerate(matrix_cells(item.value, precision)):
+    for i, cells in enumerate(matrix_cells(item.value, precision, decimal=decimal)):
         label = item.rows[i] if item.rows else str(i + 1)
         out.append(f"| {label} | {' | '.join(cells)} |")
     return [*out, ""]
@@ -66,8 +67,10 @@ def matrix_table(item: Mat, precision: int) -> list[str]:
 
 def to_markdown(expl: Explanation, precision: int = 3) -> str:
     """GitHub-flavoured markdown: one table per matrix, row labels in the first column."""
-    head = [f"# {expl.title}", "", f"*Source: {expl.source}*", ""]
-    return "\n".join(head + sections(expl, "##", lambda item: matrix_table(item, precision)))
+    head = [f"# {expl.title}", "", f"*{expl.source_word}: {expl.source}*", ""]
+    return "\n".join(
+        head + sections(expl, "##", lambda item: matrix_table(item, precision, expl.decimal))
+    )
 
 
 def to_book(expl: Explanation, precision: int = 3, *, heading: int = 2) -> str:
@@ -78,9 +81,9 @@ def to_book(expl: Explanation, precision: int = 3, *, heading: int = 2) -> str:
     """
 
     def display(item: Mat) -> list[str]:
-        return ["$$", equation(item, precision), "$$", ""]
+        return ["$$", equation(item, precision, expl.decimal), "$$", ""]
 
-    head = [f"*Source: {escape_html(expl.source)}*", ""]
+    head = [f"*{expl.source_word}: {escape_html(expl.source)}*", ""]
     return "\n".join(head + sections(expl, "#" * heading, display, escape_html))
 
 

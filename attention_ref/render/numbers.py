@@ -20,14 +20,20 @@ from attention_ref.render.document import JSONValue, Matrix
 EXACT_INTEGERS: Final = 2**53
 
 
-def fmt_number(v: float, precision: int, *, latex: bool = False) -> str:
-    """A number with ``precision`` decimals; ``-inf`` as ``-∞`` (``-\\infty`` in LaTeX)."""
+def fmt_number(v: float, precision: int, *, latex: bool = False, decimal: str = ".") -> str:
+    """A number with ``precision`` decimals; ``-inf`` as ``-∞`` (``-\\infty`` in LaTeX).
+
+    ``decimal`` is the decimal mark (``","`` in Portuguese; LaTeX writes it ``{,}``, a comma
+    that math mode does not space as punctuation).
+    """
     if math.isinf(v):
         sign = "-" if v < 0 else ""
         return f"{sign}\\infty" if latex else f"{sign}∞"
     text = f"{v:.{precision}f}"
     if text.startswith("-") and float(text) == 0.0:
         text = text[1:]  # no "-0.000"
+    if decimal != ".":
+        text = text.replace(".", "{,}" if latex and decimal == "," else decimal)
     return text
 
 
@@ -44,13 +50,15 @@ def is_integral(value: Matrix) -> bool:
     return all(_whole(v) for row in value for v in row)
 
 
-def matrix_cells(value: Matrix, precision: int, *, latex: bool = False) -> list[list[str]]:
-    """The entries of ``value`` as text, row by row.
+def matrix_cells(
+    value: Matrix, precision: int, *, latex: bool = False, decimal: str = "."
+) -> list[list[str]]:
+    """The entries of ``value`` as text, row by row, with ``decimal`` as the decimal mark.
 
     ``precision`` decimals, or none at all when `is_integral` (``1`` rather than ``1.000``).
     """
     p = 0 if is_integral(value) else precision
-    return [[fmt_number(v, p, latex=latex) for v in row] for row in value]
+    return [[fmt_number(v, p, latex=latex, decimal=decimal) for v in row] for row in value]
 
 
 def _numbers(obj: JSONValue) -> Iterable[float] | None:

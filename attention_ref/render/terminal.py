@@ -14,10 +14,11 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
 
-def matrix_table(item: Mat, precision: int) -> RenderableType:
+def matrix_table(item: Mat, precision: int, decimal: str = ".") -> RenderableType:
     """A matrix as a rich table titled ``name = formula``, row labels in a dim column.
 
-    Entries as `matrix_cells` writes them: no decimals when every entry is a whole number.
+    Entries as `matrix_cells` writes them: no decimals when every entry is a whole number;
+    ``decimal`` is the decimal mark.
     """
     from rich import box
     from rich.table import Table as RichTable
@@ -29,7 +30,7 @@ def matrix_table(item: Mat, precision: int) -> RenderableType:
     table.add_column("", style="dim")
     for j in range(ncols):
         table.add_column(item.cols[j] if item.cols else str(j + 1), justify="right")
-    for i, cells in enumerate(matrix_cells(item.value, precision)):
+    for i, cells in enumerate(matrix_cells(item.value, precision, decimal=decimal)):
         label = item.rows[i] if item.rows else str(i + 1)
         table.add_row(label, *cells)
     return table
@@ -47,7 +48,7 @@ def to_rich(expl: Explanation, precision: int = 3) -> list[RenderableType]:
 
     parts: list[RenderableType] = [
         Rule(f"[bold]{escape(expl.title)}"),
-        Text(f"Source: {expl.source}", "dim"),
+        Text(f"{expl.source_word}: {expl.source}", "dim"),
     ]
     for sec in expl.sections:
         parts.append(Rule(escape(sec.title), style="cyan", align="left"))
@@ -56,7 +57,7 @@ def to_rich(expl: Explanation, precision: int = 3) -> list[RenderableType]:
         pending: list[RenderableType] = []
         for item in sec.items:
             if isinstance(item, Mat):
-                pending.append(matrix_table(item, precision))
+                pending.append(matrix_table(item, precision, expl.decimal))
                 continue
             if pending:
                 parts.append(Columns(pending, padding=(0, 3)))

@@ -11,8 +11,10 @@ integer matrix that is not the identity and not symmetric, so that forgetting ``
 transposing it changes the output (and `attention_ref.worked.check` can tell).
 
 An exercise is three documents: the statement (`statement`), the solution key (`key`: every
-step as ``attnref explain`` prints it, with the backward pass when asked) and its JSON in the
-``--input`` format (`Exercise.problem`), which ``explain --input`` and ``check`` take.
+step as ``attnref explain`` prints it, with the backward pass when asked; in Portuguese, the
+statement's questions answered in its words, `attention_ref.worked.key_pt`) and its JSON in
+the ``--input`` format (`Exercise.problem`), which ``explain --input`` and ``check`` take.
+Both documents carry the language, so the writers print decimal commas in Portuguese.
 """
 
 from __future__ import annotations
@@ -275,25 +277,37 @@ def _statement(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Explanati
         source=w["source"].format(**fmt),
         sections=sections,
         data={"exercise": opt.to_json(), "input": problem},
+        lang=opt.lang,
     )
 
 
 def make_exercise(opt: ExerciseOptions) -> Exercise:
-    """Draw the problem of ``opt`` and write its statement and key (imports torch)."""
+    """Draw the problem of ``opt`` and write its statement and key (imports torch).
+
+    The key's JSON (``data``) is the same in every language; its sections are ``explain``'s
+    steps in English, the statement's questions answered in Portuguese (`key_sections_pt`).
+    """
     from attention_ref.worked.gradients import explain_input_backward
-    from attention_ref.worked.your_input import explain_input
+    from attention_ref.worked.key_pt import key_sections_pt
+    from attention_ref.worked.your_input import explain_input, input_trace
 
     problem = draw_problem(opt)
     inp = parse_input(problem)
     forward = explain_input_backward(inp) if opt.backward else explain_input(inp)
+    sections = (
+        key_sections_pt(input_trace(inp), TEXT["pt"], backward=opt.backward)
+        if opt.lang == "pt"
+        else forward.sections
+    )
     key = Explanation(
         title=TEXT[opt.lang]["key_title"].format(seed=opt.seed),
         source=TEXT[opt.lang]["source"].format(
             seed=opt.seed, n=opt.tokens, d=opt.d_model, h=opt.heads,
             causal="--causal" if opt.causal else "--no-causal",
         ) + (" --backward" if opt.backward else ""),
-        sections=forward.sections,
+        sections=sections,
         data=forward.data,
         precision=forward.precision,
+        lang=opt.lang,
     )  # fmt: skip
     return Exercise(options=opt, problem=problem, statement=_statement(opt, problem), key=key)

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.slow
 WIDTHS = (1280, 390)
 #: pages whose display formulas are written to fit a desktop column (no inner scroll bar)
 FORMULAS_FIT = ("index", "by-hand", "trainable-weights", "scaled-dot-product", "causal-mask",
-                "multi-head", "worked-example", "pt/exemplo-resolvido")  # fmt: skip
+                "multi-head", "worked-example", "pt/exemplo-resolvido", "pt/mascara-causal",
+                "pt/multi-cabeca", "pt/gradientes", "pt/exercicios")  # fmt: skip
 
 OVERFLOW = """
 const W = window.innerWidth;

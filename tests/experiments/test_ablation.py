@@ -151,6 +151,13 @@ def test_export_writes_what_the_book_shows(ablation_store, shakespeare, tmp_path
     assert {"q03-report.md", "comparison.json", "loss_curves.png"} <= names
     assert {"samples/multihead.txt", "samples/none.txt", "samples/uniform.txt"} <= names
     assert {"attention/layer1_head1.png", "attention/weights.json"} <= names
+    # the attention explorer's files: the multihead arm's logged model (tests/experiments/
+    # test_explorer.py checks what they hold)
+    assert {"explorer/weights.bin", "explorer/model.json", "explorer/lines.json"} <= names
+    multihead = next(r for r in ablation_store.rows if r.attention == "multihead")
+    manifest = json.loads((tmp_path / "results" / "explorer" / "model.json").read_text())
+    assert f"MLflow run {multihead.run_id} " in manifest["model"]["source"]
+    assert manifest["model"]["n_params"] == multihead.n_params
     doc = json.loads((tmp_path / "results" / "comparison.json").read_text())
     assert doc["parent_run_id"] == ablation_store.parent_run_id
     assert doc["params"]["max_steps"] == str(ABLATION.max_steps)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -133,3 +134,26 @@ def test_the_book_shows_angle_brackets_and_the_terminal_keeps_them():
     book, md = to_book(expl), to_markdown(expl)
     assert "reads &lt;eos&gt;" in book and "<eos>" not in book
     assert "reads <eos>" in md
+
+
+def test_a_portuguese_document_has_decimal_commas_in_every_writer_but_json():
+    pt = dataclasses.replace(EXPL, lang="pt")
+    assert pt.decimal == "," and EXPL.decimal == "."
+    md = render(pt, "markdown", None)
+    assert "*Fonte: S*" in md and "| b | 0,500 | 0,000 |" in md and "0.500" not in md
+    tex = render(pt, "latex", 2)
+    assert "Fonte: S" in tex and "\\begin{bmatrix} 1{,}00 & -\\infty" in tex
+    assert "0{,}50" in to_book(pt, 2) and "0.50" not in to_book(pt, 2)
+    from rich.console import Console
+
+    console = Console(width=120, record=True)
+    for part in render(pt, "rich", None):
+        console.print(part)
+    text = console.export_text()
+    assert "Fonte: S" in text and "0,500" in text and "0.500" not in text
+    assert json.loads(render(pt, "json", None)) == json.loads(render(EXPL, "json", None))
+    assert fmt_number(-2 / 3, 2, decimal=",") == "-0,67"
+    assert fmt_number(2 / 3, 2, latex=True, decimal=",") == "0{,}67"
+    assert fmt_number(float("-inf"), 2, decimal=",") == "-∞"
+    with pytest.raises(ValueError, match="lang must be one of"):
+        dataclasses.replace(EXPL, lang="fr")

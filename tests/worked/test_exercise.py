@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from hypothesis import given
@@ -130,3 +132,44 @@ def test_options_from_an_answer_file():
     ):
         with pytest.raises(InputError, match=message):
             options_from_json(bad)
+
+
+#: a number written with a decimal point (the Portuguese key must have none outside its JSON)
+DECIMAL_POINT = re.compile(r"\d\.\d")
+
+
+def test_portuguese_key_answers_the_statements_questions_with_decimal_commas():
+    opt = ExerciseOptions(seed=3, lang="pt", backward=True)
+    ex = make_exercise(opt)
+    md, tex = render(ex.key, "markdown", 3), render(ex.key, "latex", 3)
+    assert isinstance(md, str) and isinstance(tex, str)
+    for title in ("Gabarito do exercício 3", "Fonte:", "Dados", "Questão 1: projeções",
+                  "Questão 2", "Questão 3: máscara e softmax", "Questão 4", "Questão 5: gradientes",
+                  "∂W_Q^(1)", "∂S̃^(1)"):  # fmt: skip
+        assert title in md, title
+    for english in ("Source", "Question", "Inputs", "Projections", "Head outputs", "Backward"):
+        assert english not in md, english
+    assert not DECIMAL_POINT.search(md) and not DECIMAL_POINT.search(tex)
+    # the numbers are the English key's (same seed: same draws, only the token words differ)
+    en = make_exercise(ExerciseOptions(seed=3, backward=True))
+    A = en.key.data["heads"][0]["A"]
+    row = next(r for r in A if any(0 < v < 1 for v in r))  # a row with fractions
+    cells = " | ".join(f"{v:.3f}".replace(".", ",") for v in row)
+    assert cells in md
+    assert " & ".join(f"{v:.3f}".replace(".", "{,}") for v in row) in tex
+    for key in ("heads", "concat", "output", "grads"):
+        assert ex.key.data[key] == en.key.data[key], key
+    # negative control: the English key has decimal points, and "Source"
+    en_md = render(en.key, "markdown", 3)
+    assert isinstance(en_md, str)
+    assert DECIMAL_POINT.search(en_md) and "Source:" in en_md and "Fonte" not in en_md
+
+
+def test_portuguese_key_without_mask_or_output_projection():
+    ex = make_exercise(ExerciseOptions(seed=1, d_model=1, heads=1, causal=False, lang="pt",
+                                       backward=True))  # fmt: skip
+    md = render(ex.key, "markdown", 3)
+    assert isinstance(md, str)
+    assert "Sem máscara" in md and "sem W_O, a saída é a concatenação" in md
+    assert "**M**" not in md and "∂W_O" not in md and "**W_O**" not in md
+    assert not DECIMAL_POINT.search(md)

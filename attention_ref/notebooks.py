@@ -1,0 +1,641 @@
+"""The book's pages as Jupyter notebooks that run top to bottom with attnref installed.
+
+Two halves, both plain text work (no torch, no Jupyter needed to import this module):
+
+* **page → notebook** (`page_notebook`), run by the book's mkdocs hook
+  (``overrides/hooks/notebooks.py``) on every page with code: the prose becomes markdown
+  cells (math as ``$…$``/``$$…$$``, admonitions as block quotes, attribute lists dropped,
+  ``--8<--`` snippets resolved, links to pages as links to their notebooks, local images as
+  cell attachments), every ```` ```python exec="on" ```` block a code cell with the page's
+  code unchanged, and each ``::: module`` (mkdocstrings) a code cell calling `api`. A first
+  pair of cells says where the notebook comes from and calls `setup`.
+* **in the notebook** (`setup`, `api`): what a cell prints is shown as the page shows it,
+  Markdown with math, tables and the SVG figures (`render_output`), and
+  `attention_ref.book.RESULTS` points to the recorded results of the checkout wherever the
+  notebook runs from.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import importlib
+import inspect
+import io
+import json
+import mimetypes
+import os
+import posixpath
+import re
+import sys
+import textwrap
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+#: where the notebooks live in the built site: ``notebooks/<page>.ipynb``, the docs' layout
+NOTEBOOK_DIR = "notebooks"
+#: the first line of a code cell whose printed output is shown as plain text, not Markdown
+#: (markdown-exec's ``result="…"`` blocks)
+PLAIN_MARK = "# output: plain text"
+
+#: the notebooks' own words, per language of the book (a page under ``pt/`` is Portuguese)
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "download": "Download this page as a Jupyter notebook",
+        "intro": (
+            "*This notebook was generated from the page `{page}` of the attnref book: the "
+            "prose of the page, and each of its code blocks as a code cell, unchanged. Run it "
+            "top to bottom in a kernel where attnref is installed: in a clone of the "
+            "repository, `make setup-dev` installs attnref and ipykernel into `.venv`; choose "
+            "`.venv/bin/python` as the kernel (JupyterLab, VS Code). Or `pip install -e CLONE "
+            "ipykernel` in your own environment. The next cell shows what a cell prints as "
+            "the page shows it "
+            "(Markdown, math, tables, figures) and finds the book's recorded results in the "
+            "checkout's `docs/results`.*"
+        ),
+        "setup": (
+            "# print() shows Markdown as on the page; the recorded results are read from\n"
+            "# docs/results of the attnref checkout ($ATTNREF_DOCS names another docs folder).\n"
+            "# Tiny Shakespeare, where a page reads it: $ATTNREF_DATA, else attnref's cache.\n"
+        ),
+        "missing": "the book's results folder was not found ({tried}): set ATTNREF_DOCS",
+    },
+    "pt": {
+        "download": "Baixe esta página como notebook do Jupyter",
+        "intro": (
+            "*Este notebook foi gerado da página `{page}` do livro do attnref: o texto da "
+            "página e cada um dos seus blocos de código como uma célula, sem mudanças. Rode-o "
+            "de cima a baixo num kernel com o attnref instalado: num clone do repositório, "
+            "`make setup-dev` instala o attnref e o ipykernel em `.venv`; escolha "
+            "`.venv/bin/python` como kernel (JupyterLab, VS Code). Ou `pip install -e CLONE "
+            "ipykernel` no seu ambiente. A próxima célula mostra o que cada célula imprime "
+            "como a página mostra (Markdown, "
+            "fórmulas, tabelas, figuras) e acha os resultados registrados do livro em "
+            "`docs/results` do clone.*"
+        ),
+        "setup": (
+            "# print() mostra Markdown como na página; os resultados registrados vêm de\n"
+            "# docs/results do clone do attnref ($ATTNREF_DOCS indica outra pasta docs).\n"
+            "# Tiny Shakespeare, onde a página o lê: $ATTNREF_DATA, senão o cache do attnref.\n"
+        ),
+        "missing": "a pasta de resultados do livro não foi achada ({tried}): defina ATTNREF_DOCS",
+    },
+}
+
+
+def page_language(page: str) -> str:
+    """The language of a page from its path in ``docs/``: ``"pt/q03.md"`` is ``"pt"``."""
+    first = page.split("/", 1)[0]
+    return first if "/" in page and first in WORDS else "en"
+
+
+def notebook_path(page: str) -> str:
+    """The notebook of a page in the built site: ``"pt/q03.md"`` → ``"notebooks/pt/q03.ipynb"``."""
+    if not page.endswith(".md"):
+        raise ValueError(f"a page is a .md file under docs/, got {page!r}")
+    return f"{NOTEBOOK_DIR}/{page[: -len('.md')]}.ipynb"
+
+
+# --- reading a page: snippets, fences, exec blocks, mkdocstrings ------------------------------
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_OPTION = re.compile(r"""([\w-]+)=("[^"]*"|'[^']*'|\S+)""")
+_SNIPPET = re.compile(
+    r"""^(?P<indent>[ \t]*)(?P<escape>;*)-+8<-+[ \t]+(?P<q>["'])(?P<path>.+?)(?P=q)[ \t]*$"""
+)
+_SECTION = re.compile(r"-+8<-+\s*\[(start|end):(\w+)\]")
+_API = re.compile(r"^:::[ \t]+(?P<name>[\w.]+)[ \t]*$")
+_ON = {"on", "true", "1", "yes"}
+#: markdown-exec options that change nothing in a notebook (where the code is always shown)
+#: (``html="on"`` output is HTML, which `render_output` passes on as HTML blocks)
+_IGNORED = {"exec", "source", "session", "id", "idprefix", "title", "tabs", "updatetoc", "html"}
+
+
+def _options(info: str) -> tuple[str, dict[str, str]]:
+    """A fence's language and its ``key="value"`` options."""
+    info = info.strip()
+    lang = info.split(None, 1)[0].lstrip("{.") if info else ""
+    return lang, {k: v.strip("\"'") for k, v in _OPTION.findall(info)}
+
+
+def resolve_snippets(text: str, bases: Sequence[Path], depth: int = 0) -> str:
+    """``text`` with each ``--8<-- "file"`` line replaced by the file (pymdownx.snippets'
+    single-line form, ``"file:section"`` for a section marked ``--8<-- [start:section]`` …
+    ``[end:section]``); a ``;--8<--`` line is kept, one ``;`` lighter."""
+    if depth > 8:
+        raise ValueError("snippets nest more than 8 deep")
+    out: list[str] = []
+    for line in text.split("\n"):
+        m = _SNIPPET.match(line)
+        if not m:
+            out.append(line)
+            continue
+        if m["escape"]:
+            out.append(line.replace(";", "", 1))
+            continue
+        name, _, section = m["path"].partition(":")
+        found = next((b / name for b in bases if (b / name).is_file()), None)
+        if found is None:
+            raise ValueError(f"snippet {name!r} is in none of {[str(b) for b in bases]}")
+        lines = found.read_text(encoding="utf-8").split("\n")
+        if section:
+            marks = [i for i, s in enumerate(lines) if re.search(rf"\[(start|end):{section}\]", s)]
+            if len(marks) != 2:
+                raise ValueError(f"snippet {name!r} has no section {section!r}")
+            lines = lines[marks[0] + 1 : marks[1]]
+        body = "\n".join(s for s in lines if not _SECTION.search(s)).rstrip("\n")
+        body = resolve_snippets(body, bases, depth + 1)
+        out.extend(m["indent"] + s if s else s for s in body.split("\n"))
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A piece of a page: ``kind`` is ``"markdown"`` (prose), ``"code"`` (an exec block) or
+    ``"api"`` (a ``::: module`` line, ``text`` the identifier)."""
+
+    kind: Literal["markdown", "code", "api"]
+    text: str
+    plain: bool = False  # a code block whose output the page shows as text
+
+
+def split_page(markdown: str, page: str = "page") -> list[Block]:
+    """The page's prose, exec blocks and mkdocstrings lines, in order."""
+    blocks: list[Block] = []
+    prose: list[str] = []
+
+    def flush() -> None:
+        if "".join(prose).strip():
+            blocks.append(Block("markdown", "\n".join(prose).strip("\n")))
+        prose.clear()
+
+    lines = markdown.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fence, api = _FENCE.match(line), _API.match(line)
+        if api:
+            flush()
+            blocks.append(Block("api", api["name"]))
+            i += 1
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith("    ")):
+                i += 1  # the directive's indented options
+            continue
+        if not fence:
+            prose.append(line)
+            i += 1
+            continue
+        mark, indent = fence["fence"], fence["indent"]
+        close = re.compile(rf"^[ \t]*{re.escape(mark[0])}{{{len(mark)},}}[ \t]*$")
+        end = next((j for j in range(i + 1, len(lines)) if close.match(lines[j])), len(lines))
+        lang, opts = _options(fence["info"])
+        if lang == "python" and opts.get("exec", "").lower() in _ON:
+            unknown = set(opts) - _IGNORED - {"result"}
+            if unknown:
+                raise ValueError(f"{page}: exec block option(s) {sorted(unknown)} not supported")
+            flush()
+            body = [s[len(indent) :] if s.startswith(indent) else s for s in lines[i + 1 : end]]
+            blocks.append(Block("code", "\n".join(body).strip("\n"), plain="result" in opts))
+        else:
+            prose.extend(lines[i : end + 1])
+        i = end + 1
+    flush()
+    return blocks
+
+
+def has_code(markdown: str) -> bool:
+    """Whether a page runs anything when it is built (an exec block or a ``:::`` directive)."""
+    return any(b.kind != "markdown" for b in split_page(markdown))
+
+
+# --- markdown for Jupyter: the same text without mkdocs-only syntax ---------------------------
+
+
+def _outside_fences(text: str, change: Callable[[str], str]) -> str:
+    """``change`` applied to the text outside fenced code and inline code spans."""
+    out: list[str] = []
+    chunk: list[str] = []
+    mark = ""
+    for line in text.split("\n"):
+        m = _FENCE.match(line.lstrip("> "))
+        if not mark and m:
+            if chunk:
+                out.append(_outside_code_spans("\n".join(chunk), change))
+            chunk = []
+            mark = m["fence"]
+            out.append(line)
+        elif mark:
+            out.append(line)
+            if re.match(rf"^[ \t]*{re.escape(mark[0])}{{{len(mark)},}}[ \t]*$", line.lstrip("> ")):
+                mark = ""
+        else:
+            chunk.append(line)
+    if chunk:
+        out.append(_outside_code_spans("\n".join(chunk), change))
+    return "\n".join(out)
+
+
+def _outside_code_spans(text: str, change: Callable[[str], str]) -> str:
+    parts = re.split(r"(`+[^`\n]*?`+)", text)
+    return "".join(p if i % 2 else change(p) for i, p in enumerate(parts))
+
+
+def _math(text: str) -> str:
+    r"""Arithmatex's ``\(…\)`` and ``\[…\]`` as ``$…$`` and ``$$…$$``, the delimiters every
+    notebook front end reads."""
+    text = re.sub(r"(?<!\\)\\\[(.+?)(?<!\\)\\\]", lambda m: f"$${m[1]}$$", text, flags=re.S)
+    return re.sub(r"(?<!\\)\\\((.+?)(?<!\\)\\\)", lambda m: f"${m[1].strip()}$", text, flags=re.S)
+
+
+_ATTR = r"\{:?[ \t]*(?:[#.][\w-]|[\w-]+=)[^}\n]*\}"
+
+
+def _attr_lists(text: str) -> str:
+    """attr_list's ``{ … }`` after links, images and headings, and on lines of their own,
+    dropped (Jupyter's Markdown has no attributes)."""
+    text = re.sub(rf"\){_ATTR}", ")", text)
+    text = re.sub(rf"^(#{{1,6}} .*?)[ \t]*{_ATTR}[ \t]*$", r"\1", text, flags=re.M)
+    return re.sub(rf"^[ \t]*{_ATTR}[ \t]*\n", "", text, flags=re.M)
+
+
+_ADMONITION = re.compile(
+    r"""^(?P<indent>[ \t]*)(?P<mark>!!!|\?\?\?\+?|===\+?)[ \t]*(?P<kind>[\w-]+(?:[ \t]+[\w-]+)*)?"""
+    r"""[ \t]*(?:"(?P<title>(?:[^"\\]|\\.)*)")?[ \t]*$"""
+)
+
+
+def _admonitions(text: str) -> str:
+    """Admonitions (``!!! note "Title"``), collapsible blocks (``???``) and content tabs
+    (``=== "Tab"``) as block quotes with their title in bold; nested ones too."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _ADMONITION.match(lines[i])
+        if not m or (m["mark"].startswith("=") and m["title"] is None):
+            out.append(lines[i])
+            i += 1
+            continue
+        indent = m["indent"]
+        body_indent = indent + "    "
+        j = i + 1
+        body: list[str] = []
+        while j < len(lines) and (not lines[j].strip() or lines[j].startswith(body_indent)):
+            body.append(lines[j][len(body_indent) :])
+            j += 1
+        while body and not body[-1].strip():
+            body.pop()
+            j -= 1
+        kind = (m["kind"] or "note").split()[0]
+        title = m["title"].replace('\\"', '"') if m["title"] is not None else kind.capitalize()
+        inner = _admonitions("\n".join(body)).split("\n") if body else []
+        quoted = ([f"**{title}**", ""] if title else []) + inner
+        out.extend(f"{indent}> {s}".rstrip() for s in quoted)
+        i = j
+    return "\n".join(out)
+
+
+_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]\n]+)\]\((?P<target>[^)\s#]+\.md)(?P<anchor>#[^)\s]*)?\)")
+_IMAGE = re.compile(r"!\[(?P<alt>[^\]\n]*)\]\((?P<src>[^)\s]+)\)")
+
+
+def _links(text: str, page: str, notebooks: Collection[str] | None) -> str:
+    """Links to other pages as links to their notebooks (same layout, ``.ipynb``); a page
+    without one keeps the link's text only."""
+
+    def change(m: re.Match[str]) -> str:
+        target = m["target"]
+        if re.match(r"^[a-z]+:", target):
+            return m[0]
+        full = posixpath.normpath(posixpath.join(posixpath.dirname(page), target))
+        if notebooks is not None and full not in notebooks:
+            return m["text"]
+        return f"[{m['text']}]({target[: -len('.md')]}.ipynb{m['anchor'] or ''})"
+
+    return _LINK.sub(change, text)
+
+
+def to_jupyter_markdown(
+    text: str, page: str = "page.md", notebooks: Collection[str] | None = None
+) -> str:
+    """Markdown of the book (arithmatex, attr_list, admonitions, links to ``.md`` pages) as
+    Markdown that Jupyter renders the same."""
+
+    def change(s: str) -> str:
+        return _links(_attr_lists(_math(s)), page, notebooks)
+
+    return _admonitions(_outside_fences(text, change))
+
+
+def _attachments(text: str, page: str, docs_dir: Path | None) -> tuple[str, dict[str, Any]]:
+    """Local images of a markdown cell as the cell's attachments (a notebook travels alone)."""
+    found: dict[str, Any] = {}
+    if docs_dir is None:
+        return text, found
+
+    def change(m: re.Match[str]) -> str:
+        src = m["src"]
+        path = docs_dir / posixpath.normpath(posixpath.join(posixpath.dirname(page), src))
+        mime = mimetypes.guess_type(src)[0]
+        if re.match(r"^[a-z]+:", src) or not path.is_file() or not mime:
+            return m[0]
+        name = path.name
+        found[name] = {mime: base64.b64encode(path.read_bytes()).decode("ascii")}
+        return f"![{m['alt']}](attachment:{name})"
+
+    return _IMAGE.sub(change, text), found
+
+
+# --- the notebook -----------------------------------------------------------------------------
+
+
+def _cell(kind: str, source: str, index: int, **extra: Any) -> dict[str, Any]:
+    cell: dict[str, Any] = {"cell_type": kind, "id": f"cell-{index}", "metadata": {}}
+    cell["source"] = source.splitlines(keepends=True)
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    cell.update(extra)
+    return cell
+
+
+def _headed(text: str) -> Iterator[str]:
+    """Prose cut before each heading outside code, one markdown cell per section."""
+    chunk: list[str] = []
+    mark = ""
+    for line in text.split("\n"):
+        m = _FENCE.match(line)
+        if m and not mark:
+            mark = m["fence"]
+        elif mark and line.strip().startswith(mark):
+            mark = ""
+        elif not mark and re.match(r"^#{1,6} ", line) and "".join(chunk).strip():
+            yield "\n".join(chunk).strip("\n")
+            chunk = []
+        chunk.append(line)
+    if "".join(chunk).strip():
+        yield "\n".join(chunk).strip("\n")
+
+
+def page_notebook(
+    page: str,
+    markdown: str,
+    *,
+    docs_dir: Path | None = None,
+    snippet_bases: Sequence[Path] = (),
+    notebooks: Collection[str] | None = None,
+    directory_urls: bool = True,
+) -> dict[str, Any]:
+    """The notebook (nbformat 4.5, as a JSON-ready dict) of the page ``page`` (its path under
+    ``docs/``, e.g. ``"pt/q03.md"``) whose source is ``markdown``.
+
+    ``docs_dir`` finds the page's local images (attached to their cells); ``snippet_bases``
+    are pymdownx.snippets' base paths; ``notebooks`` lists the pages that have a notebook
+    (links to the others keep their text only; ``None``: every page has one).
+    """
+    lang = page_language(page)
+    words = WORDS[lang]
+    text = resolve_snippets(markdown, snippet_bases) if "8<-" in markdown else markdown
+    text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)  # YAML front matter
+    setup_args = repr(page) if directory_urls else f"{page!r}, directory_urls=False"
+    cells = [
+        _cell("markdown", words["intro"].format(page=page), 0),
+        _cell("code", f"{words['setup']}from attention_ref.notebooks import setup\n\n"
+                      f"setup({setup_args})", 1),
+    ]  # fmt: skip
+    for block in split_page(text, page):
+        if block.kind == "code":
+            source = f"{PLAIN_MARK}\n{block.text}" if block.plain else block.text
+            cells.append(_cell("code", source, len(cells)))
+        elif block.kind == "api":
+            module = block.text
+            cells.append(
+                _cell("code", f"from attention_ref.notebooks import api\n\napi({module!r})",
+                      len(cells))
+            )  # fmt: skip
+        else:
+            for section in _headed(block.text):
+                source, attachments = _attachments(
+                    to_jupyter_markdown(section, page, notebooks), page, docs_dir
+                )
+                extra = {"attachments": attachments} if attachments else {}
+                cells.append(_cell("markdown", source, len(cells), **extra))
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+            "attnref": {"page": page},
+        },
+        "cells": cells,
+    }
+
+
+def to_json(notebook: dict[str, Any]) -> str:
+    """A notebook as the text of an ``.ipynb`` file (Jupyter's own layout: indent 1)."""
+    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+
+
+# --- in the notebook: printed Markdown shown as the page shows it -----------------------------
+
+_BLOCK_OPEN = re.compile(r"^[ \t]*<(figure|div|svg|table|details|section)\b", re.M | re.I)
+#: the book's figure classes (docs/assets/extra.css), inline: a notebook has no stylesheet
+_FIGURE_STYLE = {
+    'class="attn-panels"': 'class="attn-panels" style="display:flex;flex-wrap:wrap;'
+    'gap:0.8rem 1.6rem;align-items:flex-start"',
+    'class="attn-panel"': 'class="attn-panel" style="min-width:0;max-width:100%"',
+}
+
+
+def _close(text: str, start: int, tag: str) -> int | None:
+    """The end of the element ``tag`` opened at ``start`` (nested ones counted)."""
+    depth = 0
+    for m in re.finditer(rf"<(/?){tag}\b[^>]*?(/?)>", text[start:], re.I):
+        if m[2]:
+            continue
+        depth += -1 if m[1] else 1
+        if depth == 0:
+            return start + m.end()
+    return None
+
+
+def page_url_dir(page: str, directory_urls: bool = True) -> str:
+    """The folder of a page's URL in the site, against which the page's relative links
+    resolve: ``"experiments.md"`` → ``"experiments/"``, ``"index.md"`` → ``""``,
+    ``"pt/q03.md"`` → ``"pt/q03/"`` (without directory URLs: the page's own folder)."""
+    stem = page[: -len(".md")]
+    if not directory_urls:
+        return posixpath.dirname(page)
+    return stem[: -len("index")] if stem == "index" or stem.endswith("/index") else stem + "/"
+
+
+_OUTPUT_IMAGE = re.compile(rf"!\[(?P<alt>[^\]\n]*)\]\((?P<src>[^)\s]+)\)(?:{_ATTR})?")
+
+
+def render_output(
+    text: str, page: str = "page.md", docs: Path | None = None, directory_urls: bool = True
+) -> list[tuple[str, str]]:
+    """What an exec block printed, as ``(mime type, data)`` parts in order: raw HTML blocks
+    (the figures) as ``text/html``; images the page links relative to its URL
+    (``../results/x.png``) and ``docs`` holds, as the file's bytes (base64, ``image/png``…),
+    the notebook's own image output; the rest as ``text/markdown`` that Jupyter reads like the
+    page (`to_jupyter_markdown`)."""
+    parts: list[tuple[str, str]] = []
+    url_dir = page_url_dir(page, directory_urls)
+
+    def markdown(s: str) -> None:
+        if s.strip():
+            parts.append(("text/markdown", to_jupyter_markdown(s, page).strip("\n")))
+
+    def images(s: str) -> None:
+        pos = 0
+        for m in _OUTPUT_IMAGE.finditer(s):
+            rel = posixpath.normpath(posixpath.join(url_dir, m["src"]))
+            path = None if docs is None or rel.startswith("..") else docs / rel
+            mime = mimetypes.guess_type(m["src"])[0]
+            if re.match(r"^[a-z]+:", m["src"]) or path is None or not path.is_file() or not mime:
+                continue
+            markdown(s[pos : m.start()])
+            parts.append((mime, base64.b64encode(path.read_bytes()).decode("ascii")))
+            pos = m.end()
+        markdown(s[pos:])
+
+    pos = 0
+    for m in _BLOCK_OPEN.finditer(text):
+        if m.start() < pos:
+            continue
+        end = _close(text, m.start(), m[1])
+        if end is None:
+            break
+        images(text[pos : m.start()])
+        block = text[m.start() : end]
+        for plain, styled in _FIGURE_STYLE.items():
+            block = block.replace(plain, styled)
+        parts.append(("text/html", block))
+        pos = end
+    images(text[pos:])
+    return parts
+
+
+def find_docs(docs: str | Path | None = None) -> tuple[Path | None, list[Path]]:
+    """The book's ``docs`` folder: ``docs``, else ``$ATTNREF_DOCS``, else the checkout that
+    attnref is installed from (``pip install -e .``), else ``./docs``; the first holding a
+    ``results`` folder, and every place tried."""
+    import attention_ref
+
+    given = docs if docs is not None else os.environ.get("ATTNREF_DOCS")
+    tried = (
+        [Path(given).expanduser()]
+        if given
+        else [Path(attention_ref.__file__).resolve().parents[1] / "docs", Path.cwd() / "docs"]
+    )
+    return next((p for p in tried if (p / "results").is_dir()), None), tried
+
+
+class _Printed:
+    """IPython's cell events: stdout captured while a cell runs, then shown as the page."""
+
+    def __init__(self, page: str, docs: Path | None, directory_urls: bool) -> None:
+        self.page, self.docs, self.directory_urls = page, docs, directory_urls
+        self.saved: Any = None
+        self.buffer: io.StringIO | None = None
+
+    def start(self, info: Any) -> None:
+        if (getattr(info, "raw_cell", "") or "").lstrip().startswith(PLAIN_MARK):
+            return
+        self.saved, self.buffer = sys.stdout, io.StringIO()
+        sys.stdout = self.buffer
+
+    def stop(self, result: Any) -> None:
+        if self.buffer is None:
+            return
+        from IPython.display import display
+
+        sys.stdout, text = self.saved, self.buffer.getvalue()
+        self.buffer = None
+        for mime, data in render_output(text, self.page, self.docs, self.directory_urls):
+            display({mime: data, "text/plain": _plain(mime, data)}, raw=True)
+
+
+def _plain(mime: str, data: str) -> str:
+    """The text a console shows for a part of `render_output`."""
+    if mime == "text/markdown":
+        return data
+    caption = re.search(r"<figcaption>(.*?)</figcaption>", data, re.S)
+    return f"[{mime}] {html.unescape(caption[1]) if caption else ''}".rstrip()
+
+
+_ACTIVE: list[tuple[Any, _Printed]] = []
+
+
+def setup(page: str, docs: str | Path | None = None, *, directory_urls: bool = True) -> None:
+    """The first code cell of a page's notebook: `attention_ref.book.RESULTS` set to the
+    book's recorded results (`find_docs`), and, in IPython/Jupyter, what each later cell
+    prints shown as Markdown and HTML as on the page (a cell starting with `PLAIN_MARK` prints
+    plain text). Says where the results are (or that they were not found: the pages that read
+    them will fail)."""
+    import attention_ref
+    from attention_ref import book
+
+    found, tried = find_docs(docs)
+    if found is not None:
+        book.RESULTS = found / "results"
+        print(f"attnref {attention_ref.__version__}; the book's results: {book.RESULTS}")
+    else:
+        print(WORDS[page_language(page)]["missing"].format(tried=", ".join(map(str, tried))))
+    try:
+        from IPython import get_ipython
+    except ImportError:  # a plain Python run of the exported script: plain prints
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    for old_shell, old in _ACTIVE:
+        old_shell.events.unregister("pre_run_cell", old.start)
+        old_shell.events.unregister("post_run_cell", old.stop)
+    _ACTIVE.clear()
+    printed = _Printed(page, found, directory_urls)
+    shell.events.register("pre_run_cell", printed.start)
+    shell.events.register("post_run_cell", printed.stop)
+    _ACTIVE.append((shell, printed))
+
+
+def _doc(obj: object) -> str:
+    return textwrap.dedent(inspect.getdoc(obj) or "").strip()
+
+
+def api(identifier: str) -> None:
+    """Print (Markdown) what the API page shows of a module: its docstring, then each public
+    function and class defined in it, in source order, with its signature and docstring (and
+    a class's public methods). The notebook's stand-in for a ``::: module`` directive."""
+    module = importlib.import_module(identifier)
+    print(f"## `{identifier}`\n\n{_doc(module)}\n")
+
+    def line(obj: Any) -> int:
+        try:
+            return inspect.getsourcelines(obj)[1]
+        except (OSError, TypeError):
+            return 0
+
+    members = [
+        (name, obj)
+        for name, obj in vars(module).items()
+        if not name.startswith("_")
+        and (inspect.isfunction(obj) or inspect.isclass(obj))
+        and getattr(obj, "__module__", None) == identifier
+    ]
+    for name, obj in sorted(members, key=lambda m: line(m[1])):
+        try:
+            signature = str(inspect.signature(obj))
+        except (TypeError, ValueError):
+            signature = ""
+        kind = "class " if inspect.isclass(obj) else ""
+        print(f"### `{kind}{name}{signature}`\n\n{_doc(obj)}\n")
+        if inspect.isclass(obj):
+            for method_name, member in vars(obj).items():
+                method = getattr(member, "__func__", member)  # classmethod, staticmethod
+                if not method_name.startswith("_") and inspect.isfunction(method):
+                    sig = str(inspect.signature(method))
+                    print(f"#### `{name}.{method_name}{sig}`\n\n{_doc(method)}\n")
