@@ -48,7 +48,7 @@ setup: $(VENV)/.installed
 setup-dev: $(VENV)/.installed-dev
 
 ## demo: set up .venv and run the main job on the embedded defaults: the worked example, then
-## the Q02/Q03 ablation (about 10 minutes on 2 CPU cores) into sqlite:///mlflow.db, and Q03's answer
+## the Q02/Q03 ablation (about 20 minutes on 2 CPU cores) into sqlite:///mlflow.db, and Q03's answer
 demo: $(VENV)/.installed
 	$(BIN)/attnref explain --example life-is-awesome
 	$(BIN)/attnref ablation

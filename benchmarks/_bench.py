@@ -102,6 +102,30 @@ def flops_per_token(n_params: int, n_layer: int, block_size: int, n_embd: int) -
     return 6 * n_params + 12 * n_layer * block_size * n_embd
 
 
+def split_batches(
+    split: torch.Tensor, block_size: int, batch_size: int = 64
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The whole split as non-overlapping windows of ``block_size + 1`` characters (inputs and
+    next-character targets), in order, ``batch_size`` windows a batch: a validation loss that
+    depends on no random draw and no training batch size (the split's tail shorter than one
+    window is left out)."""
+    n = (len(split) - 1) // block_size
+    x = split[: n * block_size].view(n, block_size)
+    y = split[1 : n * block_size + 1].view(n, block_size)
+    return [(x[i : i + batch_size], y[i : i + batch_size]) for i in range(0, n, batch_size)]
+
+
+@torch.no_grad()
+def split_loss(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
+    """Mean cross-entropy (nats) per character over `split_batches`, weighted by batch size
+    (``model(x, y)`` returns ``(logits, loss)``, as attnref's and the baseline's models do)."""
+    was = model.training
+    model.eval()
+    total = sum(float(model(x, y)[1]) * x.numel() for x, y in batches)
+    model.train(was)
+    return total / sum(x.numel() for x, _ in batches)
+
+
 def matmul_params(model: torch.nn.Module) -> int:
     """Parameters outside the embedding tables (see `flops_per_token`)."""
     emb = {

@@ -157,6 +157,7 @@ def main() -> None:
         "seconds": seconds,
         "eval_sample_seconds": evals,
         "cli_seconds": cli,
+        "table": {"header": header, "rows": rows},
     }
     _bench.write_results(args.out, "sampling", payload, md)
 

@@ -20,8 +20,10 @@ of wall time (evaluations and samples included: what a student waits for):
   as attnref (so the curves compare; nanoGPT's own 200-batch estimate would cost more time).
 
 Prints each arm's curve (step, seconds, validation loss), then a summary: best validation
-loss, the time at which each arm first reached ``--targets`` (1.60, 1.55), and writes
-``time_to_quality.{json,md}`` and ``time_to_quality.png`` (if matplotlib is there) to ``--out``.
+loss, the final model's loss on the whole validation split (every non-overlapping window, so no
+random draw and no batch size enters it; off the clock), the time at which each arm first
+reached ``--targets`` (1.60, 1.55), and writes ``time_to_quality.{json,md}`` and
+``time_to_quality.png`` (if matplotlib is there) to ``--out``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import math
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,16 @@ from attention_ref.lm.train import Callbacks, EvalMetrics, estimate_loss, resolv
 
 ARMS = ("attnref", "attnref-fp32", "baseline")
 Curve = list[dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm's run: its curve (in-loop evaluations), its final model's loss on the whole
+    validation split, and the steps it took."""
+
+    curve: Curve
+    whole_val: float
+    steps: int
 
 
 def parse() -> argparse.Namespace:
@@ -68,6 +80,12 @@ def parse() -> argparse.Namespace:
         default=RECIPE.max_steps,
         help=f"the baseline's lr_decay_iters (its recipe: {RECIPE.max_steps})",
     )
+    p.add_argument(
+        "--baseline-batch",
+        type=int,
+        default=RECIPE.batch_size,
+        help=f"the baseline's batch size (the Q02 shape's: {RECIPE.batch_size})",
+    )
     p.add_argument("--targets", default="1.60,1.55", help="validation losses to time")
     p.add_argument("--data", type=Path, default=None)
     p.add_argument("--out", type=Path, default=None, help="write the results and the plot here")
@@ -86,7 +104,9 @@ def attnref_config(args: argparse.Namespace) -> TrainConfig:
     return TrainConfig().with_options(**changes)
 
 
-def run_attnref(cfg: TrainConfig, data: CharData, budget: float, label: str) -> Curve:
+def run_attnref(cfg: TrainConfig, data: CharData, budget: float, label: str) -> Arm:
+    """Train until ``budget`` seconds (or the schedule's end); the curve, then the final model's
+    loss on the whole validation split (off the clock)."""
     curve: Curve = []
     t0 = time.perf_counter()
 
@@ -97,6 +117,8 @@ def run_attnref(cfg: TrainConfig, data: CharData, budget: float, label: str) -> 
             flush=True,
         )
 
+    device = _bench.pick_device(cfg.device)
+    precision = resolve_precision(cfg.precision, device)
     with tempfile.TemporaryDirectory() as tmp:
         r = train(
             cfg,
@@ -106,15 +128,27 @@ def run_attnref(cfg: TrainConfig, data: CharData, budget: float, label: str) -> 
             should_stop=lambda: time.perf_counter() - t0 > budget,
         )
         stopped = time.perf_counter() - t0
-        if r.interrupted and r.checkpoint and (not curve or curve[-1]["step"] < r.steps_done):
+        assert r.checkpoint is not None
+        model = Checkpoint.load(r.checkpoint).build_model().to(device)
+        if r.interrupted and (not curve or curve[-1]["step"] < r.steps_done):
             # the budget ended between evaluations: evaluate where it stopped (off the clock)
-            device = _bench.pick_device(cfg.device)
-            model = Checkpoint.load(r.checkpoint).build_model().to(device)
-            precision = resolve_precision(cfg.precision, device)
             loss = estimate_loss(model, fixed_val_batches(cfg, data), precision)
             curve.append({"step": r.steps_done, "seconds": stopped, "val_loss": loss})
             print(f"  {label:13s} step {r.steps_done:6d} {stopped:7.1f} s  val {loss:.4f} (stop)")
-    return curve
+    whole = whole_val(model, cfg, data, label)
+    return Arm(curve, whole, r.steps_done)
+
+
+def whole_val(model: torch.nn.Module, cfg: TrainConfig, data: CharData, label: str) -> float:
+    """The final model's loss on the whole validation split (`_bench.split_batches`)."""
+    device = _bench.pick_device(cfg.device)
+    batches = [
+        (x.to(device), y.to(device))
+        for x, y in _bench.split_batches(data.val, cfg.model.block_size)
+    ]
+    loss = _bench.split_loss(model, batches)
+    print(f"  {label:13s} whole validation split ({len(data.val):,} characters): {loss:.4f}")
+    return loss
 
 
 def fixed_val_batches(cfg: TrainConfig, data: CharData) -> list[tuple[torch.Tensor, ...]]:
@@ -128,9 +162,17 @@ def fixed_val_batches(cfg: TrainConfig, data: CharData) -> list[tuple[torch.Tens
 
 
 def run_baseline(
-    cfg: TrainConfig, data: CharData, budget: float, steps: int, *, quiet: bool = False
-) -> Curve:
-    """nanoGPT's loop and recipe at attnref's shape, evaluated like attnref (fixed batches)."""
+    cfg: TrainConfig,
+    data: CharData,
+    budget: float,
+    steps: int,
+    *,
+    batch_size: int = RECIPE.batch_size,
+    quiet: bool = False,
+) -> Arm:
+    """nanoGPT's loop and recipe at attnref's model shape (its own batch size, the Q02 shape's
+    32 unless told), evaluated like attnref: on attnref's fixed batches, then on the whole
+    validation split."""
     device = _bench.pick_device(cfg.device)
     base = replace(
         RECIPE,
@@ -139,14 +181,17 @@ def run_baseline(
         n_layer=cfg.model.n_layer,
         n_head=cfg.model.n_head,
         block_size=cfg.model.block_size,
-        batch_size=cfg.batch_size,
+        batch_size=batch_size,
         max_steps=steps,
     )
     val = fixed_val_batches(cfg, data)
     curve: Curve = []
     t0 = time.perf_counter()
+    done = 0
 
     def on_step(step: int, model: Any) -> bool:
+        nonlocal done
+        done = step
         over = time.perf_counter() - t0 > budget
         if step % cfg.eval_interval == 0 or over:
             loss = mean_loss(model, val)  # type: ignore[arg-type]
@@ -159,18 +204,21 @@ def run_baseline(
                 )
         return over
 
-    baseline_train(base, data.train, 10**9, device, on_step=on_step)
-    return curve
+    model = baseline_train(base, data.train, 10**9, device, on_step=on_step)
+    whole = math.nan if quiet else whole_val(model, cfg, data, "baseline")
+    return Arm(curve, whole, done)
 
 
-def warm_up(arms: list[str], cfg: TrainConfig, data: CharData, baseline_steps: int) -> None:
+def warm_up(
+    arms: list[str], cfg: TrainConfig, data: CharData, baseline_steps: int, baseline_batch: int
+) -> None:
     """A few untimed steps of every arm (with an evaluation and a sample) before any clock
     runs: the CUDA context, kernel and primitive choices, first-use allocations."""
     short = {"max_steps": 3, "eval_interval": 3, "eval_batches": 1, "sample_tokens": 10}
     for arm in arms:
         if arm == "baseline":
             run_baseline(cfg.with_options(eval_interval=3, eval_batches=1), data, 0.0,
-                         baseline_steps, quiet=True)  # fmt: skip
+                         baseline_steps, batch_size=baseline_batch, quiet=True)  # fmt: skip
         else:
             run_cfg = cfg if arm == "attnref" else cfg.with_options(precision="fp32")
             with tempfile.TemporaryDirectory() as tmp:
@@ -226,15 +274,19 @@ def main() -> None:
         f"attnref {cfg.precision} -> {precision}; changes: {args.set or 'none'}",
         flush=True,
     )
-    warm_up(arms, cfg, data, args.baseline_steps)
-    curves: dict[str, Curve] = {}
+    warm_up(arms, cfg, data, args.baseline_steps, args.baseline_batch)
+    runs: dict[str, Arm] = {}
     for arm in arms:
         if arm == "baseline":
-            curves[arm] = run_baseline(cfg, data, args.budget, args.baseline_steps)
+            runs[arm] = run_baseline(
+                cfg, data, args.budget, args.baseline_steps, batch_size=args.baseline_batch
+            )
         else:
             run_cfg = cfg if arm == "attnref" else cfg.with_options(precision="fp32")
-            curves[arm] = run_attnref(run_cfg, data, args.budget, arm)
-    header = ["arm", "steps", "seconds", "best val", *[f"time to ≤ {t:.2f}" for t in targets]]
+            runs[arm] = run_attnref(run_cfg, data, args.budget, arm)
+    curves = {arm: r.curve for arm, r in runs.items()}
+    header = ["arm", "steps", "seconds", "best val", "whole val split (end)",
+              *[f"time to ≤ {t:.2f}" for t in targets]]  # fmt: skip
     rows = []
     for arm, c in curves.items():
         best = min((p["val_loss"] for p in c), default=math.nan)
@@ -245,6 +297,7 @@ def main() -> None:
                 c[-1]["step"] if c else 0,
                 f"{c[-1]['seconds']:.0f}" if c else "-",
                 f"{best:.4f}",
+                f"{runs[arm].whole_val:.4f}",
                 *[f"{t:.0f} s" if t == t else "not reached" for t in times],
             ]
         )
@@ -258,7 +311,10 @@ def main() -> None:
         "",
         f"{_bench.describe(machine)}. Budget {args.budget:.0f} s per arm; attnref "
         f"{precision}, changes: {', '.join(args.set) or 'none (the defaults)'}; baseline: "
-        f"nanoGPT shakespeare_char recipe at the same shape, {args.baseline_steps} lr steps.",
+        f"nanoGPT shakespeare_char recipe at the same model shape, batch {args.baseline_batch}, "
+        f"{args.baseline_steps} lr steps. Curves: the in-loop evaluation on attnref's fixed "
+        "validation batches (both arms on the same batches); whole val split: the final model "
+        "on every non-overlapping window of the validation split, off the clock.",
         "",
         _bench.markdown_table(header, rows),
     ]
@@ -280,6 +336,8 @@ def main() -> None:
         "precision": precision,
         "config": cfg.to_flat(),
         "curves": curves,
+        "whole_val": {arm: r.whole_val for arm, r in runs.items()},
+        "steps": {arm: r.steps for arm, r in runs.items()},
         "bf16_fp32_max_gap": same,
     }
     _bench.write_results(args.out, "time_to_quality", payload, "\n".join(md))

@@ -26,7 +26,7 @@ def test_every_config_field_has_help_and_an_option_with_its_default(capsys):
     for name in defaults:
         assert f"--{name.replace('_', '-')}" in out
     # the help says each default (an unescaped "[default: …]" was eaten as rich markup)
-    assert "[default: 128]" in out and "[default: 2600]" in out and "[default: 0.003]" in out
+    assert "[default: 128]" in out and "[default: 6000]" in out and "[default: 0.005]" in out
 
 
 def test_stop_flag_first_signal_stops_softly_second_ctrl_c_aborts():
