@@ -22,7 +22,7 @@ from typing import Final
 from attention_ref import reference as ref
 from attention_ref.render import Mat, Section
 from attention_ref.worked.gradients import grad_mat
-from attention_ref.worked.trace import L
+from attention_ref.worked.trace import L, score_mats
 
 #: The words of the key that the statement does not already have.
 KEY_TEXT: Final[dict[str, str]] = {
@@ -81,14 +81,7 @@ def key_sections_pt(
         for s, hd in zip(sup, heads, strict=True)
         for role in ("Q", "K", "V")
     ]
-    q2: list[Mat] = []
-    for i, (s, hd) in enumerate(zip(sup, heads, strict=True)):
-        QKt = f"Q{s} K^{{({i + 1})\\top}}"
-        q2 += [
-            Mat(symbol=QKt, value=L(hd["QKt"]), rows=tok, cols=tok),
-            Mat(symbol=f"S{s}", value=L(hd["S"]), formula=f"\\frac{{{QKt}}}{{\\sqrt{{{d_k}}}}}",
-                rows=tok, cols=tok),
-        ]  # fmt: skip
+    q2 = score_mats(sup, heads, tok, d_k)
     q3: list[Mat] = []
     if trace.M is not None:
         q3.append(Mat(symbol="M", value=L(trace.M), rows=tok, cols=tok))

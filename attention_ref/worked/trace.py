@@ -221,6 +221,22 @@ def _output_section(trace: ref.AttentionTrace, sup: list[str], W_O_note: str) ->
     )
 
 
+def score_mats(
+    sup: Sequence[str], heads: Sequence[dict[str, Tensor]], tok: list[str], d_k: int
+) -> list[Mat]:
+    r"""Each head's :math:`Q^{(i)} K^{(i)\top}` and :math:`S^{(i)} = Q^{(i)} K^{(i)\top} /
+    \sqrt{d_k}`, rows and columns labelled by the tokens (the explanation and the key share it)."""
+    out: list[Mat] = []
+    for i, (s, hd) in enumerate(zip(sup, heads, strict=True)):
+        QKt = f"Q{s} K^{{({i + 1})\\top}}"
+        out += [
+            Mat(symbol=QKt, value=L(hd["QKt"]), rows=tok, cols=tok),
+            Mat(symbol=f"S{s}", value=L(hd["S"]), formula=f"\\frac{{{QKt}}}{{\\sqrt{{{d_k}}}}}",
+                rows=tok, cols=tok),
+        ]  # fmt: skip
+    return out
+
+
 def trace_sections(
     trace: ref.AttentionTrace,
     W_Q: Tensor | None = None,
@@ -276,14 +292,7 @@ def trace_sections(
     shapes = f"n = {n} tokens, d_model = {d_model}, h = {h} heads, d_k = {d_k}, d_v = {d_v}"
     if trace.d_out != d_model:
         shapes += f", d_out = {trace.d_out}"
-    scores: list[Mat] = []
-    for i, (s, hd) in enumerate(zip(sup, heads, strict=True)):
-        QKt = f"Q{s} K^{{({i + 1})\\top}}"
-        scores += [
-            Mat(symbol=QKt, value=L(hd["QKt"]), rows=tok, cols=tok),
-            Mat(symbol=f"S{s}", value=L(hd["S"]), formula=f"\\frac{{{QKt}}}{{\\sqrt{{{d_k}}}}}",
-                rows=tok, cols=tok),
-        ]  # fmt: skip
+    scores = score_mats(sup, heads, tok, d_k)
     softmax = [
         Mat(symbol=f"A{s}", value=L(hd["A"]), formula=f"\\operatorname{{softmax}}(\\tilde S{s})",
             rows=tok, cols=tok)
