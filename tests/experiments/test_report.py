@@ -34,7 +34,7 @@ from attention_ref.lm.train import EvalMetrics, StepMetrics
 BASE = Baselines(
     vocab_size=65, unigram=3.347, bigram=2.48, bigram_smoothing=1.0, bigram_fitted_on_val=2.37
 )
-CONFIG = {k: str(v) for k, v in TrainConfig().to_flat().items()}  # seed 1337, 2600 steps…
+CONFIG = {k: str(v) for k, v in TrainConfig().to_flat().items()}  # seed 1337, 6000 steps…
 SHA = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
 TOL, EPS = BASELINE_TOLERANCE, 0.005  # EPS: how far past a threshold a constructed row lands
 RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
@@ -323,7 +323,7 @@ def test_arms_with_other_seeds_and_steps_are_not_called_comparable():
 
 def test_each_shared_option_is_compared():
     text = report(arm("multihead", 1.6, lr=0.01), arm("none", 2.49))
-    assert "they differ in lr (multihead 0.01, none 0.003)" in text
+    assert f"they differ in lr (multihead 0.01, none {TrainConfig().lr})" in text
     other_data = report(arm("multihead", 1.6, data_sha256="0" * 64), arm("none", 2.49))
     assert "they differ in data (multihead sha256 `000000000000…`, none sha256" in other_data
 
