@@ -1,0 +1,127 @@
+"""The sentences the book writes about the speed benchmarks, each from the numbers it states.
+
+Pure (no torch, no mlflow): every function takes the JSON a script in ``benchmarks/`` wrote
+(``throughput.json``, ``time_to_quality.json``, ``scaling.json``, ``sampling.json``) and returns
+the sentences its numbers support; the experiments page prints them, and
+``tests/experiments/test_speed_claims.py`` puts numbers on both sides of every condition.
+
+Two timings are told apart only when their ranges (min–max over the interleaved repetitions)
+do not overlap: on a noisy 2-core machine a difference of medians inside the spread is noise.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: the Q02 shape's point on each axis of ``benchmarks/scaling.py``
+Q02_POINTS = {("block_size", 128), ("n_embd", 128), ("n_layer", 2)}
+
+
+def overlap(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether the ranges ``[min a, max a]`` and ``[min b, max b]`` meet."""
+    return min(a) <= max(b) and min(b) <= max(a)
+
+
+def throughput_claims(tp: Mapping[str, Any]) -> list[str]:
+    """attnref against the baseline: the ratio, and whether it is measurable."""
+    ours, base = tp["arms"]["attnref"], tp["arms"]["baseline"]
+    ratio = ours["ratio_to_baseline"]
+    same = overlap(ours["tokens_per_s"], base["tokens_per_s"])
+    if tp["precision"] == "fp32" and not tp["machine"]["cpu_bf16_flags"]:
+        return [
+            f"This CPU has no bf16 instructions, so `--precision auto` trains in fp32: the same "
+            f"arithmetic as the baseline, and the ratio is {ratio:.2f}"
+            + (" (the two ranges overlap: no measurable difference)." if same else ".")
+            + " The gain of the fast path is bf16 autocast, which needs avx512_bf16 or amx_bf16."
+        ]
+    return [
+        f"attnref trains at {ratio:.2f}× the baseline's tokens/s here"
+        + (" (the two ranges overlap: no measurable difference)." if same else ".")
+    ]
+
+
+def time_to_quality_claims(tq: Mapping[str, Any]) -> list[str]:
+    """Where the defaults stood when the budget ended, and the baseline beside them."""
+    c, ours = tq["config"], tq["curves"]["attnref"]
+    steps, whole = tq["steps"]["attnref"], tq["whole_val"]["attnref"]
+    first = (
+        f"attnref's arm is the defaults (batch {c['batch_size']}, {c['max_steps']:,} steps, lr "
+        f"{c['lr']} → {c['min_lr']}); it ended at step {ours[-1]['step']:,} after "
+        f"{ours[-1]['seconds']:.0f} s with {whole:.4f} on the whole validation split"
+    )
+    if steps < c["max_steps"]:
+        first += (
+            f", {steps / c['max_steps']:.0%} of its schedule: the defaults' schedule does not "
+            "fit in this budget on this machine."
+        )
+    else:
+        first += "."
+    out = [first]
+    if "baseline" in tq["whole_val"]:
+        b = tq["whole_val"]["baseline"]
+        gap = b - whole
+        where = "above" if gap > 0 else "below"
+        out.append(
+            f"In the same time the baseline's recipe (lr 1e-3, dropout 0.2, batch "
+            f"{tq['args']['baseline_batch']}) reached {b:.4f}, {abs(gap):.3f} nats {where} "
+            "attnref's."
+        )
+    return out
+
+
+def scaling_claims(sc: Mapping[str, Any]) -> list[str]:
+    """The noise of one point (the Q02 shape, measured on every axis), then how the time of a
+    step grows against its arithmetic along each axis."""
+    out = []
+    q02 = [p["ms_per_step"] for p in sc["points"] if (p["axis"], p["value"]) in Q02_POINTS]
+    if len(q02) > 1:
+        out.append(
+            f"The Q02 shape is a point of every axis, measured {len(q02)} times: "
+            f"{', '.join(f'{v:.1f}' for v in q02)} ms/step, a spread of "
+            f"{max(q02) / min(q02):.2f}×: one point's noise on this machine, so read the table "
+            "for how cost grows, not for its last digit. From the smallest to the largest value:"
+        )
+
+    def work(p: Mapping[str, Any]) -> float:  # FLOPs of one step: FLOPs/token × tokens/step
+        return float(p["flops_per_token"] * p["tokens_per_s"] * p["ms_per_step"] / 1e3)
+
+    for axis in ("block_size", "n_embd", "n_layer"):
+        pts = sorted((p for p in sc["points"] if p["axis"] == axis), key=lambda p: p["value"])
+        if len(pts) < 2:
+            continue
+        lo, hi = pts[0], pts[-1]
+        out.append(
+            f"- {axis} {lo['value']} → {hi['value']}: the time of a step × "
+            f"{hi['ms_per_step'] / lo['ms_per_step']:.2f}, its arithmetic × "
+            f"{work(hi) / work(lo):.2f}."
+        )
+    return out
+
+
+def sampling_claims(sa: Mapping[str, Any]) -> list[str]:
+    """Whether the KV cache saves measurable time, and what the CLI's start-up costs."""
+    s = sa["seconds"]
+    med = {k: statistics.median(v) for k, v in s.items()}
+    out = []
+    if overlap(s["cached"], s["uncached-1-thread"]):
+        out.append(
+            f"At this size the cache saves no measurable time on this CPU ({med['cached']:.2f} s "
+            f"against {med['uncached-1-thread']:.2f} s, overlapping ranges): a forward pass of "
+            "one position and of 128 cost about the same, the per-character overhead sets the "
+            "pace."
+        )
+    elif med["cached"] < med["uncached-1-thread"]:
+        out.append(
+            f"The cache saves {med['uncached-1-thread'] / med['cached']:.1f}× on this CPU "
+            f"({med['cached']:.2f} s against {med['uncached-1-thread']:.2f} s)."
+        )
+    if sa.get("cli_seconds"):
+        cli = statistics.median(sa["cli_seconds"])
+        out.append(
+            f"`attnref sample` itself (the trained model, read from MLflow) takes {cli:.1f} s "
+            f"for {sa['args']['tokens']} characters, of which generation is about "
+            f"{med['cached']:.1f} s: the rest is start-up (Python, torch, MLflow and its store)."
+        )
+    return out

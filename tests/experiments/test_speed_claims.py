@@ -1,0 +1,125 @@
+"""The book's sentences about the speed benchmarks: each condition with numbers on both sides."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from attention_ref.experiments.speed_claims import (
+    overlap,
+    sampling_claims,
+    scaling_claims,
+    throughput_claims,
+    time_to_quality_claims,
+)
+
+BENCH = Path(__file__).resolve().parents[2] / "docs" / "results" / "benchmarks"
+
+
+def throughput(ours: list[float], base: list[float], flags: list[str], precision: str) -> dict:
+    return {
+        "precision": precision,
+        "machine": {"cpu_bf16_flags": flags},
+        "arms": {
+            "attnref": {
+                "tokens_per_s": ours,
+                "ratio_to_baseline": sorted(ours)[1] / sorted(base)[1],
+            },
+            "baseline": {"tokens_per_s": base, "ratio_to_baseline": 1.0},
+        },
+    }
+
+
+def test_overlap_of_ranges():
+    assert overlap([1, 3], [3, 5]) and overlap([1, 10], [4, 5])
+    assert not overlap([1, 2.99], [3, 5]) and not overlap([6, 7], [3, 5])
+
+
+def test_throughput_says_no_measurable_difference_only_when_the_ranges_overlap():
+    same = throughput_claims(throughput([95, 100, 110], [90, 100, 105], [], "fp32"))[0]
+    assert "ratio is 1.00 (the two ranges overlap: no measurable difference)" in same
+    apart = throughput_claims(throughput([160, 170, 180], [90, 100, 105], [], "fp32"))[0]
+    assert "ratio is 1.70." in apart and "no measurable" not in apart
+    assert "no bf16 instructions" in same
+
+
+def test_throughput_on_a_bf16_cpu_gives_the_ratio_without_the_fp32_explanation():
+    text = throughput_claims(throughput([160, 170, 180], [90, 100, 105], ["amx_bf16"], "bf16"))
+    assert text == ["attnref trains at 1.70× the baseline's tokens/s here."]
+
+
+def ttq(steps: int, max_steps: int, ours: float, base: float | None) -> dict:
+    doc = {
+        "config": {"batch_size": 16, "max_steps": max_steps, "lr": 0.005, "min_lr": 0.0001},
+        "curves": {"attnref": [{"step": steps, "seconds": 300.0, "val_loss": ours + 0.01}]},
+        "steps": {"attnref": steps},
+        "whole_val": {"attnref": ours},
+        "args": {"baseline_batch": 32},
+    }
+    if base is not None:
+        doc["whole_val"]["baseline"] = base
+    return doc
+
+
+def test_the_schedule_is_said_not_to_fit_only_when_the_budget_ended_it():
+    cut = time_to_quality_claims(ttq(3832, 6000, 1.6, None))
+    assert cut == [cut[0]] and "64% of its schedule: the defaults' schedule does not fit" in cut[0]
+    whole = time_to_quality_claims(ttq(6000, 6000, 1.55, None))[0]
+    assert whole.endswith("with 1.5500 on the whole validation split.") and "fit" not in whole
+
+
+def test_the_baseline_is_placed_above_or_below_by_the_sign_of_the_gap():
+    above = time_to_quality_claims(ttq(6000, 6000, 1.6, 1.9751))[1]
+    assert "reached 1.9751, 0.375 nats above attnref's." in above
+    below = time_to_quality_claims(ttq(6000, 6000, 1.6, 1.55))[1]
+    assert "reached 1.5500, 0.050 nats below attnref's." in below
+
+
+def test_scaling_states_the_noise_of_the_repeated_point_and_each_axis():
+    points = [
+        {"axis": "block_size", "value": v, "ms_per_step": ms, "flops_per_token": f,
+         "tokens_per_s": 16 * v / ms * 1e3}
+        for v, ms, f in ((64, 50.0, 2.0), (128, 80.0, 2.5), (512, 400.0, 4.0))
+    ] + [{"axis": "n_layer", "value": 2, "ms_per_step": 100.0, "flops_per_token": 2.5,
+          "tokens_per_s": 16 * 128 / 100.0 * 1e3}]  # fmt: skip
+    out = scaling_claims({"points": points})
+    assert out[0].startswith(
+        "The Q02 shape is a point of every axis, measured 2 times: 80.0, 100.0"
+    )
+    assert "a spread of 1.25×" in out[0]
+    # 8× the time; arithmetic: 4/2 per token × 8× the tokens per step = 16×
+    assert out[1] == "- block_size 64 → 512: the time of a step × 8.00, its arithmetic × 16.00."
+    alone = scaling_claims({"points": points[:1] + points[2:3]})
+    assert len(alone) == 1 and alone[0].startswith("- block_size")
+
+
+def sampling(cached: list[float], uncached: list[float], cli: list[float] | None) -> dict:
+    return {"seconds": {"cached": cached, "uncached-1-thread": uncached},
+            "cli_seconds": cli, "args": {"tokens": 500}}  # fmt: skip
+
+
+def test_the_cache_is_said_to_save_nothing_only_when_the_ranges_overlap():
+    same = sampling_claims(sampling([1.3, 1.4, 1.8], [1.45, 1.5, 1.55], None))
+    assert len(same) == 1 and "saves no measurable time" in same[0]
+    faster = sampling_claims(sampling([0.2, 0.25, 0.3], [1.45, 1.5, 1.55], None))
+    assert faster == ["The cache saves 6.0× on this CPU (0.25 s against 1.50 s)."]
+    slower = sampling_claims(sampling([2.0, 2.1, 2.2], [1.45, 1.5, 1.55], None))
+    assert slower == []
+
+
+def test_the_cli_time_is_split_into_generation_and_start_up():
+    out = sampling_claims(sampling([1.3, 1.4, 1.8], [1.45, 1.5, 1.55], [8.6, 9.1, 10.8]))
+    assert "takes 9.1 s for 500 characters, of which generation is about 1.4 s" in out[-1]
+
+
+@pytest.mark.parametrize(
+    "name, claims",
+    [("throughput", throughput_claims), ("time_to_quality", time_to_quality_claims),
+     ("scaling", scaling_claims), ("sampling", sampling_claims)],
+)  # fmt: skip
+def test_the_recorded_benchmarks_give_sentences(name, claims):
+    doc = json.loads((BENCH / f"{name}.json").read_text(encoding="utf-8"))
+    assert claims(copy.deepcopy(doc))
