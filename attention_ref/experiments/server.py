@@ -304,15 +304,32 @@ def _checked(status: int, answer: dict[str, Any], what: str) -> dict[str, Any]:
 
 
 def class_experiment_id(url: str, admin: tuple[str, str], name: str) -> str:
-    """The class experiment's id, created (by the admin) if it does not exist yet."""
-    status, found = rest(
-        url, "/api/2.0/mlflow/experiments/get-by-name", auth=admin, query={"experiment_name": name}
-    )
-    if status == 200:
-        return str(found["experiment"]["experiment_id"])
-    if status != 404:
-        _checked(status, found, f"cannot look up the experiment {name!r}")
+    """The class experiment's id, created (by the admin) if it does not exist yet.
+
+    Idempotent under a race: ``attnref server start`` and an ``add-student`` run right after
+    the server answers may both find no experiment and both create it; the one whose create
+    is refused with "already exists" reads the other's.
+    """
+
+    def look_up() -> str | None:
+        status, found = rest(
+            url, "/api/2.0/mlflow/experiments/get-by-name", auth=admin,
+            query={"experiment_name": name},
+        )  # fmt: skip
+        if status == 200:
+            return str(found["experiment"]["experiment_id"])
+        if status != 404:
+            _checked(status, found, f"cannot look up the experiment {name!r}")
+        return None
+
+    found = look_up()
+    if found is not None:
+        return found
     status, made = rest(url, "/api/2.0/mlflow/experiments/create", {"name": name}, auth=admin)
+    if status != 200 and "already exists" in str(made.get("message", "")):
+        found = look_up()
+        if found is not None:
+            return found
     return str(_checked(status, made, f"cannot create the experiment {name!r}")["experiment_id"])
 
 

@@ -34,7 +34,14 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
-from attention_ref.experiments.server import ClassServer, Postgres, add_student, healthy, rest
+from attention_ref.experiments.server import (
+    ClassServer,
+    Postgres,
+    add_student,
+    class_experiment_id,
+    healthy,
+    rest,
+)
 from tests.configs import TINY_ARGS
 
 pytestmark = pytest.mark.slow
@@ -360,6 +367,20 @@ def test_access_control_over_rest(server, students):
     assert ended[0] == 200
     gone = rest(url, "/api/2.0/mlflow/experiments/delete", {"experiment_id": exp_id}, auth=bob)
     assert gone[0] == 403
+
+
+def test_the_class_experiment_is_made_once_when_two_ask_for_it_at_once(server):
+    """``attnref server start`` and an ``add-student`` run at once both find no experiment and
+    both create it (what made the start-up test flaky): each gets the one experiment's id."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    name = f"race-{secrets.token_hex(4)}"
+    with ThreadPoolExecutor(4) as pool:
+        asks = [pool.submit(class_experiment_id, server.url, server.admin, name) for _ in "abcd"]
+        ids = [a.result() for a in asks]
+    status, found = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name",
+                         auth=server.admin, query={"experiment_name": name})  # fmt: skip
+    assert status == 200 and set(ids) == {found["experiment"]["experiment_id"]}
 
 
 def test_the_reference_holds_what_a_finished_run_logs(reference):
