@@ -265,19 +265,14 @@ def rest(
     if auth is not None:
         token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
         req.add_header("Authorization", f"Basic {token}")
-    for attempt in range(4):  # a server restarting its worker refuses connections a moment
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                status, raw = r.status, r.read()
-            break
-        except urllib.error.HTTPError as e:
-            status, raw = e.code, e.read()
-            break
-        except (urllib.error.URLError, OSError) as e:
-            if attempt == 3:
-                reason = getattr(e, "reason", e)
-                raise ServerError(f"cannot reach the class server at {url}: {reason}") from None
-            time.sleep(2.0 * (attempt + 1))
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            status, raw = r.status, r.read()
+    except urllib.error.HTTPError as e:
+        status, raw = e.code, e.read()
+    except (urllib.error.URLError, OSError) as e:  # no server there: one line, no traceback
+        reason = getattr(e, "reason", e)
+        raise ServerError(f"cannot reach the class server at {url}: {reason}") from None
     try:
         answer = json.loads(raw) if raw.strip() else {}
     except ValueError:

@@ -37,6 +37,7 @@ from mlflow.tracking import MlflowClient
 from attention_ref.experiments.server import (
     ClassServer,
     Postgres,
+    ServerError,
     add_student,
     class_experiment_id,
     healthy,
@@ -367,6 +368,12 @@ def test_access_control_over_rest(server, students):
     assert ended[0] == 200
     gone = rest(url, "/api/2.0/mlflow/experiments/delete", {"experiment_id": exp_id}, auth=bob)
     assert gone[0] == 403
+
+
+def test_no_server_at_the_url_is_one_line_not_a_traceback():
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    with pytest.raises(ServerError, match=r"^cannot reach the class server at http://127"):
+        rest(url, "/api/2.0/mlflow/experiments/search", auth=("admin", "x"))
 
 
 def test_the_class_experiment_is_made_once_when_two_ask_for_it_at_once(server):
