@@ -75,6 +75,27 @@ RESUMABLE_OPTIONS: tuple[str, ...] = ("device", "threads")
 _RESUME_TAGS = {"device": Tag.RESUMED_DEVICE, "threads": Tag.RESUMED_THREADS}
 
 
+#: what a store says when two runs insert the same dataset at once (PostgreSQL, sqlite)
+_DATASET_RACE = ("dataset_pk", "UNIQUE constraint failed: datasets")
+
+
+def log_input_once(dataset: MetaDataset, tries: int = 3) -> None:
+    """``mlflow.log_input`` of the training data, safe when runs start together.
+
+    MLflow's store looks a dataset up, then inserts it: two runs of one experiment logging the
+    same dataset at once (a class starting its trainings) can both insert, and the second
+    fails on the dataset's unique key. Tried again, it finds the dataset and only links it.
+    """
+    for attempt in range(tries):
+        try:
+            mlflow.log_input(dataset, context="training")
+            return
+        except MlflowException as e:
+            if attempt == tries - 1 or not any(m in str(e) for m in _DATASET_RACE):
+                raise
+            time.sleep(0.2 * (attempt + 1))
+
+
 class StepMetricBuffer:
     """Step metrics collected in memory and written with ``log_batch`` (one commit per batch)."""
 
@@ -291,7 +312,7 @@ class _RunLogger:
             dataset = MetaDataset(
                 HTTPDatasetSource(URL), name="tinyshakespeare", digest=self.data.text_sha256[:16]
             )
-            mlflow.log_input(dataset, context="training")
+            log_input_once(dataset)
             mlflow.log_dict(flat, Artifact.CONFIG)
         else:
             tags = {Tag.DEVICE: info.device, Tag.RESUMED_AT_STEP: str(info.start_step)}
