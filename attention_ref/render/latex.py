@@ -27,6 +27,8 @@ PREAMBLE: Final = r"""\documentclass{article}
 \usepackage[utf8]{inputenc}
 \usepackage{amsmath} % bmatrix, \text, \operatorname
 \usepackage{amssymb} % \mathbb{R}
+\usepackage{graphicx} % \resizebox: a matrix wider than the line is shrunk to fit
+\sloppy % a long name (torch.manual_seed(789)) moves to the next line, never past the margin
 """
 
 #: Letters the preamble declares (with T2A and utf8): the Cyrillic block U+0400–U+045F.
@@ -211,6 +213,17 @@ def equation(item: Mat, precision: int, decimal: str = ".") -> str:
     return lhs + " = " + bmatrix(item.value, precision, decimal)
 
 
+def fit(formula: str) -> str:
+    r"""Display math that never runs past the margin: ``\resizebox`` shrinks it to the line's
+    width when it is wider, and leaves it at its natural size otherwise (graphicx's ``\width``
+    is the box's natural width inside the size argument)."""
+    return (
+        "\\[\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{$\\displaystyle "
+        + formula
+        + "$}\\]"
+    )
+
+
 def to_latex(expl: Explanation, precision: int = 3, *, standalone: bool = False) -> str:
     r"""A LaTeX fragment: ``\section*`` per step, display math with ``bmatrix``.
 
@@ -231,7 +244,7 @@ def to_latex(expl: Explanation, precision: int = 3, *, standalone: bool = False)
                 ncols = max((len(row) for row in item.value), default=0)
                 if ncols > MAX_MATRIX_COLS:
                     body.append(f"\\setcounter{{MaxMatrixCols}}{{{ncols}}}")
-                body += ["$$" + equation(item, precision, expl.decimal) + "$$", ""]
+                body += [fit(equation(item, precision, expl.decimal)), ""]
                 continue
             body += [
                 f"\\texttt{{{latex_text(item.name)}}}: {latex_text(item.operation)}: "
@@ -241,7 +254,7 @@ def to_latex(expl: Explanation, precision: int = 3, *, standalone: bool = False)
     fragment = "\n".join(body)
     if standalone:
         return PREAMBLE + "\\begin{document}\n\n" + fragment + "\n\\end{document}\n"
-    needs = "\\usepackage{amsmath,amssymb}"
+    needs = "\\usepackage{amsmath,amssymb,graphicx}"
     if any(c in CYRILLIC for c in fragment):
         needs += " and \\usepackage[T2A]{fontenc} (Cyrillic)"
     return f"% attnref: pdflatex needs {needs}; --standalone prints a whole document\n{fragment}"

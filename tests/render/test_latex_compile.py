@@ -4,7 +4,8 @@ file, as a standalone document and as a fragment pasted into the same preamble.
 pdflatex is Debian's TeX Live (texlive-latex-base, texlive-lang-cyrillic), installed by
 ``make latex`` (a prerequisite of ``make test``); a missing pdflatex fails the test. A compile
 counts as clean when pdflatex exits 0 and its log holds no "invalid in math mode" warning
-(Cyrillic in math without ``\text``) and no "Missing character"; the negative controls below
+(Cyrillic in math without ``\text``), no "Missing character" and no "Overfull \hbox" (a matrix
+or a word past the margin: what a teacher pastes must fit the page); the negative controls below
 show each check failing on a document that breaks it.
 """
 
@@ -58,7 +59,10 @@ def pdflatex_problems(tmp_path: Path, source: str, name: str = "doc") -> list[st
     problems = [
         line
         for line in log.splitlines()
-        if line.startswith("!") or "invalid in math mode" in line or "Missing character" in line
+        if line.startswith("!")
+        or "invalid in math mode" in line
+        or "Missing character" in line
+        or line.startswith("Overfull \\hbox")
     ]
     if proc.returncode != 0:
         problems.append(f"pdflatex exit code {proc.returncode}")
@@ -98,9 +102,11 @@ def wrap(fragment: str) -> str:
     return PREAMBLE + "\\begin{document}\n" + fragment + "\n\\end{document}\n"
 
 
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
 @pytest.mark.parametrize("source", SOURCES)
-def test_standalone_compiles(capsys, tmp_path, source):
-    doc = explain_latex(capsys, tmp_path, source, "--standalone")
+def test_standalone_compiles(capsys, tmp_path, source, backward):
+    extra = ("--backward",) if backward else ()
+    doc = explain_latex(capsys, tmp_path, source, "--standalone", *extra)
     assert doc.startswith(PREAMBLE + "\\begin{document}")
     assert doc.rstrip().endswith("\\end{document}")
     assert text_problems(doc) == []
@@ -114,7 +120,7 @@ def test_fragment_is_ascii_and_compiles_in_the_preamble(capsys, tmp_path, source
     assert text_problems(fragment) == []
     cyrillic = {c for c in fragment if not c.isascii()}
     first = fragment.splitlines()[0]
-    assert first.startswith("% attnref: pdflatex needs \\usepackage{amsmath,amssymb}")
+    assert first.startswith("% attnref: pdflatex needs \\usepackage{amsmath,amssymb,graphicx}")
     assert ("T2A" in first) == bool(cyrillic)  # the comment names T2A only where it is needed
     if source == "--input":
         assert "\\setcounter{MaxMatrixCols}{12}" in fragment
@@ -124,7 +130,7 @@ def test_fragment_is_ascii_and_compiles_in_the_preamble(capsys, tmp_path, source
 def test_pizza_has_cyrillic_in_text_and_math(capsys, tmp_path):
     fragment = explain_latex(capsys, tmp_path, "i-want-pizza")
     assert "q_{\\text{Пиццу}}" in fragment
-    assert "Пиццу" in fragment.split("$$")[0]  # in the prose too
+    assert "Пиццу" in fragment.split("\\[")[0]  # in the prose too
 
 
 # --- the checks can fail ----------------------------------------------------------------------
@@ -137,6 +143,13 @@ def test_pizza_has_cyrillic_in_text_and_math(capsys, tmp_path):
         ("K$^{(1)}$ᵀ", "Unicode character"),
         ("$q_{Пиццу}$", "invalid in math mode"),  # Cyrillic in math without \text
         ("\\begin{bmatrix} 1 & 2 \\end{bmatrix}", "Missing $ inserted"),  # math outside math mode
+        # a matrix of 40 wide entries, not fitted: past the margin
+        (
+            "\\setcounter{MaxMatrixCols}{40}$$\\begin{bmatrix} "
+            + " & ".join(["0.123"] * 40)
+            + " \\end{bmatrix}$$",
+            "Overfull",
+        ),
     ],
 )
 def test_the_compile_check_can_fail(tmp_path, body, expected):
@@ -147,6 +160,19 @@ def test_the_compile_check_can_fail(tmp_path, body, expected):
 def test_the_compile_check_passes_a_good_document(tmp_path):
     body = "Пиццу $q_{\\text{Пиццу}} = \\begin{bmatrix} 1 & 0 \\end{bmatrix}$ $\\sqrt{d_k}$"
     assert pdflatex_problems(tmp_path, wrap(body)) == []
+
+
+def test_a_matrix_wider_than_the_page_is_shrunk_to_fit(tmp_path):
+    """The same 40 wide entries as the failing control, written by `fit`: no overfull box;
+    and a narrow matrix keeps its natural size (the box is not stretched to the line)."""
+    from attention_ref.render.latex import fit
+
+    wide = "\\setcounter{MaxMatrixCols}{40}" + fit(
+        "A = \\begin{bmatrix} " + " & ".join(["0.123"] * 40) + " \\end{bmatrix}"
+    )
+    assert pdflatex_problems(tmp_path, wrap(wide)) == []
+    narrow = fit("A = \\begin{bmatrix} 1 & 0 \\end{bmatrix}")
+    assert "\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi" in narrow
 
 
 def test_the_text_check_can_fail():

@@ -80,7 +80,10 @@ def test_labels_are_made_safe_in_latex_and_the_book():
         sections=[Section(title="s", items=[Mat(symbol="q_{Пиццу}", value=[[13.0, 14.0]])])],
         data={},
     )
-    assert "$$q_{\\text{Пиццу}} = \\begin{bmatrix} 13 & 14 \\end{bmatrix}$$" in to_latex(expl)
+    assert (
+        "{$\\displaystyle q_{\\text{Пиццу}} = \\begin{bmatrix} 13 & 14 \\end{bmatrix}$}"
+        in to_latex(expl)
+    )
     assert "q_{\\text{Пиццу}} = \\begin{bmatrix} 13 & 14 \\end{bmatrix}" in to_book(expl)
 
 
@@ -102,4 +105,7 @@ def test_wide_matrices_raise_the_column_limit():
     lines = to_latex(expl).splitlines()
     assert sum("MaxMatrixCols" in line for line in lines) == 1
     i = lines.index("\\setcounter{MaxMatrixCols}{11}")
-    assert lines[i + 1].startswith("$$W = \\begin{bmatrix}")
+    assert (
+        lines[i + 1].startswith("\\[\\resizebox")
+        and "{$\\displaystyle W = \\begin{bmatrix}" in lines[i + 1]
+    )
