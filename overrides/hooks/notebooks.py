@@ -1,6 +1,6 @@
 """mkdocs hook: every page with code as a Jupyter notebook, and a link to it on the page.
 
-The notebooks are generated from the pages' sources by `attention_ref.notebooks` and added to
+The notebooks are generated from the pages' sources by `attention_ref.book.notebooks` and added to
 the site as ``notebooks/<page>.ipynb`` (the layout of ``docs/``), as mkdocs files: the link
 at the top of each page is checked by ``mkdocs build --strict`` like any other link, and
 ``mkdocs serve`` serves them too. A hook, not a plugin: nothing to install, and the theme's
@@ -18,7 +18,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from attention_ref.notebooks import (
+from attention_ref.book.notebooks import (
     WORDS,
     has_code,
     notebook_path,

@@ -1,4 +1,4 @@
-"""The book's helpers (`attention_ref.book`), without building the site."""
+"""The book's helpers (`attention_ref.book.pages` and `.figures`), without building the site."""
 
 from __future__ import annotations
 
@@ -6,57 +6,57 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from attention_ref import book
+from attention_ref.book import figures, pages
 from attention_ref.worked.life_is_awesome import life_trace
 
 
 def test_plain_heading_drops_a_unicode_formula_only():
-    assert book.plain_heading("Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, with d_k = 2") == "Scores"
-    assert book.plain_heading("Causal mask: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M") == "Causal mask"
+    assert pages.plain_heading("Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, with d_k = 2") == "Scores"
+    assert pages.plain_heading("Causal mask: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M") == "Causal mask"
     kept = "Split into heads: reshape, then swap"
-    assert book.plain_heading(kept) == kept
-    assert book.plain_heading("Inputs") == "Inputs"
+    assert pages.plain_heading(kept) == kept
+    assert pages.plain_heading("Inputs") == "Inputs"
 
 
 def test_decimal_commas():
-    assert book.decimal_comma("erro 4.8e-04, em attention_ref.book, v 0.5") == (
+    assert pages.decimal_comma("erro 4.8e-04, em attention_ref.book, v 0.5") == (
         "erro 4,8e-04, em attention_ref.book, v 0,5"
     )
-    assert book.math_decimal_comma(r"\begin{bmatrix} 1.414 & -2.5 \end{bmatrix}") == (
+    assert pages.math_decimal_comma(r"\begin{bmatrix} 1.414 & -2.5 \end{bmatrix}") == (
         r"\begin{bmatrix} 1{,}414 & -2{,}5 \end{bmatrix}"
     )
 
 
 def test_labelled_puts_a_label_on_each_row():
-    out = book.labelled("A", [[0.5, 0.25], [1.0, 0.0]], ["Life", "a_b"], 2, lang="pt")
+    out = pages.labelled("A", [[0.5, 0.25], [1.0, 0.0]], ["Life", "a_b"], 2, lang="pt")
     assert r"\begin{array}{r} \text{Life} \\ \text{a\_b} \end{array}" in out
     assert "0{,}50" in out and "0.50" not in out
-    assert "0.50" in book.labelled("A", [[0.5, 0.25], [1.0, 0.0]], ["x", "y"], 2)
+    assert "0.50" in pages.labelled("A", [[0.5, 0.25], [1.0, 0.0]], ["x", "y"], 2)
     with pytest.raises(ValueError, match="2 rows but 1 labels"):
-        book.labelled("A", [[0.5], [1.0]], ["x"])
+        pages.labelled("A", [[0.5], [1.0]], ["x"])
 
 
 def test_example_places_figures_after_their_step_and_refuses_an_unknown_step():
-    text = book.example("life-is-awesome", heading=2, after={"Softmax": "FIGURE-HERE"})
+    text = pages.example("life-is-awesome", heading=2, after={"Softmax": "FIGURE-HERE"})
     lines = text.split("\n")
     at = lines.index("FIGURE-HERE")
     before = [ln for ln in lines[:at] if ln.startswith("## ")]
     after = [ln for ln in lines[at:] if ln.startswith("## ")]
     assert before[-1].startswith("## Softmax") and after[0].startswith("## Head outputs")
     with pytest.raises(ValueError, match="no step"):
-        book.example("life-is-awesome", heading=2, after={"Nonexistent": "x"})
+        pages.example("life-is-awesome", heading=2, after={"Nonexistent": "x"})
 
 
 def test_figure_helpers_draw_what_the_trace_holds():
     tr = life_trace()
-    heat = book.attention_heatmaps(tr, precision=3)
+    heat = figures.attention_heatmaps(tr, precision=3)
     assert len(heat) == tr.h
     for i, svg in enumerate(heat):
         texts = {t.text for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")}
         assert {f"{v:.3f}" for row in tr.head(i)["A"].tolist() for v in row} <= texts
-    flow = book.flow_figure(tr)
+    flow = figures.flow_figure(tr)
     assert f"output ({tr.output.shape[0]}, {tr.output.shape[1]})" in flow
-    assert f"Concat das {tr.h} cabeças" in book.flow_figure(tr, lang="pt")
-    html = book.figure(heat, "A caption <with> markup")
+    assert f"Concat das {tr.h} cabeças" in figures.flow_figure(tr, lang="pt")
+    html = figures.figure(heat, "A caption <with> markup")
     assert html.count('<div class="attn-panel">') == tr.h
     assert "<figcaption>A caption &lt;with&gt; markup</figcaption>" in html

@@ -1,0 +1,179 @@
+"""The book's page helpers: the pages' ```` ```python exec="on" ```` blocks call these.
+
+Every number on a page is computed when the site is built, and every code listing is the
+installed source (``inspect.getsource``), never a pasted copy. A failed :func:`check` raises,
+so ``mkdocs build --strict`` fails instead of publishing a wrong page. The figures are in
+`attention_ref.book.figures`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
+
+from attention_ref.render import bmatrix, fmt_number, to_book
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from attention_ref.render import Matrix
+
+#: the committed experiment results the book shows (``attnref report --export docs/results``)
+RESULTS = Path("docs/results")
+
+
+def source(*objs: Callable[..., object] | ModuleType) -> str:
+    """A fenced Python listing of the given functions/classes, straight from the source."""
+    parts = [textwrap.dedent(inspect.getsource(o)).rstrip() for o in objs]
+    return "```python\n" + "\n\n\n".join(parts) + "\n```\n"
+
+
+def display(latex: str) -> str:
+    """Display math for arithmatex/KaTeX."""
+    return f"$$\n{latex}\n$$\n"
+
+
+def matrix(
+    lhs: str, value: Sequence[float] | Sequence[Sequence[float]] | Tensor, precision: int = 3
+) -> str:
+    """``lhs = [bmatrix]`` as display math; ``value`` is nested lists or a tensor."""
+    nested = value if isinstance(value, Sequence) else value.tolist()
+    rows = [nested] if nested and not isinstance(nested[0], Sequence) else nested
+    return display(f"{lhs} = {bmatrix(cast('Matrix', rows), precision)}")
+
+
+def _tex_text(s: str) -> str:
+    """``s`` inside ``\\text{…}``: TeX's special characters escaped."""
+    special = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "#": r"\#",
+               "%": r"\%", "&": r"\&", "$": r"\$", "^": r"\^{}", "~": r"\~{}"}  # fmt: skip
+    return "".join(special.get(c, c) for c in s)
+
+
+def labelled(
+    lhs: str,
+    value: Sequence[Sequence[float]] | Tensor,
+    rows: Sequence[str],
+    precision: int = 3,
+    lang: str = "en",
+) -> str:
+    """``lhs = [bmatrix]`` as display math with a label at the left of each row (the tokens,
+    for a matrix whose rows are tokens); decimal commas on the Portuguese pages."""
+    nested = value if isinstance(value, Sequence) else value.tolist()
+    if len(rows) != len(nested):
+        raise ValueError(f"{lhs}: {len(nested)} rows but {len(rows)} labels")
+    labels = r" \\ ".join(rf"\text{{{_tex_text(r)}}}" for r in rows)
+    latex = (
+        f"{lhs} = \\begin{{array}}{{r}} {labels} \\end{{array}}"
+        f"{bmatrix(cast('Matrix', nested), precision)}"
+    )
+    return display(math_decimal_comma(latex) if DECIMAL[lang] == "," else latex)
+
+
+def num(v: float, precision: int = 4) -> str:
+    """A number as the pages print it (``-∞`` for masked entries)."""
+    return fmt_number(float(v), precision)
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A markdown table."""
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+#: the word before a check's label, per language of the book
+CHECK_WORD = {"en": "Check", "pt": "Verificação"}
+
+
+def check(label: str, ok: bool, detail: str, lang: str = "en") -> str:
+    """A green box for a check that passed; an exception (failed build) for one that did not."""
+    if not ok:
+        raise AssertionError(f"book check failed: {label}: {detail}")
+    return f'!!! success "{CHECK_WORD[lang]}: {label}"\n    {detail}\n'
+
+
+#: what marks a section title's tail as a formula written in Unicode (S⁽ⁱ⁾, Kᵀ, √d_k, S̃…)
+PSEUDO_MATH = re.compile(r"[=⁽⁾ⁱʰᵀ√\u0303|]")
+
+
+def plain_heading(title: str) -> str:
+    """A section title for a page heading, in plain words: ``"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k"``
+    becomes ``"Scores"`` (the displays under it carry the formula, typeset); a title with no
+    Unicode formula in it is kept whole."""
+    words, sep, tail = title.partition(": ")
+    return words if sep and PSEUDO_MATH.search(tail) else title
+
+
+def example(
+    name: str,
+    precision: int | None = None,
+    heading: int = 3,
+    after: Mapping[str, str] | None = None,
+) -> str:
+    """A worked example of ``attnref explain``, every matrix as display math.
+
+    Step headings are written in plain words (`plain_heading`). ``after`` maps the start of a
+    step's heading to markdown (a figure) placed at the end of that step.
+    """
+    from attention_ref.worked.registry import explain_example
+
+    expl = explain_example(name)
+    text = to_book(expl, precision if precision is not None else expl.precision, heading=heading)
+    marks = "#" * heading + " "
+    out: list[str] = []
+    pending = ""
+    for line in text.split("\n"):
+        if line.startswith(marks):
+            out.append(pending)
+            pending = ""
+            title = plain_heading(line[len(marks) :])
+            line = marks + title
+            for start, extra in (after or {}).items():
+                if title.startswith(start):
+                    pending = extra
+        out.append(line)
+    out.append(pending)
+    missing = [k for k in (after or {}) if not any(o.startswith(marks + k) for o in out)]
+    if missing:
+        raise ValueError(f"no step of {name!r} starts with {missing}")
+    return "\n".join(out)
+
+
+def results(name: str = "comparison.json") -> Any:  # Any: whatever the JSON file holds
+    """A committed results file (JSON parsed, text otherwise)."""
+    path = RESULTS / name
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text) if path.suffix == ".json" else text
+
+
+# --- numbers as each language of the book writes them -----------------------------------
+
+#: the decimal mark of each language of the book
+DECIMAL = {"en": ".", "pt": ","}
+
+
+def decimal_comma(text: str) -> str:
+    """``text`` with every decimal point between two digits written as a comma (Portuguese
+    prose; for math use `math_decimal_comma`)."""
+    return re.sub(r"(?<=\d)\.(?=\d)", ",", text)
+
+
+def math_decimal_comma(latex: str) -> str:
+    """LaTeX with its decimal points as ``{,}`` (a decimal comma KaTeX does not space)."""
+    return re.sub(r"(?<=\d)\.(?=\d)", "{,}", latex)
+
+
+#: the thousands separator of each language of the book: Portuguese writes the SI's (narrow,
+#: no-break) space, so that a point between digits on a Portuguese page is never a decimal
+THOUSANDS = {"en": ",", "pt": "\u202f"}
+
+
+def thousands(n: int, lang: str = "en") -> str:
+    """An integer grouped by thousands: ``109,514,298`` (en), ``109 514 298`` (pt)."""
+    return f"{n:,}".replace(",", THOUSANDS[lang])
