@@ -7,6 +7,7 @@ the book reuses them. Nothing here trains or reads MLflow.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -16,6 +17,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 Curve = Sequence[tuple[int, float]]  # (step, value)
 
@@ -92,25 +94,63 @@ def loss_curves(
     return fig
 
 
+#: The width in pixels at which MLflow's artifact view shows an image (its preview pane on a
+#: laptop screen): every text of a heat map is sized to be read there.
+UI_WIDTH_PX = 800
+#: The smallest text, in pixels at `UI_WIDTH_PX`, that a heat map writes.
+READABLE_PX = 9.0
+#: The heat map's figure: inches (square) and dots per inch (1050 px wide).
+HEATMAP_INCHES, HEATMAP_DPI = 7.0, 150
+
+
+def ui_pixels(points: float, fig_inches: float) -> float:
+    """Height in pixels of a ``points``-pt text once the figure (``fig_inches`` wide) is shown
+    `UI_WIDTH_PX` wide: ``points / 72 · UI_WIDTH_PX / fig_inches``."""
+    return points / 72 * UI_WIDTH_PX / fig_inches
+
+
+def readable_points(fig_inches: float) -> float:
+    """The smallest font size (pt) that `ui_pixels` shows at `READABLE_PX` or more."""
+    return READABLE_PX * 72 * fig_inches / UI_WIDTH_PX
+
+
 def attention_heatmap(weights: Sequence[Sequence[float]], chars: str, *, title: str) -> Figure:
     """One head's ``A`` (T × T): row i = the query at character i, column j = the key it reads.
 
     The causal mask shows as the upper triangle of zeros (drawn in the colour of 0, not left
-    empty); each row sums to 1.
+    empty); each row sums to 1. Every text is readable at MLflow's size (`READABLE_PX` at
+    `UI_WIDTH_PX`); a character's tick label is as large as its cell allows, never smaller than
+    readable, and when readable labels would overlap, every k-th character is labelled (the
+    smallest k whose labels, as drawn, do not overlap).
     """
     T = len(chars)
-    size = max(4.0, min(12.0, 0.16 * T + 1.5))
-    fig, ax = plt.subplots(figsize=(size, size), dpi=110)
+    size = HEATMAP_INCHES
+    fig, ax = plt.subplots(figsize=(size, size), dpi=HEATMAP_DPI)
     im = ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0)
+    text = max(readable_points(size), 11.0)
+    ax.set_xlabel("key position j (the character looked at)", fontsize=text)
+    ax.set_ylabel("query position i (the character predicting the next)", fontsize=text)
+    ax.set_title(title, fontsize=text + 1)
+    bar = fig.colorbar(im, ax=ax, location="bottom", fraction=0.04, pad=0.08)
+    bar.ax.tick_params(labelsize=text)
     labels = [char_label(c) for c in chars]
-    ax.set_xticks(range(T), labels, fontsize=7, family="monospace")
-    ax.set_yticks(range(T), labels, fontsize=7, family="monospace")
-    ax.set_xlabel("key position j (the character looked at)")
-    ax.set_ylabel("query position i (the character predicting the next)")
-    ax.set_title(title)
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    fig.tight_layout()
+    cell = 0.8 * size * 72 / max(T, 1)  # pt per character: the map is ~4/5 of the width
+    tick = min(11.0, max(readable_points(size), 0.85 * cell))
+    for every in range(1, T + 1):
+        shown = list(range(0, T, every))
+        ax.set_xticks(shown, [labels[i] for i in shown], fontsize=tick, family="monospace")
+        ax.set_yticks(shown, [labels[i] for i in shown], fontsize=tick, family="monospace")
+        fig.tight_layout()
+        fig.canvas.draw()
+        if not (tick_overlaps(ax.get_xticklabels()) or tick_overlaps(ax.get_yticklabels())):
+            break
     return fig
+
+
+def tick_overlaps(labels: Sequence[Text]) -> int:
+    """How many pairs of (non-empty) tick labels, as drawn, have intersecting boxes."""
+    boxes = [t.get_window_extent() for t in labels if t.get_text()]
+    return sum(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
 
 
 def save(fig: Figure, path: Path) -> Path:
