@@ -8,6 +8,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 # pip's notes about the machine's extra package indexes are noise in the logs
 QUIET_PIP = 2>&1 | { grep -v '^WARNING: Location' || true; }
+# setuptools' "Editable installation" notice (an InformationOnly warning of the build backend,
+# printed for every flat-layout editable install) is noise too: filtered by its message
+QUIET_EDITABLE = PYTHONWARNINGS='ignore:Editable installation'
 
 # Tiny Shakespeare for the experiments and the tests: a local copy, never downloaded in tests.
 ATTNREF_DATA ?= $(abspath ../shared/data/tinyshakespeare/input.txt)
@@ -37,11 +40,11 @@ $(VENV)/.torch: | $(BIN)/python
 	@touch $@
 
 $(VENV)/.installed: pyproject.toml $(VENV)/.torch
-	$(BIN)/python -m pip install --quiet -e . $(QUIET_PIP)
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e . $(QUIET_PIP)
 	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch
-	$(BIN)/python -m pip install --quiet -e ".[dev,docs,server]" $(QUIET_PIP)
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e ".[dev,docs,server]" $(QUIET_PIP)
 	@touch $@ $(VENV)/.installed
 
 setup: $(VENV)/.installed
