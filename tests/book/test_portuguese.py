@@ -15,12 +15,13 @@ from urllib.parse import urlsplit
 
 import pytest
 import torch
+import yaml
 
 from attention_ref import reference as ref
 from attention_ref.render.latex import bmatrix
 from attention_ref.worked.i_want_pizza import pizza_numbers
 from attention_ref.worked.life_is_awesome import life_trace
-from tests.book.conftest import built_pages
+from tests.book.conftest import ROOT, built_pages
 from tests.book.test_figures import captions, cells, figures
 
 pytestmark = pytest.mark.slow
@@ -88,6 +89,21 @@ def test_every_portuguese_page_is_built_in_the_themes_portuguese(site):
             assert title in text, (page, title)
     english = html_of(site, "causal-mask")  # negative control: an English page stays English
     assert '<html lang="en"' in english and 'placeholder="Search"' in english
+
+
+def test_the_site_title_is_portuguese_on_the_portuguese_pages(site):
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    en, pt = config["site_name"], config["extra"]["site_name_by_language"]["pt"]
+    assert en != pt
+    for page in PT_PAGES:
+        text = html_of(site, page)
+        title = re.search(r"<title>(.*?)</title>", text, re.S)
+        assert title and title[1].strip().endswith(pt), (page, title)
+        assert en not in text, page
+        header = text.split('class="md-header__topic"', 1)[1][:400]
+        assert pt in header, page
+    english = html_of(site, "causal-mask")  # the control: an English page keeps its title
+    assert en in english and pt not in english
 
 
 def test_no_decimal_point_where_a_portuguese_reader_reads(site):
