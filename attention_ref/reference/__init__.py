@@ -4,12 +4,68 @@
 they are re-exported here, so ``from attention_ref import reference as ref; ref.scores(Q, K)``
 reads like the document; `attention_ref.reference.backward` is the backward pass in the same
 style (``ref.attention_backward``). `attention_ref.reference.params` counts weights by shape
-(seed 003). This folder imports torch and nothing else of attnref.
+(seed 003, and the KV cache of MHA, GQA and MQA). The attention of today's models, in the same
+style: `attention_ref.reference.gqa` (grouped-query and multi-query attention),
+`attention_ref.reference.rope` (rotary position embeddings), `attention_ref.reference.windows`
+(sliding-window masks and ALiBi biases), `attention_ref.reference.kv_cache` (one decode step
+against cached K, V) and `attention_ref.reference.online_softmax` (FlashAttention's tiles).
+This folder imports torch and nothing else of attnref.
+
+The re-exports are resolved on first use (PEP 562 ``__getattr__``): importing this package,
+or `attention_ref.reference.params` alone (``attnref params``), does not import torch; the
+first ``ref.scores`` does.
 """
 
-from attention_ref.reference.attention import *  # noqa: F403
-from attention_ref.reference.attention import __all__ as _attention_all
-from attention_ref.reference.backward import *  # noqa: F403
-from attention_ref.reference.backward import __all__ as _backward_all
+from __future__ import annotations
 
-__all__ = [*_attention_all, *_backward_all]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time they come on first use
+    from attention_ref.reference.attention import *  # noqa: F403
+    from attention_ref.reference.backward import *  # noqa: F403
+
+#: the modules whose ``__all__`` this package re-exports, in order
+_REEXPORTED = ("attention_ref.reference.attention", "attention_ref.reference.backward")
+
+#: every re-exported name, written out so that ``__all__`` needs no import (a test checks it
+#: against the modules' own ``__all__``)
+_ATTENTION_ALL = (
+    "AttentionTrace", "add_mask", "attention_dropout", "causal_mask", "concat_heads",
+    "fuse_heads", "masked_multihead_attention", "masked_multihead_attention_fused",
+    "merge_heads", "output_projection", "project", "project_heads", "scale", "scores",
+    "softmax_rows", "split_heads", "unfuse_heads", "weighted_sum",
+)  # fmt: skip
+_BACKWARD_ALL = (
+    "GradientTrace", "attention_backward", "bias_grad", "concat_grad", "heads_grad",
+    "input_grad", "input_grad_path", "key_grad", "mask_backward", "output_weight_grad",
+    "query_grad", "scale_backward", "softmax_rows_backward", "value_grad",
+    "weight_grad_fused", "weight_grad_heads", "weights_grad",
+)  # fmt: skip
+_HOME = {name: _REEXPORTED[0] for name in _ATTENTION_ALL} | {
+    name: _REEXPORTED[1] for name in _BACKWARD_ALL
+}
+
+__all__ = [*_ATTENTION_ALL, *_BACKWARD_ALL]
+
+
+#: the submodules, reachable as attributes (``ref.rope.apply_rope``) before their first import
+_SUBMODULES = ("attention", "backward", "params", "gqa", "rope", "windows", "kv_cache",
+               "online_softmax")  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:  # Any: a function, a class or a submodule
+    """``ref.scores`` and the other re-exports, imported from their module on first use;
+    ``ref.rope`` and the other submodules likewise."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _HOME:
+        value = getattr(importlib.import_module(_HOME[name]), name)
+        globals()[name] = value  # the next lookup is a plain attribute
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The package's names, the lazy re-exports included."""
+    return sorted({*globals(), *__all__})

@@ -9,14 +9,28 @@ $$
 $$
 
 for every ``h`` that divides ``d_model``: more heads means narrower heads, not more weights.
-Pure arithmetic on shapes (this module uses no torch, though importing it runs
-``attention_ref.reference``, which does); ``tests/`` check the figures against the real
-`attention_ref.lm.model.CharGPT`.
+
+Grouped-query attention (`attention_ref.reference.gqa`) keeps ``h`` query heads but only
+``g`` K/V heads (``g`` divides ``h``; ``g = h`` is MHA, ``g = 1`` is MQA), so ``W_K`` and
+``W_V`` shrink to ``d_model × g·d_k`` and every token keeps ``g`` keys and values per layer
+in the KV cache (`gqa_params`, `KVCacheParams`):
+
+$$
+\underbrace{d_{model} \cdot h d_k}_{W_Q} + \underbrace{2\, d_{model} \cdot g d_k}_{W_K, W_V}
++ \underbrace{h d_k \cdot d_{model}}_{W_O},\qquad
+\text{KV bytes per token} = 2 \cdot L \cdot g \cdot d_k \cdot \text{bytes per number}
+$$
+
+Pure arithmetic on shapes: this module imports nothing (not even torch: the package's
+re-exports are lazy, so ``attnref params`` runs without it); ``tests/`` check the figures
+against the real `attention_ref.lm.model.CharGPT` and against the tensors of
+`attention_ref.reference.gqa`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 MAX_D_MODEL = 1 << 16
 MAX_HEADS = 4096
@@ -148,3 +162,168 @@ def encoder_mlm_params(cfg: EncoderMLMConfig) -> dict[str, int]:
         "MLM head": mlm_head,
         "total": embeddings + cfg.layers * layer + mlm_head,
     }
+
+
+# --- grouped-query attention and the KV cache -------------------------------------------------
+
+#: bytes per number of each dtype ``attnref params --dtype`` accepts (aliases included)
+DTYPE_BYTES: Final[dict[str, int]] = {
+    "float64": 8, "fp64": 8,
+    "float32": 4, "fp32": 4,
+    "bfloat16": 2, "bf16": 2,
+    "float16": 2, "fp16": 2,
+    "float8": 1, "fp8": 1,
+}  # fmt: skip
+MAX_LAYERS = 4096
+MAX_CONTEXT = 1 << 24
+
+
+def dtype_bytes(dtype: str) -> int:
+    """Bytes per number of ``dtype`` (`DTYPE_BYTES`); ``ValueError`` listing the names otherwise."""
+    if dtype not in DTYPE_BYTES:
+        raise ValueError(f"unknown dtype {dtype!r}; choose one of: {', '.join(DTYPE_BYTES)}")
+    return DTYPE_BYTES[dtype]
+
+
+@dataclass(frozen=True)
+class GQAParams:
+    r"""Shapes and counts of one grouped-query attention layer: ``h`` query heads of width
+    ``d_k``, ``g`` K/V heads of the same width, query head ``i`` reading K/V head
+    $\lfloor i g / h \rfloor$.
+
+    ``d_k`` is its own number (Llama 3 8B: ``d_model = 4096``, ``h = 32``, ``d_k = 128``); with
+    ``d_k = d_model / h`` and ``g = h`` the counts are `AttentionParams`' (a test checks it).
+    """
+
+    d_model: int
+    h: int
+    g: int
+    d_k: int
+    bias: bool
+
+    @property
+    def group_size(self) -> int:
+        """Query heads per K/V head, ``h / g``."""
+        return self.h // self.g
+
+    @property
+    def kind(self) -> str:
+        """``MHA`` (``g = h``), ``MQA`` (``g = 1``) or ``GQA`` (in between)."""
+        return "MHA" if self.g == self.h else "MQA" if self.g == 1 else "GQA"
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        """Every weight with its shape, in the fused view: ``W_K`` is ``d_model × g·d_k``."""
+        d, h, g, dk = self.d_model, self.h, self.g, self.d_k
+        out: dict[str, tuple[int, ...]] = {
+            "W_Q": (d, h * dk),
+            "W_K": (d, g * dk),
+            "W_V": (d, g * dk),
+            "W_O": (h * dk, d),
+        }
+        if self.bias:
+            out |= {"b_Q": (h * dk,), "b_K": (g * dk,), "b_V": (g * dk,), "b_O": (d,)}
+        return out
+
+    @property
+    def query_output(self) -> int:
+        """Weights of ``W_Q`` and ``W_O`` (and their biases): the part ``g`` does not change."""
+        s = self.shapes()
+        return sum(_count(s[k]) for k in ("W_Q", "W_O", "b_Q", "b_O") if k in s)
+
+    @property
+    def key_value(self) -> int:
+        """Weights of ``W_K`` and ``W_V`` (and their biases): ``g`` times one K/V head's."""
+        s = self.shapes()
+        return sum(_count(s[k]) for k in ("W_K", "W_V", "b_K", "b_V") if k in s)
+
+    @property
+    def total(self) -> int:
+        """All parameters of the layer."""
+        return self.query_output + self.key_value
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    """The number of entries of a tensor of ``shape``."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _positive(name: str, value: int, top: int) -> None:
+    """``ValueError`` unless ``1 <= value <= top`` (a bool is not a size)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+        raise ValueError(f"{name} must be between 1 and {top}, got {value}")
+
+
+def gqa_params(
+    d_model: int, h: int, g: int, *, d_k: int | None = None, bias: bool = True
+) -> GQAParams:
+    """Validated `GQAParams`; ``d_k`` defaults to ``d_model / h``.
+
+    ``ValueError`` when a size is out of range, ``g`` does not divide ``h`` (every K/V head
+    serves ``h / g`` query heads) or, without ``d_k``, ``h`` does not divide ``d_model``.
+    """
+    _positive("d_model", d_model, MAX_D_MODEL)
+    _positive("the number of heads h", h, MAX_HEADS)
+    _positive("the number of K/V heads g", g, MAX_HEADS)
+    if h % g != 0:
+        raise ValueError(
+            f"g={g} K/V heads must divide h={h} query heads: each K/V head serves h/g of them"
+        )
+    if d_k is None:
+        if d_model % h != 0:
+            raise ValueError(
+                f"d_model={d_model} is not divisible by h={h}: d_k = d_model / h must be an "
+                "integer (or give d_k)"
+            )
+        d_k = d_model // h
+    _positive("the head width d_k", d_k, MAX_D_MODEL)
+    return GQAParams(d_model, h, g, d_k, bias)
+
+
+@dataclass(frozen=True)
+class KVCacheParams:
+    r"""The KV cache of a decoder: every layer keeps, for every past token, its ``g`` keys and
+    ``g`` values of width ``d_k``:
+
+    $$
+    \text{bytes per token} = 2 \cdot L \cdot g \cdot d_k \cdot b,\qquad
+    \text{bytes of a sequence} = \text{context} \cdot \text{bytes per token}
+    $$
+
+    (``L`` layers, ``b`` bytes per number of ``dtype``; one sequence, batch 1).
+    """
+
+    layer: GQAParams
+    layers: int
+    context: int
+    dtype: str
+
+    @property
+    def numbers_per_token(self) -> int:
+        """Keys and values one token leaves in the cache, all layers: ``2·L·g·d_k``."""
+        return 2 * self.layers * self.layer.g * self.layer.d_k
+
+    @property
+    def bytes_per_token(self) -> int:
+        """`numbers_per_token` × the bytes of one number of ``dtype``."""
+        return self.numbers_per_token * dtype_bytes(self.dtype)
+
+    @property
+    def bytes_per_sequence(self) -> int:
+        """The cache of one sequence of ``context`` tokens."""
+        return self.context * self.bytes_per_token
+
+    @property
+    def weight_bytes(self) -> int:
+        """The attention weights of all ``L`` layers in ``dtype``, for comparison."""
+        return self.layers * self.layer.total * dtype_bytes(self.dtype)
+
+
+def kv_cache_params(layer: GQAParams, *, layers: int, context: int, dtype: str) -> KVCacheParams:
+    """Validated `KVCacheParams` (``ValueError`` for an unknown dtype or a size out of range)."""
+    _positive("the number of layers", layers, MAX_LAYERS)
+    _positive("the context (tokens)", context, MAX_CONTEXT)
+    dtype_bytes(dtype)
+    return KVCacheParams(layer, layers, context, dtype)
