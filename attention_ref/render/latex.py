@@ -54,7 +54,7 @@ TEXT_SYMBOLS: Final[dict[str, str]] = {
     "⊗": "$\\otimes$", "∝": "$\\propto$", "⇒": "$\\Rightarrow$", "∉": "$\\notin$",
     "⊂": "$\\subset$", "∀": "$\\forall$", "∃": "$\\exists$", "µ": "$\\mu$",
     "½": "$\\frac{1}{2}$", "¼": "$\\frac{1}{4}$", "¾": "$\\frac{3}{4}$", "…": "\\dots{}",
-    "–": "--", "—": "---", "‘": "`", "’": "'", "“": "``", "”": "''", "\u00a0": "~",
+    "ℓ": "$\\ell$", "–": "--", "—": "---", "‘": "`", "’": "'", "“": "``", "”": "''", "\u00a0": "~",
 } | {
     char: f"$\\{name}$"  # the Greek letters of the labels: α -> $\alpha$, Σ -> $\Sigma$
     for name, char in reversed(SYMBOLS.items())

@@ -19,7 +19,7 @@ SYMBOLS: Final[dict[str, str]] = {
     "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ",
     "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
     "top": "ᵀ", "cdot": "·", "times": "×", "mid": "|", "sum": "Σ", "to": "→", "infty": "∞",
-    ",": " ", ";": " ", " ": " ", "!": "", "{": "{", "}": "}", "_": "_", "%": "%",
+    "ell": "ℓ", ",": " ", ";": " ", " ": " ", "!": "", "{": "{", "}": "}", "_": "_", "%": "%",
 }  # fmt: skip
 
 #: Commands whose one argument is shown converted, without the command.
