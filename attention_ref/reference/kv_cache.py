@@ -18,6 +18,10 @@ a_t^{(i)} = \operatorname{softmax}\Big(\frac{q_t^{(i)} K^{(\gamma(i))\top}}{\sqr
 y_t = \operatorname{Concat}(h_t^{(1)} | \dots | h_t^{(h)})\, W_O
 $$
 
+The backward of one step (`decode_step_backward`) shows why training does not use the cache:
+the gradient of $y_t$ reaches every cached key and value, so every earlier token's
+projections, and it equals the full pass's gradient for a loss on row ``t`` alone.
+
 No mask is needed: every cached key is in the past of the query (a sliding window still
 removes the keys older than ``w``). The row $y_t$ equals row ``t`` of the full causal
 attention over ``x_0 .. x_t`` (the tests check it row by row). With ``g`` K/V heads
@@ -44,11 +48,33 @@ from attention_ref.reference.attention import (
     softmax_rows,
     weighted_sum,
 )
-from attention_ref.reference.gqa import repeat_kv
-from attention_ref.reference.rope import apply_rope
+from attention_ref.reference.backward import (
+    concat_grad,
+    heads_grad,
+    input_grad_path,
+    key_grad,
+    output_weight_grad,
+    query_grad,
+    scale_backward,
+    softmax_rows_backward,
+    value_grad,
+    weight_grad_heads,
+    weights_grad,
+)
+from attention_ref.reference.gqa import repeat_kv, sum_kv_groups
+from attention_ref.reference.rope import apply_rope, rope_backward
 from attention_ref.reference.windows import sliding_window_mask
 
-__all__ = ["DecodeTrace", "KVCache", "append_kv", "decode_step", "empty_cache", "prefill"]
+__all__ = [
+    "DecodeGradients",
+    "DecodeTrace",
+    "KVCache",
+    "append_kv",
+    "decode_step",
+    "decode_step_backward",
+    "empty_cache",
+    "prefill",
+]
 
 
 @dataclass(frozen=True)
@@ -183,3 +209,84 @@ def decode_step(
 
 
 # --8<-- [end:decode_step]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecodeGradients:
+    r"""The gradients of one decode step: field ``Z`` is $\partial L/\partial Z$ for a loss
+    on $y_t$ alone. ``q``, ``a``, ``S_masked``, ``h_t`` are the step's ``(..., h, 1, ·)``;
+    ``K_rep``, ``V_rep`` per query head ``(..., h, t+1, ·)``; ``K``, ``V`` per cached K/V head
+    ``(..., g, t+1, ·)`` (before RoPE); ``X`` is ``(..., t+1, d_model)``: every token whose key
+    and value are in the cache gets gradient, the new one through its query too."""
+
+    output: Tensor
+    W_O: Tensor | None
+    concat: Tensor
+    h_t: Tensor
+    a: Tensor
+    S_masked: Tensor
+    q: Tensor
+    K_rep: Tensor
+    V_rep: Tensor
+    K: Tensor
+    V: Tensor
+    W_Q: Tensor
+    W_K: Tensor
+    W_V: Tensor
+    X: Tensor
+
+
+# --8<-- [start:decode_step_backward]
+def decode_step_backward(
+    trace: DecodeTrace,
+    X: Tensor,
+    W_Q: Tensor,
+    W_K: Tensor,
+    W_V: Tensor,
+    W_O: Tensor | None = None,
+    *,
+    G: Tensor | None = None,
+    rope_base: float | None = None,
+) -> DecodeGradients:
+    r"""The backward of `decode_step`: the chain rule of `attention_ref.reference.backward`
+    with one query row, then into the cache:
+
+    $$
+    \partial a = \partial h_t V^\top,\quad \partial V = a^\top \partial h_t,\quad
+    \partial s = a \odot (\partial a - \operatorname{rowsum}(\partial a \odot a)),\quad
+    \partial q_t = \frac{\partial s\, K}{\sqrt{d_k}},\quad
+    \partial K = \frac{\partial s^\top q_t}{\sqrt{d_k}}
+    $$
+
+    summed over each group of query heads (`attention_ref.reference.gqa.sum_kv_groups`) and
+    rotated back with RoPE. ``X`` ``(..., t+1, d_model)`` are the tokens whose keys and values
+    the cache holds (``x_t`` last): ``∂W_K = Xᵀ ∂K``, and ``∂X`` has a row for every token.
+    ``G`` is $\partial L/\partial y_t$, ``None`` for all ones.
+    """
+    t, h, g = trace.position, trace.q.shape[-3], trace.k.shape[-3]
+    G = torch.ones_like(trace.output) if G is None else G
+    dW_O = output_weight_grad(trace.concat, G) if W_O is not None else None
+    dconcat = concat_grad(G, W_O)  # (..., 1, d_out) -> (..., 1, h*d_v)
+    dh = heads_grad(dconcat, h)  # (..., 1, h*d_v) -> (..., h, 1, d_v)
+    da = weights_grad(dh, trace.V_rep)  # ∂h Vᵀ: (..., h, 1, t+1)
+    dV_rep = value_grad(trace.a, dh)  # aᵀ ∂h: (..., h, t+1, d_v), every cached value
+    dS = softmax_rows_backward(trace.a, da)
+    dQKt = scale_backward(dS, trace.q.shape[-1])
+    dq = query_grad(dQKt, trace.K_rep)  # (..., h, 1, d_k)
+    dK_rep = key_grad(dQKt, trace.q)  # (..., h, t+1, d_k), every cached key
+    dK, dV = sum_kv_groups(dK_rep, g), sum_kv_groups(dV_rep, g)  # (..., g, t+1, d)
+    if rope_base is not None:  # the rotations' transposes: q at t, the keys at 0 .. t
+        dq = rope_backward(dq, torch.tensor([t], dtype=dq.dtype), rope_base)
+        dK = rope_backward(dK, None, rope_base)
+    x = X[..., t:, :]  # the new token, (..., 1, d_model)
+    dX_q = input_grad_path(dq, W_Q)  # (..., 1, d_model): only the new token has a query
+    before = torch.zeros_like(X[..., :t, :])  # (..., t, d_model)
+    dX = torch.cat((before, dX_q), dim=-2) + input_grad_path(dK, W_K) + input_grad_path(dV, W_V)
+    return DecodeGradients(
+        output=G, W_O=dW_O, concat=dconcat, h_t=dh, a=da, S_masked=dS, q=dq, K_rep=dK_rep,
+        V_rep=dV_rep, K=dK, V=dV, W_Q=weight_grad_heads(x, dq), W_K=weight_grad_heads(X, dK),
+        W_V=weight_grad_heads(X, dV), X=dX,
+    )  # fmt: skip
+
+
+# --8<-- [end:decode_step_backward]

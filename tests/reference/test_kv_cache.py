@@ -100,3 +100,29 @@ def test_the_cache_is_immutable():
     cache = kv_cache.prefill(X[:2], W, W)
     step = kv_cache.decode_step(X[2:], cache, W, W, W)
     assert cache.length == 2 and step.cache.length == 3
+
+
+@settings(max_examples=40)
+@given(gqa_problems(even_d_k=True), st.booleans(), st.sampled_from([None, 2]))
+def test_decode_backward_equals_autograd_of_the_full_pass_on_the_last_row(p, rope, w):
+    """A loss on y_t alone: the decode step's gradients equal the full causal pass's, and
+    every token whose key and value are cached receives some."""
+    base = 10000.0 if rope else None
+    t = p.n - 1
+    cache = kv_cache.prefill(p.X[..., :t, :], p.W_K, p.W_V, rope_base=base)
+    step = kv_cache.decode_step(p.X[..., t:, :], cache, p.W_Q, p.W_K, p.W_V, p.W_O,
+                                rope_base=base, window=w)  # fmt: skip
+    G = p.randn(*step.output.shape)
+    mine = kv_cache.decode_step_backward(step, p.X, p.W_Q, p.W_K, p.W_V, p.W_O, G=G,
+                                         rope_base=base)  # fmt: skip
+    leaves = {k: v.clone().requires_grad_() for k, v in
+              (("X", p.X), ("W_Q", p.W_Q), ("W_K", p.W_K), ("W_V", p.W_V))}  # fmt: skip
+    W_O = p.W_O.clone().requires_grad_() if p.W_O is not None else None
+    M = windows.sliding_window_mask(p.n, w) if w is not None else None
+    full = gqa.grouped_query_attention(leaves["X"], leaves["W_Q"], leaves["W_K"], leaves["W_V"],
+                                       W_O, rope_base=base, M=M).output  # fmt: skip
+    (full[..., t:, :] * G).sum().backward()
+    for name, leaf in leaves.items():
+        assert close(getattr(mine, name), leaf.grad), name
+    if W_O is not None:
+        assert close(mine.W_O, W_O.grad)
