@@ -1,6 +1,8 @@
 """The layout fits: no page of the book scrolls sideways on a desktop (1280 px) or a phone
-(390 px), the long formulas of the teaching pages fit their column on a desktop, and KaTeX
-writes no warning to the console (e.g. Unicode text inside math).
+(390 px), the long formulas of the teaching pages fit their column on a desktop, no matrix is
+cut at either width (docs/assets/katex-init.js shrinks a display formula wider than its column,
+down to half its size: a formula wider than that may scroll inside its box only when it holds
+no matrix), and KaTeX writes no warning to the console (e.g. Unicode text inside math).
 
 Every page the build produced is visited (pages added later are covered without a change
 here). Negative controls show the measures can fail.
@@ -22,12 +24,20 @@ FORMULAS_FIT = ("index", "by-hand", "trainable-weights", "scaled-dot-product", "
                 "multi-head", "worked-example", "pt/exemplo-resolvido", "pt/mascara-causal",
                 "pt/multi-cabeca", "pt/gradientes", "pt/exercicios")  # fmt: skip
 
-OVERFLOW = """
+#: the smallest size katex-init.js shrinks a display formula to (its FIT_FLOOR)
+FIT_FLOOR = 0.5
+
+OVERFLOW = r"""
 const W = window.innerWidth;
-const math = [...document.querySelectorAll('article div.arithmatex')]
-  .filter(e => e.scrollWidth > e.clientWidth + 1)
+const over = [...document.querySelectorAll('article div.arithmatex')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1);
+const source = e => (e.querySelector('annotation') || {textContent: ''}).textContent;
+const fit = e => parseFloat((e.querySelector('.katex') || {dataset: {}}).dataset.fit || '1');
+const cut = over
+  .filter(e => /\\begin\{[bpvBV]?matrix\}/.test(source(e)) || fit(e) > arguments[0] + 0.005)
   .map(e => e.textContent.trim().slice(0, 60));
-return {page: document.documentElement.scrollWidth, inner: W, math: math};
+return {page: document.documentElement.scrollWidth, inner: W,
+        math: over.map(e => e.textContent.trim().slice(0, 60)), cut: cut};
 """
 
 
@@ -70,13 +80,15 @@ def test_no_page_scrolls_sideways_and_formulas_fit(site, chromium):
                 for page in pages:
                     drv.get(f"{base}/" if page == "." else f"{base}/{page}/")
                     settle(drv)
-                    r = drv.execute_script(OVERFLOW)
+                    r = drv.execute_script(OVERFLOW, FIT_FLOOR)
                     assert r["inner"] == width, (page, r["inner"])  # the width is the one asked
                     if r["page"] > r["inner"]:
                         wide.append((width, page, r["page"], r["inner"]))
                     name = "index" if page == "." else page
                     if width == 1280 and name in FORMULAS_FIT and r["math"]:
                         cut.append((page, r["math"]))
+                    elif r["cut"]:  # a matrix cut, or a formula scrolling before its floor
+                        cut.append((f"{page} at {width} px", r["cut"]))
                     if found := katex_warnings(drv):
                         warned.append((page, found[:3]))
             # negative controls: a too-wide block is seen; a KaTeX warning is seen
@@ -84,8 +96,16 @@ def test_no_page_scrolls_sideways_and_formulas_fit(site, chromium):
                 "document.querySelector('article').insertAdjacentHTML('beforeend',"
                 " '<div style=\"width: 3000px; height: 1px\"></div>')"
             )
-            r = drv.execute_script(OVERFLOW)
+            r = drv.execute_script(OVERFLOW, FIT_FLOOR)
             assert r["page"] > r["inner"]
+            # a 30-column matrix typeset without the fit (as KaTeX alone does) is seen as cut
+            drv.execute_script(
+                "const d = document.createElement('div'); d.className = 'arithmatex';"
+                "document.querySelector('article').prepend(d);"
+                "katex.render('A = \\\\begin{bmatrix}' + Array(30).fill('0.123').join('&')"
+                " + '\\\\end{bmatrix}', d, {displayMode: true});"
+            )
+            assert drv.execute_script(OVERFLOW, FIT_FLOOR)["cut"]
             drv.execute_script("katex.renderToString('\\\\text{Пиццу} Я', {strict: 'warn'})")
             assert katex_warnings(drv)
         finally:
