@@ -52,6 +52,7 @@ from torch import Tensor
 from attention_ref.reference.attention import scale, scores
 
 __all__ = [
+    "BackwardTile",
     "OnlineGradients",
     "OnlineSoftmaxTrace",
     "TileStep",
@@ -211,16 +212,37 @@ def online_softmax_attention(
 
 
 @dataclass(frozen=True, kw_only=True)
+class BackwardTile:
+    r"""One tile of the backward: keys ``[start, stop)``, the recomputed weights
+    $P_j = e^{S_j - L}$, $\partial P_j$, $\partial S_j$ ``(..., n_q, b)``, the tile's
+    $\partial K_j$, $\partial V_j$ ``(..., b, d)`` and $\partial Q$ summed so far."""
+
+    start: int
+    stop: int
+    P_j: Tensor
+    dP_j: Tensor  # noqa: N815
+    dS_j: Tensor  # noqa: N815
+    dK_j: Tensor  # noqa: N815
+    dV_j: Tensor  # noqa: N815
+    dQ: Tensor  # noqa: N815
+
+
+@dataclass(frozen=True, kw_only=True)
 class OnlineGradients:
     r"""The backward by recomputation: ``Q``, ``K``, ``V`` are $\partial L/\partial Q$, …;
-    ``D`` is $\operatorname{rowsum}(\partial H \odot H)$ ``(..., n_q, 1)``; ``P`` holds each
-    tile's recomputed weights $e^{S_j - L}$, in order."""
+    ``D`` is $\operatorname{rowsum}(\partial H \odot H)$ ``(..., n_q, 1)``; ``tiles`` holds
+    each tile's `BackwardTile`, in order."""
 
     Q: Tensor
     K: Tensor
     V: Tensor
     D: Tensor
-    P: tuple[Tensor, ...]
+    tiles: tuple[BackwardTile, ...]
+
+    @property
+    def P(self) -> tuple[Tensor, ...]:
+        """Each tile's recomputed weights $e^{S_j - L}$."""
+        return tuple(tile.P_j for tile in self.tiles)
 
 
 # --8<-- [start:online_softmax_backward]
@@ -241,19 +263,25 @@ def online_softmax_backward(trace: OnlineSoftmaxTrace, dH: Tensor) -> OnlineGrad
     root = math.sqrt(Q.shape[-1])
     D = (dH * trace.H).sum(dim=-1, keepdim=True)  # rowsum(∂H ⊙ H): (..., n_q, d_v) -> (..., n_q, 1)
     dQ = torch.zeros_like(Q)
-    dK_tiles, dV_tiles, P_tiles = [], [], []
+    tiles: list[BackwardTile] = []
     for start, stop in tile_bounds(K.shape[-2], trace.tile):
         K_j, V_j = K[..., start:stop, :], V[..., start:stop, :]
         S_j = tile_scores(Q, K_j, _mask_tile(M, start, stop))  # recomputed, not stored
         P_j = torch.exp(S_j - trace.L)  # = the softmax's weights of this tile (0 where masked)
-        dV_tiles.append(P_j.transpose(-2, -1) @ dH)  # P_jᵀ ∂H: (..., b, d_v)
+        dV_j = P_j.transpose(-2, -1) @ dH  # P_jᵀ ∂H: (..., b, n_q) @ (..., n_q, d_v)
         dP_j = dH @ V_j.transpose(-2, -1)  # ∂H V_jᵀ: (..., n_q, b)
         dS_j = P_j * (dP_j - D)
         dQ = dQ + dS_j @ K_j / root  # (..., n_q, b) @ (..., b, d_k)
-        dK_tiles.append(dS_j.transpose(-2, -1) @ Q / root)  # (..., b, n_q) @ (..., n_q, d_k)
-        P_tiles.append(P_j)
-    return OnlineGradients(Q=dQ, K=torch.cat(dK_tiles, dim=-2), V=torch.cat(dV_tiles, dim=-2),
-                           D=D, P=tuple(P_tiles))  # fmt: skip
+        dK_j = dS_j.transpose(-2, -1) @ Q / root  # (..., b, n_q) @ (..., n_q, d_k)
+        tiles.append(BackwardTile(start=start, stop=stop, P_j=P_j, dP_j=dP_j, dS_j=dS_j,
+                                  dK_j=dK_j, dV_j=dV_j, dQ=dQ))  # fmt: skip
+    return OnlineGradients(
+        Q=dQ,
+        K=torch.cat([tile.dK_j for tile in tiles], dim=-2),  # the tiles' rows, in order
+        V=torch.cat([tile.dV_j for tile in tiles], dim=-2),
+        D=D,
+        tiles=tuple(tiles),
+    )
 
 
 # --8<-- [end:online_softmax_backward]
