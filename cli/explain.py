@@ -8,7 +8,12 @@ from typing import Annotated
 import typer
 
 from attention_ref.render import FORMATS
-from attention_ref.worked.registry import DEFAULT_EXAMPLE, EXAMPLE_NAMES, check_example
+from attention_ref.worked.registry import (
+    DEFAULT_EXAMPLE,
+    EXAMPLE_NAMES,
+    OWN_BACKWARD,
+    check_example,
+)
 from cli.errors import CLIError
 
 
@@ -97,6 +102,14 @@ def explain(
 
     if grad_output is not None and not backward:
         raise CLIError("--grad-output needs --backward")
+    if backward and input_file is None and (example or DEFAULT_EXAMPLE) in OWN_BACKWARD:
+        from attention_ref.worked.gradients import load_grad_output
+        from attention_ref.worked.registry import explain_example_backward
+
+        G = load_grad_output(grad_output) if grad_output is not None else None
+        expl = explain_example_backward(example or DEFAULT_EXAMPLE, G)
+        emit(render(expl, fmt, precision, standalone=standalone))
+        return
     if backward:  # the forward, then its gradients (bad files: InputError, one line, exit 2)
         from attention_ref.worked.gradients import backward_explanation
 

@@ -3,6 +3,12 @@
 Each module (`attention_ref.worked.life_is_awesome`, …) holds its example's data and an
 ``explain()`` returning an `attention_ref.render.Explanation`. Modules are imported when an
 example is explained, so importing this registry imports neither torch nor the reference.
+
+The documents' examples come first; then the attention of today's models on the same
+"Life is awesome" numbers (GQA, RoPE, sliding window, ALiBi, the KV cache, FlashAttention's
+online softmax), whose modules also explain their own backward pass,
+``explain_backward(G)`` (`OWN_BACKWARD`, `explain_example_backward`); the documents'
+examples have theirs in `attention_ref.worked.gradients`.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, cast
 
 if TYPE_CHECKING:
-    from attention_ref.render import Explanation
+    from attention_ref.render import Explanation, Matrix
 
 #: Example name -> the module that explains it, in the order the CLI lists them.
 EXAMPLES: Final[dict[str, str]] = {
@@ -20,7 +26,19 @@ EXAMPLES: Final[dict[str, str]] = {
     "hello-shiny-sun": "attention_ref.worked.hello_shiny_sun",  # seeds 001/004
     "your-journey-starts": "attention_ref.worked.your_journey_starts",  # seed 001 code
     "i-want-pizza": "attention_ref.worked.i_want_pizza",  # seed 002
+    # the attention of today's models, on seed 000's numbers (issue 23)
+    "gqa": "attention_ref.worked.life_gqa",
+    "rope": "attention_ref.worked.life_rope",
+    "sliding-window": "attention_ref.worked.life_window",
+    "alibi": "attention_ref.worked.life_alibi",
+    "kv-cache": "attention_ref.worked.life_kv_cache",
+    "online-softmax": "attention_ref.worked.life_online_softmax",
 }
+
+#: The examples whose module explains its own backward pass, ``explain_backward(G)``.
+OWN_BACKWARD: Final = frozenset(
+    {"gqa", "rope", "sliding-window", "alibi", "kv-cache", "online-softmax"}
+)
 
 #: Names accepted by ``attnref explain --example``.
 EXAMPLE_NAMES: Final = tuple(EXAMPLES)
@@ -40,3 +58,13 @@ def explain_example(name: str) -> Explanation:
     module = importlib.import_module(EXAMPLES[check_example(name)])
     explain = cast("Callable[[], Explanation]", module.explain)
     return explain()
+
+
+def explain_example_backward(name: str, G: Matrix | None = None) -> Explanation:
+    """The explanation of an `OWN_BACKWARD` example followed by its backward pass; ``G`` is
+    the upstream gradient (``None``: all ones). ``ValueError`` for any other name."""
+    if check_example(name) not in OWN_BACKWARD:
+        raise ValueError(f"{name!r} explains its backward in attention_ref.worked.gradients")
+    module = importlib.import_module(EXAMPLES[name])
+    explain = cast("Callable[[Matrix | None], Explanation]", module.explain_backward)
+    return explain(G)

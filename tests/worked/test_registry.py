@@ -34,7 +34,8 @@ def test_the_error_lists_every_registered_name_in_order():
         check_example("life-is-boring")
     assert str(err.value) == (
         "unknown example 'life-is-boring'; choose one of: "
-        "life-is-awesome, hello-shiny-sun, your-journey-starts, i-want-pizza"
+        "life-is-awesome, hello-shiny-sun, your-journey-starts, i-want-pizza, gqa, rope, "
+        "sliding-window, alibi, kv-cache, online-softmax"
     )
     assert check_example("i-want-pizza") == "i-want-pizza"
 

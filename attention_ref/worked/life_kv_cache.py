@@ -1,0 +1,418 @@
+r"""The KV cache on "Life is awesome": "Life is" cached, "awesome" decoded in one step.
+
+Seed 000's two heads (``W_O = I_4``). The prompt "Life is" fills the cache with its keys and
+values (`attention_ref.reference.kv_cache.prefill`); the token "awesome" (position ``t = 2``)
+is then decoded by `attention_ref.reference.kv_cache.decode_step`: only its own ``q_t``,
+``k_t``, ``v_t`` are computed, its key and value are appended, and its one row of scores runs
+over the three cached keys, with no mask:
+
+$$
+a_t^{(i)} = \operatorname{softmax}\Big(\frac{q_t^{(i)} K^{(i)\top}}{\sqrt{d_k}}\Big),\qquad
+y_t = \operatorname{Concat}(a_t^{(1)} V^{(1)} \mid a_t^{(2)} V^{(2)})\, W_O
+$$
+
+The row $y_t$ is the last row of seed 000's output (the explanation checks it, and every row
+decoded one token at a time). The backward of the step (``--backward``) shows the gradient of
+$y_t$ reaching every cached key and value.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import torch
+
+from attention_ref.reference import kv_cache as ref_kv
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
+from attention_ref.worked import life_is_awesome as life
+from attention_ref.worked.gradients import NOTATION, check_grad_output, grad_mat
+from attention_ref.worked.trace import L, column_names, t
+from attention_ref.worked.variant_trace import sup, supT
+
+#: how many tokens the prompt holds: "Life is"; the next one is decoded
+PROMPT: Final = 2
+
+
+def weights() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Seed 000's ``W_Q``, ``W_K``, ``W_V`` ``(2, 4, 2)`` and ``W_O = I_4``."""
+    return t(life.LIFE_W_Q), t(life.LIFE_W_K), t(life.LIFE_W_V), t(life.LIFE_W_O)
+
+
+def decode() -> tuple[ref_kv.KVCache, ref_kv.DecodeTrace]:
+    """The prompt's cache, and the decode step of the next token."""
+    X = t(life.LIFE_X)
+    W_Q, W_K, W_V, W_O = weights()
+    cache = ref_kv.prefill(X[:PROMPT], W_K, W_V)  # (2, PROMPT, 2): keys of "Life", "is"
+    step = ref_kv.decode_step(X[PROMPT : PROMPT + 1], cache, W_Q, W_K, W_V, W_O)
+    return cache, step
+
+
+def decoded_rows() -> torch.Tensor:
+    """Every row decoded one token at a time from an empty cache, ``(n, d_out)``."""
+    X = t(life.LIFE_X)
+    W_Q, W_K, W_V, W_O = weights()
+    cache = ref_kv.empty_cache(W_K.shape[0], W_K.shape[-1], W_V.shape[-1])
+    rows = []
+    for i in range(X.shape[0]):
+        step = ref_kv.decode_step(X[i : i + 1], cache, W_Q, W_K, W_V, W_O)
+        cache = step.cache
+        rows.append(step.output)
+    return torch.cat(rows, dim=-2)
+
+
+def step_sections(cache: ref_kv.KVCache, step: ref_kv.DecodeTrace) -> list[Section]:
+    """Prefill, the new token's projections, the append, its scores, weights and output."""
+    tok = list(life.LIFE_TOKENS)
+    prompt, new, seen = tok[:PROMPT], tok[PROMPT], tok[: PROMPT + 1]
+    h = int(step.q.shape[-3])
+    d_k = int(step.q.shape[-1])
+    cached = [
+        m
+        for i in range(h)
+        for m in (
+            Mat(
+                symbol=f"K{sup(i)}",
+                value=L(cache.K[i]),
+                formula=f"X_{{1:{PROMPT}}} W_K{sup(i)}",
+                rows=prompt,
+            ),
+            Mat(
+                symbol=f"V{sup(i)}",
+                value=L(cache.V[i]),
+                formula=f"X_{{1:{PROMPT}}} W_V{sup(i)}",
+                rows=prompt,
+            ),
+        )
+    ]
+    x = Mat(symbol="x_t", value=L(step.x), rows=[new], cols=column_names("dim ", 4))
+    projections = [x] + [
+        m
+        for i in range(h)
+        for m in (
+            Mat(symbol=f"q_t{sup(i)}", value=L(step.q[i]), formula=f"x_t W_Q{sup(i)}", rows=[new]),
+            Mat(symbol=f"k_t{sup(i)}", value=L(step.k[i]), formula=f"x_t W_K{sup(i)}", rows=[new]),
+            Mat(symbol=f"v_t{sup(i)}", value=L(step.v[i]), formula=f"x_t W_V{sup(i)}", rows=[new]),
+        )
+    ]
+    appended = [
+        m
+        for i in range(h)
+        for m in (
+            Mat(
+                symbol=f"K{sup(i)}",
+                value=L(step.cache.K[i]),
+                rows=seen,
+                formula=f"\\begin{{bmatrix}} K{sup(i)} \\\\ k_t{sup(i)} \\end{{bmatrix}}",
+                formula_text=f"[K^({i + 1}); k_t^({i + 1})]",
+            ),
+            Mat(
+                symbol=f"V{sup(i)}",
+                value=L(step.cache.V[i]),
+                rows=seen,
+                formula=f"\\begin{{bmatrix}} V{sup(i)} \\\\ v_t{sup(i)} \\end{{bmatrix}}",
+                formula_text=f"[V^({i + 1}); v_t^({i + 1})]",
+            ),
+        )
+    ]
+    scores = [
+        m
+        for i in range(h)
+        for m in (
+            Mat(
+                symbol=f"s_t{sup(i)}",
+                value=L(step.S[i]),
+                rows=[new],
+                cols=seen,
+                formula=f"\\frac{{q_t{sup(i)} K^{{({i + 1})\\top}}}}{{\\sqrt{{{d_k}}}}}",
+            ),
+            Mat(
+                symbol=f"a_t{sup(i)}",
+                value=L(step.a[i]),
+                rows=[new],
+                cols=seen,
+                formula=f"\\operatorname{{softmax}}(s_t{sup(i)})",
+            ),
+            Mat(
+                symbol=f"h_t{sup(i)}",
+                value=L(step.h_t[i]),
+                rows=[new],
+                formula=f"a_t{sup(i)} V{sup(i)}",
+            ),
+        )
+    ]
+    return [
+        Section(
+            title=f'Prefill: the cache of the prompt "{" ".join(prompt)}"',
+            text=f"The prompt's keys and values, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ and V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ for its "
+            f"{PROMPT} tokens, one block per head: this is what the cache holds.",
+            items=cached,
+        ),
+        Section(
+            title=f'Decode "{new}" (t = {step.position}): only the new token is projected',
+            text="q_t = x_t W_Q⁽ⁱ⁾, k_t = x_t W_K⁽ⁱ⁾, v_t = x_t W_V⁽ⁱ⁾: one row each, per head. "
+            "The prompt is not projected again.",
+            items=projections,
+        ),
+        Section(
+            title="Append: K⁽ⁱ⁾ ← [K⁽ⁱ⁾; k_t⁽ⁱ⁾], V⁽ⁱ⁾ ← [V⁽ⁱ⁾; v_t⁽ⁱ⁾]",
+            text=f"The new key and value go under the cached ones: the cache now holds "
+            f"{step.cache.length} tokens.",
+            items=appended,
+        ),
+        Section(
+            title="One row of attention: s_t = q_t Kᵀ / √d_k, a_t = softmax(s_t), h_t = a_t V",
+            text="No mask: every cached key is in the past of the new token (or is the token "
+            "itself), which is what the causal mask allowed in its row.",
+            items=scores,
+        ),
+        Section(
+            title="Concat and output projection: y_t = Concat(h_t⁽¹⁾ | h_t⁽²⁾) W_O",
+            text="W_O = I_4, so y_t is the concat.",
+            items=[
+                Mat(symbol="\\operatorname{Concat}", value=L(step.concat), rows=[new]),
+                Mat(
+                    symbol="y_t",
+                    value=L(step.output),
+                    rows=[new],
+                    formula="\\operatorname{Concat} \\cdot W_O",
+                    cols=column_names("y", 4),
+                ),
+            ],
+        ),
+    ]
+
+
+def check_section(step: ref_kv.DecodeTrace) -> tuple[Section, dict[str, JSONValue]]:
+    """The decoded row against seed 000's last row, and every row decoded token by token."""
+    seed = life.life_trace().output
+    row_gap = float((step.output[0] - seed[PROMPT]).abs().max())
+    all_gap = float((decoded_rows() - seed).abs().max())
+    doc = torch.tensor(life.DOC_LIFE_OUTPUT[PROMPT], dtype=torch.float64)
+    doc_gap = float((step.output[0] - doc).abs().max())
+    n = len(life.LIFE_TOKENS)
+    per_token = 2 * int(step.k.shape[-3]) * int(step.k.shape[-1])
+    words = []
+    if row_gap < 1e-12:
+        words.append(
+            f"y_t equals row {PROMPT + 1} of seed 000's output (largest difference "
+            f"{row_gap:.1e}; the document prints it to 3 decimals, within {doc_gap:.1e})."
+        )
+    else:
+        words.append(f"y_t is NOT row {PROMPT + 1} of seed 000's output ({row_gap:.1e}).")
+    if all_gap < 1e-12:
+        words.append(
+            f"Decoding all {n} tokens one at a time from an empty cache gives every row of the "
+            f"full causal pass (largest difference {all_gap:.1e})."
+        )
+    words.append(
+        f"The cache keeps 2 · h · d_k = {per_token} numbers per token for this layer: the "
+        f"{step.cache.length} tokens hold {per_token * step.cache.length}."
+    )
+    data: dict[str, JSONValue] = {
+        "equals_full_row": row_gap < 1e-12,
+        "row_difference": row_gap,
+        "all_rows_difference": all_gap,
+        "cache_numbers_per_token": per_token,
+    }
+    return Section(
+        title="Check: the same numbers as the full causal pass",
+        text=" ".join(words),
+        items=[
+            Mat(
+                symbol="\\operatorname{out}_{\\text{full}}",
+                text="Output of the full causal pass (seed 000)",
+                value=L(seed),
+                rows=list(life.LIFE_TOKENS),
+                cols=column_names("y", 4),
+            )
+        ],
+    ), data
+
+
+def step_json(cache: ref_kv.KVCache, step: ref_kv.DecodeTrace) -> dict[str, JSONValue]:
+    """``{"tokens", "prompt", "position", "cache_before": [{"K", "V"}], "heads": [{"q", "k",
+    "v", "K", "V", "scores", "S", "A", "H"}], "concat", "W_O", "output"}``."""
+    heads: list[JSONValue] = [
+        {
+            "q": L(step.q[i]),
+            "k": L(step.k[i]),
+            "v": L(step.v[i]),
+            "K": L(step.cache.K[i]),
+            "V": L(step.cache.V[i]),
+            "scores": L(step.QKt[i]),
+            "S": L(step.S[i]),
+            "A": L(step.a[i]),
+            "H": L(step.h_t[i]),
+        }
+        for i in range(step.q.shape[-3])
+    ]
+    return {
+        "tokens": list(life.LIFE_TOKENS),
+        "prompt": list(life.LIFE_TOKENS[:PROMPT]),
+        "position": step.position,
+        "cache_before": [{"K": L(cache.K[i]), "V": L(cache.V[i])} for i in range(cache.K.shape[0])],
+        "heads": heads,
+        "concat": L(step.concat),
+        "W_O": L(weights()[3]),
+        "output": L(step.output),
+    }
+
+
+def explain() -> Explanation:
+    """Seed 000: "Life is" in the cache, "awesome" decoded in one step."""
+    cache, step = decode()
+    check, numbers = check_section(step)
+    return Explanation(
+        title='The KV cache: "Life is" cached, "awesome" decoded in one step',
+        source="seed 000's numbers (h = 2, W_O = I_4), generated one token at a time",
+        sections=[*step_sections(cache, step), check],
+        data={**step_json(cache, step), "check": numbers},
+    )
+
+
+def explain_backward(G: Matrix | None = None) -> Explanation:
+    """The decode step, then its backward: the gradient of y_t reaches every cached token."""
+    forward = explain()
+    _, step = decode()
+    X = t(life.LIFE_X)[: PROMPT + 1]
+    W_Q, W_K, W_V, W_O = weights()
+    grads = ref_kv.decode_step_backward(
+        step, X, W_Q, W_K, W_V, W_O, G=check_grad_output(G, step.output)
+    )
+    tok = list(life.LIFE_TOKENS)
+    new, seen = tok[PROMPT], tok[: PROMPT + 1]
+    h, d_k = int(step.q.shape[-3]), int(step.q.shape[-1])
+    reached = [tok[r] for r in range(X.shape[0]) if float(grads.X[r].abs().max()) > 0]
+    heads = [
+        m
+        for i in range(h)
+        for m in (
+            grad_mat(f"h_t{sup(i)}", grads.h_t[i], rows=[new]),
+            grad_mat(
+                f"a_t{sup(i)}",
+                grads.a[i],
+                f"\\partial h_t{sup(i)} V{supT(i)}",
+                rows=[new],
+                cols=seen,
+            ),
+            grad_mat(
+                f"s_t{sup(i)}",
+                grads.S_masked[i],
+                f"a_t{sup(i)} \\odot (\\partial a_t{sup(i)}"
+                f" - \\operatorname{{rowsum}}(\\partial a_t{sup(i)} \\odot a_t{sup(i)}))",
+                rows=[new],
+                cols=seen,
+            ),
+            grad_mat(
+                f"q_t{sup(i)}",
+                grads.q[i],
+                f"\\frac{{\\partial s_t{sup(i)} K{sup(i)}}}{{\\sqrt{{{d_k}}}}}",
+                rows=[new],
+            ),
+            grad_mat(
+                f"K{sup(i)}",
+                grads.K[i],
+                f"\\frac{{\\partial s_t^{{({i + 1})\\top}} q_t{sup(i)}}}{{\\sqrt{{{d_k}}}}}",
+                rows=seen,
+            ),
+            grad_mat(
+                f"V{sup(i)}", grads.V[i], f"a_t^{{({i + 1})\\top}} \\partial h_t{sup(i)}", rows=seen
+            ),
+        )
+    ]
+    weights_items = [
+        m
+        for i in range(h)
+        for m in (
+            grad_mat(f"W_Q{sup(i)}", grads.W_Q[i], f"x_t^\\top \\partial q_t{sup(i)}"),
+            grad_mat(f"W_K{sup(i)}", grads.W_K[i], f"X^\\top \\partial K{sup(i)}"),
+            grad_mat(f"W_V{sup(i)}", grads.W_V[i], f"X^\\top \\partial V{sup(i)}"),
+        )
+    ]
+    weights_items.append(
+        grad_mat(
+            "X",
+            grads.X,
+            "\\partial K W_K^\\top + \\partial V W_V^\\top "
+            "+ \\partial q_t W_Q^\\top \\text{ (row t)}",
+            rows=seen,
+            cols=column_names("dim ", 4),
+        )
+    )
+    note = (
+        "L = Σ output, the sum of the entries of the output y_t, so G = ∂L/∂y_t is all ones "
+        "(--grad-output FILE gives another G)."
+        if G is None
+        else "G is the matrix of --grad-output."
+    )
+    into = []
+    if all(bool((grads.V[i].abs().sum(-1) > 0).all()) for i in range(h)):
+        into.append(
+            "Every cached value gets gradient: ∂V⁽ⁱ⁾ = a_tᵀ ∂h_t, and every weight of a_t is "
+            "positive."
+        )
+    for i in range(h):
+        if float(grads.S_masked[i].abs().max()) < 1e-12:
+            into.append(
+                f"In head {i + 1} the entries of ∂a_t are equal, so ∂s_t = 0 (softmax ignores "
+                "a shift of its row): no gradient reaches that head's keys and query with this G."
+            )
+        elif bool((grads.K[i].abs().sum(-1) > 0).all()):
+            into.append(f"In head {i + 1} every cached key gets gradient too.")
+    sections = [
+        Section(
+            title="Backward pass of the step: the upstream gradient G = ∂L/∂y_t",
+            text=f"{note} {NOTATION} Training does not use the cache; this shows where the "
+            "gradient of one decoded row goes.",
+            items=[grad_mat("y_t", grads.output, rows=[new], cols=column_names("y", 4))],
+        ),
+        Section(
+            title="Output projection: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ",
+            text="As in the full pass, with one row.",
+            items=[
+                grad_mat("W_O", grads.W_O, "\\operatorname{Concat}^\\top G"),
+                grad_mat("\\operatorname{Concat}", grads.concat, "G W_O^\\top", rows=[new]),
+            ],
+        ),
+        Section(
+            title="Through the row of attention, into the cache: ∂K⁽ⁱ⁾ = ∂s_tᵀ q_t / √d_k, "
+            "∂V⁽ⁱ⁾ = a_tᵀ ∂h_t",
+            text=" ".join(into),
+            items=heads,
+        ),
+        Section(
+            title="Weights and input: the cached tokens' rows of ∂X",
+            text=f"Tokens with gradient in ∂X: {', '.join(repr(w) for w in reached)}: a loss "
+            "on the decoded row reaches back through the cache to the tokens that filled "
+            "it, as the full causal pass's backward does for its last row.",
+            items=weights_items,
+        ),
+    ]
+    grads_json: dict[str, JSONValue] = {
+        "output": L(grads.output),
+        "W_O": L(grads.W_O) if grads.W_O is not None else None,
+        "concat": L(grads.concat),
+        "X": L(grads.X),
+        "heads": [
+            {
+                "H": L(grads.h_t[i]),
+                "A": L(grads.a[i]),
+                "S_masked": L(grads.S_masked[i]),
+                "S": L(grads.S_masked[i]),
+                "Q": L(grads.q[i]),
+                "K": L(grads.K[i]),
+                "V": L(grads.V[i]),
+                "W_Q": L(grads.W_Q[i]),
+                "W_K": L(grads.W_K[i]),
+                "W_V": L(grads.W_V[i]),
+            }
+            for i in range(h)
+        ],
+    }
+    return Explanation(
+        title=forward.title + ", with its backward pass",
+        source=forward.source,
+        sections=[*forward.sections, *sections],
+        data={**forward.data, "loss": "sum" if G is None else "grad-output", "grads": grads_json},
+        precision=forward.precision,
+    )

@@ -1,0 +1,454 @@
+r"""FlashAttention's online softmax on "Life is awesome": tiles of 2 keys, m, ℓ and O by hand.
+
+Seed 000's two heads (their ``Q``, ``K``, ``V``, the causal mask, ``W_O = I_4``), computed the
+way FlashAttention computes them (`attention_ref.reference.online_softmax`): the keys are read
+in tiles of ``b = 2`` ("Life", "is", then "awesome"), and each query row keeps a running
+maximum $m$, a running sum $\ell$ and an unnormalised output $O$:
+
+$$
+m' = \max(m, \operatorname{rowmax} S_j),\quad P_j = e^{S_j - m'},\quad \alpha = e^{m - m'},
+\quad \ell' = \alpha \ell + \operatorname{rowsum} P_j,\quad O' = \alpha O + P_j V_j
+$$
+
+Tile 1 ends inside the mask for the row "Life" ("is" is its future), and tile 2 is entirely
+masked for the rows "Life" and "is". At the end $H = O/\ell$ is seed 000's $H^{(i)}$ (checked
+with the numbers). The backward (``--backward``) recomputes each tile's weights from
+$L = m + \log \ell$ instead of storing the ``n × n`` matrix.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+import torch
+
+from attention_ref import reference as ref
+from attention_ref.reference import online_softmax as osm
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
+from attention_ref.worked import life_is_awesome as life
+from attention_ref.worked.gradients import DEFAULT_G, NOTATION, check_grad_output, grad_mat
+from attention_ref.worked.trace import L, column_names
+from attention_ref.worked.variant_trace import sup
+
+#: keys per tile
+TILE: Final = 2
+
+
+def online_trace() -> tuple[ref.AttentionTrace, osm.OnlineSoftmaxTrace]:
+    """Seed 000's trace and the online softmax of its two heads at once (``(2, 3, ·)``)."""
+    seed = life.life_trace()
+    assert seed.M is not None
+    return seed, osm.online_softmax_attention(seed.Q, seed.K, seed.V, seed.M, tile=TILE)
+
+
+def _tile_words(step: osm.TileStep, prev_m: torch.Tensor, tok: list[str]) -> str:
+    """What the numbers of one tile show, row by row (computed, not typed)."""
+    S = step.S_j  # (h, n, b)
+    words = []
+    for r, name in enumerate(tok):
+        masked = torch.isneginf(S[:, r, :])  # (h, b)
+        if bool(masked.all()):
+            words.append(
+                f"'{name}' sees no key of this tile (all −∞): P_j = 0, α = 1 "
+                "(its maximum does not move), ℓ and O stay as they were."
+            )
+        elif bool(masked.any()):
+            words.append(
+                f"The tile ends inside the mask for '{name}': its masked keys give P_j = 0."
+            )
+        grew = [
+            i
+            for i in range(S.shape[0])
+            if math.isfinite(float(prev_m[i, r, 0]))
+            and float(step.m[i, r, 0]) > float(prev_m[i, r, 0])
+        ]
+        for i in grew:
+            words.append(
+                f"Head {i + 1}, '{name}': the maximum grows from {float(prev_m[i, r, 0]):.3f} to "
+                f"{float(step.m[i, r, 0]):.3f}, so α = e^(m − m') = "
+                f"{float(step.alpha[i, r, 0]):.3f} shrinks what was summed before."
+            )
+    return " ".join(words)
+
+
+def tile_sections(trace: osm.OnlineSoftmaxTrace) -> list[Section]:
+    """One section per tile: its scores and the running m, ℓ, O of every head."""
+    tok = list(life.LIFE_TOKENS)
+    h = int(trace.Q.shape[0])
+    sections = []
+    prev_m = torch.full_like(trace.m, -math.inf)
+    for j, step in enumerate(trace.steps, start=1):
+        keys = tok[step.start : step.stop]
+        items: list[Mat] = []
+        for i in range(h):
+            s = sup(i)
+            items += [
+                Mat(
+                    symbol=f"S_{j}{s}",
+                    value=L(step.S_j[i]),
+                    rows=tok,
+                    cols=keys,
+                    formula=f"\\frac{{Q{s} K_{j}^{{({i + 1})\\top}}}}{{\\sqrt{{2}}}} + M_{j}",
+                ),
+                Mat(
+                    symbol=f"m{s}",
+                    value=L(step.m[i]),
+                    rows=tok,
+                    cols=["m"],
+                    formula=f"\\operatorname{{max}}(m{s}, \\operatorname{{rowmax}} S_{j}{s})",
+                ),
+                Mat(
+                    symbol=f"P_{j}{s}",
+                    value=L(step.P_j[i]),
+                    rows=tok,
+                    cols=keys,
+                    formula=f"e^{{S_{j}{s} - m{s}}}",
+                ),
+                Mat(
+                    symbol=f"\\alpha{s}",
+                    value=L(step.alpha[i]),
+                    rows=tok,
+                    cols=["α"],
+                    formula="e^{m_{\\text{old}} - m}",
+                ),
+                Mat(
+                    symbol=f"\\ell{s}",
+                    value=L(step.ell[i]),
+                    rows=tok,
+                    cols=["ℓ"],
+                    formula=f"\\alpha{s} \\ell_{{\\text{{old}}}} + "
+                    f"\\operatorname{{rowsum}} P_{j}{s}",
+                ),
+                Mat(
+                    symbol=f"O{s}",
+                    value=L(step.O[i]),
+                    rows=tok,
+                    formula=f"\\alpha{s} O_{{\\text{{old}}}} + P_{j}{s} V_{j}{s}",
+                ),
+                Mat(
+                    symbol=f"O{s} / \\ell{s}",
+                    value=L(step.partial[i]),
+                    rows=tok,
+                    formula="\\text{the output over the keys read so far}",
+                    formula_text="the output over the keys read so far",
+                ),
+            ]
+        first = j == 1
+        text = (
+            "Before the first tile m = −∞, ℓ = 0, O = 0 in every row. " if first else ""
+        ) + _tile_words(step, prev_m, tok)
+        sections.append(
+            Section(
+                title=f"Tile {j}: keys {', '.join(keys)}",
+                text=text,
+                items=items,
+            )
+        )
+        prev_m = step.m
+    return sections
+
+
+def end_section(
+    seed: ref.AttentionTrace, trace: osm.OnlineSoftmaxTrace
+) -> tuple[Section, dict[str, JSONValue]]:
+    """``H = O / ℓ``, ``L = m + log ℓ``, and the comparison with seed 000."""
+    tok = list(life.LIFE_TOKENS)
+    h = int(trace.Q.shape[0])
+    gap = float((trace.H - seed.H).abs().max())
+    items: list[Mat] = []
+    for i in range(h):
+        s = sup(i)
+        items += [
+            Mat(symbol=f"H{s}", value=L(trace.H[i]), rows=tok, formula=f"O{s} / \\ell{s}"),
+            Mat(
+                symbol=f"L{s}",
+                value=L(trace.L[i]),
+                rows=tok,
+                cols=["L"],
+                formula=f"m{s} + \\operatorname{{log}} \\ell{s}",
+            ),
+        ]
+    concat = ref.merge_heads(trace.H)  # (h, n, d_v) -> (n, h*d_v)
+    output = concat @ seed.W_O if seed.W_O is not None else concat
+    items.append(
+        Mat(
+            symbol="\\operatorname{out}",
+            text="Output",
+            value=L(output),
+            rows=tok,
+            formula="\\operatorname{Concat}(H^{(1)} \\mid H^{(2)}) W_O",
+            cols=column_names("y", int(output.shape[-1])),
+        )
+    )
+    same = gap < 1e-12
+    text = (
+        f"After the last tile, one division per row. H⁽ⁱ⁾ equals seed 000's head outputs "
+        f"(largest difference {gap:.1e}), so the output is the homework's."
+        if same
+        else f"H⁽ⁱ⁾ is NOT seed 000's (largest difference {gap:.1e})."
+    ) + (
+        " L = m + log ℓ is all the backward keeps of the softmax: one number per row, "
+        "instead of the n × n weights."
+    )
+    return Section(
+        title="The end: H = O / ℓ, and L = m + log ℓ for the backward", text=text, items=items
+    ), {"difference": gap, "equal": same}
+
+
+def trace_json(seed: ref.AttentionTrace, trace: osm.OnlineSoftmaxTrace) -> dict[str, JSONValue]:
+    """``{"tokens", "tile", "heads": [{"Q", "K", "V", "tiles": [{"keys", "S", "m", "P",
+    "alpha", "l", "O", "partial"}], "H", "L"}], "concat", "W_O", "output"}``."""
+    heads: list[JSONValue] = []
+    for i in range(int(trace.Q.shape[0])):
+        tiles: list[JSONValue] = [
+            {
+                "keys": [step.start, step.stop],
+                "S": L(step.S_j[i]),
+                "m": L(step.m[i]),
+                "P": L(step.P_j[i]),
+                "alpha": L(step.alpha[i]),
+                "l": L(step.ell[i]),
+                "O": L(step.O[i]),
+                "partial": L(step.partial[i]),
+            }
+            for step in trace.steps
+        ]
+        heads.append(
+            {
+                "Q": L(trace.Q[i]),
+                "K": L(trace.K[i]),
+                "V": L(trace.V[i]),
+                "tiles": tiles,
+                "H": L(trace.H[i]),
+                "L": L(trace.L[i]),
+            }
+        )
+    concat = ref.merge_heads(trace.H)
+    return {
+        "tokens": list(life.LIFE_TOKENS),
+        "tile": TILE,
+        "heads": heads,
+        "concat": L(concat),
+        "W_O": L(seed.W_O) if seed.W_O is not None else None,
+        "output": L(concat @ seed.W_O if seed.W_O is not None else concat),
+    }
+
+
+def explain() -> Explanation:
+    """Seed 000's two heads by FlashAttention's online softmax, tiles of 2 keys."""
+    seed, trace = online_trace()
+    tok = list(life.LIFE_TOKENS)
+    inputs = [
+        m
+        for i in range(seed.h)
+        for m in (
+            Mat(symbol=f"Q{sup(i)}", value=L(seed.Q[i]), formula=f"X W_Q{sup(i)}", rows=tok),
+            Mat(symbol=f"K{sup(i)}", value=L(seed.K[i]), formula=f"X W_K{sup(i)}", rows=tok),
+            Mat(symbol=f"V{sup(i)}", value=L(seed.V[i]), formula=f"X W_V{sup(i)}", rows=tok),
+        )
+    ]
+    end, numbers = end_section(seed, trace)
+    sections = [
+        Section(
+            title=f"Inputs: seed 000's Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾, read in tiles of {TILE} keys",
+            text=f"The keys and values are read {TILE} at a time: tile 1 is "
+            f"{', '.join(map(repr, tok[:TILE]))}, tile 2 is "
+            f"{', '.join(map(repr, tok[TILE:]))}. The n × n matrix of scores is never "
+            "formed: each tile's scores S_j are used and dropped. M_j is the "
+            "causal mask's columns of tile j.",
+            items=inputs,
+        ),
+        *tile_sections(trace),
+        end,
+    ]
+    return Explanation(
+        title=f'FlashAttention\'s online softmax: "Life is awesome", tiles of {TILE} keys',
+        source="seed 000's numbers (h = 2, causal, W_O = I_4), FlashAttention-2's forward",
+        sections=sections,
+        data={**trace_json(seed, trace), "check": numbers},
+    )
+
+
+def explain_backward(G: Matrix | None = None) -> Explanation:
+    """The forward, then the backward by recomputation from L, tile by tile."""
+    forward = explain()
+    seed, trace = online_trace()
+    tok = list(life.LIFE_TOKENS)
+    G_t = check_grad_output(G, seed.output)
+    W_O = seed.W_O
+    assert W_O is not None
+    dconcat = ref.concat_grad(G_t, W_O)  # G W_Oᵀ
+    dH = ref.heads_grad(dconcat, seed.h)  # (n, h*d_v) -> (h, n, d_v)
+    grads = osm.online_softmax_backward(trace, dH)
+    X = seed.X
+    dW = {
+        role: ref.weight_grad_heads(X, d)
+        for role, d in (("Q", grads.Q), ("K", grads.K), ("V", grads.V))
+    }
+    dX = ref.input_grad(
+        ref.input_grad_path(grads.Q, seed.W_Q),
+        ref.input_grad_path(grads.K, seed.W_K),
+        ref.input_grad_path(grads.V, seed.W_V),
+    )
+    plain = ref.attention_backward(seed, G_t)
+    A_gap = float((torch.cat(grads.P, dim=-1) - seed.A).abs().max())
+    grad_gap = max(
+        float((grads.Q - plain.Q).abs().max()),
+        float((grads.K - plain.K).abs().max()),
+        float((grads.V - plain.V).abs().max()),
+        float((dX - plain.X).abs().max()),
+    )
+    note = DEFAULT_G if G is None else "G is the matrix of --grad-output."
+    D_gap = float((grads.D - (plain.A * seed.A).sum(-1, keepdim=True)).abs().max())
+    d_words = (
+        f"D = rowsum(∂H ⊙ H) equals the softmax backward's rowsum(∂A ⊙ A) (largest "
+        f"difference {D_gap:.1e}), without A."
+        if D_gap < 1e-12
+        else f"D differs from rowsum(∂A ⊙ A) by {D_gap:.1e}."
+    )
+    first = [
+        grad_mat("W_O", ref.output_weight_grad(seed.concat, G_t), "\\operatorname{Concat}^\\top G")
+    ]
+    first += [
+        m
+        for i in range(seed.h)
+        for m in (
+            grad_mat(f"H{sup(i)}", dH[i], rows=tok),
+            Mat(
+                symbol=f"D{sup(i)}",
+                value=L(grads.D[i]),
+                rows=tok,
+                cols=["D"],
+                formula=f"\\operatorname{{rowsum}}(\\partial H{sup(i)} \\odot H{sup(i)})",
+                formula_text=f"rowsum(∂H^({i + 1}) ⊙ H^({i + 1}))",
+            ),
+        )
+    ]
+    sections = [
+        Section(
+            title="Backward pass: G = ∂L/∂output, ∂H⁽ⁱ⁾, and D = rowsum(∂H ⊙ H)",
+            text=f"{note} {NOTATION} The forward kept H and L = m + log ℓ per row, not the "
+            f"weights. {d_words}",
+            items=[Mat(symbol="G", value=L(G_t), rows=tok, cols=column_names("y", 4)), *first],
+        ),
+    ]
+    for j, tile in enumerate(grads.tiles, start=1):
+        keys = tok[tile.start : tile.stop]
+        items: list[Mat] = []
+        for i in range(seed.h):
+            s = sup(i)
+            items += [
+                Mat(
+                    symbol=f"P_{j}{s}",
+                    value=L(tile.P_j[i]),
+                    rows=tok,
+                    cols=keys,
+                    formula=f"e^{{S_{j}{s} - L{s}}}",
+                ),
+                grad_mat(
+                    f"V_{j}{s}", tile.dV_j[i], f"P_{j}^{{({i + 1})\\top}} \\partial H{s}", rows=keys
+                ),
+                grad_mat(
+                    f"P_{j}{s}",
+                    tile.dP_j[i],
+                    f"\\partial H{s} V_{j}^{{({i + 1})\\top}}",
+                    rows=tok,
+                    cols=keys,
+                ),
+                grad_mat(
+                    f"S_{j}{s}",
+                    tile.dS_j[i],
+                    f"P_{j}{s} \\odot (\\partial P_{j}{s} - D{s})",
+                    rows=tok,
+                    cols=keys,
+                ),
+                grad_mat(
+                    f"K_{j}{s}",
+                    tile.dK_j[i],
+                    f"\\frac{{\\partial S_{j}^{{({i + 1})\\top}} Q{s}}}{{\\sqrt{{2}}}}",
+                    rows=keys,
+                ),
+                grad_mat(
+                    f"Q{s}",
+                    tile.dQ[i],
+                    f"\\sum_{{j'=1}}^{{{j}}} \\frac{{\\partial S_{{j'}}{s} "
+                    f"K_{{j'}}{s}}}{{\\sqrt{{2}}}}",
+                    rows=tok,
+                ),
+            ]
+        sections.append(
+            Section(
+                title=f"Backward, tile {j} (keys {', '.join(keys)}): P_j recomputed from L",
+                text="P_j = e^(S_j − L) gives the softmax's weights of this tile again, from S_j "
+                "(recomputed from Q and K_j) and L. Then ∂V_j, ∂P_j, ∂S_j, ∂K_j of the tile, and "
+                "∂Q summed over the tiles read so far.",
+                items=items,
+            )
+        )
+    checks = []
+    if A_gap < 1e-12:
+        checks.append(
+            f"The recomputed P_j, side by side, are the weights A⁽ⁱ⁾ of seed 000 "
+            f"(largest difference {A_gap:.1e})."
+        )
+    if grad_gap < 1e-12:
+        checks.append(
+            f"∂Q, ∂K, ∂V and ∂X equal the ordinary backward's (largest difference {grad_gap:.1e})."
+        )
+    sections.append(
+        Section(
+            title="Weights and input: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ⁱ⁾ = Xᵀ ∂K⁽ⁱ⁾, "
+            "∂W_V⁽ⁱ⁾ = Xᵀ ∂V⁽ⁱ⁾, ∂X",
+            text=" ".join(checks) or "NOT equal to the ordinary backward.",
+            items=[
+                *[
+                    grad_mat(f"W_{r}{sup(i)}", dW[r][i], f"X^\\top \\partial {r}{sup(i)}")
+                    for i in range(seed.h)
+                    for r in ("Q", "K", "V")
+                ],
+                grad_mat(
+                    "X",
+                    dX,
+                    "\\sum_i (\\partial Q^{(i)} W_Q^{(i)\\top} + \\partial K^{(i)} "
+                    "W_K^{(i)\\top} + \\partial V^{(i)} W_V^{(i)\\top})",
+                    rows=tok,
+                    cols=column_names("dim ", 4),
+                ),
+            ],
+        )
+    )
+    heads: list[JSONValue] = []
+    for i in range(seed.h):
+        dA = torch.cat([tile.dP_j[i] for tile in grads.tiles], dim=-1)
+        dS = torch.cat([tile.dS_j[i] for tile in grads.tiles], dim=-1)
+        heads.append(
+            {
+                "H": L(dH[i]),
+                "A": L(dA),
+                "S_masked": L(dS),
+                "S": L(dS),
+                "Q": L(grads.Q[i]),
+                "K": L(grads.K[i]),
+                "V": L(grads.V[i]),
+                "W_Q": L(dW["Q"][i]),
+                "W_K": L(dW["K"][i]),
+                "W_V": L(dW["V"][i]),
+            }
+        )
+    grads_json: dict[str, JSONValue] = {
+        "output": L(G_t),
+        "W_O": L(ref.output_weight_grad(seed.concat, G_t)),
+        "concat": L(dconcat),
+        "X": L(dX),
+        "heads": heads,
+        "D": [L(d) for d in grads.D],
+        "equal_to_ordinary_backward": grad_gap < 1e-12,
+    }
+    return Explanation(
+        title=forward.title + ", with its backward pass",
+        source=forward.source,
+        sections=[*forward.sections, *sections],
+        data={**forward.data, "loss": "sum" if G is None else "grad-output", "grads": grads_json},
+        precision=forward.precision,
+    )
