@@ -194,6 +194,17 @@ def tidy_help(command: Any) -> Any:
     return command
 
 
+def existing_store_uri(tracking_uri: str | None) -> str:
+    """The URI of a store that must already exist, checked without MLflow (a sqlite file that
+    does not exist is a one-line error: nothing is created)."""
+    from attention_ref.experiments.store import TrackingError, require_store
+
+    try:
+        return require_store(tracking_uri)
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
+
+
 def connect_existing_store(tracking_uri: str | None) -> str:
     """Point MLflow at a store that must already exist (commands that only read one).
 

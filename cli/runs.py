@@ -1,4 +1,9 @@
-"""``attnref runs``: the runs of a store, the latest first (a rich table, or JSON)."""
+"""``attnref runs``: the runs of a store, the latest first (a rich table, or JSON).
+
+A local sqlite store is read without importing MLflow (`attention_ref.experiments.local_store`,
+the same rows as MLflow's client gives); a server, or a store that reader does not know, goes
+through MLflow (`attention_ref.experiments.results.list_runs`).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.options import DEFAULT_EXPERIMENT, Experiment, TrackingUri, connect_existing_store
+from cli.errors import CLIError
+from cli.options import (
+    DEFAULT_EXPERIMENT,
+    Experiment,
+    TrackingUri,
+    connect_existing_store,
+    existing_store_uri,
+)
 
 if TYPE_CHECKING:
-    from attention_ref.experiments.results import RunRow
+    from attention_ref.experiments.local_store import RunRow
 
 
 class RunsFormat(StrEnum):
@@ -48,6 +60,23 @@ def _table(rows: list[RunRow], uri: str, title: str) -> None:
     console.print(f"store: {uri}", soft_wrap=True)
 
 
+def _local_rows(uri: str, experiment: str | None) -> list[RunRow] | None:
+    """The rows, read from a local sqlite store without MLflow; ``None``: ask MLflow."""
+    from attention_ref.experiments.local_store import LocalStore, LocalStoreUnavailableError
+    from attention_ref.experiments.store import TrackingError
+
+    store = LocalStore.open(uri)
+    if store is None:
+        return None
+    try:
+        with store:
+            return store.list_runs(experiment)
+    except LocalStoreUnavailableError:
+        return None
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
+
+
 def runs(
     experiment: Experiment = None,
     all_experiments: Annotated[
@@ -60,19 +89,20 @@ def runs(
 ) -> None:
     """List the runs of an experiment, the latest first: id, name, attention, status, steps,
     best validation loss, start time. Reads the store; never creates one."""
-    from cli.errors import CLIError
-
     if all_experiments and experiment is not None:
         raise CLIError("--all lists every experiment; leave out --experiment")
-    uri = connect_existing_store(tracking_uri)
-    from attention_ref.experiments.results import list_runs
-    from attention_ref.experiments.store import TrackingError
-
     name = None if all_experiments else (experiment or DEFAULT_EXPERIMENT)
-    try:
-        rows = list_runs(name)
-    except TrackingError as e:
-        raise CLIError(str(e)) from None
+    uri = existing_store_uri(tracking_uri)
+    rows = _local_rows(uri, name)
+    if rows is None:
+        uri = connect_existing_store(tracking_uri)
+        from attention_ref.experiments.results import list_runs
+        from attention_ref.experiments.store import TrackingError
+
+        try:
+            rows = list_runs(name)
+        except TrackingError as e:
+            raise CLIError(str(e)) from None
     if fmt is RunsFormat.JSON:
         doc = {"tracking_uri": uri, "experiment": name, "runs": [asdict(r) for r in rows]}
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")

@@ -1,24 +1,70 @@
-"""``attnref sample``: text from a trained model: a run's, a LoggedModel's, or the latest run's."""
+"""``attnref sample``: text from a trained model: a run's, a LoggedModel's, or the latest run's.
+
+A run of a local sqlite store is found and loaded without importing MLflow
+(`attention_ref.experiments.local_store`: the store's own database and the run's own
+``model/model.pt``); ``--model`` URIs, servers and artifacts elsewhere go through MLflow's
+client (`_checkpoint`). Either way the same run and the same file.
+"""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cli.errors import CLIError
-from cli.options import DEFAULT_EXPERIMENT, TrackingUri, connect_existing_store, experiment_option
+from cli.options import (
+    DEFAULT_EXPERIMENT,
+    TrackingUri,
+    connect_existing_store,
+    existing_store_uri,
+    experiment_option,
+)
 
 if TYPE_CHECKING:
     from attention_ref.lm.checkpoint import Checkpoint
 
 
+def _latest_note(name: str, run_id: str) -> None:
+    print(f"attnref: sampling the latest finished run, {name} ({run_id})", file=sys.stderr)
+
+
+def _local_model_file(
+    uri: str, run_id: str | None, arm: str | None, experiment: str
+) -> Path | None:
+    """The ``model.pt`` to sample, read from a local sqlite store without MLflow; ``None``
+    when the store (or the run's artifacts) must be read through MLflow's client."""
+    from attention_ref.experiments.local_store import LocalStore, LocalStoreUnavailableError
+    from attention_ref.experiments.store import TrackingError
+
+    store = LocalStore.open(uri)
+    if store is None:
+        return None
+    try:
+        with store:
+            if run_id is None:
+                run_id, name = store.latest_model_run(experiment)
+                try:
+                    path = store.model_file(run_id)
+                except TrackingError:  # said before the error, as MLflow's path does
+                    _latest_note(name, run_id)
+                    raise
+                _latest_note(name, run_id)
+                return path
+            return store.model_file(store.resolve_run(run_id, arm))
+    except LocalStoreUnavailableError:
+        return None
+    except TrackingError as e:
+        raise CLIError(str(e)) from None
+
+
 def _checkpoint(
     run_id: str | None, model: str | None, arm: str | None, experiment: str
 ) -> Checkpoint:
-    """The model to sample, from the first source given: ``--model``, ``--run-id``, else the
-    latest finished training run of ``experiment``."""
+    """The model to sample through MLflow's client, from the first source given: ``--model``,
+    ``--run-id``, else the latest finished training run of ``experiment``."""
     from attention_ref.experiments import results
     from attention_ref.experiments.store import TrackingError
 
@@ -26,13 +72,10 @@ def _checkpoint(
         if model is not None:
             return results.load_model_uri(model)
         if run_id is None:
-            if arm is not None:
-                raise CLIError("--arm picks an arm of the ablation given with --run-id")
             run_id = results.latest_model_run(experiment)
             import mlflow
 
-            name = mlflow.get_run(run_id).info.run_name
-            print(f"attnref: sampling the latest finished run, {name} ({run_id})", file=sys.stderr)
+            _latest_note(mlflow.get_run(run_id).info.run_name, run_id)
         return results.load_model(results.resolve_run(run_id, arm))
     except TrackingError as e:
         raise CLIError(str(e)) from None
@@ -107,12 +150,22 @@ def sample(
     text = prompt.replace("\\n", "\n")
     if not text:
         raise CLIError("--prompt must not be empty")
-    connect_existing_store(tracking_uri)
-    checkpoint = _checkpoint(run_id, model, arm, experiment or DEFAULT_EXPERIMENT)
+    if run_id is None and arm is not None:
+        raise CLIError("--arm picks an arm of the ablation given with --run-id")
+    experiment = experiment or DEFAULT_EXPERIMENT
+    uri = existing_store_uri(tracking_uri)
+    local = None if model is not None else _local_model_file(uri, run_id, arm, experiment)
+    if local is not None:
+        from attention_ref.lm.checkpoint import Checkpoint
+
+        checkpoint = Checkpoint.load(local)
+    else:
+        connect_existing_store(tracking_uri)
+        checkpoint = _checkpoint(run_id, model, arm, experiment)
     unknown = checkpoint.vocab.unknown(text)
     if unknown:
         raise CLIError(f"--prompt has characters outside the model's vocabulary: {unknown!r}")
-    from attention_ref.experiments.logged_model import SampleParams, sample_text
+    from attention_ref.lm.sampling import SampleParams, sample_text
 
     params = SampleParams(
         max_new_tokens=tokens, temperature=temperature, top_k=top_k or 0, seed=seed

@@ -44,6 +44,9 @@ RULES: dict[str, set[str]] = {
     "attention_ref/experiments/heads_report.py": {"torch", "mlflow", "matplotlib",
                                                   "attention_ref.lm"},
     "attention_ref/experiments/names.py": {"torch", "mlflow", "attention_ref"},
+    # what `attnref runs` and `attnref sample` read a local store with: no MLflow import
+    "attention_ref/experiments/local_store.py": {"torch", "mlflow", "matplotlib",
+                                                 "attention_ref.lm"},
     # the book's build: outside the layers (it uses them; none of them imports it), never the
     # store or the CLI
     "attention_ref/book": {"mlflow", "typer", "cli"},

@@ -19,7 +19,6 @@ from code"), not as a pickled object; loading the model needs attnref importable
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,53 +30,13 @@ from mlflow.types import ColSpec, DataType, ParamSchema, ParamSpec, Schema
 
 from attention_ref.experiments.names import LOGGED_MODEL_NAME
 from attention_ref.lm.checkpoint import Checkpoint
-from attention_ref.lm.sampling import generate
+from attention_ref.lm.sampling import SampleParams, sample_text
 
 #: the key of the checkpoint among the pyfunc's artifacts (stored as ``artifacts/model.pt``)
 CHECKPOINT_KEY = "checkpoint"
 #: the prompt logged as the model's input example
 EXAMPLE_PROMPT = "ROMEO:"
 _PARAM_TYPES = {int: DataType.long, float: DataType.double}
-
-
-@dataclass(frozen=True)
-class SampleParams:
-    """How `CharSampler.predict` samples; each field is a param of the model's signature."""
-
-    max_new_tokens: int = 200
-    temperature: float = 1.0
-    top_k: int = 0  # 0: all characters (a signature's params cannot be None)
-    seed: int = 0
-
-    @classmethod
-    def from_params(cls, params: dict[str, Any] | None) -> SampleParams:
-        """The sampling settings of a ``predict`` call (missing ones keep their default)."""
-        given = {k: v for k, v in (params or {}).items() if k in cls.__dataclass_fields__}
-        p = cls(**given)
-        if not 0 <= p.max_new_tokens <= 100_000:
-            raise ValueError(f"max_new_tokens must be in [0, 100000], got {p.max_new_tokens}")
-        if not p.temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {p.temperature}")
-        if p.top_k < 0:
-            raise ValueError(f"top_k must be >= 0 (0: no cut), got {p.top_k}")
-        return p
-
-
-def sample_text(checkpoint: Checkpoint, prompt: str, p: SampleParams) -> str:
-    """``prompt`` continued by ``p.max_new_tokens`` characters sampled from ``checkpoint``."""
-    unknown = checkpoint.vocab.unknown(prompt)
-    if not prompt or unknown:
-        raise ValueError(
-            f"a prompt needs at least one character, all in the model's vocabulary; "
-            f"{prompt!r} has {unknown!r}"
-        )
-    g = torch.Generator().manual_seed(p.seed)
-    idx = torch.tensor([checkpoint.vocab.encode(prompt)])
-    out = generate(
-        checkpoint.build_model(), idx, p.max_new_tokens, temperature=p.temperature,
-        top_k=p.top_k or None, generator=g,
-    )  # fmt: skip
-    return checkpoint.vocab.decode(out[0].tolist())
 
 
 def _prompts(model_input: Any) -> list[str]:

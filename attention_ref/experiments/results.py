@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 import mlflow
@@ -19,6 +18,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from attention_ref.experiments.heads_report import HeadsRow, heads_report
+from attention_ref.experiments.local_store import RunRow, make_run_row
 from attention_ref.experiments.names import Artifact, Metric, RunKind, RunStatus, Tag
 from attention_ref.experiments.report import ArmRow, Baselines, build_report
 from attention_ref.experiments.runs import metric_curve
@@ -267,59 +267,16 @@ def heads_sweep_report(experiment: str) -> str | None:
 # ----------------------------------------------------------------------------- list of runs
 
 
-@dataclass(frozen=True)
-class RunRow:
-    """One line of ``attnref runs``."""
-
-    run_id: str
-    name: str
-    experiment: str
-    kind: str  # RunKind, or "" for a run attnref did not write
-    attention: str  # the mode; a parent's arms
-    heads: int | None  # a multihead run's number of heads
-    status: str
-    steps: str  # "done/max"
-    best_val_loss: float | None
-    started: str  # local time, minutes
-
-    @property
-    def is_parent(self) -> bool:
-        """A sweep's parent (an ablation or a heads sweep)."""
-        return self.kind in (RunKind.ABLATION, RunKind.HEADS_SWEEP)
-
-
-def _steps_done(client: MlflowClient, run: Run) -> str:
-    p, status = run.data.params, run.info.status
-    total = p.get("max_steps", "?")
-    if run.data.tags.get(Tag.KIND) != RunKind.TRAIN:
-        return ""
-    if status == RunStatus.FINISHED:
-        done = total
-    elif Tag.FAILED_AT_STEP in run.data.tags:
-        done = str(int(run.data.tags[Tag.FAILED_AT_STEP]) - 1)
-    else:  # KILLED or RUNNING: the last step logged
-        curve = metric_curve(client, run.info.run_id, Metric.TRAIN_LOSS)
-        done = str(curve[-1][0] if curve else 0)
-    return f"{done}/{total}"
-
-
 def run_row(client: MlflowClient, run: Run, experiment: str) -> RunRow:
-    """A `RunRow` read from a run."""
-    tags, p = run.data.tags, run.data.params
-    kind = tags.get(Tag.KIND, "")
-    if kind == RunKind.ABLATION:
-        attention = p.get("arms", "")
-    elif kind == RunKind.HEADS_SWEEP:
-        attention = f"heads {p.get('heads', '')}"
-    else:
-        attention = tags.get(Tag.ATTENTION, p.get("attention", ""))
-    heads = int(p["n_head"]) if attention == "multihead" and "n_head" in p else None
-    best = run.data.metrics.get(Metric.BEST_VAL_LOSS)
-    started = datetime.fromtimestamp(run.info.start_time / 1000).strftime("%Y-%m-%d %H:%M")
-    return RunRow(
-        run.info.run_id, run.info.run_name or "", experiment, kind, attention, heads,
-        run.info.status,
-        _steps_done(client, run), best, started,
+    """A `RunRow` read from a run (`attention_ref.experiments.local_store.make_run_row`)."""
+
+    def last_train_step() -> int:
+        curve = metric_curve(client, run.info.run_id, Metric.TRAIN_LOSS)
+        return curve[-1][0] if curve else 0
+
+    return make_run_row(
+        run.info.run_id, run.info.run_name or "", experiment, run.info.status,
+        run.info.start_time, run.data.tags, run.data.params, run.data.metrics, last_train_step,
     )  # fmt: skip
 
 

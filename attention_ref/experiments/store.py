@@ -3,6 +3,10 @@
 ``--tracking-uri``, else ``$MLFLOW_TRACKING_URI``, else MLflow's embedded default
 ``sqlite:///mlflow.db`` in the working directory (browse it with
 ``mlflow ui --backend-store-uri sqlite:///mlflow.db``). Experiment ``shakespeare``.
+
+MLflow is imported by the functions that talk to it, not by this module: which store and
+whether it exists (`resolve_tracking_uri`, `require_store`, `sqlite_path`) are answered
+without it, so `attention_ref.experiments.local_store` can read a local store at once.
 """
 
 from __future__ import annotations
@@ -14,16 +18,27 @@ import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
-
-import mlflow
-from mlflow.exceptions import MlflowException
-from mlflow.tracking import MlflowClient
+from types import ModuleType
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 DEFAULT_EXPERIMENT = "shakespeare"
 
-for _name in ("mlflow", "alembic"):
-    logging.getLogger(_name).setLevel(logging.WARNING)
+
+def _quiet_loggers() -> None:
+    """MLflow's and alembic's INFO lines off (MLflow sets its level when it is imported)."""
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+_quiet_loggers()
+
+
+def _mlflow() -> ModuleType:
+    """``mlflow``, imported now (seconds, the first time), its loggers quiet."""
+    import mlflow
+
+    _quiet_loggers()
+    return mlflow
 
 
 class TrackingError(ValueError):
@@ -41,6 +56,9 @@ def connect(uri: str | None = None, experiment: str | None = DEFAULT_EXPERIMENT)
     A server that does not answer ``/health`` within 5 s is reported at once (MLflow's own
     client would retry for minutes).
     """
+    mlflow = _mlflow()
+    from mlflow.exceptions import MlflowException
+
     uri = resolve_tracking_uri(uri)
     if uri.startswith(("http://", "https://")):
         try:
@@ -82,6 +100,9 @@ def require_store(uri: str | None = None) -> str:
 
 def migrate_store(uri: str) -> None:
     """Create (or upgrade) the tables of a database store now, not at the first run."""
+    _mlflow()
+    from mlflow.tracking import MlflowClient
+
     MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
 
 
@@ -143,6 +164,8 @@ def migrate_once(uri: str) -> None:
     then find the tables in place (opening a migrated store only checks its revision). Other
     stores (a server, PostgreSQL) migrate on their own side.
     """
+    from mlflow.exceptions import MlflowException
+
     path = sqlite_path(uri)
     if path is None:
         return
@@ -159,7 +182,7 @@ def migrate_once(uri: str) -> None:
 
 def current_uri() -> str:
     """The tracking URI MLflow uses now."""
-    return mlflow.get_tracking_uri()
+    return _mlflow().get_tracking_uri()
 
 
 def first_line(e: BaseException) -> str:

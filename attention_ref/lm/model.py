@@ -95,12 +95,20 @@ class CausalSelfAttention(nn.Module):
         self.dropout = cfg.dropout
         self.resid_drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: Tensor, cache: LayerCache | None = None) -> Tensor:
-        """``x`` ``(B, T, C)``; with ``cache``, the ``T`` new positions see the cached ones too."""
+    def forward(
+        self, x: Tensor, cache: LayerCache | None = None, last_only: bool = False
+    ) -> Tensor:
+        """``x`` ``(B, T, C)``; with ``cache``, the ``T`` new positions see the cached ones too.
+
+        ``last_only`` (generation, no cache): the output of the last position only,
+        ``(B, 1, C)``; its query sees every key, so no mask is needed.
+        """
         B, T, C = x.size()
         q, k, v = self.qkv(x).split(C, dim=2)  # (B, T, 3C) -> 3 × (B, T, C)
+        if last_only:
+            q = q[:, -1:]  # (B, T, C) -> (B, 1, C)
         # (B, T, C) -> (B, T, h, d_k) -> (B, h, T, d_k)
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, q.size(1), self.n_head, C // self.n_head).transpose(1, 2)
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         if q.dtype == torch.bfloat16 and x.device.type == "cpu" and self.cpu_bf16_attention_in_fp32:
@@ -116,10 +124,11 @@ class CausalSelfAttention(nn.Module):
             if past and T > 1:  # new query i sees keys 0 .. past + i
                 allowed = torch.ones(T, past + T, dtype=torch.bool, device=x.device).tril(past)
         y = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=allowed, is_causal=past == 0,
+            q, k, v, attn_mask=allowed, is_causal=past == 0 and not last_only,
             dropout_p=self.dropout if self.training else 0.0,
         )  # softmax(Q Kᵀ/√d_k + M) V: (B, h, T, d_k)  # fmt: skip
-        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, h, T, d_k) -> (B, T, C)
+        T_out = y.size(2)
+        y = y.transpose(1, 2).contiguous().view(B, T_out, C)  # (B, h, T, d_k) -> (B, T, C)
         return self.resid_drop(self.proj(y))  # Concat · W_O
 
     def attention_weights(self, x: Tensor) -> Tensor:
@@ -148,8 +157,11 @@ class UniformCausalAttention(nn.Module):
         self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)
         self.resid_drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: Tensor, cache: LayerCache | None = None) -> Tensor:
-        """``x`` ``(B, T, C)``; with ``cache``, the running sum continues the cached one."""
+    def forward(
+        self, x: Tensor, cache: LayerCache | None = None, last_only: bool = False
+    ) -> Tensor:
+        """``x`` ``(B, T, C)``; with ``cache``, the running sum continues the cached one;
+        ``last_only``: the last position's output only, ``(B, 1, C)``."""
         T = x.size(1)
         v = self.value(x)  # (B, T, C)
         past = cache.length if cache is not None else 0
@@ -161,6 +173,8 @@ class UniformCausalAttention(nn.Module):
         # cumulative mean over positions 1..i, itself included (i counted from 1): (B, T, C)
         counts = torch.arange(past + 1, past + T + 1, device=x.device, dtype=v.dtype).view(1, T, 1)
         y = sums / counts
+        if last_only:
+            y = y[:, -1:]  # (B, T, C) -> (B, 1, C)
         return self.resid_drop(self.proj(y))
 
 
@@ -193,9 +207,16 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(cfg.n_embd)
         self.mlp = MLP(cfg)
 
-    def forward(self, x: Tensor, cache: LayerCache | None = None) -> Tensor:
+    def forward(
+        self, x: Tensor, cache: LayerCache | None = None, last_only: bool = False
+    ) -> Tensor:
+        """``x`` ``(B, T, C)`` -> ``(B, T, C)``; ``last_only``: ``(B, 1, C)``, the last
+        position's output (the attention still reads every position)."""
         if self.attn is not None and self.ln_1 is not None:
-            x = x + self.attn(self.ln_1(x), cache)  # x + MultiHead(LN(x))
+            a = self.attn(self.ln_1(x), cache, last_only)  # MultiHead(LN(x))
+            x = (x[:, -1:] if last_only else x) + a  # x + MultiHead(LN(x))
+        elif last_only:
+            x = x[:, -1:]  # (B, T, C) -> (B, 1, C)
         return x + self.mlp(self.ln_2(x))  # x + MLP(LN(x))
 
 
@@ -217,13 +238,23 @@ class CharGPT(nn.Module):
         return KVCache([LayerCache() for _ in self.blocks])
 
     def forward(
-        self, idx: Tensor, targets: Tensor | None = None, *, cache: KVCache | None = None
+        self,
+        idx: Tensor,
+        targets: Tensor | None = None,
+        *,
+        cache: KVCache | None = None,
+        last_only: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
         """Logits ``(B, T, vocab)`` and, with ``targets``, the mean cross-entropy in nats.
 
         With ``cache`` (generation), ``idx`` holds the ``T`` positions after the cached ones:
-        they get positions ``cache.length ..`` and the cache grows by ``T``.
+        they get positions ``cache.length ..`` and the cache grows by ``T``. ``last_only``
+        (generation on a whole window, no cache, no targets): the logits of the last position
+        only, ``(B, 1, vocab)``; the last block computes that position alone (its attention
+        still reads every position), the blocks before it compute them all.
         """
+        if last_only and (cache is not None or targets is not None):
+            raise ValueError("last_only is for a whole window without cache or targets")
         B, T = idx.size()
         start = cache.length if cache is not None else 0
         if self.cfg.block_size < start + T:
@@ -233,13 +264,14 @@ class CharGPT(nn.Module):
         pos = torch.arange(start, start + T, device=idx.device)
         x = self.drop(self.tok_emb(idx) + self.pos_emb(pos))  # (B, T, C)
         if cache is None:
-            for block in self.blocks:
-                x = block(x)
+            last = len(self.blocks) - 1
+            for i, block in enumerate(self.blocks):  # n_layer >= 1 (ModelConfig)
+                x = block(x, None, last_only and i == last)
         else:
             for block, layer in zip(self.blocks, cache.layers, strict=True):
                 x = block(x, layer)
             cache.length = start + T
-        logits = self.head(self.ln_f(x))  # (B, T, vocab)
+        logits = self.head(self.ln_f(x))  # (B, T, vocab); last_only: (B, 1, vocab)
         if targets is None:
             return logits, None
         loss = F.cross_entropy(logits.view(B * T, -1), targets.view(B * T))

@@ -5,8 +5,10 @@ new character runs the model on that one position (its keys and values join the 
 positions already seen are not computed again. Once the text is longer than ``block_size`` the
 window slides, every kept character moves to a new (learned, absolute) position, and the model
 defines the next distribution on the last ``block_size`` characters: that window is computed
-whole, exactly as the uncached loop does. ``use_cache=False`` is that plain loop (the slow twin
-that ``tests/lm/test_sampling.py`` compares token for token).
+again, as the uncached loop does, except that the last block computes its last position alone
+(``last_only``: the only logits drawn from; a third of the window's work at the Q02 shape).
+``use_cache=False`` is the plain loop, every position of the window through every block (the
+slow twin that ``tests/lm/test_sampling.py`` compares token for token).
 
 A single sequence on the CPU is too small to share among threads: the synchronisation costs
 more than it saves, and on a busy machine much more. `generate` runs batch-1 CPU generation on
@@ -17,13 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
 
 from attention_ref.lm.model import CharGPT, KVCache
 
-__all__ = ["generate", "one_thread_for"]
+if TYPE_CHECKING:
+    from attention_ref.lm.checkpoint import Checkpoint
+
+__all__ = ["SampleParams", "generate", "one_thread_for", "sample_text"]
 
 
 @contextmanager
@@ -86,11 +93,53 @@ def generate(
                     if cache is None:
                         cache = model.new_cache()
                     logits, _ = model(fresh, cache=cache)
-                else:  # the window slides: every position changes, compute it whole
-                    logits, _ = model(idx[:, -block:])
+                else:  # the window slides: every position changes, compute it again
+                    logits, _ = model(idx[:, -block:], last_only=True)
                 nxt = _next_token(logits[:, -1, :], temperature, top_k, generator).to(idx.device)
                 idx = torch.cat([idx, nxt], dim=1)  # (1, T) -> (1, T + 1)
                 fresh = nxt
     finally:
         model.train(was_training)
     return idx
+
+
+@dataclass(frozen=True)
+class SampleParams:
+    """How ``attnref sample`` and the LoggedModel's ``predict``
+    (`attention_ref.experiments.logged_model.CharSampler`) sample; each field is a param of
+    the model's signature."""
+
+    max_new_tokens: int = 200
+    temperature: float = 1.0
+    top_k: int = 0  # 0: all characters (a signature's params cannot be None)
+    seed: int = 0
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any] | None) -> SampleParams:
+        """The sampling settings of a ``predict`` call (missing ones keep their default)."""
+        given = {k: v for k, v in (params or {}).items() if k in cls.__dataclass_fields__}
+        p = cls(**given)
+        if not 0 <= p.max_new_tokens <= 100_000:
+            raise ValueError(f"max_new_tokens must be in [0, 100000], got {p.max_new_tokens}")
+        if not p.temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {p.temperature}")
+        if p.top_k < 0:
+            raise ValueError(f"top_k must be >= 0 (0: no cut), got {p.top_k}")
+        return p
+
+
+def sample_text(checkpoint: Checkpoint, prompt: str, p: SampleParams) -> str:
+    """``prompt`` continued by ``p.max_new_tokens`` characters sampled from ``checkpoint``."""
+    unknown = checkpoint.vocab.unknown(prompt)
+    if not prompt or unknown:
+        raise ValueError(
+            f"a prompt needs at least one character, all in the model's vocabulary; "
+            f"{prompt!r} has {unknown!r}"
+        )
+    g = torch.Generator().manual_seed(p.seed)
+    idx = torch.tensor([checkpoint.vocab.encode(prompt)])
+    out = generate(
+        checkpoint.build_model(), idx, p.max_new_tokens, temperature=p.temperature,
+        top_k=p.top_k or None, generator=g,
+    )  # fmt: skip
+    return checkpoint.vocab.decode(out[0].tolist())

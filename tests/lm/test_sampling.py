@@ -101,3 +101,39 @@ def test_a_cache_longer_than_the_block_is_refused():
         model(torch.zeros(1, 12, dtype=torch.long), cache=cache)
         with pytest.raises(ValueError, match="exceeds block_size=12"):
             model(torch.zeros(1, 1, dtype=torch.long), cache=cache)
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_last_only_gives_the_last_positions_logits_in_fp64(attention):
+    model = model_for(attention, dtype=torch.float64).eval()
+    idx = torch.randint(11, (2, 12), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        full, _ = model(idx)
+        last, _ = model(idx, last_only=True)
+    assert last.shape == (2, 1, 11)
+    assert torch.allclose(last, full[:, -1:], rtol=0, atol=1e-12)
+    assert not torch.allclose(last, full[:, -2:-1], rtol=0, atol=1e-3)  # the control: not any row
+
+
+def test_sliding_generation_computes_the_last_block_for_one_position():
+    """Once the window slides, the last block's MLP sees one position, the first block's the
+    whole window; the plain loop computes every position everywhere."""
+    model = model_for("multihead")
+    widths: dict[str, list[int]] = {"first": [], "last": []}
+    model.blocks[0].mlp.register_forward_hook(lambda m, i, o: widths["first"].append(i[0].size(1)))
+    model.blocks[-1].mlp.register_forward_hook(lambda m, i, o: widths["last"].append(i[0].size(1)))
+    draw(model, [*range(11), 0, 1], 3, use_cache=True)  # longer than the block: every step slides
+    assert widths == {"first": [12, 12, 12], "last": [1, 1, 1]}
+    widths["first"].clear()
+    widths["last"].clear()
+    draw(model, [*range(11), 0, 1], 3, use_cache=False)
+    assert widths == {"first": [12, 12, 12], "last": [12, 12, 12]}
+
+
+def test_last_only_is_refused_with_a_cache_or_targets():
+    model = model_for("multihead").eval()
+    idx = torch.zeros(1, 4, dtype=torch.long)
+    with pytest.raises(ValueError, match="last_only"):
+        model(idx, cache=model.new_cache(), last_only=True)
+    with pytest.raises(ValueError, match="last_only"):
+        model(idx, idx, last_only=True)
