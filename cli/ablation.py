@@ -85,14 +85,14 @@ def ablation(
     overlaid loss curves, printed and logged to the parent. With --heads, the arms are the
     Q02 model with each number of heads (the same parameter count).
     """
-    from attention_ref.lm.config import TrainConfig
+    from attention_ref.lm.config import TrainConfig, fit_warmup
 
     if heads is not None and arms != "multihead,none,uniform":
         raise CLIError("--heads sweeps the multihead model; leave out --arms")
     names = _parse_arms(arms)
     heads_list = _parse_heads(heads) if heads is not None else None
     check_log_every(log_every)
-    cfg = TrainConfig().with_options(**(config_overrides or {}))
+    cfg, warmup_note = fit_warmup(TrainConfig().with_options(**(config_overrides or {})))
     if heads_list is not None:
         for h in heads_list:  # a number of heads that does not divide n_embd fails here
             cfg.with_options(n_head=h, attention="multihead")
@@ -101,6 +101,8 @@ def ablation(
 
     console = make_console()
     loading(console, "attnref ablation")
+    if warmup_note is not None:
+        console.print(f"attnref ablation: {warmup_note}")
     dataset = load_data(data, console)
     cfg.check_fits(dataset.smallest_split)
     from attention_ref.lm.train import resolve_device

@@ -103,9 +103,10 @@ def train(
 
     A NaN/inf loss stops the run, marks it FAILED and says at which step.
     """
-    from attention_ref.lm.config import TrainConfig
+    from attention_ref.lm.config import TrainConfig, fit_warmup
 
     overrides = dict(config_overrides or {})
+    warmup_note = None
     check_log_every(log_every)
     if resume is not None:
         refused = _refused_with_resume(overrides, no_attention, run_name, experiment, register)
@@ -120,11 +121,14 @@ def train(
                 raise CLIError("--no-attention contradicts --attention " + overrides["attention"])
             overrides["attention"] = "none"
         cfg = TrainConfig().with_options(**overrides)  # every value is checked here, once
+        cfg, warmup_note = fit_warmup(cfg)  # a new run only: a resumed one keeps its schedule
     check_writable_dir(out_dir)
     from cli.progress import Reporter, StopFlag, loading, make_console, run_started
 
     console = make_console()
     loading(console, "attnref train")
+    if warmup_note is not None:
+        console.print(f"attnref train: {warmup_note}")
     dataset = load_data(data, console)
     connect_store(tracking_uri, None if resume else (experiment or DEFAULT_EXPERIMENT))
     from attention_ref.experiments.runs import prepare_resume, run_training

@@ -164,6 +164,32 @@ class TrainConfig:
         )
 
 
+#: the longest warm-up, as a fraction of ``max_steps`` (`fit_warmup`)
+MAX_WARMUP_FRACTION = 0.5
+
+
+def fit_warmup(cfg: TrainConfig) -> tuple[TrainConfig, str | None]:
+    r"""``cfg`` with its warm-up cut to `MAX_WARMUP_FRACTION` of its steps, and the line that
+    says so (``None``: nothing changed).
+
+    The schedule (`attention_ref.lm.train.lr_at`) rises linearly for ``warmup_steps`` steps,
+    then decays along a cosine until ``max_steps``. With ``--max-steps 60`` and the default
+    100 warm-up steps the run would end with the rate still rising, never decayed; the cut
+    gives the decay at least the other half of the run:
+    $w \leftarrow \min(w, \lfloor f \cdot \mathrm{max\_steps} \rfloor)$ with $f = 0.5$.
+    For new runs only: a resumed run keeps the schedule it started with.
+    """
+    limit = int(cfg.max_steps * MAX_WARMUP_FRACTION)
+    if cfg.warmup_steps <= limit:
+        return cfg, None
+    note = (
+        f"--warmup-steps {cfg.warmup_steps} is more than {MAX_WARMUP_FRACTION:.0%} of "
+        f"--max-steps {cfg.max_steps}: warming up for {limit} steps, then the cosine decay "
+        f"over the other {cfg.max_steps - limit}"
+    )
+    return replace(cfg, warmup_steps=limit), note
+
+
 def option_defaults() -> dict[str, Any]:
     """Each option field with its default, in option order (the CLI's ``--options``)."""
     return TrainConfig().to_flat()
@@ -181,7 +207,8 @@ CONFIG_HELP: dict[str, str] = {
     "max_steps": "Optimizer steps; the cosine schedule ends here.",
     "lr": "Peak learning rate (AdamW) after warm-up.",
     "min_lr": "Learning rate at the end of the cosine decay.",
-    "warmup_steps": "Linear warm-up steps.",
+    "warmup_steps": "Linear warm-up steps (at most half of --max-steps: a longer one is cut, "
+    "and said).",
     "weight_decay": "AdamW weight decay on matrices (not on biases, LayerNorm gains).",
     "grad_clip": "Clip the global gradient L2 norm to this value.",
     "eval_interval": "Evaluate (and sample) every this many steps.",

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import mlflow
@@ -292,3 +293,46 @@ def test_heads_sweep_then_report(store, capsys):
     assert "## Heads sweep: does the number of heads matter at fixed parameters?" in text
     assert f"Heads sweep run `{parent.info.run_id}`" in text
     assert ("matters here" in text) != ("does not matter measurably" in text)
+
+
+def test_a_warm_up_longer_than_half_the_run_is_cut_said_and_logged(store, capsys):
+    args = [*TINY, "--max-steps", "20", "--eval-interval", "20"]
+    assert main(["train", *args, "--warmup-steps", "15", "--run-name", "cut"]) == 0
+    out = capsys.readouterr().out
+    note = (
+        "attnref train: --warmup-steps 15 is more than 50% of --max-steps 20: warming up for "
+        "10 steps, then the cosine decay over the other 10"
+    )
+    assert out.splitlines()[1] == note  # one line, right after the first
+    (run,) = runs()
+    assert run.data.params["warmup_steps"] == "10"  # the run records what it did
+    lrs = [v for _, v in curve(run.info.run_id, "lr")]
+    lr = tiny().lr
+    assert lrs[:10] == pytest.approx([lr * (i + 1) / 10 for i in range(10)])  # 10 steps up
+    assert all(a >= b for a, b in pairwise(lrs[10:])) and lrs[-1] < lr / 2  # then down
+    # the control: half the run or less is kept, and nothing is said
+    assert main(["train", *args, "--warmup-steps", "10", "--run-name", "kept"]) == 0
+    assert "warming up for" not in capsys.readouterr().out
+    (kept,) = [r for r in runs() if r.info.run_name == "kept"]
+    assert kept.data.params["warmup_steps"] == "10"
+
+
+def test_resume_keeps_the_warm_up_its_run_started_with(store, capsys, tmp_path, shakespeare):
+    """A run whose warm-up is longer than half of it (written before the cut existed, or by
+    the library) continues its own schedule when resumed: nothing is cut, nothing said."""
+    from attention_ref.experiments.runs import run_training
+    from attention_ref.experiments.store import connect
+
+    connect(store, "shakespeare")
+    cfg = tiny(max_steps=20, eval_interval=20, warmup_steps=15)
+    whole = run_training(cfg, shakespeare, out_root=tmp_path / "a", log_system_metrics=False)
+    cut = run_training(
+        cfg, shakespeare, out_root=tmp_path / "b", should_stop=lambda: True,
+        log_system_metrics=False,
+    )  # fmt: skip
+    assert cut.status == "KILLED"
+    assert main(["train", "--resume", cut.run_id, "--out-dir", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert "warming up for" not in out and "resuming at step 1" in out
+    assert MlflowClient().get_run(cut.run_id).data.params["warmup_steps"] == "15"
+    assert curve(cut.run_id, "lr") == curve(whole.run_id, "lr")

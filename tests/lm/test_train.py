@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from itertools import pairwise
 
 import pytest
 import torch
 
 from attention_ref.lm.checkpoint import Checkpoint
-from attention_ref.lm.config import TrainConfig
+from attention_ref.lm.config import TrainConfig, fit_warmup
 from attention_ref.lm.sampling import generate
 from attention_ref.lm.train import (
     Callbacks,
@@ -97,6 +99,35 @@ def test_learning_rate_schedule():
     assert lr_at(60, cfg) == pytest.approx(0.55)
     assert lr_at(110, cfg) == pytest.approx(0.1)
     assert all(lr_at(s, cfg) >= lr_at(s + 1, cfg) for s in range(10, 110))
+
+
+def test_a_warm_up_longer_than_half_the_run_is_cut_and_said():
+    """``--max-steps 60`` with the default 100 warm-up steps: the rate would still be rising
+    at the last step; cut to 30 it peaks at step 29 and decays to ``min_lr`` by the end."""
+    long = TrainConfig(max_steps=60)  # warmup_steps 100 by default
+    assert long.warmup_steps == 100
+    assert lr_at(59, long) > lr_at(58, long) and lr_at(59, long) < long.lr  # still rising
+    cfg, note = fit_warmup(long)
+    assert cfg.warmup_steps == 30 and cfg == replace(long, warmup_steps=30)
+    assert note == (
+        "--warmup-steps 100 is more than 50% of --max-steps 60: warming up for 30 steps, "
+        "then the cosine decay over the other 30"
+    )
+    lrs = [lr_at(s, cfg) for s in range(60)]
+    assert max(lrs) == pytest.approx(cfg.lr) and lrs.index(max(lrs)) == 29
+    assert all(a >= b for a, b in pairwise(lrs[29:]))  # decays after
+    assert lr_at(60, cfg) == pytest.approx(cfg.min_lr)
+
+
+@pytest.mark.parametrize(
+    ("max_steps", "warmup", "fitted"),
+    [(60, 30, 30), (60, 31, 30), (61, 30, 30), (61, 31, 30), (1, 1, 0), (1, 0, 0),
+     (6000, 100, 100), (150, 100, 75)],
+)  # fmt: skip
+def test_fit_warmup_on_both_sides_of_half(max_steps, warmup, fitted):
+    cfg, note = fit_warmup(TrainConfig(max_steps=max_steps, warmup_steps=warmup))
+    assert cfg.warmup_steps == fitted
+    assert (note is None) == (fitted == warmup)  # said exactly when it changed
 
 
 @pytest.mark.parametrize(
