@@ -27,6 +27,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -104,6 +105,51 @@ class StopFlag:
         return 128 + (self.signum or signal.SIGINT)
 
 
+#: the width of each field of the progress line (its widest value) and the bar's limits
+LOSS_WIDTH = len("loss 10.000  val 10.000")
+TPS_WIDTH = len("1,000,000 tok/s")
+ELAPSED_WIDTH = len("elapsed 10:00:00")
+LEFT_WIDTH = len("left 10:00:00")
+BAR_MIN, BAR_MAX = 10, 40
+
+
+def progress_columns(width: int, label: str, total: int) -> list[ProgressColumn]:
+    """The columns of the progress line for a terminal ``width`` columns wide.
+
+    Always the label, the steps done and the losses; then, as room allows, the time left,
+    the tokens per second and the time elapsed; the bar takes what remains (10 to 40
+    columns, none when not even 10 remain). One column is kept free: a line that fills the
+    last column wraps on some terminals.
+    """
+    steps = 2 * len(str(total)) + 1  # MofNCompleteColumn: "  300/6000"
+    fields = {"label": len(label), "steps": steps, "loss": LOSS_WIDTH}
+    budget = width - 1
+
+    def needed(names: dict[str, int], bar: int) -> int:
+        gaps = len(names) - 1 + (1 if bar else 0)  # one space between fields
+        return sum(names.values()) + bar + gaps
+
+    for name, w in (("left", LEFT_WIDTH), ("tps", TPS_WIDTH), ("elapsed", ELAPSED_WIDTH)):
+        if needed({**fields, name: w}, BAR_MIN) <= budget:
+            fields[name] = w
+    room = budget - needed(fields, 0) - 1
+    bar = min(BAR_MAX, room) if room >= BAR_MIN else 0
+    columns: list[ProgressColumn] = [TextColumn(f"[bold]{label}[/]")]
+    if bar:
+        columns.append(BarColumn(bar_width=bar))
+    columns += [
+        MofNCompleteColumn(),
+        TextColumn("loss {task.fields[loss]}  val {task.fields[val]}"),
+    ]
+    if "tps" in fields:
+        columns.append(TextColumn("{task.fields[tps]} tok/s"))
+    if "elapsed" in fields:
+        columns += [TextColumn("elapsed"), TimeElapsedColumn()]
+    if "left" in fields:
+        columns += [TextColumn("left"), TimeRemainingColumn()]
+    return columns
+
+
 class Reporter:
     """Progress of one run: a rich bar on a terminal, else a line every ``log_every`` steps.
 
@@ -126,25 +172,20 @@ class Reporter:
         self.task: TaskID | None = None
         self.t0 = time.perf_counter()
 
+    def make_progress(self) -> Progress:
+        """The progress bar, its fields fitted to the console's width (`progress_columns`),
+        its task added; not drawn yet."""
+        progress = Progress(
+            *progress_columns(self.console.width, self.label, self.total), console=self.console
+        )
+        self.task = progress.add_task(self.label, total=self.total, loss="-", val="-", tps="-")
+        return progress
+
     def start(self) -> Reporter:
         """Draw the progress bar (on a terminal); ``with Reporter(...)`` calls it."""
         if self.live:
-            self.progress = Progress(
-                TextColumn(f"[bold]{self.label}[/]"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("loss {task.fields[loss]}  val {task.fields[val]}"),
-                TextColumn("{task.fields[tps]} tok/s"),
-                TextColumn("elapsed"),
-                TimeElapsedColumn(),
-                TextColumn("left"),
-                TimeRemainingColumn(),
-                console=self.console,
-            )
+            self.progress = self.make_progress()
             self.progress.start()
-            self.task = self.progress.add_task(
-                self.label, total=self.total, loss="-", val="-", tps="-"
-            )
         return self
 
     def stop(self) -> None:

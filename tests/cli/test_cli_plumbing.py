@@ -9,6 +9,15 @@ from itertools import pairwise
 
 import pytest
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from attention_ref.lm.config import CONFIG_HELP, option_defaults
 from attention_ref.lm.train import EvalMetrics, StartInfo, StepMetrics
@@ -121,3 +130,53 @@ def test_arm_headings_number_the_arms():
         reporters.callbacks_for("1")
         reporters.callbacks_for("2")
     assert buf.getvalue().splitlines() == ["arm 1/2: h1", "arm 2/2: h2"]
+
+
+def render_line(progress: Progress, task: TaskID, width: int) -> str:
+    """What a terminal ``width`` columns wide shows of ``progress`` mid-run of the default
+    6000 steps, every field at a realistic width."""
+    progress.update(task, completed=300, loss="2.094", val="2.130", tps="16,323")
+    out = Console(file=io.StringIO(), width=width, color_system=None, record=True)
+    out.print(progress.make_tasks_table(progress.tasks))
+    (line,) = out.export_text().rstrip("\n").splitlines()
+    return line.rstrip()
+
+
+def progress_line(width: int, label: str = "multihead", total: int = 6000) -> str:
+    """The reporter's progress line on a terminal ``width`` columns wide."""
+    console = Console(file=io.StringIO(), force_terminal=True, width=width, color_system=None)
+    rep = Reporter(console, label, total, log_every=100)
+    progress = rep.make_progress()
+    assert rep.task is not None
+    return render_line(progress, rep.task, width)
+
+
+def test_the_progress_line_fits_80_columns_and_uses_120():
+    narrow, wide = progress_line(80), progress_line(120)
+    assert len(narrow) < 80 and len(wide) < 120  # nothing cut, nothing wrapped
+    for line in (narrow, wide):  # what a person reads first is always there, whole
+        assert line.startswith("multihead ") and " 300/6000 " in line
+        assert "loss 2.094  val 2.130" in line and "…" not in line
+    assert "left " in narrow and "tok/s" not in narrow and "elapsed" not in narrow
+    assert "16,323 tok/s" in wide and "elapsed " in wide and "left " in wide
+    bar = [line.index(" 300/6000") - len("multihead ") for line in (narrow, wide)]
+    assert 10 <= bar[0] < bar[1] <= 40  # the bar takes the room that is left
+    # the control: the line as it was (every field, rich's 40-column bar) is cut at 80
+    old = Progress(
+        TextColumn("[bold]multihead[/]"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("loss {task.fields[loss]}  val {task.fields[val]}"),
+        TextColumn("{task.fields[tps]} tok/s"), TextColumn("elapsed"), TimeElapsedColumn(),
+        TextColumn("left"), TimeRemainingColumn(),
+        console=Console(file=io.StringIO(), width=80),
+    )  # fmt: skip
+    task = old.add_task("multihead", total=6000, loss="-", val="-", tps="-")
+    cut = render_line(old, task, 80)
+    assert "…" in cut or "left" not in cut, cut
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120, 200])
+def test_the_progress_line_never_overflows(width):
+    for label, total in (("multihead", 6000), ("h=16", 100_000), ("uniform", 5)):
+        line = progress_line(width, label, total)
+        assert len(line) < width and "…" not in line, (width, line)
+        assert line.startswith(f"{label} ") and "loss 2.094  val 2.130" in line
