@@ -1,4 +1,13 @@
-"""Shared by the benchmark scripts: machine description, tables, results files, FLOPs, memory.
+"""Shared by the benchmark scripts: machine description, the load before each timed part,
+tables, results files, FLOPs, memory.
+
+The load is read **before** each timed part, never after it (a reading after the work counts
+the work itself): `LoadLog.before` records the 1-minute load average and the cores other
+processes kept busy while this one slept for a short probe (`busy_cores`), and flags a part
+that starts with more than `BUSY_LIMIT` cores busy. The probe is what decides: the 1-minute
+average lags (it decays over about a minute), so once a benchmark has run for a while it
+counts the benchmark's own previous repetitions; the first part's 1-minute load is the
+machine's load before the benchmark.
 
 Nothing here beyond the standard library, torch and attnref.
 """
@@ -23,8 +32,88 @@ if str(ROOT) not in sys.path:  # run as `python benchmarks/x.py` from anywhere
     sys.path.insert(0, str(ROOT))
 
 
-def machine(device: torch.device) -> dict[str, Any]:
-    """What the numbers were measured on."""
+#: a timed part that starts while other processes keep more cores than this busy is flagged
+BUSY_LIMIT = 0.5
+#: how long `busy_cores` watches the machine (this process asleep) before a timed part
+PROBE_S = 0.5
+
+
+def load_1min() -> float | None:
+    """The 1-minute load average now (``None`` where the OS has none)."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+
+
+def _busy_ticks() -> int | None:
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    # cpu user nice system idle iowait irq softirq steal ...: busy = all but idle and iowait
+    values = [int(v) for v in fields[1:9]]
+    return sum(values) - values[3] - values[4]
+
+
+def busy_cores(window: float = PROBE_S) -> float | None:
+    r"""Cores kept busy by other processes over ``window`` seconds, this process asleep:
+    $\Delta\text{busy ticks} / (\text{ticks per s} \cdot \text{window})$ from
+    ``/proc/stat`` (``None`` off Linux)."""
+    first = _busy_ticks()
+    if first is None:
+        return None
+    t0 = time.perf_counter()
+    time.sleep(window)
+    last = _busy_ticks()
+    elapsed = time.perf_counter() - t0
+    if last is None:
+        return None
+    return (last - first) / os.sysconf("SC_CLK_TCK") / elapsed
+
+
+class LoadLog:
+    """The load read before each timed part of a benchmark (see the module docstring)."""
+
+    def __init__(self, limit: float = BUSY_LIMIT, window: float = PROBE_S) -> None:
+        self.limit, self.window = limit, window
+        self.reads: list[dict[str, Any]] = []
+
+    def before(self, part: str) -> bool:
+        """Read the load now, before ``part`` runs; ``False`` (flagged) when other processes
+        keep more than ``limit`` cores busy (without a probe: the 1-minute load decides)."""
+        load = load_1min()
+        busy = busy_cores(self.window)
+        seen = busy if busy is not None else load
+        flagged = seen is not None and seen > self.limit
+        self.reads.append({"part": part, "load_1min": load, "busy_cores": busy,
+                           "flagged": flagged})  # fmt: skip
+        if flagged:
+            print(f"  (flagged: {part} starts with {seen:.2f} cores busy elsewhere)", flush=True)
+        return not flagged
+
+    @property
+    def first_load(self) -> float | None:
+        """The 1-minute load before the first timed part: the machine's before the work."""
+        return self.reads[0]["load_1min"] if self.reads else None
+
+    def summary(self) -> dict[str, Any]:
+        """What was read, and when: every reading, the first load, the worst, the flags."""
+        loads = [r["load_1min"] for r in self.reads if r["load_1min"] is not None]
+        busy = [r["busy_cores"] for r in self.reads if r["busy_cores"] is not None]
+        return {
+            "read": "before each timed part",
+            "busy_limit": self.limit,
+            "probe_s": self.window,
+            "parts": len(self.reads),
+            "flagged": sum(r["flagged"] for r in self.reads),
+            "first_load_1min": self.first_load,
+            "max_load_1min": max(loads, default=None),
+            "max_busy_cores": max(busy, default=None),
+            "reads": self.reads,
+        }
+
+
+def machine(device: torch.device, loads: LoadLog) -> dict[str, Any]:
+    """What the numbers were measured on, and the load read before the timed parts
+    (``loadavg_1min``: the 1-minute load before the first; ``load_read``: when)."""
     from attention_ref.lm.train import CPU_BF16_FLAGS, cpu_flags
 
     info: dict[str, Any] = {
@@ -35,12 +124,28 @@ def machine(device: torch.device) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "cpu_bf16_flags": sorted(CPU_BF16_FLAGS & cpu_flags()),
-        "loadavg_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "loadavg_1min": loads.first_load,
+        "load_read": "before",
+        "load": loads.summary(),
         "device": str(device),
     }
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
     return info
+
+
+def describe_load(load: dict[str, Any]) -> str:
+    """The load of `LoadLog.summary` in words: read when, the first, the worst, the flags."""
+
+    def num(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f}"
+
+    return (
+        f"load read before each timed part: 1-minute load {num(load['first_load_1min'])} "
+        f"before the first (at most {num(load['max_load_1min'])}), other processes' busy "
+        f"cores at most {num(load['max_busy_cores'])}; {load['flagged']} of {load['parts']} "
+        f"parts started above {load['busy_limit']:g} busy cores"
+    )
 
 
 def describe(info: dict[str, Any]) -> str:
@@ -49,7 +154,7 @@ def describe(info: dict[str, Any]) -> str:
     return (
         f"{info['cpu']}, {info['cpus']} CPUs, torch {info['torch']} "
         f"({info['torch_threads']} threads), device {info['device']}{gpu}, bf16 CPU flags: "
-        f"{', '.join(info['cpu_bf16_flags']) or 'none'}, load {info['loadavg_1min']:.2f}"
+        f"{', '.join(info['cpu_bf16_flags']) or 'none'}; {describe_load(info['load'])}"
     )
 
 

@@ -4,7 +4,8 @@ Run: ``ATTNREF_DATA=... .venv/bin/python benchmarks/q02_budget.py SECONDS [key=v
 (e.g. ``attention=none``, ``block_size=64``). Prints one line per evaluation: step, elapsed
 seconds, train and validation loss; the last line is a summary to record in the README.
 The run stops at the budget (the loop's ``should_stop``), so ``max_steps`` only shapes the
-learning-rate schedule.
+learning-rate schedule. The load is read before the run starts (`_bench.LoadLog`) and stated
+in the summary.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
+
+import _bench
 
 from attention_ref.lm.config import TrainConfig, option_defaults
 from attention_ref.lm.data import load, locate
@@ -28,6 +31,8 @@ def main() -> None:
         overrides[key] = type(defaults[key])(value)
     cfg = TrainConfig().with_options(**overrides)
     data = load(locate())
+    loads = _bench.LoadLog()
+    loads.before("run")
     t0 = time.perf_counter()
 
     def on_eval(step: int, m: EvalMetrics, sample: str) -> None:
@@ -47,7 +52,8 @@ def main() -> None:
         )
     print(
         f"summary: {overrides or 'defaults'}; {r.steps_done} steps in {r.wall_time_s:.0f} s, "
-        f"{r.tokens_per_sec:,.0f} tokens/s, best val {r.best_val_loss:.4f}, params {r.n_params:,}"
+        f"{r.tokens_per_sec:,.0f} tokens/s, best val {r.best_val_loss:.4f}, params "
+        f"{r.n_params:,}; {_bench.describe_load(loads.summary())}"
     )
 
 

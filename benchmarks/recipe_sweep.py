@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _bench
 import torch
 
 from attention_ref.lm.checkpoint import Checkpoint
@@ -59,6 +60,8 @@ def common_val(model: torch.nn.Module, data: CharData, block_size: int) -> float
 def run(name: str, changes: dict[str, Any], data: CharData) -> dict[str, Any]:
     cfg = TrainConfig().with_options(**changes)
     curve: list[tuple[int, float, float]] = []
+    loads = _bench.LoadLog()
+    loads.before(name)  # the losses do not depend on it; the wall times beside them do
     t0 = time.perf_counter()
 
     def on_eval(step: int, m: EvalMetrics, _sample: str) -> None:
@@ -75,6 +78,7 @@ def run(name: str, changes: dict[str, Any], data: CharData) -> dict[str, Any]:
         "common_val": round(common_val(model, data, cfg.model.block_size), 4),
         "wall": round(r.wall_time_s, 1),
         "steps": r.steps_done,
+        "load_before": loads.summary(),
     }
 
 

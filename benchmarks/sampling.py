@@ -105,10 +105,13 @@ def main() -> None:
         f"{torch.get_num_threads()} default threads; {args.reps} reps",
         flush=True,
     )
+    loads = _bench.LoadLog()
     for rep in range(args.reps):
         for arm in arms[rep % len(arms) :] + arms[: rep % len(arms)]:
+            loads.before(f"rep {rep + 1} {arm}")
             seconds[arm].append(timed(runs[arm], device))
             print(f"  rep {rep + 1}/{args.reps}  {arm:25s} {seconds[arm][-1]:7.3f} s", flush=True)
+        loads.before(f"rep {rep + 1} eval sample")
         evals.append(timed(generate(args.sample_tokens, True, False), device))
     header = ["generation", "characters", "median s", "min-max s", "characters/s"]
     rows = []
@@ -128,7 +131,7 @@ def main() -> None:
     rows.append(["training's eval sample (cached)", n, f"{med:.3f}", spread, _bench.fmt(n / med)])
     cli = None
     if args.run_id:
-        cli = time_cli(args.run_id, args.tracking_uri, args.tokens, args.reps)
+        cli = time_cli(args.run_id, args.tracking_uri, args.tokens, args.reps, loads)
         med = _bench.median(cli)
         rows.append(
             [
@@ -140,7 +143,7 @@ def main() -> None:
             ]
         )
     print("\n" + _bench.text_table(header, rows))
-    machine = _bench.machine(device)
+    machine = _bench.machine(device, loads)
     source = f"from {args.checkpoint}" if args.checkpoint else "the Q02 shape, random weights"
     md = "\n".join(
         [
@@ -173,13 +176,16 @@ def _default_threads():  # type: ignore[no-untyped-def]
         sampling.one_thread_for = keep
 
 
-def time_cli(run_id: str, tracking_uri: str | None, tokens: int, reps: int) -> list[float]:
+def time_cli(
+    run_id: str, tracking_uri: str | None, tokens: int, reps: int, loads: _bench.LoadLog
+) -> list[float]:
     exe = shutil.which("attnref") or str(Path(sys.executable).with_name("attnref"))
     cmd = [exe, "sample", "--run-id", run_id, "--tokens", str(tokens)]
     if tracking_uri:
         cmd += ["--tracking-uri", tracking_uri]
     out = []
-    for _ in range(reps):
+    for rep in range(reps):
+        loads.before(f"rep {rep + 1} attnref sample")
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
         out.append(time.perf_counter() - t0)

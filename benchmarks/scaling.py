@@ -149,7 +149,9 @@ def main() -> None:
         flush=True,
     )
     points = []
+    loads = _bench.LoadLog()
     for axis, value in grid:
+        loads.before(f"{axis}={value}")
         spec = {
             "options": {**base, axis: value},
             "warmup": args.warmup,
@@ -196,7 +198,7 @@ def main() -> None:
         for p in points
     ]
     print("\n" + _bench.text_table(header, rows))
-    machine = _bench.machine(device)
+    machine = _bench.machine(device, loads)
     md = "\n".join(
         [
             f"### Scaling — `benchmarks/scaling.py` ({machine['date_utc']} UTC)",

@@ -64,9 +64,12 @@ ARMS = ("baseline", "attnref", "attnref-fp32", "attnref-bf16-attention", "refere
 
 
 def reference_forward(
-    self: CausalSelfAttention, x: Tensor, cache: LayerCache | None = None
+    self: CausalSelfAttention, x: Tensor, cache: LayerCache | None = None, last_only: bool = False
 ) -> Tensor:
-    """`CausalSelfAttention.forward` with the textbook functions instead of the fused kernel."""
+    """`CausalSelfAttention.forward` with the textbook functions instead of the fused kernel
+    (a training step: no cache, every position)."""
+    if cache is not None or last_only:
+        raise ValueError("the textbook arm times training steps: no cache, every position")
     _, T, C = x.size()
     q, k, v = self.qkv(x).split(C, dim=2)  # (B, T, 3C) -> 3 × (B, T, C)
     Q, K, V = (ref.split_heads(t, self.n_head) for t in (q, k, v))  # (B, T, C) -> (B, h, T, d_k)
@@ -293,9 +296,11 @@ def main() -> None:
         flush=True,
     )
     tps: dict[str, list[float]] = {a: [] for a in arms}
+    loads = _bench.LoadLog()
     for rep in range(args.reps):
         order = arms[rep % len(arms) :] + arms[: rep % len(arms)]
         for arm in order:
+            loads.before(f"rep {rep + 1} {arm}")
             seconds = runners[arm]()
             tps[arm].append(tokens / seconds)
             ms = seconds / args.steps * 1e3
@@ -350,7 +355,7 @@ def main() -> None:
                 f"peak RSS of `attnref train` (defaults, --max-steps {args.rss_steps}): "
                 f"{rss['peak_rss_mib']:,.0f} MiB ({rss['wall_s']:.0f} s)"
             )
-    machine = _bench.machine(device)
+    machine = _bench.machine(device, loads)
     md = [
         f"### Throughput — `benchmarks/throughput.py` ({machine['date_utc']} UTC)",
         "",

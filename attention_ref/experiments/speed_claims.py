@@ -1,7 +1,8 @@
 """The sentences the book writes about the speed benchmarks, each from the numbers it states.
 
 Pure (no torch, no mlflow): every function takes the JSON a script in ``benchmarks/`` wrote
-(``throughput.json``, ``time_to_quality.json``, ``scaling.json``, ``sampling.json``) and returns
+(``throughput.json``, ``time_to_quality.json``, ``scaling.json``, ``sampling.json``,
+``cli_latency.json``) and returns
 the sentences its numbers support; the experiments page prints them, and
 ``tests/experiments/test_speed_claims.py`` puts numbers on both sides of every condition.
 
@@ -120,8 +121,48 @@ def sampling_claims(sa: Mapping[str, Any]) -> list[str]:
     if sa.get("cli_seconds"):
         cli = statistics.median(sa["cli_seconds"])
         out.append(
-            f"`attnref sample` itself (the trained model, read from MLflow) takes {cli:.1f} s "
-            f"for {sa['args']['tokens']} characters, of which generation is about "
-            f"{med['cached']:.1f} s: the rest is start-up (Python, torch, MLflow and its store)."
+            f"`attnref sample` itself (the trained model, read from the store) takes "
+            f"{cli:.1f} s for {sa['args']['tokens']} characters, of which generation is about "
+            f"{med['cached']:.1f} s: the rest is start-up (Python, torch, finding and loading "
+            "the model)."
+        )
+    return out
+
+
+def latency_claims(lat: Mapping[str, Any]) -> list[str]:
+    """Each command against its target (``cli_latency.json``), then where the slowest one's
+    start-up goes. A target is called met only by the median of runs that started quiet; a
+    command with none is not judged."""
+    out = []
+    for c in lat["commands"]:
+        head = f"`{c['command']}`"
+        if not c["kept"]:
+            out.append(
+                f"{head}: no run started on a quiet machine ({c['reps'] - c['kept']} flagged), "
+                f"so its {c['target_s']:g} s target is not judged."
+            )
+            continue
+        med, target = c["median_s"], c["target_s"]
+        side = "under" if med < target else "over"
+        runs = "run" if c["kept"] == 1 else "runs"
+        out.append(
+            f"{head}: {med:.2f} s (median of {c['kept']} {runs} started quiet, "
+            f"{c['min_s']:.2f}-{c['max_s']:.2f} s), {side} its {target:g} s target."
+        )
+    judged = [c for c in lat["commands"] if c["kept"]]
+    if judged and len(judged) == len(lat["commands"]):
+        met = sum(c["median_s"] < c["target_s"] for c in judged)
+        out.append(
+            "Every target is met."
+            if met == len(judged)
+            else f"{met} of {len(judged)} targets are met."
+        )
+    b = lat["import_breakdown"]
+    if b["packages"]:
+        top = b["packages"][0]
+        out.append(
+            f"The slowest, `{b['command']}`, spends {b['import_s']:.2f} s of its "
+            f"{b['wall_s']:.2f} s run importing modules, {top['seconds']:.2f} s of them in "
+            f"{top['package']} ({top['share']:.0%})."
         )
     return out

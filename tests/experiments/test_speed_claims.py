@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from attention_ref.experiments.speed_claims import (
+    latency_claims,
     overlap,
     sampling_claims,
     scaling_claims,
@@ -123,3 +124,51 @@ def test_the_cli_time_is_split_into_generation_and_start_up():
 def test_the_recorded_benchmarks_give_sentences(name, claims):
     doc = json.loads((BENCH / f"{name}.json").read_text(encoding="utf-8"))
     assert claims(copy.deepcopy(doc))
+
+
+def latency(commands: list[tuple[str, float, list[float], int]]) -> dict:
+    """A ``cli_latency.json``: (command, target, seconds of the kept runs, runs in all)."""
+    return {
+        "commands": [
+            {
+                "command": cmd, "target_s": target, "kept": len(kept), "reps": reps,
+                "median_s": sorted(kept)[len(kept) // 2] if kept else None,
+                "min_s": min(kept, default=None), "max_s": max(kept, default=None),
+            }
+            for cmd, target, kept, reps in commands
+        ],
+        "import_breakdown": {
+            "command": "attnref explain -e life-is-awesome", "wall_s": 1.9, "import_s": 1.4,
+            "packages": [{"package": "torch", "seconds": 1.1, "share": 1.1 / 1.4}],
+        },
+    }  # fmt: skip
+
+
+def test_latency_claims_on_both_sides_of_each_target():
+    under = latency([("attnref runs", 2.0, [0.4, 0.5, 1.99], 3)])
+    assert latency_claims(under)[0] == (
+        "`attnref runs`: 0.50 s (median of 3 runs started quiet, 0.40-1.99 s), under its 2 s "
+        "target."
+    )
+    assert latency_claims(under)[1] == "Every target is met."
+    over = latency([("attnref runs", 2.0, [2.0, 2.1, 2.2], 3)])  # 2.1: over; the bound itself
+    assert "2.10 s (median of 3 runs" in latency_claims(over)[0]
+    assert "over its 2 s target" in latency_claims(over)[0]
+    assert latency_claims(over)[1] == "0 of 1 targets are met."
+    at = latency([("attnref --help", 0.35, [0.35], 1)])  # at the target is not under it
+    assert "(median of 1 run started quiet" in latency_claims(at)[0]
+    assert "over its 0.35 s target" in latency_claims(at)[0]
+
+
+def test_latency_claims_judge_nothing_without_quiet_runs():
+    doc = latency([("attnref runs", 2.0, [0.4], 3), ("attnref sample --tokens 500", 2.0, [], 3)])
+    claims = latency_claims(doc)
+    assert claims[1] == (
+        "`attnref sample --tokens 500`: no run started on a quiet machine (3 flagged), so its "
+        "2 s target is not judged."
+    )
+    assert not any("targets are met" in c or "Every target" in c for c in claims)
+    assert claims[-1] == (
+        "The slowest, `attnref explain -e life-is-awesome`, spends 1.40 s of its 1.90 s run "
+        "importing modules, 1.10 s of them in torch (79%)."
+    )
