@@ -1,8 +1,10 @@
-"""``attnref server``: the class server (PostgreSQL-backed MLflow with accounts) and its students.
+"""``attnref server``: the class server (PostgreSQL-backed MLflow with accounts) and its people.
 
 ``attnref server start DIR`` runs in the foreground: it starts PostgreSQL and ``mlflow server``
-(`attention_ref.experiments.server`), prints how students connect, and stops both on Ctrl-C
-or SIGTERM. ``attnref server add-student NAME`` creates a student's account on it.
+(`attention_ref.classroom.server`), prints how students connect, and stops both on Ctrl-C or
+SIGTERM; ``status DIR`` and ``stop DIR`` find it by its pid file. ``add-student``,
+``add-teacher``, ``remove-student`` and ``reset-password`` manage the accounts; ``runs`` lists
+the class's runs with their owners.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import typer
 from cli.errors import CLIError
 
 if TYPE_CHECKING:
-    from attention_ref.experiments.server import ClassServer
+    from attention_ref.classroom.server import ClassServer
 
 server_app = typer.Typer(
     name="server",
@@ -43,24 +45,100 @@ AdminPasswordFile = Annotated[
 ClassExperiment = Annotated[
     str, typer.Option("--experiment", help="The class experiment students train into.")
 ]
+ClassDir = Annotated[
+    Path, typer.Argument(help="Where the class lives: PostgreSQL's cluster, artifacts, logs.")
+]
+TrackingUri = Annotated[
+    str | None,
+    typer.Option(
+        "--tracking-uri",
+        help="The class server (default: $MLFLOW_TRACKING_URI); for HTTPS, its certificate in "
+        "$MLFLOW_TRACKING_SERVER_CERT_PATH.",
+        show_default=False,
+    ),
+]
+Name = Annotated[str, typer.Argument(help="The account's name.")]
+PasswordFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--password-file",
+        help="The account's password (first line); default: a new random one, printed once.",
+        show_default=False,
+    ),
+]
+
+
+def _server_url(tracking_uri: str | None) -> str:
+    url = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+    if not url or not url.startswith(("http://", "https://")):
+        raise CLIError("--tracking-uri (or $MLFLOW_TRACKING_URI) must be the class server's URL")
+    return url
+
+
+def _admin(admin_password_file: Path | None, url: str) -> tuple[str, str]:
+    """The admin's credentials, once the server is known to answer at ``url``."""
+    from attention_ref.classroom.server import ADMIN_USERNAME, healthy, read_password
+
+    password = read_password(admin_password_file)
+    if not healthy(url, timeout=5):
+        raise CLIError(f"no class server answers at {url}; start it: attnref server start DIR")
+    return ADMIN_USERNAME, password
+
+
+def _new_password(password_file: Path | None) -> tuple[str, str]:
+    """``(password, what to print)``: from the file (not printed), or made and shown once."""
+    from attention_ref.classroom.server import read_password
+
+    if password_file is not None:
+        return read_password(password_file), ""
+    password = secrets.token_urlsafe(12)
+    return password, f"; password {password} (shown once: hand it over)"
 
 
 @server_app.command("start")
 def start(
-    directory: Annotated[
-        Path,
-        typer.Argument(help="Where the class lives: PostgreSQL's cluster, artifacts, logs."),
-    ],
+    directory: ClassDir,
     host: Annotated[
-        str, typer.Option("--host", help="Address to listen on (0.0.0.0: every interface).")
+        str,
+        typer.Option(
+            "--host",
+            help="Address to listen on (0.0.0.0: every interface; any but loopback needs TLS "
+            "or --insecure).",
+        ),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port of the MLflow server.")] = 5000,
     workers: Annotated[int, typer.Option("--workers", help="MLflow server workers.")] = 2,
     experiment: ClassExperiment = "shakespeare",
     admin_password_file: AdminPasswordFile = None,
+    tls: Annotated[
+        bool,
+        typer.Option(
+            "--tls",
+            help="Serve HTTPS with a self-signed certificate made in DIR/tls (its fingerprint "
+            "is printed). \\[default: off]",
+        ),
+    ] = False,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(
+            "--tls-cert", help="Serve HTTPS with this certificate (PEM).", show_default=False
+        ),
+    ] = None,
+    tls_key: Annotated[
+        Path | None,
+        typer.Option("--tls-key", help="The certificate's private key (PEM).", show_default=False),
+    ] = None,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure",
+            help="Serve plain HTTP on a network address: every password crosses the network "
+            "readable. \\[default: refused]",
+        ),
+    ] = False,
 ) -> None:
     """Start PostgreSQL and the MLflow server with accounts; Ctrl-C stops both."""
-    from attention_ref.experiments.server import ClassServer, ServerError, read_password
+    from attention_ref.classroom.server import ClassServer, ServerError, read_password
 
     if not 0 < port < 65536:
         raise CLIError(f"--port must be in 1..65535, got {port}")
@@ -68,16 +146,19 @@ def start(
         raise CLIError(f"--workers must be a positive integer, got {workers}")
     try:
         password = read_password(admin_password_file)  # before anything starts
+        server = ClassServer(
+            directory, password, host=host, port=port, workers=workers, experiment=experiment,
+            tls=tls, tls_cert=tls_cert, tls_key=tls_key, insecure=insecure,
+        )  # fmt: skip
     except ServerError as e:
         raise CLIError(str(e)) from None
-    server = ClassServer(
-        directory, password, host=host, port=port, workers=workers, experiment=experiment
-    )
     stop = _StopOnSignal()
     with stop:
         try:
-            print(f"starting PostgreSQL and mlflow server in {server.root} ...", flush=True)
             server.start()
+        except ServerError as e:
+            raise CLIError(str(e)) from None
+        try:
             _print_welcome(server)
             while not stop.requested:
                 assert server.process is not None
@@ -85,24 +166,37 @@ def start(
                     raise CLIError(f"the mlflow server stopped; its log: {server.log}")
                 time.sleep(0.5)
             print("stopping the mlflow server and PostgreSQL ...", flush=True)
-        except ServerError as e:
-            raise CLIError(str(e)) from None
         finally:
             server.stop()
     print("stopped", flush=True)
 
 
 def _print_welcome(server: ClassServer) -> None:
-    url, pid = server.url, server.process.pid if server.process else None
+    from attention_ref.classroom.server import CERT_PATH_ENV, class_experiment_id
+    from attention_ref.classroom.tls import fingerprint
+
+    url, pid = server.public_url, server.process.pid if server.process else None
+    exp_id = class_experiment_id(server.url, server.admin, server.experiment, server.cert)
+    cert = server.cert
+    tls = ""
+    if cert is not None:
+        tls = (
+            f"  HTTPS certificate: {cert}\n"
+            f"    SHA-256 fingerprint {fingerprint(cert)}\n"
+            f"    hand the file to students; they set {CERT_PATH_ENV}=cert.pem\n"
+        )
     print(
-        f"class server on {url}, experiment {server.experiment!r} (mlflow server pid {pid})\n"
+        f"class server on {url}, experiment {server.experiment!r} (mlflow server pid {pid}; "
+        f"this process, pid {os.getpid()}, owns it)\n"
         f"  runs: PostgreSQL in {server.postgres.directory} (Unix socket only); artifacts in "
         f"{server.artifacts}; logs in {server.log.parent}\n"
+        f"{tls}"
         f"  add a student:  attnref server add-student NAME --tracking-uri {url}\n"
         f"  students run:   MLFLOW_TRACKING_URI={url} MLFLOW_TRACKING_USERNAME=NAME "
         f"MLFLOW_TRACKING_PASSWORD=... attnref train --experiment {server.experiment}\n"
-        f"  browse:         {url} (log in as admin)\n"
-        "Ctrl-C stops the MLflow server and PostgreSQL.",
+        f"  browse the runs: {server.runs_page(exp_id)} (log in as admin)\n"
+        f"  who owns which run: attnref server runs --tracking-uri {url}\n"
+        f"Ctrl-C (or attnref server stop {server.root}) stops the MLflow server and PostgreSQL.",
         flush=True,
     )
 
@@ -127,52 +221,147 @@ class _StopOnSignal:
             signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
-@server_app.command("add-student")
-def add_student(
-    name: Annotated[str, typer.Argument(help="The student's account name.")],
-    tracking_uri: Annotated[
-        str | None,
-        typer.Option(
-            "--tracking-uri",
-            help="The class server (default: $MLFLOW_TRACKING_URI).",
-            show_default=False,
-        ),
-    ] = None,
-    experiment: ClassExperiment = "shakespeare",
-    password_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--password-file",
-            help="The student's password (first line); default: a new random one, printed once.",
-            show_default=False,
-        ),
-    ] = None,
-    admin_password_file: AdminPasswordFile = None,
-) -> None:
-    """Create a student's account: reads every run, trains into the class experiment."""
-    from attention_ref.experiments.server import (
-        ADMIN_USERNAME,
-        ServerError,
-        healthy,
-        read_password,
-    )
-    from attention_ref.experiments.server import add_student as add
+@server_app.command("status")
+def status(directory: ClassDir) -> None:
+    """Whether the class server of DIR runs: its pid and URL (exit 0), or not (exit 1)."""
+    from attention_ref.classroom.server import server_status
 
-    url = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
-    if not url or not url.startswith(("http://", "https://")):
-        raise CLIError("--tracking-uri (or $MLFLOW_TRACKING_URI) must be the class server's URL")
+    found = server_status(directory)
+    print(found.describe())
+    if not found.running:
+        raise typer.Exit(1)
+
+
+@server_app.command("stop")
+def stop(directory: ClassDir) -> None:
+    """Stop the class server of DIR by its pid file (a stale one is cleaned up)."""
+    from attention_ref.classroom.server import ServerError, stop_server
+
     try:
-        admin = read_password(admin_password_file)
-        if password_file is not None:
-            password = read_password(password_file)
-            shown = ""
-        else:
-            password = secrets.token_urlsafe(12)
-            shown = f", password {password} (shown once: hand it to the student)"
-        if not healthy(url, timeout=5):
-            raise CLIError(f"no class server answers at {url}; start it: attnref server start DIR")
-        exp_id = add(url, (ADMIN_USERNAME, admin), name, password, experiment)
+        print(stop_server(directory))
     except ServerError as e:
         raise CLIError(str(e)) from None
-    print(f"account {name!r} may train into {experiment!r} (id {exp_id}) on {url}{shown}")
+
+
+@server_app.command("add-student")
+def add_student(
+    name: Name,
+    tracking_uri: TrackingUri = None,
+    experiment: ClassExperiment = "shakespeare",
+    password_file: PasswordFile = None,
+    admin_password_file: AdminPasswordFile = None,
+) -> None:
+    """Create a student's account: reads the class, trains into its experiment.
+
+    Run again, it completes an existing account (its password unchanged) and says what it did.
+    """
+    from attention_ref.classroom.server import ServerError
+    from attention_ref.classroom.server import add_student as add
+
+    url = _server_url(tracking_uri)
+    try:
+        admin = _admin(admin_password_file, url)
+        password, shown = _new_password(password_file)
+        change = add(url, admin, name, password, experiment)
+    except ServerError as e:
+        raise CLIError(str(e)) from None
+    print(change.describe(experiment, url) + (shown if change.created else ""))
     sys.stdout.flush()
+
+
+@server_app.command("add-teacher")
+def add_teacher(
+    name: Name,
+    tracking_uri: TrackingUri = None,
+    password_file: PasswordFile = None,
+    admin_password_file: AdminPasswordFile = None,
+) -> None:
+    """Create a teacher's account (an MLflow admin: everything the admin may do)."""
+    from attention_ref.classroom.server import ServerError
+    from attention_ref.classroom.server import add_teacher as add
+
+    url = _server_url(tracking_uri)
+    try:
+        admin = _admin(admin_password_file, url)
+        password, shown = _new_password(password_file)
+        change = add(url, admin, name, password)
+    except ServerError as e:
+        raise CLIError(str(e)) from None
+    print(change.describe(None, url) + (shown if change.created else ""))
+
+
+@server_app.command("remove-student")
+def remove_student(
+    name: Name, tracking_uri: TrackingUri = None, admin_password_file: AdminPasswordFile = None
+) -> None:
+    """Delete a student's account; their runs stay, under their name."""
+    from attention_ref.classroom.server import AUTH_CACHE_TTL_S, ServerError
+    from attention_ref.classroom.server import remove_student as remove
+
+    url = _server_url(tracking_uri)
+    try:
+        remove(url, _admin(admin_password_file, url), name)
+    except ServerError as e:
+        raise CLIError(str(e)) from None
+    print(
+        f"removed the account {name!r} from {url} (refused everywhere within "
+        f"{AUTH_CACHE_TTL_S} s); their runs stay"
+    )
+
+
+@server_app.command("reset-password")
+def reset_password(
+    name: Name,
+    tracking_uri: TrackingUri = None,
+    password_file: PasswordFile = None,
+    admin_password_file: AdminPasswordFile = None,
+) -> None:
+    """Give an account a new password (the old one stops working within a minute)."""
+    from attention_ref.classroom.server import ServerError
+    from attention_ref.classroom.server import reset_password as reset
+
+    url = _server_url(tracking_uri)
+    try:
+        admin = _admin(admin_password_file, url)
+        password, shown = _new_password(password_file)
+        reset(url, admin, name, password)
+    except ServerError as e:
+        raise CLIError(str(e)) from None
+    print(f"new password for {name!r} on {url}{shown}")
+
+
+@server_app.command("runs")
+def runs(
+    tracking_uri: TrackingUri = None,
+    experiment: ClassExperiment = "shakespeare",
+    admin_password_file: AdminPasswordFile = None,
+) -> None:
+    """The class's runs with their owners (the account that created each), newest first.
+
+    Reads as $MLFLOW_TRACKING_USERNAME / $MLFLOW_TRACKING_PASSWORD if set, else as admin.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from attention_ref.classroom.server import ServerError, class_runs
+
+    url = _server_url(tracking_uri)
+    try:
+        user, password = (
+            os.environ.get("MLFLOW_TRACKING_USERNAME"),
+            os.environ.get("MLFLOW_TRACKING_PASSWORD"),
+        )
+        auth = (user, password) if user and password else _admin(admin_password_file, url)
+        found = class_runs(url, auth, experiment)
+    except ServerError as e:
+        raise CLIError(str(e)) from None
+    table = Table(title=f"{experiment} on {url}: {len(found)} runs", title_justify="left")
+    for col in ("run id", "name", "owner", "status", "started", "best val"):
+        table.add_column(col, no_wrap=True)
+    for r in found:
+        best = "" if r.best_val_loss is None else f"{r.best_val_loss:.4f}"
+        table.add_row(r.run_id, r.name, r.owner, r.status, r.started, best)
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=240)
+    console.print(table)

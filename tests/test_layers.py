@@ -26,18 +26,20 @@ RULES: dict[str, set[str]] = {
     "attention_ref/reference": {"mlflow", "matplotlib", "typer", "rich", "cli",
                                 "attention_ref.worked", "attention_ref.render",
                                 "attention_ref.lm", "attention_ref.experiments",
-                                "attention_ref.book"},
+                                "attention_ref.book", "attention_ref.classroom"},
     "attention_ref/render": {"torch", "mlflow", "matplotlib", "typer", "cli",
                              "attention_ref.reference", "attention_ref.worked",
                              "attention_ref.lm", "attention_ref.experiments",
-                             "attention_ref.book"},
+                             "attention_ref.book", "attention_ref.classroom"},
     "attention_ref/worked": {"mlflow", "matplotlib", "typer", "cli", "attention_ref.lm",
-                             "attention_ref.experiments", "attention_ref.book"},
+                             "attention_ref.experiments", "attention_ref.book",
+                             "attention_ref.classroom"},
     "attention_ref/lm": {"mlflow", "typer", "cli", "attention_ref.worked",
                          "attention_ref.render", "attention_ref.experiments",
-                         "attention_ref.book"},
+                         "attention_ref.book", "attention_ref.classroom"},
     "attention_ref/experiments": {"typer", "cli", "attention_ref.worked",
-                                  "attention_ref.render", "attention_ref.book"},
+                                  "attention_ref.render", "attention_ref.book",
+                                  "attention_ref.classroom"},
     "attention_ref/lm/config.py": {"torch", "mlflow", "attention_ref"},
     "attention_ref/experiments/report.py": {"torch", "mlflow", "matplotlib",
                                             "attention_ref.lm"},
@@ -47,6 +49,11 @@ RULES: dict[str, set[str]] = {
     # what `attnref runs` and `attnref sample` read a local store with: no MLflow import
     "attention_ref/experiments/local_store.py": {"torch", "mlflow", "matplotlib",
                                                  "attention_ref.lm"},
+    # the class (server, access table, later assignments and grades): it uses experiments/ and
+    # worked/ (the checker), never the CLI; the table itself is pure data
+    "attention_ref/classroom": {"typer", "cli", "attention_ref.book"},
+    "attention_ref/classroom/access.py": {"torch", "mlflow", "flask", "attention_ref.lm",
+                                          "attention_ref.experiments", "attention_ref.worked"},
     # the book's build: outside the layers (it uses them; none of them imports it), never the
     # store or the CLI
     "attention_ref/book": {"mlflow", "typer", "cli"},
@@ -147,4 +154,4 @@ def test_every_package_module_is_under_a_rule():
     """A new top-level module or folder must be placed in the architecture on purpose."""
     top = {p.name for p in PKG.iterdir() if p.name != "__pycache__"}
     assert top == {"__init__.py", "book", "reference", "worked", "render", "lm",
-                   "experiments"}  # fmt: skip
+                   "experiments", "classroom"}  # fmt: skip

@@ -1,6 +1,6 @@
 """The class server against the real thing: PostgreSQL, ``mlflow server`` with basic auth.
 
-One class for the module (`attention_ref.experiments.server.ClassServer`): a PostgreSQL
+One class for the module (`attention_ref.classroom.server.ClassServer`): a PostgreSQL
 cluster and an MLflow server on a free loopback port, started here, stopped by pid at the end.
 Students are real accounts; trainings are real ``attnref train`` processes with the
 students' credentials in MLflow's variables.
@@ -34,7 +34,7 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
-from attention_ref.experiments.server import (
+from attention_ref.classroom.server import (
     ClassServer,
     Postgres,
     ServerError,

@@ -1,0 +1,299 @@
+"""The class server's gate: basic auth, then the access table, inside ``mlflow server``.
+
+MLflow's basic-auth app asks one function who sent a request (``authorization_function`` in
+its configuration file; ``attnref server`` points it at `authenticate`). It gets the answer
+on every request it protects, Flask's and the native FastAPI routes' alike, before its own
+per-resource checks. Here that answer is:
+
+1. **Who**: MLflow's password check (its cache included). A request without an account, or
+   with a wrong password, gets 401. When the accounts' database cannot answer (PostgreSQL
+   restarting), 503 instead: clients retry a 503; a 401 would end a training.
+2. **May they**: the route's rule in `attention_ref.classroom.access` and the sender's role
+   give a `Verdict`. A route without a rule is refused to everyone (403).
+3. **Is it theirs**: for the rules a student passes only for their own things, the run,
+   logged model, artifact folder or account the request names must be the sender's. A run's
+   owner is its ``user_id``, which the server sets itself when the run is created (the
+   request's ``user_id`` and ``mlflow.user`` tag are replaced by the account's name, so no
+   one can create a run in another's name, and only an admin changes ``mlflow.user``).
+
+MLflow's own checks run after this one (a student's EDIT grant on the class experiment, a
+registered model's creator): the table is a ceiling, never a widening. MLflow imports this
+module in the server's workers; nothing here runs in a training process.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from attention_ref.classroom.access import Access, Role, Verdict, access_of, verdict
+
+if TYPE_CHECKING:
+    from flask import Response
+    from werkzeug.datastructures import Authorization
+
+#: where the artifact proxy keeps a run's and a logged model's files (``--artifacts-destination``)
+_RUN_ARTIFACTS = re.compile(r"^/?([^/]+)/(?!models/)([0-9a-f]{32})(?:/|$)")
+_MODEL_ARTIFACTS = re.compile(r"^/?([^/]+)/models/(m-[0-9a-f]+)(?:/|$)")
+_ARTIFACT_ROUTE = re.compile(r"/mlflow-artifacts/(?:artifacts|mpu/(?:create|complete|abort))/(.*)$")
+_MODEL_ROUTE = re.compile(r"/mlflow/logged-models/(m-[0-9a-f]+)")
+#: the run tag that names its owner in MLflow's UI: set by the server, changed by no student
+OWNER_TAG = "mlflow.user"
+_ANSWER = "attnref_class_auth"
+#: the prefix of this gate's refusals (MLflow's own say "Permission denied")
+REFUSAL = "class server: "
+
+
+def authenticate() -> Authorization | Response:
+    """The sender's credentials, or the 401/403/503 response that refuses the request.
+
+    MLflow asks several times per request; the answer is computed once (kept in ``flask.g``).
+    """
+    from flask import g
+
+    answer = g.get(_ANSWER)
+    if answer is None:
+        answer = _answer()
+        setattr(g, _ANSWER, answer)
+    return answer
+
+
+def _answer() -> Any:
+    from flask import request
+    from mlflow.server import auth as basic
+
+    sent = request.authorization
+    if sent is None or not sent.username:
+        return basic.make_basic_auth_response()
+    user = basic._authenticate_cached(sent.username, sent.password or "")
+    if user is None:
+        return _accounts_unavailable() or basic.make_basic_auth_response()
+    role = role_of(user.username, user.is_admin, basic.auth_config.admin_username)
+    rule = request.url_rule.rule if request.url_rule is not None else None
+    key, access = access_of(request.method, request.path, rule)
+    decided = verdict(role, access)
+    if decided is Verdict.FORBIDDEN:
+        what = f"{request.method} {request.path}"
+        if access is None:
+            return _forbidden(f"{what} has no rule in the access table; refused to everyone")
+        return _forbidden(f"{what} ({key}) is the teacher's; {user.username!r} is a student")
+    if access is Access.CREATE_RUN:
+        refused = _stamp_owner(user.username)
+        if refused is not None:
+            return refused
+    if decided is Verdict.IF_OWNER:
+        check = _OWNERSHIP[access]  # type: ignore[index]
+        refused = check(user.username)
+        if refused is not None:
+            return refused
+    return sent
+
+
+def role_of(username: str, is_admin: bool, admin_username: str) -> Role:
+    """MLflow's admin account is the admin; any other admin account a teacher; the rest students."""
+    if username == admin_username:
+        return Role.ADMIN
+    return Role.TEACHER if is_admin else Role.STUDENT
+
+
+def _accounts_unavailable() -> Response | None:
+    """503 when the password could not be checked because the accounts' store is down."""
+    from flask import make_response, request
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
+    from mlflow.server import auth as basic
+
+    try:
+        basic.store.get_user(request.authorization.username)  # type: ignore[union-attr]
+    except MlflowException as e:
+        if e.error_code == ErrorCode.Name(RESOURCE_DOES_NOT_EXIST):
+            return None  # no such account: 401
+        message = "the class server's accounts are unavailable for a moment; try again"
+        return make_response({"error_code": "TEMPORARILY_UNAVAILABLE", "message": message}, 503)
+    return None  # the account exists: a wrong password, 401
+
+
+def _forbidden(message: str) -> Response:
+    from flask import make_response
+
+    return make_response({"error_code": "PERMISSION_DENIED", "message": REFUSAL + message}, 403)
+
+
+# -------------------------------------------------------------------- what the request names
+
+
+def _values(name: str) -> list[str]:
+    """Every value of ``name`` the request carries: JSON body, query string, path."""
+    from flask import request
+
+    found = []
+    # parsed as MLflow's handlers parse it (whatever the Content-Type says)
+    body = request.get_json(force=True, silent=True)
+    for source in (body if isinstance(body, dict) else {}, request.args, request.view_args or {}):
+        value = source.get(name)
+        if value is not None:
+            found.append(str(value))
+    return found
+
+
+def _tag_keys() -> list[str]:
+    """The tag keys a run write sets or deletes (``set-tag``, ``delete-tag``, ``log-batch``)."""
+    from flask import request
+
+    body = request.get_json(force=True, silent=True)
+    if not isinstance(body, dict):
+        return []
+    keys = [str(body["key"])] if "key" in body else []
+    tags = body.get("tags")
+    if isinstance(tags, list):
+        keys += [str(t.get("key")) for t in tags if isinstance(t, dict)]
+    return keys
+
+
+@lru_cache(maxsize=4096)
+def _run(run_id: str) -> tuple[str, str] | None:
+    """``(owner, experiment id)`` of a run (both fixed at its creation), or ``None``."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
+    from mlflow.server.handlers import _get_tracking_store
+
+    try:
+        info = _get_tracking_store().get_run(run_id).info
+    except MlflowException as e:
+        if e.error_code in (ErrorCode.Name(RESOURCE_DOES_NOT_EXIST), "INVALID_PARAMETER_VALUE"):
+            return None
+        raise  # the store is down: MLflow answers 503, the client retries
+    return str(info.user_id), str(info.experiment_id)
+
+
+@lru_cache(maxsize=4096)
+def _model_source(model_id: str) -> tuple[str | None] | None:
+    """``(source run id,)`` of a logged model (fixed at its creation), or ``None``: no model."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
+    from mlflow.server.handlers import _get_tracking_store
+
+    try:
+        model = _get_tracking_store().get_logged_model(model_id)
+    except MlflowException as e:
+        if e.error_code in (ErrorCode.Name(RESOURCE_DOES_NOT_EXIST), "INVALID_PARAMETER_VALUE"):
+            return None
+        raise
+    return (model.source_run_id or None,)
+
+
+def _owns_run(username: str, run_id: str, experiment_id: str | None = None) -> Response | None:
+    found = _run(run_id)
+    if found is None:
+        return None  # no such run: MLflow answers 404
+    owner, experiment = found
+    if owner != username:
+        return _forbidden(
+            f"run {run_id} belongs to {owner!r}; {username!r} may read it, not change it"
+        )
+    if experiment_id is not None and experiment_id != experiment:
+        return _forbidden(f"run {run_id} is in experiment {experiment}, not {experiment_id}")
+    return None
+
+
+def _owns_model(username: str, model_id: str, experiment_id: str | None = None) -> Response | None:
+    found = _model_source(model_id)
+    if found is None:
+        return None  # no such model: MLflow answers 404
+    (run_id,) = found
+    if run_id is None:
+        return _forbidden(f"logged model {model_id} has no source run; only a teacher changes it")
+    return _owns_run(username, run_id, experiment_id)
+
+
+# ------------------------------------------------------------------ the checks, by Access
+
+
+def _check_run(username: str) -> Response | None:
+    ids = _values("run_id") + _values("run_uuid")  # MLflow reads one or the other
+    if not ids:
+        return _forbidden("the request names no run")
+    for run_id in ids:
+        if refused := _owns_run(username, run_id):
+            return refused
+    if OWNER_TAG in _tag_keys():
+        return _forbidden(f"the tag {OWNER_TAG} names a run's owner; only a teacher changes it")
+    return None
+
+
+def _check_new_model(username: str) -> Response | None:
+    runs = _values("source_run_id")
+    if not runs:
+        return _forbidden("a student's logged model comes from their own run (source_run_id)")
+    for run_id in runs:
+        if refused := _owns_run(username, run_id):
+            return refused
+    return None
+
+
+def _check_model(username: str) -> Response | None:
+    from flask import request
+
+    ids = _values("model_id")
+    if not ids and (m := _MODEL_ROUTE.search(request.path)):
+        ids = [m.group(1)]
+    if not ids:
+        return _forbidden("the request names no logged model")
+    for model_id in ids:
+        if refused := _owns_model(username, model_id):
+            return refused
+    return None
+
+
+def _check_artifact(username: str) -> Response | None:
+    from flask import request
+
+    # the path only: an upload's body is the file (never parsed here)
+    path = (request.view_args or {}).get("artifact_path")
+    if path is None and (m := _ARTIFACT_ROUTE.search(request.path)):
+        path = m.group(1)
+    if not path:
+        return _forbidden("the request names no artifact path")
+    if m := _RUN_ARTIFACTS.match(path):
+        return _owns_run(username, m.group(2), m.group(1))
+    if m := _MODEL_ARTIFACTS.match(path):
+        return _owns_model(username, m.group(2), m.group(1))
+    return _forbidden(f"{path!r} is not a run's or a logged model's folder")
+
+
+def _check_self(username: str) -> Response | None:
+    names = _values("username")
+    if not names:
+        return _forbidden("the request names no account")
+    for name in names:
+        if name != username:
+            return _forbidden(f"account {name!r} is not {username!r}'s")
+    return None
+
+
+_OWNERSHIP = {
+    Access.OWN_RUN: _check_run,
+    Access.CREATE_MODEL: _check_new_model,
+    Access.OWN_MODEL: _check_model,
+    Access.OWN_ARTIFACT: _check_artifact,
+    Access.SELF: _check_self,
+}
+
+
+def _stamp_owner(username: str) -> Response | None:
+    """Set the new run's ``user_id`` and ``mlflow.user`` tag to ``username`` in the request."""
+    from flask import request
+
+    body = request.get_json(force=True, silent=True)
+    if not isinstance(body, dict):
+        return None  # not a run to create: MLflow rejects it
+    body["user_id"] = username
+    tags = [t for t in body.get("tags") or [] if isinstance(t, dict)]
+    body["tags"] = [t for t in tags if t.get("key") != OWNER_TAG]
+    body["tags"].append({"key": OWNER_TAG, "value": username})
+    # MLflow's handler reads the same cached object; if it would not, refuse rather than let
+    # the client's own user_id through
+    if request.get_json(force=True, silent=True) is not body:
+        return _forbidden("the server could not record the run's owner")
+    return None
