@@ -117,10 +117,10 @@ def explain(
         emit(render(expl, fmt, precision, standalone=standalone))
         return
 
-    if input_file is None:
-        from attention_ref.worked.registry import explain_example
+    if input_file is None:  # computed once per version of the code, then read back
+        from attention_ref.worked.cached import explain_example_cached
 
-        expl = explain_example(example or DEFAULT_EXAMPLE)
+        expl = explain_example_cached(example or DEFAULT_EXAMPLE)
         emit(render(expl, fmt, precision, standalone=standalone))
         return
     from attention_ref.worked.inputs import InputError, load_input_file

@@ -46,6 +46,9 @@ RULES: dict[str, set[str]] = {
     "attention_ref/experiments/heads_report.py": {"torch", "mlflow", "matplotlib",
                                                   "attention_ref.lm"},
     "attention_ref/experiments/names.py": {"torch", "mlflow", "attention_ref"},
+    # a worked example read back from the cache: no torch until one must be computed
+    "attention_ref/worked/cached.py": {"torch", "mlflow", "matplotlib", "attention_ref.reference",
+                                       "attention_ref.lm", "attention_ref.experiments"},
     # what `attnref runs` and `attnref sample` read a local store with: no MLflow import
     "attention_ref/experiments/local_store.py": {"torch", "mlflow", "matplotlib",
                                                  "attention_ref.lm"},
