@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-#: Exit codes: every given step right, some step wrong (bad input: 2, as everywhere).
+#: Exit codes: every given step right, some step wrong or short of decimals (bad input: 2).
 EXIT_RIGHT, EXIT_WRONG = 0, 1
 
 
@@ -15,21 +15,34 @@ def check(
     answer: Annotated[
         Path,
         typer.Argument(
-            help='Your answer, JSON: the problem ("exercise": {"seed": …}, "input": FILE or '
-            '"example": NAME) and any steps in explain\'s JSON names: "heads": [{"Q", "K", '
-            '"V", "scores", "S", "S_masked", "A", "H"}], "concat", "output", "grads".',
+            help="Your answer, JSON: answer.json as attnref exercise --out writes it, with the "
+            'steps you computed filled in (null: not given), or any file naming the problem ("'
+            'exercise": {"seed": …}, "input": FILE or "example": NAME) with steps in explain\'s '
+            'JSON names: "heads": [{"Q", "K", "V", "scores", "S", "S_masked", "A", "H"}], '
+            '"concat", "output", "grads". The exercise file itself (exercise.json) is refused '
+            "in one line (exit 2): it is the problem, not an answer.",
             show_default=False,
         ),
     ],
 ) -> int:
-    """Check a hand computation: each step right or wrong, the first wrong step, and the
-    common mistake that reproduces your numbers, if one does.
+    """Check a hand computation: each step right or not, the first wrong step, and the
+    mistakes of the catalogue that reproduce your numbers (one, or two together).
 
-    Exit code 0 when every given step is right, 1 when one is wrong, 2 for a bad file.
+    Grading: each entry is graded at the decimals the exercise asks (3 unless it says
+    otherwise), whatever the decimals you wrote. An entry is right when it is the exact value
+    rounded as asked, give or take the rounding that earlier steps rounded as asked carry into
+    it (computed entry by entry). An entry with fewer decimals is read with its zeros put back
+    (0.67 as 0.670) when its matrix has 3 decimals elsewhere; in a matrix with no entry to 3
+    decimals, an entry is right only when it is the exact value to 3 decimals (2 for 2.000),
+    else the verdict is "give 3 decimals". The report is in the answer's language ("lang" of
+    its "exercise").
+
+    Exit code 0 when every given step is right, 1 when one is wrong or short of decimals, 2
+    for a bad file, the exercise file itself, or an answer with no step filled in.
     """
-    from attention_ref.worked.check import check_answer, load_answer, report_lines
+    from attention_ref.worked.check import check_file, report_lines
 
-    report = check_answer(load_answer(answer))  # a bad file: InputError, one line, exit 2
+    report = check_file(answer)  # a bad file: InputError, one line, exit 2
     print("\n".join(report_lines(report)))
     if report.all_right:
         return EXIT_RIGHT

@@ -13,7 +13,7 @@ from cli.errors import CLIError
 EXERCISE_FORMATS = ("markdown", "latex", "json", "rich")
 
 #: Files ``--out DIR`` writes.
-OUT_FILES = ("statement.md", "statement.tex", "key.md", "key.tex", "exercise.json")
+OUT_FILES = ("statement.md", "statement.tex", "key.md", "key.tex", "exercise.json", "answer.json")
 
 
 def exercise(
@@ -30,6 +30,12 @@ def exercise(
     backward: Annotated[
         bool, typer.Option("--backward", help="Add a gradient question (and its key).")
     ] = False,
+    decimals: Annotated[
+        int,
+        typer.Option(
+            "--decimals", help="Decimals the statement asks for (1-6); check grades by them."
+        ),
+    ] = 3,
     key: Annotated[
         bool, typer.Option("--key", help="Print the solution key (every step), not the statement.")
     ] = False,
@@ -39,15 +45,19 @@ def exercise(
             "--format",
             "-f",
             help="markdown, latex (a whole document for pdflatex), rich, or json: the "
-            "problem in the --input format (explain --input and check take it).",
+            "problem in the --input format (explain --input takes it; check takes the answer, "
+            "answer.json of --out).",
         ),
     ] = "markdown",
-    precision: Annotated[int, typer.Option(help="Decimals of the key.")] = 3,
+    precision: Annotated[
+        int | None, typer.Option(help="Decimals of the key (default: --decimals).")
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
             "--out",
-            help=f"Write every document into this folder: {', '.join(OUT_FILES)}.",
+            help=f"Write every document into this folder: {', '.join(OUT_FILES)} (the answer "
+            "to fill in, every step null, for attnref check).",
             show_default=False,
         ),
     ] = None,
@@ -58,13 +68,14 @@ def exercise(
     """
     if fmt not in EXERCISE_FORMATS:
         raise CLIError(f"unknown format {fmt!r}; choose one of: {', '.join(EXERCISE_FORMATS)}")
-    if not 0 <= precision <= 15:
+    if precision is not None and not 0 <= precision <= 15:
         raise CLIError(f"--precision must be between 0 and 15, got {precision}")
     from attention_ref.worked.exercise import ExerciseOptions
 
     try:
         opt = ExerciseOptions(seed=seed, tokens=tokens, d_model=d_model, heads=heads,
-                              causal=causal, lang=lang, backward=backward)  # fmt: skip
+                              causal=causal, lang=lang, backward=backward,
+                              decimals=decimals)  # fmt: skip
     except ValueError as e:
         raise CLIError(str(e)) from None
     if out is not None and out.exists() and not out.is_dir():
@@ -73,6 +84,7 @@ def exercise(
     from attention_ref.worked.exercise import make_exercise
 
     ex = make_exercise(opt)
+    precision = opt.decimals if precision is None else precision
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         docs = {
@@ -81,6 +93,7 @@ def exercise(
             "key.md": render(ex.key, "markdown", precision),
             "key.tex": render(ex.key, "latex", precision, standalone=True),
             "exercise.json": to_json(ex.problem),
+            "answer.json": to_json(ex.answer),  # type: ignore[arg-type]
         }
         for name, text in docs.items():
             assert isinstance(text, str)

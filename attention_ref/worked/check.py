@@ -1,628 +1,441 @@
-r"""A checker for students: ``attnref check ANSWER.json``.
+r"""The grader of ``attnref check``: each step right or not, and the mistakes that explain it.
 
-The answer names its problem (``"exercise": {"seed": …, options…}``, ``"input": FILE`` or
-``"example": NAME``) and gives any subset of the steps, in the JSON names of
-``attnref explain --format json``: per head ``Q, K, V, scores, S, S_masked, A, H`` (in
-``"heads": [{…}, …]``, head 1 first), then ``concat``, ``output``, and gradients under
-``"grads"`` (``{"W_O", "b_O", "concat", "X", "heads": [{"H", "A", "S_masked", "S", "Q",
-"K", "V", "W_Q", "W_K", "W_V"}]}``, of $L = \sum \text{output}$ unless ``"grad_output"``
-gives $G$). Masked entries may be written ``"-inf"``.
+**Grading by the precision asked.** The exercise asks for :math:`p` decimals (3 unless it says
+otherwise); :math:`u = \tfrac12 10^{-p}`. The chain of `attention_ref.worked.steps` gives, for
+every step, the interval of what a student can reach who rounds each earlier step to :math:`p`
+decimals (and carries on from the rounded values, the unrounded ones, or their own numbers
+where they gave them). An entry written with at least :math:`p` decimals is **right** when it
+lies in that interval widened by :math:`u`: it is the exact value rounded as asked, give or
+take what the rounding of earlier steps carries, computed entry by entry, never a constant.
+An entry written with fewer decimals in a matrix that has :math:`p` decimals elsewhere is read
+with its zeros put back (``0.67`` as 0.670) and graded the same way. In a matrix with no entry
+to :math:`p` decimals, an entry is right only when it *is* the value to :math:`p` places with
+its zeros dropped (``2`` for 2.000), from the exact computation or from the student's own
+earlier numbers: an answer rounded to fewer decimals is not taken for one that kept them.
+Otherwise, if it is the value at the decimals written, the verdict is "give :math:`p`
+decimals", and else wrong. Infinities (masked entries) count as no decimals either way.
 
-Each given step is **right** when every entry is within half a unit of the last decimal the
-student wrote in that matrix (``0.670`` → ±0.0005; ``2`` → ±0.5; the most decimals written in
-the matrix count for all of it), else **wrong**, with the entries that are off. A step that
-is off from the exact value but equals the same formula applied to the student's own earlier
-(right, rounded) values is right, with a note: it was computed from rounded inputs.
-
-When a step is wrong, every common mistake of `MISTAKES` is recomputed: the steps are run
-again with that one mistake (from the exact inputs, and from the student's own earlier
-values), and the mistake is named only when it reproduces **every** step the student gave.
-Nothing is guessed: a diagnosis is a recomputation that matches.
+**Diagnoses.** When a step is wrong, the catalogue (`attention_ref.worked.mistakes`) is
+walked: each mistake is recomputed through the same chain (with the same rounding, and the
+student's own numbers where they follow from it), and named only when it reproduces **every**
+step given, each entry within half a unit of what was written. Mistakes of a higher rank (the
+slip in one entry) come only when none of a lower rank does; two mistakes together only when no
+single one does, and then both are named.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from itertools import combinations
 from pathlib import Path
 from typing import Final
 
 import torch
-from torch import Tensor
 
-from attention_ref import reference as ref
-from attention_ref.worked.gradients import TRACES, input_trace, read_json
-from attention_ref.worked.inputs import InputError, load_input_file, parse_input
-
-#: The steps of one head, in seed 000's order.
-HEAD_STEPS: Final = ("Q", "K", "V", "scores", "S", "S_masked", "A", "H")
-#: The steps after the heads.
-FINAL_STEPS: Final = ("concat", "output")
-#: Gradient names: per head, and of the whole.
-GRAD_HEAD_STEPS: Final = ("H", "A", "S_masked", "S", "Q", "K", "V", "W_Q", "W_K", "W_V")
-GRAD_STEPS: Final = ("output", "W_O", "b_O", "concat", "X")
-ANSWER_KEYS: Final = frozenset(
-    {"exercise", "input", "example", "heads", "concat", "output", "grads", "grad_output"}
+from attention_ref.worked.answer import Answer, Problem, label, load_answer, parse_answer
+from attention_ref.worked.mistakes import CATALOGUE, Kind, Mistake, Style, mistakes_for, sup
+from attention_ref.worked.steps import (
+    BACKWARD,
+    FORWARD,
+    Data,
+    Given,
+    Iv,
+    Key,
+    Run,
+    chain_keys,
+    loosely,
+    run_chain,
+    within,
 )
-INFINITIES: Final[dict[str, float]] = {
-    "-inf": -math.inf, "−inf": -math.inf, "-∞": -math.inf, "−∞": -math.inf,
-    "inf": math.inf, "+inf": math.inf, "∞": math.inf,
-}  # fmt: skip
-#: Slack for binary floating point on top of half a unit of the last decimal.
-FLOAT_SLACK: Final = 1e-9
-
-#: A step: its name and head (0-based; ``None`` after the heads), e.g. ``("A", 1)``.
-Key = tuple[str, int | None]
 
 
-def label(key: Key, prefix: str = "") -> str:
-    """The JSON path of a step in the answer: ``heads[1].A`` (head 2: the list counts from 0),
-    ``concat``, ``grads.heads[0].W_Q``."""
-    name, head = key
-    return prefix + (f"heads[{head}].{name}" if head is not None else name)
+class Status(StrEnum):
+    """The verdict of an entry or a step."""
 
-
-def math_name(key: Key, grad: bool = False) -> str:
-    """The step as the book writes it: ``A⁽²⁾``, ``∂W_Q⁽¹⁾``, ``concat``."""
-    name, head = key
-    sym = {"scores": "QKᵀ", "S_masked": "S̃"}.get(name, name)
-    sup = "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(c)] for c in str(head + 1)) if head is not None else ""
-    if sup:
-        sym = f"Q⁽{sup}⁾K⁽{sup}⁾ᵀ" if name == "scores" else f"{sym}⁽{sup}⁾"
-    return ("∂" if grad else "") + sym
-
-
-# --- the student's numbers -------------------------------------------------------------------
-
-
-class _Literal(str):
-    """A JSON number kept as written, so that its decimals can be counted."""
+    RIGHT = "right"
+    FEW_DECIMALS = "few_decimals"
+    WRONG = "wrong"
 
 
 @dataclass(frozen=True)
-class Given:
-    """A matrix the student wrote: its values (±inf allowed) and the decimals written."""
+class Off:
+    """An entry that is not right: where (0-based), what was written, the exact value."""
 
-    value: Tensor
-    decimals: int
-
-    @property
-    def tolerance(self) -> float:
-        """Half a unit of the last decimal written: ``3`` decimals → ``0.0005``."""
-        return 0.5 * 10.0**-self.decimals + FLOAT_SLACK
-
-
-def _entry(v: object, where: str) -> tuple[float, int]:
-    if isinstance(v, bool) or v is None:
-        raise InputError(f"{where} is {json.dumps(v)}, not a number")
-    if isinstance(v, int):
-        return float(v), 0
-    if isinstance(v, _Literal):
-        try:
-            d = Decimal(v)
-        except InvalidOperation:
-            raise InputError(f"{where} is {v}, not a number") from None
-        exponent = d.as_tuple().exponent
-        return float(d), max(0, -exponent) if isinstance(exponent, int) else 0
-    if isinstance(v, str) and v.strip() in INFINITIES:
-        return INFINITIES[v.strip()], 0
-    raise InputError(f'{where} is {json.dumps(v)}: write a number, or "-inf" for a masked entry')
-
-
-def given_matrix(obj: object, where: str) -> Given:
-    """A student's matrix (list of rows; a vector is one row), else `InputError`."""
-    if isinstance(obj, list) and obj and not any(isinstance(r, list) for r in obj):
-        obj = [obj]  # a vector (a bias, b_O) as one row
-    if not isinstance(obj, list) or not obj or not all(isinstance(r, list) for r in obj):
-        raise InputError(f"{where} must be a non-empty list of rows of numbers")
-    width = len(obj[0])
-    if width == 0:
-        raise InputError(f"{where} row 1 is empty")
-    rows, decimals = [], 0
-    for i, row in enumerate(obj):
-        if len(row) != width:
-            raise InputError(
-                f"{where} is ragged: row {i + 1} has {len(row)} entries, row 1 {width}"
-            )
-        values = []
-        for j, v in enumerate(row):
-            x, d = _entry(v, f"{where}[{i + 1}][{j + 1}]")
-            if math.isnan(x):
-                raise InputError(f"{where}[{i + 1}][{j + 1}] is not a number")
-            values.append(x)
-            decimals = max(decimals, d)
-        rows.append(values)
-    return Given(torch.tensor(rows, dtype=torch.float64), min(decimals, 15))
-
-
-def matches(g: Given, value: Tensor) -> bool:
-    """Every entry within the tolerance (infinities equal when the same); shapes equal."""
-    return g.value.shape == value.shape and bool(_close(g.value, value, g.tolerance).all())
-
-
-def _close(a: Tensor, b: Tensor, tol: float) -> Tensor:
-    both_inf = torch.isinf(a) & torch.isinf(b) & (torch.sign(a) == torch.sign(b))
-    finite = torch.isfinite(a) & torch.isfinite(b)
-    diff = torch.where(finite, (a - b).abs(), torch.full_like(a, math.inf))
-    return both_inf | (diff <= tol)
-
-
-# --- the problem and its steps ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class Mistake:
-    """One common mistake, as a change to the steps; ``text`` says it in words."""
-
-    name: str
-    text: str
-    scale: float | None = None  # S = scores / scale, instead of / √d_k
-    kq: bool = False  # K Qᵀ instead of Q Kᵀ
-    softmax_columns: bool = False
-    mask_below: bool = False  # −∞ below the diagonal instead of above
-    mask_after: str = ""  # "zero": A = softmax(S), masked entries set to 0; "inf": + M
-    transposed: tuple[str, int | None] | None = None  # ("W_Q", head) or ("W_O", None)
-    order: tuple[int, ...] | None = None  # the heads' order in the concat
-    no_W_O: bool = False  # noqa: N815
-
-
-def run_steps(
-    tr: ref.AttentionTrace, mistake: Mistake | None = None, given: Mapping[Key, Tensor] = {}
-) -> dict[Key, Tensor]:
-    r"""Every step of one sequence's attention, with at most one `Mistake`.
-
-    Each step is computed from the previous ones; where ``given`` holds a previous step (the
-    student's value), that value is used instead, so a step can be recomputed "from your own
-    numbers". With neither, the result equals the forward's trace.
-    """
-    m = mistake or Mistake(name="", text="")
-    out: dict[Key, Tensor] = {}
-
-    def take(key: Key, value: Tensor) -> Tensor:
-        out[key] = value
-        yours = given.get(key)
-        return yours if yours is not None and yours.shape == value.shape else value
-
-    X, d_k = tr.X, tr.d_k
-    heads: list[Tensor] = []
-    for i in range(tr.h):
-        proj = {}
-        for role in ("Q", "K", "V"):
-            W = getattr(tr, f"W_{role}")[i]
-            if m.transposed == (f"W_{role}", i):
-                W = W.T
-            b = getattr(tr, f"b_{role}")
-            proj[role] = take((role, i), ref.project(X, W, b[i] if b is not None else None))
-        Q, K, V = proj["Q"], proj["K"], proj["V"]
-        scores = take(("scores", i), ref.scores(K, Q) if m.kq else ref.scores(Q, K))
-        S = take(("S", i), scores / m.scale if m.scale is not None else ref.scale(scores, d_k))
-        M = tr.M  # the trace's causal mask (None: no mask); its transpose masks below
-        if M is not None and m.mask_below:
-            M = M.T
-        S_masked = take(("S_masked", i), ref.add_mask(S, M) if M is not None and
-                        not m.mask_after else S)  # fmt: skip
-        # softmax over the columns: each column sums to 1
-        A = ref.softmax_rows(S_masked.T).T if m.softmax_columns else ref.softmax_rows(S_masked)
-        if M is not None and m.mask_after == "zero":
-            A = A.masked_fill(torch.isinf(M), 0.0)
-        elif M is not None and m.mask_after == "inf":
-            A = ref.add_mask(A, M)
-        A = take(("A", i), A)
-        heads.append(take(("H", i), ref.weighted_sum(A, V)))
-    order = m.order or tuple(range(tr.h))
-    concat = take(("concat", None), ref.concat_heads([heads[j] for j in order]))
-    W_O = tr.W_O
-    if W_O is None or m.no_W_O:
-        take(("output", None), concat)
-    else:
-        take(("output", None), ref.output_projection(concat, W_O.T if m.transposed ==
-                                                     ("W_O", None) else W_O, tr.b_O))  # fmt: skip
-    return out
-
-
-def mistakes_for(tr: ref.AttentionTrace) -> list[Mistake]:
-    """The common mistakes that change some step of this problem, each with its words.
-
-    Scale factors equal to √d_k are left out (no mistake here), and factors equal to each
-    other are one mistake naming both (``√d_model = d_k = 2`` when d_model = 4, d_k = 2).
-    """
-    d_k, d_model = tr.d_k, tr.d_model
-    right = math.sqrt(d_k)
-    factors: dict[float, list[str]] = {}
-    for value, name in ((math.sqrt(d_model), "√d_model"), (float(d_k), "d_k")):
-        if not math.isclose(value, right):
-            factors.setdefault(round(value, 12), []).append(name)
-    out = [
-        Mistake(name="no_scale", scale=1.0,
-                text=f"no scaling: S = Q Kᵀ was not divided by √d_k = {right:.4g}"),
-        *(Mistake(name="scale_" + "_".join(n.strip("√").replace("√", "") for n in names),
-                  scale=value,
-                  text=f"the scores were divided by {' = '.join(names)} = {value:.4g} instead "
-                  f"of √d_k = {right:.4g}")
-          for value, names in factors.items()),
-        Mistake(name="softmax_columns", softmax_columns=True,
-                text="softmax over the columns instead of the rows (each column of A sums to "
-                "1, not each row)"),
-        Mistake(name="K_Qt", kq=True, text="K Qᵀ instead of Q Kᵀ (the scores transposed)"),
-    ]  # fmt: skip
-    if tr.M is not None:
-        out += [
-            Mistake(name="mask_wrong_triangle", mask_below=True,
-                    text="the mask on the wrong triangle: −∞ below the diagonal instead of "
-                    "above"),
-            Mistake(name="mask_after_softmax", mask_after="zero",
-                    text="the mask applied after the softmax (masked weights set to 0, so rows "
-                    "no longer sum to 1)"),
-            Mistake(name="mask_after_softmax", mask_after="inf",
-                    text="the mask added after the softmax (A = softmax(S) + M)"),
-        ]  # fmt: skip
-    for role in ("W_Q", "W_K", "W_V"):
-        W = getattr(tr, role)
-        for i in range(tr.h):
-            if W.shape[-1] == W.shape[-2] and not torch.equal(W[i], W[i].T):
-                sym = f"{role}⁽{i + 1}⁾" if tr.h > 1 else role
-                out.append(
-                    Mistake(
-                        name=f"transposed_{role}",
-                        transposed=(role, i),
-                        text=f"a transposed weight: X {sym}ᵀ instead of X {sym}",
-                    )
-                )
-    if tr.W_O is not None:
-        W_O = tr.W_O
-        if W_O.shape[0] == W_O.shape[1] and not torch.equal(W_O, W_O.T):
-            out.append(
-                Mistake(
-                    name="transposed_W_O",
-                    transposed=("W_O", None),
-                    text="a transposed weight: Concat W_Oᵀ instead of Concat W_O",
-                )
-            )
-        out.append(
-            Mistake(
-                name="no_W_O", no_W_O=True, text="W_O forgotten: the output given is the concat"
-            )
-        )
-    if 2 <= tr.h <= 4:
-        for perm in itertools.permutations(range(tr.h)):
-            if perm != tuple(range(tr.h)):
-                names = " | ".join(f"H⁽{j + 1}⁾" for j in perm)
-                out.append(
-                    Mistake(
-                        name="heads_swapped",
-                        order=perm,
-                        text=f"the heads in the wrong order in the concat: [{names}]",
-                    )
-                )
-    exact = run_steps(tr)
-    return [m for m in out if _changes_something(exact, run_steps(tr, m))]
-
-
-def _changes_something(exact: Mapping[Key, Tensor], other: Mapping[Key, Tensor]) -> bool:
-    """Whether a mistake changes any step (K Qᵀ changes nothing when Q Kᵀ is symmetric)."""
-    return any(
-        exact[k].shape != other[k].shape or not bool(_close(exact[k], other[k], 1e-12).all())
-        for k in exact
-    )
-
-
-# --- the answer ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A parsed answer: the problem's trace, the steps given, the gradients given and G."""
-
-    problem: str
-    trace: ref.AttentionTrace
-    steps: dict[Key, Given]
-    grads: dict[Key, Given]
-    G: Tensor | None
-
-
-def _resolve(doc: dict[str, object], base: Path) -> tuple[str, ref.AttentionTrace]:
-    """The problem the answer names, as a single-sequence trace."""
-    named = [k for k in ("exercise", "input", "example") if k in doc]
-    if len(named) != 1:
-        raise InputError(
-            'the answer must name its problem with exactly one of "exercise": {"seed": …}, '
-            f'"input": FILE or "example": NAME (found {len(named)})'
-        )
-    kind = named[0]
-    if kind == "exercise":
-        from attention_ref.worked.exercise import draw_problem, options_from_json
-
-        opt = options_from_json(doc["exercise"])
-        inp = parse_input(draw_problem(opt))
-        what = (f"exercise --seed {opt.seed} (n = {opt.tokens}, d_model = {opt.d_model}, "
-                f"h = {opt.heads}, causal = {str(opt.causal).lower()})")  # fmt: skip
-        return what, input_trace(inp)
-    if kind == "input":
-        path = doc["input"]
-        if not isinstance(path, str):
-            raise InputError('"input" must be the path of an --input JSON file')
-        p = Path(path) if Path(path).is_absolute() else base / path
-        return f"--input {path}", input_trace(load_input_file(p))
-    name = doc["example"]
-    if name not in TRACES:
-        raise InputError(f'"example" must be one of: {", ".join(TRACES)}; got {name!r}')
-    return f"example {name}", TRACES[str(name)]()[0]
-
-
-def _head_list(obj: object, where: str, names: tuple[str, ...], h: int) -> dict[Key, Given]:
-    if not isinstance(obj, list):
-        raise InputError(f"{where} must be a list of objects, one per head (head 1 first)")
-    if len(obj) > h:
-        raise InputError(f"{where} has {len(obj)} entries but the problem has h = {h} heads")
-    out: dict[Key, Given] = {}
-    for i, head in enumerate(obj):
-        if not isinstance(head, dict):
-            raise InputError(f"{where}[{i}] must be an object with some of: {', '.join(names)}")
-        unknown = sorted(set(head) - set(names))
-        if unknown:
-            raise InputError(
-                f"{where}[{i}] has unknown step {unknown[0]!r}; steps are: {', '.join(names)}"
-            )
-        for name in names:
-            if name in head:
-                out[(name, i)] = given_matrix(head[name], f"{where}[{i}].{name}")
-    return out
-
-
-def parse_answer(doc: object, base: Path = Path(".")) -> Answer:
-    """Validate a decoded answer (numbers as `_Literal`); `InputError` names what is wrong."""
-    if not isinstance(doc, dict):
-        raise InputError('the answer must be a JSON object: {"exercise": {…}, "heads": […], …}')
-    unknown = sorted(set(doc) - ANSWER_KEYS)
-    if unknown:
-        raise InputError(f"unknown key {unknown[0]!r}; expected: {', '.join(sorted(ANSWER_KEYS))}")
-    what, tr = _resolve(doc, base)
-    steps = _head_list(doc.get("heads", []), "heads", HEAD_STEPS, tr.h)
-    for name in FINAL_STEPS:
-        if name in doc:
-            steps[(name, None)] = given_matrix(doc[name], name)
-    grads: dict[Key, Given] = {}
-    if "grads" in doc:
-        g = doc["grads"]
-        if not isinstance(g, dict):
-            raise InputError('"grads" must be an object: {"W_O", "concat", "X", "heads": […]}')
-        bad = sorted(set(g) - {*GRAD_STEPS, "heads"})
-        if bad:
-            raise InputError(f'"grads" has unknown key {bad[0]!r}')
-        grads = _head_list(g.get("heads", []), "grads.heads", GRAD_HEAD_STEPS, tr.h)
-        for name in GRAD_STEPS:
-            if name in g:
-                grads[(name, None)] = given_matrix(g[name], f"grads.{name}")
-    G = None
-    if "grad_output" in doc:
-        G = given_matrix(doc["grad_output"], "grad_output").value
-        if G.shape != tr.output.shape or not torch.isfinite(G).all():
-            raise InputError(
-                f"grad_output must be a finite {tr.output.shape[0]}×{tr.output.shape[1]} "
-                "matrix (the shape of the output)"
-            )
-    if not steps and not grads:
-        raise InputError('the answer gives no step to check (e.g. "heads": [{"Q": …}])')
-    return Answer(what, tr, steps, grads, G)
-
-
-def load_answer(path: str | Path) -> Answer:
-    """Read and validate an answer file; every problem is an `InputError` of one line."""
-    p = Path(path)
-    doc = read_json(p, "answer file", parse_float=_Literal, parse_constant=_no_constant)
-    return parse_answer(doc, p.parent)
-
-
-def _no_constant(name: str) -> object:
-    raise InputError(f'the answer contains {name}: write "-inf" (a string) for a masked entry')
-
-
-# --- the verdicts ----------------------------------------------------------------------------
+    row: int
+    col: int
+    yours: float
+    yours_decimals: int
+    right: float
+    status: Status
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """One step: right or wrong, what is off, and a note (rounded inputs)."""
+    """One step given: its status, the entries not right, the shape expected when the shape
+    differs, and how far right entries are from the exact value beyond half a unit (what the
+    rounding of earlier steps explains; 0 when nothing)."""
 
     key: Key
-    grad: bool
-    right: bool
-    decimals: int
-    off: list[str] = field(default_factory=list)
-    note: str = ""
+    status: Status
+    entries: int
+    off: tuple[Off, ...] = ()
+    shape: tuple[int, int] | None = None
+    given_shape: tuple[int, int] | None = None
+    carried: float = 0.0
 
     @property
     def label(self) -> str:
-        return label(self.key, "grads." if self.grad else "")
+        return label(self.key)
+
+    @property
+    def right(self) -> bool:
+        return self.status is Status.RIGHT
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Mistakes that together reproduce the answer (one, or two), named and in words."""
+
+    names: tuple[str, ...]
+    texts: dict[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
 class Report:
-    """Every verdict, the first wrong step and the mistakes that reproduce the answer."""
+    """The check of one answer, as data: what the printed report and the gradebook show."""
 
-    problem: str
-    verdicts: list[Verdict]
-    diagnoses: list[Mistake]
+    source: str
+    lang: str
+    decimals: int
+    tokens: tuple[str, ...]
+    verdicts: tuple[Verdict, ...]
+    diagnoses: tuple[Diagnosis, ...] = ()
+
+    @property
+    def steps_given(self) -> int:
+        return len(self.verdicts)
+
+    @property
+    def steps_right(self) -> int:
+        return sum(v.right for v in self.verdicts)
 
     @property
     def all_right(self) -> bool:
-        return all(v.right for v in self.verdicts)
+        return self.steps_right == self.steps_given
 
     @property
     def first_wrong(self) -> Verdict | None:
-        return next((v for v in self.verdicts if not v.right), None)
+        """The first wrong step in the order of the computation (not one short of decimals)."""
+        return next((v for v in self.verdicts if v.status is Status.WRONG), None)
+
+    @property
+    def diagnosis_names(self) -> list[tuple[str, ...]]:
+        return [d.names for d in self.diagnoses]
+
+    def to_json(self) -> dict[str, object]:
+        """The report as JSON: counts, the first wrong step (its label), the diagnoses
+        (catalogue names; a pair when two mistakes together reproduce it), every verdict."""
+        first = self.first_wrong
+        return {
+            "problem": self.source, "lang": self.lang, "decimals": self.decimals,
+            "steps_given": self.steps_given, "steps_right": self.steps_right,
+            "all_right": self.all_right, "first_wrong": first.label if first else None,
+            "diagnoses": [list(d.names) for d in self.diagnoses],
+            "diagnosis_texts": [list(d.texts[self.lang]) for d in self.diagnoses],
+            "verdicts": [
+                {"step": v.label, "verdict": str(v.status), "entries": v.entries,
+                 "shape": list(v.shape) if v.shape else None,
+                 "off": [{"row": o.row + 1, "col": o.col + 1, "yours": _json_number(o.yours),
+                          "right": _json_number(o.right), "verdict": str(o.status)}
+                         for o in v.off]}
+                for v in self.verdicts
+            ],
+        }  # fmt: skip
 
 
-def _fmt(x: float, decimals: int) -> str:
+def _json_number(x: float) -> float | str:
+    return x if math.isfinite(x) else ("-inf" if x < 0 else "inf")
+
+
+# --- grading -----------------------------------------------------------------------------------
+
+
+def _stages(steps: Sequence[Key]) -> tuple:
+    """The forward, and the backward when a gradient is given."""
+    return FORWARD + BACKWARD if any(k[0].startswith("grad.") for k in steps) else FORWARD
+
+
+def _verdict(key: Key, g: Given, band: Iv, exact: Iv, yours: Iv, p: int) -> Verdict:
+    """One step's verdict (the rules of the module docstring)."""
+    if g.value.shape != band.shape:
+        return Verdict(key, Status.WRONG, band.lo.numel(), shape=band.shape,  # type: ignore[arg-type]
+                       given_shape=tuple(g.value.shape))  # type: ignore[arg-type]  # fmt: skip
+    u = 0.5 * 10.0**-p
+    shows = (g.decimals >= p) & torch.isfinite(g.value)  # entries written to p decimals
+    full = (g.decimals >= p) | bool(shows.any())  # then all are read with zeros put back
+    right = torch.where(full, within(g.value, band, u),
+                        within(g.value, exact, u) | within(g.value, yours, u))  # fmt: skip
+    few = ~right & (g.decimals < p) & loosely(g, band, p)  # right at the decimals written
+    status = Status.WRONG if bool((~right & ~few).any()) else (
+        Status.FEW_DECIMALS if bool(few.any()) else Status.RIGHT)  # fmt: skip
+    off = tuple(
+        Off(r, c, float(g.value[r, c]), int(g.decimals[r, c]), float(exact.lo[r, c]),
+            Status.FEW_DECIMALS if bool(few[r, c]) else Status.WRONG)
+        for r, c in (~right).nonzero().tolist()
+    )  # fmt: skip
+    finite = right & torch.isfinite(g.value) & torch.isfinite(exact.lo)
+    gap = float((g.value - exact.lo)[finite].abs().max()) if bool(finite.any()) else 0.0
+    return Verdict(key, status, g.value.numel(), off, carried=gap if gap > u + 1e-9 else 0.0)
+
+
+def _reproduces(
+    d: Data, stages: tuple, ans: Answer, mistakes: Sequence[Mistake], base: Run
+) -> dict | None:
+    """The run's notes when the mistakes reproduce every given step, else ``None``; the notes
+    also hold ``"given"``, the steps given in the order of the computation."""
+    p = ans.problem.decimals
+
+    def keep_going(key: Key, shown: Iv) -> bool:
+        g = ans.steps.get(key)
+        return g is None or (g.value.shape == shown.shape and bool(loosely(g, shown, p).all()))
+
+    run = run_chain(d, stages, decimals=p, asked=p, given=ans.steps, mistakes=mistakes,
+                    until=keep_going, base=base)  # fmt: skip
+    return None if run.stopped else {**run.notes, "given": [k for k in run.raw if k in ans.steps]}
+
+
+def diagnose(
+    d: Data,
+    stages: tuple,
+    ans: Answer,
+    style: dict[str, Style],
+    band: Run,
+    catalogue: Sequence[Kind] = CATALOGUE,
+) -> list[Diagnosis]:
+    """Single mistakes that reproduce the answer, rank by rank; else pairs, rank by rank (the
+    higher rank of the two). ``band``: the run without mistakes (its steps before those a
+    mistake changes are reused)."""
+    candidates = mistakes_for(d, stages, ans.problem.decimals, catalogue)
+    found: list[Diagnosis] = []
+
+    def attempt(ms: Sequence[Mistake]) -> None:
+        notes = _reproduces(d, stages, ans, ms, band)
+        if notes is None:
+            return
+        texts = {lang: tuple(m.text(notes, s) for m in ms) for lang, s in style.items()}
+        if all(texts["en"] != f.texts["en"] for f in found):
+            found.append(Diagnosis(tuple(m.name for m in ms), texts))
+
+    ranks = sorted({m.rank for m in candidates})
+    for rank in ranks:
+        for m in candidates:
+            if m.rank == rank:
+                attempt([m])
+        if found:
+            return found
+    for rank in ranks:
+        for a, b in combinations(candidates, 2):
+            if max(a.rank, b.rank) == rank and a.compatible(b):
+                attempt([a, b])
+        if found:
+            return found
+    return found
+
+
+def check_answer(ans: Answer, catalogue: Sequence[Kind] = CATALOGUE) -> Report:
+    """Judge every given step, then, if one is wrong, look for the mistakes of the
+    ``catalogue`` that explain it."""
+    prob = ans.problem
+    d = Data.of(prob.trace, ans.G)
+    stages = _stages(list(ans.steps))
+    p = prob.decimals
+    band = run_chain(d, stages, decimals=p, asked=p, given=ans.steps)
+    exact = run_chain(d, stages, decimals=None, asked=p)
+    yours = run_chain(d, stages, decimals=None, asked=p, given=ans.steps)
+    order = [k for k in chain_keys(d, stages) if k in ans.steps]
+    verdicts = tuple(_verdict(k, ans.steps[k], band.raw[k], exact.raw[k], yours.raw[k], p)
+                     for k in order)  # fmt: skip
+    report = Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts)
+    if report.first_wrong is None:
+        return report
+    style = {lang: _style(lang, p, prob.trace.tokens) for lang in ("en", "pt")}
+    return Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts,
+                  tuple(diagnose(d, stages, ans, style, band, catalogue)))  # fmt: skip
+
+
+def check_document(
+    doc: object, problem: Problem | None = None, *, base: Path | None = None
+) -> Report:
+    """Check a decoded answer document (decode with
+    `attention_ref.worked.answer.read_answer_text`, so that its decimals are kept) against
+    ``problem`` (``None``: the one the document names). Reads no file unless ``base`` is given
+    (the folder of an ``"input": FILE``); bad documents raise `InputError`."""
+    return check_answer(parse_answer(doc, base, problem))
+
+
+def check_file(path: str | Path) -> Report:
+    """``attnref check PATH``: read, parse and check an answer file."""
+    return check_answer(load_answer(path))
+
+
+# --- the report in words ------------------------------------------------------------------------
+
+#: The words of the printed report, per language.
+WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "head": "Checking your answer to {source}: {given}, graded to {p} decimals.",
+        "one": "1 step given", "many": "{n} steps given", "right": "right",
+        "carried": "right; off the exact value by up to {gap}, which the rounding of earlier "
+        "steps explains",
+        "few": "give {p} decimals", "wrong": "WRONG",
+        "of": "{k} of {n} entries off", "few_of": "{k} of {n} entries have fewer than {p} "
+        "decimals and are not the exact value to {p} decimals",
+        "shape": "shape {got}, expected {want}", "entry": "[{row}, {col}] yours {yours}, "
+        "right {right}", "more": "and {k} more",
+        "all": "Every step you gave is right.",
+        "not_yet": "Not right yet: give {p} decimals in {steps} (the exercise asks for {p}).",
+        "first": "First wrong step: {label}, i.e. {math}.",
+        "one_diag": "Diagnosis: {text}.", "many_diag": "Diagnosis (each of these reproduces "
+        "it): {text}.", "pair": "two mistakes together: {a}; and {b}", "or": "; or ",
+        "redo": "Recomputing with this mistake reproduces every step you gave.",
+        "redo_pair": "Recomputing with both mistakes reproduces every step you gave.",
+        "none": "No mistake of the catalogue (scaling, softmax direction, mask, K Qᵀ, a "
+        "transposed weight or step, the heads' order or V, W_O, a slip in one entry), alone "
+        "or two together, reproduces your numbers: check the arithmetic of the first wrong "
+        "step.",
+    },
+    "pt": {
+        "head": "Conferindo a sua resposta a {source}: {given}, avaliação com {p} casas "
+        "decimais.",
+        "one": "1 passo dado", "many": "{n} passos dados", "right": "certo",
+        "carried": "certo; difere do valor exato em até {gap}, o que o arredondamento dos "
+        "passos anteriores explica",
+        "few": "dê {p} casas decimais", "wrong": "ERRADO",
+        "of": "{k} de {n} entradas erradas", "few_of": "{k} de {n} entradas têm menos de {p} "
+        "casas e não são o valor exato com {p} casas",
+        "shape": "formato {got}, esperado {want}", "entry": "[{row}, {col}] sua {yours}, "
+        "certa {right}", "more": "e mais {k}",
+        "all": "Todos os passos que você deu estão certos.",
+        "not_yet": "Ainda não está certo: dê {p} casas decimais em {steps} (o exercício pede "
+        "{p}).",
+        "first": "Primeiro passo errado: {label}, isto é, {math}.",
+        "one_diag": "Diagnóstico: {text}.", "many_diag": "Diagnóstico (cada um destes o "
+        "reproduz): {text}.", "pair": "dois erros juntos: {a}; e {b}", "or": "; ou ",
+        "redo": "Refazer a conta com esse erro reproduz todos os passos que você deu.",
+        "redo_pair": "Refazer a conta com os dois erros reproduz todos os passos que você deu.",
+        "none": "Nenhum erro do catálogo (escala, direção da softmax, máscara, K Qᵀ, um peso "
+        "ou passo transposto, a ordem ou o V das cabeças, W_O, um erro de conta numa "
+        "entrada), sozinho ou dois juntos, reproduz os seus números: confira as contas do "
+        "primeiro passo errado.",
+    },
+}  # fmt: skip
+
+
+#: The steps without a symbol, in words.
+STEP_WORDS: Final = {"en": {"concat": "the concat", "output": "the output"},
+                     "pt": {"concat": "a concatenação", "output": "a saída"}}  # fmt: skip
+
+
+def math_name(key: Key, lang: str = "en") -> str:
+    """The step as the book writes it: ``A⁽²⁾``, ``∂W_Q⁽¹⁾``, ``the concat``."""
+    name, head = key
+    grad = name.startswith("grad.")
+    name = name[5:] if grad else name
+    sym = {"scores": "QKᵀ", "S_masked": "S̃"}.get(name, name)
+    if not grad and name in STEP_WORDS[lang]:
+        return STEP_WORDS[lang][name]
+    if head is not None:
+        s = sup(head)
+        sym = f"Q{s}K{s}ᵀ" if name == "scores" else f"{sym}{s}"
+    return ("∂" if grad else "") + sym
+
+
+def number(x: float, decimals: int, lang: str) -> str:
+    """``x`` to ``decimals`` places (a decimal comma in Portuguese; ``-inf`` as ``−∞``)."""
     if math.isinf(x):
-        return "-inf" if x < 0 else "inf"
-    return f"{x:.{max(decimals, 3)}f}"
+        return "−∞" if x < 0 else "∞"
+    s = f"{x:.{decimals}f}"
+    return s.replace(".", ",") if lang == "pt" else s
 
 
-def _off(g: Given, value: Tensor, tokens: tuple[str, ...], limit: int = 4) -> list[str]:
-    if g.value.shape != value.shape:
-        r, c = value.shape
-        return [f"shape {g.value.shape[0]}×{g.value.shape[1]}, expected {r}×{c}"]
-    bad = (~_close(g.value, value, g.tolerance)).nonzero().tolist()
-    out = []
-    for i, j in bad[:limit]:
-        row = tokens[i] if value.shape[0] == len(tokens) else str(i + 1)
-        out.append(
-            f"[{row}, {j + 1}] yours {_fmt(float(g.value[i, j]), g.decimals)}, "
-            f"right {_fmt(float(value[i, j]), g.decimals)}"
-        )
-    if len(bad) > limit:
-        out.append(f"and {len(bad) - limit} more")
-    return [f"{len(bad)} of {value.numel()} entries off", *out]
+#: Steps whose rows are not the tokens (the rows of a weight's gradient are X's columns).
+_WEIGHT_GRADS: Final = frozenset({"grad.W_Q", "grad.W_K", "grad.W_V", "grad.W_O", "grad.b_O"})
 
 
-def _order(keys: list[Key], head_names: tuple[str, ...], final: tuple[str, ...]) -> list[Key]:
-    """Seed 000's order: a step for every head, then the next step; then the final ones."""
-    rank = {name: k for k, name in enumerate(head_names)}
-    fin = {name: k for k, name in enumerate(final)}
-
-    def pos(key: Key) -> tuple[int, int]:
-        name, head = key
-        return (rank[name], head or 0) if head is not None else (len(rank) + fin[name], 0)
-
-    return sorted(keys, key=pos)
+def row_name(tokens: tuple[str, ...], key: Key, r: int) -> str:
+    """Row ``r`` of a step: its token, or its number (from 1) for a weight's gradient."""
+    return tokens[r] if key[0] not in _WEIGHT_GRADS and r < len(tokens) else str(r + 1)
 
 
-def check_answer(ans: Answer) -> Report:
-    """Judge every given step, then look for the mistakes that reproduce the answer."""
-    tr = ans.trace
-    exact = run_steps(tr)
-    student = {k: g.value for k, g in ans.steps.items()}
-    from_yours = run_steps(tr, given=student)
-    verdicts: list[Verdict] = []
-    for key in _order(list(ans.steps), HEAD_STEPS, FINAL_STEPS):
-        g = ans.steps[key]
-        head = key[1]
-        earlier_right = all(v.right for v in verdicts if head is None or v.key[1] in (head, None))
-        if matches(g, exact[key]):
-            verdicts.append(Verdict(key, False, True, g.decimals))
-        elif earlier_right and verdicts and matches(g, from_yours[key]):
-            gap = float((exact[key] - g.value)[torch.isfinite(g.value)].abs().max())
-            verdicts.append(Verdict(key, False, True, g.decimals, note=(
-                f"computed from your rounded earlier values: the same formula on them gives "
-                f"these numbers (the exact values differ by up to {gap:.2g})")))  # fmt: skip
-        else:
-            verdicts.append(Verdict(key, False, False, g.decimals, _off(g, exact[key], tr.tokens)))
-    diagnoses: list[Mistake] = []
-    if not all(v.right for v in verdicts):
-        for m in mistakes_for(tr):
-            plain, yours = run_steps(tr, m), run_steps(tr, m, given=student)
-            reproduced = all(
-                matches(g, plain[k]) or matches(g, yours[k]) for k, g in ans.steps.items()
-            )
-            if reproduced and not any(d.text == m.text for d in diagnoses):
-                diagnoses.append(m)
-    if ans.grads:
-        grads = ref.attention_backward(tr, ans.G)
-        whole = {"output": grads.output, "W_O": grads.W_O, "b_O": grads.b_O,
-                 "concat": grads.concat, "X": grads.X}  # fmt: skip
-        for key in _order(list(ans.grads), GRAD_HEAD_STEPS, GRAD_STEPS):
-            name, head = key
-            value = whole[name] if head is None else grads.head(head)[name]
-            g = ans.grads[key]
-            if value is None:
-                raise InputError(f"grads.{name}: the problem has no {name}")
-            value = value.reshape(1, -1) if value.dim() == 1 else value
-            ok = matches(g, value)
-            verdicts.append(Verdict(key, True, ok, g.decimals,
-                                    [] if ok else _off(g, value, tr.tokens)))  # fmt: skip
-    return Report(ans.problem, verdicts, diagnoses)
+def _style(lang: str, p: int, tokens: tuple[str, ...]) -> Style:
+    return Style(lang, lambda x: number(x, p, lang), lambda key: math_name(key, lang),
+                 lambda key, r: row_name(tokens, key, r))  # fmt: skip
+
+
+def _step_line(r: Report, v: Verdict, w: dict[str, str], width: int) -> str:
+    lang, p = r.lang, r.decimals
+    head = f"  {v.label:<{width}}  "
+    if v.status is Status.RIGHT:
+        if v.carried:
+            return head + w["carried"].format(gap=number(v.carried, 4, lang), p=p)
+        return head + w["right"]
+    if v.shape is not None:
+        dims = ["×".join(str(x) for x in s) for s in (v.given_shape, v.shape) if s is not None]
+        return head + w["wrong"] + ": " + w["shape"].format(got=dims[0], want=dims[1])
+    wrong = [o for o in v.off if o.status is Status.WRONG]
+    shown = wrong or list(v.off)
+    count = (w["of"].format(k=len(wrong), n=v.entries) if wrong else
+             w["few_of"].format(k=len(v.off), n=v.entries, p=p))  # fmt: skip
+    cells = [w["entry"].format(row=row_name(r.tokens, v.key, o.row), col=o.col + 1,
+                               yours=number(o.yours, o.yours_decimals, lang),
+                               right=number(o.right, p, lang)) for o in shown[:4]]  # fmt: skip
+    if len(shown) > 4:
+        cells.append(w["more"].format(k=len(shown) - 4))
+    verdict = w["wrong"] if wrong else w["few"].format(p=p)
+    return head + f"{verdict}: " + "; ".join([count, *cells])
 
 
 def report_lines(r: Report) -> list[str]:
-    """The report as lines of text: one per step, then the first wrong step and diagnoses."""
+    """The report as lines of text, in the report's language: one per step, then the first
+    wrong step and the diagnoses."""
+    w = WORDS[r.lang]
+    n = r.steps_given
+    given = w["one"] if n == 1 else w["many"].format(n=n)
+    lines = [w["head"].format(source=r.source, given=given, p=r.decimals)]
     width = max(len(v.label) for v in r.verdicts)
-    lines = [f"Checking your answer to {r.problem}: {len(r.verdicts)} steps given."]
-    for v in r.verdicts:
-        places = "decimal" if v.decimals == 1 else "decimals"
-        tol = f"(±{0.5 * 10.0**-v.decimals:g}, from the {v.decimals} {places} you wrote)"
-        if v.right:
-            lines.append(f"  {v.label:<{width}}  right {tol}" + (f"; {v.note}" if v.note else ""))
-        else:
-            lines.append(f"  {v.label:<{width}}  WRONG {tol}: " + "; ".join(v.off))
+    lines += [_step_line(r, v, w, width) for v in r.verdicts]
+    if r.all_right:
+        return [*lines, w["all"]]
     first = r.first_wrong
     if first is None:
-        lines.append("Every step you gave is right.")
-        return lines
-    lines.append(f"First wrong step: {first.label}, i.e. {math_name(first.key, first.grad)}.")
-    if r.diagnoses:
-        texts = [d.text for d in r.diagnoses]
-        lead = "Diagnosis" if len(texts) == 1 else "Diagnosis (each of these reproduces it)"
-        lines.append(f"{lead}: " + "; or ".join(texts) + ".")
-        lines.append("Recomputing with this mistake reproduces every step you gave.")
-    elif any(not v.grad and not v.right for v in r.verdicts):
-        lines.append(
-            "No single common mistake (scaling, softmax direction, mask, K Qᵀ, a transposed "
-            "weight, the heads' order, W_O) reproduces your numbers: check the arithmetic of "
-            "the first wrong step."
-        )
-    return lines
-
-
-def answer_from_steps(
-    steps: Mapping[Key, Tensor],
-    names: dict[str, object],
-    decimals: int = 3,
-    *,
-    keys: tuple[str, ...] = HEAD_STEPS + FINAL_STEPS,
-) -> dict[str, object]:
-    """An answer document from computed steps, each rounded to ``decimals`` (masked: "-inf").
-
-    ``names`` is the problem (``{"exercise": {...}}``); ``keys`` the step names to include.
-    """
-
-    def written(t: Tensor) -> list[list[object]]:
-        return [[("-inf" if x < 0 else "inf") if math.isinf(x) else round(x, decimals)
-                 for x in row] for row in t.tolist()]  # fmt: skip
-
-    doc: dict[str, object] = dict(names)
-    heads: dict[int, dict[str, object]] = {}
-    for (name, head), value in steps.items():
-        if name not in keys:
-            continue
-        if head is None:
-            doc[name] = written(value)
-        else:
-            heads.setdefault(head, {})[name] = written(value)
-    if heads:
-        doc["heads"] = [heads[i] for i in sorted(heads)]
-    return doc
-
-
-def answer_text(doc: object, decimals: int = 3) -> str:
-    """An answer document as JSON text with every float written to ``decimals`` places
-    (``0.670``, not ``0.67``), as a student who works to 3 decimals writes it."""
-    if isinstance(doc, float):
-        return f"{doc:.{decimals}f}"
-    if isinstance(doc, dict):
-        return "{" + ", ".join(f"{json.dumps(k)}: {answer_text(v, decimals)}"
-                               for k, v in doc.items()) + "}"  # fmt: skip
-    if isinstance(doc, list):
-        return "[" + ", ".join(answer_text(v, decimals) for v in doc) + "]"
-    return json.dumps(doc, ensure_ascii=False)
+        few = ", ".join(v.label for v in r.verdicts if v.status is Status.FEW_DECIMALS)
+        return [*lines, w["not_yet"].format(p=r.decimals, steps=few)]
+    lines.append(w["first"].format(label=first.label, math=math_name(first.key, r.lang)))
+    if not r.diagnoses:
+        return [*lines, w["none"]]
+    texts = [t[0] if len(t) == 1 else w["pair"].format(a=t[0], b=t[1])
+             for t in (d.texts[r.lang] for d in r.diagnoses)]  # fmt: skip
+    lead = w["one_diag"] if len(texts) == 1 else w["many_diag"]
+    lines.append(lead.format(text=w["or"].join(texts)))
+    pair = all(len(d.names) == 2 for d in r.diagnoses)
+    return [*lines, w["redo_pair"] if pair else w["redo"]]
 
 
 __all__ = [
-    "Answer",
-    "Given",
-    "Mistake",
+    "WORDS",
+    "Diagnosis",
+    "Off",
     "Report",
+    "Status",
     "Verdict",
-    "answer_from_steps",
-    "answer_text",
     "check_answer",
-    "load_answer",
-    "mistakes_for",
-    "parse_answer",
+    "check_document",
+    "check_file",
+    "diagnose",
+    "math_name",
+    "number",
     "report_lines",
-    "run_steps",
 ]

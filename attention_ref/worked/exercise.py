@@ -10,11 +10,13 @@ is ``I + E`` with ``E`` a 0/1 strictly upper-triangular matrix with at least one
 integer matrix that is not the identity and not symmetric, so that forgetting ``W_O`` or
 transposing it changes the output (and `attention_ref.worked.check` can tell).
 
-An exercise is three documents: the statement (`statement`), the solution key (`key`: every
+An exercise is four documents: the statement (`statement`), the solution key (`key`: every
 step as ``attnref explain`` prints it, with the backward pass when asked; in Portuguese, the
-statement's questions answered in its words, `attention_ref.worked.key_pt`) and its JSON in
-the ``--input`` format (`Exercise.problem`), which ``explain --input`` and ``check`` take.
-Both documents carry the language, so the writers print decimal commas in Portuguese.
+statement's questions answered in its words, `attention_ref.worked.key_pt`), its JSON in
+the ``--input`` format (`Exercise.problem`), which ``explain --input`` takes, and the answer to
+fill in (`Exercise.answer`: the ``"exercise"`` object with its language and decimals, every
+step ``null``), which ``check`` takes once filled. The statement and key carry the language,
+so the writers print decimal commas in Portuguese; the check reports in the answer's.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from attention_ref.worked.inputs import InputError, parse_input
 LANGS: Final = ("en", "pt")
 MAX_TOKENS: Final = 8
 MAX_D_MODEL: Final = 8
+MAX_DECIMALS: Final = 6
 
 #: Token names drawn for an exercise, per language.
 WORDS: Final[dict[str, tuple[str, ...]]] = {
@@ -53,6 +56,7 @@ class ExerciseOptions:
     causal: bool = True
     lang: str = "en"
     backward: bool = False
+    decimals: int = 3
 
     def __post_init__(self) -> None:
         if not 0 <= self.seed < 2**63:
@@ -68,6 +72,10 @@ class ExerciseOptions:
             )
         if self.lang not in LANGS:
             raise ValueError(f"--lang must be one of {', '.join(LANGS)}, got {self.lang!r}")
+        if not 1 <= self.decimals <= MAX_DECIMALS:
+            raise ValueError(
+                f"--decimals must be between 1 and {MAX_DECIMALS}, got {self.decimals}"
+            )
 
     @property
     def d_k(self) -> int:
@@ -75,28 +83,33 @@ class ExerciseOptions:
         return self.d_model // self.heads
 
     def to_json(self) -> dict[str, JSONValue]:
-        """The options as the ``"exercise"`` object of an answer file."""
+        """The options as the ``"exercise"`` object of an answer file: the problem, its
+        language (the check reports in it) and the decimals asked (the check grades by them)."""
         return {"seed": self.seed, "tokens": self.tokens, "d_model": self.d_model,
-                "heads": self.heads, "causal": self.causal}  # fmt: skip
+                "heads": self.heads, "causal": self.causal, "lang": self.lang,
+                "decimals": self.decimals}  # fmt: skip
 
 
 def options_from_json(obj: object) -> ExerciseOptions:
     """An answer file's ``"exercise": {"seed": …, "tokens": …, …}``; `InputError` if bad."""
     if not isinstance(obj, dict):
         raise InputError('"exercise" must be an object: {"seed": …, "tokens": …, …}')
-    allowed = {"seed", "tokens", "d_model", "heads", "causal", "lang", "backward"}
+    allowed = {"seed", "tokens", "d_model", "heads", "causal", "lang", "backward", "decimals"}
     unknown = sorted(set(obj) - allowed)
     if unknown:
-        raise InputError(f'"exercise" has unknown key {unknown[0]!r}; expected {sorted(allowed)}')
+        raise InputError(f'"exercise" has unknown key {json.dumps(unknown[0])[:40]}; expected '
+                         f"{', '.join(sorted(allowed))}")  # fmt: skip
     if "seed" not in obj:
         raise InputError('"exercise" needs "seed"')
-    for key in ("seed", "tokens", "d_model", "heads"):
+    for key in ("seed", "tokens", "d_model", "heads", "decimals"):
         v = obj.get(key, 0)
         if isinstance(v, bool) or not isinstance(v, int):
-            raise InputError(f'"exercise"."{key}" must be an integer, got {v!r}')
+            raise InputError(f'"exercise"."{key}" must be an integer, got {json.dumps(v)[:40]}')
     for key in ("causal", "backward"):
         if not isinstance(obj.get(key, True), bool):
             raise InputError(f'"exercise"."{key}" must be true or false')
+    if not isinstance(obj.get("lang", "en"), str):
+        raise InputError(f'"exercise"."lang" must be one of {", ".join(LANGS)}')
     try:
         return ExerciseOptions(**obj)
     except ValueError as e:
@@ -178,11 +191,13 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "q5_nowo": "Let L = Σ output, the sum of every entry of the output. Compute ∂L/∂A⁽¹⁾, "
         "∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ and ∂L/∂X.",
         "how": "How to answer",
-        "how_text": "Give decimals to 3 places. Check your answer with attnref check "
-        "ANSWER.json, where ANSWER.json names this exercise, "
-        '"exercise": {options}, and gives the steps you computed in the names of attnref '
-        'explain --format json: "heads": [{{"Q", "K", "V", "scores", "S", "S_masked", "A", '
-        '"H"}}, …], "concat", "output"{grads}.',
+        "how_text": "Give decimals to {decimals} places; trailing zeros may be dropped "
+        "(0.67 for 0.670, 2 for 2.000), but a matrix rounded to fewer places is not right. "
+        "Write the steps you computed into answer.json (attnref exercise --out writes "
+        "it, every step null until you fill it in) in the names of attnref explain --format "
+        'json: "heads": [{{"Q", "K", "V", "scores", "S", "S_masked", "A", "H"}}, …], "concat", '
+        '"output"{grads}; it names this exercise, "exercise": {options}. Then run attnref '
+        "check answer.json.",
         "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
         "key_title": "Solution key of exercise {seed}",
     },
@@ -217,10 +232,13 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "q5_nowo": "Seja L = Σ saída, a soma de todas as entradas da saída. Calcule ∂L/∂A⁽¹⁾, "
         "∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ e ∂L/∂X.",
         "how": "Como responder",
-        "how_text": "Dê 3 casas decimais. Confira a resposta com attnref check RESPOSTA.json, "
-        'em que RESPOSTA.json nomeia este exercício, "exercise": {options}, e dá os passos '
-        'calculados com os nomes de attnref explain --format json: "heads": [{{"Q", "K", '
-        '"V", "scores", "S", "S_masked", "A", "H"}}, …], "concat", "output"{grads}.',
+        "how_text": "Dê {decimals} casas decimais; zeros à direita podem ser omitidos (0,67 "
+        "para 0,670; 2 para 2,000), mas uma matriz arredondada com menos casas não está certa. "
+        "Escreva os passos calculados em answer.json (attnref exercise --out o escreve, "
+        "cada passo null até você preenchê-lo) com os nomes de attnref explain --format json: "
+        '"heads": [{{"Q", "K", "V", "scores", "S", "S_masked", "A", "H"}}, …], "concat", '
+        '"output"{grads}; ele nomeia este exercício, "exercise": {options}. Depois rode '
+        "attnref check answer.json.",
         "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
         "key_title": "Gabarito do exercício {seed}",
     },
@@ -235,6 +253,7 @@ class Exercise:
     problem: dict[str, JSONValue]
     statement: Explanation
     key: Explanation
+    answer: dict[str, object]
 
 
 def _statement(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Explanation:
@@ -268,7 +287,9 @@ def _statement(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Explanati
     if opt.backward:
         sections.append(Section(title=w["q5"], text=w["q5_text"] if has_wo else w["q5_nowo"]))
     how = w["how_text"].format(
-        options=json.dumps(opt.to_json()), grads=w["grads"] if opt.backward else ""
+        options=json.dumps(opt.to_json(), ensure_ascii=False),
+        decimals=opt.decimals,
+        grads=w["grads"] if opt.backward else "",
     )
     sections.append(Section(title=w["how"], text=how))
     title = w["title"] if opt.causal else w["title_plain"]
@@ -287,6 +308,7 @@ def make_exercise(opt: ExerciseOptions) -> Exercise:
     The key's JSON (``data``) is the same in every language; its sections are ``explain``'s
     steps in English, the statement's questions answered in Portuguese (`key_sections_pt`).
     """
+    from attention_ref.worked.answer import template
     from attention_ref.worked.gradients import explain_input_backward
     from attention_ref.worked.key_pt import key_sections_pt
     from attention_ref.worked.your_input import explain_input, input_trace
@@ -310,4 +332,7 @@ def make_exercise(opt: ExerciseOptions) -> Exercise:
         precision=forward.precision,
         lang=opt.lang,
     )  # fmt: skip
-    return Exercise(options=opt, problem=problem, statement=_statement(opt, problem), key=key)
+    answer = template({"exercise": opt.to_json()}, opt.heads, backward=opt.backward,
+                      has_w_o="W_O" in problem)  # fmt: skip
+    return Exercise(options=opt, problem=problem, statement=_statement(opt, problem), key=key,
+                    answer=answer)  # fmt: skip

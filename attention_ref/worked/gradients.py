@@ -20,18 +20,16 @@ same formulas on its own steps (``z = α X``, ``α = softmax(ω)``, ``ω = x_shi
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch import Tensor
 
 from attention_ref import reference as ref
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, latex_to_unicode
-from attention_ref.worked.inputs import MAX_FILE_BYTES, AttentionInput, InputError, matrix
+from attention_ref.worked.inputs import AttentionInput, InputError, matrix
 from attention_ref.worked.registry import check_example, explain_example
 from attention_ref.worked.trace import L, column_names, t
 
@@ -68,29 +66,12 @@ def grad_mat(
     )
 
 
-def read_json(path: str | Path, what: str, **loads: Any) -> object:
-    """A JSON file decoded (``loads``: options of ``json.loads``); every failure is an
-    `InputError` of one line naming ``what``."""
-    p = Path(path)
-    try:
-        if p.is_dir():
-            raise InputError(f"{what} {p} is a directory, not a JSON file")
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InputError(f"{what} {p} is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} not found: {p}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{what} {p} is not UTF-8 text") from None
-    except OSError as e:
-        raise InputError(f"cannot read {what} {p}: {e.strerror}") from None
-    try:
-        return json.loads(text, **loads)
-    except json.JSONDecodeError as e:
-        raise InputError(
-            f"{what} {p} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
-        ) from None
+def read_json(path: str | Path, what: str) -> object:
+    """A JSON file decoded by `attention_ref.worked.jsonfile.read_json`, the one bounded loader
+    of every command: every failure is an `InputError` of one line naming ``what``."""
+    from attention_ref.worked import jsonfile
+
+    return jsonfile.read_json(path, what)
 
 
 def load_grad_output(path: str | Path) -> Matrix:

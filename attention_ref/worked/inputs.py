@@ -349,28 +349,8 @@ def _fused_heads(doc: dict[str, object], d_model: int) -> Weights:
 
 
 def load_input_file(path: str | Path) -> AttentionInput:
-    """Read and validate ``path``; every failure is an `InputError` with one line."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-    except FileNotFoundError:
-        raise InputError(f"input file not found: {p}") from None
-    except OSError as e:
-        raise InputError(f"cannot read {p}: {e.strerror}") from None
-    if p.is_dir():
-        raise InputError(f"{p} is a directory, not a JSON file")
-    if size > MAX_FILE_BYTES:
-        raise InputError(f"{p} is {size:,} bytes; input files are limited to {MAX_FILE_BYTES:,}")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{p} is not UTF-8 text") from None
-    except OSError as e:
-        raise InputError(f"cannot read {p}: {e.strerror}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(
-            f"{p} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
-        ) from None
-    return parse_input(doc)
+    """Read and validate ``path`` (through `attention_ref.worked.jsonfile`, the one bounded
+    JSON loader); every failure is an `InputError` with one line."""
+    from attention_ref.worked.jsonfile import read_json
+
+    return parse_input(read_json(path, "input file"))

@@ -163,7 +163,8 @@ def test_exercise_out_writes_every_document_and_the_latex_compiles(tmp_path, cap
                         str(tmp_path / "ex")], capsys)  # fmt: skip
     assert code == 0, err
     files = sorted(p.name for p in (tmp_path / "ex").iterdir())
-    assert files == sorted(["statement.md", "statement.tex", "key.md", "key.tex", "exercise.json"])
+    assert files == sorted(["statement.md", "statement.tex", "key.md", "key.tex", "exercise.json",
+                            "answer.json"])  # fmt: skip
     key = json.loads((tmp_path / "ex" / "exercise.json").read_text(encoding="utf-8"))
     assert key["tokens"] and "heads" in key
     from attention_ref.worked.exercise import ExerciseOptions, make_exercise
@@ -201,18 +202,18 @@ def test_bad_exercise_options(capsys, args, message):
 # --- check ----------------------------------------------------------------------------------
 
 
-def exercise_answer(tmp_path: Path, capsys, *, mistake: str | None) -> str:
+def exercise_answer(tmp_path: Path, capsys, *, mistake: str | None, lang: str = "en") -> str:
     """The key of exercise 9 as an answer (3 decimals), optionally with the scale forgotten."""
-    from attention_ref.worked import check as C
-    from attention_ref.worked.exercise import ExerciseOptions, draw_problem
-    from attention_ref.worked.gradients import input_trace
-    from attention_ref.worked.inputs import parse_input
+    from attention_ref.worked.answer import Problem, answer_from_steps, answer_text
+    from attention_ref.worked.exercise import ExerciseOptions
+    from attention_ref.worked.mistakes import mistakes_for
+    from attention_ref.worked.steps import computed_steps
 
-    opt = ExerciseOptions(seed=9)
-    tr = input_trace(parse_input(draw_problem(opt)))
-    m = next((m for m in C.mistakes_for(tr) if m.name == mistake), None)
-    doc = C.answer_from_steps(C.run_steps(tr, m), {"exercise": opt.to_json()})
-    return write(tmp_path / "answer.json", C.answer_text(doc, 3))
+    prob = Problem.of_exercise(ExerciseOptions(seed=9, lang=lang))
+    d = prob.data()
+    ms = [m for m in mistakes_for(d) if m.name == mistake]
+    doc = answer_from_steps(computed_steps(d, ms), prob.naming)
+    return write(tmp_path / "answer.json", answer_text(doc, 3))
 
 
 def test_check_a_right_answer_exits_0(tmp_path, capsys):
@@ -243,7 +244,8 @@ def test_check_an_input_file_relative_to_the_answer(tmp_path, capsys):
     ("text", "message"),
     [
         ("{", "is not valid JSON"),
-        ('{"exercise": {"seed": 1}}', "no step to check"),
+        ('{"exercise": {"seed": 1}}', "no step given yet"),
+        ('{"X": [[1]], "heads": []}', "a.json is the exercise (its numbers), not an answer"),
         ('{"input": "missing.json", "output": [[1]]}', "input file not found"),
         ('{"exercise": {"seed": 1}, "output": [[1, 2], [3]]}', "ragged"),
     ],
@@ -253,6 +255,62 @@ def test_check_a_bad_file_exits_2_in_one_line(tmp_path, capsys, text, message):
     assert code == 2 and out == ""
     assert err.startswith("attnref: error: ") and message in err and err.count("\n") == 1
     assert "Traceback" not in err
+
+
+def test_the_answer_template_then_the_filled_answer_in_portuguese(tmp_path, capsys):
+    """exercise --out writes answer.json (every step null): check says to fill it in, one line,
+    exit 2; exercise.json itself is refused in one line; filled in, the report is Portuguese."""
+    out = tmp_path / "ex"
+    code, _, err = run(["exercise", "--seed", "9", "--lang", "pt", "--out", str(out)], capsys)
+    assert code == 0, err
+    template = json.loads((out / "answer.json").read_text(encoding="utf-8"))
+    assert template["exercise"]["lang"] == "pt" and template["exercise"]["decimals"] == 3
+    assert template["heads"][0] == dict.fromkeys(["Q", "K", "V", "scores", "S", "S_masked", "A",
+                                                  "H"])  # fmt: skip
+    code, stdout, err = run(["check", str(out / "answer.json")], capsys)
+    assert code == 2 and stdout == "" and err.count("\n") == 1
+    assert err.startswith("attnref: error: nenhum passo dado ainda: preencha os passos")
+    code, stdout, err = run(["check", str(out / "exercise.json")], capsys)
+    assert code == 2 and stdout == "" and err.count("\n") == 1
+    assert (
+        "exercise.json is the exercise (its numbers), not an answer: fill in answer.json "
+        "beside it" in err
+    )
+    from attention_ref.worked.exercise import ExerciseOptions, make_exercise
+
+    key = make_exercise(ExerciseOptions(seed=9, lang="pt")).key.data
+    template["heads"][1]["A"] = [[round(x, 3) for x in row] for row in key["heads"][1]["A"]]
+    template["output"] = [[round(x, 3) for x in row] for row in key["output"]]
+    write(out / "answer.json", template)
+    code, stdout, err = run(["check", str(out / "answer.json")], capsys)
+    assert code == 0, (stdout, err)
+    assert (
+        stdout.startswith("Conferindo a sua resposta a exercise --seed 9")
+        and "2 passos dados" in stdout
+    )
+    assert stdout.rstrip().endswith("Todos os passos que você deu estão certos.")
+    # negative control: the same answer to 2 decimals is short of decimals, exit 1
+    template["output"] = [[round(x, 2) for x in row] for row in key["output"]]
+    write(out / "answer.json", template)
+    code, stdout, _ = run(["check", str(out / "answer.json")], capsys)
+    assert code == 1 and "dê 3 casas decimais" in stdout
+
+
+def test_check_help_states_the_grading_rule(capsys):
+    code, out, _ = run(["check", "--help"], capsys)
+    assert code == 0
+    flat = " ".join(w for w in out.split() if w != "│")  # the help's box drawn around text
+    for words in ("graded at the decimals the exercise asks (3 unless it says otherwise)",
+                  "the exact value rounded as asked", "give 3 decimals", "0.67 as 0.670",
+                  "2 for 2.000", "exercise.json) is refused"):  # fmt: skip
+        assert words in flat, words
+
+
+def test_an_exercise_asking_two_decimals(tmp_path, capsys):
+    code, out, _ = run(["exercise", "--seed", "3", "--decimals", "2"], capsys)
+    assert code == 0 and "Give decimals to 2 places" in out and '"decimals": 2' in out
+    code, _, err = run(["exercise", "--decimals", "0"], capsys)
+    assert code == 2 and "--decimals must be between 1 and 6" in err
 
 
 def test_check_a_missing_file_through_the_console_script(tmp_path):
