@@ -41,6 +41,7 @@ def test_a_failing_check_on_a_page_fails_the_build(tmp_path):
     shutil.copytree(ROOT / "docs", tmp_path / "docs")
     shutil.copytree(ROOT / "overrides", tmp_path / "overrides")  # the theme's custom_dir
     shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    (tmp_path / "attention_ref").symlink_to(ROOT / "attention_ref")  # the pages' --8<-- snippets
     (tmp_path / "docs" / "broken.md").write_text(
         '# Broken\n\n```python exec="on"\nfrom attention_ref.book.pages import check\n\n'
         'print(check("one is two", 1 == 2, "it is not"))\n```\n'
