@@ -336,3 +336,15 @@ def test_resume_keeps_the_warm_up_its_run_started_with(store, capsys, tmp_path, 
     assert "warming up for" not in out and "resuming at step 1" in out
     assert MlflowClient().get_run(cut.run_id).data.params["warmup_steps"] == "15"
     assert curve(cut.run_id, "lr") == curve(whole.run_id, "lr")
+
+
+def test_the_ablation_cuts_a_long_warm_up_too(store, capsys):
+    args = [*TINY, "--max-steps", "20", "--eval-interval", "20", "--warmup-steps", "11"]
+    assert main(["ablation", *args, "--arms", "none"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1] == (
+        "attnref ablation: --warmup-steps 11 is more than 50% of --max-steps 20: warming up for "
+        "10 steps, then the cosine decay over the other 10"
+    )
+    (arm,) = [r for r in runs() if r.info.run_name == "ablation/none"]
+    assert arm.data.params["warmup_steps"] == "10"
