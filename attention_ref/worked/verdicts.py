@@ -1,0 +1,270 @@
+r"""What ``attnref check`` found, as data and in words (English and Portuguese).
+
+A `Report` holds one `Verdict` per step given (right, short of the decimals asked, or wrong,
+with the entries that are not right) and the `Diagnosis` of the mistakes that reproduce the
+answer; it counts the steps given and right, names the first wrong step, and has a JSON form
+(`Report.to_json`) for a gradebook. `report_lines` writes it in the report's language: the
+steps by their JSON names, rows by their tokens, numbers with a decimal comma in Portuguese.
+The grading itself is `attention_ref.worked.check`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from attention_ref.worked.answer import label
+from attention_ref.worked.mistakes import sup
+from attention_ref.worked.steps import Key
+
+
+class Status(StrEnum):
+    """The verdict of an entry or a step."""
+
+    RIGHT = "right"
+    FEW_DECIMALS = "few_decimals"
+    WRONG = "wrong"
+
+
+@dataclass(frozen=True)
+class Off:
+    """An entry that is not right: where (0-based), what was written, the exact value."""
+
+    row: int
+    col: int
+    yours: float
+    yours_decimals: int
+    right: float
+    status: Status
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One step given: its status, the entries not right, the shape expected when the shape
+    differs, and how far right entries are from the exact value beyond half a unit (what the
+    rounding of earlier steps explains; 0 when nothing)."""
+
+    key: Key
+    status: Status
+    entries: int
+    off: tuple[Off, ...] = ()
+    shape: tuple[int, int] | None = None
+    given_shape: tuple[int, int] | None = None
+    carried: float = 0.0
+
+    @property
+    def label(self) -> str:
+        return label(self.key)
+
+    @property
+    def right(self) -> bool:
+        return self.status is Status.RIGHT
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Mistakes that together reproduce the answer (one, or two), named and in words."""
+
+    names: tuple[str, ...]
+    texts: dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Report:
+    """The check of one answer, as data: what the printed report and the gradebook show."""
+
+    source: str
+    lang: str
+    decimals: int
+    tokens: tuple[str, ...]
+    verdicts: tuple[Verdict, ...]
+    diagnoses: tuple[Diagnosis, ...] = ()
+
+    @property
+    def steps_given(self) -> int:
+        return len(self.verdicts)
+
+    @property
+    def steps_right(self) -> int:
+        return sum(v.right for v in self.verdicts)
+
+    @property
+    def all_right(self) -> bool:
+        return self.steps_right == self.steps_given
+
+    @property
+    def first_wrong(self) -> Verdict | None:
+        """The first wrong step in the order of the computation (not one short of decimals)."""
+        return next((v for v in self.verdicts if v.status is Status.WRONG), None)
+
+    @property
+    def diagnosis_names(self) -> list[tuple[str, ...]]:
+        return [d.names for d in self.diagnoses]
+
+    def to_json(self) -> dict[str, object]:
+        """The report as JSON: counts, the first wrong step (its label), the diagnoses
+        (catalogue names; a pair when two mistakes together reproduce it), every verdict."""
+        first = self.first_wrong
+        return {
+            "problem": self.source, "lang": self.lang, "decimals": self.decimals,
+            "steps_given": self.steps_given, "steps_right": self.steps_right,
+            "all_right": self.all_right, "first_wrong": first.label if first else None,
+            "diagnoses": [list(d.names) for d in self.diagnoses],
+            "diagnosis_texts": [list(d.texts[self.lang]) for d in self.diagnoses],
+            "verdicts": [
+                {"step": v.label, "verdict": str(v.status), "entries": v.entries,
+                 "shape": list(v.shape) if v.shape else None,
+                 "off": [{"row": o.row + 1, "col": o.col + 1, "yours": _json_number(o.yours),
+                          "right": _json_number(o.right), "verdict": str(o.status)}
+                         for o in v.off]}
+                for v in self.verdicts
+            ],
+        }  # fmt: skip
+
+
+def _json_number(x: float) -> float | str:
+    return x if math.isfinite(x) else ("-inf" if x < 0 else "inf")
+
+
+# --- the report in words ------------------------------------------------------------------------
+
+#: The words of the printed report, per language.
+WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "head": "Checking your answer to {source}: {given}, graded to {p} decimals.",
+        "one": "1 step given", "many": "{n} steps given", "right": "right",
+        "carried": "right; off the exact value by up to {gap}, which the rounding of earlier "
+        "steps explains",
+        "few": "give {p} decimals", "wrong": "WRONG",
+        "of": "{k} of {n} entries off", "few_of": "{k} of {n} entries have fewer than {p} "
+        "decimals and are not the exact value to {p} decimals",
+        "shape": "shape {got}, expected {want}", "entry": "[{row}, {col}] yours {yours}, "
+        "right {right}", "more": "and {k} more",
+        "all": "Every step you gave is right.",
+        "not_yet": "Not right yet: give {p} decimals in {steps} (the exercise asks for {p}).",
+        "first": "First wrong step: {label}, i.e. {math}.",
+        "one_diag": "Diagnosis: {text}.", "many_diag": "Diagnosis (each of these reproduces "
+        "it): {text}.", "pair": "two mistakes together: {a}; and {b}", "or": "; or ",
+        "redo": "Recomputing with this mistake reproduces every step you gave.",
+        "redo_pair": "Recomputing with both mistakes reproduces every step you gave.",
+        "none": "No mistake of the catalogue (scaling, softmax direction, mask, K Qᵀ, a "
+        "transposed weight or step, the heads' order or V, W_O, a slip in one entry), alone "
+        "or two together, reproduces your numbers: check the arithmetic of the first wrong "
+        "step.",
+    },
+    "pt": {
+        "head": "Conferindo a sua resposta a {source}: {given}, avaliação com {p} casas "
+        "decimais.",
+        "one": "1 passo dado", "many": "{n} passos dados", "right": "certo",
+        "carried": "certo; difere do valor exato em até {gap}, o que o arredondamento dos "
+        "passos anteriores explica",
+        "few": "dê {p} casas decimais", "wrong": "ERRADO",
+        "of": "{k} de {n} entradas erradas", "few_of": "{k} de {n} entradas têm menos de {p} "
+        "casas e não são o valor exato com {p} casas",
+        "shape": "formato {got}, esperado {want}", "entry": "[{row}, {col}] sua {yours}, "
+        "certa {right}", "more": "e mais {k}",
+        "all": "Todos os passos que você deu estão certos.",
+        "not_yet": "Ainda não está certo: dê {p} casas decimais em {steps} (o exercício pede "
+        "{p}).",
+        "first": "Primeiro passo errado: {label}, isto é, {math}.",
+        "one_diag": "Diagnóstico: {text}.", "many_diag": "Diagnóstico (cada um destes o "
+        "reproduz): {text}.", "pair": "dois erros juntos: {a}; e {b}", "or": "; ou ",
+        "redo": "Refazer a conta com esse erro reproduz todos os passos que você deu.",
+        "redo_pair": "Refazer a conta com os dois erros reproduz todos os passos que você deu.",
+        "none": "Nenhum erro do catálogo (escala, direção da softmax, máscara, K Qᵀ, um peso "
+        "ou passo transposto, a ordem ou o V das cabeças, W_O, um erro de conta numa "
+        "entrada), sozinho ou dois juntos, reproduz os seus números: confira as contas do "
+        "primeiro passo errado.",
+    },
+}  # fmt: skip
+
+
+#: The steps without a symbol, in words.
+STEP_WORDS: Final = {"en": {"concat": "the concat", "output": "the output"},
+                     "pt": {"concat": "a concatenação", "output": "a saída"}}  # fmt: skip
+
+
+def math_name(key: Key, lang: str = "en") -> str:
+    """The step as the book writes it: ``A⁽²⁾``, ``∂W_Q⁽¹⁾``, ``the concat``."""
+    name, head = key
+    grad = name.startswith("grad.")
+    name = name[5:] if grad else name
+    sym = {"scores": "QKᵀ", "S_masked": "S̃"}.get(name, name)
+    if not grad and name in STEP_WORDS[lang]:
+        return STEP_WORDS[lang][name]
+    if head is not None:
+        s = sup(head)
+        sym = f"Q{s}K{s}ᵀ" if name == "scores" else f"{sym}{s}"
+    return ("∂" if grad else "") + sym
+
+
+def number(x: float, decimals: int, lang: str) -> str:
+    """``x`` to ``decimals`` places (a decimal comma in Portuguese; ``-inf`` as ``−∞``)."""
+    if math.isinf(x):
+        return "−∞" if x < 0 else "∞"
+    s = f"{x:.{decimals}f}"
+    return s.replace(".", ",") if lang == "pt" else s
+
+
+#: Steps whose rows are not the tokens (the rows of a weight's gradient are X's columns).
+_WEIGHT_GRADS: Final = frozenset({"grad.W_Q", "grad.W_K", "grad.W_V", "grad.W_O", "grad.b_O"})
+
+
+def row_name(tokens: tuple[str, ...], key: Key, r: int) -> str:
+    """Row ``r`` of a step: its token, or its number (from 1) for a weight's gradient."""
+    return tokens[r] if key[0] not in _WEIGHT_GRADS and r < len(tokens) else str(r + 1)
+
+
+def _step_line(r: Report, v: Verdict, w: dict[str, str], width: int) -> str:
+    lang, p = r.lang, r.decimals
+    head = f"  {v.label:<{width}}  "
+    if v.status is Status.RIGHT:
+        if v.carried:
+            return head + w["carried"].format(gap=number(v.carried, 4, lang), p=p)
+        return head + w["right"]
+    if v.shape is not None:
+        dims = ["×".join(str(x) for x in s) for s in (v.given_shape, v.shape) if s is not None]
+        return head + w["wrong"] + ": " + w["shape"].format(got=dims[0], want=dims[1])
+    wrong = [o for o in v.off if o.status is Status.WRONG]
+    shown = wrong or list(v.off)
+    count = (w["of"].format(k=len(wrong), n=v.entries) if wrong else
+             w["few_of"].format(k=len(v.off), n=v.entries, p=p))  # fmt: skip
+    cells = [w["entry"].format(row=row_name(r.tokens, v.key, o.row), col=o.col + 1,
+                               yours=number(o.yours, o.yours_decimals, lang),
+                               right=number(o.right, p, lang)) for o in shown[:4]]  # fmt: skip
+    if len(shown) > 4:
+        cells.append(w["more"].format(k=len(shown) - 4))
+    verdict = w["wrong"] if wrong else w["few"].format(p=p)
+    return head + f"{verdict}: " + "; ".join([count, *cells])
+
+
+def report_lines(r: Report) -> list[str]:
+    """The report as lines of text, in the report's language: one per step, then the first
+    wrong step and the diagnoses."""
+    w = WORDS[r.lang]
+    n = r.steps_given
+    given = w["one"] if n == 1 else w["many"].format(n=n)
+    lines = [w["head"].format(source=r.source, given=given, p=r.decimals)]
+    width = max(len(v.label) for v in r.verdicts)
+    lines += [_step_line(r, v, w, width) for v in r.verdicts]
+    if r.all_right:
+        return [*lines, w["all"]]
+    first = r.first_wrong
+    if first is None:
+        few = ", ".join(v.label for v in r.verdicts if v.status is Status.FEW_DECIMALS)
+        return [*lines, w["not_yet"].format(p=r.decimals, steps=few)]
+    lines.append(w["first"].format(label=first.label, math=math_name(first.key, r.lang)))
+    if not r.diagnoses:
+        return [*lines, w["none"]]
+    texts = [t[0] if len(t) == 1 else w["pair"].format(a=t[0], b=t[1])
+             for t in (d.texts[r.lang] for d in r.diagnoses)]  # fmt: skip
+    lead = w["one_diag"] if len(texts) == 1 else w["many_diag"]
+    lines.append(lead.format(text=w["or"].join(texts)))
+    pair = all(len(d.names) == 2 for d in r.diagnoses)
+    return [*lines, w["redo_pair"] if pair else w["redo"]]
+
+
+__all__ = ["STEP_WORDS", "WORDS", "Diagnosis", "Off", "Report", "Status", "Verdict",
+           "math_name", "number", "report_lines", "row_name"]  # fmt: skip
