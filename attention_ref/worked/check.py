@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
+from typing import Final
 
 import torch
 
@@ -58,6 +59,10 @@ from attention_ref.worked.verdicts import (
     report_lines,
     row_name,
 )
+
+#: The most candidate mistakes tried two at a time (a problem with many heads of square
+#: weights has hundreds; pairs of them would take minutes).
+MAX_PAIRED: Final = 64
 
 # --- grading -----------------------------------------------------------------------------------
 
@@ -113,10 +118,11 @@ def diagnose(
     style: dict[str, Style],
     band: Run,
     catalogue: Sequence[Kind] = CATALOGUE,
-) -> list[Diagnosis]:
+) -> tuple[list[Diagnosis], bool]:
     """Single mistakes that reproduce the answer, rank by rank; else pairs, rank by rank (the
-    higher rank of the two). ``band``: the run without mistakes (its steps before those a
-    mistake changes are reused)."""
+    higher rank of the two), when there are at most `MAX_PAIRED` candidates. ``band``: the
+    run without mistakes (its steps before those a mistake changes are reused). Returns the
+    diagnoses and whether pairs were tried."""
     candidates = mistakes_for(d, stages, ans.problem.decimals, catalogue)
     found: list[Diagnosis] = []
 
@@ -134,14 +140,16 @@ def diagnose(
             if m.rank == rank:
                 attempt([m])
         if found:
-            return found
+            return found, False
+    if len(candidates) > MAX_PAIRED:
+        return found, False
     for rank in ranks:
         for a, b in combinations(candidates, 2):
             if max(a.rank, b.rank) == rank and a.compatible(b):
                 attempt([a, b])
         if found:
-            return found
-    return found
+            break
+    return found, True
 
 
 def check_answer(ans: Answer, catalogue: Sequence[Kind] = CATALOGUE) -> Report:
@@ -161,8 +169,9 @@ def check_answer(ans: Answer, catalogue: Sequence[Kind] = CATALOGUE) -> Report:
     if report.first_wrong is None:
         return report
     style = {lang: _style(lang, p, prob.trace.tokens) for lang in ("en", "pt")}
-    return Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts,
-                  tuple(diagnose(d, stages, ans, style, band, catalogue)))  # fmt: skip
+    found, paired = diagnose(d, stages, ans, style, band, catalogue)
+    return Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, tuple(found),
+                  pairs_tried=paired)  # fmt: skip
 
 
 def check_document(

@@ -81,6 +81,8 @@ class Report:
     tokens: tuple[str, ...]
     verdicts: tuple[Verdict, ...]
     diagnoses: tuple[Diagnosis, ...] = ()
+    #: whether pairs of mistakes were tried (not when the problem has too many candidates)
+    pairs_tried: bool = True
 
     @property
     def steps_given(self) -> int:
@@ -111,6 +113,7 @@ class Report:
             "problem": self.source, "lang": self.lang, "decimals": self.decimals,
             "steps_given": self.steps_given, "steps_right": self.steps_right,
             "all_right": self.all_right, "first_wrong": first.label if first else None,
+            "pairs_tried": self.pairs_tried,
             "diagnoses": [list(d.names) for d in self.diagnoses],
             "diagnosis_texts": [list(d.texts[self.lang]) for d in self.diagnoses],
             "verdicts": [
@@ -150,9 +153,10 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "redo": "Recomputing with this mistake reproduces every step you gave.",
         "redo_pair": "Recomputing with both mistakes reproduces every step you gave.",
         "none": "No mistake of the catalogue (scaling, softmax direction, mask, K Qᵀ, a "
-        "transposed weight or step, the heads' order or V, W_O, a slip in one entry), alone "
-        "or two together, reproduces your numbers: check the arithmetic of the first wrong "
-        "step.",
+        "transposed weight or step, the heads' order or V, W_O, a slip in one entry), {how}, "
+        "reproduces your numbers: check the arithmetic of the first wrong step.",
+        "how": "alone or two together", "how_alone": "alone (this problem has too many "
+        "candidates to try two at a time)",
     },
     "pt": {
         "head": "Conferindo a sua resposta a {source}: {given}, avaliação com {p} casas "
@@ -175,8 +179,10 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "redo_pair": "Refazer a conta com os dois erros reproduz todos os passos que você deu.",
         "none": "Nenhum erro do catálogo (escala, direção da softmax, máscara, K Qᵀ, um peso "
         "ou passo transposto, a ordem ou o V das cabeças, W_O, um erro de conta numa "
-        "entrada), sozinho ou dois juntos, reproduz os seus números: confira as contas do "
-        "primeiro passo errado.",
+        "entrada), {how}, reproduz os seus números: confira as contas do primeiro passo "
+        "errado.",
+        "how": "sozinho ou dois juntos", "how_alone": "sozinho (este problema tem candidatos "
+        "demais para tentar dois de cada vez)",
     },
 }  # fmt: skip
 
@@ -257,7 +263,7 @@ def report_lines(r: Report) -> list[str]:
         return [*lines, w["not_yet"].format(p=r.decimals, steps=few)]
     lines.append(w["first"].format(label=first.label, math=math_name(first.key, r.lang)))
     if not r.diagnoses:
-        return [*lines, w["none"]]
+        return [*lines, w["none"].format(how=w["how" if r.pairs_tried else "how_alone"])]
     texts = [t[0] if len(t) == 1 else w["pair"].format(a=t[0], b=t[1])
              for t in (d.texts[r.lang] for d in r.diagnoses)]  # fmt: skip
     lead = w["one_diag"] if len(texts) == 1 else w["many_diag"]

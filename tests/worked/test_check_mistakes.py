@@ -240,3 +240,40 @@ def test_a_new_kind_of_mistake_plugs_in_without_touching_the_grader():
     assert check_answer(ans, (*CATALOGUE, doubled)).diagnosis_names == [("scores_doubled",)]
     assert check_answer(ans).diagnosis_names != [("scores_doubled",)]  # not in the catalogue
     assert math.isfinite(float(steps[("output", None)].sum()))
+
+
+def test_a_transposed_gradient_of_W_O_is_named():
+    opt = ExerciseOptions(seed=3, backward=True)
+    prob = problem(opt)
+    g = __import__("attention_ref.reference", fromlist=["x"]).attention_backward(prob.trace)
+    r3 = lambda t: [[round(x, 3) for x in row] for row in t.tolist()]  # noqa: E731
+    assert not torch.equal(g.W_O, g.W_O.T)
+    doc = prob.naming | {"grads": {"W_O": r3(g.W_O.T), "X": r3(g.X)}}
+    report = check_document(read_answer_text(json.dumps(doc)))
+    assert report.diagnosis_names == [("gave_dW_Ot",)], report_lines(report)
+    assert "you gave (∂W_O)ᵀ, the transpose of ∂W_O" in "\n".join(report_lines(report))
+    # negative control: the forward alone never offers it (it changes no forward step)
+    assert "gave_dW_Ot" not in {m.name for m in mistakes_for(prob.data())}
+
+
+def test_too_many_candidates_are_not_tried_in_pairs_and_the_report_says_so():
+    """22 heads of square, non-symmetric weights: 66 transposed weights, among others."""
+    from attention_ref.worked.gradients import input_trace
+    from attention_ref.worked.inputs import parse_input
+
+    head = {"W_Q": [[1, 2], [0, 1]], "W_K": [[1, 0], [2, 1]], "W_V": [[1, 1], [0, 1]]}
+    doc = {"X": [[1, 0], [0, 1], [1, 1]], "heads": [head] * 22}
+    prob = Problem(input_trace(parse_input(doc)), {"input": "many.json"}, "--input many.json")
+    assert len(mistakes_for(prob.data())) > 64
+    output = (prob.trace.output + torch.arange(3 * 44).reshape(3, 44) % 7 * 0.1).tolist()
+    report = check_document(read_answer_text(json.dumps({"output": output})), prob)
+    assert not report.diagnoses and not report.pairs_tried
+    assert (
+        "alone (this problem has too many candidates to try two at a time)"
+        in report_lines(report)[-1]
+    )
+    # negative control: a small problem tries pairs, and says so
+    small = problem(PROBLEMS[0])
+    out = (small.trace.output + torch.arange(18).reshape(3, 6) % 7 * 0.1).tolist()
+    report = check_document(read_answer_text(json.dumps({"output": out})), small)
+    assert report.pairs_tried and "alone or two together" in report_lines(report)[-1]
