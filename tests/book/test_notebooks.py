@@ -175,7 +175,8 @@ def test_every_page_with_code_gives_a_valid_notebook():
     with_code = [p for p in PAGES if has_code((DOCS / p).read_text(encoding="utf-8"))]
     assert "worked-example.md" in with_code and "api.md" in with_code
     for page in with_code:
-        nb = page_notebook(page, (DOCS / page).read_text(encoding="utf-8"), docs_dir=DOCS)
+        text = (DOCS / page).read_text(encoding="utf-8")
+        nb = page_notebook(page, text, docs_dir=DOCS, snippet_bases=[ROOT])  # mkdocs.yml's "."
         nbformat.validate(nbformat.reads(to_json(nb), as_version=4))
 
 
