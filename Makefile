@@ -57,10 +57,12 @@ demo: $(VENV)/.installed
 	$(BIN)/attnref ablation
 	$(BIN)/attnref report --output q03-report.md
 	@echo "Q03, answered from the runs: q03-report.md"
-	@echo "Browse the runs: make ui  (mlflow ui --backend-store-uri sqlite:///mlflow.db, http://127.0.0.1:5000)"
+	@echo "Browse the runs: make ui  (then open $$($(BIN)/python tools/ui_link.py mlflow.db))"
 
-## ui: the MLflow UI over the embedded store
+## ui: the MLflow UI over the embedded store, opened on the runs (MLflow 3 opens its GenAI home
+## unless the link asks for the runs: tools/ui_link.py prints that link)
 ui: $(VENV)/.installed
+	@echo "open the runs: $$($(BIN)/python tools/ui_link.py mlflow.db http://127.0.0.1:5000)"
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000
 
 lint: $(VENV)/.installed-dev
@@ -97,10 +99,11 @@ postgres:
 			postgresql > /dev/null; fi
 
 ## server: the class server in $(CLASS_DIR) (attnref server start; the admin password comes
-## from $$ATTNREF_ADMIN_PASSWORD); Ctrl-C stops it and its PostgreSQL
+## from $$ATTNREF_ADMIN_PASSWORD; it prints the link to the runs); Ctrl-C, or
+## `attnref server stop $(CLASS_DIR)`, stops it and its PostgreSQL. SERVER_OPTS: e.g. --tls
 CLASS_DIR ?= class-server
 server: $(VENV)/.installed-dev postgres
-	$(BIN)/attnref server start $(CLASS_DIR)
+	$(BIN)/attnref server start $(CLASS_DIR) $(SERVER_OPTS)
 
 ## site: build the book strictly into site/
 site: $(VENV)/.installed-dev $(KATEX)

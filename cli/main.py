@@ -85,7 +85,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError) as e:
         print(f"attnref: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as e:
+        if not _from_a_store(e):
+            raise
+        print(f"attnref: error: {_first_line(e)}", file=sys.stderr)
+        return EXIT_USAGE
     return result if isinstance(result, int) else 0
+
+
+def _from_a_store(e: BaseException) -> bool:
+    """MLflow's errors and the network's (a tracking server that refused, or went away, in
+    the middle of a command): one line, never a traceback. Checked without importing either
+    (the CLI starts without them)."""
+    mlflow_errors = sys.modules.get("mlflow.exceptions")
+    if mlflow_errors is not None and isinstance(e, mlflow_errors.MlflowException):
+        return True
+    requests_errors = sys.modules.get("requests.exceptions")
+    return requests_errors is not None and isinstance(e, requests_errors.RequestException)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def run() -> None:

@@ -146,6 +146,7 @@ def train(
     except TrackingError as e:
         raise CLIError(str(e)) from None
     resolve_device(cfg.device)
+    _probe_out_dir(out_dir)  # the last check: every other one passed, and no run exists yet
     import mlflow
 
     from attention_ref.experiments.store import current_uri
@@ -157,12 +158,29 @@ def train(
         run_started(console, run_id, current_uri(), exp, f"{verb} {name}")
 
     stop = StopFlag(console)
-    with stop, Reporter(console, str(cfg.attention), cfg.max_steps, log_every) as rep:
-        outcome = run_training(
-            cfg, dataset, out_root=out_dir, run_name=run_name, callbacks=rep.callbacks(),
-            should_stop=stop, resume=point, register=register, on_run_start=started,
-        )  # fmt: skip
+    try:
+        with stop, Reporter(console, str(cfg.attention), cfg.max_steps, log_every) as rep:
+            outcome = run_training(
+                cfg, dataset, out_root=out_dir, run_name=run_name, callbacks=rep.callbacks(),
+                should_stop=stop, resume=point, register=register, on_run_start=started,
+            )  # fmt: skip
+    except TrackingError as e:  # the store refused a write or went away: what it has, stays
+        raise CLIError(str(e)) from None
     _finish(outcome, stop, console)
+
+
+def _probe_out_dir(out_dir: Path) -> None:
+    """Create ``--out-dir`` and write a file in it: only a write tells (root passes every
+    permission bit, and ``/proc`` refuses a file whatever its bits say)."""
+    import os
+
+    probe = out_dir / f".attnref-probe-{os.getpid()}"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"attnref")
+        probe.unlink()
+    except OSError as e:
+        raise CLIError(f"--out-dir {out_dir} is not writable: {e.strerror or e}") from None
 
 
 def _finish(outcome: RunOutcome, stop: StopFlag, console: Console) -> None:

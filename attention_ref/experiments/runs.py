@@ -20,7 +20,9 @@ recorded on the run as tags.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import platform
 import tempfile
 import time
@@ -52,7 +54,7 @@ from attention_ref.experiments.names import (
     train_run_name,
 )
 from attention_ref.experiments.plots import attention_heatmap, loss_curves, save
-from attention_ref.experiments.store import TrackingError, git_commit
+from attention_ref.experiments.store import TrackingError, first_line, git_commit
 from attention_ref.lm.checkpoint import Checkpoint
 from attention_ref.lm.config import AttentionMode, TrainConfig
 from attention_ref.lm.data import URL, CharData, bigram_val_loss
@@ -134,10 +136,14 @@ def final_metrics(result: TrainResult) -> dict[str, float]:
 
 def mark_experiment(experiment_id: str, client: MlflowClient | None = None) -> None:
     """Tag the experiment ``mlflow.experimentKind = custom_model_development``: the MLflow UI
-    then opens it on its runs (without the tag, MLflow 3 opens the GenAI overview of traces)."""
-    (client or MlflowClient()).set_experiment_tag(
-        experiment_id, Tag.EXPERIMENT_KIND, EXPERIMENT_KIND
-    )
+    then opens it on its runs (without the tag, MLflow 3 opens the GenAI overview of traces).
+
+    Only when it lacks the tag: on a class server a student may not tag the class experiment
+    (the server made it with the tag).
+    """
+    client = client or MlflowClient()
+    if client.get_experiment(experiment_id).tags.get(Tag.EXPERIMENT_KIND) != EXPERIMENT_KIND:
+        client.set_experiment_tag(experiment_id, Tag.EXPERIMENT_KIND, EXPERIMENT_KIND)
 
 
 def describe_run(
@@ -222,21 +228,30 @@ def prepare_resume(run_id: str, data: CharData, out_root: Path, **changes: Any) 
             f"run {run_id} was trained on other data (sha256 differs); pass the same --data"
         )
     out_dir = out_root / run_id
+    # a run the tracking server stopped (it refused a write, or went away) left its checkpoint
+    # here only: the newer of the two is resumed
+    local = out_dir / Path(Artifact.LAST_CHECKPOINT).name
+    checkpoint = Checkpoint.load(local) if local.is_file() else None
+    stored = checkpoint.config if checkpoint is not None else None
     try:
-        config_path = mlflow.artifacts.download_artifacts(
-            run_id=run_id, artifact_path=Artifact.CONFIG, dst_path=str(out_dir)
-        )
-        ckpt_path = mlflow.artifacts.download_artifacts(
-            run_id=run_id, artifact_path=Artifact.LAST_CHECKPOINT, dst_path=str(out_dir)
-        )
+        with tempfile.TemporaryDirectory() as tmp:
+            config_path = mlflow.artifacts.download_artifacts(
+                run_id=run_id, artifact_path=Artifact.CONFIG, dst_path=tmp
+            )
+            stored = TrainConfig.from_flat(json.loads(Path(config_path).read_text("utf-8")))
+            ckpt_path = mlflow.artifacts.download_artifacts(
+                run_id=run_id, artifact_path=Artifact.LAST_CHECKPOINT, dst_path=tmp
+            )
+            logged = Checkpoint.load(Path(ckpt_path))
+        if checkpoint is None or logged.step > checkpoint.step:
+            checkpoint = logged
     except (MlflowException, OSError):
-        raise TrackingError(
-            f"run {run_id} has no checkpoint to resume from ({Artifact.LAST_CHECKPOINT})"
-        ) from None
-    stored = TrainConfig.from_flat(json.loads(Path(config_path).read_text(encoding="utf-8")))
+        if checkpoint is None or stored is None:
+            raise TrackingError(
+                f"run {run_id} has no checkpoint to resume from ({Artifact.LAST_CHECKPOINT})"
+            ) from None
     cfg = stored.with_options(**changes)
     cfg.check_fits(data.smallest_split)
-    checkpoint = Checkpoint.load(Path(ckpt_path))
     return ResumePoint(run_id, run.info.experiment_id, cfg, checkpoint, dict(changes))
 
 
@@ -303,6 +318,9 @@ class _RunLogger:
         )  # fmt: skip
         self.buffer = StepMetricBuffer(client, run_id)
         self.checkpoints: dict[str, Path] = {}
+        #: what the tracking store answered when it refused a write or went away; the loop
+        #: then stops (with its checkpoint) and nothing more is sent
+        self.failure: Exception | None = None
 
     def on_start(self, info: StartInfo) -> None:
         if self.resume is None:
@@ -331,7 +349,43 @@ class _RunLogger:
         self.checkpoints[name] = path
 
     def callbacks(self) -> Callbacks:
-        return Callbacks(self.on_start, self.on_step, self.on_eval, self.on_checkpoint)
+        guard = self._guarded
+        return Callbacks(
+            guard(self.on_start), guard(self.on_step), guard(self.on_eval), self.on_checkpoint
+        )
+
+    def _guarded(self, hook: Callable[..., None]) -> Callable[..., None]:
+        """``hook``, with a refused or failed write to the store recorded in `failure`."""
+
+        def call(*args: Any) -> None:
+            if self.failure is not None:
+                return
+            try:
+                hook(*args)
+            except (MlflowException, OSError) as e:  # requests' errors are OSErrors
+                self.failure = e
+
+        return call
+
+    def keep_unsent(self, out_dir: Path) -> Path | None:
+        """The step metrics the store did not take, in ``out_dir/unlogged_metrics.json``."""
+        if not self.buffer.pending:
+            return None
+        path = out_dir / "unlogged_metrics.json"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        rows = [(m.key, m.value, m.step, m.timestamp) for m in self.buffer.pending]
+        path.write_text(json.dumps(rows) + "\n", encoding="utf-8")
+        return path
+
+
+def tracking_failure(e: Exception) -> str:
+    """What a refused or failed write to the tracking store means, in one line."""
+    text = first_line(e)
+    if "401" in text or "not authenticated" in text.lower():
+        return "the tracking server refused the account (its password changed, or it was removed)"
+    if "PERMISSION_DENIED" in text or "403" in text:
+        return f"the tracking server refused a write ({text.removeprefix('PERMISSION_DENIED: ')})"
+    return f"the tracking store failed ({text})"
 
 
 def _log_loss_curves(client: MlflowClient, run_id: str, label: str, floor: float) -> None:
@@ -406,12 +460,15 @@ def run_training(
         mlflow.set_experiment(experiment_id=resume.experiment_id)
     if log_system_metrics:
         mlflow.set_system_metrics_sampling_interval(SYSTEM_METRICS_INTERVAL_S)
-    active = mlflow.start_run(
-        run_id=resume.run_id if resume else None,
-        run_name=None if resume else (run_name or train_run_name(str(cfg.attention))),
-        nested=nested,
-        log_system_metrics=log_system_metrics,
-    )
+    try:
+        active = mlflow.start_run(
+            run_id=resume.run_id if resume else None,
+            run_name=None if resume else (run_name or train_run_name(str(cfg.attention))),
+            nested=nested,
+            log_system_metrics=log_system_metrics,
+        )
+    except MlflowException as e:  # e.g. a class server: another student's run
+        raise TrackingError(tracking_failure(e)) from None
     run_id = active.info.run_id
     mark_experiment(active.info.experiment_id, client)
     if resume is None:
@@ -422,11 +479,15 @@ def run_training(
     logger = _RunLogger(client, run_id, cfg, data, resume)
     status, error, failed_at, result = RunStatus.FAILED, None, None, None
     model_uri: list[str] = []
+
+    def stop() -> bool:  # Ctrl-C, or the store refused a write / went away
+        return logger.failure is not None or (should_stop is not None and should_stop())
+
     try:
         result = train(
             cfg, data, out_dir,
             callbacks=Callbacks.chain(logger.callbacks(), callbacks or Callbacks()),
-            resume_from=resume.checkpoint if resume else None, should_stop=should_stop,
+            resume_from=resume.checkpoint if resume else None, should_stop=stop,
         )  # fmt: skip
         status = RunStatus.KILLED if result.interrupted else RunStatus.FINISHED
     except NonFiniteLossError as e:
@@ -436,14 +497,50 @@ def run_training(
         status = RunStatus.KILLED
         raise
     finally:
-        model_uri += _end_run(
-            client, run_id, cfg, data, logger, status, failed_at, result, register,
-            part_of if resume is None else None,
-        )  # fmt: skip
+        if logger.failure is None:
+            try:
+                model_uri += _end_run(
+                    client, run_id, cfg, data, logger, status, failed_at, result, register,
+                    part_of if resume is None else None,
+                )  # fmt: skip
+            except (MlflowException, OSError) as e:
+                logger.failure = e
+    if logger.failure is not None:
+        raise TrackingError(_stopped_by_the_store(logger, run_id, out_dir, result))
     return RunOutcome(
         run_id, status, out_dir, result, error, failed_at, resume.step if resume else None,
         model_uri[0] if model_uri else None,
     )  # fmt: skip
+
+
+def _stopped_by_the_store(
+    logger: _RunLogger, run_id: str, out_dir: Path, result: TrainResult | None
+) -> str:
+    """One line: why the run stopped, where its checkpoint and unsent metrics are, and how to
+    go on. Nothing more is sent to the store (it refused, or is gone)."""
+    assert logger.failure is not None
+    # end the client's run (its system-metrics thread too): one quick try, no retries (a
+    # store that went away would be retried for minutes), refused or not
+    quick = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
+    saved = {k: os.environ.get(k) for k in quick}
+    os.environ.update(quick)
+    try:
+        with contextlib.suppress(MlflowException, OSError):
+            mlflow.end_run(status=RunStatus.FAILED)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    kept = f"its checkpoint is {out_dir / 'last.pt'}" if result is not None else "no checkpoint"
+    unsent = logger.keep_unsent(out_dir)
+    metrics = f", the metrics not logged are in {unsent}" if unsent else ""
+    step = f" at step {result.steps_done}" if result is not None else ""
+    return (
+        f"{tracking_failure(logger.failure)}; run {run_id} stopped{step}: {kept}{metrics} "
+        f"(continue with: attnref train --resume {run_id})"
+    )
 
 
 def _end_run(

@@ -1,0 +1,86 @@
+"""One class server for the package's tests: PostgreSQL + ``mlflow server`` on a free port.
+
+Started once (package scope) in a directory of its own, stopped by the fixture at the end
+(``ClassServer.stop``: the MLflow server's process group, then PostgreSQL). Students and a
+teacher are real accounts made through the server's REST API.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from attention_ref.classroom.server import ClassServer, add_student, add_teacher
+
+ATTNREF = str(Path(sys.executable).with_name("attnref"))
+EXPERIMENT = "class"
+STUDENTS = ("alice", "bob", "carol", "dave")
+TEACHER = "tess"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def class_dir(prefix: str = "attnref-class-") -> Path:
+    """A fresh directory for a class. As root, PostgreSQL runs as ``postgres``: it must enter
+    the directory (0711), and the socket path must stay short (``/tmp``)."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    root.chmod(0o711)
+    return root
+
+
+def student_env(url: str, user: str, password: str) -> dict[str, str]:
+    """The environment of a student's command: MLflow's variables, nothing else of MLflow's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING_")}
+    return env | {
+        "MLFLOW_TRACKING_URI": url,
+        "MLFLOW_TRACKING_USERNAME": user,
+        "MLFLOW_TRACKING_PASSWORD": password,
+    }
+
+
+@pytest.fixture(scope="package")
+def class_root() -> Iterator[Path]:
+    root = class_dir()
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="package")
+def server(class_root) -> Iterator[ClassServer]:
+    """PostgreSQL + mlflow server (one worker: 2 cores), the admin password made up here."""
+    s = ClassServer(
+        class_root / "class", secrets.token_urlsafe(18), port=free_port(), workers=1,
+        experiment=EXPERIMENT,
+    )  # fmt: skip
+    with s:
+        yield s
+    assert s.process is None and not s.postgres.is_running()
+
+
+@pytest.fixture(scope="package")
+def students(server) -> dict[str, str]:
+    """Student accounts (name -> password), each with EDIT on the class experiment."""
+    accounts = {name: secrets.token_urlsafe(15) for name in STUDENTS}
+    for name, password in accounts.items():
+        add_student(server.url, server.admin, name, password, EXPERIMENT)
+    return accounts
+
+
+@pytest.fixture(scope="package")
+def teacher(server) -> tuple[str, str]:
+    """A teacher's account (another MLflow admin)."""
+    password = secrets.token_urlsafe(15)
+    add_teacher(server.url, server.admin, TEACHER, password)
+    return TEACHER, password

@@ -1,0 +1,132 @@
+"""The links people are given open the runs, in a real browser (headless Chromium).
+
+MLflow 3.17's UI lands on its GenAI home (an assistant, "Start Demo", models called "Agent
+versions"); the runs need ``?workflowType=machine_learning`` in the link. Two landing pages:
+
+* ``make ui``: the link `tools/ui_link.py` prints for the embedded store;
+* the class server: the runs link ``attnref server start`` prints, opened as the admin (basic
+  auth sent by the browser as a header, over CDP).
+
+Each page is loaded, waited on until the runs table shows the runs' names, and photographed
+(``ATTNREF_UI_SCREENSHOT_DIR=DIR`` keeps the screenshots). The control: the server's root URL,
+the link README gave, shows no runs table.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from attention_ref.classroom.server import healthy, rest
+from tests.classroom.conftest import EXPERIMENT, free_port
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from ui_link import runs_page  # noqa: E402
+
+MLFLOW = str(Path(sys.executable).with_name("mlflow"))
+RUNS_TABLE_HEADER = "Run Name"
+
+
+def open_and_wait(driver, url: str, texts: list[str], seconds: float = 90) -> bool:
+    """Load ``url``; whether all ``texts`` show on the page within ``seconds``."""
+    driver.get(url)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        body = driver.find_element("tag name", "body").text
+        if all(t in body for t in texts):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def shoot(driver, tmp_path: Path, name: str) -> Path:
+    """A screenshot of the page: in ``tmp_path``, and in ``$ATTNREF_UI_SCREENSHOT_DIR`` if set."""
+    path = tmp_path / f"{name}.png"
+    assert driver.save_screenshot(str(path))
+    keep = os.environ.get("ATTNREF_UI_SCREENSHOT_DIR")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        (Path(keep) / path.name).write_bytes(path.read_bytes())
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 10_000  # a page, not a blank
+    return path
+
+
+@pytest.fixture
+def driver():
+    from tests.book.browser import make_driver
+
+    drv = make_driver()
+    yield drv
+    drv.quit()
+
+
+@pytest.fixture
+def embedded_ui(store, shakespeare, tmp_path):
+    """A tiny run in the embedded store, and ``mlflow ui`` over it (what ``make ui`` runs)."""
+    from attention_ref.experiments.runs import run_training
+    from attention_ref.experiments.store import connect
+    from tests.configs import tiny
+
+    connect(store)
+    cfg = tiny(max_steps=2, eval_interval=2, sample_tokens=5)
+    outcome = run_training(cfg, shakespeare, out_root=tmp_path / "runs", log_system_metrics=False)
+    port = free_port()
+    log = (tmp_path / "ui.log").open("w")
+    proc = subprocess.Popen(
+        [MLFLOW, "ui", "--backend-store-uri", store, "--host", "127.0.0.1", "--port", str(port),
+         "--workers", "1"],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while not healthy(base):
+        assert proc.poll() is None, (tmp_path / "ui.log").read_text()
+        assert time.monotonic() < deadline, (tmp_path / "ui.log").read_text()
+        time.sleep(0.5)
+    yield base, Path(store.removeprefix("sqlite:///")), outcome
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=60)
+    log.close()
+
+
+def test_make_ui_opens_the_runs_table(embedded_ui, driver, tmp_path):
+    base, db, _ = embedded_ui
+    run_name = "q02-multihead"
+    link = runs_page(db, base)
+    assert link.endswith("?workflowType=machine_learning") and "/#/experiments/" in link
+    assert open_and_wait(driver, link, [RUNS_TABLE_HEADER, run_name]), driver.page_source[:2000]
+    assert driver.title.startswith("Runs - ")
+    shoot(driver, tmp_path, "make-ui-landing")
+    # the control: the bare URL (README's old link) lands on the GenAI home, no runs table
+    assert not open_and_wait(driver, base + "/", [RUNS_TABLE_HEADER, run_name], seconds=15)
+    # no store: the experiments list, in the runs' view
+    expected = f"{base}/#/experiments?workflowType=machine_learning"
+    assert runs_page(tmp_path / "none.db", base) == expected
+
+
+def test_the_class_servers_printed_link_opens_the_runs_table(server, students, driver, tmp_path):
+    _, exp = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
+                       query={"experiment_name": EXPERIMENT})  # fmt: skip
+    exp_id = exp["experiment"]["experiment_id"]
+    made = rest(server.url, "/api/2.0/mlflow/runs/create",
+                {"experiment_id": exp_id, "run_name": "ui-alice"},
+                auth=("alice", students["alice"]))  # fmt: skip
+    assert made[0] == 200
+    token = base64.b64encode(":".join(server.admin).encode()).decode()
+    driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
+                           {"headers": {"Authorization": f"Basic {token}"}})  # fmt: skip
+    link = server.runs_page(exp_id)
+    assert link == f"{server.url}/#/experiments/{exp_id}?workflowType=machine_learning"
+    assert open_and_wait(driver, link, [RUNS_TABLE_HEADER, "ui-alice"]), driver.page_source[:2000]
+    shoot(driver, tmp_path, "class-server-landing")
