@@ -156,9 +156,14 @@ def sample(
     uri = existing_store_uri(tracking_uri)
     local = None if model is not None else _local_model_file(uri, run_id, arm, experiment)
     if local is not None:
+        import pickle
+
         from attention_ref.lm.checkpoint import Checkpoint
 
-        checkpoint = Checkpoint.load(local)
+        try:
+            checkpoint = Checkpoint.load(local)
+        except (OSError, EOFError, RuntimeError, KeyError, pickle.UnpicklingError) as e:
+            raise CLIError(f"cannot read the model file {local}: {e!r}") from None
     else:
         connect_existing_store(tracking_uri)
         checkpoint = _checkpoint(run_id, model, arm, experiment)

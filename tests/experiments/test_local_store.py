@@ -329,3 +329,21 @@ def test_the_cli_prints_the_same_through_either_reader(stores, capsys, monkeypat
     assert [c for c, _, _ in local] == [0, 0, 0, 2, 0, 0, 2, 0, 2, 2, 2]
     monkeypatch.setattr(LocalStore, "open", classmethod(lambda cls, uri: None))
     assert outputs() == local
+
+
+@pytest.mark.parametrize("damage", [b"", b"garbage", None])
+def test_a_damaged_model_file_is_one_line_and_exit_2(stores, capsys, damage):
+    """The run's model.pt cut short, not a checkpoint, or a checkpoint of something else."""
+    from cli.main import main
+
+    rid = stores.run("q02-multihead", params={"max_steps": "1"}, model_seed=1)
+    with stores.local() as view:
+        path = view.model_file(rid)
+    if damage is None:
+        torch.save({"not": "a checkpoint"}, path)
+    else:
+        path.write_bytes(damage)
+    assert main(["sample", "--run-id", rid, "--tokens", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"attnref: error: cannot read the model file {path}: ")
+    assert err.count("\n") == 1 and "Traceback" not in err
