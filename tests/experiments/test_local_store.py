@@ -257,7 +257,8 @@ def test_local_artifact_dir(uri, path):
 
 def test_a_store_being_written_is_read_between_writes(stores):
     """A training run writes while `attnref runs` reads: the reader waits for the writer's
-    lock (sqlite's timeout) instead of failing."""
+    lock up to its timeout, then hands over to MLflow's client (`LocalStoreUnavailableError`,
+    never a traceback); once the lock is released it reads."""
     s = stores
     s.run("one", params={"max_steps": "1"})
     view = s.local()
