@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import ssl
 import subprocess
 import urllib.error
 import urllib.request
@@ -62,7 +63,8 @@ def connect(uri: str | None = None, experiment: str | None = DEFAULT_EXPERIMENT)
     uri = resolve_tracking_uri(uri)
     if uri.startswith(("http://", "https://")):
         try:
-            with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=5) as r:
+            health = uri.rstrip("/") + "/health"
+            with urllib.request.urlopen(health, timeout=5, context=tls_context(uri)) as r:
                 r.read()
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
@@ -79,6 +81,21 @@ def connect(uri: str | None = None, experiment: str | None = DEFAULT_EXPERIMENT)
         return mlflow.set_experiment(experiment).experiment_id
     except MlflowException as e:
         raise TrackingError(f"cannot use the tracking store {uri}: {first_line(e)}") from None
+
+
+def tls_context(uri: str) -> ssl.SSLContext | None:
+    """How an ``https`` server is verified, as MLflow's own client does it: the CA bundle in
+    ``$MLFLOW_TRACKING_SERVER_CERT_PATH`` (a class server's own certificate, trusted as it is),
+    no verification with ``$MLFLOW_TRACKING_INSECURE_TLS=true``, else the system's."""
+    if not uri.startswith("https://"):
+        return None
+    if os.environ.get("MLFLOW_TRACKING_INSECURE_TLS", "").lower() == "true":
+        return ssl._create_unverified_context()  # the user's explicit choice, as in MLflow
+    cafile = os.environ.get("MLFLOW_TRACKING_SERVER_CERT_PATH") or None
+    context = ssl.create_default_context(cafile=cafile)
+    if cafile:
+        context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+    return context
 
 
 def require_store(uri: str | None = None) -> str:
@@ -129,7 +146,7 @@ def check_credentials(uri: str) -> None:
     elif os.environ.get("MLFLOW_TRACKING_TOKEN"):
         req.add_header("Authorization", f"Bearer {os.environ['MLFLOW_TRACKING_TOKEN']}")
     try:
-        with urllib.request.urlopen(req, timeout=30) as r:
+        with urllib.request.urlopen(req, timeout=30, context=tls_context(uri)) as r:
             r.read()
     except urllib.error.HTTPError as e:
         if e.code != 401:

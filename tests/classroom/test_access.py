@@ -143,3 +143,18 @@ def test_route_keys_drop_the_version_prefix_and_unify_parameters():
     assert route_key("PUT", "/api/2.0/mlflow-artifacts/artifacts/<path:artifact_path>") == (
         route_key("PUT", "/api/2.0/mlflow-artifacts/artifacts/{artifact_path:path}")
     )
+
+
+def test_the_books_recorded_table_is_this_table(routes):
+    """docs/results/class-access.json (written by test_access_http.py) has every route MLflow
+    serves, each with the rule the code gives it: re-record it when either changes."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "results" / "class-access.json"
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    rows = {row["route"]: row["access"] for row in recorded["rows"]}
+    assert rows == {key: str(access) for key, access in access.rules().items()}
+    assert recorded["summary"]["routes"] == len(routes)
+    for row in recorded["rows"]:
+        assert set(row["cells"]) >= {"admin", "teacher", "no account"}, row["route"]

@@ -276,6 +276,12 @@ def test_attnref_server_start_tls_status_stop(tmp_path):
         blind = subprocess.run([python, "-c", code], capture_output=True, text=True,
                                timeout=120, env=student)  # fmt: skip
         assert blind.returncode != 0 and "CERTIFICATE_VERIFY_FAILED" in blind.stderr
+        # attnref's own commands verify the same way (and say so in one line when they cannot)
+        listed = attnref("runs", "--tracking-uri", url,
+                         env=student | {"MLFLOW_TRACKING_SERVER_CERT_PATH": str(cert)})  # fmt: skip
+        assert listed.returncode == 0, listed.stderr
+        refused = attnref("runs", "--tracking-uri", url, env=student)
+        assert "CERTIFICATE_VERIFY_FAILED" in one_line_error(refused)
 
         status = attnref("server", "status", str(folder), timeout=60)
         assert status.returncode == 0
