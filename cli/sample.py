@@ -2,8 +2,10 @@
 
 A run of a local sqlite store is found and loaded without importing MLflow
 (`attention_ref.experiments.local_store`: the store's own database and the run's own
-``model/model.pt``); ``--model`` URIs, servers and artifacts elsewhere go through MLflow's
-client (`_checkpoint`). Either way the same run and the same file.
+``model/model.pt``) and sampled without importing torch (`attention_ref.lm.numpy_model`, the
+same characters as torch's model draws); ``--model`` URIs, servers and artifacts elsewhere go
+through MLflow's client (`_checkpoint`) and torch. Either way the same run, the same file and
+the same text.
 """
 
 from __future__ import annotations
@@ -156,6 +158,10 @@ def sample(
     uri = existing_store_uri(tracking_uri)
     local = None if model is not None else _local_model_file(uri, run_id, arm, experiment)
     if local is not None:
+        fast = _sample_without_torch(local, text, tokens, temperature, top_k, seed)
+        if fast is not None:
+            sys.stdout.write(fast + "\n")
+            return
         import pickle
 
         from attention_ref.lm.checkpoint import Checkpoint
@@ -176,3 +182,25 @@ def sample(
         max_new_tokens=tokens, temperature=temperature, top_k=top_k or 0, seed=seed
     )
     sys.stdout.write(sample_text(checkpoint, text, params) + "\n")
+
+
+def _sample_without_torch(
+    path: Path, text: str, tokens: int, temperature: float, top_k: int | None, seed: int
+) -> str | None:
+    """The sampled text computed in numpy (`attention_ref.lm.numpy_model`: no torch to import,
+    the same characters); ``None`` when that module does not know the file or the model (then
+    torch samples it)."""
+    from attention_ref.lm.numpy_model import NumpyCheckpoint, UnsupportedModelError, sample_text
+
+    try:
+        checkpoint = NumpyCheckpoint.load(path)
+    except UnsupportedModelError:
+        return None
+    except OSError as e:
+        raise CLIError(f"cannot read the model file {path}: {e!r}") from None
+    unknown = sorted({c for c in text if c not in checkpoint.chars})
+    if unknown:
+        raise CLIError(f"--prompt has characters outside the model's vocabulary: {unknown!r}")
+    return sample_text(
+        checkpoint, text, tokens=tokens, temperature=temperature, top_k=top_k, seed=seed
+    )

@@ -41,6 +41,10 @@ RULES: dict[str, set[str]] = {
                                   "attention_ref.render", "attention_ref.book",
                                   "attention_ref.classroom"},
     "attention_ref/lm/config.py": {"torch", "mlflow", "attention_ref"},
+    # attnref sample on a local file: numpy, never torch (it costs more than the generation)
+    "attention_ref/lm/numpy_model.py": {"torch", "mlflow", "matplotlib", "attention_ref.lm.model",
+                                        "attention_ref.lm.data", "attention_ref.lm.checkpoint"},
+    "attention_ref/lm/draw.py": {"torch", "mlflow", "attention_ref"},
     "attention_ref/experiments/report.py": {"torch", "mlflow", "matplotlib",
                                             "attention_ref.lm"},
     "attention_ref/experiments/heads_report.py": {"torch", "mlflow", "matplotlib",

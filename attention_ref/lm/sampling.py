@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor
 
+from attention_ref.lm.draw import draw_index, uniforms
 from attention_ref.lm.model import CharGPT, KVCache
 
 if TYPE_CHECKING:
@@ -69,14 +70,20 @@ def generate(
     top_k: int | None = None,
     generator: torch.Generator | None = None,
     use_cache: bool = True,
+    u: Iterator[float] | None = None,
 ) -> Tensor:
     r"""Sample ``new_tokens`` characters after ``idx`` ``(1, T)``; returns ``(1, T + new)``.
 
     At each step $p = \operatorname{softmax}(z_T / \tau)$ over the last position's logits
     $z_T$, restricted to the ``top_k`` largest when given. ``use_cache`` (the default) reuses
     the keys and values of the positions already computed; ``False`` recomputes the whole
-    window at every step. Both draw the same characters for the same ``generator``.
+    window at every step. Both draw the same characters for the same ``generator``. With ``u``
+    (a stream of uniforms, one batch-1 sequence) each character is drawn by
+    `attention_ref.lm.draw.draw_index` instead of ``torch.multinomial``: what ``attnref
+    sample`` does, with or without torch (`attention_ref.lm.numpy_model`).
     """
+    if u is not None and idx.size(0) != 1:
+        raise ValueError(f"u draws for one sequence; idx holds {idx.size(0)}")
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     block = model.cfg.block_size
@@ -95,7 +102,12 @@ def generate(
                     logits, _ = model(fresh, cache=cache)
                 else:  # the window slides: every position changes, compute it again
                     logits, _ = model(idx[:, -block:], last_only=True)
-                nxt = _next_token(logits[:, -1, :], temperature, top_k, generator).to(idx.device)
+                if u is None:
+                    nxt = _next_token(logits[:, -1, :], temperature, top_k, generator)
+                else:
+                    row = logits[0, -1].float().cpu().numpy()
+                    nxt = torch.tensor([[draw_index(row, temperature, top_k, next(u))]])
+                nxt = nxt.to(idx.device)
                 idx = torch.cat([idx, nxt], dim=1)  # (1, T) -> (1, T + 1)
                 fresh = nxt
     finally:
@@ -129,17 +141,18 @@ class SampleParams:
 
 
 def sample_text(checkpoint: Checkpoint, prompt: str, p: SampleParams) -> str:
-    """``prompt`` continued by ``p.max_new_tokens`` characters sampled from ``checkpoint``."""
+    """``prompt`` continued by ``p.max_new_tokens`` characters sampled from ``checkpoint``,
+    each drawn with ``u`` from ``random.Random(p.seed)`` (`attention_ref.lm.draw`): the text
+    that `attention_ref.lm.numpy_model.sample_text` writes without torch."""
     unknown = checkpoint.vocab.unknown(prompt)
     if not prompt or unknown:
         raise ValueError(
             f"a prompt needs at least one character, all in the model's vocabulary; "
             f"{prompt!r} has {unknown!r}"
         )
-    g = torch.Generator().manual_seed(p.seed)
     idx = torch.tensor([checkpoint.vocab.encode(prompt)])
     out = generate(
         checkpoint.build_model(), idx, p.max_new_tokens, temperature=p.temperature,
-        top_k=p.top_k or None, generator=g,
+        top_k=p.top_k or None, u=uniforms(p.seed),
     )  # fmt: skip
     return checkpoint.vocab.decode(out[0].tolist())
