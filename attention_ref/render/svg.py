@@ -93,12 +93,15 @@ def heatmap(
     row_title: str = "query",
     col_title: str = "key",
     cell: float = 46.0,
+    col_breaks: Sequence[int] = (),
 ) -> str:
     """A matrix as coloured cells with its values printed, rows and columns labelled.
 
     The colour runs from light (the smallest finite value) to dark (the largest); a cell whose
     value is not finite (−∞ of a mask) is grey and prints ``−∞``. ``row_title`` and
     ``col_title`` name the axes (for attention: rows are queries, columns are keys).
+    ``col_breaks``: a thick line before each of these columns (the tiles of keys that
+    FlashAttention reads one after the other).
     """
     n = len(values)
     m = len(values[0]) if n else 0
@@ -146,6 +149,14 @@ def heatmap(
                 + _text(x + cell / 2, y + cell / 2, shown, size=11, fill=ink)
                 + "</g>"
             )
+    for j in col_breaks:
+        if not 0 < j < m:
+            raise ValueError(f"a column break must fall between columns 1 and {m}, got {j}")
+        x = left + j * cell
+        body.append(
+            f'<line class="break" x1="{x:.1f}" y1="{top - 4:.1f}" x2="{x:.1f}" '
+            f'y2="{top + n * cell + 4:.1f}" stroke="{PALETTE[5]}" stroke-width="3"/>'
+        )
     return _svg(width, height, title or "heatmap", body)
 
 
@@ -337,3 +348,112 @@ def blocks(rows: Sequence[RectRow], *, title: str, unit: float = 8.0) -> str:
     width = max(right + 8, text_width(title, 14) + 12)
     body.insert(0, _text(width / 2, 11, title, size=14, weight="bold"))
     return _svg(width, y - 34 + 24, title, body)
+
+
+def groups(
+    top: Sequence[Box],
+    bottom: Sequence[Box],
+    links: Sequence[tuple[int, int]],
+    *,
+    title: str,
+    box_w: float = 92.0,
+) -> str:
+    """Two rows of boxes and a line for each ``(i, j)`` of ``links``: top box ``i`` reads bottom
+    box ``j`` (the query heads of grouped-query attention and the K/V head each one reads).
+
+    The boxes of each row are spread over the same width, so a bottom box sits under the
+    middle of the top boxes that share it when the groups are equal.
+    """
+    if not top or not bottom:
+        raise ValueError("both rows of a groups figure need at least one box")
+    for i, j in links:
+        if not (0 <= i < len(top) and 0 <= j < len(bottom)):
+            raise ValueError(f"link {(i, j)} joins no boxes of {len(top)} and {len(bottom)}")
+    size, box_h, gap, hgap = 12.0, 44.0, 56.0, 10.0
+    widest = max(max(text_width(b.title, size), text_width(b.detail, 11)) for b in (*top, *bottom))
+    box_w = max(box_w, widest + 16)
+    span = len(top) * box_w + (len(top) - 1) * hgap
+    width = max(span + 16, text_width(title, 14) + 12)
+    x0 = (width - span) / 2
+    y_top, y_bottom = 28.0, 28.0 + box_h + gap
+    body = [_text(width / 2, 11, title, size=14, weight="bold")]
+
+    def row(boxes: Sequence[Box], y: float) -> list[float]:
+        step = span / len(boxes)  # each box centred in its share of the row
+        centres = []
+        for k, b in enumerate(boxes):
+            cx = x0 + (k + 0.5) * step
+            colour = "#888888" if b.colour is None else PALETTE[b.colour % len(PALETTE)]
+            body.append(
+                f'<g class="box"><title>{escape(b.title)}</title><rect x="{cx - box_w / 2:.1f}" '
+                f'y="{y:.1f}" width="{box_w:g}" height="{box_h:g}" rx="6" '
+                f'fill="{_tint(colour, 0.8)}" stroke="{colour}" stroke-width="1.5"/>'
+                + _text(cx, y + 15, b.title, size=size, weight="bold")
+                + _text(cx, y + 31, b.detail, size=11, fill="#333")
+                + "</g>"
+            )
+            centres.append(cx)
+        return centres
+
+    xs_top, xs_bottom = row(top, y_top), row(bottom, y_bottom)
+    for i, j in links:
+        colour = PALETTE[(bottom[j].colour or 0) % len(PALETTE)]
+        body.append(
+            f'<line class="link" x1="{xs_top[i]:.1f}" y1="{y_top + box_h:.1f}" '
+            f'x2="{xs_bottom[j]:.1f}" y2="{y_bottom:.1f}" stroke="{colour}" stroke-width="2"/>'
+        )
+    return _svg(width, y_bottom + box_h + 8, title, body)
+
+
+def arrows(
+    vectors: Sequence[tuple[float, float]],
+    labels: Sequence[str],
+    *,
+    title: str,
+    size: float = 220.0,
+    colour: int = 0,
+    decimal: str = ".",
+) -> str:
+    """2-D vectors drawn from a common origin inside the circle of the longest one (a pair of
+    coordinates turned by RoPE at successive positions), each arrow labelled at its tip.
+
+    Tones run from dark (the first vector) to light (the last), so the order of the turns reads
+    from the picture; every arrow has a ``<title>`` with its label and coordinates, written with
+    ``decimal`` as the decimal mark.
+    """
+    if len(vectors) != len(labels) or not vectors:
+        raise ValueError(f"{len(vectors)} vectors need as many labels, got {len(labels)}")
+    radius = max(math.hypot(x, y) for x, y in vectors) or 1.0
+    pad, top = 34.0, 26.0
+    width = max(size + 2 * pad, text_width(title, 14) + 12)
+    cx, cy = width / 2, top + pad + size / 2
+    r_px = size / 2
+    base = PALETTE[colour % len(PALETTE)]
+    marker = f"attn-arrowhead-{zlib.crc32(title.encode()):08x}"
+    body = [
+        _text(width / 2, 11, title, size=14, weight="bold"),
+        f'<defs><marker id="{marker}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
+        'markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+        'fill="#555"/></marker></defs>',
+        f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r_px:.1f}" fill="none" stroke="#bbb" '
+        'stroke-dasharray="4 3"/>',
+        f'<line x1="{cx - r_px - 8:.1f}" y1="{cy:.1f}" x2="{cx + r_px + 8:.1f}" y2="{cy:.1f}" '
+        'stroke="#ddd"/>',
+        f'<line x1="{cx:.1f}" y1="{cy - r_px - 8:.1f}" x2="{cx:.1f}" y2="{cy + r_px + 8:.1f}" '
+        'stroke="#ddd"/>',
+    ]
+    n = len(vectors)
+    for k, ((x, y), label) in enumerate(zip(vectors, labels, strict=True)):
+        tone = _tint(base, 0.7 * k / max(n - 1, 1))
+        ex, ey = cx + x / radius * r_px, cy - y / radius * r_px  # y grows upwards in the plot
+        lx = cx + x / radius * (r_px + 18)
+        ly = cy - y / radius * (r_px + 18)
+        tip = f"{label}: ({number(x, 3, decimal)}; {number(y, 3, decimal)})"
+        body.append(
+            f'<g class="arrow"><title>{escape(tip)}</title>'
+            f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{ex:.1f}" y2="{ey:.1f}" stroke="{tone}" '
+            f'stroke-width="2.2" marker-end="url(#{marker})"/>'
+            + _text(lx, ly, label, size=11, fill="#222")
+            + "</g>"
+        )
+    return _svg(width, cy + r_px + pad, title, body)

@@ -112,8 +112,12 @@ def projection_section(tr: ref_gqa.GQATrace) -> Section:
     return Section(
         title="Projections: Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ for the h query heads, K⁽ʲ⁾ = X W_K⁽ʲ⁾ and "
         "V⁽ʲ⁾ = X W_V⁽ʲ⁾ for the g K/V heads",
-        text=f"{tr.h} queries per token but only {tr.g} keys and {tr.g} values: the K/V "
-        "projections are computed once per group, not once per query head.",
+        text=(
+            f"{tr.h} queries per token but only {tr.g} keys and {tr.g} values: the K/V "
+            "projections are computed once per group, not once per query head."
+            if tr.g < tr.h
+            else "Every query head has its own key and value head here (g = h)."
+        ),
         items=items,
     )
 
@@ -222,7 +226,15 @@ def output_section(tr: ref_gqa.GQATrace, note: str) -> Section:
         symbol="\\operatorname{Concat}",
         value=L(tr.concat),
         rows=tok,
-        formula="[" + " \\mid ".join(f"H{sup(i)}" for i in range(tr.h)) + "]",
+        # more than two heads: the first and the last, so the display fits a phone's width
+        formula="["
+        + (
+            " \\mid ".join(f"H{sup(i)}" for i in range(tr.h))
+            if tr.h <= 2
+            else f"H{sup(0)} \\mid \\dots \\mid H{sup(tr.h - 1)}"
+        )
+        + "]",
+        formula_text=None if tr.h <= 2 else f"[H^(1) | … | H^({tr.h})]",
     )
     items = [concat]
     if tr.W_O is not None:
