@@ -160,11 +160,14 @@ def test_params_never_imports_torch(args):
     assert out.stderr.strip().splitlines()[-1] == "0 False False"
 
 
-def test_the_probe_sees_torch_when_a_command_needs_it():
-    """Negative control: the same probe on ``explain`` reports torch."""
+def test_the_probe_sees_torch_when_a_command_needs_it(tmp_path):
+    """Negative control: the same probe on ``explain --backward`` (computed, never cached)
+    reports torch."""
     code = (
-        "import sys; from cli.main import main; rc = main(['explain', '-f', 'json']); "
+        "import sys; from cli.main import main; "
+        "rc = main(['explain', '-e', 'gqa', '--backward', '-f', 'json']); "
         "print(rc, 'torch' in sys.modules, file=sys.stderr)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tmp_path)  # fmt: skip
     assert out.stderr.strip().splitlines()[-1] == "0 True"
