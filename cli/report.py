@@ -46,7 +46,7 @@ def report(
     data: DataPath = None,
     tracking_uri: TrackingUri = None,
 ) -> None:
-    """Q03 answered from the measured runs (markdown): the table, the bigram floor, the why."""
+    """Q03 answered from the measured runs (markdown): the table, the bigram baseline, the why."""
     from cli.progress import make_console
 
     console = make_console()
@@ -54,13 +54,23 @@ def report(
     dataset = load_data(data, console)
     connect_existing_store(tracking_uri)  # read only: never create a store or an experiment
     from attention_ref.experiments.export import export_results
-    from attention_ref.experiments.results import find_arms, heads_sweep_report, q03_report
+    from attention_ref.experiments.report import no_ablation_report
+    from attention_ref.experiments.results import (
+        NoArmsError,
+        find_arms,
+        heads_sweep_report,
+        q03_report,
+    )
     from attention_ref.experiments.store import TrackingError
 
     try:
-        arms = find_arms(name)
-        text = q03_report(name, dataset, arms)
         heads = heads_sweep_report(name)
+        try:
+            text = q03_report(name, dataset, find_arms(name))
+        except NoArmsError:
+            if heads is None or export is not None:
+                raise
+            text = no_ablation_report(name)  # the heads sweep is all there is: say so
         if heads is not None:
             text = text.rstrip("\n") + "\n\n" + heads
         if export is not None:

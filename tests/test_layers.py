@@ -47,6 +47,8 @@ RULES: dict[str, set[str]] = {
     "attention_ref/lm/draw.py": {"torch", "mlflow", "attention_ref"},
     "attention_ref/experiments/report.py": {"torch", "mlflow", "matplotlib",
                                             "attention_ref.lm"},
+    "attention_ref/experiments/findings.py": {"torch", "mlflow", "matplotlib",
+                                              "attention_ref.lm"},
     "attention_ref/experiments/heads_report.py": {"torch", "mlflow", "matplotlib",
                                                   "attention_ref.lm"},
     "attention_ref/experiments/names.py": {"torch", "mlflow", "attention_ref"},

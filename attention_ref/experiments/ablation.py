@@ -22,6 +22,7 @@ from typing import Any
 import mlflow
 from mlflow.tracking import MlflowClient
 
+from attention_ref.experiments.findings import ArmRow, Baselines
 from attention_ref.experiments.heads_report import HeadsRow, heads_table
 from attention_ref.experiments.names import (
     ABLATION_RUN_NAME,
@@ -35,7 +36,7 @@ from attention_ref.experiments.names import (
     arm_run_name,
 )
 from attention_ref.experiments.plots import loss_curves, save
-from attention_ref.experiments.report import ArmRow, Baselines, comparison_markdown
+from attention_ref.experiments.report import comparison_markdown
 from attention_ref.experiments.results import baselines
 from attention_ref.experiments.runs import (
     RunOutcome,

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import mlflow
 from mlflow.tracking import MlflowClient
 
 from attention_ref.experiments.explorer import write_explorer
+from attention_ref.experiments.findings import ArmRow, rows_from_comparison
+from attention_ref.experiments.model_parts import with_parameter_groups
 from attention_ref.experiments.names import Artifact, Tag
-from attention_ref.experiments.report import build_report, rows_from_comparison
+from attention_ref.experiments.report import build_report
 from attention_ref.experiments.results import baselines, find_arms, load_model, q03_report
 from attention_ref.experiments.store import TrackingError
 from attention_ref.lm.data import CharData
@@ -87,11 +91,21 @@ def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
             "source": arms.source,
         }
     )
+    _record_parts(doc, arms.rows)
     (dest / "comparison.json").write_text(
         json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )
     written.append(dest / "comparison.json")
     return written
+
+
+def _record_parts(doc: dict[str, Any], rows: Sequence[ArmRow]) -> None:
+    """Each exported row gets its model's parameters by part (``param_groups``), so the
+    book's pages read which are attention from the file."""
+    by_arm = {r.attention: r.param_groups for r in rows}
+    for d in doc["rows"]:
+        if by_arm.get(d["attention"]):
+            d["param_groups"] = by_arm[d["attention"]]
 
 
 def refresh_report(dest: Path, data: CharData) -> list[Path]:
@@ -104,7 +118,7 @@ def refresh_report(dest: Path, data: CharData) -> list[Path]:
     """
     path = dest / "comparison.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
-    rows = rows_from_comparison(doc)
+    rows = with_parameter_groups(rows_from_comparison(doc), data.vocab_size)
     other = {r.data_sha256 for r in rows if r.data_sha256} - {data.text_sha256}
     if other:
         raise ValueError(
@@ -113,6 +127,7 @@ def refresh_report(dest: Path, data: CharData) -> list[Path]:
         )
     base = baselines(data)
     doc.update({"bigram_floor": base.bigram, "baselines": asdict(base)})
+    _record_parts(doc, rows)
     report = dest / "q03-report.md"
     report.write_text(build_report(doc["experiment"], doc["source"], rows, base), encoding="utf-8")
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")

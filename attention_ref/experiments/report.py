@@ -1,298 +1,33 @@
-"""Q03 in words and tables, from numbers only: rows + baselines -> findings -> markdown.
+"""Q03 in words and tables: findings -> markdown.
 
-Pure: no MLflow, no torch. `attention_ref.experiments.results` reads the rows out of the
-store. Here `findings` turns the figures into the facts a sentence may state (which side of
-the bigram baseline an arm is on, whether its curve has levelled off, which arm is lowest,
-whether the arms are comparable at all), each with the threshold it was decided by, and
-`build_report` writes a sentence only from those facts: where the numbers go the other way,
-the sentence says the other thing (the tests put the numbers on both sides of each threshold).
-The book's Portuguese page writes its own words from the same `findings`.
+Pure: no MLflow, no torch. `attention_ref.experiments.findings` turns the rows and baselines
+into facts, each with the threshold it was decided by; `build_report` writes a sentence only
+from those facts: where the numbers go the other way, the sentence says the other thing (the
+tests put the numbers on both sides of each threshold). The book's Portuguese page writes its
+own words from the same `findings`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from enum import StrEnum
-from typing import Any, ClassVar
+from collections.abc import Sequence
 
-from attention_ref.experiments.names import Metric
-
-#: two losses closer than this (nats) are "at" each other, and neither is called lower: an
-#: arm is measured on fixed validation batches, the baselines on the whole validation split,
-#: so a smaller difference is sampling, not a finding
-BASELINE_TOLERANCE = 0.03
-#: an arm's curve has "levelled off" from the first evaluation within this of its final value
-PLATEAU_TOLERANCE = 0.02
-#: final train and validation losses "agree" (no overfitting to the training split) within this
-AGREEMENT_TOLERANCE = 0.05
-
-#: the options arms must share to be compared, by the words a sentence uses for them (keys of
-#: the flat `TrainConfig`, as MLflow params); the seed, the steps and the data come on top
-SHARED_OPTIONS: dict[str, tuple[str, ...]] = {
-    "model shape": ("n_embd", "n_layer", "n_head", "block_size", "dropout"),
-    "schedule": ("batch_size", "lr", "min_lr", "warmup_steps", "weight_decay", "grad_clip"),
-    "evaluation": ("eval_interval", "eval_batches"),
-}
-
-#: what a sentence calls each compared key (one aspect may hold several options)
-ASPECTS: dict[str, tuple[str, ...]] = {
-    "seed": ("seed",),
-    "number of steps": ("steps",),
-    "data": ("data",),
-    **SHARED_OPTIONS,
-}
-
-
-@dataclass
-class ArmRow:
-    """One line of the ablation's comparison table, and what the arm was run with."""
-
-    attention: str
-    run_id: str
-    status: str
-    n_params: int
-    best_val_loss: float
-    final_val_loss: float
-    final_train_loss: float
-    tokens_per_sec: float
-    wall_time_s: float
-    steps: int
-    val_curve: list[tuple[int, float]] = field(default_factory=list)  # filled when read back
-    #: the run's options (flat `TrainConfig`, values as MLflow params hold them: strings)
-    config: dict[str, str] = field(default_factory=dict)
-    data_sha256: str | None = None  # the data set's sha256; None when not recorded
-
-    #: each figure of the row and the run metric it comes from (the one place they meet)
-    METRICS: ClassVar[dict[str, Metric]] = {
-        "best_val_loss": Metric.BEST_VAL_LOSS,
-        "final_val_loss": Metric.FINAL_VAL_LOSS,
-        "final_train_loss": Metric.FINAL_TRAIN_EVAL_LOSS,
-        "tokens_per_sec": Metric.MEAN_TOKENS_PER_SEC,
-        "wall_time_s": Metric.WALL_TIME_S,
-    }
-
-    @classmethod
-    def from_metrics(
-        cls, attention: str, run_id: str, status: str, n_params: int, steps: int,
-        metrics: Mapping[str, float], val_curve: Sequence[tuple[int, float]] = (), *,
-        config: Mapping[str, object] | None = None, data_sha256: str | None = None,
-    ) -> ArmRow:  # fmt: skip
-        """A row from a run's metrics, keyed by `Metric` name (as logged, or as read back).
-
-        ``config`` is the run's flat options; values are kept as strings, as MLflow returns
-        its params, so a row built at logging time equals the row read back.
-        """
-        figures = {k: float(metrics[m]) for k, m in cls.METRICS.items()}
-        opts = {k: str(v) for k, v in (config or {}).items()}
-        return cls(attention, run_id, status, n_params, steps=steps, val_curve=list(val_curve),
-                   config=opts, data_sha256=data_sha256, **figures)  # fmt: skip
-
-    @property
-    def seed(self) -> str | None:
-        """The run's seed, as recorded (None when the row does not hold its options)."""
-        return self.config.get("seed")
-
-
-@dataclass(frozen=True)
-class Baselines:
-    """What a model can do with less than context, on the whole validation split (nats/char)."""
-
-    vocab_size: int
-    unigram: float  # character frequencies counted on the training split
-    #: the bigram baseline: validation cross-entropy of P(next | current) counted on the
-    #: training split with add-k smoothing (k = ``bigram_smoothing``)
-    bigram: float
-    bigram_smoothing: float = 1.0
-    #: the same table counted on the validation split itself: the lowest cross-entropy any
-    #: table P(next | current) reaches there (None when not computed)
-    bigram_fitted_on_val: float | None = None
-
-
-#: keys of an ablation parent's params that are not options of its arms
-_PARENT_ONLY = frozenset({"arms", "bigram_floor"})
-
-
-def rows_from_comparison(doc: Mapping[str, Any]) -> list[ArmRow]:
-    """The arms of an exported ``comparison.json`` (`attention_ref.experiments.export`) as
-    rows, each with its validation curve (``doc["curves"]``).
-
-    A row that does not hold its options (exports made before rows did) gets the parent's
-    params (``doc["params"]``) less ``arms`` and ``bigram_floor``: the ablation logs on its
-    parent exactly the options its arms share.
-    """
-    names = {f.name for f in fields(ArmRow)}
-    shared = {k: v for k, v in doc.get("params", {}).items() if k not in _PARENT_ONLY}
-    rows = []
-    for r in doc["rows"]:
-        row = ArmRow(**{k: v for k, v in r.items() if k in names})
-        curve = doc.get("curves", {}).get(row.attention, {}).get("val_loss", row.val_curve)
-        row.val_curve = [(int(s), float(v)) for s, v in curve]
-        row.config = {str(k): str(v) for k, v in (row.config or shared).items()}
-        rows.append(row)
-    return rows
-
-
-# ------------------------------------------------------------------------------- findings
-
-
-class Side(StrEnum):
-    """Where a loss lies against a reference, ``BASELINE_TOLERANCE`` deciding "at"."""
-
-    BELOW = "below"
-    AT = "at"
-    ABOVE = "above"
-
-
-def side(value: float, reference: float, tolerance: float = BASELINE_TOLERANCE) -> Side:
-    """``BELOW`` if ``value < reference - tolerance``, ``ABOVE`` if ``> reference + tolerance``."""
-    if value < reference - tolerance:
-        return Side.BELOW
-    if value > reference + tolerance:
-        return Side.ABOVE
-    return Side.AT
-
-
-def plateau_step(curve: Sequence[tuple[int, float]], tolerance: float = PLATEAU_TOLERANCE) -> int:
-    """First evaluation step from which validation loss stays within ``tolerance`` of its end."""
-    final = curve[-1][1]
-    step = curve[-1][0]
-    for s, v in reversed(curve):
-        if abs(v - final) > tolerance:
-            break
-        step = s
-    return step
-
-
-@dataclass(frozen=True)
-class Plateau:
-    """Where a validation curve levels off (`plateau_step`) within its evaluations."""
-
-    step: int  # first evaluation within PLATEAU_TOLERANCE of the final value, and staying so
-    first_step: int
-    last_step: int
-    final: float
-
-    @property
-    def levelled(self) -> bool:
-        """The curve stays within the tolerance over more than its last evaluation."""
-        return self.step < self.last_step
-
-    @property
-    def early(self) -> bool:
-        """Levelled off by the middle of the evaluated steps."""
-        return self.levelled and self.step <= (self.first_step + self.last_step) / 2
-
-
-def plateau(curve: Sequence[tuple[int, float]]) -> Plateau | None:
-    """The curve's `Plateau`; None for fewer than two evaluations (nothing to say)."""
-    if len(curve) < 2:
-        return None
-    return Plateau(plateau_step(curve), curve[0][0], curve[-1][0], curve[-1][1])
-
-
-@dataclass(frozen=True)
-class ArmFindings:
-    """What the numbers of one arm support, each fact with its threshold applied."""
-
-    row: ArmRow
-    gap: float  # best validation loss - bigram baseline (negative: below it)
-    side: Side  # of the bigram baseline
-    #: below the bigram table fitted on validation by more than the tolerance: no table
-    #: P(next | current) does that (None when that table is not known)
-    beats_any_bigram: bool | None
-    plateau: Plateau | None
-    train_val_agree: bool  # |final train - final validation| <= AGREEMENT_TOLERANCE
-    #: the best validation loss is below the first evaluation (None: no curve)
-    falls: bool | None
-
-    @property
-    def stuck_at_baseline(self) -> bool:
-        """At the bigram baseline, levelled off early, train and validation agreeing."""
-        p = self.plateau
-        return self.side == Side.AT and p is not None and p.early and self.train_val_agree
-
-
-def arm_findings(row: ArmRow, base: Baselines) -> ArmFindings:
-    """The facts of one arm against the baselines."""
-    gap = row.best_val_loss - base.bigram
-    fitted = base.bigram_fitted_on_val
-    return ArmFindings(
-        row=row,
-        gap=gap,
-        side=side(row.best_val_loss, base.bigram),
-        beats_any_bigram=None if fitted is None else side(row.best_val_loss, fitted) == Side.BELOW,
-        plateau=plateau(row.val_curve),
-        train_val_agree=abs(row.final_train_loss - row.final_val_loss) <= AGREEMENT_TOLERANCE,
-        falls=row.best_val_loss < row.val_curve[0][1] if row.val_curve else None,
-    )
-
-
-@dataclass(frozen=True)
-class Comparability:
-    """Which of the seed, steps, data and shared options the arms have in common."""
-
-    same: dict[str, str]  # key -> the one value every arm has
-    differ: dict[str, dict[str, str]]  # key -> arm -> value
-    unknown: list[str]  # keys some arm does not record
-
-    @property
-    def comparable(self) -> bool:
-        """Every key recorded, and the same for every arm."""
-        return not self.differ and not self.unknown
-
-
-def comparability(rows: Sequence[ArmRow]) -> Comparability:
-    """Compare the arms' seed, number of steps, data and `SHARED_OPTIONS`, key by key."""
-
-    def values(key: str) -> dict[str, str | None]:
-        if key == "steps":
-            return {r.attention: str(r.steps) for r in rows}
-        if key == "data":
-            return {r.attention: r.data_sha256 for r in rows}
-        return {r.attention: r.config.get(key) for r in rows}
-
-    same: dict[str, str] = {}
-    differ: dict[str, dict[str, str]] = {}
-    unknown: list[str] = []
-    for key in (k for keys in ASPECTS.values() for k in keys):
-        by_arm = values(key)
-        known = {a: v for a, v in by_arm.items() if v is not None}
-        if len(set(known.values())) > 1:
-            differ[key] = known
-        elif len(known) < len(by_arm):
-            unknown.append(key)
-        elif known:
-            same[key] = next(iter(known.values()))
-    return Comparability(same, differ, unknown)
-
-
-@dataclass(frozen=True)
-class Findings:
-    """Everything a sentence of the Q03 answer may state, computed from rows and baselines."""
-
-    base: Baselines
-    arms: dict[str, ArmFindings]  # by attention mode, in the rows' order
-    comparability: Comparability
-    ranking: list[ArmRow]  # lowest best validation loss first
-    #: the lowest arm beats the next by more than BASELINE_TOLERANCE (None: a single arm)
-    clear_lead: bool | None
-
-
-def findings(rows: Sequence[ArmRow], base: Baselines) -> Findings:
-    """The facts of the ablation: each arm against the baselines, the ranking, comparability."""
-    ranking = sorted(rows, key=lambda r: r.best_val_loss)
-    lead = (
-        None
-        if len(ranking) < 2
-        else side(ranking[0].best_val_loss, ranking[1].best_val_loss) == Side.BELOW
-    )
-    return Findings(
-        base, {r.attention: arm_findings(r, base) for r in rows}, comparability(rows), ranking,
-        lead,
-    )  # fmt: skip
-
+from attention_ref.experiments.findings import (
+    AGREEMENT_TOLERANCE,
+    ASPECTS,
+    BASELINE_TOLERANCE,
+    PLATEAU_TOLERANCE,
+    ArmFindings,
+    ArmRow,
+    Baselines,
+    Comparability,
+    Cost,
+    Findings,
+    Part,
+    Side,
+    findings,
+    side,
+)
 
 # --------------------------------------------------------------------------------- words
 
@@ -503,29 +238,57 @@ def _uniform(f: ArmFindings, mh: ArmFindings | None, base: Baselines) -> str:
     return f"* **Uniform attention.** {text}"
 
 
-def _cost(mh: ArmFindings, no: ArmFindings) -> str:
-    m, n = mh.row, no.row
-    extra = m.n_params - n.n_params
-    params = (
-        f"Attention has {extra:,} of the {m.n_params:,} parameters ({extra / m.n_params:.0%})"
-        if extra > 0
-        else f"The model with attention has {m.n_params:,} parameters, without it {n.n_params:,}"
+#: where the cost sentence says a part's parameters are
+PART_WORDS: dict[str, str] = {
+    Part.EMBEDDINGS: "in the embeddings",
+    Part.ATTENTION: "in the attention sub-layers",
+    Part.ATTENTION_NORM: "in the LayerNorm before each attention sub-layer",
+    Part.MLP: "in the MLPs",
+    Part.MLP_NORM: "in the LayerNorm before each MLP",
+    Part.FINAL_NORM: "in the final LayerNorm",
+    Part.HEAD: "in the output head",
+}
+
+
+def parameters_sentence(c: Cost) -> str:
+    """How many parameters are attention, from the breakdown of the model with attention, and
+    what the arms differ by, part by part (only what the breakdowns record is said)."""
+    m, n = c.with_attention, c.without
+    if c.difference <= 0 or c.attention is None:
+        known = "" if c.difference <= 0 else "; which of them are attention is not recorded"
+        return (
+            f"The model with attention has {m.n_params:,} parameters, without it "
+            f"{n.n_params:,}{known}"
+        )
+    text = (
+        f"Attention has {c.attention:,} of the {m.n_params:,} parameters "
+        f"({c.attention / m.n_params:.0%})"
     )
-    faster = n.tokens_per_sec > m.tokens_per_sec
+    if c.differing is None:
+        return text + f"; the arms differ by {c.difference:,} (the other arm's parts are not " \
+            "recorded)"  # fmt: skip
+    if c.differing == {Part.ATTENTION: c.attention}:
+        return text + ": the whole difference between the arms"
+    parts = [f"{d:,} {PART_WORDS.get(p, f'in {p}')}" for p, d in c.differing.items()]
+    return text + f"; the arms differ by {c.difference:,}: {_join(parts)}"
+
+
+def _cost(c: Cost, no: ArmFindings) -> str:
+    m, n = c.with_attention, c.without
     speed = (
-        f"the model without it trains at {n.tokens_per_sec:,.0f} tokens/s against "
-        f"{m.tokens_per_sec:,.0f} ({n.tokens_per_sec / m.tokens_per_sec:.1f}× as fast)"
-        if faster
-        else f"the model without it is not faster ({n.tokens_per_sec:,.0f} tokens/s against "
-        f"{m.tokens_per_sec:,.0f})"
+        f"the model without attention trains at {n.tokens_per_sec:,.0f} tokens/s against "
+        f"{m.tokens_per_sec:,.0f} ({c.speedup:.1f}× as fast)"
+        if c.faster
+        else f"the model without attention is not faster ({n.tokens_per_sec:,.0f} tokens/s "
+        f"against {m.tokens_per_sec:,.0f})"
     )
     tail = ""
-    if faster and no.stuck_at_baseline and side(m.best_val_loss, n.best_val_loss) == Side.BELOW:
+    if c.faster and no.stuck_at_baseline and side(m.best_val_loss, n.best_val_loss) == Side.BELOW:
         tail = (
             f", but speed does not buy back the context: its loss has levelled off "
             f"{n.best_val_loss - m.best_val_loss:.3f} nats above the model with attention"
         )
-    return f"* **Cost.** {params}; {speed}{tail}."
+    return f"* **Cost.** {parameters_sentence(c)}; {speed}{tail}."
 
 
 def _ranking(f: Findings) -> str | None:
@@ -590,11 +353,22 @@ def build_report(experiment: str, source: str, arms: Sequence[ArmRow], base: Bas
         out.append(_uniform(un, mh, base))
     if (ranking := _ranking(f)) is not None:
         out.append(ranking)
-    if mh is not None and no is not None:
-        out.append(_cost(mh, no))
+    if f.cost is not None and no is not None:
+        out.append(_cost(f.cost, no))
     out += [
         "",
         "Runs: " + ", ".join(f"{a.attention} `{a.run_id}`" for a in arms) + ".",
         "",
     ]
     return "\n".join(out)
+
+
+def no_ablation_report(experiment: str) -> str:
+    """The Q03 part of a report when the experiment has no run that answers it (no finished
+    ablation, no finished single training run): it says so, and claims nothing."""
+    return (
+        "# Q03: the same model without attention, measured\n\n"
+        f"Experiment `{experiment}` has no finished ablation and no finished single training "
+        "run, so nothing here answers Q03 (the arms of a heads sweep are all models with "
+        "attention); run `attnref ablation` first.\n"
+    )

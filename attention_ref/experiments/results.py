@@ -17,10 +17,12 @@ from mlflow.entities import Run
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
+from attention_ref.experiments.findings import ArmRow, Baselines
 from attention_ref.experiments.heads_report import HeadsRow, heads_report
 from attention_ref.experiments.local_store import RunRow, make_run_row
+from attention_ref.experiments.model_parts import with_parameter_groups
 from attention_ref.experiments.names import Artifact, Metric, RunKind, RunStatus, Tag
-from attention_ref.experiments.report import ArmRow, Baselines, build_report
+from attention_ref.experiments.report import build_report
 from attention_ref.experiments.runs import metric_curve
 from attention_ref.experiments.store import TrackingError, first_line
 from attention_ref.lm.checkpoint import Checkpoint
@@ -61,7 +63,7 @@ def latest_ablation(experiment: str) -> Run | None:
 def arm_from_run(client: MlflowClient, run: Run) -> ArmRow:
     """A comparison row read back from a finished training run."""
     p = run.data.params
-    return ArmRow.from_metrics(
+    row = ArmRow.from_metrics(
         run.data.tags.get(Tag.ATTENTION, p.get("attention", "?")),
         run.info.run_id,
         run.info.status,
@@ -72,6 +74,8 @@ def arm_from_run(client: MlflowClient, run: Run) -> ArmRow:
         config={k: p[k] for k in option_defaults() if k in p},
         data_sha256=run.data.tags.get(Tag.DATA_SHA256),
     )
+    # the model's parameters by part, from the model the recorded options build
+    return with_parameter_groups([row], int(p["vocab_size"]))[0] if "vocab_size" in p else row
 
 
 @dataclass(frozen=True)
@@ -83,8 +87,18 @@ class Arms:
     rows: list[ArmRow]
 
 
+class NoArmsError(TrackingError):
+    """An experiment with no finished ablation and no finished single training run."""
+
+
+def _single(run: Run) -> bool:
+    """A run of `attnref train` of its own: not an arm of an ablation or a heads sweep."""
+    return Tag.PARENT_RUN_ID not in run.data.tags
+
+
 def find_arms(experiment: str) -> Arms:
-    """The arms of the latest finished ablation, else the latest finished run of each mode."""
+    """The arms of the latest finished ablation, else the latest finished single training run
+    of each mode (never an arm of a heads sweep: its h = 8 run is not Q02's model)."""
     client = MlflowClient()
     parent = latest_ablation(experiment)
     order = {a: i for i, a in enumerate(ATTENTION_MODES)}
@@ -97,14 +111,17 @@ def find_arms(experiment: str) -> Arms:
         return Arms(f"ablation run `{pid}`", parent, rows)
     rows = []
     for mode in ATTENTION_MODES:
-        runs = _search(experiment, f"tags.{Tag.ATTENTION} = '{mode}' and {_FINISHED}", 1)
-        if runs:
-            rows.append(arm_from_run(client, runs[0]))
+        runs = _search(experiment, f"tags.{Tag.ATTENTION} = '{mode}' and {_FINISHED}", 1000)
+        single = next((r for r in runs if _single(r)), None)
+        if single is not None:
+            rows.append(arm_from_run(client, single))
     if not rows:
-        raise TrackingError(
-            f"no finished runs in experiment {experiment!r}; run `attnref ablation` first"
+        raise NoArmsError(
+            f"no finished ablation and no finished single training run in experiment "
+            f"{experiment!r} (arms of a heads sweep do not answer Q03); run `attnref ablation` "
+            "first"
         )
-    return Arms("the latest finished run of each mode", None, rows)
+    return Arms("the latest finished single run of each mode", None, rows)
 
 
 def baselines(data: CharData) -> Baselines:

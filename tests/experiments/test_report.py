@@ -11,23 +11,25 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.experiments.names import Metric
-from attention_ref.experiments.report import (
+from attention_ref.experiments.findings import (
     AGREEMENT_TOLERANCE,
     BASELINE_TOLERANCE,
     PLATEAU_TOLERANCE,
     ArmRow,
     Baselines,
+    Part,
     Side,
-    build_report,
     comparability,
-    comparison_markdown,
+    cost,
     findings,
     plateau,
     plateau_step,
+    recorded_parts,
     rows_from_comparison,
     side,
 )
+from attention_ref.experiments.names import Metric
+from attention_ref.experiments.report import build_report, comparison_markdown
 from attention_ref.lm.config import TrainConfig
 from attention_ref.lm.train import EvalMetrics, StepMetrics
 
@@ -102,7 +104,10 @@ def test_the_report_states_every_figure_it_is_given():
     assert "counted on the training split (add-one smoothing)" in text
     assert "It is not a lower bound: the table counted on the validation split itself gives " \
         "2.370." in text  # fmt: skip
-    assert "Attention has 132,608 of the 429,824 parameters (31%)" in text
+    # rows that do not record which parameters are attention: the difference is not called so
+    assert "The model with attention has 429,824 parameters, without it 297,216; which of " \
+        "them are attention is not recorded" in text  # fmt: skip
+    assert "Attention has" not in text
     assert "Runs: multihead `run-multihead`, none `run-none`, uniform `run-uniform`." in text
     assert "floor" not in text.lower()
     assert text == report(*arms)  # pure
@@ -292,6 +297,97 @@ def test_speed_does_not_buy_back_context_only_when_the_numbers_say_so(
     assert ("is not faster" in line) is (none_tps <= 39_000.0)
 
 
+# ----------------------------------------------------------- what attention's parameters are
+
+#: the Q02 model's parameters by part, and the same model without attention (tied to the real
+#: model by `test_the_parts_are_read_from_the_model_itself`)
+MH_PARTS = {
+    Part.EMBEDDINGS: 24_704,
+    Part.ATTENTION: 132_096,
+    Part.ATTENTION_NORM: 512,
+    Part.MLP: 263_424,
+    Part.MLP_NORM: 512,
+    Part.FINAL_NORM: 256,
+    Part.HEAD: 8_320,
+}
+NONE_PARTS = {p: n for p, n in MH_PARTS.items() if p not in (Part.ATTENTION, Part.ATTENTION_NORM)}
+
+
+def parted(row: ArmRow, parts: dict[Part, int]) -> ArmRow:
+    row.param_groups = {str(p): n for p, n in parts.items()}
+    return row
+
+
+def test_the_parts_are_read_from_the_model_itself():
+    """The breakdown is the real model's tensors by name; `attnref params` counts the same
+    attention (2 layers of 4 d² + 4 d), and a tensor of no known part is refused."""
+    from attention_ref.experiments.model_parts import model_parameter_groups, part_of
+    from attention_ref.reference.params import attention_params
+
+    options = {k: str(v) for k, v in TrainConfig().to_flat().items()}
+    assert model_parameter_groups(options, 65) == MH_PARTS
+    assert model_parameter_groups(options | {"attention": "none"}, 65) == NONE_PARTS
+    assert MH_PARTS[Part.ATTENTION] == 2 * attention_params(128, 2).total
+    assert sum(MH_PARTS.values()) == 429_824 and sum(NONE_PARTS.values()) == 297_216
+    assert part_of("blocks.1.attn.qkv.bias") == Part.ATTENTION
+    assert part_of("blocks.0.ln_1.weight") == Part.ATTENTION_NORM
+    for name in ("blocks.0.rotary.freqs", "attn.qkv.weight", "blocks.0.attn"):
+        with pytest.raises(ValueError, match="belongs to no known part"):
+            part_of(name)
+    with pytest.raises(ValueError, match="does not record n_layer"):
+        model_parameter_groups({k: v for k, v in options.items() if k != "n_layer"}, 65)
+
+
+def test_attention_s_share_is_its_own_tensors_not_the_difference_of_the_arms():
+    """The issue's case: 132,608 is what the arms differ by (the LayerNorms in front of the
+    attention included); attention itself is 132,096."""
+    mh = parted(arm("multihead", 1.6, 429_824), MH_PARTS)
+    no = parted(arm("none", 2.49), NONE_PARTS)
+    c = cost(mh, no)
+    assert (c.difference, c.attention) == (132_608, 132_096)
+    assert c.differing == {Part.ATTENTION: 132_096, Part.ATTENTION_NORM: 512}
+    line = bullet(report(mh, no), "Cost")
+    assert "Attention has 132,096 of the 429,824 parameters (31%); the arms differ by 132,608: " \
+        "132,096 in the attention sub-layers and 512 in the LayerNorm before each attention " \
+        "sub-layer;" in line  # fmt: skip
+    assert "132,608 of the" not in line
+
+
+def test_a_difference_that_is_all_attention_is_said_to_be_so():
+    mh = parted(arm("multihead", 1.6, 429_824 - 512), {**MH_PARTS, Part.ATTENTION_NORM: 0})
+    no = parted(arm("none", 2.49), NONE_PARTS)
+    line = bullet(report(mh, no), "Cost")
+    assert "Attention has 132,096 of the 429,312 parameters (31%): the whole difference " \
+        "between the arms;" in line  # fmt: skip
+
+
+@pytest.mark.parametrize("off_by", [1, -1])
+def test_a_breakdown_that_does_not_add_up_is_not_used(off_by):
+    """The control: parts that do not sum to the row's count say nothing about attention."""
+    mh = parted(arm("multihead", 1.6, 429_824 + off_by), MH_PARTS)
+    no = parted(arm("none", 2.49), NONE_PARTS)
+    assert recorded_parts(mh) is None and cost(mh, no).attention is None
+    line = bullet(report(mh, no), "Cost")
+    assert "which of them are attention is not recorded" in line and "Attention has" not in line
+    # the breakdown of the arm without attention missing: attention is said, the parts are not
+    line = bullet(report(parted(arm("multihead", 1.6, 429_824), MH_PARTS), arm("none", 2.49)),
+                  "Cost")  # fmt: skip
+    assert "Attention has 132,096 of the 429,824 parameters (31%); the arms differ by 132,608 " \
+        "(the other arm's parts are not recorded)" in line  # fmt: skip
+
+
+def test_the_committed_rows_record_their_models_parts():
+    """docs/results/comparison.json: each arm's parts are those of the model its options
+    build, and add up to its recorded count."""
+    from attention_ref.experiments.model_parts import model_parameter_groups
+
+    doc = json.loads((RESULTS / "comparison.json").read_text(encoding="utf-8"))
+    vocab = doc["baselines"]["vocab_size"]
+    for row in rows_from_comparison(doc):
+        assert row.param_groups == model_parameter_groups(row.config, vocab), row.attention
+        assert recorded_parts(row) is not None, row.attention
+
+
 def test_a_missing_arm_is_left_out_not_invented():
     text = report(arm("none", 2.49))
     assert "With attention (Q02)" not in text and "Uniform attention" not in text
@@ -442,7 +538,7 @@ def test_the_latest_runs_of_each_mode_are_not_called_comparable(store, shakespea
         cfg = tiny(attention=attention, max_steps=steps, eval_interval=20, seed=seed)
         run_training(cfg, shakespeare, out_root=tmp_path / "runs", log_system_metrics=False)
     text = results.q03_report("shakespeare", shakespeare)
-    assert "the latest finished run of each mode" in text
+    assert "the latest finished single run of each mode" in text
     assert (
         "**The arms are not comparable as they stand**: they differ in seed (multihead 1337, "
         "none 7) and number of steps (multihead 40, none 20)"
@@ -460,3 +556,32 @@ def test_refreshing_refuses_results_of_other_data(tmp_path, shakespeare):
     with pytest.raises(ValueError, match="measured on data with sha256 000000000000"):
         refresh_report(tmp_path, shakespeare)
     assert not (tmp_path / "q03-report.md").exists()
+
+
+def test_a_heads_sweep_is_not_taken_for_the_ablation(store, shakespeare, tmp_path, capsys):
+    """No ablation in the store: the h = 2 arm of a heads sweep is not "With attention (Q02)";
+    the report says nothing answers Q03 (the sweep's section stays), and a single run of
+    `attnref train` is the one picked once there is one."""
+    from attention_ref.experiments import results
+    from attention_ref.experiments.ablation import run_heads_sweep
+    from attention_ref.experiments.runs import run_training
+    from attention_ref.experiments.store import connect
+    from cli.main import main
+    from tests.configs import tiny
+
+    connect(store)
+    cfg = tiny(max_steps=20, eval_interval=20)
+    run_heads_sweep(cfg, shakespeare, heads=(1, 2), out_root=tmp_path / "runs",
+                    log_system_metrics=False)  # fmt: skip
+    with pytest.raises(results.NoArmsError, match="no finished ablation and no finished single"):
+        results.find_arms("shakespeare")
+    assert main(["report"]) == 0
+    text = capsys.readouterr().out
+    assert "has no finished ablation and no finished single training run" in text
+    assert "With attention (Q02)" not in text and "## Heads sweep" in text
+    assert main(["report", "--export", "x"]) == 2
+    assert "no finished ablation" in capsys.readouterr().err
+    single = run_training(cfg, shakespeare, out_root=tmp_path / "runs", log_system_metrics=False)
+    arms = results.find_arms("shakespeare")
+    assert [r.run_id for r in arms.rows] == [single.run_id]
+    assert arms.rows[0].param_groups[Part.ATTENTION] > 0  # read back with its parts

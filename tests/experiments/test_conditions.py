@@ -1,0 +1,125 @@
+"""The words about how busy the machine was and how long the arms ran: each on both sides of
+its threshold, from results files as the benchmark scripts write them (old and new format)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attention_ref.experiments.conditions import (
+    QUIET_LOAD_PER_CPU,
+    budget_sentence,
+    load_reading,
+    load_sentence,
+    quiet_summary,
+)
+from tests.test_layers import imported_names, violates
+
+BENCH = Path(__file__).resolve().parents[2] / "docs" / "results" / "benchmarks"
+EPS = 0.01
+
+
+def after(load: float, cpus: int = 2) -> dict:
+    """A results file of the scripts before issue 21: the load read after the timed work."""
+    return {"machine": {"date_utc": "2026-11-23 12:34", "cpus": cpus, "loadavg_1min": load}}
+
+
+def before(load: float | None, flagged: int = 0, cpus: int = 2, **extra: object) -> dict:
+    """A results file of `_bench.machine`: the load read before each timed part."""
+    summary = {"read": "before each timed part", "busy_limit": 0.5, "probe_s": 0.5, "parts": 6,
+               "flagged": flagged, "first_load_1min": load, "max_load_1min": load,
+               "max_busy_cores": 0.1, "reads": []}  # fmt: skip
+    machine = {"date_utc": "2026-11-24 09:00", "cpus": cpus, "loadavg_1min": load,
+               "load_read": "before", "load": summary}  # fmt: skip
+    return {"machine": machine, **extra}
+
+
+def test_the_module_is_pure():
+    names = imported_names(Path("attention_ref/experiments/conditions.py").resolve())
+    assert not any(violates(n, {"torch", "mlflow", "matplotlib", "attention_ref"}) for n in names)
+
+
+@pytest.mark.parametrize(("load", "quiet"), [(0.5 - EPS, True), (0.5, True), (0.5 + EPS, False)])
+def test_quiet_is_the_load_before_the_work_on_both_sides_of_the_limit(load, quiet):
+    r = load_reading("throughput", before(load))
+    assert r.quiet_limit == 2 * QUIET_LOAD_PER_CPU == 0.5
+    assert r.quiet is quiet
+    text = load_sentence(r)
+    assert f"1-minute load {load:.2f} before the first timed part" in text
+    assert text.endswith(": a quiet machine.") is quiet
+    assert text.endswith(": not a quiet machine.") is not quiet
+    assert ("at most the 0.5 on 2 CPUs of a quiet machine" in text) is quiet
+    assert ("above the 0.5 on 2 CPUs of a quiet machine" in text) is not quiet
+
+
+def test_the_limit_grows_with_the_cpus():
+    assert load_reading("x", before(0.9, cpus=4)).quiet
+    assert not load_reading("x", before(0.9, cpus=2)).quiet
+
+
+@pytest.mark.parametrize("load", [0.05, 1.82])
+def test_a_load_read_after_the_work_is_never_called_quiet(load):
+    """The recorded case: 1.82 read after the throughput run counts the run itself."""
+    r = load_reading("throughput", after(load))
+    assert not r.quiet and not r.read_before
+    text = load_sentence(r)
+    assert f"1-minute load {load:.2f}, read *after* the timed work" in text
+    assert "not claimed to have been quiet" in text and "a quiet machine." not in text
+    assert "when the throughput run started" not in text
+
+
+@pytest.mark.parametrize(("flagged", "quiet"), [(0, True), (1, False)])
+def test_a_part_started_beside_busy_cores_makes_it_not_quiet(flagged, quiet):
+    r = load_reading("scaling", before(0.1, flagged=flagged))
+    assert r.quiet is quiet
+    assert f"{flagged} of 6 timed parts started with more than 0.5 cores busy" in load_sentence(r)
+
+
+@pytest.mark.parametrize(("script_quiet", "quiet"), [(True, True), (False, False)])
+def test_the_script_s_own_verdict_on_its_start_is_kept(script_quiet, quiet):
+    r = load_reading("time_to_quality", before(0.2, quiet_start={"quiet": script_quiet}))
+    assert r.quiet is quiet
+    assert ("the script itself judged its start loaded" in load_sentence(r)) is not quiet
+
+
+def test_no_load_recorded_is_not_quiet():
+    r = load_reading("sampling", before(None))
+    assert not r.quiet and "no load recorded" in load_sentence(r)
+
+
+def test_the_summary_counts_the_quiet_recordings():
+    quiet = [load_reading(n, before(0.1)) for n in ("a", "b")]
+    assert quiet_summary(quiet).startswith("Every benchmark below ran on a quiet machine")
+    mixed = [*quiet, load_reading("c", after(0.1)), load_reading("d", before(1.0))]
+    text = quiet_summary(mixed)
+    assert text.startswith("2 of the 4 benchmarks below ran on a quiet machine")
+    assert "the load of `c` was read after the timed work" in text
+    assert "Every" not in text
+
+
+def test_the_recorded_benchmarks_are_not_called_quiet():
+    """The committed results read their load after the work: the page says so, whatever
+    their value, until they are recorded again with the load read before."""
+    readings = []
+    for name in ("throughput", "time_to_quality", "scaling", "sampling"):
+        doc = json.loads((BENCH / f"{name}.json").read_text(encoding="utf-8"))
+        r = load_reading(name, doc)
+        readings.append(r)
+        assert r.quiet is (r.read_before and doc["machine"]["loadavg_1min"] <= 0.25 * r.cpus
+                           and not r.flagged)  # fmt: skip
+    text = quiet_summary(readings)
+    n_quiet = sum(r.quiet for r in readings)
+    assert text.startswith("Every") if n_quiet == 4 else text.startswith(f"{n_quiet} of the 4")
+
+
+@pytest.mark.parametrize(
+    ("ends", "at_most"),
+    [({"attnref": 299.9, "baseline": 300.0}, True), ({"attnref": 300.0, "baseline": 301.1}, False)],
+)
+def test_at_most_the_budget_is_said_only_when_no_arm_ran_past_it(ends, at_most):
+    text = budget_sentence(300.0, ends)
+    assert text.startswith("each arm trains for at most 300 s") is at_most
+    assert ("can end a little later" in text) is not at_most
+    assert all(f"{a} {s:.1f} s" in text for a, s in ends.items())
