@@ -38,6 +38,11 @@ DEFAULT_G = (
     "L = Σ output, the sum of every entry of the output, so G = ∂L/∂output is all ones "
     "(--grad-output FILE gives another G)."
 )
+#: The same for hello-shiny-sun, whose output is z (the option keeps its name).
+DEFAULT_DZ = (
+    "L = Σ z, the sum of every entry of z, so ∂z = ∂L/∂z is all ones "
+    "(--grad-output FILE gives another ∂z)."
+)
 NOTATION = "Each ∂Z below is ∂L/∂Z, a matrix of the shape of Z."
 
 
@@ -125,6 +130,11 @@ def grads_to_json(g: ref.GradientTrace) -> dict[str, JSONValue]:
     return out
 
 
+def head_sup(i: int) -> str:
+    """Head ``i`` (0-based) as the superscript the text writes: ``⁽¹⁾`` for head 0."""
+    return "⁽" + "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(c)] for c in str(i + 1)) + "⁾"
+
+
 def masked_zero_note(tr: ref.AttentionTrace, g: ref.GradientTrace) -> str:
     """What the numbers show about the masked entries of ∂S̃ and the row sums."""
     n = tr.X.shape[-2]
@@ -136,9 +146,9 @@ def masked_zero_note(tr: ref.AttentionTrace, g: ref.GradientTrace) -> str:
         else ""
     )
     rows += "".join(
-        f" In head {i + 1} every row of ∂A⁽ⁱ⁾ has equal entries, so ∂S̃⁽ⁱ⁾ = 0 (largest |entry| "
-        f"{float(g.S_masked[..., i, :, :].abs().max()):.1e}): no gradient reaches its Q and K "
-        "with this G."
+        f" In head {i + 1} every row of ∂A{head_sup(i)} has equal entries, so ∂S̃{head_sup(i)} = 0 "
+        f"(largest |entry| {float(g.S_masked[..., i, :, :].abs().max()):.1e}): no gradient "
+        "reaches its Q and K with this G."
         for i in range(tr.h)
         if float((g.A[..., i, :, :] - g.A[..., i, :, :1]).abs().max()) < 1e-12
     )
@@ -364,8 +374,8 @@ def hello_backward(G: Matrix | None) -> tuple[list[Section], dict[str, JSONValue
     sections = [
         Section(
             title="Backward pass: the upstream gradient ∂z",
-            text=(DEFAULT_G.replace("output", "z") if G is None else "∂z is the matrix of "
-                  "--grad-output.") + " " + NOTATION,
+            text=(DEFAULT_DZ if G is None else "∂z is the matrix of --grad-output.")
+            + " " + NOTATION,
             items=[grad_mat("z", dz, rows=["shiny"], cols=column_names("z", 3))],
         ),
         Section(
