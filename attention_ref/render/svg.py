@@ -418,7 +418,8 @@ def arrows(
     coordinates turned by RoPE at successive positions), each arrow labelled at its tip.
 
     Tones run from dark (the first vector) to light (the last), so the order of the turns reads
-    from the picture; every arrow has a ``<title>`` with its label and coordinates, written with
+    from the picture; a label that would overlap one already drawn is left out (its arrow keeps
+    its tooltip); every arrow has a ``<title>`` with its label and coordinates, written with
     ``decimal`` as the decimal mark.
     """
     if len(vectors) != len(labels) or not vectors:
@@ -443,17 +444,21 @@ def arrows(
         'stroke="#ddd"/>',
     ]
     n = len(vectors)
+    placed: list[tuple[float, float]] = []  # labels drawn so far: a crowded one is left out
     for k, ((x, y), label) in enumerate(zip(vectors, labels, strict=True)):
         tone = _tint(base, 0.7 * k / max(n - 1, 1))
         ex, ey = cx + x / radius * r_px, cy - y / radius * r_px  # y grows upwards in the plot
         lx = cx + x / radius * (r_px + 18)
         ly = cy - y / radius * (r_px + 18)
         tip = f"{label}: ({number(x, 3, decimal)}; {number(y, 3, decimal)})"
+        room = all(math.hypot(lx - px, ly - py) >= 16 for px, py in placed)
+        if room:
+            placed.append((lx, ly))
         body.append(
             f'<g class="arrow"><title>{escape(tip)}</title>'
             f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{ex:.1f}" y2="{ey:.1f}" stroke="{tone}" '
             f'stroke-width="2.2" marker-end="url(#{marker})"/>'
-            + _text(lx, ly, label, size=11, fill="#222")
+            + (_text(lx, ly, label, size=11, fill="#222") if room else "")
             + "</g>"
         )
     return _svg(width, cy + r_px + pad, title, body)

@@ -62,3 +62,14 @@ def test_heatmap_tile_breaks_sit_between_columns():
     assert _lines(heatmap([[1.0, 2.0]], ["q"], ["a", "b"]), "break") == []  # none asked
     with pytest.raises(ValueError, match="column break"):
         heatmap([[1.0, 2.0]], ["q"], ["a", "b"], col_breaks=[2])
+
+
+def test_crowded_arrow_labels_are_left_out_but_every_arrow_keeps_its_tooltip():
+    close = [(math.cos(0.1 * m), math.sin(0.1 * m)) for m in range(6)]
+    root = ET.fromstring(arrows(close, [f"m = {m}" for m in range(6)], title="pair 1"))
+    shown = [t.text for t in root.iter(f"{SVG}text") if (t.text or "").startswith("m = ")]
+    tips = [t.text for t in root.iter(f"{SVG}title") if (t.text or "").startswith("m = ")]
+    assert len(tips) == 6 and 1 < len(shown) < 6 and shown[0] == "m = 0"
+    apart = [(math.cos(m), math.sin(m)) for m in range(6)]  # one radian apart: room for all
+    root = ET.fromstring(arrows(apart, [f"m = {m}" for m in range(6)], title="pair 0"))
+    assert len([t for t in root.iter(f"{SVG}text") if (t.text or "").startswith("m = ")]) == 6
