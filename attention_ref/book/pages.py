@@ -39,13 +39,37 @@ def display(latex: str) -> str:
     return f"$$\n{latex}\n$$\n"
 
 
+#: what may stand between a left-hand side and its matrix (`matrix`, `labelled`)
+RELATIONS = {"=": "=", "≈": r"\approx"}
+#: a left-hand side that already ends in a relation would print two of them ("≈ =")
+_ENDS_IN_RELATION = re.compile(r"(=|\\approx|≈|\\le|\\ge|<|>)\s*$")
+
+
+def _relation(lhs: str, relation: str) -> str:
+    """The LaTeX of ``relation``; ``ValueError`` for an unknown one, or an ``lhs`` that ends
+    in a relation of its own (the helper writes the one between them)."""
+    if relation not in RELATIONS:
+        raise ValueError(f"relation {relation!r}: choose one of {', '.join(RELATIONS)}")
+    if _ENDS_IN_RELATION.search(lhs):
+        raise ValueError(
+            f"left-hand side {lhs!r} ends in a relation; pass relation= instead (the helper "
+            "writes the sign between it and the matrix)"
+        )
+    return RELATIONS[relation]
+
+
 def matrix(
-    lhs: str, value: Sequence[float] | Sequence[Sequence[float]] | Tensor, precision: int = 3
+    lhs: str,
+    value: Sequence[float] | Sequence[Sequence[float]] | Tensor,
+    precision: int = 3,
+    relation: str = "=",
 ) -> str:
-    """``lhs = [bmatrix]`` as display math; ``value`` is nested lists or a tensor."""
+    """``lhs = [bmatrix]`` (or ``≈``: ``relation``) as display math; ``value`` is nested
+    lists or a tensor."""
+    rel = _relation(lhs, relation)
     nested = value if isinstance(value, Sequence) else value.tolist()
     rows = [nested] if nested and not isinstance(nested[0], Sequence) else nested
-    return display(f"{lhs} = {bmatrix(cast('Matrix', rows), precision)}")
+    return display(f"{lhs} {rel} {bmatrix(cast('Matrix', rows), precision)}")
 
 
 def _tex_text(s: str) -> str:
@@ -61,15 +85,18 @@ def labelled(
     rows: Sequence[str],
     precision: int = 3,
     lang: str = "en",
+    relation: str = "=",
 ) -> str:
-    """``lhs = [bmatrix]`` as display math with a label at the left of each row (the tokens,
-    for a matrix whose rows are tokens); decimal commas on the Portuguese pages."""
+    """``lhs = [bmatrix]`` (or ``≈``: ``relation``) as display math with a label at the left
+    of each row (the tokens, for a matrix whose rows are tokens); decimal commas on the
+    Portuguese pages."""
+    rel = _relation(lhs, relation)
     nested = value if isinstance(value, Sequence) else value.tolist()
     if len(rows) != len(nested):
         raise ValueError(f"{lhs}: {len(nested)} rows but {len(rows)} labels")
     labels = r" \\ ".join(rf"\text{{{_tex_text(r)}}}" for r in rows)
     latex = (
-        f"{lhs} = \\begin{{array}}{{r}} {labels} \\end{{array}}"
+        f"{lhs} {rel} \\begin{{array}}{{r}} {labels} \\end{{array}}"
         f"{bmatrix(cast('Matrix', nested), precision)}"
     )
     return display(math_decimal_comma(latex) if DECIMAL[lang] == "," else latex)

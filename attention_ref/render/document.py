@@ -44,6 +44,13 @@ class Mat:
     text: str | None = None
     formula_text: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.formula and "".join(self.formula.split()) == "".join(self.symbol.split()):
+            raise ValueError(
+                f"matrix {self.symbol!r}: its formula repeats its symbol (it would print "
+                f"{self.symbol} = {self.formula} = …); leave the formula out"
+            )
+
     def symbol_as_text(self) -> str:
         """The name the plain-text writers print."""
         if self.text is not None:

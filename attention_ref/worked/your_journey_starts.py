@@ -212,6 +212,99 @@ def document_words(r: JourneyNumbers) -> str:
 #: The row label of the notebook's printed output.
 BOOK = "rasbt's ch03 notebook prints"
 
+#: Seed 001's mask line ("Aplicando uma Máscara de Atenção Causal"), as the document writes it
+#: (`seed_mask` runs exactly this; a test holds the two together).
+SEED_MASK_CODE: Final = "torch.triu(torch.ones(n, n), diagonal=1) * float('-inf')"
+#: A correct form of the same mask: 0 where a token may look, −∞ above the diagonal.
+MASK_FIX_CODE: Final = (
+    "torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float('-inf'))"
+)
+
+
+def seed_mask(n: int) -> Tensor:
+    """Seed 001's mask, run as written: ``0 · (−∞)`` is NaN, so every entry on and below the
+    diagonal is NaN, not 0."""
+    return torch.triu(torch.ones(n, n), diagonal=1) * float("-inf")  # (n, n), NaN below
+
+
+def fixed_mask(n: int) -> Tensor:
+    """The additive causal mask seed 001 means (`MASK_FIX_CODE`): 0 on and below the
+    diagonal, −∞ above."""
+    blocked = torch.ones(n, n, dtype=torch.bool).triu(1)  # above the diagonal
+    return torch.zeros(n, n).masked_fill(blocked, float("-inf"))
+
+
+class MaskAsWritten(TypedDict):
+    """`mask_as_written`: what seed 001's mask line does to the scores ``S``."""
+
+    n: int
+    mask: Tensor  # seed 001's, as written
+    weights: Tensor  # softmax(S + mask), rows
+    fixed: Tensor  # the mask meant
+    fixed_weights: Tensor  # softmax(S + fixed)
+    nan_mask: int  # NaN entries of the mask
+    nan_weights: int  # NaN entries of its weights
+    fixed_row_error: float  # largest |row sum − 1| of the fixed mask's weights
+
+
+def mask_as_written(S: Tensor) -> MaskAsWritten:
+    """Seed 001's mask line and the fixed one, each added to the scores ``S`` ``(n, n)`` and
+    put through the softmax, row by row."""
+    n = S.shape[-1]
+    mask, fixed = seed_mask(n).to(S.dtype), fixed_mask(n).to(S.dtype)
+    weights, fixed_weights = torch.softmax(S + mask, dim=-1), torch.softmax(S + fixed, dim=-1)
+    return {
+        "n": n, "mask": mask, "weights": weights, "fixed": fixed,
+        "fixed_weights": fixed_weights,
+        "nan_mask": int(mask.isnan().sum()), "nan_weights": int(weights.isnan().sum()),
+        "fixed_row_error": float((fixed_weights.sum(-1) - 1).abs().max()),
+    }  # fmt: skip
+
+
+def mask_words(m: MaskAsWritten) -> str:
+    """What seed 001's mask line does, in words computed from `mask_as_written`."""
+    n = m["n"]
+    lower = n * (n + 1) // 2  # entries on and below the diagonal
+    code = f"mask = {SEED_MASK_CODE}"
+    if m["nan_mask"] == 0:
+        return f"Seed 001 builds the mask as `{code}`; run here, it has no NaN entry."
+    where = "every entry on and below the diagonal" if m["nan_mask"] == lower else "entries"
+    text = (
+        f"Seed 001 builds the mask as `{code}`. Run as written (n = {n}), 0 · (−∞) is NaN, so "
+        f"the mask has NaN in {m['nan_mask']} of its {n * n} entries ({where}, where it should "
+        f"be 0), and softmax(S + mask) is NaN in {m['nan_weights']} of {n * n}"
+    )
+    text += (
+        ": every weight is NaN, so is every output." if m["nan_weights"] == n * n else " weights."
+    )
+    return text + (
+        f" The mask meant has 0 where a token may look: `{MASK_FIX_CODE}` (or "
+        "`torch.full((n, n), float('-inf')).triu(1)`) gives 0 on and below the diagonal, −∞ "
+        f"above, and weights whose rows sum to 1 (largest |row sum − 1| "
+        f"{m['fixed_row_error']:.1e})."
+    )
+
+
+def mask_section(S: Tensor, tokens: Sequence[str]) -> Section:
+    """Seed 001's mask line run on ``S`` (the causal module's scaled scores): where the NaNs
+    land, and the mask it means."""
+    m = mask_as_written(S)
+    tok = list(tokens)
+    return Section(
+        title="Seed 001's mask line, run as written",
+        text=mask_words(m),
+        items=[
+            Mat(symbol="\\operatorname{isnan}(\\text{mask})", text="isnan(mask) (1: NaN)",
+                value=L(m["mask"].isnan().to(DTYPE)), rows=tok, cols=tok),
+            Mat(symbol="\\operatorname{isnan}(\\operatorname{softmax}(S + \\text{mask}))",
+                text="isnan(softmax(S + mask)) (1: NaN)",
+                value=L(m["weights"].isnan().to(DTYPE)), rows=tok, cols=tok),
+            Mat(symbol="M", text="the mask meant", value=L(m["fixed"]), rows=tok, cols=tok),
+            Mat(symbol="A", text="softmax(S + M)", value=L(m["fixed_weights"]), rows=tok,
+                cols=tok),
+        ],
+    )  # fmt: skip
+
 
 def weight_mats(m: JourneyModule) -> list[Mat]:
     """``W_query``, ``W_key``, ``W_value`` of one module."""
@@ -243,7 +336,7 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                 Mat(symbol="K", text="keys", value=L(st.K[0]), formula="X W_{key}", rows=tok),
                 Mat(symbol="V", text="values", value=L(st.V[0]), formula="X W_{value}", rows=tok),
                 Mat(symbol="Q K^\\top", text="attn_scores", value=L(st.QKt[0]),
-                    formula="Q K^\\top", formula_text="queries keysᵀ", rows=tok, cols=tok),
+                    formula_text="queries keysᵀ", rows=tok, cols=tok),
                 Mat(symbol="A", text="attn_weights", value=L(st.A[0]),
                     formula=f"\\operatorname{{softmax}}(Q K^\\top / \\sqrt{{{d_k}}})",
                     formula_text=f"softmax(attn_scores / √{d_k})", rows=tok, cols=tok),
@@ -276,6 +369,7 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                       after=tuple(ct.output.shape)),
             ],
         ),
+        mask_section(ct.S[0, 0], tok),
         Section(
             title="Multi-head attention (MultiHeadAttention, d_out = 2, num_heads = 2)",
             text=draw_text(JOURNEY_SEED_MULTIHEAD, MHA_LAYERS) + f" {b_o_note(m['b_O'])}"

@@ -1,0 +1,76 @@
+"""The README's figures of the recorded Shakespeare runs are the recorded ones.
+
+README.md is not built by the book, so its numbers are typed; this test reads them back and
+holds them to ``docs/results/comparison.json`` (the run the book shows): how long ``attnref
+train`` and ``attnref ablation`` take, the arms' total, the comparison table and the
+baselines. Each reader is tested first on a README that says something else (the issue's
+"≈ 5 min" and "≈ 10 min").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from attention_ref.experiments.findings import Baselines, rows_from_comparison
+from attention_ref.experiments.report import comparison_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOC = json.loads((ROOT / "docs" / "results" / "comparison.json").read_text(encoding="utf-8"))
+ROWS = rows_from_comparison(DOC)
+
+
+def minutes_of(readme: str, command: str) -> int:
+    """The ``≈ N min`` the README's command block gives ``attnref COMMAND`` (its first line)."""
+    m = re.search(rf"^\.venv/bin/attnref {command} .*?≈ (\d+) min", readme, re.M)
+    if m is None:
+        raise AssertionError(f"the README gives no duration for `attnref {command}`")
+    return int(m.group(1))
+
+
+def recorded_minutes() -> dict[str, int]:
+    """``train`` (the multihead arm: the defaults of `attnref train`) and ``ablation`` (the
+    three arms, one after the other), in whole minutes."""
+    wall = {r.attention: r.wall_time_s for r in ROWS}
+    return {"train": round(wall["multihead"] / 60), "ablation": round(sum(wall.values()) / 60)}
+
+
+@pytest.mark.parametrize(("command", "old"), [("train", 5), ("ablation", 10)])
+def test_the_reader_sees_a_duration_that_is_not_the_recorded_one(command, old):
+    """The control: the README as the issue found it disagrees with the record."""
+    line = f".venv/bin/attnref {command}  # the model (≈ {old} min, 2 cores)\n"
+    assert minutes_of(line, command) == old != recorded_minutes()[command]
+
+
+@pytest.mark.parametrize("command", ["train", "ablation"])
+def test_the_durations_are_the_recorded_ones(command):
+    assert minutes_of(README, command) == recorded_minutes()[command]
+
+
+def test_the_demo_takes_at_least_the_ablation():
+    m = re.search(r"make demo .*?≈ (\d+) min", README)
+    assert m is not None and int(m.group(1)) >= recorded_minutes()["ablation"]
+
+
+def test_the_arms_total_is_the_sum_of_their_wall_times():
+    m = re.search(
+        r"trained for (\d+) min (\d+) s in all, ([\d.]+) \+ ([\d.]+) \+ ([\d.]+) s", README
+    )
+    assert m is not None
+    walls = [r.wall_time_s for r in ROWS]
+    assert [float(x) for x in m.groups()[2:]] == [round(w, 1) for w in walls]
+    assert (int(m.group(1)), int(m.group(2))) == divmod(round(sum(walls)), 60)
+
+
+def test_the_table_and_the_baselines_are_the_recorded_ones():
+    base = Baselines(**DOC["baselines"])
+    table = comparison_markdown(ROWS, base.bigram).split("\n\n")[0]
+    assert table in README
+    assert f"Here it is **{base.bigram:.4f}** nats; unigram {base.unigram:.3f}; " \
+        f"ln {base.vocab_size} = {math.log(base.vocab_size):.3f}." in README  # fmt: skip
+    assert f"validation split itself gives {base.bigram_fitted_on_val:.3f})" in README
