@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from attention_ref.experiments.names import Metric
 
@@ -247,20 +247,40 @@ class Comparability:
         return not self.differ and not self.unknown
 
 
-def comparability(rows: Sequence[ArmRow]) -> Comparability:
-    """Compare the arms' seed, number of steps, data and `SHARED_OPTIONS`, key by key."""
+class Compared(Protocol):
+    """What `comparability` reads of a row: its steps, its data and its options."""
+
+    @property
+    def steps(self) -> int: ...
+    @property
+    def data_sha256(self) -> str | None: ...
+    @property
+    def config(self) -> Mapping[str, str]: ...
+
+
+#: every key `comparability` compares by default: the seed, steps, data and shared options
+COMPARED_KEYS: tuple[str, ...] = tuple(k for keys in ASPECTS.values() for k in keys)
+
+
+def comparability(
+    rows: Sequence[Compared],
+    keys: Sequence[str] = COMPARED_KEYS,
+    name: Callable[[Any], str] = lambda r: r.attention,
+) -> Comparability:
+    """Compare the arms' seed, number of steps, data and `SHARED_OPTIONS` (or ``keys``), key by
+    key; ``name`` says which arm a row is (its attention mode by default)."""
 
     def values(key: str) -> dict[str, str | None]:
         if key == "steps":
-            return {r.attention: str(r.steps) for r in rows}
+            return {name(r): str(r.steps) for r in rows}
         if key == "data":
-            return {r.attention: r.data_sha256 for r in rows}
-        return {r.attention: r.config.get(key) for r in rows}
+            return {name(r): r.data_sha256 for r in rows}
+        return {name(r): r.config.get(key) for r in rows}
 
     same: dict[str, str] = {}
     differ: dict[str, dict[str, str]] = {}
     unknown: list[str] = []
-    for key in (k for keys in ASPECTS.values() for k in keys):
+    for key in keys:
         by_arm = values(key)
         known = {a: v for a, v in by_arm.items() if v is not None}
         if len(set(known.values())) > 1:

@@ -7,13 +7,16 @@ attention" = with a single head: is one head worse?
 
 Pure: no MLflow, no torch. Every sentence is written from the figures passed in, and a claim
 is made only where those figures support it (the tests put the numbers on both sides of each
-threshold).
+threshold); what the arms share is compared option by option (`sweep_sentence`), as the
+ablation's arms are (`attention_ref.experiments.findings.comparability`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from attention_ref.experiments.findings import ASPECTS, COMPARED_KEYS, comparability
 
 #: two best validation losses closer than this (nats) are not told apart: the losses are
 #: measured on fixed validation batches of one seed, and differences this small are sampling
@@ -35,6 +38,52 @@ class HeadsRow:
     wall_time_s: float
     steps: int
     val_curve: list[tuple[int, float]] = field(default_factory=list)
+    #: the run's options (flat `TrainConfig`, as MLflow params hold them: strings)
+    config: dict[str, str] = field(default_factory=dict)
+    data_sha256: str | None = None  # the data set's sha256; None when not recorded
+
+
+#: what the arms of a heads sweep must share: what an ablation's arms share, but the heads
+SWEEP_KEYS: tuple[str, ...] = tuple(k for k in COMPARED_KEYS if k != "n_head")
+
+
+def _join(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _shown(key: str, value: str) -> str:
+    return f"sha256 `{value[:12]}…`" if key == "data" else value
+
+
+def sweep_sentence(rows: Sequence[HeadsRow]) -> str:
+    """What the arms have in common besides their heads, only as far as their rows record it."""
+    if len(rows) < 2:
+        return "a single arm"
+    c = comparability(rows, SWEEP_KEYS, name=lambda r: f"h = {r.heads}")
+    if c.differ:
+        parts = [
+            f"{k} ({', '.join(f'{a}: {_shown(k, v)}' for a, v in by.items())})"
+            for k, by in c.differ.items()
+        ]
+        return (
+            f"**the arms are not comparable as they stand**: besides the heads they differ in "
+            f"{_join(parts)}"
+        )
+    same, unknown = [], []
+    for aspect, keys in ASPECTS.items():
+        mine = [k for k in keys if k in SWEEP_KEYS]
+        if any(k in c.unknown for k in mine):
+            unknown.append(aspect)
+        elif len(keys) == 1:
+            same.append(f"{aspect} ({_shown(keys[0], c.same[keys[0]])})")
+        else:
+            same.append(aspect if mine == list(keys) else f"{aspect} but for the heads")
+    text = f"every arm has the same {_join(same)}" if same else ""
+    if unknown:
+        verb = "is" if len(unknown) == 1 else "are"
+        missing = f"the {_join(unknown)} {verb} not recorded for every arm, so not claimed the same"
+        text = f"{text}; {missing}" if text else missing
+    return text
 
 
 def heads_table(rows: Sequence[HeadsRow]) -> str:
@@ -127,9 +176,9 @@ def heads_report(source: str, rows: Sequence[HeadsRow]) -> str:
     out = [
         "## Heads sweep: does the number of heads matter at fixed parameters?",
         "",
-        f"{source}; the Q02 model trained with h = "
+        f"{source}: one model trained with h = "
         + ", ".join(str(r.heads) for r in rows)
-        + " heads, the same seed, data, schedule and number of steps.",
+        + f" heads; {sweep_sentence(rows)}.",
         "",
         heads_table(rows).rstrip(),
         "",

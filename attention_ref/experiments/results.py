@@ -265,6 +265,8 @@ def heads_rows(parent: Run) -> list[HeadsRow]:
                 a.wall_time_s,
                 a.steps,
                 a.val_curve,
+                config=a.config,
+                data_sha256=a.data_sha256,
             )
         )
     return sorted(rows, key=lambda r: r.heads)

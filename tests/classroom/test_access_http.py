@@ -156,9 +156,9 @@ def outcome(probe: Probe, access: Access) -> str:
     """What the answer says, in `intended`'s words."""
     if probe.by_gate:
         return str(probe.status)
-    if access is Access.REGISTRY and probe.whose == OTHERS:
-        if probe.status == 403 or (probe.route.key == _REGISTER and probe.status == 400):
-            return "403"  # MLflow's own refusal: only the creator manages a registered model
+    refused = probe.status == 403 or (probe.route.key == _REGISTER and probe.status == 400)
+    if access is Access.REGISTRY and probe.whose == OTHERS and refused:
+        return "403"  # MLflow's own refusal: only the creator manages a registered model
     return "pass"
 
 

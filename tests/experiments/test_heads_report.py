@@ -16,17 +16,28 @@ from attention_ref.experiments.heads_report import (
     heads_table,
     parameters_sentence,
     single_head_sentence,
+    sweep_sentence,
     verdict,
 )
+from attention_ref.lm.config import TrainConfig
 from tests.test_layers import imported_names, violates
 
+CONFIG = {k: str(v) for k, v in TrainConfig().to_flat().items()}
+SHA = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
 
-def row(heads: int, best: float, n_params: int = 824_000) -> HeadsRow:
-    """An arm with ``best`` as its best validation loss (the other figures fixed)."""
+
+def row(
+    heads: int, best: float, n_params: int = 824_000, *, data_sha256: str | None = SHA,
+    **options: object,
+) -> HeadsRow:  # fmt: skip
+    """An arm with ``best`` as its best validation loss (the other figures fixed), recorded
+    with the default options but for its heads (and ``options``)."""
+    config = CONFIG | {"n_head": str(heads)} | {k: str(v) for k, v in options.items()}
     return HeadsRow(
         heads=heads, d_k=128 // heads, run_id=f"run{heads}", n_params=n_params,
         best_val_loss=best, final_val_loss=best + 0.01, final_train_loss=best - 0.02,
-        tokens_per_sec=10_000.0 / heads, wall_time_s=60.0 * heads, steps=2600,
+        tokens_per_sec=10_000.0 / heads, wall_time_s=60.0 * heads, steps=2600, config=config,
+        data_sha256=data_sha256,
     )  # fmt: skip
 
 
@@ -35,8 +46,33 @@ def sweep(*bests: float) -> list[HeadsRow]:
 
 
 def test_the_module_is_pure():
+    """No torch, MLflow or plots; of attnref only the (pure) findings."""
     names = imported_names(Path("attention_ref/experiments/heads_report.py").resolve())
-    assert not any(violates(n, {"torch", "mlflow", "matplotlib", "attention_ref"}) for n in names)
+    assert not any(violates(n, {"torch", "mlflow", "matplotlib"}) for n in names)
+    assert {n.split(".")[2] for n in names if n.startswith("attention_ref.")} == {"findings"}
+
+
+def test_what_the_arms_share_is_said_only_as_recorded():
+    """The issue's kind of sentence: "the same seed, data, schedule and number of steps" was
+    written whatever the rows said."""
+    text = sweep_sentence(sweep(1.6, 1.6))
+    assert text == (
+        "every arm has the same seed (1337), number of steps (2600), data (sha256 "
+        "`86c4e6aa9db7…`), model shape but for the heads, schedule and evaluation"
+    )
+    other_seed = sweep_sentence([row(1, 1.6), row(2, 1.6, seed=7)])
+    assert other_seed == (
+        "**the arms are not comparable as they stand**: besides the heads they differ in seed "
+        "(h = 1: 1337, h = 2: 7)"
+    )
+    other_lr = sweep_sentence([row(1, 1.6), row(2, 1.6, lr=0.01)])
+    assert "besides the heads they differ in lr (h = 1: " in other_lr
+    unknown = sweep_sentence([row(1, 1.6), row(2, 1.6, data_sha256=None)])
+    assert unknown.endswith("; the data is not recorded for every arm, so not claimed the same")
+    assert "data (sha256" not in unknown
+    bare = [HeadsRow(h, 128 // h, "r", 1, 1.6, 1.6, 1.6, 1.0, 1.0, 10) for h in (1, 2)]
+    assert sweep_sentence(bare).startswith("every arm has the same number of steps (10); the")
+    assert sweep_sentence([row(1, 1.6)]) == "a single arm"
 
 
 @pytest.mark.parametrize(
@@ -87,6 +123,7 @@ def test_report_has_the_table_every_number_and_the_runs():
     rows = sweep(1.61, 1.55, 1.52, 1.53)
     text = heads_report("Heads sweep run `p1`", list(reversed(rows)))  # any order in
     assert text.startswith("## Heads sweep: does the number of heads matter")
+    assert "one model trained with h = 1, 2, 4, 8 heads; every arm has the same seed" in text
     assert heads_table(rows).rstrip() in text  # sorted by heads
     for r in rows:
         assert f"| {r.heads} | {r.d_k} | 824,000 | {r.best_val_loss:.4f} |" in text

@@ -25,7 +25,12 @@ def test_llama_3_8b_preset_is_its_published_configuration():
     # config.json of meta-llama/Meta-Llama-3-8B: hidden_size, num_attention_heads,
     # num_key_value_heads, num_hidden_layers, max_position_embeddings, torch_dtype
     assert (p.d_model, p.h, p.g, p.layers, p.context, p.dtype) == (
-        4096, 32, 8, 32, 8192, "bfloat16"
+        4096,
+        32,
+        8,
+        32,
+        8192,
+        "bfloat16",
     )
     assert p.d_k == p.d_model // p.h == 128 and p.bias is False
 
