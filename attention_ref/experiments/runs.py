@@ -379,11 +379,15 @@ class _RunLogger:
 
 
 def tracking_failure(e: Exception) -> str:
-    """What a refused or failed write to the tracking store means, in one line."""
+    """What a refused or failed write to the tracking store means, in one line.
+
+    The status is read where MLflow's client writes it (``failed with error code 401 != 200``),
+    not anywhere in the text: a run id or a port may hold the digits 401.
+    """
     text = first_line(e)
-    if "401" in text or "not authenticated" in text.lower():
+    if "error code 401 " in text or "not authenticated" in text.lower():
         return "the tracking server refused the account (its password changed, or it was removed)"
-    if "PERMISSION_DENIED" in text or "403" in text:
+    if "PERMISSION_DENIED" in text or "error code 403 " in text:
         return f"the tracking server refused a write ({text.removeprefix('PERMISSION_DENIED: ')})"
     return f"the tracking store failed ({text})"
 
