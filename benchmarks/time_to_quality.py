@@ -415,6 +415,9 @@ def reached_line(curve: Curve, start: dict[str, Any], changes: list[str], budget
                                 ("not a quiet start", not start["quiet"])) if bad]  # fmt: skip
         return f"{what}. The target is not judged here: {', '.join(why)}."
     verdict = "met" if met else "not met"
+    if first is not None and not met:  # "first at 300 s" beside "not met": say by how much
+        late = first["seconds"] - BUDGET
+        verdict += f" (the first ≤ {TARGET:.2f} came {late:.2f} s past the budget)"
     return f"{what}. Target (val ≤ {TARGET:.2f} within {BUDGET:.0f} s, quiet machine): {verdict}."
 
 

@@ -77,6 +77,11 @@ def test_the_time_to_quality_target_is_called_met_only_when_every_number_says_so
         "val ≤ 1.55 not reached within 300 s. Target (val ≤ 1.55 within 300 s, quiet "
         "machine): not met."
     )
+    edge = curve((2500, 150.0, 1.60), (5421, 300.0475, 1.5487))  # the recorded run: 0.05 s late
+    assert ttq.reached_line(edge, quiet, [], 300.0).endswith(
+        "val ≤ 1.55 first at 300 s (step 5421). Target (val ≤ 1.55 within 300 s, quiet "
+        "machine): not met (the first ≤ 1.55 came 0.05 s past the budget)."
+    )
     assert ttq.reached_line(reached, loaded, ["lr=1e-2"], 300.0).endswith(
         "The target is not judged here: options changed, not a quiet start."
     )
