@@ -99,8 +99,29 @@ def parse() -> argparse.Namespace:
     p.add_argument(
         "--probe", type=float, default=_bench.PROBE_S, help="seconds of load probe per run"
     )
+    p.add_argument(
+        "--settle",
+        type=float,
+        default=120.0,
+        help="after the set-up and the untimed runs, wait up to this many seconds for the "
+        "1-minute load to fall to 0.25 per CPU before timing (120; 0: no wait)",
+    )
     p.add_argument("--out", type=Path, default=None, help="write cli_latency.{json,md} here")
     return p.parse_args()
+
+
+def settle(seconds: float, per_cpu: float = 0.25) -> None:
+    """Wait until the 1-minute load is at most ``per_cpu`` per CPU, or ``seconds`` have passed.
+
+    The set-up (a one-step training run) and the untimed first runs raise the 1-minute load
+    themselves; the load read before the first timed part should say how busy the machine is,
+    not how busy the benchmark just was."""
+    limit, end = per_cpu * (os.cpu_count() or 1), time.monotonic() + seconds
+    while (load := _bench.load_1min()) is not None and load > limit and time.monotonic() < end:
+        time.sleep(2)
+    said = "unknown" if load is None else f"{load:.2f}"
+    state = "settled" if load is not None and load <= limit else f"still above {limit:g}"
+    print(f"cli latency: 1-minute load {said} before timing ({state})", flush=True)
 
 
 def env_for(cmd: Command | list[str], cwd: Path, env: dict[str, str]) -> dict[str, str]:
@@ -222,6 +243,7 @@ def main() -> None:
         print(f"cli latency: {len(cmds)} commands, {args.reps} reps, store {uri}", flush=True)
         for cmd in cmds:  # once each, untimed: the files in the page cache
             run(cmd, root, env)
+        settle(args.settle)
         loads = _bench.LoadLog(args.busy_limit, args.probe)
         times: dict[str, list[dict[str, Any]]] = {c.label: [] for c in cmds}
         for rep in range(args.reps):
