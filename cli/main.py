@@ -9,9 +9,10 @@ Errors in the user's input never show a traceback: one line on stderr, exit code
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -35,9 +36,17 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-for _command in (explain, params, train, ablation, report, sample, exercise, check):
-    app.command()(_command)
-app.command()(runs)
+
+
+def summary(command: Any) -> str:
+    """The first paragraph of a command's docstring, as one line: what ``attnref --help`` lists
+    beside the command (given as is, it keeps the docstring's line breaks mid-sentence)."""
+    first = inspect.cleandoc(command.__doc__ or "").split("\n\n", 1)[0]
+    return " ".join(first.split())
+
+
+for _command in (explain, params, train, ablation, report, sample, exercise, check, runs):
+    app.command(short_help=summary(_command))(_command)
 app.add_typer(server_app)
 
 
@@ -79,8 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(getattr(e, "exit_code", EXIT_USAGE)) or EXIT_USAGE
     except typer.Exit as e:
         return e.exit_code
-    except (typer.Abort, KeyboardInterrupt):
-        print("attnref: interrupted", file=sys.stderr)
+    except (typer.Abort, KeyboardInterrupt) as e:
+        _interrupted(e)
         return 130
     except (ValueError, TypeError) as e:
         print(f"attnref: error: {e}", file=sys.stderr)
@@ -91,6 +100,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"attnref: error: {_first_line(e)}", file=sys.stderr)
         return EXIT_USAGE
     return result if isinstance(result, int) else 0
+
+
+def _interrupted(e: BaseException) -> None:
+    """One line for a Ctrl-C that stopped a command at once, with what it kept when it says.
+
+    Typer turns a Ctrl-C inside a command into a silent exit 130, so a command that has
+    something to say catches it itself (``attnref train``: `cli.train.interrupted`)."""
+    said = str(e) if isinstance(e, KeyboardInterrupt) else ""
+    print(f"attnref: interrupted{': ' + said if said else ''}", file=sys.stderr)
 
 
 def _from_a_store(e: BaseException) -> bool:

@@ -51,7 +51,8 @@ def report(
 
     console = make_console()
     name = experiment or DEFAULT_EXPERIMENT
-    dataset = load_data(data, console)
+    # the store and its runs first: a folder with no store, or no runs, is one line before the
+    # data is looked for (or downloaded)
     connect_existing_store(tracking_uri)  # read only: never create a store or an experiment
     from attention_ref.experiments.export import export_results
     from attention_ref.experiments.report import no_ablation_report
@@ -66,14 +67,19 @@ def report(
     try:
         heads = heads_sweep_report(name)
         try:
-            text = q03_report(name, dataset, find_arms(name))
+            arms = find_arms(name)
         except NoArmsError:
             if heads is None or export is not None:
                 raise
+            arms = None
+        dataset = load_data(data, console) if arms is not None or export is not None else None
+        if arms is not None and dataset is not None:
+            text = q03_report(name, dataset, arms)
+        else:
             text = no_ablation_report(name)  # the heads sweep is all there is: say so
         if heads is not None:
             text = text.rstrip("\n") + "\n\n" + heads
-        if export is not None:
+        if export is not None and dataset is not None:
             written = export_results(name, dataset, export)
             console.print(f"exported {len(written)} files to {export}")
     except TrackingError as e:

@@ -35,24 +35,26 @@ class RunsFormat(StrEnum):
     JSON = "json"
 
 
-def _table(rows: list[RunRow], uri: str, title: str) -> None:
+def _table(rows: list[RunRow], uri: str, title: str, every_experiment: bool) -> None:
+    """The rows as a rich table; with ``--all`` (or rows of several experiments) each row
+    names its experiment, beside the run's name: two experiments' runs can look alike."""
     from rich.console import Console
     from rich.table import Table
 
+    show_experiment = every_experiment or len({r.experiment for r in rows}) > 1
+    columns = [("run id", "left"), ("name", "left")]
+    columns += [("experiment", "left")] if show_experiment else []
+    columns += [("attention", "left"), ("status", "left"), ("steps", "right"),
+                ("best val", "right"), ("started", "left")]  # fmt: skip
     table = Table(title=title, title_justify="left")
-    for col, justify in [("run id", "left"), ("name", "left"), ("attention", "left"),
-                         ("status", "left"), ("steps", "right"), ("best val", "right"),
-                         ("started", "left")]:  # fmt: skip
+    for col, justify in columns:
         table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    show_experiment = len({r.experiment for r in rows}) > 1
-    if show_experiment:
-        table.add_column("experiment")
     for r in rows:
         heads = "1 head" if r.heads == 1 else f"{r.heads} heads"
         attention = f"{r.attention} ({heads})" if r.heads else r.attention
         best = "" if r.best_val_loss is None else f"{r.best_val_loss:.4f}"
-        cells = [r.run_id, r.name, attention, r.status, r.steps, best, r.started]
-        table.add_row(*cells, *([r.experiment] if show_experiment else []))
+        where = [r.experiment] if show_experiment else []
+        table.add_row(r.run_id, r.name, *where, attention, r.status, r.steps, best, r.started)
     console = Console(highlight=False)
     if not console.is_terminal:  # a pipe or a log: whole lines, not an 80-column squeeze
         console = Console(highlight=False, width=240)
@@ -111,4 +113,4 @@ def runs(
     if not rows:
         print(f"no runs in {title.removeprefix('runs of ')} ({uri})")
         return
-    _table(rows, uri, title)
+    _table(rows, uri, title, every_experiment=name is None)

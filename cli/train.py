@@ -166,7 +166,16 @@ def train(
             )  # fmt: skip
     except TrackingError as e:  # the store refused a write or went away: what it has, stays
         raise CLIError(str(e)) from None
+    except KeyboardInterrupt as e:  # a second Ctrl-C: Typer would exit 130 without a word
+        interrupted(e)
+        raise typer.Exit(130) from None
     _finish(outcome, stop, console)
+
+
+def interrupted(e: KeyboardInterrupt) -> None:
+    """One line on stderr: the run stopped at once, and what it kept (`StoppedAtOnce` says)."""
+    said = str(e)
+    print(f"attnref: interrupted{': ' + said if said else ''}", file=sys.stderr)
 
 
 def _probe_out_dir(out_dir: Path) -> None:

@@ -248,7 +248,10 @@ def prepare_resume(run_id: str, data: CharData, out_root: Path, **changes: Any) 
     except (MlflowException, OSError):
         if checkpoint is None or stored is None:
             raise TrackingError(
-                f"run {run_id} has no checkpoint to resume from ({Artifact.LAST_CHECKPOINT})"
+                f"run {run_id} has no checkpoint to resume from ({Artifact.LAST_CHECKPOINT}): "
+                "it is written when a run stops on Ctrl-C or SIGTERM, and this one ended "
+                "before it could (a second Ctrl-C, a kill, or a failure); start a new run with "
+                "attnref train"
             ) from None
     cfg = stored.with_options(**changes)
     cfg.check_fits(data.smallest_split)
@@ -483,6 +486,7 @@ def run_training(
     logger = _RunLogger(client, run_id, cfg, data, resume)
     status, error, failed_at, result = RunStatus.FAILED, None, None, None
     model_uri: list[str] = []
+    at_once = False
 
     def stop() -> bool:  # Ctrl-C, or the store refused a write / went away
         return logger.failure is not None or (should_stop is not None and should_stop())
@@ -499,7 +503,7 @@ def run_training(
         mlflow.set_tag(Tag.FAILED_AT_STEP, str(e.step))
     except KeyboardInterrupt:  # a second Ctrl-C: no checkpoint of this step, but not a failure
         status = RunStatus.KILLED
-        raise
+        at_once = True
     finally:
         if logger.failure is None:
             try:
@@ -509,12 +513,40 @@ def run_training(
                 )  # fmt: skip
             except (MlflowException, OSError) as e:
                 logger.failure = e
+            except KeyboardInterrupt:  # Ctrl-C again while the ending was being logged
+                at_once = True
+                with contextlib.suppress(MlflowException, OSError, KeyboardInterrupt):
+                    mlflow.end_run(status=RunStatus.KILLED)
     if logger.failure is not None:
         raise TrackingError(_stopped_by_the_store(logger, run_id, out_dir, result))
+    if at_once:
+        raise StoppedAtOnce(_what_a_second_ctrl_c_kept(run_id, out_dir))
     return RunOutcome(
         run_id, status, out_dir, result, error, failed_at, resume.step if resume else None,
         model_uri[0] if model_uri else None,
     )  # fmt: skip
+
+
+class StoppedAtOnce(KeyboardInterrupt):
+    """A second Ctrl-C stopped a run at once; ``str()`` says, in one line, what was kept."""
+
+
+def _what_a_second_ctrl_c_kept(run_id: str, out_dir: Path) -> str:
+    """What a run stopped at once kept, read from its folder: ``last.pt`` (the state to resume,
+    saved whole or not at all) is written when a run stops on the first Ctrl-C, at the end of
+    a step; a second Ctrl-C before that leaves nothing to resume."""
+    last = out_dir / "last.pt"
+    if last.is_file():
+        return (
+            f"stopped at once by a second Ctrl-C; run {run_id} is KILLED, its checkpoint is "
+            f"{last}: continue with: attnref train --resume {run_id}"
+        )
+    best = out_dir / "best.pt"
+    kept = f"; its best model so far is in {best}" if best.is_file() else ""
+    return (
+        f"stopped at once by a second Ctrl-C, before the checkpoint a first Ctrl-C writes: run "
+        f"{run_id} is KILLED with nothing to resume{kept}; start a new run with attnref train"
+    )
 
 
 def _stopped_by_the_store(

@@ -68,6 +68,14 @@ def test_runs_lists_the_runs_as_a_table_or_json(store, capsys):
     assert [(r["name"], r["experiment"]) for r in everything] == [
         ("by-hand", "other"), ("q02-multihead", "shakespeare"),
     ]  # fmt: skip
+    assert main(["runs", "--all"]) == 0  # the table names each run's experiment
+    lines = capsys.readouterr().out.splitlines()
+    assert any(re.search(r"\bname\b.*\bexperiment\b.*\battention\b", line) for line in lines)
+    for name, experiment in (("by-hand", "other"), ("q02-multihead", "shakespeare")):
+        assert any(re.search(rf"\b{name}\b\W+{experiment}\b", line) for line in lines), name
+    assert main(["runs"]) == 0  # one experiment asked for: no such column
+    lines = capsys.readouterr().out.splitlines()
+    assert not any(re.search(r"\bname\b.*\bexperiment\b", line) for line in lines)
     assert main(["runs", "--experiment", "other"]) == 0
     assert "by-hand" in capsys.readouterr().out
     for bad, message in [
