@@ -59,7 +59,13 @@ def _parse_heads(heads: str) -> list[int]:
 @config_options(exclude=("attention",))
 def ablation(
     arms: Annotated[
-        str, typer.Option("--arms", help="Attention modes to compare, comma-separated.")
+        str,
+        typer.Option(
+            "--arms",
+            help="Attention modes to compare, comma-separated; or 'variants': Q02's model as "
+            "it is (mha) and with one change of today's attention each: one K/V head (mqa), "
+            "RoPE (rope), a sliding window of a quarter of the block (window).",
+        ),
     ] = "multihead,none,uniform",
     heads: Annotated[
         str | None,
@@ -83,13 +89,22 @@ def ablation(
 
     One parent MLflow run with a nested run per arm; at the end a comparison table and the
     overlaid loss curves, printed and logged to the parent. With --heads, the arms are the
-    Q02 model with each number of heads (the same parameter count).
+    Q02 model with each number of heads (the same parameter count). With --arms variants, Q02's
+    model as it is and with one change of today's attention each (one K/V head, RoPE, a
+    sliding window).
     """
     from attention_ref.lm.config import TrainConfig, fit_warmup
 
     if heads is not None and arms != "multihead,none,uniform":
         raise CLIError("--heads sweeps the multihead model; leave out --arms")
-    names = _parse_arms(arms)
+    variant_sweep = arms.strip() == "variants"
+    given = sorted(set(config_overrides or {}) & {"kv_heads", "pos", "window"})
+    if variant_sweep and given:
+        options = ", ".join("--" + g.replace("_", "-") for g in given)
+        raise CLIError(
+            f"--arms variants sets --kv-heads, --pos and --window itself; leave out {options}"
+        )
+    names = ["mha", "mqa", "rope", "window"] if variant_sweep else _parse_arms(arms)
     heads_list = _parse_heads(heads) if heads is not None else None
     check_log_every(log_every)
     cfg, warmup_note = fit_warmup(TrainConfig().with_options(**(config_overrides or {})))
@@ -111,6 +126,9 @@ def ablation(
     connect_store(tracking_uri, experiment or DEFAULT_EXPERIMENT)
     if heads_list is not None:
         _heads_sweep(cfg, dataset, heads_list, out_dir, log_every, console)
+        return
+    if variant_sweep:
+        _variants_sweep(cfg, dataset, out_dir, log_every, console)
         return
     from attention_ref.experiments.ablation import run_ablation
     from attention_ref.experiments.names import RunStatus
@@ -161,6 +179,36 @@ def _announcer(console: Console, parent: str, arms: list[str]) -> Callable[[str,
             console.print(f"{parent}/{arm}: MLflow run {run_id}")
 
     return announce
+
+
+def _variants_sweep(
+    cfg: TrainConfig, dataset: CharData, out_dir: Path, log_every: int, console: Console
+) -> None:
+    """``--arms variants``: the sweep, its table and sentences."""
+    from attention_ref.experiments.ablation import run_variants_sweep, variants
+    from attention_ref.experiments.names import RunStatus
+    from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
+    from attention_ref.experiments.variants_report import variants_sentences, variants_table
+    from cli.progress import ArmReporters, StopFlag, ui_hint
+
+    arms = list(variants(cfg))
+    stop = StopFlag(console)
+    with stop, ArmReporters(console, cfg.max_steps, log_every, arms) as reporters:
+        outcome = run_variants_sweep(
+            cfg, dataset, out_root=out_dir, callbacks_for=reporters.callbacks_for,
+            should_stop=stop, on_run_start=_announcer(console, "variants", arms),
+        )  # fmt: skip
+    if any(r.attention == "mha" for r in outcome.rows):
+        _print_markdown(console, variants_table(outcome.rows))
+        for sentence in variants_sentences(outcome.rows):
+            console.print(sentence, highlight=False)
+    if outcome.status != RunStatus.FINISHED:
+        console.print(f"variants {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
+        raise typer.Exit(stop.exit_code if stop() else 1)
+    console.print(
+        f"variants run {outcome.parent_run_id}: comparison.md and plots/loss_curves.png logged"
+    )
+    ui_hint(console, current_uri(), DEFAULT_TRACKING_URI, _experiment_of(outcome.parent_run_id))
 
 
 def _heads_sweep(

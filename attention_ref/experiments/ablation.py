@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from attention_ref.experiments.heads_report import HeadsRow, heads_table
 from attention_ref.experiments.names import (
     ABLATION_RUN_NAME,
     HEADS_SWEEP_RUN_NAME,
+    VARIANTS_RUN_NAME,
     Artifact,
     Metric,
     RunKind,
@@ -46,6 +47,7 @@ from attention_ref.experiments.runs import (
     provenance_tags,
     run_training,
 )
+from attention_ref.experiments.variants_report import variants_table
 from attention_ref.lm.config import ATTENTION_MODES, TrainConfig
 from attention_ref.lm.data import CharData, bigram_val_loss
 from attention_ref.lm.train import Callbacks
@@ -176,6 +178,87 @@ def run_heads_sweep(
         log_system_metrics=log_system_metrics, on_run_start=on_run_start,
     )  # fmt: skip
     return outcome
+
+
+def variants(cfg: TrainConfig) -> dict[str, dict[str, Any]]:
+    """The arms of ``--arms variants``: Q02's model (``mha``) and one change of today's
+    attention each: one K/V head (``mqa``), RoPE (``rope``), a window of a quarter of the
+    block (``window``)."""
+    return {
+        "mha": {},
+        "mqa": {"kv_heads": 1},
+        "rope": {"pos": "rope"},
+        "window": {"window": max(cfg.model.block_size // 4, 1)},
+    }
+
+
+def run_variants_sweep(
+    cfg: TrainConfig,
+    data: CharData,
+    *,
+    arms: Mapping[str, Mapping[str, Any]] | None = None,
+    out_root: Path = Path("runs"),
+    callbacks_for: Callable[[str], Callbacks] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    log_system_metrics: bool = True,
+    on_run_start: Callable[[str, str], None] | None = None,
+) -> AblationOutcome:
+    """Run ``cfg`` (multihead attention) once per variant: ``arms`` maps an arm's name to the
+    options it changes (`variants` by default). The same seed, data and steps for every arm;
+    the parent ``variants`` gets the comparison (`variants_report`)."""
+    chosen = dict(arms if arms is not None else variants(cfg))
+    arm_cfgs = {
+        name: cfg.with_options(attention="multihead", **change) for name, change in chosen.items()
+    }  # a variant the model cannot be built with fails here, before any run
+    base = baselines(data)
+    outcome = AblationOutcome("", RunStatus.RUNNING, bigram_floor=base.bigram, baselines=base)
+    client = MlflowClient()
+
+    def row(arm: str, o: RunOutcome) -> None:
+        assert o.result is not None
+        r = o.result
+        metrics = {**final_metrics(r), Metric.BEST_VAL_LOSS: r.best_val_loss}
+        outcome.rows.append(
+            ArmRow.from_metrics(arm, o.run_id, o.status, r.n_params, r.steps_done, metrics,
+                                config=arm_cfgs[arm].to_flat(), data_sha256=data.text_sha256)
+        )  # fmt: skip
+
+    def end() -> None:
+        if outcome.rows:
+            _log_variants_comparison(client, outcome)
+
+    _sweep(
+        outcome, arm_cfgs, data, VARIANTS_RUN_NAME, RunKind.VARIANTS,
+        {"variants": ",".join(chosen)}, "Q02's model with today's attention: one K/V head, "
+        "RoPE, a sliding window", row, end, out_root=out_root, callbacks_for=callbacks_for,
+        should_stop=should_stop, log_system_metrics=log_system_metrics,
+        on_run_start=on_run_start,
+    )  # fmt: skip
+    return outcome
+
+
+def _log_variants_comparison(client: MlflowClient, outcome: AblationOutcome) -> None:
+    """The variants' table, rows, arm metrics and overlaid curves, on their parent."""
+    from attention_ref.experiments.variants_report import variants_sentences
+
+    run_id = outcome.parent_run_id
+    rows = outcome.rows
+    words = variants_table(rows) if any(r.attention == "mha" for r in rows) else ""
+    if words:
+        words += "\n" + "\n\n".join(variants_sentences(rows)) + "\n"
+    client.log_text(run_id, words or "no mha arm finished: nothing to compare with\n",
+                    Artifact.COMPARISON_MD)  # fmt: skip
+    client.log_dict(
+        run_id,
+        {
+            "bigram_floor": outcome.bigram_floor,
+            "baselines": asdict(outcome.baselines) if outcome.baselines else None,
+            "rows": [asdict(r) for r in rows],
+        },
+        Artifact.COMPARISON_JSON,
+    )
+    _log_arms(client, run_id, [(r.attention, r.attention, r) for r in rows],
+              "Q02's model with today's attention", outcome.bigram_floor)  # fmt: skip
 
 
 def _sweep(

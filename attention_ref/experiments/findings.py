@@ -29,10 +29,15 @@ AGREEMENT_TOLERANCE = 0.05
 #: the options arms must share to be compared, by the words a sentence uses for them (keys of
 #: the flat `TrainConfig`, as MLflow params); the seed, the steps and the data come on top
 SHARED_OPTIONS: dict[str, tuple[str, ...]] = {
-    "model shape": ("n_embd", "n_layer", "n_head", "block_size", "dropout"),
+    "model shape": ("n_embd", "n_layer", "n_head", "kv_heads", "pos", "window", "block_size",
+                    "dropout"),
     "schedule": ("batch_size", "lr", "min_lr", "warmup_steps", "weight_decay", "grad_clip"),
     "evaluation": ("eval_interval", "eval_batches"),
-}
+}  # fmt: skip
+
+#: the value a row that does not record an option ran with: these options came after the first
+#: recorded runs, whose code had only this behaviour (multi-head, learned positions, no window)
+RECORDED_BEFORE: dict[str, str] = {"kv_heads": "0", "pos": "learned", "window": "0"}
 
 #: what a sentence calls each compared key (one aspect may hold several options)
 ASPECTS: dict[str, tuple[str, ...]] = {
@@ -275,7 +280,12 @@ def comparability(
             return {name(r): str(r.steps) for r in rows}
         if key == "data":
             return {name(r): r.data_sha256 for r in rows}
-        return {name(r): r.config.get(key) for r in rows}
+
+        def value(r: Compared) -> str | None:
+            v = r.config.get(key, RECORDED_BEFORE.get(key))
+            return None if v is None else str(v)
+
+        return {name(r): value(r) for r in rows}
 
     same: dict[str, str] = {}
     differ: dict[str, dict[str, str]] = {}

@@ -26,6 +26,10 @@ class AttentionMode(StrEnum):
 
 
 ATTENTION_MODES: tuple[str, ...] = tuple(m.value for m in AttentionMode)
+#: how the model knows where a character is (``--pos``)
+POSITIONS: tuple[str, ...] = ("learned", "rope")
+#: RoPE's base (RoFormer's 10000): pair i turns by base^(-2i/d_k) radians per position
+ROPE_BASE = 10000.0
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "mps")
 #: ``auto``: bf16 autocast on a CPU with avx512_bf16 / amx_bf16, fp32 elsewhere (CUDA included:
 #: slower in bf16 at the Q02 shape); see `attention_ref.lm.train.resolve_precision`
@@ -54,6 +58,15 @@ class ModelConfig:
     n_head: int = 2
     dropout: float = 0.0
     attention: AttentionMode = AttentionMode.MULTIHEAD
+    #: K/V heads shared by the ``n_head`` query heads (grouped-query attention); 0: one per
+    #: query head (multi-head attention, Q02), 1: multi-query attention
+    kv_heads: int = 0
+    #: positions: "learned" (a trained table added to the tokens, Q02) or "rope" (Q and K
+    #: rotated by their positions, RoFormer; no table)
+    pos: str = "learned"
+    #: sliding-window causal mask: each position sees itself and the ``window - 1`` before it;
+    #: 0: every position before it (the causal mask of Q02)
+    window: int = 0
 
     def __post_init__(self) -> None:
         _positive_ints(self, ("vocab_size", "n_embd", "n_layer", "n_head", "block_size"))
@@ -69,16 +82,48 @@ class ModelConfig:
                 f"--attention must be one of {', '.join(ATTENTION_MODES)}, got {self.attention!r}"
             )
         object.__setattr__(self, "attention", AttentionMode(self.attention))
+        g = self.kv_heads
+        if isinstance(g, bool) or not isinstance(g, int) or g < 0:
+            raise ValueError(f"--kv-heads must be an integer >= 0, got {g!r}")
+        if g and self.n_head % g:
+            raise ValueError(
+                f"--kv-heads {g} does not divide --n-head {self.n_head}: each K/V head is shared "
+                "by the same number of query heads"
+            )
+        if g and self.attention is not AttentionMode.MULTIHEAD:
+            raise ValueError(
+                f"--kv-heads is for multihead attention, not --attention {self.attention}"
+            )
+        if self.pos not in POSITIONS:
+            raise ValueError(f"--pos must be one of {', '.join(POSITIONS)}, got {self.pos!r}")
+        w = self.window
+        if isinstance(w, bool) or not isinstance(w, int) or w < 0:
+            raise ValueError(f"--window must be an integer >= 0, got {w!r}")
+        for name, used in (("--pos rope", self.pos == "rope"), ("--window", w > 0)):
+            if used and self.attention is not AttentionMode.MULTIHEAD:
+                raise ValueError(
+                    f"{name} is for multihead attention, not --attention {self.attention}"
+                )
+        if self.pos == "rope" and self.d_k % 2:
+            raise ValueError(
+                f"--pos rope rotates pairs of coordinates: the head width d_k = {self.d_k} must "
+                "be even"
+            )
 
     @property
     def d_k(self) -> int:
         """Width of each head, ``n_embd / n_head``."""
         return self.n_embd // self.n_head
 
+    @property
+    def n_kv_head(self) -> int:
+        """The K/V heads: ``kv_heads``, or one per query head (``n_head``) when it is 0."""
+        return self.kv_heads or self.n_head
+
 
 #: the model fields a user chooses (the vocabulary comes from the data)
-MODEL_OPTIONS: tuple[str, ...] = ("n_embd", "n_layer", "n_head", "block_size", "dropout",
-                                  "attention")  # fmt: skip
+MODEL_OPTIONS: tuple[str, ...] = ("n_embd", "n_layer", "n_head", "kv_heads", "pos", "window",
+                                  "block_size", "dropout", "attention")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -200,6 +245,11 @@ CONFIG_HELP: dict[str, str] = {
     "n_embd": "Embedding width d_model (Q02: 128).",
     "n_layer": "Number of transformer blocks (Q02: 2).",
     "n_head": "Attention heads per block; d_k = n_embd / n_head (Q02: 2).",
+    "kv_heads": "K/V heads shared by the query heads (grouped-query attention; 1: multi-query; "
+    "0: one per head, Q02).",
+    "pos": "learned (a position table, Q02) or rope (rotary: Q and K rotated by position).",
+    "window": "Sliding-window mask: each character sees itself and the window - 1 before it "
+    "(0: all before it, Q02).",
     "block_size": "Context length T in characters.",
     "dropout": "Dropout on attention weights, residual branches and embeddings.",
     "attention": "multihead (Q02), none (Q03: no attention sub-layer) or uniform (causal mean).",

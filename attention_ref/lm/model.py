@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attention_ref.lm.config import AttentionMode, ModelConfig
+from attention_ref.lm.config import ROPE_BASE, AttentionMode, ModelConfig
 
 __all__ = [
     "MLP",
@@ -89,8 +89,10 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.n_head = cfg.n_head
-        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)
+        self.n_head, self.n_kv_head, self.d_k = cfg.n_head, cfg.n_kv_head, cfg.d_k
+        self.rope, self.window = cfg.pos == "rope", cfg.window
+        # [W_Q | W_K | W_V]: (C, C + 2 g d_k); g = h (the default): (C, 3C), as before
+        self.qkv = nn.Linear(cfg.n_embd, cfg.n_embd + 2 * self.n_kv_head * cfg.d_k)
         self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)
         self.dropout = cfg.dropout
         self.resid_drop = nn.Dropout(cfg.dropout)
@@ -104,29 +106,33 @@ class CausalSelfAttention(nn.Module):
         ``(B, 1, C)``; its query sees every key, so no mask is needed.
         """
         B, T, C = x.size()
-        q, k, v = self.qkv(x).split(C, dim=2)  # (B, T, 3C) -> 3 × (B, T, C)
+        g, d_k = self.n_kv_head, self.d_k
+        # (B, T, C + 2 g d_k) -> (B, T, C), 2 × (B, T, g d_k)
+        q, k, v = self.qkv(x).split([C, g * d_k, g * d_k], dim=2)
         if last_only:
             q = q[:, -1:]  # (B, T, C) -> (B, 1, C)
-        # (B, T, C) -> (B, T, h, d_k) -> (B, h, T, d_k)
-        q = q.view(B, q.size(1), self.n_head, C // self.n_head).transpose(1, 2)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        # (B, T, C) -> (B, T, h, d_k) -> (B, h, T, d_k); K, V: g heads, (B, g, T, d_k)
+        q = q.view(B, q.size(1), self.n_head, d_k).transpose(1, 2)
+        k = k.view(B, T, g, d_k).transpose(1, 2)
+        v = v.view(B, T, g, d_k).transpose(1, 2)
         if q.dtype == torch.bfloat16 and x.device.type == "cpu" and self.cpu_bf16_attention_in_fp32:
             q, k, v = q.float(), k.float(), v.float()  # bf16 -> fp32; proj casts back
-        allowed: Tensor | None = None
-        past = 0
+        past = cache.length if cache is not None else 0
+        if self.rope:  # Q and K rotated by their positions past .. past + T - 1
+            k = rotate(k, past)
+            q = rotate(q, past + T - q.size(2))  # last_only: the last position's query
         if cache is not None:
-            past = cache.length
             if cache.k is not None and cache.v is not None:
-                k = torch.cat([cache.k, k], dim=2)  # (B, h, past, d_k) -> (B, h, past + T, d_k)
+                k = torch.cat([cache.k, k], dim=2)  # (B, g, past, d_k) -> (B, g, past + T, d_k)
                 v = torch.cat([cache.v, v], dim=2)
             cache.k, cache.v, cache.length = k, v, past + T
-            if past and T > 1:  # new query i sees keys 0 .. past + i
-                allowed = torch.ones(T, past + T, dtype=torch.bool, device=x.device).tril(past)
+        allowed: Tensor | None = None
+        if self.window or (past and q.size(2) > 1):  # else PyTorch's own causal mask (or none)
+            allowed = visible(past + T - q.size(2), q.size(2), k.size(2), self.window, x.device)
         y = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=allowed, is_causal=past == 0 and not last_only,
-            dropout_p=self.dropout if self.training else 0.0,
-        )  # softmax(Q Kᵀ/√d_k + M) V: (B, h, T, d_k)  # fmt: skip
+            q, k, v, attn_mask=allowed, is_causal=allowed is None and past == 0 and not last_only,
+            dropout_p=self.dropout if self.training else 0.0, enable_gqa=g != self.n_head,
+        )  # softmax(Q Kᵀ/√d_k + M) V, head i reading K/V head ⌊i g/h⌋: (B, h, T, d_k)  # fmt: skip
         T_out = y.size(2)
         y = y.transpose(1, 2).contiguous().view(B, T_out, C)  # (B, h, T, d_k) -> (B, T, C)
         return self.resid_drop(self.proj(y))  # Concat · W_O
@@ -134,12 +140,40 @@ class CausalSelfAttention(nn.Module):
     def attention_weights(self, x: Tensor) -> Tensor:
         """The weights ``A`` ``(B, h, T, T)`` of this layer for input ``x`` (for heatmaps)."""
         B, T, C = x.size()
-        q, k, _ = self.qkv(x).split(C, dim=2)
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, h, T, d_k)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        S = q @ k.transpose(-2, -1) / (C // self.n_head) ** 0.5  # (B, h, T, T)
-        blocked = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
-        return S.masked_fill(blocked, float("-inf")).softmax(dim=-1)
+        g, d_k = self.n_kv_head, self.d_k
+        q, k, _ = self.qkv(x).split([C, g * d_k, g * d_k], dim=2)
+        q = q.view(B, T, self.n_head, d_k).transpose(1, 2)  # (B, h, T, d_k)
+        k = k.view(B, T, g, d_k).transpose(1, 2)  # (B, g, T, d_k)
+        if self.rope:
+            q, k = rotate(q, 0), rotate(k, 0)
+        k = k.repeat_interleave(self.n_head // g, dim=1)  # K/V head ⌊i g/h⌋: (B, h, T, d_k)
+        S = q @ k.transpose(-2, -1) / d_k**0.5  # (B, h, T, T)
+        allowed = visible(0, T, T, self.window, x.device)
+        return S.masked_fill(~allowed, float("-inf")).softmax(dim=-1)
+
+
+def visible(first: int, n_queries: int, n_keys: int, window: int, device: torch.device) -> Tensor:
+    r"""Which keys each query sees, ``(n_queries, n_keys)`` booleans: query ``i`` (at position
+    ``first + i``) sees key ``j`` when $p - w < j \le p$ with $p$ its position and $w$ the
+    window (``0``: no window, $j \le p$: the causal mask)."""
+    p = torch.arange(first, first + n_queries, device=device).unsqueeze(1)  # (n_queries, 1)
+    j = torch.arange(n_keys, device=device).unsqueeze(0)  # (1, n_keys)
+    allowed = j <= p
+    return allowed & (j > p - window) if window else allowed
+
+
+def rotate(x: Tensor, first: int, base: float = ROPE_BASE) -> Tensor:
+    r"""RoPE (RoFormer) on ``x`` ``(B, heads, T, d_k)`` at positions ``first .. first + T - 1``:
+    each pair $(x_{2i}, x_{2i+1})$ of row $m$ turned by $m\theta_i$, $\theta_i =
+    \text{base}^{-2i/d_k}$ (`attention_ref.reference.rope.apply_rope`, tested equal)."""
+    T, d_k = x.size(-2), x.size(-1)
+    theta = base ** (-2.0 * torch.arange(d_k // 2, device=x.device, dtype=torch.float64) / d_k)
+    m = torch.arange(first, first + T, device=x.device, dtype=torch.float64)
+    angles = (m.unsqueeze(1) * theta).to(x.dtype)  # (T, d_k/2): m θ_i
+    cos, sin = angles.cos(), angles.sin()
+    even, odd = x[..., 0::2], x[..., 1::2]  # (B, heads, T, d_k) -> two (B, heads, T, d_k/2)
+    # (…, T, d_k/2) twice -> (…, T, d_k/2, 2) -> (…, T, d_k): x'_{2i}, x'_{2i+1}
+    return torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1).flatten(-2)
 
 
 class UniformCausalAttention(nn.Module):
@@ -227,11 +261,19 @@ class CharGPT(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.n_embd)
-        self.pos_emb = nn.Embedding(cfg.block_size, cfg.n_embd)
+        # learned positions (Q02); with RoPE the attention rotates Q and K instead: no table
+        self.pos_emb = nn.Embedding(cfg.block_size, cfg.n_embd) if cfg.pos == "learned" else None
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.n_embd)
         self.head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+
+    def embed(self, idx: Tensor, start: int) -> Tensor:
+        """Token embeddings ``(B, T, C)``, plus the learned positions ``start ..`` (Q02)."""
+        x = self.tok_emb(idx)
+        if self.pos_emb is None:  # RoPE: positions enter in the attention
+            return x
+        return x + self.pos_emb(torch.arange(start, start + idx.size(1), device=idx.device))
 
     def new_cache(self) -> KVCache:
         """An empty `KVCache` for this model (one `LayerCache` per block)."""
@@ -261,8 +303,7 @@ class CharGPT(nn.Module):
             raise ValueError(
                 f"sequence of length {start + T} exceeds block_size={self.cfg.block_size}"
             )
-        pos = torch.arange(start, start + T, device=idx.device)
-        x = self.drop(self.tok_emb(idx) + self.pos_emb(pos))  # (B, T, C)
+        x = self.drop(self.embed(idx, start))  # (B, T, C)
         if cache is None:
             last = len(self.blocks) - 1
             for i, block in enumerate(self.blocks):  # n_layer >= 1 (ModelConfig)
@@ -289,9 +330,7 @@ class CharGPT(nn.Module):
             raise ValueError(
                 f"attention maps need attention='multihead', not {str(self.cfg.attention)!r}"
             )
-        T = idx.size(1)
-        pos = torch.arange(T, device=idx.device)
-        x = self.tok_emb(idx) + self.pos_emb(pos)
+        x = self.embed(idx, 0)
         maps = []
         for block in self.blocks:
             assert isinstance(block.attn, CausalSelfAttention) and block.ln_1 is not None

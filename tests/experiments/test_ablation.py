@@ -104,7 +104,7 @@ def test_a_parent_run_names_its_arms_instead_of_a_model(ablation_store):
         assert results.resolve_run(o.parent_run_id, row.attention) == row.run_id
     with pytest.raises(TrackingError, match="has no arm 'sparse'; its arms: multihead"):
         results.resolve_run(o.parent_run_id, "sparse")
-    with pytest.raises(TrackingError, match="not an ablation or a heads sweep; leave out --arm"):
+    with pytest.raises(TrackingError, match="not an ablation or a sweep; leave out --arm"):
         results.resolve_run(o.rows[0].run_id, "none")
     assert results.resolve_run(o.rows[1].run_id) == o.rows[1].run_id
     listed = results.list_runs("shakespeare")
