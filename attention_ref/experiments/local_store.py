@@ -56,6 +56,14 @@ class LocalStoreUnavailableError(Exception):
 # ----------------------------------------------------------------------- a line of runs
 
 
+#: the kinds of a sweep's parent (it trains no model: its arms do), as a sentence names them
+SWEEP_WORDS: dict[str, str] = {
+    RunKind.ABLATION: "an ablation",
+    RunKind.HEADS_SWEEP: "a heads sweep",
+    RunKind.VARIANTS: "a variants sweep",
+}
+
+
 @dataclass(frozen=True)
 class RunRow:
     """One line of ``attnref runs``."""
@@ -73,8 +81,8 @@ class RunRow:
 
     @property
     def is_parent(self) -> bool:
-        """A sweep's parent (an ablation or a heads sweep)."""
-        return self.kind in (RunKind.ABLATION, RunKind.HEADS_SWEEP)
+        """A sweep's parent (an ablation, a heads sweep or a variants sweep)."""
+        return self.kind in SWEEP_WORDS
 
 
 def make_run_row(
@@ -98,6 +106,8 @@ def make_run_row(
         attention = params.get("arms", "")
     elif kind == RunKind.HEADS_SWEEP:
         attention = f"heads {params.get('heads', '')}"
+    elif kind == RunKind.VARIANTS:
+        attention = f"variants {params.get('variants', '')}"
     else:
         attention = tags.get(Tag.ATTENTION, params.get("attention", ""))
     heads = int(params["n_head"]) if attention == "multihead" and "n_head" in params else None
@@ -311,18 +321,14 @@ class LocalStore:
             "SELECT value FROM tags WHERE run_uuid = ? AND key = ?", (run_id, str(Tag.KIND))
         )
         kind = kinds[0][0] if kinds else None
-        if kind not in (RunKind.ABLATION, RunKind.HEADS_SWEEP):
+        if kind not in SWEEP_WORDS:
             if arm is not None:
-                raise TrackingError(
-                    f"run {run_id} is not an ablation or a heads sweep; leave out --arm"
-                )
+                raise TrackingError(f"run {run_id} is not an ablation or a sweep; leave out --arm")
             return run_id
         arms = self._arms_of(run_id, exp_id)
         listed = ", ".join(f"{a} ({i}, {s})" for a, (i, s) in arms.items())
         if arm is None:
-            what = {RunKind.ABLATION: "an ablation", RunKind.HEADS_SWEEP: "a heads sweep"}[
-                RunKind(kind)
-            ]
+            what = SWEEP_WORDS[kind]
             raise TrackingError(
                 f"run {run_id} is the parent of {what} and has no model of its own; "
                 f"pick an arm with --arm: {listed or 'none ran'}"

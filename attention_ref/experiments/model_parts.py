@@ -67,6 +67,10 @@ def model_parameter_groups(options: Mapping[str, str], vocab_size: int) -> dict[
         n_layer=int(options["n_layer"]),
         n_head=int(options["n_head"]),
         attention=options["attention"],  # type: ignore[arg-type]  # checked by ModelConfig
+        # today's attention (recorded since these options exist; before, the defaults)
+        kv_heads=int(options.get("kv_heads", 0)),
+        pos=options.get("pos", "learned"),
+        window=int(options.get("window", 0)),
     )
     with torch.device("meta"):
         model = CharGPT(cfg)

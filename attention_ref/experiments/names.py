@@ -26,6 +26,7 @@ class RunKind(StrEnum):
     TRAIN = "train"  # a single run or an ablation arm
     ABLATION = "ablation"  # the ablation's parent run
     HEADS_SWEEP = "heads_sweep"  # the heads sweep's parent run (its arms are TRAIN runs)
+    VARIANTS = "variants"  # the variants' parent run: Q02's model with today's attention
 
 
 class Tag(StrEnum):
@@ -135,6 +136,8 @@ def train_run_name(attention: str) -> str:
 ABLATION_RUN_NAME = "ablation"
 #: the heads sweep's parent run; its arms are ``heads/1``, ``heads/2``, …
 HEADS_SWEEP_RUN_NAME = "heads"
+#: the variants' parent run; its arms are ``variants/mha``, ``variants/mqa``, …
+VARIANTS_RUN_NAME = "variants"
 
 
 def arm_run_name(parent: str, arm: str | int) -> str:

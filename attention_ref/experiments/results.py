@@ -17,9 +17,9 @@ from mlflow.entities import Run
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
-from attention_ref.experiments.findings import ArmRow, Baselines
+from attention_ref.experiments.findings import RECORDED_BEFORE, ArmRow, Baselines
 from attention_ref.experiments.heads_report import HeadsRow, heads_report
-from attention_ref.experiments.local_store import RunRow, make_run_row
+from attention_ref.experiments.local_store import SWEEP_WORDS, RunRow, make_run_row
 from attention_ref.experiments.model_parts import with_parameter_groups
 from attention_ref.experiments.names import Artifact, Metric, RunKind, RunStatus, Tag
 from attention_ref.experiments.report import build_report
@@ -92,8 +92,11 @@ class NoArmsError(TrackingError):
 
 
 def _single(run: Run) -> bool:
-    """A run of `attnref train` of its own: not an arm of an ablation or a heads sweep."""
-    return Tag.PARENT_RUN_ID not in run.data.tags
+    """A run of `attnref train` of its own with Q02's attention: not an arm of an ablation or
+    a sweep, and none of today's variants (`RECORDED_BEFORE`: GQA, RoPE, a window)."""
+    p = run.data.params
+    q02 = all(p.get(k, v) == v for k, v in RECORDED_BEFORE.items())
+    return Tag.PARENT_RUN_ID not in run.data.tags and q02
 
 
 def find_arms(experiment: str) -> Arms:
@@ -155,7 +158,7 @@ def _arms_of(parent: Run) -> dict[str, Run]:
     return {r.info.run_name.rsplit("/", 1)[-1]: r for r in children}
 
 
-_KIND_WORDS = {RunKind.ABLATION: "an ablation", RunKind.HEADS_SWEEP: "a heads sweep"}
+_KIND_WORDS = SWEEP_WORDS
 
 
 def resolve_run(run_id: str, arm: str | None = None) -> str:
@@ -170,11 +173,9 @@ def resolve_run(run_id: str, arm: str | None = None) -> str:
             f"no run {run_id!r} in the tracking store {mlflow.get_tracking_uri()}"
         ) from None
     kind = run.data.tags.get(Tag.KIND)
-    if kind not in (RunKind.ABLATION, RunKind.HEADS_SWEEP):
+    if kind not in _KIND_WORDS:
         if arm is not None:
-            raise TrackingError(
-                f"run {run_id} is not an ablation or a heads sweep; leave out --arm"
-            )
+            raise TrackingError(f"run {run_id} is not an ablation or a sweep; leave out --arm")
         return run_id
     arms = _arms_of(run)
     listed = ", ".join(f"{a} ({r.info.run_id}, {r.info.status})" for a, r in arms.items())
