@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+#: an arm that ends before this fraction of the budget ended its schedule, not its time
+EARLY_FRACTION = 0.95
 #: a machine is quiet when its 1-minute load before the timed work is at most this per CPU
 QUIET_LOAD_PER_CPU = 0.25
 
@@ -126,9 +128,15 @@ def budget_sentence(budget: float, ends: Mapping[str, float]) -> str:
     """How long each arm ran against ``budget`` seconds (``ends``: arm -> its last second)."""
     over = {a: s for a, s in ends.items() if s > budget}
     listed = ", ".join(f"{a} {s:.1f} s" for a, s in ends.items())
+    # an arm that stopped well before the budget ran out of steps, not of time: say so
+    early = [a for a, s in ends.items() if s < EARLY_FRACTION * budget]
+    tail = ""
+    if early:
+        whose = "its schedule" if len(early) == 1 else "their schedules"
+        tail = f"; {', '.join(early)} finished {whose} before the budget"
     if not over:
-        return f"each arm trains for at most {budget:.0f} s of wall time ({listed})"
+        return f"each arm trains for at most {budget:.0f} s of wall time ({listed}){tail}"
     return (
         f"each arm trains until {budget:.0f} s of wall time have passed and stops at its next "
-        f"check, so it can end a little later ({listed})"
+        f"check, so it can end a little later ({listed}){tail}"
     )

@@ -123,3 +123,13 @@ def test_at_most_the_budget_is_said_only_when_no_arm_ran_past_it(ends, at_most):
     assert text.startswith("each arm trains for at most 300 s") is at_most
     assert ("can end a little later" in text) is not at_most
     assert all(f"{a} {s:.1f} s" in text for a, s in ends.items())
+    assert "before the budget" not in text
+
+
+def test_an_arm_that_ran_out_of_steps_is_not_said_to_have_run_out_of_time():
+    """The bf16 arm finished its 6,000 steps at 182.5 s: it did not train "until 300 s"."""
+    ends = {"attnref": 182.5, "attnref-fp32": 268.8, "baseline": 300.6}
+    text = budget_sentence(300.0, ends)
+    assert text.endswith("; attnref, attnref-fp32 finished their schedules before the budget")
+    one = budget_sentence(300.0, {"attnref": 182.5, "baseline": 299.0})
+    assert one.endswith("; attnref finished its schedule before the budget")
