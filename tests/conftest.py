@@ -68,3 +68,19 @@ def store(migrated_store, tmp_path, monkeypatch):
     yield uri
     while mlflow.active_run() is not None:
         mlflow.end_run()
+
+
+@pytest.fixture(autouse=True)
+def _torch_threads_restored():
+    """torch's thread count as it was before each test: a test that trains in-process with
+    ``threads=N`` (``--threads``) sets it for the whole process, and a later test's in-process
+    run then differs in its last digits from a subprocess's (the resume-equals-uninterrupted
+    tests compare the two exactly)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None and before is not None and torch.get_num_threads() != before:
+        torch.set_num_threads(before)
