@@ -84,6 +84,22 @@ def run_ablation(
     that arm's status.
     """
     arm_cfgs = {arm: cfg.with_options(attention=arm) for arm in arms}  # a bad arm fails here
+    return _run_arms(
+        arm_cfgs, data, ABLATION_RUN_NAME, RunKind.ABLATION, {"arms": ",".join(arms)},
+        "Q03's ablation: the same model with attention, without it and with uniform weights",
+        _log_comparison, out_root=out_root, callbacks_for=callbacks_for,
+        should_stop=should_stop, log_system_metrics=log_system_metrics,
+        on_run_start=on_run_start,
+    )  # fmt: skip
+
+
+def _run_arms(
+    arm_cfgs: dict[str, TrainConfig], data: CharData, parent_name: str, kind: RunKind,
+    params: dict[str, str], what: str,
+    log: Callable[[MlflowClient, AblationOutcome], None], **sweep: Any,
+) -> AblationOutcome:  # fmt: skip
+    """`_sweep` of arms compared as `ArmRow` (the ablation, the variants): each finished arm a
+    row, ``log`` writing the comparison on the parent at the end."""
     base = baselines(data)
     outcome = AblationOutcome("", RunStatus.RUNNING, bigram_floor=base.bigram, baselines=base)
     client = MlflowClient()
@@ -99,15 +115,9 @@ def run_ablation(
 
     def end() -> None:
         if outcome.rows:
-            _log_comparison(client, outcome)
+            log(client, outcome)
 
-    _sweep(
-        outcome, arm_cfgs, data, ABLATION_RUN_NAME, RunKind.ABLATION,
-        {"arms": ",".join(arms)}, "Q03's ablation: the same model with attention, without it "
-        "and with uniform weights", row, end, out_root=out_root, callbacks_for=callbacks_for,
-        should_stop=should_stop, log_system_metrics=log_system_metrics,
-        on_run_start=on_run_start,
-    )  # fmt: skip
+    _sweep(outcome, arm_cfgs, data, parent_name, kind, params, what, row, end, **sweep)
     return outcome
 
 
@@ -210,31 +220,13 @@ def run_variants_sweep(
     arm_cfgs = {
         name: cfg.with_options(attention="multihead", **change) for name, change in chosen.items()
     }  # a variant the model cannot be built with fails here, before any run
-    base = baselines(data)
-    outcome = AblationOutcome("", RunStatus.RUNNING, bigram_floor=base.bigram, baselines=base)
-    client = MlflowClient()
-
-    def row(arm: str, o: RunOutcome) -> None:
-        assert o.result is not None
-        r = o.result
-        metrics = {**final_metrics(r), Metric.BEST_VAL_LOSS: r.best_val_loss}
-        outcome.rows.append(
-            ArmRow.from_metrics(arm, o.run_id, o.status, r.n_params, r.steps_done, metrics,
-                                config=arm_cfgs[arm].to_flat(), data_sha256=data.text_sha256)
-        )  # fmt: skip
-
-    def end() -> None:
-        if outcome.rows:
-            _log_variants_comparison(client, outcome)
-
-    _sweep(
-        outcome, arm_cfgs, data, VARIANTS_RUN_NAME, RunKind.VARIANTS,
-        {"variants": ",".join(chosen)}, "Q02's model with today's attention: one K/V head, "
-        "RoPE, a sliding window", row, end, out_root=out_root, callbacks_for=callbacks_for,
+    return _run_arms(
+        arm_cfgs, data, VARIANTS_RUN_NAME, RunKind.VARIANTS, {"variants": ",".join(chosen)},
+        "Q02's model with today's attention: one K/V head, RoPE, a sliding window",
+        _log_variants_comparison, out_root=out_root, callbacks_for=callbacks_for,
         should_stop=should_stop, log_system_metrics=log_system_metrics,
         on_run_start=on_run_start,
     )  # fmt: skip
-    return outcome
 
 
 def _log_variants_comparison(client: MlflowClient, outcome: AblationOutcome) -> None:

@@ -15,13 +15,11 @@ from attention_ref.experiments.variants_report import (
     variants_sentences,
     variants_table,
 )
-from attention_ref.lm.config import TrainConfig
 from cli.main import main
 from tests.configs import TINY_ARGS as TINY
+from tests.experiments.test_heads_report import CONFIG, SHA  # the default options, the data
 from tests.test_layers import imported_names, violates
 
-CONFIG = {k: str(v) for k, v in TrainConfig().to_flat().items()}
-SHA = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
 CHANGES = {"mha": {}, "mqa": {"kv_heads": "1"}, "rope": {"pos": "rope"}, "window": {"window": "32"}}
 
 
