@@ -17,10 +17,12 @@ from typing import Annotated, Any
 import typer
 
 from cli.ablation import ablation
+from cli.assignments import assign, grade, grades
 from cli.check import check
 from cli.errors import EXIT_USAGE, CLIError
 from cli.exercise import exercise
 from cli.explain import explain
+from cli.homework import fetch, homework_app, status, submit
 from cli.options import tidy_help
 from cli.params import params
 from cli.report import report
@@ -47,7 +49,12 @@ def summary(command: Any) -> str:
 
 for _command in (explain, params, train, ablation, report, sample, exercise, check, runs):
     app.command(short_help=summary(_command))(_command)
+for _command in (assign, grade, grades):
+    server_app.command(short_help=summary(_command))(_command)
+for _command in (fetch, submit, status):
+    homework_app.command(short_help=summary(_command))(_command)
 app.add_typer(server_app)
+app.add_typer(homework_app)
 
 
 def _version(value: bool) -> None:

@@ -14,7 +14,18 @@ per-resource checks. Here that answer is:
    logged model, artifact folder or account the request names must be the sender's. A run's
    owner is its ``user_id``, which the server sets itself when the run is created (the
    request's ``user_id`` and ``mlflow.user`` tag are replaced by the account's name, so no
-   one can create a run in another's name, and only an admin changes ``mlflow.user``).
+   one can create a run in another's name, and only an admin changes ``mlflow.user``), with
+   its ``start_time`` on the server's clock.
+4. **Homework** (`attention_ref.classroom.assignment`): no student writes a tag, parameter
+   or metric of the ``attnref.homework.`` or ``attnref.grade.`` namespaces, on any run. In a
+   student's submissions experiment, a run holds one thing, its ``answer.json``: a student
+   creates a run there (only in their own), uploads ``answer.json`` once while the run is
+   RUNNING, and ends the run; nothing else (no tag, metric, parameter, model or other file).
+   Ending it FINISHED needs the answer: the gate then records the answer's SHA-256 and the
+   time received (the server's clock) in the run's tags and stamps ``end_time`` with the
+   same clock. A finished run is final (no upload, no status change): a new attempt is a new
+   run. So the time that decides lateness is the server's, and the answer graded is the one
+   that was there when the student finished (the grader compares the hash).
 
 MLflow's own checks run after this one (a student's EDIT grant on the class experiment, a
 registered model's creator): the table is a ceiling, never a widening. MLflow imports this
@@ -23,11 +34,26 @@ module in the server's workers; nothing here runs in a training process.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import tempfile
+import time
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attention_ref.classroom.access import Access, Role, Verdict, access_of, verdict
+from attention_ref.classroom.assignment import (
+    ANSWER_FILE,
+    ANSWER_SHA_TAG,
+    RECEIVED_TAG,
+    RESERVED,
+    ROLE_TAG,
+    STUDENT_TAG,
+    SUBMISSIONS,
+    from_ms,
+    iso,
+)
 
 if TYPE_CHECKING:
     from flask import Response
@@ -90,6 +116,10 @@ def _answer() -> Any:
     if decided is Verdict.IF_OWNER:
         check = _OWNERSHIP[access]  # type: ignore[index]
         refused = check(user.username)
+        if refused is not None:
+            return refused
+    if role is Role.STUDENT and access is not None:
+        refused = _homework_fence(user.username, access, key or "")
         if refused is not None:
             return refused
     return sent
@@ -368,14 +398,20 @@ _OWNERSHIP = {
 }
 
 
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 def _stamp_owner(username: str) -> Response | None:
-    """Set the new run's ``user_id`` and ``mlflow.user`` tag to ``username`` in the request."""
+    """Set the new run's ``user_id`` and ``mlflow.user`` tag to ``username`` in the request,
+    and its ``start_time`` to the server's clock."""
     from flask import request
 
     body = request.get_json(force=True, silent=True)
     if not isinstance(body, dict):
         return None  # not a run to create: MLflow rejects it
     body["user_id"] = username
+    body["start_time"] = _now_ms()
     tags = [t for t in body.get("tags") or [] if isinstance(t, dict)]
     body["tags"] = [t for t in tags if t.get("key") != OWNER_TAG]
     body["tags"].append({"key": OWNER_TAG, "value": username})
@@ -383,4 +419,167 @@ def _stamp_owner(username: str) -> Response | None:
     # the client's own user_id through
     if request.get_json(force=True, silent=True) is not body:
         return _forbidden("the server could not record the run's owner")
+    return None
+
+
+# ------------------------------------------------------------------------------- homework
+
+#: the largest answer.json a submission may hold (an answer of the largest exercise is ~40 kB)
+MAX_ANSWER_BYTES = 1 << 20
+_TERMINAL = ("FINISHED", "FAILED", "KILLED")
+_UPDATE = "POST /mlflow/runs/update"
+_UPLOAD = "PUT /mlflow-artifacts/artifacts/{artifact_path:path}"
+
+
+def _written_keys() -> list[str]:
+    """Every tag, parameter and metric key a request writes (any route that writes some)."""
+    from flask import request
+
+    body = request.get_json(force=True, silent=True)
+    if not isinstance(body, dict):
+        return []
+    keys = [str(body["key"])] if "key" in body else []
+    for name in ("tags", "params", "metrics"):
+        items = body.get(name)
+        if isinstance(items, list):
+            keys += [str(t.get("key")) for t in items if isinstance(t, dict)]
+    return keys
+
+
+@lru_cache(maxsize=1024)
+def _experiment_tags(experiment_id: str) -> dict[str, str]:
+    """An experiment's tags (the homework's are written with the experiment, never changed by
+    a student), or ``{}`` when there is no such experiment."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
+    from mlflow.server.handlers import _get_tracking_store
+
+    try:
+        return dict(_get_tracking_store().get_experiment(experiment_id).tags)
+    except MlflowException as e:
+        if e.error_code in (ErrorCode.Name(RESOURCE_DOES_NOT_EXIST), "INVALID_PARAMETER_VALUE"):
+            return {}
+        raise
+
+
+def _experiment_of(access: Access) -> tuple[str | None, str | None]:
+    """``(experiment id, run id)`` a student's write names (``None`` where it names none)."""
+    from flask import request
+
+    if access is Access.CREATE_RUN:
+        ids = _values("experiment_id")
+        return (ids[0] if ids else None), None
+    if access is Access.OWN_ARTIFACT:
+        path = (request.view_args or {}).get("artifact_path")
+        if path is None and (m := _ARTIFACT_ROUTE.search(request.path)):
+            path = m.group(1)
+        m = _RUN_ARTIFACTS.match(path or "") or _MODEL_ARTIFACTS.match(path or "")
+        run = m.group(2) if m and not m.group(2).startswith("m-") else None
+        return (m.group(1) if m else None), run
+    if access in (Access.CREATE_MODEL, Access.OWN_MODEL):
+        runs = _values("source_run_id")
+        if not runs:
+            models = _values("model_id")
+            if not models and (m := _MODEL_ROUTE.search(request.path)):
+                models = [m.group(1)]
+            found = _model_source(models[0]) if models else None
+            runs = [found[0]] if found and found[0] else []
+    else:
+        runs = _values("run_id") + _values("run_uuid")
+    owned = _run(runs[0]) if runs else None
+    return (owned[1] if owned else None), (runs[0] if runs else None)
+
+
+def _homework_fence(username: str, access: Access, key: str) -> Response | None:
+    """A student's write, against the homework's rules (the module docstring's item 4)."""
+    if access is not Access.OWN_ARTIFACT and (
+        bad := [k for k in _written_keys() if k.startswith(RESERVED)]
+    ):
+        return _forbidden(f"{bad[0]!r} is the teacher's and the server's to write (homework "
+                          "and grades); a student's run may not carry it")  # fmt: skip
+    if access not in (Access.CREATE_RUN, Access.OWN_RUN, Access.OWN_ARTIFACT,
+                      Access.CREATE_MODEL, Access.OWN_MODEL):  # fmt: skip
+        return None
+    experiment, run_id = _experiment_of(access)
+    tags = _experiment_tags(experiment) if experiment else {}
+    if tags.get(ROLE_TAG) != SUBMISSIONS:
+        return None
+    if tags.get(STUDENT_TAG) != username:
+        return _forbidden(f"experiment {experiment} holds {tags.get(STUDENT_TAG)!r}'s homework")
+    if access is Access.CREATE_RUN:
+        return None
+    if key == _UPDATE and run_id:
+        return _end_submission(experiment, run_id)  # type: ignore[arg-type]
+    if key == _UPLOAD and run_id:
+        return _upload_answer(experiment, run_id)  # type: ignore[arg-type]
+    return _forbidden(
+        f"a submission holds its {ANSWER_FILE} and nothing else ({key} refused); submit with "
+        "attnref homework submit"
+    )
+
+
+def _status(run_id: str) -> str:
+    from mlflow.server.handlers import _get_tracking_store
+
+    return str(_get_tracking_store().get_run(run_id).info.status)
+
+
+def _stored_answer(experiment: str, run_id: str) -> bytes | None:
+    """The submission's ``answer.json`` as stored by the artifact proxy, or ``None``."""
+    from mlflow.server.handlers import _get_artifact_repo_mlflow_artifacts
+
+    repo = _get_artifact_repo_mlflow_artifacts()
+    folder = f"{experiment}/{run_id}/artifacts"
+    if ANSWER_FILE not in {Path(f.path).name for f in repo.list_artifacts(folder) or []}:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        local = repo.download_artifacts(f"{folder}/{ANSWER_FILE}", tmp)
+        return Path(local).read_bytes()
+
+
+def _upload_answer(experiment: str, run_id: str) -> Response | None:
+    """``answer.json`` into a RUNNING submission that has none yet, of a bounded size."""
+    from flask import request
+
+    path = (request.view_args or {}).get("artifact_path")
+    if path is None and (m := _ARTIFACT_ROUTE.search(request.path)):
+        path = m.group(1)
+    if (path or "").strip("/") != f"{experiment}/{run_id}/artifacts/{ANSWER_FILE}":
+        return _forbidden(f"a submission holds one file, {ANSWER_FILE}, at its root")
+    size = request.content_length
+    if size is None or size > MAX_ANSWER_BYTES:
+        return _forbidden(f"an answer is at most {MAX_ANSWER_BYTES} bytes, with its length sent")
+    if _status(run_id) != "RUNNING":
+        return _forbidden(f"submission {run_id} is finished: it is final (submit again)")
+    if _stored_answer(experiment, run_id) is not None:
+        return _forbidden(f"submission {run_id} has its {ANSWER_FILE} already")
+    return None
+
+
+def _end_submission(experiment: str, run_id: str) -> Response | None:
+    """End a RUNNING submission: FINISHED (with its answer: its hash and the time received
+    recorded by the server), FAILED or KILLED; ``end_time`` on the server's clock."""
+    from flask import request
+    from mlflow.entities import RunTag
+    from mlflow.server.handlers import _get_tracking_store
+
+    body = request.get_json(force=True, silent=True)
+    if not isinstance(body, dict) or set(body) - {"run_id", "run_uuid", "status", "end_time"}:
+        return _forbidden("a submission's run is only ended (status and end_time)")
+    status = body.get("status")
+    if status not in _TERMINAL:
+        return _forbidden(f"a submission is ended {', '.join(_TERMINAL)}, not {status!r}")
+    if _status(run_id) != "RUNNING":
+        return _forbidden(f"submission {run_id} is ended already: it is final (submit again)")
+    now = _now_ms()
+    body["end_time"] = now
+    if status == "FINISHED":
+        answer = _stored_answer(experiment, run_id)
+        if answer is None:
+            return _forbidden(f"a submission is FINISHED with its {ANSWER_FILE}: upload it first")
+        store = _get_tracking_store()
+        store.set_tag(run_id, RunTag(ANSWER_SHA_TAG, hashlib.sha256(answer).hexdigest()))
+        store.set_tag(run_id, RunTag(RECEIVED_TAG, iso(from_ms(now))))
+    if request.get_json(force=True, silent=True) is not body:
+        return _forbidden("the server could not stamp the submission's end time")
     return None

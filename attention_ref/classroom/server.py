@@ -288,18 +288,17 @@ def _context(url: str, cafile: Path | None) -> ssl.SSLContext | None:
     return client_context(cafile)
 
 
-def rest(
+def request_bytes(
     url: str, endpoint: str, body: dict[str, Any] | None = None, *,
     auth: tuple[str, str] | None = None, method: str | None = None,
     query: dict[str, str] | None = None, data: bytes | None = None, timeout: float = 30,
     cafile: Path | None = None,
-) -> tuple[int, dict[str, Any]]:  # fmt: skip
-    """One REST call: ``(HTTP status, JSON body)``; an HTTP error comes back as its status.
-
-    ``body`` is sent as JSON; ``data`` as raw bytes (an artifact upload, with ``method="PUT"``).
-    An ``https`` server is verified with ``cafile`` (else ``$MLFLOW_TRACKING_SERVER_CERT_PATH``).
-    No server there, or one whose certificate does not verify: `ServerError` (one line).
-    """
+) -> tuple[int, bytes]:  # fmt: skip
+    """One HTTP call: ``(HTTP status, the body's bytes)``; an HTTP error comes back as its
+    status. ``body`` is sent as JSON; ``data`` as raw bytes (an artifact upload, with
+    ``method="PUT"``). An ``https`` server is verified with ``cafile`` (else
+    ``$MLFLOW_TRACKING_SERVER_CERT_PATH``). No server there, or one whose certificate does not
+    verify: `ServerError` (one line)."""
     target = url.rstrip("/") + endpoint
     if query:
         target += "?" + urllib.parse.urlencode(query)
@@ -312,12 +311,30 @@ def rest(
         req.add_header("Authorization", f"Basic {token}")
     try:
         with urllib.request.urlopen(req, timeout=timeout, context=_context(url, cafile)) as r:
-            status, raw = r.status, r.read()
+            return r.status, r.read()
     except urllib.error.HTTPError as e:
-        status, raw = e.code, e.read()
+        return e.code, e.read()
     except (urllib.error.URLError, OSError) as e:  # no server there: one line, no traceback
         reason = getattr(e, "reason", e)
         raise ServerError(f"cannot reach the class server at {url}: {reason}") from None
+
+
+def rest(
+    url: str, endpoint: str, body: dict[str, Any] | None = None, *,
+    auth: tuple[str, str] | None = None, method: str | None = None,
+    query: dict[str, str] | None = None, data: bytes | None = None, timeout: float = 30,
+    cafile: Path | None = None,
+) -> tuple[int, dict[str, Any]]:  # fmt: skip
+    """One REST call: ``(HTTP status, JSON body)``; an HTTP error comes back as its status.
+
+    ``body`` is sent as JSON; ``data`` as raw bytes (an artifact upload, with ``method="PUT"``).
+    An ``https`` server is verified with ``cafile`` (else ``$MLFLOW_TRACKING_SERVER_CERT_PATH``).
+    No server there, or one whose certificate does not verify: `ServerError` (one line).
+    """
+    status, raw = request_bytes(
+        url, endpoint, body, auth=auth, method=method, query=query, data=data, timeout=timeout,
+        cafile=cafile,
+    )  # fmt: skip
     try:
         answer = json.loads(raw) if raw.strip() else {}
     except ValueError:

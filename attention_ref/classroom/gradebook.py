@@ -1,0 +1,283 @@
+"""The gradebook of an assignment, as data: which submission counts, its grade, the class's
+summary, the CSV. Pure: no network, no torch, no mlflow (`attention_ref.classroom.homework`
+reads and writes the server; `attention_ref.worked.check` grades).
+
+A student's submissions of one exercise are their attempts. The **latest** (by the time the
+server received it) counts, unless the teacher says otherwise: ``best`` (most steps right, the
+earliest of equals) or a submission named by its run id. A submission is graded only as it
+was when the student finished it: one whose stored answer no longer has the hash the server
+recorded then is ``changed`` and gets no steps; one that is not an answer to the student's
+exercise (not JSON, a problem of someone else, no step) is ``malformed`` and gets none either.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from attention_ref.classroom.assignment import GRADE, duration, from_iso, iso
+
+
+class Standing(StrEnum):
+    """How a submission (or its absence) stands for grading."""
+
+    GRADED = "graded"
+    MALFORMED = "malformed"
+    CHANGED = "changed after it was finished"
+    MISSING = "no submission"
+
+
+class Chosen(StrEnum):
+    """Why the submission that counts counts."""
+
+    LATEST = "latest"
+    BEST = "best"
+    TEACHER = "teacher"
+    NONE = ""
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One submission as the teacher's side graded it from the stored answer."""
+
+    student: str
+    run_id: str
+    exercise: int | None  # None: it names none of the student's exercises (malformed)
+    received: dt.datetime
+    late: dt.timedelta | None
+    standing: Standing
+    steps_right: int = 0
+    steps_given: int = 0
+    first_wrong: str = ""
+    diagnoses: tuple[tuple[str, ...], ...] = ()
+    reason: str = ""  # why malformed or changed, in one line
+
+    @property
+    def key(self) -> tuple[int, int, float]:
+        """Best first: graded, most steps right, then the earliest."""
+        return (self.standing is Standing.GRADED, self.steps_right, -self.received.timestamp())
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the gradebook: a student's exercise, its counted submission and attempts."""
+
+    student: str
+    exercise: int
+    standing: Standing
+    steps_right: int = 0
+    steps_given: int = 0
+    first_wrong: str = ""
+    diagnoses: tuple[tuple[str, ...], ...] = ()
+    attempts: int = 0
+    late: dt.timedelta | None = None
+    received: dt.datetime | None = None
+    submission: str = ""
+    chosen: Chosen = Chosen.NONE
+    reason: str = ""
+
+    @property
+    def diagnosis(self) -> str:
+        """``no_mask``; ``no_scale | scale_d_k`` (either reproduces it); ``a + b`` (both)."""
+        return " | ".join(" + ".join(names) for names in self.diagnoses)
+
+    @property
+    def late_text(self) -> str:
+        """``late by 4 min 10 s``, or empty."""
+        return f"late by {duration(self.late)}" if self.late else ""
+
+    def tags(self) -> dict[str, str]:
+        """The grade's text as tags of its gradebook run (numbers are `metrics`)."""
+        return {
+            GRADE + "student": self.student, GRADE + "exercise": str(self.exercise),
+            GRADE + "status": str(self.standing), GRADE + "first_wrong": self.first_wrong,
+            GRADE + "diagnosis": self.diagnosis or "",
+            GRADE + "diagnoses": json.dumps([list(d) for d in self.diagnoses]),
+            GRADE + "late": self.late_text or "no",
+            GRADE + "late_s": str(int(self.late.total_seconds())) if self.late else "",
+            GRADE + "received": iso(self.received) if self.received else "",
+            GRADE + "submission": self.submission, GRADE + "chosen": str(self.chosen),
+            GRADE + "reason": self.reason[:500],
+        }  # fmt: skip
+
+    def metrics(self) -> dict[str, float]:
+        """The grade's numbers as metrics of its gradebook run (columns of the runs table)."""
+        return {"steps_right": self.steps_right, "steps_given": self.steps_given,
+                "attempts": self.attempts, "late": float(self.late is not None)}  # fmt: skip
+
+    @classmethod
+    def from_run(cls, tags: dict[str, str], metrics: dict[str, float]) -> Row:
+        """The row a gradebook run holds (`tags` and `metrics` inverted)."""
+        late_s = tags.get(GRADE + "late_s", "")
+        received = tags.get(GRADE + "received", "")
+        return cls(
+            student=tags[GRADE + "student"], exercise=int(tags[GRADE + "exercise"]),
+            standing=Standing(tags[GRADE + "status"]),
+            steps_right=int(metrics.get("steps_right", 0)),
+            steps_given=int(metrics.get("steps_given", 0)),
+            first_wrong=tags.get(GRADE + "first_wrong", ""),
+            diagnoses=tuple(tuple(d) for d in json.loads(tags.get(GRADE + "diagnoses", "[]"))),
+            attempts=int(metrics.get("attempts", 0)),
+            late=dt.timedelta(seconds=int(late_s)) if late_s else None,
+            received=from_iso(received) if received else None,
+            submission=tags.get(GRADE + "submission", ""),
+            chosen=Chosen(tags.get(GRADE + "chosen", "")), reason=tags.get(GRADE + "reason", ""),
+        )  # fmt: skip
+
+
+def counted(
+    graded: Sequence[Graded], *, best: bool = False, use: Iterable[str] = ()
+) -> tuple[Graded | None, Chosen]:
+    """The submission that counts among one student's attempts at one exercise: one the
+    teacher named (``use``: run ids), else the best with ``best``, else the latest."""
+    named = [g for g in graded if g.run_id in set(use)]
+    if named:
+        return named[-1], Chosen.TEACHER
+    if not graded:
+        return None, Chosen.NONE
+    if best:
+        return max(graded, key=lambda g: g.key), Chosen.BEST
+    return max(graded, key=lambda g: g.received), Chosen.LATEST
+
+
+def rows(
+    graded: Sequence[Graded], students: Sequence[str], exercises: int, *,
+    best: bool = False, use: Iterable[str] = (),
+) -> list[Row]:  # fmt: skip
+    """The gradebook: one row per student (in ``students``' order) and exercise, from every
+    submission graded. A malformed submission that names no exercise counts as an attempt
+    at exercise 1 when there is one exercise (else it is in no row's attempts)."""
+    use = list(use)
+    out = []
+    for student in students:
+        mine = [g for g in graded if g.student == student]
+        for k in range(1, exercises + 1):
+            attempts = [g for g in mine
+                        if g.exercise == k or (g.exercise is None and exercises == 1)]  # fmt: skip
+            chosen, why = counted(attempts, best=best, use=use)
+            if chosen is None:
+                out.append(Row(student, k, Standing.MISSING))
+                continue
+            out.append(Row(student, k, chosen.standing, chosen.steps_right, chosen.steps_given,
+                           chosen.first_wrong, chosen.diagnoses, len(attempts), chosen.late,
+                           chosen.received, chosen.run_id, why, chosen.reason))  # fmt: skip
+    return out
+
+
+# --- the class's summary ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the class got wrong: per mistake of the catalogue, the students whose counted
+    answer it reproduces (alone, with another, or as one of several that reproduce it); the
+    first wrong steps; how many answers were all right, late, missing, malformed."""
+
+    students: int
+    answers: int  # rows with a graded submission
+    #: (catalogue entry, students, of them: ambiguous, the diagnoses seen under it)
+    mistakes: tuple[tuple[str, int, int, tuple[str, ...]], ...]
+    first_wrong: tuple[tuple[str, int], ...]  # (step label, answers), most frequent first
+    all_right: int
+    few_decimals: int  # no step wrong, some short of the decimals asked
+    no_diagnosis: int  # wrong, and no mistake of the catalogue reproduces it
+    late: int
+    missing: int
+    malformed: int
+    changed: int
+
+    def to_json(self) -> dict[str, object]:
+        """The summary as JSON (the book reads the recorded class's)."""
+        return {
+            "students": self.students, "answers": self.answers,
+            "mistakes": [{"mistake": n, "students": s, "ambiguous": a, "as": list(seen)}
+                         for n, s, a, seen in self.mistakes],
+            "first_wrong": [{"step": s, "answers": n} for s, n in self.first_wrong],
+            "all_right": self.all_right, "few_decimals": self.few_decimals,
+            "no_diagnosis": self.no_diagnosis, "late": self.late,
+            "missing": self.missing, "malformed": self.malformed, "changed": self.changed,
+        }  # fmt: skip
+
+
+def kind_of(name: str, kinds: Sequence[str]) -> str:
+    """The catalogue entry a diagnosis belongs to: its own name, else the longest entry it
+    extends (``scale_d_model_d_k`` is a ``scale``, ``transposed_W_Q`` a ``transposed_W``)."""
+    if name in kinds:
+        return name
+    parents = [k for k in kinds if name.startswith(k + "_")]
+    return max(parents, key=len) if parents else name
+
+
+def summarize(book: Sequence[Row], catalogue: Sequence[str] = ()) -> Summary:
+    """The summary of a gradebook; ``catalogue``: the catalogue's entries, listed in that
+    order even when no student made them (a diagnosis is counted under its entry, `kind_of`)."""
+    graded = [r for r in book if r.standing is Standing.GRADED]
+    students: dict[str, set[str]] = {name: set() for name in catalogue}
+    ambiguous: dict[str, set[str]] = {name: set() for name in catalogue}
+    seen: dict[str, set[str]] = {name: set() for name in catalogue}
+    for r in graded:
+        for names in r.diagnoses:
+            for name in names:
+                kind = kind_of(name, catalogue)
+                students.setdefault(kind, set()).add(r.student)
+                seen.setdefault(kind, set()).add(name)
+                if len(r.diagnoses) > 1:
+                    ambiguous.setdefault(kind, set()).add(r.student)
+    mistakes = tuple((k, len(s), len(ambiguous.get(k, ())), tuple(sorted(seen.get(k, ()))))
+                     for k, s in students.items())  # fmt: skip
+    firsts = Counter(r.first_wrong for r in graded if r.first_wrong)
+    return Summary(
+        students=len({r.student for r in book}), answers=len(graded), mistakes=mistakes,
+        first_wrong=tuple(sorted(firsts.items(), key=lambda kv: (-kv[1], kv[0]))),
+        all_right=sum(r.steps_right == r.steps_given for r in graded),
+        few_decimals=sum(r.steps_right < r.steps_given and not r.first_wrong for r in graded),
+        no_diagnosis=sum(bool(r.first_wrong) and not r.diagnoses for r in graded),
+        late=sum(r.late is not None for r in book),
+        missing=sum(r.standing is Standing.MISSING for r in book),
+        malformed=sum(r.standing is Standing.MALFORMED for r in book),
+        changed=sum(r.standing is Standing.CHANGED for r in book),
+    )  # fmt: skip
+
+
+# --- writing it out ----------------------------------------------------------------------------
+
+#: the columns of the gradebook table and CSV
+COLUMNS: Final = ("student", "exercise", "steps right", "first wrong step", "diagnosis",
+                  "attempts", "late", "status", "received (UTC)", "submission")  # fmt: skip
+
+
+def cells(r: Row) -> tuple[str, ...]:
+    """One row's cells, in `COLUMNS`' order."""
+    steps = f"{r.steps_right}/{r.steps_given}" if r.standing is Standing.GRADED else "-"
+    status = str(r.standing) + (f": {r.reason}" if r.reason else "")
+    received = f"{r.received:%Y-%m-%d %H:%M:%S}" if r.received else ""
+    return (r.student, str(r.exercise), steps, r.first_wrong, r.diagnosis, str(r.attempts),
+            r.late_text or ("no" if r.received else ""), status, received,
+            r.submission)  # fmt: skip
+
+
+def to_csv(book: Sequence[Row]) -> str:
+    """The gradebook as CSV (the columns of `COLUMNS`, steps right and given apart)."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["student", "exercise", "steps_right", "steps_given", "first_wrong", "diagnosis",
+                "attempts", "late", "late_seconds", "status", "reason", "received_utc",
+                "submission", "counted"])  # fmt: skip
+    for r in book:
+        w.writerow([r.student, r.exercise, r.steps_right, r.steps_given, r.first_wrong,
+                    r.diagnosis, r.attempts, "yes" if r.late else "no",
+                    int(r.late.total_seconds()) if r.late else 0, str(r.standing), r.reason,
+                    iso(r.received) if r.received else "", r.submission,
+                    str(r.chosen)])  # fmt: skip
+    return out.getvalue()
+
+
+__all__ = ["COLUMNS", "Chosen", "Graded", "Row", "Standing", "Summary", "cells",
+           "counted", "kind_of", "rows", "summarize", "to_csv"]  # fmt: skip

@@ -1,0 +1,175 @@
+"""``attnref homework``: a student's side of an assignment on the class server.
+
+``fetch NAME`` writes the student's own exercises (statement in Markdown and LaTeX, the answer
+to fill in); ``submit NAME ANSWER.json`` checks the answer here, stores it on the server and
+prints the check report at once; ``status NAME`` lists the student's submissions with the
+teacher's grades. The account is MLflow's: ``MLFLOW_TRACKING_URI``, ``MLFLOW_TRACKING_USERNAME``,
+``MLFLOW_TRACKING_PASSWORD`` (and ``MLFLOW_TRACKING_SERVER_CERT_PATH`` for HTTPS).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.errors import CLIError
+
+#: the commands are registered by `cli.main` (with their one-line summaries)
+homework_app = typer.Typer(
+    name="homework",
+    help="Homework on the class server: fetch your exercises, submit your answers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+AssignmentName = Annotated[str, typer.Argument(help="The assignment's name (your teacher's).")]
+TrackingUri = Annotated[
+    str | None,
+    typer.Option(
+        "--tracking-uri",
+        help="The class server (default: $MLFLOW_TRACKING_URI); your account in "
+        "$MLFLOW_TRACKING_USERNAME and $MLFLOW_TRACKING_PASSWORD.",
+        show_default=False,
+    ),
+]
+
+
+def account(tracking_uri: str | None) -> tuple[str, tuple[str, str]]:
+    """``(server URL, (username, password))`` from the option and MLflow's variables."""
+    url = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+    if not url or not url.startswith(("http://", "https://")):
+        raise CLIError("--tracking-uri (or $MLFLOW_TRACKING_URI) must be the class server's URL")
+    user = os.environ.get("MLFLOW_TRACKING_USERNAME")
+    password = os.environ.get("MLFLOW_TRACKING_PASSWORD")
+    if not user or not password:
+        raise CLIError("set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD to your class "
+                       "account (your teacher gave you both)")  # fmt: skip
+    return url, (user, password)
+
+
+def fetch(
+    name: AssignmentName,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Folder to write into (default: ./NAME).", show_default=False),
+    ] = None,
+    tracking_uri: TrackingUri = None,
+) -> None:
+    """Write your exercises of an assignment: statement-K.md, statement-K.tex, answer-K.json.
+
+    An answer-K.json already there is kept (it may hold your work).
+    """
+    from attention_ref.classroom.assignment import AssignmentError
+    from attention_ref.classroom.homework import mine, write_exercises
+    from attention_ref.classroom.server import ServerError
+
+    url, auth = account(tracking_uri)
+    folder = out if out is not None else Path(name)
+    if folder.exists() and not folder.is_dir():
+        raise CLIError(f"--out {folder} is a file, not a folder")
+    try:
+        me = mine(url, auth, name)
+        done = write_exercises(me, folder)
+    except (ServerError, AssignmentError) as e:
+        raise CLIError(str(e)) from None
+    except OSError as e:
+        raise CLIError(f"cannot write into {folder}: {e.strerror}") from None
+    a = me.assignment
+    n = a.exercises
+    print(f"assignment {a.name!r} for {me.student}: {n} exercise{'s' if n != 1 else ''}, "
+          f"{a.describe_due()}")  # fmt: skip
+    for path, what in done:
+        print(f"  {what:<7} {path}")
+    print(f"fill in the answers, then: attnref homework submit {a.name} "
+          f"{folder / 'answer-1.json'}")  # fmt: skip
+
+
+def submit(
+    name: AssignmentName,
+    answers: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Your answer files (answer-K.json as fetch wrote them, filled in).",
+            show_default=False,
+        ),
+    ],
+    tracking_uri: TrackingUri = None,
+) -> int:
+    """Submit answers: each is checked here (the report is printed), then stored on the
+    class server as a new attempt; the server's clock says whether it is late.
+
+    Every file is read and checked before anything is sent: a file that is not an answer to
+    one of your exercises is one line, exit 2, and nothing is stored. Exit code 0 when every
+    step of every answer is right, 1 otherwise.
+    """
+    from attention_ref.classroom.assignment import AssignmentError, duration
+    from attention_ref.classroom.homework import check_text, mine
+    from attention_ref.classroom.homework import submit as send
+    from attention_ref.classroom.server import ServerError
+    from attention_ref.worked.check import report_lines
+
+    url, auth = account(tracking_uri)
+    texts = []
+    for path in answers:
+        try:
+            texts.append(path.read_bytes())
+        except OSError as e:
+            raise CLIError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        me = mine(url, auth, name)
+        for path, text in zip(answers, texts, strict=True):
+            try:
+                check_text(text, me)  # every file before anything is sent
+            except (ValueError, TypeError) as e:
+                raise CLIError(f"{path}: {e}") from None
+        right = True
+        for path, text in zip(answers, texts, strict=True):
+            sent = send(url, auth, name, text)
+            print("\n".join(report_lines(sent.report)))
+            when = f"{sent.received:%Y-%m-%d %H:%M:%S} UTC"
+            if sent.late is not None:
+                timing = f"LATE by {duration(sent.late)} ({me.assignment.describe_due()})"
+            else:
+                timing = f"on time ({me.assignment.describe_due()})"
+            print(f"submitted {path} as exercise {sent.exercise} of {name!r}: attempt "
+                  f"{sent.attempt}, received {when} by the server, {timing}; submission "
+                  f"{sent.run_id}. Your teacher's grade is computed from the stored "
+                  "answer.")  # fmt: skip
+            right = right and sent.report.all_right
+    except (ServerError, AssignmentError) as e:
+        raise CLIError(str(e)) from None
+    if not right:
+        raise typer.Exit(1)
+    return 0
+
+
+def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
+    """Your submissions of an assignment: when each was received, late or not, and the
+    teacher's grade once given."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from attention_ref.classroom.assignment import AssignmentError
+    from attention_ref.classroom.homework import my_submissions
+    from attention_ref.classroom.server import ServerError
+
+    url, auth = account(tracking_uri)
+    try:
+        me, found = my_submissions(url, auth, name)
+    except (ServerError, AssignmentError) as e:
+        raise CLIError(str(e)) from None
+    table = Table(title=f"{name} for {me.student}: {len(found)} submissions, "
+                  f"{me.assignment.describe_due()}", title_justify="left")  # fmt: skip
+    for col in ("submission", "exercise", "received (UTC)", "late", "status", "grade",
+                "first wrong step", "diagnosis", "counts"):  # fmt: skip
+        table.add_column(col)
+    for s in found:
+        table.add_row(*s)
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=200)
+    console.print(table)
