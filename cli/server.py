@@ -251,10 +251,13 @@ def add_student(
     password_file: PasswordFile = None,
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
-    """Create a student's account: reads the class, trains into its experiment.
+    """Create a student's account: reads the class, trains into its experiment, and has their
+    own variant of every assignment made so far.
 
     Run again, it completes an existing account (its password unchanged) and says what it did.
     """
+    from attention_ref.classroom.assignment import AssignmentError
+    from attention_ref.classroom.homework import enrol_everywhere
     from attention_ref.classroom.server import ServerError
     from attention_ref.classroom.server import add_student as add
 
@@ -263,9 +266,12 @@ def add_student(
         admin = _admin(admin_password_file, url)
         password, shown = _new_password(password_file)
         change = add(url, admin, name, password, experiment)
-    except ServerError as e:
+        given = enrol_everywhere(url, admin, name)
+    except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     print(change.describe(experiment, url) + (shown if change.created else ""))
+    if given:
+        print(f"  {name} now has their exercises of: {', '.join(given)}")
     sys.stdout.flush()
 
 
