@@ -106,8 +106,8 @@ def submit(
     one of your exercises is one line, exit 2, and nothing is stored. Exit code 0 when every
     step of every answer is right, 1 otherwise.
     """
-    from attention_ref.classroom.assignment import AssignmentError, duration
-    from attention_ref.classroom.homework import check_text, mine
+    from attention_ref.classroom.assignment import AssignmentError
+    from attention_ref.classroom.homework import check_text, mine, submitted_line
     from attention_ref.classroom.homework import submit as send
     from attention_ref.classroom.server import ServerError
     from attention_ref.worked.check import report_lines
@@ -130,15 +130,7 @@ def submit(
         for path, text in zip(answers, texts, strict=True):
             sent = send(url, auth, name, text)
             print("\n".join(report_lines(sent.report)))
-            when = f"{sent.received:%Y-%m-%d %H:%M:%S} UTC"
-            if sent.late is not None:
-                timing = f"LATE by {duration(sent.late)} ({me.assignment.describe_due()})"
-            else:
-                timing = f"on time ({me.assignment.describe_due()})"
-            print(f"submitted {path} as exercise {sent.exercise} of {name!r}: attempt "
-                  f"{sent.attempt}, received {when} by the server, {timing}; submission "
-                  f"{sent.run_id}. Your teacher's grade is computed from the stored "
-                  "answer.")  # fmt: skip
+            print(submitted_line(sent, str(path), name, me.assignment.lang))
             right = right and sent.report.all_right
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
@@ -168,7 +160,7 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
                 "first wrong step", "diagnosis", "counts"):  # fmt: skip
         table.add_column(col)
     for s in found:
-        table.add_row(*s)
+        table.add_row(*s.cells())
     console = Console(highlight=False)
     if not console.is_terminal:
         console = Console(highlight=False, width=200)

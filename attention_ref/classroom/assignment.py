@@ -112,6 +112,13 @@ def iso(when: dt.datetime) -> str:
     return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def iso_ms(when: dt.datetime) -> str:
+    """A UTC time to the millisecond (when a submission was received: attempts within one
+    second are told apart): ``2026-12-01T22:59:00.123Z``."""
+    when = when.astimezone(dt.UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
 def from_iso(text: str) -> dt.datetime:
     """The inverse of `iso` (any ISO time with a zone)."""
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(dt.UTC)
@@ -262,5 +269,5 @@ def matching_exercise(doc: object, exercises: list[ExerciseOptions]) -> int | No
 
 __all__ = ["ANSWER_FILE", "GRADE", "GRADEBOOK", "RESERVED", "SUBMISSIONS", "Assignment",
            "AssignmentError", "check_name", "duration", "from_iso", "from_ms",
-           "gradebook_experiment", "iso", "lateness", "matching_exercise", "parse_due",
+           "gradebook_experiment", "iso", "iso_ms", "lateness", "matching_exercise", "parse_due",
            "student_experiment"]  # fmt: skip

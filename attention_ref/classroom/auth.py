@@ -52,7 +52,7 @@ from attention_ref.classroom.assignment import (
     STUDENT_TAG,
     SUBMISSIONS,
     from_ms,
-    iso,
+    iso_ms,
 )
 
 if TYPE_CHECKING:
@@ -579,7 +579,7 @@ def _end_submission(experiment: str, run_id: str) -> Response | None:
             return _forbidden(f"a submission is FINISHED with its {ANSWER_FILE}: upload it first")
         store = _get_tracking_store()
         store.set_tag(run_id, RunTag(ANSWER_SHA_TAG, hashlib.sha256(answer).hexdigest()))
-        store.set_tag(run_id, RunTag(RECEIVED_TAG, iso(from_ms(now))))
+        store.set_tag(run_id, RunTag(RECEIVED_TAG, iso_ms(from_ms(now))))
     if request.get_json(force=True, silent=True) is not body:
         return _forbidden("the server could not stamp the submission's end time")
     return None

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from attention_ref.classroom.assignment import GRADE, duration, from_iso, iso
+from attention_ref.classroom.assignment import GRADE, duration, from_iso, iso, iso_ms
 
 
 class Standing(StrEnum):
@@ -58,11 +58,18 @@ class Graded:
     first_wrong: str = ""
     diagnoses: tuple[tuple[str, ...], ...] = ()
     reason: str = ""  # why malformed or changed, in one line
+    started: int = 0  # the run's start time (ms, the server's clock): ties of `received`
 
     @property
-    def key(self) -> tuple[int, int, float]:
+    def key(self) -> tuple[int, int, float, int]:
         """Best first: graded, most steps right, then the earliest."""
-        return (self.standing is Standing.GRADED, self.steps_right, -self.received.timestamp())
+        return (self.standing is Standing.GRADED, self.steps_right, -self.received.timestamp(),
+                -self.started)  # fmt: skip
+
+    @property
+    def order(self) -> tuple[dt.datetime, int]:
+        """When it was received, to order attempts (the latest counts by default)."""
+        return self.received, self.started
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,7 @@ class Row:
             GRADE + "diagnoses": json.dumps([list(d) for d in self.diagnoses]),
             GRADE + "late": self.late_text or "no",
             GRADE + "late_s": str(int(self.late.total_seconds())) if self.late else "",
-            GRADE + "received": iso(self.received) if self.received else "",
+            GRADE + "received": iso_ms(self.received) if self.received else "",
             GRADE + "submission": self.submission, GRADE + "chosen": str(self.chosen),
             GRADE + "reason": self.reason[:500],
         }  # fmt: skip
@@ -144,7 +151,7 @@ def counted(
         return None, Chosen.NONE
     if best:
         return max(graded, key=lambda g: g.key), Chosen.BEST
-    return max(graded, key=lambda g: g.received), Chosen.LATEST
+    return max(graded, key=lambda g: g.order), Chosen.LATEST
 
 
 def rows(
@@ -152,8 +159,8 @@ def rows(
     best: bool = False, use: Iterable[str] = (),
 ) -> list[Row]:  # fmt: skip
     """The gradebook: one row per student (in ``students``' order) and exercise, from every
-    submission graded. A malformed submission that names no exercise counts as an attempt
-    at exercise 1 when there is one exercise (else it is in no row's attempts)."""
+    submission graded. A submission whose answer cannot be read counts as an attempt at the
+    exercise its run names, else at exercise 1 when there is one exercise."""
     use = list(use)
     out = []
     for student in students:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from attention_ref.classroom.assignment import (
     ANSWER_FILE,
@@ -44,6 +44,7 @@ from attention_ref.classroom.assignment import (
     SUBMISSIONS,
     Assignment,
     AssignmentError,
+    check_name,
     duration,
     from_iso,
     from_ms,
@@ -322,6 +323,7 @@ class Mine:
 def mine(url: str, auth: Auth, name: str, cafile: Path | None = None) -> Mine:
     """The assignment ``name`` as student ``auth[0]`` has it."""
     student = auth[0]
+    check_name(name)
     found = _experiment(url, auth, student_experiment(name, student), cafile)
     if found is None:
         raise HomeworkError(
@@ -349,6 +351,38 @@ class Submitted:
     attempt: int
     report: Report
     due: dt.datetime | None
+
+
+#: what ``attnref homework submit`` says of a stored submission, per language
+SUBMITTED: Final = {
+    "en": ("submitted {path} as exercise {k} of {name!r}: attempt {n}, received {when} by the "
+           "server, {timing}; submission {run}. Your teacher's grade is computed from the "
+           "stored answer.", "on time ({due})", "LATE by {late} ({due})"),
+    "pt": ("enviado {path} como exercício {k} de {name!r}: tentativa {n}, recebido {when} pelo "
+           "servidor, {timing}; envio {run}. A nota do professor é calculada a partir da "
+           "resposta guardada.", "no prazo ({due})", "ATRASADO {late} ({due})"),
+}  # fmt: skip
+
+
+def submitted_line(sent: Submitted, path: str, name: str, lang: str) -> str:
+    """One line on a stored submission, in the assignment's language."""
+    text, on_time, late = SUBMITTED[lang]
+    if sent.due is None:
+        due = "no due time" if lang == "en" else "sem prazo"
+    else:
+        due = f"{'due' if lang == 'en' else 'prazo'} {sent.due:%Y-%m-%d %H:%M} UTC"
+    timing = (
+        late.format(late=duration(sent.late), due=due) if sent.late else on_time.format(due=due)
+    )
+    return text.format(
+        path=path,
+        k=sent.exercise,
+        name=name,
+        n=sent.attempt,
+        run=sent.run_id,
+        when=f"{sent.received:%Y-%m-%d %H:%M:%S} UTC",
+        timing=timing,
+    )
 
 
 def identify(doc: object, mine_: Mine) -> int:
@@ -509,19 +543,25 @@ def grade_submission(
     received = (from_iso(tags[RECEIVED_TAG]) if RECEIVED_TAG in tags
                 else from_ms(int(info.get("end_time") or 0)))  # fmt: skip
     base = {"student": student, "run_id": info["run_id"], "received": received,
+            "started": int(info.get("start_time") or 0),
             "late": lateness(received, assignment.due)}  # fmt: skip
     me = Mine(assignment, student, "", tuple(assignment.variant(student)))
+    # the exercise the submission says it answers (its run's name, given when it was made):
+    # where an answer cannot be read, its attempt is counted there
+    claimed = next((k for k in range(1, assignment.exercises + 1)
+                    if info.get("run_name") == f"exercise {k}"), None)  # fmt: skip
     if answer is None:
-        return Graded(exercise=None, standing=Standing.MALFORMED,
+        return Graded(exercise=claimed, standing=Standing.MALFORMED,
                       reason=f"no {ANSWER_FILE} stored", **base)  # fmt: skip
     if hashlib.sha256(answer).hexdigest() != tags.get(ANSWER_SHA_TAG):
-        return Graded(exercise=None, standing=Standing.CHANGED,
+        return Graded(exercise=claimed, standing=Standing.CHANGED,
                       reason=f"its {ANSWER_FILE} is not the one the server received",
                       **base)  # fmt: skip
     try:
         k, report = check_text(answer, me)
     except (InputError, HomeworkError) as e:
-        return Graded(exercise=None, standing=Standing.MALFORMED, reason=str(e)[:300], **base)
+        return Graded(exercise=claimed, standing=Standing.MALFORMED, reason=str(e)[:300],
+                      **base)  # fmt: skip
     first = report.first_wrong
     return Graded(exercise=k, standing=Standing.GRADED, steps_right=report.steps_right,
                   steps_given=report.steps_given, first_wrong=first.label if first else "",
@@ -714,4 +754,5 @@ def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
 __all__ = ["Assigned", "Grading", "HomeworkError", "Mine", "MySubmission", "Submitted", "assign",
            "assignments", "check_text", "enrol_everywhere", "grade", "grade_submission",
            "gradebook", "identify", "list_students", "mine", "my_submissions", "submit",
+           "submitted_line",
            "write_exercises"]  # fmt: skip

@@ -384,7 +384,9 @@ def run_class(
     with ThreadPoolExecutor(max_workers=len(behaviours)) as pool:
         on_time = list(pool.map(lambda b: attempts_of(b, False), behaviours))
     timings["on_time_s"] = round(time.monotonic() - t0, 2)
-    now = dt.datetime.now(dt.UTC)
+    # the due time is kept to the second: the next one, so that every answer sent so far
+    # was received before it
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=1)
     assignment = assign(url, admin, Assignment(name=name, due=now, salt=assignment.salt),
                         due_given=True).assignment  # fmt: skip
     assert assignment.due is not None

@@ -1,0 +1,481 @@
+"""Homework on the real class server (the package's PostgreSQL-backed server), over HTTP.
+
+First what the judges must refuse: reading another student's answers (every read route a
+student might try), forging a grade (writing a grade field anywhere, writing into the
+teacher's gradebook or another's homework, changing a submission after it is finished,
+claiming another time), submitting as someone else. Then the flow through the commands
+(assign, fetch, submit, status, grade, grades), resubmissions and which one counts, lateness
+by the server's clock, an answer changed on disk after it was finished, a submission that
+cannot be stored whole, and bad input: one line, exit 2, nothing stored.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from attention_ref.classroom import homework as hw
+from attention_ref.classroom.assignment import (
+    ANSWER_SHA_TAG,
+    RECEIVED_TAG,
+    Assignment,
+    gradebook_experiment,
+)
+from attention_ref.classroom.gradebook import Standing
+from attention_ref.classroom.server import add_student, rest
+from attention_ref.classroom.simulate import mistaken_answer, right_answer
+from attention_ref.worked.answer import Problem
+from tests.classroom.conftest import ATTNREF, free_port, student_env
+
+pytestmark = pytest.mark.slow
+
+NAME = "hw-test"
+UTC = dt.UTC
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([ATTNREF, *args], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+
+
+def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
+    assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("attnref: error: "), out.stderr
+    assert "Traceback" not in out.stdout + out.stderr
+    return lines[0]
+
+
+def teacher_env(server) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING_")}
+    return env | {"MLFLOW_TRACKING_URI": server.url, "ATTNREF_ADMIN_PASSWORD": server.admin[1]}
+
+
+def answer(a: Assignment, student: str, k: int = 1, mistake: str | None = None) -> bytes:
+    prob = Problem.of_exercise(a.variant(student)[k - 1])
+    if mistake is None:
+        return right_answer(prob, a.decimals)
+    text = mistaken_answer(prob, a.decimals, [mistake])
+    assert text is not None
+    return text
+
+
+def finished_runs(server, exp_id: str) -> list[dict]:
+    found = hw._search_runs(server.url, server.admin, exp_id, None)
+    return [r for r in found if r["info"]["status"] == "FINISHED"]
+
+
+def tags_of(run: dict) -> dict[str, str]:
+    return {t["key"]: t["value"] for t in run["data"].get("tags", [])}
+
+
+@pytest.fixture(scope="module")
+def assignment(server, students) -> Assignment:
+    """Two exercises for alice, bob, carol and dave, due in a week."""
+    due = dt.datetime.now(UTC).replace(microsecond=0) + dt.timedelta(days=7)
+    done = hw.assign(server.url, server.admin, Assignment(name=NAME, exercises=2, due=due))
+    assert set(students) <= set(done.enrolled) and done.created
+    return done.assignment
+
+
+@pytest.fixture(scope="module")
+def alices(server, students, assignment) -> hw.Submitted:
+    """alice's right answer to her exercise 1, submitted."""
+    auth = ("alice", students["alice"])
+    return hw.submit(server.url, auth, NAME, answer(assignment, "alice"))
+
+
+# --- copying: another student's answers cannot be read ------------------------------------------
+
+
+def test_a_student_reads_no_other_students_answers(server, students, assignment, alices):
+    url, bob, alice = server.url, ("bob", students["bob"]), ("alice", students["alice"])
+    theirs = hw.mine(url, alice, NAME).experiment_id
+    run_id = alices.run_id
+    q = {"run_id": run_id}
+    reads = {
+        "the run": ("/api/2.0/mlflow/runs/get", None, q),
+        "its files": ("/api/2.0/mlflow/artifacts/list", None, q),
+        "the answer (artifact proxy)": (hw._answer_path(theirs, run_id), None, None),
+        "the answer (get-artifact)": ("/get-artifact", None, {**q, "path": "answer.json"}),
+        "a presigned link": ("/api/2.0/mlflow/artifacts/presigned-download-url",
+                             {"run_id": run_id, "path": "answer.json"}, None),
+        "a metric's history": ("/api/2.0/mlflow/metrics/get-history", None,
+                               {**q, "metric_key": "x"}),
+        "her experiment": ("/api/2.0/mlflow/experiments/get", None, {"experiment_id": theirs}),
+        "her experiment by name": ("/api/2.0/mlflow/experiments/get-by-name", None,
+                                   {"experiment_name": f"homework/{NAME}/alice"}),
+        "the gradebook": ("/api/2.0/mlflow/experiments/get-by-name", None,
+                          {"experiment_name": gradebook_experiment(NAME)}),
+    }  # fmt: skip
+    for what, (endpoint, body, query) in reads.items():
+        status, got = rest(url, endpoint, body, auth=bob, query=query)
+        assert status == 403, (what, status, got)
+        # the control: what the gate and MLflow refuse bob, they do not refuse the teacher
+        assert rest(url, endpoint, body, auth=server.admin, query=query)[0] != 403, what
+    # searches are filtered, GraphQL answers nothing
+    status, found = rest(url, "/api/2.0/mlflow/runs/search", {"experiment_ids": [theirs]},
+                         auth=bob)  # fmt: skip
+    assert status == 200 and not found.get("runs")
+    query = 'query { mlflowGetRun(input: {runId: "RUN"}) { run { info { runId } } } }'
+    query = query.replace("RUN", run_id)
+    status, got = rest(url, "/graphql", {"query": query}, auth=bob)
+    assert status == 200 and got["data"]["mlflowGetRun"] is None
+    names = {e["name"] for e in rest(url, "/api/2.0/mlflow/experiments/search", auth=bob,
+                                     query={"max_results": "1000"})[1]["experiments"]}  # fmt: skip
+    assert {n for n in names if n.startswith("homework/")} == {f"homework/{NAME}/bob"}
+    # the controls: the same reads as alice and as the teacher find her answer
+    status, got = rest(url, "/api/2.0/mlflow/runs/search", {"experiment_ids": [theirs]},
+                       auth=alice)  # fmt: skip
+    assert [r["info"]["run_id"] for r in got["runs"]] == [run_id]
+    sent = answer(assignment, "alice")
+    assert hw._download(url, server.admin, theirs, run_id, None) == sent
+    assert hw._download(url, alice, theirs, run_id, None) == sent
+
+
+# --- forgery: no grade is written but the teacher's ---------------------------------------------
+
+
+def test_a_student_cannot_forge_a_grade_or_a_submission(server, students, assignment, alices):
+    url, bob, alice = server.url, ("bob", students["bob"]), ("alice", students["alice"])
+    mine = hw.mine(url, bob, NAME).experiment_id
+    hers = hw.mine(url, alice, NAME).experiment_id
+    book = hw.grade(url, server.admin, NAME)  # the gradebook's runs exist
+    book_run = hw._search_runs(url, server.admin, book.gradebook_id, None)[0]["info"]["run_id"]
+
+    def create(exp: str, **more) -> tuple[int, dict]:
+        return rest(url, "/api/2.0/mlflow/runs/create", {"experiment_id": exp, **more}, auth=bob)
+
+    # writing into the teacher's gradebook or alice's homework: MLflow's own permissions
+    assert create(book.gradebook_id)[0] == 403
+    assert create(hers)[0] == 403
+    grade_tag = {"run_id": book_run, "key": "attnref.grade.steps", "value": "18/18"}
+    assert rest(url, "/api/2.0/mlflow/runs/set-tag", grade_tag, auth=bob)[0] == 403
+    metric = {"run_id": book_run, "key": "steps_right", "value": 18, "timestamp": 0, "step": 0}
+    assert rest(url, "/api/2.0/mlflow/runs/log-metric", metric, auth=bob)[0] == 403
+    assert rest(url, "/api/2.0/mlflow/runs/set-tag", {**grade_tag, "run_id": alices.run_id},
+                auth=bob)[0] == 403  # fmt: skip
+
+    # no grade or homework field on any run of his, at creation or after
+    for key in ("attnref.grade.steps", "attnref.grade.status", ANSWER_SHA_TAG, RECEIVED_TAG):
+        status, said = create(mine, tags=[{"key": key, "value": "x"}])
+        assert status == 403 and said["message"].startswith("class server: "), (key, said)
+    found = rest(url, "/api/2.0/mlflow/experiments/get-by-name", auth=bob,
+                 query={"experiment_name": "class"})[1]  # fmt: skip
+    class_exp = found["experiment"]["experiment_id"]
+    own = create(class_exp)[1]["run"]["info"]["run_id"]
+    for endpoint, body in (
+        ("/api/2.0/mlflow/runs/set-tag", {"run_id": own, "key": "attnref.grade.steps",
+                                          "value": "18/18"}),
+        ("/api/2.0/mlflow/runs/log-batch", {"run_id": own, "tags": [
+            {"key": "attnref.homework.received", "value": "2000-01-01T00:00:00Z"}]}),
+        ("/api/2.0/mlflow/runs/log-metric", {"run_id": own, "key": "attnref.grade.steps_right",
+                                             "value": 18, "timestamp": 0, "step": 0}),
+    ):  # fmt: skip
+        assert rest(url, endpoint, body, auth=bob)[0] == 403, endpoint
+    # the control: an ordinary tag on his own class run is his to write
+    ok = rest(url, "/api/2.0/mlflow/runs/set-tag", {"run_id": own, "key": "note", "value": "x"},
+              auth=bob)  # fmt: skip
+    assert ok[0] == 200
+
+    # a submission of his holds its answer and nothing else; its times are the server's
+    t0 = dt.datetime.now(UTC)
+    status, made = create(mine, start_time=0, user_id="alice",
+                          tags=[{"key": "mlflow.user", "value": "alice"}])  # fmt: skip
+    assert status == 200
+    info = made["run"]["info"]
+    sub = info["run_id"]
+    assert info["user_id"] == "bob" and tags_of(made["run"])["mlflow.user"] == "bob"
+    assert abs(int(info["start_time"]) / 1000 - t0.timestamp()) < 60  # not the 1970 claimed
+    path = hw._answer_path(mine, sub)
+    refused = {
+        "a tag": ("/api/2.0/mlflow/runs/set-tag", {"run_id": sub, "key": "n", "value": "x"}),
+        "a metric": ("/api/2.0/mlflow/runs/log-metric", {"run_id": sub, "key": "steps_right",
+                                                          "value": 18, "timestamp": 0}),
+        "a parameter": ("/api/2.0/mlflow/runs/log-parameter", {"run_id": sub, "key": "p",
+                                                                "value": "1"}),
+        "a batch": ("/api/2.0/mlflow/runs/log-batch", {"run_id": sub, "metrics": []}),
+        "finished without an answer": ("/api/2.0/mlflow/runs/update",
+                                       {"run_id": sub, "status": "FINISHED"}),
+        "renamed": ("/api/2.0/mlflow/runs/update", {"run_id": sub, "run_name": "x"}),
+        "re-opened": ("/api/2.0/mlflow/runs/update", {"run_id": sub, "status": "RUNNING"}),
+    }  # fmt: skip
+    for what, (endpoint, body) in refused.items():
+        status, said = rest(url, endpoint, body, auth=bob)
+        assert status == 403 and said["message"].startswith("class server: "), (what, said)
+    other = path.replace("answer.json", "notes.txt")
+    assert rest(url, other, data=b"x", method="PUT", auth=bob)[0] == 403
+    text = answer(assignment, "bob")
+    assert rest(url, path, data=text, method="PUT", auth=bob)[0] == 200
+    assert rest(url, path, data=b"{}", method="PUT", auth=bob)[0] == 403  # once only
+    ended = rest(url, "/api/2.0/mlflow/runs/update",
+                 {"run_id": sub, "status": "FINISHED", "end_time": 0}, auth=bob)  # fmt: skip
+    assert ended[0] == 200
+    status, got = rest(url, "/api/2.0/mlflow/runs/get", auth=bob, query={"run_id": sub})
+    info, tags = got["run"]["info"], tags_of(got["run"])
+    assert abs(int(info["end_time"]) / 1000 - dt.datetime.now(UTC).timestamp()) < 60
+    assert tags[ANSWER_SHA_TAG] == hashlib.sha256(text).hexdigest()
+    assert abs(dt.datetime.fromisoformat(tags[RECEIVED_TAG].replace("Z", "+00:00"))
+               - dt.datetime.now(UTC)) < dt.timedelta(seconds=60)  # fmt: skip
+    # finished is final
+    for endpoint, body, method in (
+        (path, None, "PUT"),
+        ("/api/2.0/mlflow/runs/update", {"run_id": sub, "status": "RUNNING"}, None),
+        ("/api/2.0/mlflow/runs/update", {"run_id": sub, "status": "FAILED"}, None),
+        ("/api/2.0/mlflow/runs/delete", {"run_id": sub}, None),
+    ):  # fmt: skip
+        data = b"{}" if method == "PUT" else None
+        assert rest(url, endpoint, body, auth=bob, method=method, data=data)[0] == 403, endpoint
+    # the teacher's side: the admin writes a grade on bob's submission (the control)
+    teacher_tag = {"run_id": sub, "key": "attnref.grade.steps", "value": "18/18"}
+    assert rest(url, "/api/2.0/mlflow/runs/set-tag", teacher_tag, auth=server.admin)[0] == 200
+
+
+def test_a_student_cannot_submit_as_someone_else(server, students, assignment, tmp_path):
+    """bob has alice's answer file: it names her exercise, not his, and is refused before
+    anything is sent; whatever bob sends is bob's."""
+    url, bob = server.url, ("bob", students["bob"])
+    mine = hw.mine(url, bob, NAME).experiment_id
+    before = len(hw._search_runs(url, server.admin, mine, None))
+    hers = tmp_path / "answer-1.json"
+    hers.write_bytes(answer(assignment, "alice"))
+    out = run(["homework", "submit", NAME, str(hers)], student_env(url, *bob), tmp_path)
+    line = one_line_error(out)
+    assert "not one of your exercises" in line and "seed" in line
+    assert len(hw._search_runs(url, server.admin, mine, None)) == before
+    with pytest.raises(hw.HomeworkError, match="not one of your exercises"):
+        hw.submit(url, bob, NAME, answer(assignment, "alice"))
+    assert len(hw._search_runs(url, server.admin, mine, None)) == before
+
+
+# --- the flow, through the commands ------------------------------------------------------------
+
+
+def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_path):
+    url, carol = server.url, ("carol", students["carol"])
+    teacher, student = teacher_env(server), student_env(url, *carol)
+    out = run(["server", "assign", "hw-cli", "--exercises", "2", "--due", "2099-01-01T12:00Z",
+               "--lang", "pt", "--decimals", "2"], teacher, tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "created assignment 'hw-cli'" in out.stdout and "due 2099-01-01 12:00 UTC" in out.stdout
+    again = run(["server", "assign", "hw-cli", "--exercises", "2", "--lang", "pt",
+                 "--decimals", "2"], teacher, tmp_path)  # fmt: skip
+    assert again.returncode == 0 and "updated assignment" in again.stdout
+    assert "moved" not in again.stdout and "due 2099-01-01" in again.stdout  # kept
+    other = run(["server", "assign", "hw-cli", "--exercises", "3"], teacher, tmp_path)
+    assert "exists with other exercises" in one_line_error(other)
+
+    out = run(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
+    assert out.returncode == 0, out.stderr
+    folder = tmp_path / "mine"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "answer-1.json", "answer-2.json", "statement-1.md", "statement-1.tex", "statement-2.md",
+        "statement-2.tex"]  # fmt: skip
+    statement = (folder / "statement-1.md").read_text(encoding="utf-8")
+    assert "Lição de casa hw-cli, exercício 1 de 2" in statement and "carol" in statement
+    a = hw.mine(url, carol, "hw-cli").assignment
+    template = json.loads((folder / "answer-1.json").read_text(encoding="utf-8"))
+    assert template["exercise"] == a.variant("carol")[0].to_json()
+    (folder / "answer-1.json").write_bytes(answer(a, "carol", 1))
+    (folder / "answer-2.json").write_bytes(answer(a, "carol", 2, "no_mask"))
+    refetched = run(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
+    assert refetched.returncode == 0 and refetched.stdout.count("kept ") == 2  # her work stays
+    assert (folder / "answer-1.json").read_bytes() == answer(a, "carol", 1)
+
+    right = run(["homework", "submit", "hw-cli", "mine/answer-1.json"], student, tmp_path)
+    assert right.returncode == 0, right.stderr
+    assert "Todos os passos que você deu estão certos." in right.stdout
+    assert "como exercício 1 de 'hw-cli': tentativa 1" in right.stdout
+    assert "no prazo" in right.stdout
+    wrong = run(["homework", "submit", "hw-cli", "mine/answer-2.json"], student, tmp_path)
+    assert wrong.returncode == 1, wrong.stderr
+    assert "Diagnóstico: sem a máscara causal" in wrong.stdout
+
+    graded = run(["server", "grade", "hw-cli"], teacher, tmp_path)
+    assert graded.returncode == 0, graded.stderr
+    assert "graded 2 submissions of 'hw-cli'" in graded.stdout
+    book = run(["server", "grades", "hw-cli", "--summary", "--csv", "book.csv"], teacher,
+               tmp_path)  # fmt: skip
+    assert book.returncode == 0, book.stderr
+    rows = {(r["student"], r["exercise"]): r
+            for r in csv.DictReader((tmp_path / "book.csv").open(encoding="utf-8"))}  # fmt: skip
+    assert {(s, k) for s in students for k in "12"} <= set(rows)  # every student, exercise
+    assert rows[("carol", "1")]["steps_right"] == rows[("carol", "1")]["steps_given"] == "18"
+    assert rows[("carol", "2")]["diagnosis"] == "no_mask"
+    assert rows[("carol", "2")]["first_wrong"] == "heads[0].S_masked"
+    assert rows[("dave", "1")]["status"] == "no submission"
+    assert "no_mask" in book.stdout and "First wrong step" in book.stdout
+    # the student sees the teacher's grade on her submissions
+    status = run(["homework", "status", "hw-cli"], student, tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert "18/18" in status.stdout and "no_mask" in status.stdout
+    # a student may not read the gradebook, nor grade
+    assert "no assignment 'hw-cli'" in one_line_error(run(["server", "grades", "hw-cli"],
+                                                          student, tmp_path))  # fmt: skip
+
+
+# --- which attempt counts; late by the server's clock -------------------------------------------
+
+
+def test_resubmissions_keep_the_history_and_the_latest_counts(server, students, assignment):
+    url, dave = server.url, ("dave", students["dave"])
+    sent = [hw.submit(url, dave, NAME, answer(assignment, "dave", 1, m))
+            for m in ("no_scale", None, "K_Qt")]  # fmt: skip
+    assert [s.attempt for s in sent] == [1, 2, 3]
+    assert [s.report.all_right for s in sent] == [False, True, False]
+
+    def daves(**kw) -> object:
+        done = hw.grade(url, server.admin, NAME, **kw)
+        return next(r for r in done.rows if r.student == "dave" and r.exercise == 1)
+
+    latest = daves()
+    assert (latest.attempts, latest.submission, latest.diagnosis) == (3, sent[2].run_id, "K_Qt")
+    best = daves(best=True)
+    assert best.submission == sent[1].run_id and best.steps_right == best.steps_given
+    chosen = daves(use=[sent[0].run_id])
+    assert chosen.submission == sent[0].run_id and chosen.diagnosis == "no_scale"
+    with pytest.raises(hw.HomeworkError, match=r"--use 0+: no finished submission"):
+        hw.grade(url, server.admin, NAME, use=["0" * 32])
+    # every attempt is kept, each with its own grade for dave to read
+    _, mine = hw.my_submissions(url, dave, NAME)
+    graded = {s.run_id: s.grade for s in mine}
+    assert all(graded[s.run_id]["attnref.grade.exercise"] == "1" for s in sent)
+    assert [graded[s.run_id]["attnref.grade.counts"] for s in sent] == ["yes", "no", "no"]
+
+
+def test_late_is_the_servers_clock_and_moves_with_the_due_time(server, students, tmp_path):
+    url, bob = server.url, ("bob", students["bob"])
+    past = dt.datetime.now(UTC).replace(microsecond=0) - dt.timedelta(hours=1)
+    a = hw.assign(url, server.admin, Assignment(name="hw-late", due=past)).assignment
+    sent = hw.submit(url, bob, "hw-late", answer(a, "bob"))
+    assert sent.late is not None and sent.late >= dt.timedelta(hours=1)
+    row = next(r for r in hw.grade(url, server.admin, "hw-late").rows if r.student == "bob")
+    assert row.late is not None and row.late_text.startswith("late by 1 h")
+    # the teacher moves the due time: the same submission is on time
+    later = dt.datetime.now(UTC).replace(microsecond=0) + dt.timedelta(days=1)
+    moved = hw.assign(url, server.admin, Assignment(name="hw-late", due=later))
+    assert moved.due_moved and moved.assignment.salt == a.salt  # the same exercises
+    row = next(r for r in hw.grade(url, server.admin, "hw-late").rows if r.student == "bob")
+    assert row.late is None and row.submission == sent.run_id
+
+
+# --- what is graded is what was received -------------------------------------------------------
+
+
+def test_an_answer_changed_after_it_was_finished_is_not_graded(server, students, assignment):
+    """Only the server's side could change the file (the teacher's disk): the grader sees that
+    it is not what the server received and grades nothing of it."""
+    url, alice = server.url, ("alice", students["alice"])
+    sent = hw.submit(url, alice, NAME, answer(assignment, "alice", 2, "no_mask"))
+    mine = hw.mine(url, alice, NAME).experiment_id
+    path = server.artifacts / mine / sent.run_id / "artifacts" / "answer.json"
+    path.write_bytes(answer(assignment, "alice", 2))  # the right one, put there afterwards
+    row = next(r for r in hw.grade(url, server.admin, NAME).rows
+               if r.student == "alice" and r.exercise == 2)  # fmt: skip
+    assert row.standing is Standing.CHANGED and row.steps_right == 0
+    assert "not the one the server received" in row.reason
+    path.write_bytes(answer(assignment, "alice", 2, "no_mask"))  # the control: put back
+    row = next(r for r in hw.grade(url, server.admin, NAME).rows
+               if r.student == "alice" and r.exercise == 2)  # fmt: skip
+    assert row.standing is Standing.GRADED and row.diagnosis == "no_mask"
+
+
+def test_a_submission_is_stored_whole_or_not_at_all(server, students, assignment):
+    """The artifact store refuses the upload (the student's folder is a file there): the
+    submission ends FAILED, the student is told nothing was submitted, and it never counts."""
+    url, carol = server.url, ("carol", students["carol"])
+    mine = hw.mine(url, carol, NAME).experiment_id
+    blocker = server.artifacts / mine
+    assert not blocker.exists()
+    before = len(finished_runs(server, mine))
+    blocker.write_text("in the way")
+    try:
+        with pytest.raises(hw.HomeworkError, match="nothing was submitted"):
+            hw.submit(url, carol, NAME, answer(assignment, "carol"))
+    finally:
+        blocker.unlink()
+    runs = hw._search_runs(url, server.admin, mine, None)
+    assert [r["info"]["status"] for r in runs][-1] == "FAILED"
+    assert len(finished_runs(server, mine)) == before
+    rows = hw.grade(url, server.admin, NAME).rows
+    assert next(r for r in rows if r.student == "carol" and r.exercise == 1).attempts == 0
+    # the control: with the store back, the same answer is stored
+    assert hw.submit(url, carol, NAME, answer(assignment, "carol")).attempt == 1
+
+
+# --- bad input: one line, exit 2, nothing stored -----------------------------------------------
+
+
+def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, tmp_path):
+    url, bob = server.url, ("bob", students["bob"])
+    env, teacher = student_env(url, *bob), teacher_env(server)
+    mine = hw.mine(url, bob, NAME).experiment_id
+    before = len(hw._search_runs(url, server.admin, mine, None))
+    prob = Problem.of_exercise(assignment.variant("bob")[0])
+    files = {
+        "exercise.json": json.dumps({"X": [[1]], "heads": []}).encode(),
+        "broken.json": b'{"exercise": ',
+        "binary.json": bytes(range(256)),
+        "empty.json": b"",
+        "no-step.json": json.dumps({"exercise": prob.naming["exercise"]}).encode(),
+        "nan.json": json.dumps({**prob.naming, "heads": [{"Q": [[float("nan")]]}]}).encode(),
+        "list.json": b"[1, 2, 3]",
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        line = one_line_error(run(["homework", "submit", NAME, name], env, tmp_path))
+        assert name in line, line
+    cases = {
+        "no such file": ["homework", "submit", NAME, "missing.json"],
+        "a folder": ["homework", "submit", NAME, "."],
+        "unknown assignment (fetch)": ["homework", "fetch", "no-such-hw"],
+        "unknown assignment (submit)": ["homework", "submit", "no-such-hw", "broken.json"],
+        "unknown assignment (status)": ["homework", "status", "no-such-hw"],
+        "a bad name": ["homework", "fetch", "../../etc"],
+    }
+    for what, args in cases.items():
+        assert one_line_error(run(args, env, tmp_path)), what
+    for args in (["server", "grade", "no-such-hw"], ["server", "grades", "no-such-hw"],
+                 ["server", "assign", "bad/name"], ["server", "assign", "x", "--due", "soon"],
+                 ["server", "assign", "x", "--heads", "3"]):  # fmt: skip
+        assert one_line_error(run(args, teacher, tmp_path)), args
+    # a student the assignment does not have (made after it, without add-student's enrolment)
+    add_student(url, server.admin, "erin", "erin-password-123", "class")
+    erin = student_env(url, "erin", "erin-password-123")
+    line = one_line_error(run(["homework", "fetch", NAME], erin, tmp_path))
+    assert f"no assignment '{NAME}' for 'erin'" in line
+    # no account, a wrong password, no server
+    assert "MLFLOW_TRACKING_USERNAME" in one_line_error(
+        run(["homework", "fetch", NAME], {**env, "MLFLOW_TRACKING_USERNAME": ""}, tmp_path)
+    )
+    wrong = run(["homework", "fetch", NAME], {**env, "MLFLOW_TRACKING_PASSWORD": "nope-nope-nope"},
+                tmp_path)  # fmt: skip
+    assert "refused the account 'bob'" in one_line_error(wrong)
+    away = {**env, "MLFLOW_TRACKING_URI": f"http://127.0.0.1:{free_port()}"}
+    (tmp_path / "right.json").write_bytes(right_answer(prob, 3))
+    for args in (["homework", "fetch", NAME], ["homework", "submit", NAME, "right.json"]):
+        assert "cannot reach the class server" in one_line_error(run(args, away, tmp_path))
+    teacher_away = {**teacher, "MLFLOW_TRACKING_URI": away["MLFLOW_TRACKING_URI"]}
+    assert "no class server answers" in one_line_error(
+        run(["server", "grade", NAME], teacher_away, tmp_path)
+    )
+    # nothing of all that reached bob's homework
+    assert len(hw._search_runs(url, server.admin, mine, None)) == before
+    assert not (tmp_path / "no-such-hw").exists()
+
+
+def test_add_student_gives_a_new_student_every_assignment(server, assignment, tmp_path):
+    out = run(["server", "add-student", "frank", "--experiment", "class"], teacher_env(server),
+              tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "frank now has their exercises of: " in out.stdout and NAME in out.stdout
+    password = out.stdout.split("password ")[1].split(" ")[0]
+    me = hw.mine(server.url, ("frank", password), NAME)
+    assert list(me.exercises) == assignment.variant("frank") and me.student == "frank"
