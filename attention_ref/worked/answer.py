@@ -9,6 +9,12 @@ H`` (in ``"heads": [{…}, …]``, head 1 first), then ``concat``, ``output``, a
 :math:`G`). A masked entry is written ``"-inf"``; a step left ``null`` is not given yet (the
 template that ``attnref exercise --out`` writes has every step ``null``).
 
+An answer to a variant's exercise (``attnref exercise --variant gqa|window|rope``) has the
+variant's steps in the names of its ``explain`` example: per query head ``"heads": [{"Q",
+"Q_rot", "K", "V", "scores", "S", "S_masked", "A", "H"}]`` and per K/V head ``"kv_heads":
+[{"K", "V", "K_rot"}]`` (`attention_ref.worked.variant_steps.LAYOUTS`); its problem carries
+the variant's `Chain` (stages, catalogue, layout), and it asks no gradients.
+
 Each number keeps the decimals it was written with (`attention_ref.worked.jsonfile.Literal`),
 because the grade depends on them. Every problem with the document is one `InputError` line.
 """
@@ -27,11 +33,13 @@ from torch import Tensor
 
 from attention_ref.worked.inputs import InputError, parse_input
 from attention_ref.worked.jsonfile import Literal
-from attention_ref.worked.steps import Data, Given, Key
+from attention_ref.worked.steps import Data, Given, Key, Stage
 
 if TYPE_CHECKING:
     from attention_ref import reference as ref
     from attention_ref.worked.exercise import ExerciseOptions
+    from attention_ref.worked.mistakes import Kind
+    from attention_ref.worked.variant_steps import Layout, VariantTrace
 
 #: The steps of one head, in seed 000's order; the steps after the heads.
 HEAD_STEPS: Final = ("Q", "K", "V", "scores", "S", "S_masked", "A", "H")
@@ -68,10 +76,24 @@ NOT_AN_ANSWER: Final = (
 
 def label(key: Key) -> str:
     """The JSON path of a step in the answer: ``heads[1].A``, ``concat``, ``grads.heads[0].W_Q``,
-    ``grads.X`` (heads count from 0, as JSON lists do)."""
+    ``grads.X``, ``kv_heads[0].K`` (heads count from 0, as JSON lists do)."""
     name, head = key
+    if name.startswith("kv."):
+        return f"kv_heads[{head}].{name[3:]}"
     prefix, name = ("grads.", name[5:]) if name.startswith("grad.") else ("", name)
     return prefix + (f"heads[{head}].{name}" if head is not None else name)
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A variant's own chain of steps (`attention_ref.worked.variant_mistakes.variant_chain`):
+    its name (``gqa``, ``window``, ``rope``), its stages, the catalogue of its mistakes, and the
+    steps an answer holds (`attention_ref.worked.variant_steps.Layout`)."""
+
+    name: str
+    stages: tuple[Stage, ...]
+    catalogue: tuple[Kind, ...]
+    layout: Layout
 
 
 @dataclass(frozen=True)
@@ -79,11 +101,13 @@ class Problem:
     """What the answer is checked against: the problem's trace, the language of the report and
     the decimals asked; ``naming`` is the answer's object that names it."""
 
-    trace: ref.AttentionTrace
+    trace: ref.AttentionTrace | VariantTrace
     naming: dict[str, object]
     source: str
     lang: str = "en"
     decimals: int = DEFAULT_DECIMALS
+    #: a variant's chain (``None``: the homework's masked multi-head attention)
+    chain: Chain | None = None
 
     def data(self, G: Tensor | None = None) -> Data:
         """What the chain of steps reads (``G``: the upstream gradient, default all ones)."""
@@ -92,6 +116,10 @@ class Problem:
     @classmethod
     def of_exercise(cls, opt: ExerciseOptions) -> Problem:
         """An ``attnref exercise`` problem (its tokens in its language)."""
+        if opt.variant != "mha":
+            from attention_ref.worked.variant_exercise import variant_problem
+
+            return variant_problem(opt)
         from attention_ref.worked.exercise import draw_problem
         from attention_ref.worked.gradients import input_trace
 
@@ -203,7 +231,8 @@ def _head_list(obj: object, where: str, names: tuple[str, ...], h: int, prefix: 
     if not isinstance(obj, list):
         raise InputError(f"{where} must be a list of objects, one per head (head 1 first)")
     if len(obj) > h:
-        raise InputError(f"{where} has {len(obj)} entries but the problem has h = {h} heads")
+        what = f"g = {h} K/V heads" if prefix == "kv." else f"h = {h} heads"
+        raise InputError(f"{where} has {len(obj)} entries but the problem has {what}")
     out: dict[Key, Given] = {}
     for i, head in enumerate(obj):
         if head is None:
@@ -227,7 +256,7 @@ def parse_answer(doc: object, base: Path | None = None, problem: Problem | None 
         raise InputError('the answer must be a JSON object: {"exercise": {…}, "heads": […], …}')
     if "X" in doc or isinstance(doc.get("input"), dict):
         raise InputError(NOT_AN_ANSWER)
-    unknown = sorted(set(doc) - ANSWER_KEYS)
+    unknown = sorted(set(doc) - ANSWER_KEYS - {"kv_heads"})
     if unknown:
         raise InputError(f"unknown key {json.dumps(unknown[0])[:40]}; expected: "
                          f"{', '.join(sorted(ANSWER_KEYS))}")  # fmt: skip
@@ -235,6 +264,11 @@ def parse_answer(doc: object, base: Path | None = None, problem: Problem | None 
         problem = resolve(doc, base)
     elif any(k in doc for k in NAMING_KEYS) and resolve(doc, base).naming != problem.naming:
         raise InputError("the answer names another problem than the one it is checked against")
+    if problem.chain is not None:
+        return _parse_variant(doc, problem, problem.chain)
+    if "kv_heads" in doc:
+        raise InputError(f'unknown key "kv_heads"; expected: {", ".join(sorted(ANSWER_KEYS))} '
+                         "(K/V heads are for the --variant gqa and rope exercises)")  # fmt: skip
     tr = problem.trace
     steps = _head_list(doc.get("heads"), "heads", HEAD_STEPS, tr.h, "")
     for name in FINAL_STEPS:
@@ -264,6 +298,24 @@ def parse_answer(doc: object, base: Path | None = None, problem: Problem | None 
     if not steps:
         raise InputError(NO_STEP[problem.lang])
     return Answer(problem, steps, G)
+
+
+def _parse_variant(doc: Mapping[str, object], problem: Problem, chain: Chain) -> Answer:
+    """The steps of an answer to a variant's exercise (forward only)."""
+    for key in ("grads", "grad_output"):
+        if key in doc:
+            raise InputError(f'"{key}": the --variant {chain.name} exercise asks no gradients '
+                             "(its steps are the forward pass)")  # fmt: skip
+    tr = problem.trace
+    steps = _head_list(doc.get("heads"), "heads", chain.layout.heads, tr.h, "")
+    g = int(getattr(tr, "g", tr.h))
+    steps |= _head_list(doc.get("kv_heads"), "kv_heads", chain.layout.kv_heads, g, "kv.")
+    for name in FINAL_STEPS:
+        if doc.get(name) is not None:
+            steps[(name, None)] = given_matrix(doc[name], name)
+    if not steps:
+        raise InputError(NO_STEP[problem.lang])
+    return Answer(problem, steps)
 
 
 def load_answer(path: str | Path) -> Answer:
@@ -300,6 +352,17 @@ def template(
     return doc
 
 
+def chain_template(naming: Mapping[str, object], layout: Layout, h: int, g: int
+                   ) -> dict[str, object]:  # fmt: skip
+    """A variant's answer to fill in: the problem's name, then every step the layout asks
+    ``null``, the K/V heads' first (they come first in the computation)."""
+    doc: dict[str, object] = dict(naming)
+    if layout.template_kv_heads:
+        doc["kv_heads"] = [dict.fromkeys(layout.template_kv_heads) for _ in range(g)]
+    doc["heads"] = [dict.fromkeys(layout.template_heads) for _ in range(h)]
+    return doc | dict.fromkeys(FINAL_STEPS)
+
+
 def answer_from_steps(
     steps: Mapping[Key, Tensor],
     naming: Mapping[str, object],
@@ -308,7 +371,8 @@ def answer_from_steps(
     keys: tuple[str, ...] = HEAD_STEPS + FINAL_STEPS,
 ) -> dict[str, object]:
     """An answer document from computed steps, each rounded to ``decimals`` (masked: "-inf");
-    ``keys``: the step names to include (gradients: ``"grad.W_Q"``…)."""
+    ``keys``: the step names to include (gradients: ``"grad.W_Q"``…; K/V heads: ``"kv.K"``…,
+    written under ``"kv_heads"``)."""
 
     def written(t: Tensor) -> list[list[object]]:
         t = t.reshape(1, -1) if t.dim() == 1 else t
@@ -319,13 +383,14 @@ def answer_from_steps(
     for (name, head), value in steps.items():
         if name not in keys:
             continue
-        grad = name.startswith("grad.")
+        grad, kv = name.startswith("grad."), name.startswith("kv.")
         where: dict[str, object] = doc.setdefault("grads", {}) if grad else doc  # type: ignore[assignment]
-        short = name[5:] if grad else name
+        short = name[5:] if grad else name[3:] if kv else name
         if head is None:
             where[short] = written(value)
         else:
-            heads: list[dict[str, object]] = where.setdefault("heads", [])  # type: ignore[assignment]
+            listed = "kv_heads" if kv else "heads"
+            heads: list[dict[str, object]] = where.setdefault(listed, [])  # type: ignore[assignment]
             while len(heads) <= head:
                 heads.append({})
             heads[head][short] = written(value)
@@ -353,5 +418,6 @@ def read_answer_text(text: str) -> object:
 
 
 __all__ = ["ANSWER_KEYS", "FINAL_STEPS", "GRAD_HEAD_STEPS", "GRAD_STEPS", "HEAD_STEPS",
-           "Answer", "Problem", "answer_from_steps", "answer_text", "given_matrix", "label",
-           "load_answer", "parse_answer", "read_answer_text", "resolve", "template"]  # fmt: skip
+           "Answer", "Chain", "Problem", "answer_from_steps", "answer_text", "chain_template",
+           "given_matrix", "label", "load_answer", "parse_answer", "read_answer_text", "resolve",
+           "template"]  # fmt: skip

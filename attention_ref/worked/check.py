@@ -22,6 +22,11 @@ student's own numbers where they follow from it), and named only when it reprodu
 step given, each entry within half a unit of what was written. Mistakes of a higher rank (the
 slip in one entry) come only when none of a lower rank does; two mistakes together only when no
 single one does, and then both are named.
+
+**Variants.** A problem of ``attnref exercise --variant gqa|window|rope`` carries its own chain
+(`attention_ref.worked.answer.Chain`: the stages of `attention_ref.worked.variant_steps` and
+the catalogue of `attention_ref.worked.variant_mistakes`); the grading and the walk are the
+same.
 """
 
 from __future__ import annotations
@@ -152,12 +157,17 @@ def diagnose(
     return found, True
 
 
-def check_answer(ans: Answer, catalogue: Sequence[Kind] = CATALOGUE) -> Report:
+def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report:
     """Judge every given step, then, if one is wrong, look for the mistakes of the
-    ``catalogue`` that explain it."""
+    ``catalogue`` that explain it (``None``: the problem's own, `CATALOGUE` for the homework's
+    attention, the variant's for a variant)."""
     prob = ans.problem
     d = Data.of(prob.trace, ans.G)
-    stages = _stages(list(ans.steps))
+    chain = prob.chain
+    stages = chain.stages if chain is not None else _stages(list(ans.steps))
+    if catalogue is None:
+        catalogue = chain.catalogue if chain is not None else CATALOGUE
+    variant = chain.name if chain is not None else "mha"
     p = prob.decimals
     band = run_chain(d, stages, decimals=p, asked=p, given=ans.steps)
     exact = run_chain(d, stages, decimals=None, asked=p)
@@ -165,13 +175,13 @@ def check_answer(ans: Answer, catalogue: Sequence[Kind] = CATALOGUE) -> Report:
     order = [k for k in chain_keys(d, stages) if k in ans.steps]
     verdicts = tuple(_verdict(k, ans.steps[k], band.raw[k], exact.raw[k], yours.raw[k], p)
                      for k in order)  # fmt: skip
-    report = Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts)
+    report = Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, variant=variant)
     if report.first_wrong is None:
         return report
-    style = {lang: _style(lang, p, prob.trace.tokens) for lang in ("en", "pt")}
+    style = {lang: _style(lang, p, prob.trace.tokens, variant) for lang in ("en", "pt")}
     found, paired = diagnose(d, stages, ans, style, band, catalogue)
     return Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, tuple(found),
-                  pairs_tried=paired)  # fmt: skip
+                  pairs_tried=paired, variant=variant)  # fmt: skip
 
 
 def check_document(
@@ -189,8 +199,8 @@ def check_file(path: str | Path) -> Report:
     return check_answer(load_answer(path))
 
 
-def _style(lang: str, p: int, tokens: tuple[str, ...]) -> Style:
-    return Style(lang, lambda x: number(x, p, lang), lambda key: math_name(key, lang),
+def _style(lang: str, p: int, tokens: tuple[str, ...], variant: str = "mha") -> Style:
+    return Style(lang, lambda x: number(x, p, lang), lambda key: math_name(key, lang, variant),
                  lambda key, r: row_name(tokens, key, r))  # fmt: skip
 
 

@@ -17,6 +17,12 @@ the ``--input`` format (`Exercise.problem`), which ``explain --input`` takes, an
 fill in (`Exercise.answer`: the ``"exercise"`` object with its language and decimals, every
 step ``null``), which ``check`` takes once filled. The statement and key carry the language,
 so the writers print decimal commas in Portuguese; the check reports in the answer's.
+
+``variant`` asks today's attention instead of the homework's (`attention_ref.worked.
+variant_exercise`): ``gqa``, ``h`` query heads sharing ``kv_heads`` K/V heads; ``window``, a
+causal sliding window of ``window`` keys; ``rope``, rotary positions on Q and K. The default,
+``mha``, is the homework's masked multi-head attention, and its options, documents and JSON
+are what they were before the variants (no ``"variant"`` key).
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ LANGS: Final = ("en", "pt")
 MAX_TOKENS: Final = 8
 MAX_D_MODEL: Final = 8
 MAX_DECIMALS: Final = 6
+#: What ``--variant`` asks: the homework's attention, or one of today's.
+EXERCISE_VARIANTS: Final = ("mha", "gqa", "window", "rope")
 
 #: Token names drawn for an exercise, per language.
 WORDS: Final[dict[str, tuple[str, ...]]] = {
@@ -47,7 +55,13 @@ WORDS: Final[dict[str, tuple[str, ...]]] = {
 
 @dataclass(frozen=True, kw_only=True)
 class ExerciseOptions:
-    """What defines an exercise: the seed and the sizes (``attnref exercise`` options)."""
+    """What defines an exercise: the seed and the sizes (``attnref exercise`` options).
+
+    ``variant`` (``mha``, ``gqa``, ``window``, ``rope``) picks the attention; ``kv_heads`` is
+    ``gqa``'s ``g`` (default ``h/2`` for an even ``h``, else 1: ``h = 2`` gives multi-query
+    attention, ``h = 4`` two K/V heads) and ``window`` the sliding window's ``w`` (default 2,
+    or 1 with two tokens); both are filled in when left out, so equal exercises are equal.
+    """
 
     seed: int = 0
     tokens: int = 3
@@ -57,6 +71,9 @@ class ExerciseOptions:
     lang: str = "en"
     backward: bool = False
     decimals: int = 3
+    variant: str = "mha"
+    kv_heads: int | None = None
+    window: int | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.seed < 2**63:
@@ -76,6 +93,52 @@ class ExerciseOptions:
             raise ValueError(
                 f"--decimals must be between 1 and {MAX_DECIMALS}, got {self.decimals}"
             )
+        self._check_variant()
+
+    def _check_variant(self) -> None:
+        """The variant's own options, checked; ``kv_heads`` and ``window`` filled in."""
+        v = self.variant
+        if v not in EXERCISE_VARIANTS:
+            raise ValueError(f"--variant must be one of {', '.join(EXERCISE_VARIANTS)}, got "
+                             f"{v!r}"[:120])  # fmt: skip
+        for name, value, owner in (("--kv-heads", self.kv_heads, "gqa"),
+                                   ("--window", self.window, "window")):  # fmt: skip
+            if value is not None and v != owner:
+                raise ValueError(f"{name} is an option of --variant {owner}, not of --variant {v}")
+        if v != "mha" and self.backward:
+            raise ValueError(f"--backward is for --variant mha: the --variant {v} exercise asks "
+                             "the forward pass")  # fmt: skip
+        h = self.heads
+        if v == "gqa":
+            if h < 2:
+                raise ValueError("--variant gqa needs h >= 2 query heads (--heads) to share K/V "
+                                 "heads, got h = 1")  # fmt: skip
+            g = self.kv_heads if self.kv_heads is not None else (h // 2 if h % 2 == 0 else 1)
+            if not 1 <= g < h or h % g:
+                raise ValueError(
+                    f"--kv-heads must divide --heads and be fewer (g = h is --variant mha): "
+                    f"h = {h}, g = {g}"
+                )
+            object.__setattr__(self, "kv_heads", g)
+        if v == "window":
+            if not self.causal:
+                raise ValueError("--variant window is a causal sliding window: leave out "
+                                 "--no-causal")  # fmt: skip
+            if self.tokens < 2:
+                raise ValueError("--variant window needs at least 2 tokens (--tokens) for a "
+                                 "window narrower than the causal mask")  # fmt: skip
+            w = self.window if self.window is not None else min(2, self.tokens - 1)
+            if not 1 <= w < self.tokens:
+                raise ValueError(
+                    f"--window must be between 1 and n - 1 = {self.tokens - 1} keys (w >= n "
+                    f"is the causal mask: --variant mha), got {w}"
+                )
+            object.__setattr__(self, "window", w)
+        if v == "rope" and self.d_k % 2:
+            raise ValueError(
+                f"--variant rope turns pairs of coordinates: d_k = d_model / h must be even, "
+                f"got d_k = {self.d_model} / {h} = {self.d_k}"
+            )
 
     @property
     def d_k(self) -> int:
@@ -85,16 +148,33 @@ class ExerciseOptions:
     def to_json(self) -> dict[str, JSONValue]:
         """The options as the ``"exercise"`` object of an answer file: the problem, its
         language (the check reports in it) and the decimals asked (the check grades by them)."""
-        return {"seed": self.seed, "tokens": self.tokens, "d_model": self.d_model,
-                "heads": self.heads, "causal": self.causal, "lang": self.lang,
-                "decimals": self.decimals}  # fmt: skip
+        out: dict[str, JSONValue] = {
+            "seed": self.seed, "tokens": self.tokens, "d_model": self.d_model,
+            "heads": self.heads, "causal": self.causal, "lang": self.lang,
+            "decimals": self.decimals}  # fmt: skip
+        if self.variant != "mha":  # the homework's exercise names no variant
+            out["variant"] = self.variant
+            if self.variant == "gqa":
+                out["kv_heads"] = self.kv_heads
+            if self.variant == "window":
+                out["window"] = self.window
+        return out
+
+    @property
+    def flags(self) -> str:
+        """The variant's options on the command line (``""`` for ``mha``)."""
+        if self.variant == "mha":
+            return ""
+        extra = {"gqa": f" --kv-heads {self.kv_heads}", "window": f" --window {self.window}"}
+        return f" --variant {self.variant}" + extra.get(self.variant, "")
 
 
 def options_from_json(obj: object) -> ExerciseOptions:
     """An answer file's ``"exercise": {"seed": …, "tokens": …, …}``; `InputError` if bad."""
     if not isinstance(obj, dict):
         raise InputError('"exercise" must be an object: {"seed": …, "tokens": …, …}')
-    allowed = {"seed", "tokens", "d_model", "heads", "causal", "lang", "backward", "decimals"}
+    allowed = {"seed", "tokens", "d_model", "heads", "causal", "lang", "backward", "decimals",
+               "variant", "kv_heads", "window"}  # fmt: skip
     unknown = sorted(set(obj) - allowed)
     if unknown:
         raise InputError(f'"exercise" has unknown key {json.dumps(unknown[0])[:40]}; expected '
@@ -110,6 +190,12 @@ def options_from_json(obj: object) -> ExerciseOptions:
             raise InputError(f'"exercise"."{key}" must be true or false')
     if not isinstance(obj.get("lang", "en"), str):
         raise InputError(f'"exercise"."lang" must be one of {", ".join(LANGS)}')
+    if not isinstance(obj.get("variant", "mha"), str):
+        raise InputError(f'"exercise"."variant" must be one of {", ".join(EXERCISE_VARIANTS)}')
+    for key in ("kv_heads", "window"):
+        v = obj.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise InputError(f'"exercise"."{key}" must be an integer, got {json.dumps(v)[:40]}')
     try:
         return ExerciseOptions(**obj)
     except ValueError as e:
@@ -141,8 +227,13 @@ def draw_problem(opt: ExerciseOptions) -> dict[str, JSONValue]:
     """The exercise's numbers in the ``--input`` format (per-head form).
 
     ``W_O`` is given when ``d_model >= 2`` (with one column there is no non-identity ``I + E``;
-    then ``W_O`` is left out and the output is the concat).
+    then ``W_O`` is left out and the output is the concat). A variant's problem is in its own
+    format (`attention_ref.worked.variant_exercise.draw_variant_problem`).
     """
+    if opt.variant != "mha":
+        from attention_ref.worked.variant_exercise import draw_variant_problem
+
+        return draw_variant_problem(opt)
     rng = random.Random(opt.seed)
     n, d, h, d_k = opt.tokens, opt.d_model, opt.heads, opt.d_k
     words = list(WORDS[opt.lang])
@@ -307,7 +398,12 @@ def make_exercise(opt: ExerciseOptions) -> Exercise:
 
     The key's JSON (``data``) is the same in every language; its sections are ``explain``'s
     steps in English, the statement's questions answered in Portuguese (`key_sections_pt`).
+    A variant's exercise is `attention_ref.worked.variant_exercise.make_variant_exercise`.
     """
+    if opt.variant != "mha":
+        from attention_ref.worked.variant_exercise import make_variant_exercise
+
+        return make_variant_exercise(opt)
     from attention_ref.worked.answer import template
     from attention_ref.worked.gradients import explain_input_backward
     from attention_ref.worked.key_pt import key_sections_pt

@@ -36,6 +36,7 @@ from attention_ref import reference as ref
 
 if TYPE_CHECKING:
     from attention_ref.worked.mistakes import Mistake
+    from attention_ref.worked.variant_steps import VariantTrace
 
 #: A step: its stage name and head (0-based; ``None`` after the heads): ``("A", 1)``.
 Key = tuple[str, int | None]
@@ -160,13 +161,14 @@ def carried(raw: Iv, decimals: int | None) -> Iv:
 @dataclass(frozen=True)
 class Data:
     """What the stages read: the problem's trace (X, weights, mask) and the upstream gradient
-    ``G`` of the backward (all ones: ``L = Σ output``)."""
+    ``G`` of the backward (all ones: ``L = Σ output``). A variant's problem (GQA, RoPE, a
+    sliding window) brings its own trace, `attention_ref.worked.variant_steps.VariantTrace`."""
 
-    trace: ref.AttentionTrace
+    trace: ref.AttentionTrace | VariantTrace
     G: Tensor
 
     @classmethod
-    def of(cls, trace: ref.AttentionTrace, G: Tensor | None = None) -> Data:
+    def of(cls, trace: ref.AttentionTrace | VariantTrace, G: Tensor | None = None) -> Data:
         return cls(trace, G if G is not None else torch.ones_like(trace.output))
 
 
@@ -184,6 +186,15 @@ class Stage:
     fn: StageFn
     #: whether this problem has the step (``W_O`` missing: no ∂W_O)
     present: Callable[[Data], bool] = lambda d: True
+    #: how many heads a per-head step has (``None``: the ``h`` heads of the trace; the K/V
+    #: heads of grouped-query attention count ``g``)
+    count: Callable[[Data], int] | None = None
+
+    def indices(self, d: Data) -> list[int | None]:
+        """The heads this step is computed for (``[None]``: once, after the heads)."""
+        if not self.per_head:
+            return [None]
+        return list(range(self.count(d) if self.count is not None else d.trace.h))
 
 
 def _w(d: Data, role: str, i: int | None) -> Iv:
@@ -285,8 +296,7 @@ BACKWARD: Final[tuple[Stage, ...]] = (
 
 def chain_keys(d: Data, stages: Sequence[Stage]) -> list[Key]:
     """Every step of the chain, in the order it runs (a step for every head, then the next)."""
-    return [(s.name, i) for s in stages if s.present(d)
-            for i in (range(d.trace.h) if s.per_head else [None])]  # fmt: skip
+    return [(s.name, i) for s in stages if s.present(d) for i in s.indices(d)]
 
 
 def computed_steps(
@@ -380,7 +390,7 @@ def run_chain(
             out.taken += [k for k in base.taken if k[0] == stage.name]
             continue
         fn = next((m.stages[stage.name] for m in mistakes if stage.name in m.stages), stage.fn)
-        for i in range(d.trace.h) if stage.per_head else [None]:
+        for i in stage.indices(d):
             key = (stage.name, i)
             raw = fn(d, out.env, i)
             shown = raw

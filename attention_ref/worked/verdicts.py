@@ -83,6 +83,9 @@ class Report:
     diagnoses: tuple[Diagnosis, ...] = ()
     #: whether pairs of mistakes were tried (not when the problem has too many candidates)
     pairs_tried: bool = True
+    #: the attention the problem asks: ``mha`` (the homework's) or a variant (``gqa``,
+    #: ``window``, ``rope``): the words of its steps and of its catalogue
+    variant: str = "mha"
 
     @property
     def steps_given(self) -> int:
@@ -186,18 +189,68 @@ WORDS: Final[dict[str, dict[str, str]]] = {
     },
 }  # fmt: skip
 
+#: The catalogue in a few words, per variant and language: what "none" says was tried.
+CATALOGUE_WORDS: Final[dict[str, dict[str, str]]] = {
+    "gqa": {
+        "en": "the order of the K/V groups, one K/V head for all, scaling, softmax direction, "
+        "mask, K Qᵀ, a transposed weight or step, the heads' order or V, W_O, a slip in one "
+        "entry",
+        "pt": "a ordem dos grupos K/V, uma cabeça K/V para todas, escala, direção da softmax, "
+        "máscara, K Qᵀ, um peso ou passo transposto, a ordem ou o V das cabeças, W_O, um erro "
+        "de conta numa entrada",
+    },
+    "window": {
+        "en": "the window's width off by one, no window, the window on the wrong side, scaling, "
+        "softmax direction, mask, K Qᵀ, a transposed weight or step, the heads' order or V, "
+        "W_O, a slip in one entry",
+        "pt": "a largura da janela errada por um, sem janela, a janela do lado errado, escala, "
+        "direção da softmax, máscara, K Qᵀ, um peso ou passo transposto, a ordem ou o V das "
+        "cabeças, W_O, um erro de conta numa entrada",
+    },
+    "rope": {
+        "en": "RoPE's angle of the wrong pair, its pairs, its sign, V rotated, the keys not "
+        "rotated, scaling, softmax direction, mask, K Qᵀ, a transposed weight or step, the "
+        "heads' order or V, W_O, a slip in one entry",
+        "pt": "o ângulo do par errado no RoPE, os seus pares, o seu sinal, V girado, as chaves "
+        "não giradas, escala, direção da softmax, máscara, K Qᵀ, um peso ou passo transposto, "
+        "a ordem ou o V das cabeças, W_O, um erro de conta numa entrada",
+    },
+}
+#: What "none" says, per language, with the catalogue's words of a variant.
+NONE_VARIANT: Final = {
+    "en": "No mistake of the catalogue ({what}), {how}, reproduces your numbers: check the "
+    "arithmetic of the first wrong step.",
+    "pt": "Nenhum erro do catálogo ({what}), {how}, reproduz os seus números: confira as "
+    "contas do primeiro passo errado.",
+}
+
 
 #: The steps without a symbol, in words.
 STEP_WORDS: Final = {"en": {"concat": "the concat", "output": "the output"},
                      "pt": {"concat": "a concatenação", "output": "a saída"}}  # fmt: skip
 
 
-def math_name(key: Key, lang: str = "en") -> str:
-    """The step as the book writes it: ``A⁽²⁾``, ``∂W_Q⁽¹⁾``, ``the concat``."""
+#: A query head's key and value in grouped-query attention and RoPE, where ``K⁽ⁱ⁾`` would
+#: name a K/V head: the one the query head reads (its group's, rotated with RoPE).
+READ_WORDS: Final = {"en": "the {name} query head {i} reads", "pt": "o {name} que a cabeça de "
+                     "consulta {i} lê"}  # fmt: skip
+
+
+def math_name(key: Key, lang: str = "en", variant: str = "mha") -> str:
+    """The step as the book writes it: ``A⁽²⁾``, ``∂W_Q⁽¹⁾``, ``the concat``; in a variant,
+    ``K⁽¹⁾`` for K/V head 1 (``kv_heads[0].K``), ``Q_rot⁽¹⁾``, ``K_rot⁽¹⁾``, and in ``gqa``
+    and ``rope`` the key and value a query head reads in words."""
     name, head = key
+    if name.startswith("kv."):
+        name = name[3:]
+    elif variant in ("gqa", "rope") and name in ("K", "V") and head is not None:
+        return READ_WORDS[lang].format(name=name, i=head + 1)
     grad = name.startswith("grad.")
     name = name[5:] if grad else name
     sym = {"scores": "QKᵀ", "S_masked": "S̃"}.get(name, name)
+    if name == "scores" and variant == "rope" and head is not None:
+        s = sup(head)
+        return f"Q_rot{s}K_rot{s}ᵀ"
     if not grad and name in STEP_WORDS[lang]:
         return STEP_WORDS[lang][name]
     if head is not None:
@@ -261,9 +314,14 @@ def report_lines(r: Report) -> list[str]:
     if first is None:
         few = ", ".join(v.label for v in r.verdicts if v.status is Status.FEW_DECIMALS)
         return [*lines, w["not_yet"].format(p=r.decimals, steps=few)]
-    lines.append(w["first"].format(label=first.label, math=math_name(first.key, r.lang)))
+    lines.append(w["first"].format(label=first.label,
+                                   math=math_name(first.key, r.lang, r.variant)))  # fmt: skip
     if not r.diagnoses:
-        return [*lines, w["none"].format(how=w["how" if r.pairs_tried else "how_alone"])]
+        how = w["how" if r.pairs_tried else "how_alone"]
+        if r.variant in CATALOGUE_WORDS:
+            what = CATALOGUE_WORDS[r.variant][r.lang]
+            return [*lines, NONE_VARIANT[r.lang].format(what=what, how=how)]
+        return [*lines, w["none"].format(how=how)]
     texts = [t[0] if len(t) == 1 else w["pair"].format(a=t[0], b=t[1])
              for t in (d.texts[r.lang] for d in r.diagnoses)]  # fmt: skip
     lead = w["one_diag"] if len(texts) == 1 else w["many_diag"]
