@@ -1,4 +1,5 @@
-"""``attnref exercise``: a seed-000-like problem for a class, its statement, key and JSON."""
+"""``attnref exercise``: a seed-000-like problem for a class, its statement, key and JSON; with
+``--variant gqa|window|rope``, the same on today's attention."""
 
 from __future__ import annotations
 
@@ -20,7 +21,15 @@ def exercise(
     seed: Annotated[int, typer.Option(help="Same seed and options, same exercise.")] = 0,
     tokens: Annotated[int, typer.Option("--tokens", help="Number of tokens n (1-8).")] = 3,
     d_model: Annotated[int, typer.Option("--d-model", help="Width of a token (1-8).")] = 4,
-    heads: Annotated[int, typer.Option("--heads", help="Heads h; must divide d_model.")] = 2,
+    heads: Annotated[
+        int | None,
+        typer.Option(
+            "--heads",
+            help="Heads h (query heads with --variant gqa); must divide d_model. Default 2; 4 "
+            "with --variant gqa.",
+            show_default=False,
+        ),
+    ] = None,
     causal: Annotated[
         bool, typer.Option("--causal/--no-causal", help="Causal mask (as the homework).")
     ] = True,
@@ -46,9 +55,38 @@ def exercise(
             "-f",
             help="markdown, latex (a whole document for pdflatex), rich, or json: the "
             "problem in the --input format (explain --input takes it; check takes the answer, "
-            "answer.json of --out).",
+            "answer.json of --out); a variant's problem is in its own format, with its "
+            '"variant".',
         ),
     ] = "markdown",
+    variant: Annotated[
+        str,
+        typer.Option(
+            "--variant",
+            help="mha: the homework's masked multi-head attention; gqa: h query heads sharing "
+            "g K/V heads (--kv-heads); window: a causal sliding window of w keys (--window); "
+            "rope: rotary positions on Q and K (RoFormer's pairs, base 10000; the statement "
+            "gives the angles' cos and sin). The variants ask the forward pass.",
+        ),
+    ] = "mha",
+    kv_heads: Annotated[
+        int | None,
+        typer.Option(
+            "--kv-heads",
+            help="gqa: K/V heads g, a divisor of h smaller than h. Default h/2 (2 of the default "
+            "4; 1 with --heads 2, multi-query attention).",
+            show_default=False,
+        ),
+    ] = None,
+    window: Annotated[
+        int | None,
+        typer.Option(
+            "--window",
+            help="window: keys w a token sees, itself included, 1 <= w < tokens. Default 2 (1 "
+            "with 2 tokens).",
+            show_default=False,
+        ),
+    ] = None,
     precision: Annotated[
         int | None, typer.Option(help="Decimals of the key (default: --decimals).")
     ] = None,
@@ -65,6 +103,8 @@ def exercise(
     """Draw an exercise like the homework's: integer X and weights, every step to compute.
 
     Prints the statement; --key the solution key; --format json the problem; --out all.
+    --variant gqa, window or rope asks today's attention instead (attnref check grades it and
+    names its typical mistakes).
     """
     if fmt not in EXERCISE_FORMATS:
         raise CLIError(f"unknown format {fmt!r}; choose one of: {', '.join(EXERCISE_FORMATS)}")
@@ -72,10 +112,13 @@ def exercise(
         raise CLIError(f"--precision must be between 0 and 15, got {precision}")
     from attention_ref.worked.exercise import ExerciseOptions
 
+    if heads is None:
+        heads = 4 if variant == "gqa" else 2
     try:
         opt = ExerciseOptions(seed=seed, tokens=tokens, d_model=d_model, heads=heads,
                               causal=causal, lang=lang, backward=backward,
-                              decimals=decimals)  # fmt: skip
+                              decimals=decimals, variant=variant, kv_heads=kv_heads,
+                              window=window)  # fmt: skip
     except ValueError as e:
         raise CLIError(str(e)) from None
     if out is not None and out.exists() and not out.is_dir():

@@ -1,0 +1,229 @@
+"""``attnref exercise --variant gqa|window|rope`` and ``attnref check`` of its answers, through
+the CLI; and the homework's exercise byte for byte what it was before the variants."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+
+ATTNREF = shutil.which("attnref") or str(Path(sys.executable).with_name("attnref"))
+OUT_FILES = ["answer.json", "exercise.json", "key.md", "key.tex", "statement.md",
+             "statement.tex"]  # fmt: skip
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def rounded(m: list, p: int = 3) -> list:
+    return [[x if isinstance(x, str) else round(x, p) for x in row] for row in m]
+
+
+def filled(template: dict, key: dict) -> dict:
+    """answer.json filled from the key's JSON (explain's names), to 3 decimals."""
+    doc = json.loads(json.dumps(template))
+    for part in ("heads", "kv_heads"):
+        for i, head in enumerate(doc.get(part, [])):
+            for name in head:
+                head[name] = rounded(key[part][i][name])
+    doc["concat"], doc["output"] = rounded(key["concat"]), rounded(key["output"])
+    return doc
+
+
+def dump(doc: dict) -> str:
+    return json.dumps(doc).replace("-Infinity", '"-inf"')
+
+
+#: sha256 of ``exercise --out`` for the homework's exercise, written by the code before the
+#: variants (commit 899fd86): the files that hold no computed float (those are tested equal
+#: to explain's numbers elsewhere), so that the pin does not move with torch's last bits
+BEFORE = {
+    ("--seed", "7"): {
+        "answer.json": "c6ae1751652595dffee8aeb39265c626607985d3016d4def7744fc248fb2a301",
+        "exercise.json": "d6a97ca9b3a543c7ea6db0e15dbf495f41de0e557ac617a7d796e9583b6efb26",
+        "statement.md": "2c23907af2b225b067efc709f6dca35520f7a6a2fdec4e09bb23c8cc9997cf80",
+        "statement.tex": "fc2d4758c68c4a3b47240f4afa9b9021ba1fe91e348a9028ee7cf8e9d02b2338",
+    },
+    ("--seed", "5", "--backward", "--lang", "pt"): {
+        "answer.json": "0a6535f8df4ffec89e2cd48091c70929522e9c8e44a9b60e97737ded2d7c0909",
+        "exercise.json": "33995a2fc1af0ec92a43a42490ec8e5c5f466d40faa1938e2765c8c2195f7cdf",
+        "statement.md": "8ed1f2bdfe29aa3c80f1e3da41bb8f31887373806d8410c2f18be028d8f22ceb",
+        "statement.tex": "04b2a40cec3253a00cdbd373bd3640ca0de4acfdc6d46f0e1ad48f10d79eab79",
+    },
+}
+
+
+@pytest.mark.parametrize("args", list(BEFORE), ids=lambda a: "-".join(a).replace("--", ""))
+def test_the_homeworks_exercise_is_byte_for_byte_what_it_was(tmp_path, capsys, args):
+    for extra in ([], ["--variant", "mha"]):
+        out = tmp_path / "-".join(extra or ["default"])
+        code, _, err = run(["exercise", *args, *extra, "--out", str(out)], capsys)
+        assert code == 0, err
+        for name, digest in BEFORE[args].items():
+            assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest, name
+    template = json.loads((out / "answer.json").read_text(encoding="utf-8"))
+    assert "variant" not in template["exercise"] and "kv_heads" not in template
+    # negative control: the same seed as a variant is another document
+    code, _, _ = run(["exercise", *args[:2], "--variant", "window", "--out", str(tmp_path / "w")],
+                     capsys)  # fmt: skip
+    assert code == 0
+    digest = hashlib.sha256((tmp_path / "w" / "statement.md").read_bytes()).hexdigest()
+    assert digest != BEFORE[args]["statement.md"]
+
+
+@pytest.mark.parametrize(
+    ("args", "title", "kv"),
+    [
+        (["--variant", "gqa"], "grouped-query attention by hand", 2),  # h = 4, g = 2
+        (["--variant", "gqa", "--heads", "2"], "multi-query attention by hand", 1),
+        (
+            ["--variant", "gqa", "--d-model", "6", "--heads", "6", "--kv-heads", "3"],
+            "grouped-query attention by hand",
+            3,
+        ),
+        (["--variant", "window", "--tokens", "5", "--window", "3"], "sliding-window", 0),
+        (["--variant", "rope", "--heads", "1"], "rotary position embeddings (RoPE)", 1),
+    ],
+)
+def test_out_writes_every_document_then_check_grades_the_filled_answer(
+    tmp_path, capsys, args, title, kv
+):
+    out = tmp_path / "ex"
+    code, stdout, err = run(["exercise", "--seed", "12", *args, "--out", str(out)], capsys)
+    assert code == 0 and err == "" and stdout.startswith("wrote statement.md")
+    assert sorted(p.name for p in out.iterdir()) == OUT_FILES
+    statement = (out / "statement.md").read_text(encoding="utf-8")
+    assert title in statement.splitlines()[0]
+    problem = json.loads((out / "exercise.json").read_text(encoding="utf-8"))
+    template = json.loads((out / "answer.json").read_text(encoding="utf-8"))
+    variant = args[1]
+    assert problem["variant"] == template["exercise"]["variant"] == variant
+    assert len(template.get("kv_heads", [])) == kv
+    # the template itself: nothing to check yet (one line, exit 2)
+    code, stdout, err = run(["check", str(out / "answer.json")], capsys)
+    assert code == 2 and stdout == "" and err.startswith("attnref: error: no step given yet")
+    # exercise.json is the problem, not an answer
+    code, stdout, err = run(["check", str(out / "exercise.json")], capsys)
+    assert code == 2 and "is the exercise (its numbers), not an answer" in err
+    code, key, _ = run(["exercise", "--seed", "12", *args, "-f", "json"], capsys)
+    assert json.loads(key) == problem
+    from attention_ref.worked.exercise import make_exercise, options_from_json
+
+    ex = make_exercise(options_from_json(template["exercise"]))
+    (out / "answer.json").write_text(dump(filled(template, ex.key.data)), encoding="utf-8")
+    code, stdout, err = run(["check", str(out / "answer.json")], capsys)
+    assert code == 0, (stdout, err)
+    assert stdout.rstrip().endswith("Every step you gave is right.")
+    assert f"--variant {variant}" in stdout.splitlines()[0]
+
+
+def test_a_gqa_answer_with_the_groups_interleaved_exits_1_named(tmp_path, capsys):
+    """Each query head given the K/V head i mod g: the report names it, in EN and in PT."""
+    for lang, words in (("en", "Diagnosis: the K/V heads repeated in the wrong order: query "
+                         "heads 1 to 4 read K/V heads 1, 2, 1, 2 (i mod g, interleaved) instead "
+                         "of 1, 1, 2, 2"),
+                        ("pt", "Diagnóstico: as cabeças K/V repetidas na ordem errada: as "
+                         "cabeças de consulta 1 a 4 leram as cabeças K/V 1, 2, 1, 2")):  # fmt: skip
+        out = tmp_path / lang
+        code, _, _ = run(["exercise", "--variant", "gqa", "--seed", "3", "--lang", lang, "--out",
+                          str(out)], capsys)  # fmt: skip
+        assert code == 0
+        template = json.loads((out / "answer.json").read_text(encoding="utf-8"))
+        from attention_ref.worked.exercise import make_exercise, options_from_json
+
+        key = make_exercise(options_from_json(template["exercise"])).key.data
+        doc = filled(template, key)
+        # each query head scores against K/V head i mod 2 (the K/V heads themselves right)
+        K = [kv["K"] for kv in doc["kv_heads"]]
+
+        def dot(q: list, k: list) -> float:
+            return round(sum(a * b for a, b in zip(q, k, strict=True)), 3)
+
+        doc["heads"] = [{"Q": h["Q"], "scores": [[dot(q, k) for k in K[i % 2]] for q in h["Q"]]}
+                        for i, h in enumerate(doc["heads"])]  # fmt: skip
+        doc["concat"] = doc["output"] = None
+        path = out / "answer.json"
+        path.write_text(dump(doc), encoding="utf-8")
+        code, stdout, err = run(["check", str(path)], capsys)
+        assert code == 1 and err == "", stdout
+        assert words in stdout, stdout
+        done = subprocess.run([ATTNREF, "check", str(path)], capture_output=True, text=True)
+        assert done.returncode == 1 and words in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--variant", "flash"], "--variant must be one of mha, gqa, window, rope"),
+        (["--kv-heads", "1"], "--kv-heads is an option of --variant gqa"),
+        (["--variant", "gqa", "--kv-heads", "3"], "--kv-heads must divide --heads"),
+        (["--variant", "gqa", "--heads", "1"], "--variant gqa needs h >= 2"),
+        (["--variant", "window", "--window", "3"], "--window must be between 1 and n - 1 = 2"),
+        (["--variant", "window", "--no-causal"], "causal sliding window"),
+        (["--variant", "rope", "--heads", "4"], "d_k = d_model / h must be even"),
+        (["--variant", "rope", "--backward"], "--backward is for --variant mha"),
+        (["--window", "2"], "--window is an option of --variant window"),
+    ],
+)
+def test_bad_variant_options_are_one_line_exit_2(capsys, args, message):
+    code, out, err = run(["exercise", *args], capsys)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_a_bad_variant_answer_is_one_line_exit_2(tmp_path, capsys):
+    opt = {"seed": 1, "tokens": 3, "d_model": 4, "heads": 4, "causal": True, "lang": "en",
+           "decimals": 3, "variant": "gqa", "kv_heads": 2}  # fmt: skip
+    for doc, message in (
+        ({"exercise": opt, "grads": {"X": [[1]]}}, "asks no gradients"),
+        ({"exercise": opt, "kv_heads": [None, None, {"K": [[1]]}]}, "g = 2 K/V heads"),
+        ({"exercise": opt | {"kv_heads": 3}}, "--kv-heads must divide --heads"),
+    ):
+        path = tmp_path / "a.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        code, out, err = run(["check", str(path)], capsys)
+        assert code == 2 and out == "" and message in err and err.count("\n") == 1, err
+
+
+def test_help_states_the_variants_and_their_defaults(capsys):
+    code, out, _ = run(["exercise", "--help"], capsys)
+    text = " ".join(out.replace("│", " ").split())
+    assert code == 0
+    said = (
+        "--variant",
+        "gqa: h query heads sharing g K/V heads",
+        "Default h/2",
+        "Default 2; 4 with --variant gqa",
+        "1 <= w < tokens",
+        "rope: rotary",
+    )
+    for words in said:
+        assert words in text, words
+    code, out, _ = run(["check", "--help"], capsys)
+    assert '"kv_heads": [{"K", "V", "K_rot"}]' in " ".join(out.replace("│", " ").split())
+
+
+@pytest.mark.parametrize("variant", ["gqa", "window", "rope"])
+def test_the_latex_documents_compile(tmp_path, capsys, variant):
+    out = tmp_path / variant
+    code, _, err = run(["exercise", "--variant", variant, "--lang", "pt", "--out", str(out)],
+                       capsys)  # fmt: skip
+    assert code == 0, err
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed")
+    for name in ("statement.tex", "key.tex"):
+        done = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", name],
+            cwd=out, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-2000:]
