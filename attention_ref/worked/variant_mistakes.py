@@ -106,6 +106,20 @@ def _masked_by(blocked: torch.Tensor) -> StageFn:
     return lambda d, e, i: e["S", i].fill(blocked, float("-inf"))
 
 
+def _seen(keys: int, lang: str) -> dict[str, str]:
+    """``keys`` keys in words: how many (``3 keys``) and which (``itself and the 2 before
+    it``, ``only itself``)."""
+    if lang == "pt":
+        count = f"{keys} chave{'s' * (keys != 1)}"
+        which = "só ele mesmo" if keys == 1 else f"ele mesmo e os {keys - 1} anteriores"
+        if keys == 2:
+            which = "ele mesmo e o anterior"
+    else:
+        count = f"{keys} key{'s' * (keys != 1)}"
+        which = "only itself" if keys == 1 else f"itself and the {keys - 1} before it"
+    return {"keys": count, "which": which}
+
+
 def _width(delta: int) -> Callable[[Data, Kind], Iterable[Mistake]]:
     """A window of ``w + delta`` keys, when that is a window (``1 <= w + delta < n``)."""
 
@@ -115,7 +129,7 @@ def _width(delta: int) -> Callable[[Data, Kind], Iterable[Mistake]]:
         if w is None or not 1 <= w + delta < n:
             return []
         blocked = ~windows.window_allowed(n, w + delta)
-        fields = {lang: {"w": w, "wrong": w + delta, "before": w + delta - 1} for lang in LANGS}
+        fields = {lang: {"w": w, **_seen(w + delta, lang)} for lang in LANGS}
         return [kind.mistake(stages={"S_masked": _masked_by(blocked)}, fields=fields)]
 
     return instances
@@ -137,7 +151,13 @@ def _window_ahead(d: Data, kind: Kind) -> Iterable[Mistake]:
     if w is None:
         return []
     blocked = ~windows.window_allowed(n, w).T  # token t sees t .. t + w - 1
-    fields = {lang: {"before": w - 1} for lang in LANGS}
+    k = w - 1
+    fields = {
+        "en": {"which": "the token after it instead of the one before it" if k == 1
+               else f"the {k} tokens after it instead of the {k} before it"},
+        "pt": {"which": "o token seguinte em vez do anterior" if k == 1
+               else f"os {k} tokens seguintes em vez dos {k} anteriores"},
+    }  # fmt: skip
     return [kind.mistake(stages={"S_masked": _masked_by(blocked)}, fields=fields)]
 
 
@@ -257,16 +277,15 @@ GQA_KINDS: Final[tuple[Kind, ...]] = (
 
 WINDOW_KINDS: Final[tuple[Kind, ...]] = (
     Kind("window_plus_one", {
-        "en": "the window one key too wide: each token saw {wrong} keys (itself and the "
-        "{before} before it) instead of w = {w}",
-        "pt": "a janela uma chave larga demais: cada token viu {wrong} chaves (ele mesmo e as "
-        "{before} anteriores) em vez de w = {w}",
+        "en": "the window one key too wide: each token saw {keys} ({which}) instead of w = {w}",
+        "pt": "a janela uma chave larga demais: cada token viu {keys} ({which}) em vez de "
+        "w = {w}",
     }, _width(+1)),
     Kind("window_minus_one", {
-        "en": "the window one key too narrow: each token saw {wrong} keys (itself and the "
-        "{before} before it) instead of w = {w}",
-        "pt": "a janela uma chave estreita demais: cada token viu {wrong} chaves (ele mesmo e "
-        "as {before} anteriores) em vez de w = {w}",
+        "en": "the window one key too narrow: each token saw {keys} ({which}) instead of "
+        "w = {w}",
+        "pt": "a janela uma chave estreita demais: cada token viu {keys} ({which}) em vez de "
+        "w = {w}",
     }, _width(-1)),
     Kind("window_causal", {
         "en": "no window: the causal mask, every earlier token seen, instead of the last "
@@ -275,10 +294,8 @@ WINDOW_KINDS: Final[tuple[Kind, ...]] = (
         "últimas w = {w} chaves",
     }, _window_causal),
     Kind("window_ahead", {
-        "en": "the window on the wrong side of the diagonal: each token saw itself and the "
-        "{before} after it instead of the {before} before it",
-        "pt": "a janela do lado errado da diagonal: cada token viu a si mesmo e os {before} "
-        "depois dele em vez dos {before} antes dele",
+        "en": "the window on the wrong side of the diagonal: each token saw itself and {which}",
+        "pt": "a janela do lado errado da diagonal: cada token viu a si mesmo e {which}",
     }, _window_ahead),
 )  # fmt: skip
 

@@ -234,6 +234,9 @@ STEP_WORDS: Final = {"en": {"concat": "the concat", "output": "the output"},
 #: name a K/V head: the one the query head reads (its group's, rotated with RoPE).
 READ_WORDS: Final = {"en": "the {name} query head {i} reads", "pt": "o {name} que a cabeça de "
                      "consulta {i} lê"}  # fmt: skip
+#: The key of a query head's scores in grouped-query attention (its group's).
+GROUP_WORDS: Final = {"en": "(the K query head {i} reads)",
+                      "pt": "(o K que a cabeça de consulta {i} lê)"}  # fmt: skip
 
 
 def math_name(key: Key, lang: str = "en", variant: str = "mha") -> str:
@@ -248,9 +251,11 @@ def math_name(key: Key, lang: str = "en", variant: str = "mha") -> str:
     grad = name.startswith("grad.")
     name = name[5:] if grad else name
     sym = {"scores": "QKᵀ", "S_masked": "S̃"}.get(name, name)
-    if name == "scores" and variant == "rope" and head is not None:
+    if name == "scores" and variant in ("gqa", "rope") and head is not None:
         s = sup(head)
-        return f"Q_rot{s}K_rot{s}ᵀ"
+        if variant == "rope":
+            return f"Q_rot{s}K_rot{s}ᵀ"  # g = h: head i's own key
+        return f"Q{s}Kᵀ " + GROUP_WORDS[lang].format(i=head + 1)
     if not grad and name in STEP_WORDS[lang]:
         return STEP_WORDS[lang][name]
     if head is not None:

@@ -510,3 +510,28 @@ def test_bad_variant_answers_say_what_is_wrong(opt, extra, message):
     with pytest.raises(InputError) as e:
         parse_answer(read_answer_text(json.dumps(doc)))
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_windows_words_count_its_keys_in_good_english_and_portuguese():
+    opt = PROBLEMS["window"][0]  # w = 2, n = 4
+    words = {m.name: m.words for m in mistakes(opt) if m.name.startswith("window_")}
+    assert "each token saw 1 key (only itself) instead of w = 2" in words["window_minus_one"]["en"]
+    assert "each token saw 3 keys (itself and the 2 before it)" in words["window_plus_one"]["en"]
+    assert "cada token viu 1 chave (só ele mesmo)" in words["window_minus_one"]["pt"]
+    assert words["window_ahead"]["en"].endswith(
+        "saw itself and the token after it instead of the one before it"
+    )
+    wide = {m.name: m.words for m in mistakes(PROBLEMS["window"][1])}  # w = 3
+    assert wide["window_ahead"]["pt"].endswith("os 2 tokens seguintes em vez dos 2 anteriores")
+    assert (
+        "cada token viu 3 chaves (ele mesmo e os 2 anteriores)" in (words["window_plus_one"]["pt"])
+    )
+
+
+def test_a_gqa_scores_step_names_the_key_its_head_reads():
+    """heads[1].scores of h = 4, g = 2 is Q⁽²⁾ against K/V head 1's key, not K⁽²⁾."""
+    opt = PROBLEMS["gqa"][0]
+    prob = problem(opt)
+    scores = computed_steps(prob.data(), (), FORWARD)[("scores", 1)] + 1.0
+    lines = report_lines(answer(prob, {("scores", 1): scores}, keys=("scores",)))
+    assert "First wrong step: heads[1].scores, i.e. Q⁽²⁾Kᵀ (the K query head 2 reads)." in lines
