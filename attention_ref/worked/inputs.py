@@ -203,6 +203,13 @@ def parse_input(doc: object) -> AttentionInput:
         doc = inner
     if not isinstance(doc, dict):
         raise InputError('the input must be a JSON object with at least "X" and "heads"')
+    variant = doc.get("variant")
+    if isinstance(variant, str) and variant != "mha":
+        raise InputError(
+            f"this is the problem of an attnref exercise --variant {variant[:20]}, not an --input "
+            "file (which has no variants): its key is attnref exercise --variant … --key, and "
+            "attnref check grades the answer.json written beside it"
+        )
     fused = "heads" not in doc and any(k in doc for k in ("W_Q", "W_K", "W_V", "h"))
     allowed = FUSED_KEYS if fused else PER_HEAD_KEYS
     unknown = sorted(set(doc) - allowed)

@@ -227,3 +227,23 @@ def test_the_latex_documents_compile(tmp_path, capsys, variant):
             cwd=out, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_a_variants_exercise_json_is_no_input_file_and_says_so(tmp_path, capsys):
+    """explain --input has no variants: the variant's problem is refused in one line that says
+    what to do; the homework's exercise.json is still an --input file (the control)."""
+    for variant, accepted in (("rope", False), ("mha", True)):
+        out = tmp_path / variant
+        code, _, _ = run(["exercise", "--variant", variant, "--out", str(out)], capsys)
+        assert code == 0
+        problem = str(out / "exercise.json")
+        code, stdout, err = run(["explain", "--input", problem, "-f", "json"], capsys)
+        if accepted:
+            assert code == 0 and json.loads(stdout)["output"], err
+            continue
+        assert code == 2 and stdout == "" and err.count("\n") == 1
+        assert "this is the problem of an attnref exercise --variant rope, not an --input" in err
+        answer = out / "named.json"
+        answer.write_text(json.dumps({"input": "exercise.json", "output": [[1]]}), "utf-8")
+        code, stdout, err = run(["check", str(answer)], capsys)
+        assert code == 2 and "attnref exercise --variant rope, not an --input file" in err
