@@ -131,8 +131,9 @@ def exercise(
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         docs = {
-            "statement.md": render(ex.statement, "markdown", precision),
-            "statement.tex": render(ex.statement, "latex", precision, standalone=True),
+            # the statement at the decimals it asks (RoPE's table of cosines and sines)
+            "statement.md": render(ex.statement, "markdown", opt.decimals),
+            "statement.tex": render(ex.statement, "latex", opt.decimals, standalone=True),
             "key.md": render(ex.key, "markdown", precision),
             "key.tex": render(ex.key, "latex", precision, standalone=True),
             "exercise.json": to_json(ex.problem),
@@ -147,4 +148,5 @@ def exercise(
         emit(to_json(ex.problem))
         return
     doc = ex.key if key else ex.statement
-    emit(render(doc, fmt, precision, standalone=fmt == "latex"))
+    shown = precision if key else opt.decimals  # --precision is the key's
+    emit(render(doc, fmt, shown, standalone=fmt == "latex"))

@@ -247,3 +247,14 @@ def test_a_variants_exercise_json_is_no_input_file_and_says_so(tmp_path, capsys)
         answer.write_text(json.dumps({"input": "exercise.json", "output": [[1]]}), "utf-8")
         code, stdout, err = run(["check", str(answer)], capsys)
         assert code == 2 and "attnref exercise --variant rope, not an --input file" in err
+
+
+def test_the_rope_statement_prints_its_table_at_the_decimals_it_asks(capsys):
+    """--precision is the key's: the statement's cosines stay at the decimals the checker
+    carries (0.540 for cos 1, asked to 3), whatever --precision says."""
+    for precision in ("1", "5"):
+        code, out, _ = run(["exercise", "--variant", "rope", "--precision", precision], capsys)
+        assert code == 0 and "| 0.540 |" in out and "0.54030" not in out
+        code, key, _ = run(["exercise", "--variant", "rope", "--precision", precision, "--key"],
+                           capsys)  # fmt: skip
+        assert code == 0 and ("0.54030" in key) == (precision == "5")  # the control
