@@ -100,6 +100,18 @@ class Row:
         """``late by 4 min 10 s``, or empty."""
         return f"late by {duration(self.late)}" if self.late else ""
 
+    @property
+    def run_name(self) -> str:
+        """The gradebook run's name, the grade at a glance in the UI's runs table (whose other
+        columns a reader picks by hand): ``alice · 1 · 10/18 · no_mask · late``."""
+        parts = [self.student, str(self.exercise)]
+        if self.standing is Standing.GRADED:
+            parts.append(f"{self.steps_right}/{self.steps_given}")
+            parts += [self.diagnosis] if self.diagnosis else []
+        else:
+            parts.append(str(self.standing))
+        return " · ".join(parts + (["late"] if self.late else []))
+
     def tags(self) -> dict[str, str]:
         """The grade's text as tags of its gradebook run (numbers are `metrics`)."""
         return {

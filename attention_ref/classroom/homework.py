@@ -63,7 +63,7 @@ from attention_ref.classroom.server import (
     request_bytes,
     rest,
 )
-from attention_ref.experiments.names import EXPERIMENT_KIND, Tag
+from attention_ref.experiments.names import EXPERIMENT_KIND, Tag, ui_experiment_url
 
 if TYPE_CHECKING:
     from attention_ref.worked.check import Report
@@ -221,6 +221,7 @@ class Assigned:
             lines.append("  no student yet: add them (attnref server add-student NAME), then "
                          "run this again")  # fmt: skip
         lines.append(f"  students run: attnref homework fetch {a.name}")
+        lines.append(f"  the gradebook in the UI: {ui_experiment_url(url, self.gradebook_id)}")
         return "\n".join(lines)
 
 
@@ -647,12 +648,13 @@ def _write_gradebook(
         run_id = existing.get((r.student, str(r.exercise)))
         if run_id is None:
             made = _call(url, "/api/2.0/mlflow/runs/create",
-                         {"experiment_id": book_id, "run_name": f"{r.student} · {r.exercise}"},
+                         {"experiment_id": book_id, "run_name": r.run_name},
                          admin, "cannot write the gradebook", cafile)  # fmt: skip
             run_id = made["run"]["info"]["run_id"]
         _log(url, admin, run_id, r.tags(), r.metrics(), cafile)
-        _call(url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"},
-              admin, "cannot write the gradebook", cafile)  # fmt: skip
+        _call(url, "/api/2.0/mlflow/runs/update",
+              {"run_id": run_id, "status": "FINISHED", "run_name": r.run_name}, admin,
+              "cannot write the gradebook", cafile)  # fmt: skip
     return len(book)
 
 

@@ -268,7 +268,8 @@ class ClassRecord:
 
         labels = {b.student: b.label for b in self.behaviours}
         return {
-            "assignment": {"name": self.assignment.name, **self.assignment.shape()},
+            "assignment": {"name": self.assignment.name, "salt": self.assignment.salt,
+                           **self.assignment.shape()},
             "students": len(self.behaviours), "counts": self.counts, "timings": self.timings,
             "mismatches": self.mismatches(), "errors": self.errors,
             "gradebook": [{"student": r.student, "behaviour": labels.get(r.student, ""),
@@ -278,6 +279,49 @@ class ClassRecord:
                            "status": str(r.standing)} for r in self.rows],
             "summary": summarize(self.rows, [k.name for k in CATALOGUE]).to_json(),
         }  # fmt: skip
+
+
+def absent_on_the_class(record: dict[str, Any], names: Sequence[str], lang: str = "en") -> str:
+    """Why the catalogue's entries ``names`` were made by no student of a recorded class
+    (`ClassRecord.to_json`), computed on the class's own exercises: each is either on none of
+    them (with the shape's reason, where the shape gives one) or on some, and no one made it."""
+    from attention_ref.classroom.gradebook import kind_of
+    from attention_ref.worked.answer import Problem
+    from attention_ref.worked.mistakes import CATALOGUE, mistakes_for
+
+    info = dict(record["assignment"])
+    a = Assignment(name=str(info.pop("name")), **info)  # type: ignore[arg-type]
+    kinds = [k.name for k in CATALOGUE]
+    students = [row["student"] for row in record["gradebook"]]
+    found: dict[str, int] = dict.fromkeys(names, 0)
+    for student in students:
+        prob = Problem.of_exercise(a.variant(student)[0])
+        present = {kind_of(m.name, kinds) for m in mistakes_for(prob.data())}
+        for name in names:
+            found[name] += name in present
+    d_k = a.d_model // a.heads
+    reasons = {
+        "transposed_W": {"en": f"W_Q, W_K and W_V are {a.d_model} × {d_k}, not square",
+                         "pt": f"W_Q, W_K e W_V são {a.d_model} × {d_k}, não quadradas"}
+        if a.d_model != d_k else None,
+        "gave_dW_Ot": {"en": "the assignment asks no gradient",
+                       "pt": "a tarefa não pede gradiente"} if not a.backward else None,
+    }  # fmt: skip
+    out = []
+    for name in names:
+        why = reasons.get(name)
+        if found[name] == 0:
+            because = f" ({why[lang]})" if why else ""
+            out.append({"en": f"{name} can happen on none of the {len(students)} exercises"
+                              f"{because}",
+                        "pt": f"{name} não pode acontecer em nenhum dos {len(students)} "
+                              f"exercícios{because}"}[lang])  # fmt: skip
+        else:
+            out.append({"en": f"{name} could happen on {found[name]} of the exercises; no "
+                              "student made it",
+                        "pt": f"{name} poderia acontecer em {found[name]} dos exercícios; "
+                              "nenhum aluno o cometeu"}[lang])  # fmt: skip
+    return "; ".join(out) + "." if out else ""
 
 
 def expected_verdicts(assignment: Assignment, behaviours: Sequence[Behaviour]) -> dict:
@@ -430,6 +474,6 @@ def run_class(
                        errors)  # fmt: skip
 
 
-__all__ = ["NAMES", "Attempt", "Behaviour", "ClassRecord", "carried_answer",
+__all__ = ["NAMES", "Attempt", "Behaviour", "ClassRecord", "absent_on_the_class", "carried_answer",
            "expected_verdicts", "lateness", "mistaken_answer", "partial_answer", "plan",
            "right_answer", "run_class", "slip_answer"]  # fmt: skip

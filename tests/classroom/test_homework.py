@@ -447,10 +447,10 @@ def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, 
                  ["server", "assign", "x", "--heads", "3"]):  # fmt: skip
         assert one_line_error(run(args, teacher, tmp_path)), args
     # a student the assignment does not have (made after it, without add-student's enrolment)
-    add_student(url, server.admin, "erin", "erin-password-123", "class")
-    erin = student_env(url, "erin", "erin-password-123")
-    line = one_line_error(run(["homework", "fetch", NAME], erin, tmp_path))
-    assert f"no assignment '{NAME}' for 'erin'" in line
+    add_student(url, server.admin, "hw-nobody", "hw-nobody-password", "class")
+    nobody = student_env(url, "hw-nobody", "hw-nobody-password")
+    line = one_line_error(run(["homework", "fetch", NAME], nobody, tmp_path))
+    assert f"no assignment '{NAME}' for 'hw-nobody'" in line
     # no account, a wrong password, no server
     assert "MLFLOW_TRACKING_USERNAME" in one_line_error(
         run(["homework", "fetch", NAME], {**env, "MLFLOW_TRACKING_USERNAME": ""}, tmp_path)
@@ -472,10 +472,10 @@ def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, 
 
 
 def test_add_student_gives_a_new_student_every_assignment(server, assignment, tmp_path):
-    out = run(["server", "add-student", "frank", "--experiment", "class"], teacher_env(server),
-              tmp_path)  # fmt: skip
+    args = ["server", "add-student", "hw-newcomer", "--experiment", "class"]
+    out = run(args, teacher_env(server), tmp_path)
     assert out.returncode == 0, out.stderr
-    assert "frank now has their exercises of: " in out.stdout and NAME in out.stdout
+    assert "hw-newcomer now has their exercises of: " in out.stdout and NAME in out.stdout
     password = out.stdout.split("password ")[1].split(" ")[0]
-    me = hw.mine(server.url, ("frank", password), NAME)
-    assert list(me.exercises) == assignment.variant("frank") and me.student == "frank"
+    me = hw.mine(server.url, ("hw-newcomer", password), NAME)
+    assert list(me.exercises) == assignment.variant("hw-newcomer") and me.student == "hw-newcomer"

@@ -130,3 +130,35 @@ def test_the_class_servers_printed_link_opens_the_runs_table(server, students, d
     assert link == f"{server.url}/#/experiments/{exp_id}?workflowType=machine_learning"
     assert open_and_wait(driver, link, [RUNS_TABLE_HEADER, "ui-alice"]), driver.page_source[:2000]
     shoot(driver, tmp_path, "class-server-landing")
+
+
+def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, driver, tmp_path):
+    """The gradebook `attnref server grade` writes, in the UI: one run per student and
+    exercise whose name says the grade (the runs table shows metric columns only once a reader
+    picks them); the link `assign` prints opens it."""
+    from attention_ref.classroom import homework as hw
+    from attention_ref.classroom.assignment import Assignment
+    from attention_ref.classroom.simulate import mistaken_answer
+    from attention_ref.worked.answer import Problem
+
+    a = hw.assign(server.url, server.admin, Assignment(name="hw-ui")).assignment
+    prob = Problem.of_exercise(a.variant("alice")[0])
+    hw.submit(server.url, ("alice", students["alice"]), "hw-ui",
+              mistaken_answer(prob, a.decimals, ["no_mask"]) or b"")  # fmt: skip
+    done = hw.grade(server.url, server.admin, "hw-ui")
+    link = server.runs_page(done.gradebook_id)
+    assert link in hw.Assigned(a, done.gradebook_id, True, (), ()).describe(server.url)
+    token = base64.b64encode(":".join(server.admin).encode()).decode()
+    driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
+                           {"headers": {"Authorization": f"Basic {token}"}})  # fmt: skip
+    alices = next(r for r in done.rows if r.student == "alice")
+    assert alices.run_name.startswith("alice · 1 · ") and alices.run_name.endswith(" · no_mask")
+    texts = [RUNS_TABLE_HEADER, alices.run_name, "bob · 1 · no submission"]
+    ok = open_and_wait(driver, link, texts)
+    shoot(driver, tmp_path, "class-gradebook")
+    assert ok, driver.find_element("tag name", "body").text[:3000]
+    # the control: as a student, the same link shows no gradebook
+    token = base64.b64encode(f"bob:{students['bob']}".encode()).decode()
+    driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
+                           {"headers": {"Authorization": f"Basic {token}"}})  # fmt: skip
+    assert not open_and_wait(driver, link, ["alice · 1"], seconds=20)
