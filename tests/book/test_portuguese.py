@@ -29,7 +29,8 @@ pytestmark = pytest.mark.slow
 #: the pages of the "Português" section of the nav
 PT_PAGES = ("pt/mascara-causal", "pt/multi-cabeca", "pt/exemplo-resolvido", "pt/q03",
             "pt/gradientes", "pt/exercicios", "pt/gqa", "pt/rope", "pt/janelas-alibi",
-            "pt/cache-kv", "pt/softmax-online", "pt/ablacao-variantes")  # fmt: skip
+            "pt/cache-kv", "pt/softmax-online", "pt/ablacao-variantes",
+            "pt/licao-de-casa")  # fmt: skip
 
 #: a number written with a decimal point (or a thousands point, which reads as one)
 DECIMAL_POINT = re.compile(r"\d\.\d")
