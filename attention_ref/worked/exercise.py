@@ -257,7 +257,7 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "title_plain": "Exercise {seed}: multi-head attention by hand",
         "source": "attnref exercise --seed {seed} --tokens {n} --d-model {d} --heads {h} {causal}",
         "data": "Data",
-        "data_text": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} heads, "
+        "data_text": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} {heads}, "
         "d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. {mask} {wo}",
         "mask": "Causal mask: token t sees itself and the tokens before it.",
         "nomask": "No mask: every token sees every token.",
@@ -299,7 +299,7 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "--lang pt",
         "data": "Dados",
         "data_text": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}). h = {h} "
-        "cabeças, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: Q = X W_Q. {mask} {wo}",
+        "{heads}, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: Q = X W_Q. {mask} {wo}",
         "mask": "Máscara causal: o token t vê a si mesmo e os tokens anteriores.",
         "nomask": "Sem máscara: todo token vê todos os tokens.",
         "wo": "A projeção de saída W_O está abaixo.",
@@ -365,8 +365,10 @@ def _statement(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Explanati
     fmt = {"seed": opt.seed, "n": opt.tokens, "d": opt.d_model, "h": opt.heads, "d_k": opt.d_k,
            "tokens": ", ".join(tokens),
            "causal": "--causal" if opt.causal else "--no-causal"}  # fmt: skip
+    heads = {"en": ("head", "heads"), "pt": ("cabeça", "cabeças")}[opt.lang][opt.heads != 1]
     data_text = w["data_text"].format(
-        **fmt, mask=w["mask"] if opt.causal else w["nomask"], wo=w["wo"] if has_wo else w["nowo"]
+        **fmt, heads=heads, mask=w["mask"] if opt.causal else w["nomask"],
+        wo=w["wo"] if has_wo else w["nowo"],
     )
     sections = [
         Section(title=w["data"], text=data_text, items=items),

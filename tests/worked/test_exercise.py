@@ -173,3 +173,15 @@ def test_portuguese_key_without_mask_or_output_projection():
     assert "Sem máscara" in md and "sem W_O, a saída é a concatenação" in md
     assert "**M**" not in md and "∂W_O" not in md and "**W_O**" not in md
     assert not DECIMAL_POINT.search(md)
+
+
+@pytest.mark.parametrize(
+    ("heads", "d_model", "lang", "said"),
+    [(1, 2, "en", "h = 1 head,"), (2, 4, "en", "h = 2 heads,"), (1, 2, "pt", "h = 1 cabeça,"),
+     (2, 4, "pt", "h = 2 cabeças,")],
+)  # fmt: skip
+def test_the_statement_counts_its_heads_in_words(heads, d_model, lang, said):
+    opt = ExerciseOptions(seed=3, heads=heads, d_model=d_model, lang=lang)
+    text = render(make_exercise(opt).statement, "markdown", 3)
+    assert said in text
+    assert "h = 1 heads" not in text and "h = 1 cabeças" not in text
