@@ -257,8 +257,8 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "title_plain": "Exercise {seed}: multi-head attention by hand",
         "source": "attnref exercise --seed {seed} --tokens {n} --d-model {d} --heads {h} {causal}",
         "data": "Data",
-        "data_text": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} {heads}, "
-        "d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. {mask} {wo}",
+        "data_text": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} "
+        "{heads}, d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. {mask} {wo}",
         "mask": "Causal mask: token t sees itself and the tokens before it.",
         "nomask": "No mask: every token sees every token.",
         "wo": "The output projection W_O is given below.",
