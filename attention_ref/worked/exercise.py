@@ -367,7 +367,9 @@ def _statement(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Explanati
            "causal": "--causal" if opt.causal else "--no-causal"}  # fmt: skip
     heads = {"en": ("head", "heads"), "pt": ("cabeça", "cabeças")}[opt.lang][opt.heads != 1]
     data_text = w["data_text"].format(
-        **fmt, heads=heads, mask=w["mask"] if opt.causal else w["nomask"],
+        **fmt,
+        heads=heads,
+        mask=w["mask"] if opt.causal else w["nomask"],
         wo=w["wo"] if has_wo else w["nowo"],
     )
     sections = [
