@@ -43,9 +43,32 @@ def assign(
     ] = False,
     tokens: Annotated[int, typer.Option("--tokens", help="Tokens n (1-8).")] = 3,
     d_model: Annotated[int, typer.Option("--d-model", help="Width of a token (1-8).")] = 4,
-    heads: Annotated[int, typer.Option("--heads", help="Heads h; must divide d_model.")] = 2,
+    heads: Annotated[
+        int | None,
+        typer.Option(
+            "--heads",
+            help="Heads h; must divide d_model. Default 2; 4 with --variant gqa.",
+            show_default=False,
+        ),
+    ] = None,
     causal: Annotated[bool, typer.Option("--causal/--no-causal", help="Causal mask.")] = True,
     decimals: Annotated[int, typer.Option("--decimals", help="Decimals asked (1-6).")] = 3,
+    variant: Annotated[
+        str,
+        typer.Option(
+            "--variant",
+            help="mha: the homework's attention; gqa, window, rope: today's (as attnref "
+            "exercise --variant; the forward pass).",
+        ),
+    ] = "mha",
+    kv_heads: Annotated[
+        int | None,
+        typer.Option("--kv-heads", help="gqa: K/V heads g (default h/2).", show_default=False),
+    ] = None,
+    window: Annotated[
+        int | None,
+        typer.Option("--window", help="window: keys a token sees (default 2).", show_default=False),
+    ] = None,
     tracking_uri: TrackingUri = None,
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
@@ -62,9 +85,12 @@ def assign(
 
     url = _server_url(tracking_uri)
     try:
+        if heads is None:
+            heads = 4 if variant == "gqa" else 2
         asked = Assignment(name=name, exercises=exercises, tokens=tokens, d_model=d_model,
                            heads=heads, causal=causal, lang=lang, backward=backward,
-                           decimals=decimals, due=parse_due(due) if due else None)  # fmt: skip
+                           decimals=decimals, variant=variant, kv_heads=kv_heads,
+                           window=window, due=parse_due(due) if due else None)  # fmt: skip
         done = make(url, _admin(admin_password_file, url), asked, due_given=due is not None)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
@@ -139,9 +165,8 @@ def grades(
     """
     from attention_ref.classroom.assignment import AssignmentError
     from attention_ref.classroom.gradebook import summarize, to_csv
-    from attention_ref.classroom.homework import gradebook
+    from attention_ref.classroom.homework import catalogue_names, gradebook
     from attention_ref.classroom.server import ServerError
-    from attention_ref.worked.mistakes import CATALOGUE
 
     url = _server_url(tracking_uri)
     path = csv_path if csv_path is not None else Path(f"{name}-grades.csv")
@@ -151,7 +176,7 @@ def grades(
         user, password = (os.environ.get("MLFLOW_TRACKING_USERNAME"),
                           os.environ.get("MLFLOW_TRACKING_PASSWORD"))  # fmt: skip
         auth = (user, password) if user and password else _admin(admin_password_file, url)
-        book = gradebook(url, auth, name)
+        assignment, book = gradebook(url, auth, name)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     if not book:
@@ -165,7 +190,7 @@ def grades(
         raise CLIError(f"cannot write {path}: {e.strerror}") from None
     print(f"wrote {path} ({len(book)} rows)")
     if summary:
-        _print_summary(name, summarize(book, [k.name for k in CATALOGUE]))
+        _print_summary(name, summarize(book, catalogue_names(assignment)))
 
 
 def _console():  # type: ignore[no-untyped-def]

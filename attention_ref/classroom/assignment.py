@@ -2,7 +2,8 @@ r"""An assignment of the class server: what it asks, when it is due, and each st
 
 An assignment is ``N`` exercises of ``attnref exercise`` (`attention_ref.worked.exercise`), the
 same shape for the whole class (tokens, ``d_model``, heads, mask, language, decimals, the
-backward question), each student's numbers their own. Student ``s``'s exercise ``k`` is drawn
+backward question; the homework's attention or one of today's, ``--variant gqa|window|rope``),
+each student's numbers their own. Student ``s``'s exercise ``k`` is drawn
 from the seed
 
 .. math::
@@ -170,6 +171,9 @@ class Assignment:
     lang: str = "en"
     backward: bool = False
     decimals: int = 3
+    variant: str = "mha"  # or today's attention: gqa, window, rope (the forward pass)
+    kv_heads: int | None = None  # gqa: K/V heads (None: the exercise's default, h/2)
+    window: int | None = None  # window: keys a token sees (None: the exercise's default)
     salt: str = field(default_factory=lambda: secrets.token_hex(8))
     due: dt.datetime | None = None
 
@@ -182,9 +186,12 @@ class Assignment:
         self.options(0)  # the shape's own checks (ExerciseOptions), one line each
 
     def definition(self) -> dict[str, object]:
-        """What defines the exercises (everything but the due time, which may move)."""
+        """What defines the exercises (everything but the due time, which may move); the
+        homework's own attention is written as before the variants (no variant key)."""
         d = asdict(self)
         del d["due"], d["name"]
+        if self.variant == "mha":
+            del d["variant"], d["kv_heads"], d["window"]
         return d
 
     def shape(self) -> dict[str, object]:
@@ -204,7 +211,9 @@ class Assignment:
         try:
             return ExerciseOptions(seed=seed, tokens=self.tokens, d_model=self.d_model,
                                    heads=self.heads, causal=self.causal, lang=self.lang,
-                                   backward=self.backward, decimals=self.decimals)  # fmt: skip
+                                   backward=self.backward, decimals=self.decimals,
+                                   variant=self.variant, kv_heads=self.kv_heads,
+                                   window=self.window)  # fmt: skip
         except ValueError as e:
             raise AssignmentError(str(e)) from None
 
@@ -217,7 +226,7 @@ class Assignment:
         """``student``'s seeds, exercise 1 first."""
         return [self.seed(student, k) for k in range(1, self.exercises + 1)]
 
-    def variant(self, student: str) -> list[ExerciseOptions]:
+    def exercises_of(self, student: str) -> list[ExerciseOptions]:
         """``student``'s exercises, 1 first."""
         return [self.options(s) for s in self.seeds(student)]
 

@@ -266,8 +266,20 @@ def _shape(a: Assignment) -> str:
     s = a.shape()
     mask = "causal" if s["causal"] else "no mask"
     back = ", backward" if s["backward"] else ""
+    variant = f", --variant {a.variant}" if a.variant != "mha" else ""
     return (f"{s['exercises']} exercises of {s['tokens']} tokens, d_model {s['d_model']}, "
-            f"{s['heads']} heads, {mask}, {s['decimals']} decimals, {s['lang']}{back}")  # fmt: skip
+            f"{s['heads']} heads, {mask}, {s['decimals']} decimals, {s['lang']}{back}"
+            f"{variant}")  # fmt: skip
+
+
+def catalogue_names(assignment: Assignment) -> list[str]:
+    """The names of the catalogue that grades this assignment's exercises (the homework's, or
+    a variant's own), in its order: the rows of the class's summary."""
+    from attention_ref.worked.answer import Problem
+    from attention_ref.worked.mistakes import CATALOGUE
+
+    chain = Problem.of_exercise(assignment.options(0)).chain
+    return [k.name for k in (chain.catalogue if chain is not None else CATALOGUE)]
 
 
 def _enrol(
@@ -338,7 +350,7 @@ def mine(url: str, auth: Auth, name: str, cafile: Path | None = None) -> Mine:
     if tags.get(SEEDS_TAG) != json.dumps(assignment.seeds(student)):
         raise HomeworkError(f"the exercises of {name!r} on the server are not {student!r}'s")
     return Mine(assignment, student, str(found["experiment_id"]),
-                tuple(assignment.variant(student)))  # fmt: skip
+                tuple(assignment.exercises_of(student)))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -546,7 +558,7 @@ def grade_submission(
     base = {"student": student, "run_id": info["run_id"], "received": received,
             "started": int(info.get("start_time") or 0),
             "late": lateness(received, assignment.due)}  # fmt: skip
-    me = Mine(assignment, student, "", tuple(assignment.variant(student)))
+    me = Mine(assignment, student, "", tuple(assignment.exercises_of(student)))
     # the exercise the submission says it answers (its run's name, given when it was made):
     # where an answer cannot be read, its attempt is counted there
     claimed = next((k for k in range(1, assignment.exercises + 1)
@@ -669,10 +681,12 @@ def _tag_submission(url: str, admin: Auth, g: Graded, counts: bool, cafile: Path
     _log(url, admin, g.run_id, tags, {}, cafile)
 
 
-def gradebook(url: str, auth: Auth, name: str, cafile: Path | None = None) -> list[Row]:
-    """The gradebook as the teacher's runs hold it (what `grade` last wrote), by student and
-    exercise."""
-    _, book_id = _gradebook(url, auth, name, cafile)
+def gradebook(
+    url: str, auth: Auth, name: str, cafile: Path | None = None
+) -> tuple[Assignment, list[Row]]:
+    """The assignment and its gradebook as the teacher's runs hold it (what `grade` last
+    wrote), by student and exercise."""
+    assignment, book_id = _gradebook(url, auth, name, cafile)
     out = []
     for run in _search_runs(url, auth, book_id, cafile):
         data = run.get("data", {})
@@ -681,7 +695,7 @@ def gradebook(url: str, auth: Auth, name: str, cafile: Path | None = None) -> li
             continue
         metrics = {m["key"]: float(m["value"]) for m in data.get("metrics", [])}
         out.append(Row.from_run(tags, metrics))
-    return sorted(out, key=lambda r: (r.student, r.exercise))
+    return assignment, sorted(out, key=lambda r: (r.student, r.exercise))
 
 
 def write_exercises(me: Mine, out: Path) -> list[tuple[Path, str]]:
@@ -754,7 +768,8 @@ def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
 
 
 __all__ = ["Assigned", "Grading", "HomeworkError", "Mine", "MySubmission", "Submitted", "assign",
-           "assignments", "check_text", "enrol_everywhere", "grade", "grade_submission",
+           "assignments", "catalogue_names", "check_text", "enrol_everywhere", "grade",
+           "grade_submission",
            "gradebook", "identify", "list_students", "mine", "my_submissions", "submit",
            "submitted_line",
            "write_exercises"]  # fmt: skip

@@ -80,21 +80,37 @@ class Behaviour:
         return self.stored[-1] if self.stored else None
 
 
+#: every step an answer may hold: the homework's, and a variant's (rotated, K/V heads)
+STEPS: Final = ("Q", "Q_rot", "K", "V", "kv.K", "kv.V", "kv.K_rot", "scores", "S", "S_masked",
+                "A", "H", "concat", "output")  # fmt: skip
+
+
 def _write(steps: dict[Any, Tensor], prob: Problem, decimals: int, **kw: Any) -> bytes:
     import torch
 
     from attention_ref.worked.answer import answer_from_steps, answer_text
 
     steps = {k: v for k, v in steps.items() if not torch.isnan(v).any()}
-    doc = answer_from_steps(steps, prob.naming, decimals, **kw)
+    doc = answer_from_steps(steps, prob.naming, decimals, **{"keys": STEPS, **kw})
     return answer_text(doc, decimals).encode()
+
+
+def _chain(prob: Problem) -> tuple[Sequence[Any], Sequence[Any]]:
+    """The stages and the catalogue of the problem's attention (the homework's or a variant's)."""
+    from attention_ref.worked.mistakes import CATALOGUE
+    from attention_ref.worked.steps import FORWARD
+
+    if prob.chain is None:
+        return FORWARD, CATALOGUE
+    return prob.chain.stages, prob.chain.catalogue
 
 
 def right_answer(prob: Problem, decimals: int) -> bytes:
     """Every step, exact, written to ``decimals`` places."""
     from attention_ref.worked.steps import computed_steps
 
-    return _write(computed_steps(prob.data()), prob, decimals)
+    stages, _ = _chain(prob)
+    return _write(computed_steps(prob.data(), (), stages), prob, decimals)
 
 
 def carried_answer(prob: Problem, decimals: int) -> bytes:
@@ -132,10 +148,12 @@ def mistaken_answer(prob: Problem, decimals: int, names: Sequence[str]) -> bytes
     from attention_ref.worked.mistakes import mistakes_for
     from attention_ref.worked.steps import computed_steps
 
-    found = {m.name: m for m in mistakes_for(prob.data()) if m.rank == 0}
+    stages, catalogue = _chain(prob)
+    found = {m.name: m for m in mistakes_for(prob.data(), stages, decimals, catalogue)
+             if m.rank == 0}  # fmt: skip
     if any(n not in found for n in names):
         return None
-    return _write(computed_steps(prob.data(), [found[n] for n in names]), prob, decimals)
+    return _write(computed_steps(prob.data(), [found[n] for n in names], stages), prob, decimals)
 
 
 def slip_answer(prob: Problem, decimals: int) -> bytes:
@@ -171,7 +189,7 @@ def plan(assignment: Assignment, students: Sequence[str]) -> list[Behaviour]:
     from attention_ref.worked.mistakes import mistakes_for
 
     p = assignment.decimals
-    problems = {s: Problem.of_exercise(assignment.variant(s)[0]) for s in students}
+    problems = {s: Problem.of_exercise(assignment.exercises_of(s)[0]) for s in students}
     left = list(students)
     out: list[Behaviour] = []
 
@@ -180,7 +198,7 @@ def plan(assignment: Assignment, students: Sequence[str]) -> list[Behaviour]:
         for s in left:
             attempts = make(problems[s])
             if attempts and attempts[0].refused:  # the student's own exercise's numbers
-                attempts = (Attempt(_exercise_numbers(assignment.variant(s)[0]),
+                attempts = (Attempt(_exercise_numbers(assignment.exercises_of(s)[0]),
                                     refused=True), *attempts[1:])  # fmt: skip
             if attempts is not None:
                 left.remove(s)
@@ -295,7 +313,7 @@ def absent_on_the_class(record: dict[str, Any], names: Sequence[str], lang: str 
     students = [row["student"] for row in record["gradebook"]]
     found: dict[str, int] = dict.fromkeys(names, 0)
     for student in students:
-        prob = Problem.of_exercise(a.variant(student)[0])
+        prob = Problem.of_exercise(a.exercises_of(student)[0])
         present = {kind_of(m.name, kinds) for m in mistakes_for(prob.data())}
         for name in names:
             found[name] += name in present
@@ -337,7 +355,7 @@ def expected_verdicts(assignment: Assignment, behaviours: Sequence[Behaviour]) -
         if counted is None:
             out[b.student] = {"standing": str(Standing.MISSING), "attempts": 0}
             continue
-        me = Mine(assignment, b.student, "", tuple(assignment.variant(b.student)))
+        me = Mine(assignment, b.student, "", tuple(assignment.exercises_of(b.student)))
         try:
             _, report = check_text(counted.text, me)
         except (InputError, ValueError):

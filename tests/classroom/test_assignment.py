@@ -80,7 +80,7 @@ def test_tags_that_define_no_assignment_are_refused(tags):
 
 def test_an_answer_to_another_exercise_matches_none():
     a = Assignment(name="hw", exercises=2, salt="s")
-    mine, theirs = a.variant("ana"), a.variant("bruno")
+    mine, theirs = a.exercises_of("ana"), a.exercises_of("bruno")
     for doc in ({"exercise": theirs[0].to_json()}, {"exercise": {"seed": mine[0].seed + 1}},
                 {"exercise": {**mine[0].to_json(), "heads": 1, "d_model": 4}},
                 {"exercise": "ana"}, {"example": "life-is-awesome"}, [], "x",
@@ -96,11 +96,11 @@ def test_an_answer_to_another_exercise_matches_none():
 
 def test_each_student_has_their_own_variant_and_the_same_one_everywhere():
     a = Assignment(name="hw", exercises=3, salt="0123")
-    problems = {s: [draw_problem(o) for o in a.variant(s)] for s in NAMES}
+    problems = {s: [draw_problem(o) for o in a.exercises_of(s)] for s in NAMES}
     flat = [str(p) for ps in problems.values() for p in ps]
     assert len(set(flat)) == len(flat) == 3 * len(NAMES)  # no two exercises alike
     again = Assignment.from_tags(a.tags(SUBMISSIONS, "ana"))
-    assert again.variant("ana") == a.variant("ana")  # the definition round-trips
+    assert again.exercises_of("ana") == a.exercises_of("ana")  # the definition round-trips
     assert Assignment(name="hw", exercises=3, salt="0123").seeds("ana") == a.seeds("ana")
     # another salt (another server), another name: other exercises
     assert Assignment(name="hw", exercises=3, salt="4567").seeds("ana") != a.seeds("ana")

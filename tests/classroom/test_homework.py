@@ -59,7 +59,7 @@ def teacher_env(server) -> dict[str, str]:
 
 
 def answer(a: Assignment, student: str, k: int = 1, mistake: str | None = None) -> bytes:
-    prob = Problem.of_exercise(a.variant(student)[k - 1])
+    prob = Problem.of_exercise(a.exercises_of(student)[k - 1])
     if mistake is None:
         return right_answer(prob, a.decimals)
     text = mistaken_answer(prob, a.decimals, [mistake])
@@ -282,7 +282,7 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert "Lição de casa hw-cli, exercício 1 de 2" in statement and "carol" in statement
     a = hw.mine(url, carol, "hw-cli").assignment
     template = json.loads((folder / "answer-1.json").read_text(encoding="utf-8"))
-    assert template["exercise"] == a.variant("carol")[0].to_json()
+    assert template["exercise"] == a.exercises_of("carol")[0].to_json()
     (folder / "answer-1.json").write_bytes(answer(a, "carol", 1))
     (folder / "answer-2.json").write_bytes(answer(a, "carol", 2, "no_mask"))
     refetched = run(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
@@ -418,7 +418,7 @@ def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, 
     env, teacher = student_env(url, *bob), teacher_env(server)
     mine = hw.mine(url, bob, NAME).experiment_id
     before = len(hw._search_runs(url, server.admin, mine, None))
-    prob = Problem.of_exercise(assignment.variant("bob")[0])
+    prob = Problem.of_exercise(assignment.exercises_of("bob")[0])
     files = {
         "exercise.json": json.dumps({"X": [[1]], "heads": []}).encode(),
         "broken.json": b'{"exercise": ',
@@ -478,4 +478,30 @@ def test_add_student_gives_a_new_student_every_assignment(server, assignment, tm
     assert "hw-newcomer now has their exercises of: " in out.stdout and NAME in out.stdout
     password = out.stdout.split("password ")[1].split(" ")[0]
     me = hw.mine(server.url, ("hw-newcomer", password), NAME)
-    assert list(me.exercises) == assignment.variant("hw-newcomer") and me.student == "hw-newcomer"
+    assert list(me.exercises) == assignment.exercises_of("hw-newcomer")
+    assert me.student == "hw-newcomer"
+
+
+def test_an_assignment_of_todays_attention_is_graded_with_its_own_catalogue(server, students):
+    """--variant gqa: each student's grouped-query exercise, graded and diagnosed with the
+    variant's mistakes (K/V heads repeated in the wrong order), summarized over its catalogue."""
+    from attention_ref.classroom.gradebook import summarize
+
+    url, alice, bob = server.url, ("alice", students["alice"]), ("bob", students["bob"])
+    asked = Assignment(name="hw-gqa", variant="gqa", heads=4, kv_heads=2)
+    a = hw.assign(url, server.admin, asked).assignment
+    assert {o.variant for s in students for o in a.exercises_of(s)} == {"gqa"}
+    assert hw.mine(url, alice, "hw-gqa").exercises == tuple(a.exercises_of("alice"))
+    right = hw.submit(url, alice, "hw-gqa", answer(a, "alice"))
+    assert right.report.all_right
+    wrong = hw.submit(url, bob, "hw-gqa", answer(a, "bob", mistake="gqa_interleaved"))
+    assert not wrong.report.all_right
+    rows = {r.student: r for r in hw.grade(url, server.admin, "hw-gqa").rows}
+    assert rows["alice"].steps_right == rows["alice"].steps_given > 0
+    assert rows["bob"].diagnosis == "gqa_interleaved"
+    names = hw.catalogue_names(a)
+    assert names[:2] == ["gqa_interleaved", "gqa_one_kv"] and "no_mask" in names
+    s = summarize(list(rows.values()), names)
+    assert dict((m[0], m[1]) for m in s.mistakes)["gqa_interleaved"] == 1
+    # the homework's own catalogue does not know the variant's mistakes (the control)
+    assert "gqa_interleaved" not in hw.catalogue_names(Assignment(name="x"))

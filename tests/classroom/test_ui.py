@@ -142,7 +142,7 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
     from attention_ref.worked.answer import Problem
 
     a = hw.assign(server.url, server.admin, Assignment(name="hw-ui")).assignment
-    prob = Problem.of_exercise(a.variant("alice")[0])
+    prob = Problem.of_exercise(a.exercises_of("alice")[0])
     hw.submit(server.url, ("alice", students["alice"]), "hw-ui",
               mistaken_answer(prob, a.decimals, ["no_mask"]) or b"")  # fmt: skip
     done = hw.grade(server.url, server.admin, "hw-ui")
