@@ -35,9 +35,13 @@ A route that is not in the table is refused (403) to everyone, admin included, a
 fails the tests before it can open a hole. The table is data; this module imports nothing
 but the standard library (``attention_ref.classroom.auth`` consults it inside the server).
 
-Issue 22 (assignments, submissions, grades) extends this: a submission is a run a student
-owns in an experiment granted to them alone, so "read the class" and "read only one's own
-submissions" are both MLflow's per-experiment grants; grades are teacher writes.
+Homework (`attention_ref.classroom.assignment`) needs no row of its own: a submission is a
+run a student owns in an experiment granted to them alone, so "read the class" and "read only
+one's own submissions" are both MLflow's per-experiment grants, and grades are the teacher's
+runs in an experiment no student is granted. What a student may do *inside* their homework
+experiment is narrower than OWN_RUN (one ``answer.json``, then the run ends and is final; no
+grade or homework field on any run): the gate's homework fence, item 4 of
+`attention_ref.classroom.auth`, deny by default there too.
 """
 
 from __future__ import annotations
