@@ -45,6 +45,28 @@ def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Completed
                           timeout=300)  # fmt: skip
 
 
+@pytest.fixture
+def here(capsys, monkeypatch):
+    """``run`` in this process (the same `cli.main.main`, without a new interpreter importing
+    torch and MLflow each time): ``env``'s MLflow and admin variables, ``cwd`` as the folder."""
+
+    def call(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+        from cli.main import main
+
+        for key in [k for k in os.environ if k.startswith("MLFLOW_TRACKING_")]:
+            monkeypatch.delenv(key)
+        for key, value in env.items():
+            if key.startswith("MLFLOW_TRACKING_") or key == "ATTNREF_ADMIN_PASSWORD":
+                monkeypatch.setenv(key, value)
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        code = main(args)
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out, err)
+
+    return call
+
+
 def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
     assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
     lines = out.stderr.strip().splitlines()
@@ -258,21 +280,21 @@ def test_a_student_cannot_submit_as_someone_else(server, students, assignment, t
 # --- the flow, through the commands ------------------------------------------------------------
 
 
-def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_path):
+def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_path, here):
     url, carol = server.url, ("carol", students["carol"])
     teacher, student = teacher_env(server), student_env(url, *carol)
-    out = run(["server", "assign", "hw-cli", "--exercises", "2", "--due", "2099-01-01T12:00Z",
+    out = here(["server", "assign", "hw-cli", "--exercises", "2", "--due", "2099-01-01T12:00Z",
                "--lang", "pt", "--decimals", "2"], teacher, tmp_path)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "created assignment 'hw-cli'" in out.stdout and "due 2099-01-01 12:00 UTC" in out.stdout
-    again = run(["server", "assign", "hw-cli", "--exercises", "2", "--lang", "pt",
+    again = here(["server", "assign", "hw-cli", "--exercises", "2", "--lang", "pt",
                  "--decimals", "2"], teacher, tmp_path)  # fmt: skip
     assert again.returncode == 0 and "updated assignment" in again.stdout
     assert "moved" not in again.stdout and "due 2099-01-01" in again.stdout  # kept
-    other = run(["server", "assign", "hw-cli", "--exercises", "3"], teacher, tmp_path)
+    other = here(["server", "assign", "hw-cli", "--exercises", "3"], teacher, tmp_path)
     assert "exists with other exercises" in one_line_error(other)
 
-    out = run(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
+    out = here(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
     assert out.returncode == 0, out.stderr
     folder = tmp_path / "mine"
     assert sorted(p.name for p in folder.iterdir()) == [
@@ -285,7 +307,7 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert template["exercise"] == a.exercises_of("carol")[0].to_json()
     (folder / "answer-1.json").write_bytes(answer(a, "carol", 1))
     (folder / "answer-2.json").write_bytes(answer(a, "carol", 2, "no_mask"))
-    refetched = run(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
+    refetched = here(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
     assert refetched.returncode == 0 and refetched.stdout.count("kept ") == 2  # her work stays
     assert (folder / "answer-1.json").read_bytes() == answer(a, "carol", 1)
 
@@ -294,14 +316,14 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert "Todos os passos que você deu estão certos." in right.stdout
     assert "como exercício 1 de 'hw-cli': tentativa 1" in right.stdout
     assert "no prazo" in right.stdout
-    wrong = run(["homework", "submit", "hw-cli", "mine/answer-2.json"], student, tmp_path)
+    wrong = here(["homework", "submit", "hw-cli", "mine/answer-2.json"], student, tmp_path)
     assert wrong.returncode == 1, wrong.stderr
     assert "Diagnóstico: sem a máscara causal" in wrong.stdout
 
-    graded = run(["server", "grade", "hw-cli"], teacher, tmp_path)
+    graded = here(["server", "grade", "hw-cli"], teacher, tmp_path)
     assert graded.returncode == 0, graded.stderr
     assert "graded 2 submissions of 'hw-cli'" in graded.stdout
-    book = run(["server", "grades", "hw-cli", "--summary", "--csv", "book.csv"], teacher,
+    book = here(["server", "grades", "hw-cli", "--summary", "--csv", "book.csv"], teacher,
                tmp_path)  # fmt: skip
     assert book.returncode == 0, book.stderr
     rows = {(r["student"], r["exercise"]): r
@@ -313,11 +335,11 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert rows[("dave", "1")]["status"] == "no submission"
     assert "no_mask" in book.stdout and "First wrong step" in book.stdout
     # the student sees the teacher's grade on her submissions
-    status = run(["homework", "status", "hw-cli"], student, tmp_path)
+    status = here(["homework", "status", "hw-cli"], student, tmp_path)
     assert status.returncode == 0, status.stderr
     assert "18/18" in status.stdout and "no_mask" in status.stdout
     # a student may not read the gradebook, nor grade
-    assert "no assignment 'hw-cli'" in one_line_error(run(["server", "grades", "hw-cli"],
+    assert "no assignment 'hw-cli'" in one_line_error(here(["server", "grades", "hw-cli"],
                                                           student, tmp_path))  # fmt: skip
 
 
@@ -413,7 +435,7 @@ def test_a_submission_is_stored_whole_or_not_at_all(server, students, assignment
 # --- bad input: one line, exit 2, nothing stored -----------------------------------------------
 
 
-def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, tmp_path):
+def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, tmp_path, here):
     url, bob = server.url, ("bob", students["bob"])
     env, teacher = student_env(url, *bob), teacher_env(server)
     mine = hw.mine(url, bob, NAME).experiment_id
@@ -430,7 +452,7 @@ def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, 
     }
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
-        line = one_line_error(run(["homework", "submit", NAME, name], env, tmp_path))
+        line = one_line_error(here(["homework", "submit", NAME, name], env, tmp_path))
         assert name in line, line
     cases = {
         "no such file": ["homework", "submit", NAME, "missing.json"],
@@ -441,39 +463,39 @@ def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, 
         "a bad name": ["homework", "fetch", "../../etc"],
     }
     for what, args in cases.items():
-        assert one_line_error(run(args, env, tmp_path)), what
+        assert one_line_error(here(args, env, tmp_path)), what
     for args in (["server", "grade", "no-such-hw"], ["server", "grades", "no-such-hw"],
                  ["server", "assign", "bad/name"], ["server", "assign", "x", "--due", "soon"],
                  ["server", "assign", "x", "--heads", "3"]):  # fmt: skip
-        assert one_line_error(run(args, teacher, tmp_path)), args
+        assert one_line_error(here(args, teacher, tmp_path)), args
     # a student the assignment does not have (made after it, without add-student's enrolment)
     add_student(url, server.admin, "hw-nobody", "hw-nobody-password", "class")
     nobody = student_env(url, "hw-nobody", "hw-nobody-password")
-    line = one_line_error(run(["homework", "fetch", NAME], nobody, tmp_path))
+    line = one_line_error(here(["homework", "fetch", NAME], nobody, tmp_path))
     assert f"no assignment '{NAME}' for 'hw-nobody'" in line
     # no account, a wrong password, no server
     assert "MLFLOW_TRACKING_USERNAME" in one_line_error(
-        run(["homework", "fetch", NAME], {**env, "MLFLOW_TRACKING_USERNAME": ""}, tmp_path)
+        here(["homework", "fetch", NAME], {**env, "MLFLOW_TRACKING_USERNAME": ""}, tmp_path)
     )
-    wrong = run(["homework", "fetch", NAME], {**env, "MLFLOW_TRACKING_PASSWORD": "nope-nope-nope"},
+    wrong = here(["homework", "fetch", NAME], {**env, "MLFLOW_TRACKING_PASSWORD": "nope-nope-nope"},
                 tmp_path)  # fmt: skip
     assert "refused the account 'bob'" in one_line_error(wrong)
     away = {**env, "MLFLOW_TRACKING_URI": f"http://127.0.0.1:{free_port()}"}
     (tmp_path / "right.json").write_bytes(right_answer(prob, 3))
     for args in (["homework", "fetch", NAME], ["homework", "submit", NAME, "right.json"]):
-        assert "cannot reach the class server" in one_line_error(run(args, away, tmp_path))
+        assert "cannot reach the class server" in one_line_error(here(args, away, tmp_path))
     teacher_away = {**teacher, "MLFLOW_TRACKING_URI": away["MLFLOW_TRACKING_URI"]}
     assert "no class server answers" in one_line_error(
-        run(["server", "grade", NAME], teacher_away, tmp_path)
+        here(["server", "grade", NAME], teacher_away, tmp_path)
     )
     # nothing of all that reached bob's homework
     assert len(hw._search_runs(url, server.admin, mine, None)) == before
     assert not (tmp_path / "no-such-hw").exists()
 
 
-def test_add_student_gives_a_new_student_every_assignment(server, assignment, tmp_path):
+def test_add_student_gives_a_new_student_every_assignment(server, assignment, tmp_path, here):
     args = ["server", "add-student", "hw-newcomer", "--experiment", "class"]
-    out = run(args, teacher_env(server), tmp_path)
+    out = here(args, teacher_env(server), tmp_path)
     assert out.returncode == 0, out.stderr
     assert "hw-newcomer now has their exercises of: " in out.stdout and NAME in out.stdout
     password = out.stdout.split("password ")[1].split(" ")[0]
