@@ -196,6 +196,7 @@ def _print_welcome(server: ClassServer) -> None:
         f"MLFLOW_TRACKING_PASSWORD=... attnref train --experiment {server.experiment}\n"
         f"  browse the runs: {server.runs_page(exp_id)} (log in as admin)\n"
         f"  who owns which run: attnref server runs --tracking-uri {url}\n"
+        f"  homework:       attnref server assign NAME --tracking-uri {url}\n"
         f"Ctrl-C (or attnref server stop {server.root}) stops the MLflow server and PostgreSQL.",
         flush=True,
     )
