@@ -35,24 +35,37 @@ def test_every_page_is_built(site):
     assert (site / "assets" / "katex" / "fonts").is_dir()
 
 
-def test_a_failing_check_on_a_page_fails_the_build(tmp_path):
+def _book_of_one_page(tmp_path: Path, check: str) -> subprocess.CompletedProcess[str]:
+    """The book's configuration (theme, hooks, plugins, extensions) over one page whose code
+    block prints ``check``: the build is the book's, without its forty other pages."""
     import shutil
 
-    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs" / "assets", docs / "assets")
     shutil.copytree(ROOT / "overrides", tmp_path / "overrides")  # the theme's custom_dir
-    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
     (tmp_path / "attention_ref").symlink_to(ROOT / "attention_ref")  # the pages' --8<-- snippets
-    (tmp_path / "docs" / "broken.md").write_text(
-        '# Broken\n\n```python exec="on"\nfrom attention_ref.book.pages import check\n\n'
-        'print(check("one is two", 1 == 2, "it is not"))\n```\n'
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    head, _, tail = text.partition("\nnav:\n")
+    rest = tail[tail.index("\n\n") :] if "\n\n" in tail else ""
+    (tmp_path / "mkdocs.yml").write_text(f"{head}\nnav:\n  - index.md\n{rest}", encoding="utf-8")
+    (docs / "index.md").write_text(
+        '# One page\n\n```python exec="on"\nfrom attention_ref.book.pages import check\n\n'
+        f"print({check})\n```\n"
     )
-    proc = subprocess.run(
+    return subprocess.run(
         [MKDOCS, "build", "--strict", "-d", str(tmp_path / "site")],
         cwd=tmp_path, capture_output=True, text=True, timeout=600,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )  # fmt: skip
+
+
+def test_a_failing_check_on_a_page_fails_the_build(tmp_path):
+    proc = _book_of_one_page(tmp_path / "bad", 'check("one is two", 1 == 2, "it is not")')
     assert proc.returncode != 0
     assert "book check failed: one is two: it is not" in proc.stdout + proc.stderr
+    # the control: the same book with a check that holds builds
+    proc = _book_of_one_page(tmp_path / "good", 'check("one is one", 1 == 1, "it is")')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_no_page_loads_anything_from_another_host(site, tmp_path):
