@@ -267,15 +267,51 @@ def test_the_site_holds_every_pages_notebook_and_each_page_links_to_it(site):
         nbformat.validate(nbformat.read(target, as_version=4))
 
 
+#: the pages with code: each is a notebook
+NOTEBOOK_PAGES = [p for p in PAGES if has_code((DOCS / p).read_text("utf-8"))]
+#: notebooks run at once, each in its own kernel (the machine's two cores)
+AT_ONCE = 2
+
+
+@pytest.fixture(scope="session")
+def executed(site, kernels, tmp_path_factory) -> dict[str, tuple[Any, Path, BaseException | None]]:
+    """Every page's notebook run top to bottom, `AT_ONCE` at a time, each in a fresh kernel
+    and an empty folder of its own: ``page -> (notebook, folder, what it raised)``."""
+    import asyncio
+
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient import NotebookClient
+
+    async def run_all() -> dict[str, tuple[Any, Path, BaseException | None]]:
+        gate = asyncio.Semaphore(AT_ONCE)
+        out: dict[str, tuple[Any, Path, BaseException | None]] = {}
+
+        async def one(page: str) -> None:
+            nb = nbformat.read(site / notebook_path(page), as_version=4)
+            # not the repository: the notebook finds the results itself
+            run = tmp_path_factory.mktemp("elsewhere")
+            km = AsyncKernelManager(kernel_name="attnref-test", kernel_spec_manager=kernels)
+            client = NotebookClient(nb, km=km, timeout=600,
+                                    resources={"metadata": {"path": str(run)}})  # fmt: skip
+            async with gate:
+                try:
+                    await client.async_execute()
+                    out[page] = (nb, run, None)
+                except Exception as e:  # re-raised by the page's own test
+                    out[page] = (nb, run, e)
+
+        await asyncio.gather(*(one(p) for p in NOTEBOOK_PAGES))
+        return out
+
+    return asyncio.run(run_all())
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("page", [p for p in PAGES if has_code((DOCS / p).read_text("utf-8"))])
-def test_each_notebook_runs_top_to_bottom_and_shows_the_pages_numbers(
-    page, site, kernels, tmp_path
-):
-    nb = nbformat.read(site / notebook_path(page), as_version=4)
-    run = tmp_path / "elsewhere"  # not the repository: the notebook finds the results itself
-    run.mkdir()
-    execute(nb, run, kernels)
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_each_notebook_runs_top_to_bottom_and_shows_the_pages_numbers(page, site, executed):
+    nb, run, raised = executed[page]
+    if raised is not None:
+        raise raised
     printed = outputs_text(nb)
     rendered = [o for c in nb.cells for o in c.get("outputs", []) if "data" in o]
     assert any("text/markdown" in o["data"] for o in rendered), "print() not shown as Markdown"

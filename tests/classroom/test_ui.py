@@ -161,4 +161,4 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
     token = base64.b64encode(f"bob:{students['bob']}".encode()).decode()
     driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
                            {"headers": {"Authorization": f"Basic {token}"}})  # fmt: skip
-    assert not open_and_wait(driver, link, ["alice · 1"], seconds=20)
+    assert not open_and_wait(driver, link, ["alice · 1"], seconds=10)
