@@ -11,6 +11,7 @@ import os
 import secrets
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -38,6 +39,15 @@ def class_dir(prefix: str = "attnref-class-") -> Path:
     root = Path(tempfile.mkdtemp(prefix=prefix))
     root.chmod(0o711)
     return root
+
+
+def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
+    """The one line of a refusal: exit 2, one stderr line, no traceback."""
+    assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("attnref: error: "), out.stderr
+    assert "Traceback" not in out.stdout + out.stderr
+    return lines[0]
 
 
 def student_env(url: str, user: str, password: str) -> dict[str, str]:

@@ -32,7 +32,7 @@ from attention_ref.classroom.gradebook import Standing
 from attention_ref.classroom.server import add_student, rest
 from attention_ref.classroom.simulate import mistaken_answer, right_answer
 from attention_ref.worked.answer import Problem
-from tests.classroom.conftest import ATTNREF, free_port, student_env
+from tests.classroom.conftest import ATTNREF, free_port, one_line_error, student_env
 
 pytestmark = pytest.mark.slow
 
@@ -65,14 +65,6 @@ def here(capsys, monkeypatch):
         return subprocess.CompletedProcess(args, code, out, err)
 
     return call
-
-
-def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
-    assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("attnref: error: "), out.stderr
-    assert "Traceback" not in out.stdout + out.stderr
-    return lines[0]
 
 
 def teacher_env(server) -> dict[str, str]:

@@ -34,7 +34,7 @@ from attention_ref.classroom.server import (
     server_status,
 )
 from attention_ref.classroom.tls import fingerprint, is_loopback, names_for
-from tests.classroom.conftest import ATTNREF, EXPERIMENT, class_dir, free_port
+from tests.classroom.conftest import ATTNREF, EXPERIMENT, class_dir, free_port, one_line_error
 
 pytestmark = pytest.mark.slow
 
@@ -50,15 +50,6 @@ def attnref(*args: str, env: dict[str, str] | None = None, timeout: float = 300)
 def admin_env(password: str, **more: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING_")}
     return env | {"ATTNREF_ADMIN_PASSWORD": password, **more}
-
-
-def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
-    """The one line of a refusal: exit 2, one stderr line, no traceback."""
-    assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("attnref: error: "), out.stderr
-    assert "Traceback" not in out.stdout + out.stderr
-    return lines[0]
 
 
 def class_serves(server: ClassServer) -> None:
