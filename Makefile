@@ -115,8 +115,11 @@ docs: $(VENV)/.installed-dev $(KATEX)
 
 ## test: set up .venv with the dev extras and run the whole suite (the book's strict build and
 ## browser check and the pdflatex compile of `explain --format latex` included)
+## on TEST_WORKERS pytest-xdist workers (one per CPU core; a test file stays on one worker, so
+## its module's server or site is started once)
+TEST_WORKERS ?= auto
 test: $(VENV)/.installed-dev $(KATEX) browser latex postgres lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 clean:
 	rm -rf $(VENV) build site docs/assets/katex *.egg-info .pytest_cache .ruff_cache .hypothesis

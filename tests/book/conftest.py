@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,11 +24,8 @@ def built_pages(site: Path) -> list[str]:
     )
 
 
-@pytest.fixture(scope="session")
-def site(tmp_path_factory) -> Path:
-    if not (ROOT / "docs" / "assets" / "katex" / "katex.min.js").is_file():
-        pytest.fail("KaTeX is not vendored: run `make test` (it runs tools/vendor_katex.py)")
-    out = tmp_path_factory.mktemp("book") / "site"
+def build_site(out: Path) -> None:
+    """``mkdocs build --strict`` into ``out``; a failed build fails with mkdocs' own words."""
     proc = subprocess.run(
         # never --quiet: it hides the very warnings that --strict counts
         [MKDOCS, "build", "--strict", "-d", str(out)],
@@ -35,6 +33,33 @@ def site(tmp_path_factory) -> Path:
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The book, built once for the whole run.
+
+    Under pytest-xdist (``make test`` runs two workers) the workers share one build: the first
+    to ask builds it under a file lock in the run's common temporary directory, the others wait
+    and read it (the lock also keeps a second build from starting beside a failed one's
+    leftovers: a failed build leaves no ``BUILT`` mark, so the next worker builds again and
+    fails with mkdocs' words too).
+    """
+    if not (ROOT / "docs" / "assets" / "katex" / "katex.min.js").is_file():
+        pytest.fail("KaTeX is not vendored: run `make test` (it runs tools/vendor_katex.py)")
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # no xdist: a build of this session's own
+        out = tmp_path_factory.mktemp("book") / "site"
+        build_site(out)
+        return out
+    from filelock import FileLock
+
+    common = tmp_path_factory.getbasetemp().parent
+    out, done = common / "book-site", common / "book-site.BUILT"
+    with FileLock(str(common / "book-site.lock")):
+        if not done.is_file():
+            shutil.rmtree(out, ignore_errors=True)
+            build_site(out)
+            done.touch()
     return out
 
 
