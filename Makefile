@@ -119,6 +119,9 @@ docs: $(VENV)/.installed-dev $(KATEX)
 ## its module's server or site is started once)
 TEST_WORKERS ?= auto
 test: $(VENV)/.installed-dev $(KATEX) browser latex postgres lint
+	@# the project's bytecode written once: where PYTHONDONTWRITEBYTECODE is set (this machine
+	@# sets it) every attnref the tests start would compile the package again (about 1 s each)
+	$(BIN)/python -m compileall -q attention_ref cli > /dev/null
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 clean:

@@ -25,10 +25,19 @@ DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 DEFAULT_EXPERIMENT = "shakespeare"
 
 
+#: MLflow's system-metrics thread: its warnings only repeat, from another thread and in the
+#: middle of the progress line, what a run's own logger says in its one line when the store
+#: refuses or goes away (its poll of the run raced that line: a changed password printed
+#: "WARNING ... Failed to get mlflow run: ... 401" above it)
+SYSTEM_METRICS_LOGGER = "mlflow.system_metrics"
+
+
 def _quiet_loggers() -> None:
-    """MLflow's and alembic's INFO lines off (MLflow sets its level when it is imported)."""
+    """MLflow's and alembic's INFO lines off (MLflow sets its level when it is imported), and
+    the system-metrics thread's warnings (`SYSTEM_METRICS_LOGGER`): its errors still show."""
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    logging.getLogger(SYSTEM_METRICS_LOGGER).setLevel(logging.ERROR)
 
 
 _quiet_loggers()

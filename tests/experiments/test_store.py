@@ -112,3 +112,34 @@ def test_the_migration_waits_for_the_lock(tmp_path):
     assert proc.returncode == 0, err
     assert out.strip() == "migrated"
     assert {"experiments", "runs", "metrics", "alembic_version"} <= tables(db)
+
+
+def test_the_system_metrics_threads_warnings_are_not_printed_its_errors_and_mlflows_are():
+    """A class server refusing a changed password mid-run: the run's own one line says so, and
+    the system-metrics thread, polling the run at that moment, printed its own warning above
+    it (a race seen under load). Its warnings are off, its errors and MLflow's warnings stay."""
+    import logging
+
+    from mlflow.system_metrics import system_metrics_monitor
+
+    from attention_ref.experiments import store
+
+    store._mlflow()
+    heard: list[str] = []
+
+    class Ear(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            heard.append(record.getMessage())
+
+    ear = Ear()
+    loggers = [system_metrics_monitor._logger, logging.getLogger("mlflow.tracking.fluent")]
+    for logger in loggers:
+        logger.addHandler(ear)
+    try:
+        system_metrics_monitor._logger.warning("Failed to get mlflow run: 401 != 200.")
+        system_metrics_monitor._logger.error("the monitor broke")
+        logging.getLogger("mlflow.tracking.fluent").warning("a warning of MLflow's own")
+    finally:
+        for logger in loggers:
+            logger.removeHandler(ear)
+    assert heard == ["the monitor broke", "a warning of MLflow's own"]
