@@ -122,7 +122,7 @@ test: $(VENV)/.installed-dev $(KATEX) browser latex postgres lint
 	@# the project's bytecode written once: where PYTHONDONTWRITEBYTECODE is set (this machine
 	@# sets it) every attnref the tests start would compile the package again (about 1 s each)
 	$(BIN)/python -m compileall -q attention_ref cli > /dev/null
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) build site docs/assets/katex *.egg-info .pytest_cache .ruff_cache .hypothesis
