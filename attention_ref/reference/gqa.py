@@ -322,10 +322,12 @@ def gqa_backward(trace: GQATrace, G: Tensor | None = None) -> GQAGradientTrace:
     The chain rule of `attention_ref.reference.attention_backward` on the ``h`` repeated
     heads, then two steps of its own: the K/V heads collect their group's gradients
     (`sum_kv_groups`), and with RoPE the rotation is undone by its transpose
-    (`attention_ref.reference.rope.rope_backward`):
+    (`attention_ref.reference.rope.rope_backward`). In the row convention of the RoPE page
+    (the key of position $m$ is the row $k'_m = k_m R_m^\top$), row $m$ of each gradient:
 
     $$
-    \partial K^{(j)} = R^\top\!\!\sum_{i:\ \gamma(i) = j} \partial K^{(i)}_{\text{rep}},\qquad
+    \partial k^{(j)}_m = \Big(\sum_{i:\ \gamma(i) = j} \partial K^{(i)}_{\text{rep}}\Big)_m R_m,
+    \qquad
     \partial V^{(j)} = \sum_{i:\ \gamma(i) = j} \partial V^{(i)}_{\text{rep}},\qquad
     \partial W_K^{(j)} = X^\top \partial K^{(j)}
     $$
