@@ -6,7 +6,9 @@ of one seed (variants page). Each function returns numbers; the pages put them i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from attention_ref.lm.config import ModelConfig
@@ -30,3 +32,119 @@ def model_parts(cfg: ModelConfig) -> dict[str, int]:
     for part, n in groups.items():
         out["LayerNorm" if "LayerNorm" in part else part] += n
     return out
+
+
+# ------------------------------------------------------------------------ the KV-cache page
+
+
+@dataclass(frozen=True)
+class DecodeCheck:
+    """The KV-cache page's check: a random model with GQA, RoPE and a window of ``w`` keys,
+    decoded token by token from an empty cache (float64, seed 0), against the full pass, and
+    one step against PyTorch's kernel with the step's own mask and with ``is_causal=True``."""
+
+    n: int
+    h: int
+    g: int
+    w: int
+    cached_heads: int
+    cached_tokens: int
+    #: decoded rows against the full windowed causal pass
+    decode_gap: float
+    #: the last decoded row against SDPA given the step's window mask over every cached key
+    windowed_sdpa_gap: float
+    #: SDPA with ``is_causal=True`` against the decoded row (its mask sees key 0 only)
+    is_causal_off: float
+    #: ``is_causal=True`` gives each head the value of token 0
+    is_causal_sees_key_0: bool
+    #: SDPA with no mask over every cached key against the decoded (windowed) row: what the
+    #: window changes, a different row
+    no_mask_off: float
+
+
+def decode_check() -> DecodeCheck:
+    """The numbers of `DecodeCheck`, computed by the reference functions."""
+    import torch
+    import torch.nn.functional as F
+
+    from attention_ref.reference import gqa, kv_cache, windows
+    from attention_ref.reference.attention import merge_heads
+
+    gen = torch.Generator().manual_seed(0)
+    n, d_model, h, g, d_k, w = 8, 6, 4, 2, 4, 3
+    X = torch.randn(n, d_model, generator=gen, dtype=torch.float64)
+    W_Q = torch.randn(h, d_model, d_k, generator=gen, dtype=torch.float64)
+    W_K, W_V = (torch.randn(g, d_model, d_k, generator=gen, dtype=torch.float64) for _ in range(2))
+    full = gqa.grouped_query_attention(
+        X, W_Q, W_K, W_V, rope_base=10000.0, M=windows.sliding_window_mask(n, w)
+    ).output
+    cache, rows = kv_cache.empty_cache(g, d_k, d_k), []
+    for s in range(n):
+        step = kv_cache.decode_step(X[s : s + 1], cache, W_Q, W_K, W_V, rope_base=10000.0, window=w)
+        cache = step.cache
+        rows.append(step.output)
+    decoded = merge_heads(step.h_t)  # the last row, as the heads' concat: (h, 1, d) -> (1, h*d)
+    q, K, V = step.q, cache.K, cache.V  # one query (h, 1, d_k) against every cached key
+
+    def sdpa(**kw: Any) -> Any:
+        return merge_heads(F.scaled_dot_product_attention(q, K, V, enable_gqa=True, **kw))
+
+    allowed = step.M == 0  # the step's own mask: the window's keys only
+    causal = F.scaled_dot_product_attention(q, K, V, enable_gqa=True, is_causal=True)
+    return DecodeCheck(
+        n=n, h=h, g=g, w=w, cached_heads=K.shape[0], cached_tokens=cache.length,
+        decode_gap=float((torch.cat(rows) - full).abs().max()),
+        windowed_sdpa_gap=float((sdpa(attn_mask=allowed) - decoded).abs().max()),
+        is_causal_off=float((merge_heads(causal) - decoded).abs().max()),
+        is_causal_sees_key_0=bool(torch.allclose(causal, gqa.repeat_kv(V, h)[:, :1, :])),
+        no_mask_off=float((sdpa() - decoded).abs().max()),
+    )  # fmt: skip
+
+
+#: the contexts of the KV-cache page's table of Llama 3 8B's cache
+KV_CONTEXTS = (1024, 8192, 32768, 131072)
+
+
+def beyond_context(context: int, preset: str = "llama-3-8b") -> bool:
+    """Whether ``context`` tokens are more than the preset model reads (Llama 3 8B: 8,192)."""
+    from attention_ref.worked.kv_heads import KV_PRESETS
+
+    return context > KV_PRESETS[preset].context
+
+
+# ------------------------------------------------------------------- the recorded class
+
+
+@dataclass(frozen=True)
+class ClassClaims:
+    """What the teaching page says of the recorded class (``class-homework.json``)."""
+
+    #: submissions stored while on time (the first, concurrent, phase) and after the due time
+    on_time: int
+    late: int
+    #: the exercise's steps, and the graded answers with all of them right
+    steps: int
+    every_step: int
+    #: graded answers that gave only some steps and got every given step right
+    partial_all_right: int
+    #: their students, and theirs
+    every_step_students: tuple[str, ...]
+    partial_students: tuple[str, ...]
+
+
+def class_claims(record: Mapping[str, Any]) -> ClassClaims:
+    """`ClassClaims` from the recorded class: the late submissions are the gradebook's late
+    rows (each late student sent one answer after the due time), the on-time ones the rest of
+    what was stored; ``all_right`` of the summary splits into answers with every step of the
+    exercise and partial answers whose given steps are all right."""
+    graded = [g for g in record["gradebook"] if g["status"] == "graded"]
+    steps = max(g["steps_given"] for g in graded)
+    full = tuple(g["student"] for g in graded if g["steps_right"] == g["steps_given"] == steps)
+    partial = tuple(
+        g["student"] for g in graded if 0 < g["steps_right"] == g["steps_given"] < steps
+    )
+    late = record["counts"]["late_rows"]
+    return ClassClaims(
+        on_time=record["counts"]["stored"] - late, late=late, steps=steps, every_step=len(full),
+        partial_all_right=len(partial), every_step_students=full, partial_students=partial,
+    )  # fmt: skip

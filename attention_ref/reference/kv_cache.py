@@ -22,9 +22,10 @@ The backward of one step (`decode_step_backward`) shows why training does not us
 the gradient of $y_t$ reaches every cached key and value, so every earlier token's
 projections, and it equals the full pass's gradient for a loss on row ``t`` alone.
 
-No mask is needed: every cached key is in the past of the query (a sliding window still
-removes the keys older than ``w``). The row $y_t$ equals row ``t`` of the full causal
-attention over ``x_0 .. x_t`` (the tests check it row by row). With ``g`` K/V heads
+No causal mask is needed: every cached key is in the past of the query. A sliding window
+of ``w`` keys is still a mask: the cache keeps every key and the window's mask hides the ones
+``w`` or more positions back (`decode_step`'s ``window``). The row $y_t$ equals row ``t`` of
+the full causal attention over ``x_0 .. x_t`` (the tests check it row by row). With ``g`` K/V heads
 (`attention_ref.reference.gqa`) the cache holds ``g``, not ``h``, heads: that is what GQA
 saves. With RoPE the cache holds the keys already rotated by their own positions.
 

@@ -5,9 +5,18 @@ a control on the other side: the sentence the page said before would fail the sa
 
 from __future__ import annotations
 
-from attention_ref.book.claims import MODEL_PARTS, model_parts
+from attention_ref.book.claims import (
+    KV_CONTEXTS,
+    MODEL_PARTS,
+    beyond_context,
+    class_claims,
+    decode_check,
+    model_parts,
+)
+from attention_ref.book.pages import results
 from attention_ref.lm.config import ModelConfig
 from attention_ref.lm.model import CharGPT, count_parameters
+from attention_ref.worked.kv_heads import KV_PRESETS
 
 # ------------------------------------------------------------------ GQA page (item 4)
 
@@ -33,3 +42,73 @@ def test_what_one_kv_head_leaves_of_the_q02_model_is_counted_on_the_model():
     # the control: the old sentence ("the rest are embeddings, MLPs, LayerNorms and the head")
     # would need no attention left, and there is some, more than the part taken out
     assert left["attention"] > saved > 0
+
+
+# --------------------------------------------------------------- KV-cache page (items 5, 10)
+
+
+def test_the_decode_step_is_compared_with_the_row_it_decodes():
+    c = decode_check()
+    assert c.decode_gap < 1e-12  # decoded rows = the full windowed causal pass
+    assert c.windowed_sdpa_gap < 1e-12  # SDPA with the step's window mask = the decoded row
+    assert c.is_causal_sees_key_0 and c.is_causal_off > 1  # is_causal=True: a wrong row
+    # the control: SDPA with no mask over every cached key is another row (the model has a
+    # window of w < n), so the page's old comparison point was not the decoded row
+    assert c.w < c.cached_tokens and c.no_mask_off > 1
+    old = old_is_causal_figure()
+    assert f"{old:.2f}" != f"{c.is_causal_off:.2f}"
+
+
+def old_is_causal_figure() -> float:
+    """What the page printed before: ``is_causal=True`` against SDPA with no mask at all."""
+    import torch
+    import torch.nn.functional as F
+
+    from attention_ref.reference import kv_cache
+
+    gen = torch.Generator().manual_seed(0)
+    n, d_model, h, g, d_k, w = 8, 6, 4, 2, 4, 3
+    X = torch.randn(n, d_model, generator=gen, dtype=torch.float64)
+    W_Q = torch.randn(h, d_model, d_k, generator=gen, dtype=torch.float64)
+    W_K, W_V = (torch.randn(g, d_model, d_k, generator=gen, dtype=torch.float64) for _ in range(2))
+    cache = kv_cache.empty_cache(g, d_k, d_k)
+    for s in range(n):
+        step = kv_cache.decode_step(X[s : s + 1], cache, W_Q, W_K, W_V, rope_base=10000.0, window=w)
+        cache = step.cache
+    right = F.scaled_dot_product_attention(step.q, cache.K, cache.V, enable_gqa=True)
+    wrong = F.scaled_dot_product_attention(
+        step.q, cache.K, cache.V, enable_gqa=True, is_causal=True
+    )
+    return float((wrong - right).abs().max())
+
+
+def test_the_contexts_beyond_llama_3_8b_are_said_to_be():
+    context = KV_PRESETS["llama-3-8b"].context
+    beyond = [c for c in KV_CONTEXTS if beyond_context(c)]
+    assert beyond == [c for c in KV_CONTEXTS if c > context] != []
+    assert context in KV_CONTEXTS and not beyond_context(context)
+    # the control: the old table called 131,072 tokens "Llama 3 8B"; it reads 8,192
+    assert beyond_context(131_072) and max(KV_CONTEXTS) == 131_072
+
+
+# ------------------------------------------------------------ the recorded class (items 6, 7)
+
+
+def test_the_timed_phases_count_their_own_submissions():
+    r = results("class-homework.json")
+    k, c = class_claims(r), r["counts"]
+    assert k.on_time + k.late == c["stored"] == sum(g["attempts"] for g in r["gradebook"])
+    assert k.late == sum(bool(g["late"]) for g in r["gradebook"]) == r["summary"]["late"] > 0
+    # the control: the 16.29 s phase is not the one that stored every submission
+    assert k.on_time != c["stored"]
+
+
+def test_all_right_splits_into_every_step_and_a_partial_answer():
+    r = results("class-homework.json")
+    k, s = class_claims(r), r["summary"]
+    assert k.every_step + k.partial_all_right == s["all_right"]
+    rows = {g["student"]: g for g in r["gradebook"]}
+    assert all(rows[n]["steps_right"] == k.steps for n in k.every_step_students)
+    assert all(rows[n]["steps_given"] < k.steps for n in k.partial_students)
+    # the control: "9 all right" is not 9 students with every step right
+    assert k.partial_all_right > 0 and k.every_step != s["all_right"]
