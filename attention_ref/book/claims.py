@@ -148,3 +148,79 @@ def class_claims(record: Mapping[str, Any]) -> ClassClaims:
         on_time=record["counts"]["stored"] - late, late=late, steps=steps, every_step=len(full),
         partial_all_right=len(partial), every_step_students=full, partial_students=partial,
     )  # fmt: skip
+
+
+# ------------------------------------------------------------------- the variants page
+
+
+def recorded_precision(precision: str, machine: str) -> str:
+    """The precision a recorded run trained in: its ``precision`` option as
+    `attention_ref.lm.train.resolve_precision` resolves it on a CPU whose bf16 instructions
+    the recording's ``machine`` line names (``"…, bf16 instructions: avx512_bf16"``)."""
+    import re
+
+    import torch
+
+    from attention_ref.lm.train import resolve_precision
+
+    said = re.search(r"bf16 instructions: ([\w, ]+)", machine)
+    if said is None:
+        raise ValueError(f"the machine line {machine!r} does not say its bf16 instructions")
+    flags = frozenset(f for f in re.split(r"[, ]+", said[1]) if f and f != "none")
+    return resolve_precision(precision, torch.device("cpu"), flags)
+
+
+@dataclass(frozen=True)
+class TwoRecordings:
+    """One configuration and seed recorded twice: the variants sweep's ``mha`` arm and the
+    experiments page's ``multihead`` arm."""
+
+    here: float  # the variants sweep's best validation loss
+    there: float  # the experiments page's
+    here_precision: str
+    there_precision: str
+    same: bool  # the two rows share every compared key (seed, steps, data, model, schedule)
+    differ: tuple[str, ...]  # the keys they do not share
+
+    @property
+    def gap(self) -> float:
+        return abs(self.here - self.there)
+
+    def within(self, change: float) -> bool:
+        """Whether an arm's ``change`` against ``mha`` is no larger than this gap (to the 4
+        decimals the page prints)."""
+        return round(abs(change), 4) <= round(self.gap, 4)
+
+
+def two_recordings(results: Any) -> TwoRecordings:
+    """`TwoRecordings` from ``docs/results`` (``results``: its folder): the variants sweep's
+    comparison and provenance, the experiments page's comparison and provenance."""
+    import json
+
+    from attention_ref.experiments.findings import COMPARED_KEYS, comparability
+
+    def read(name: str) -> Any:
+        return json.loads((results / name).read_text(encoding="utf-8"))
+
+    sweep, sweep_about = read("variants/comparison.json"), read("variants/provenance.json")
+    page7, page7_about = read("comparison.json"), read("provenance.json")
+    here = next(r for r in sweep["rows"] if r["attention"] == "mha")
+    there = next(r for r in page7["rows"] if r["attention"] == "multihead")
+
+    @dataclass
+    class _Row:  # what `comparability` reads of a row
+        attention: str
+        steps: int
+        config: dict[str, str]
+        data_sha256: str | None
+
+    rows = [_Row(name, r["steps"], r["config"], r.get("data_sha256")) for name, r in
+            (("here", here), ("there", there))]  # fmt: skip
+    keys = [k for k in COMPARED_KEYS if k != "data" or all(r.data_sha256 for r in rows)]
+    shared = comparability(rows, keys)
+    return TwoRecordings(
+        here=here["best_val_loss"], there=there["best_val_loss"],
+        here_precision=recorded_precision(here["config"]["precision"], sweep_about["machine"]),
+        there_precision=recorded_precision(there["config"]["precision"], page7_about["machine"]),
+        same=shared.comparable, differ=tuple(sorted({*shared.differ, *shared.unknown})),
+    )  # fmt: skip

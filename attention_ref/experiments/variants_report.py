@@ -114,6 +114,7 @@ def variants_sentences(rows: Sequence[ArmRow]) -> list[str]:
         )
     out = [first]
     facts = {f.name: f for f in variant_facts(rows)}
+    by_name = {r.attention: r for r in rows}
     base = facts[BASE]
     for f in facts.values():
         if f.name == BASE:
@@ -126,10 +127,18 @@ def variants_sentences(rows: Sequence[ArmRow]) -> list[str]:
         else:
             size = "the same parameters"
         cache = (
-            f"a KV cache {f.cache_ratio:g} times smaller"
+            f"a KV cache {f.cache_ratio:g} times smaller per character"
             if f.cache_ratio > 1
-            else "the same KV cache"
+            else "the same KV cache per character"
         )
+        window = int(by_name[f.name].config.get("window", 0))
+        block = int(by_name[f.name].config.get("block_size", 0))
+        if 0 < window < block:
+            cache += (
+                f" (a window of {window} could keep only {window} keys, "
+                f"{window * f.cache_bytes:,} bytes against {block * f.cache_bytes:,} at "
+                f"{block} characters, but the model's cache keeps every key)"
+            )
         if round(f.val_change, 4) == 0:
             than = f"the same as {BASE}'s to 4 decimals"
         else:

@@ -5,6 +5,8 @@ a control on the other side: the sentence the page said before would fail the sa
 
 from __future__ import annotations
 
+import dataclasses
+
 from attention_ref.book.claims import (
     KV_CONTEXTS,
     MODEL_PARTS,
@@ -12,8 +14,12 @@ from attention_ref.book.claims import (
     class_claims,
     decode_check,
     model_parts,
+    recorded_precision,
+    two_recordings,
 )
-from attention_ref.book.pages import results
+from attention_ref.book.pages import RESULTS, results
+from attention_ref.experiments.findings import ArmRow
+from attention_ref.experiments.variants_report import kv_cache_bytes, variant_facts
 from attention_ref.lm.config import ModelConfig
 from attention_ref.lm.model import CharGPT, count_parameters
 from attention_ref.worked.kv_heads import KV_PRESETS
@@ -112,3 +118,38 @@ def test_all_right_splits_into_every_step_and_a_partial_answer():
     assert all(rows[n]["steps_given"] < k.steps for n in k.partial_students)
     # the control: "9 all right" is not 9 students with every step right
     assert k.partial_all_right > 0 and k.every_step != s["all_right"]
+
+
+# --------------------------------------------------------------- variants page (items 2, 3)
+
+
+def test_one_seed_recorded_twice_is_as_far_apart_as_the_arms():
+    two = two_recordings(RESULTS)
+    assert two.same and two.differ == ()
+    assert (two.here_precision, two.there_precision) == ("bf16", "fp32")
+    facts = {f.name: f for f in variant_facts(
+        [ArmRow(**r) for r in results("variants/comparison.json")["rows"]])}  # fmt: skip
+    # the gaps the page used to rank are within what one seed gave twice
+    assert two.within(facts["mqa"].val_change) and two.within(facts["rope"].val_change)
+    assert not two.within(facts["window"].val_change)  # the one that is not
+    # the control: were the two recordings equal, the same gaps would be called larger
+    same = dataclasses.replace(two, there=two.here)
+    assert not same.within(facts["mqa"].val_change)
+
+
+def test_the_precision_is_read_off_the_recorded_machine():
+    assert recorded_precision("auto", "AMD EPYC, 2 threads, bf16 instructions: avx512_bf16") == (
+        "bf16"
+    )
+    assert recorded_precision("auto", "AMD EPYC, 2 CPUs, bf16 instructions: none") == "fp32"
+    assert recorded_precision("fp32", "x, bf16 instructions: amx_bf16") == "fp32"
+
+
+def test_the_window_arm_keeps_the_cache_a_window_could_shrink():
+    rows = {r["attention"]: r for r in results("variants/comparison.json")["rows"]}
+    window, mha = rows["window"]["config"], rows["mha"]["config"]
+    w, block = int(window["window"]), int(window["block_size"])
+    per_char = kv_cache_bytes(window)
+    assert per_char == kv_cache_bytes(mha)  # the same cache per character, as the page says
+    # the control: over a whole context the window could keep w keys, not block_size
+    assert w * per_char < block * per_char

@@ -61,12 +61,17 @@ def test_each_variant_is_said_against_mha_from_its_numbers():
     assert said[0].startswith("Every arm has the same seed, number of steps, data")
     mqa, rope, window = said[1:]
     assert mqa.startswith("mqa, one K/V head shared by the query heads (multi-query attention): ")
-    assert "33,024 fewer parameters (7.7%), a KV cache 2 times smaller" in mqa
+    assert "33,024 fewer parameters (7.7%), a KV cache 2 times smaller per character" in mqa
     assert "0.0100 nats above mha's 1.5500, at 1.10× its tokens/s" in mqa
-    assert "16,384 fewer parameters (3.8%), the same KV cache" in rope
+    assert "16,384 fewer parameters (3.8%), the same KV cache per character;" in rope
     assert "0.0100 nats below mha's 1.5500" in rope
     assert "sees itself and the 31 before it" in window
-    assert "the same parameters, the same KV cache" in window
+    assert (
+        "the same parameters, the same KV cache per character (a window of 32 could keep only "
+        "32 keys, 65,536 bytes against 262,144 at 128 characters, but the model's cache keeps "
+        "every key)"
+    ) in window
+    assert "could keep" not in rope  # the control: no window, no such clause
     assert "the same as mha's to 4 decimals" in window
     table = variants_table(sweep())
     assert "| mqa | one K/V head" in table and "| 1,024 | 1.5600 | +0.0100 |" in table
