@@ -3,8 +3,9 @@
 On disk it is a ``torch.save`` dict with the keys ``model`` (state_dict), ``config`` (the flat
 `attention_ref.lm.config.TrainConfig`), ``chars`` (the vocabulary), ``step``,
 ``best_val_loss`` and, for a checkpoint that can resume training, ``optimizer``, ``history``,
-``batch_rng`` and ``torch_rng``. A run's ``model/model.pt`` is the `Checkpoint.slim` copy of
-its best checkpoint: no optimizer, no RNG states.
+``batch_rng`` and ``torch_rng``, and ``device_batch_rng`` where the batches were drawn on a CUDA
+device (the state of that generator; older checkpoints have none). A run's ``model/model.pt``
+is the `Checkpoint.slim` copy of its best checkpoint: no optimizer, no RNG states.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Checkpoint:
     history: list[dict[str, float]] = field(default_factory=list)
     batch_rng: Tensor | None = None
     torch_rng: Tensor | None = None
+    #: the CUDA generator of the batches (`attention_ref.lm.train.TrainStep`); None on the CPU
+    device_batch_rng: Tensor | None = None
 
     @property
     def resumable(self) -> bool:
@@ -47,7 +50,10 @@ class Checkpoint:
 
     def slim(self) -> Checkpoint:
         """The model alone (what a run logs as ``model/model.pt``)."""
-        return replace(self, optimizer=None, history=[], batch_rng=None, torch_rng=None)
+        return replace(
+            self, optimizer=None, history=[], batch_rng=None, torch_rng=None,
+            device_batch_rng=None,
+        )  # fmt: skip
 
     def to_state(self) -> dict[str, Any]:
         """The dict written to disk."""
@@ -65,6 +71,8 @@ class Checkpoint:
                 "batch_rng": self.batch_rng,
                 "torch_rng": self.torch_rng,
             }
+            if self.device_batch_rng is not None:
+                state["device_batch_rng"] = self.device_batch_rng
         return state
 
     @classmethod
@@ -80,6 +88,7 @@ class Checkpoint:
             history=list(state.get("history", [])),
             batch_rng=state.get("batch_rng"),
             torch_rng=state.get("torch_rng"),
+            device_batch_rng=state.get("device_batch_rng"),
         )
 
     def save(self, path: Path) -> Path:

@@ -31,9 +31,14 @@ POSITIONS: tuple[str, ...] = ("learned", "rope")
 #: RoPE's base (RoFormer's 10000): pair i turns by base^(-2i/d_k) radians per position
 ROPE_BASE = 10000.0
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "mps")
-#: ``auto``: bf16 autocast on a CPU with avx512_bf16 / amx_bf16, fp32 elsewhere (CUDA included:
-#: slower in bf16 at the Q02 shape); see `attention_ref.lm.train.resolve_precision`
+#: ``auto``: bf16 autocast on a CPU with avx512_bf16 / amx_bf16 and on a GPU that computes
+#: bf16 (``torch.cuda.is_bf16_supported()``), fp32 elsewhere; see
+#: `attention_ref.lm.train.resolve_precision`
 PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")
+#: ``--cuda-graph``: the whole training step captured in one CUDA graph and replayed. ``auto``
+#: and ``on``: on CUDA (``on`` says so where it cannot be), ``off``: the eager step everywhere;
+#: see `attention_ref.lm.train.capture_step`
+CUDA_GRAPH_MODES: tuple[str, ...] = ("auto", "on", "off")
 
 
 def _option(name: str) -> str:
@@ -149,6 +154,8 @@ class TrainConfig:
     device: str = "auto"
     threads: int = 0  # torch intra-op threads; 0 = torch's default
     precision: str = "auto"  # auto | fp32 | bf16 (autocast of the forward pass)
+    #: auto | on | off: the step as one CUDA graph (CUDA only; the CPU runs the same step eagerly)
+    cuda_graph: str = "auto"
 
     def __post_init__(self) -> None:
         _positive_ints(self, ("batch_size", "max_steps", "eval_interval", "eval_batches"))
@@ -167,6 +174,11 @@ class TrainConfig:
         if self.precision not in PRECISIONS:
             raise ValueError(
                 f"--precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
+            )
+        if self.cuda_graph not in CUDA_GRAPH_MODES:
+            raise ValueError(
+                f"--cuda-graph must be one of {', '.join(CUDA_GRAPH_MODES)}, "
+                f"got {self.cuda_graph!r}"
             )
 
     @property
@@ -267,5 +279,7 @@ CONFIG_HELP: dict[str, str] = {
     "seed": "Seed of initialisation, batches, dropout and samples.",
     "device": "auto (cuda, then mps, then cpu), cpu, cuda or mps.",
     "threads": "torch CPU threads (0: torch's default).",
-    "precision": "auto (bf16 autocast on a CPU with bf16 instructions, else fp32), fp32 or bf16.",
+    "precision": "auto (bf16 autocast on a CPU with bf16 instructions or a GPU with bf16, else "
+    "fp32), fp32 or bf16.",
+    "cuda_graph": "auto or on (on CUDA the whole step is one CUDA graph, replayed), or off.",
 }

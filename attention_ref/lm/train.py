@@ -9,11 +9,22 @@ $$
 $$
 
 * AdamW (weight decay on matrices only), the fused kernel where torch has one for the device
-  (one kernel for all parameters instead of a Python loop over them);
+  (one kernel for all parameters instead of a Python loop over them); its learning rate is a
+  0-dim tensor the loop writes before each step (`TrainStep`), so a captured step reads it;
 * precision: ``fp32``, or the forward pass under bf16 autocast (``bf16``; weights, gradients
   and the optimizer stay fp32, the loss is computed in fp32); ``auto`` takes bf16 where the
   device computes it natively (`resolve_precision`) and fp32 elsewhere;
-* gradient clipping at ``grad_clip`` (global L2 norm);
+* gradient clipping at ``grad_clip`` (global L2 norm), on the device: no host sync;
+* one step is a `TrainStep`: its batch is drawn into buffers that stay put, its outputs (loss,
+  gradient norm) are tensors read only when the loop asks. On the CPU it draws from the same
+  generator as before and gives the same numbers to the last bit (tests/lm/test_graph_step.py).
+  On CUDA the batch is drawn on the device from the training split kept there, and the whole
+  step (draw, forward, backward, clip, fused capturable AdamW) is captured in one CUDA graph
+  after a few warm-up steps that are then undone (`capture_step`), and replayed: the loop
+  then reads the loss back every ``metrics_every`` steps (and at evaluations, the last step and
+  an interrupt), not after every step. Where capture is impossible (CPU, MPS, ``--cuda-graph
+  off``, an error while capturing) the same step runs eagerly, and `StartInfo.graph_note`
+  says why in one line where it was asked for or tried;
 * evaluation every ``eval_interval`` steps on *fixed* validation batches (drawn once from
   ``seed``), so every evaluation and every arm of the ablation sees the same text; the sample
   that goes with it is generated with the KV cache, on one thread (`attention_ref.lm.sampling`);
@@ -79,12 +90,20 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
     return frozenset()
 
 
-def resolve_precision(name: str, device: torch.device, flags: frozenset[str] | None = None) -> str:
+def resolve_precision(
+    name: str,
+    device: torch.device,
+    flags: frozenset[str] | None = None,
+    cuda_bf16: bool | None = None,
+) -> str:
     """``fp32`` or ``bf16``: ``auto`` takes bf16 on a CPU whose ``flags`` (default:
-    `cpu_flags`) include one of `CPU_BF16_FLAGS`; fp32 elsewhere, CUDA and MPS included: at the
-    Q02 shape an H100 is bound by per-step overhead, and bf16 autocast measured 0.82× of fp32
-    there (``benchmarks/throughput.py --device cuda``; benchmarks/RESULTS.md). An explicit
-    ``bf16`` is honoured everywhere (on CPUs without bf16 instructions it is emulated: slow).
+    `cpu_flags`) include one of `CPU_BF16_FLAGS`, and on a CUDA GPU that computes bf16
+    (``cuda_bf16``, default ``torch.cuda.is_bf16_supported()``: Ampere and later); fp32
+    elsewhere (MPS, older GPUs). With the step replayed as one CUDA graph the GPU is no longer
+    bound by launching kernels, and bf16 is the faster arm there (0.88 vs 1.16 ms a step at
+    batch 32 on an H200, issue 33); eager, at the Q02 shape, it measured 0.82x of fp32 on an
+    H100 (launch-bound either way; benchmarks/RESULTS.md). An explicit ``bf16`` is honoured
+    everywhere (on CPUs without bf16 instructions it is emulated: slow).
     """
     if name not in PRECISIONS:
         raise ValueError(f"--precision must be one of {', '.join(PRECISIONS)}, got {name!r}")
@@ -92,18 +111,35 @@ def resolve_precision(name: str, device: torch.device, flags: frozenset[str] | N
         return name
     if device.type == "cpu":
         return "bf16" if CPU_BF16_FLAGS & (cpu_flags() if flags is None else flags) else "fp32"
+    if device.type == "cuda":
+        supported = torch.cuda.is_bf16_supported() if cuda_bf16 is None else cuda_bf16
+        return "bf16" if supported else "fp32"
     return "fp32"
 
 
-def autocast(device: torch.device, precision: str) -> contextlib.AbstractContextManager[Any]:
-    """The context of every forward pass: bf16 autocast for ``bf16``, nothing for ``fp32``."""
+def autocast(
+    device: torch.device, precision: str, *, cache: bool = True
+) -> contextlib.AbstractContextManager[Any]:
+    """The context of every forward pass: bf16 autocast for ``bf16``, nothing for ``fp32``.
+
+    ``cache=False`` for a step that is captured in a CUDA graph (autocast's cache of cast
+    weights must not outlive the capture); every weight is cast once per forward here, so
+    the cache saves nothing and the numbers are the same either way.
+    """
     if precision == "bf16":
-        return torch.autocast(device.type, dtype=torch.bfloat16)
+        return torch.autocast(device.type, dtype=torch.bfloat16, cache_enabled=cache)
     return contextlib.nullcontext()
 
 
-def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices only; fused on CPU and CUDA (same update rule)."""
+def make_optimizer(
+    model: torch.nn.Module, cfg: TrainConfig, lr: float | Tensor | None = None
+) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices only; fused on CPU and CUDA (same update rule),
+    and capturable on CUDA (its step count on the device, so a CUDA graph can hold the step).
+
+    ``lr``: the learning rate, ``cfg.lr`` by default; a 0-dim tensor (`TrainStep.lr`) is read
+    by the fused kernel at each step, so writing it changes the rate of a captured step too.
+    """
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     device = next(model.parameters()).device
@@ -113,7 +149,8 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Adam
             {"params": decay, "weight_decay": cfg.weight_decay},
             {"params": no_decay, "weight_decay": 0.0},
         ],
-        lr=cfg.lr, betas=(0.9, 0.99), fused=fused or None,
+        lr=cfg.lr if lr is None else lr, betas=(0.9, 0.99), fused=fused or None,
+        capturable=device.type == "cuda",
     )  # fmt: skip
 
 
@@ -125,21 +162,171 @@ def training_step(
     *,
     grad_clip: float,
     precision: str = "fp32",
+    autocast_cache: bool = True,
 ) -> tuple[Tensor, Tensor]:
     """One optimizer step on ``(x, y)``: the loss (before the step) and the gradient norm
     (before clipping), as tensors (reading them is the caller's choice: on a GPU it waits).
 
     The step is taken whatever the loss: `train` checks it afterwards (one wait instead of two
-    on a GPU) and stops before a checkpoint could hold a spoiled step.
+    on a GPU) and stops before a checkpoint could hold a spoiled step. Nothing here waits for
+    the device: the clipping scales the gradients by a factor computed on the device (torch's
+    foreach kernels on CUDA; the CPU has none and keeps its per-tensor loop).
     """
-    with autocast(x.device, precision):
+    with autocast(x.device, precision, cache=autocast_cache):
         _, loss = model(x, y)
     assert loss is not None
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    foreach = True if x.device.type == "cuda" else None
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip, foreach=foreach)
     optimizer.step()
     return loss.detach(), grad_norm
+
+
+class TrainStep:
+    """One optimizer step whose inputs and outputs stay on the device: graph-ready.
+
+    * the batch is drawn into the buffers ``x`` and ``y`` (``(B, T)``, allocated once): on the
+      CPU (and MPS) with `get_batch` from ``batch_gen``, the generator of every run before
+      this class, so the numbers are today's to the last bit; on CUDA from ``device_gen``, a
+      CUDA generator seeded with ``cfg.seed``, as windows of the training split kept on the
+      device (no host work, nothing copied per step);
+    * the learning rate is ``lr``, a 0-dim tensor every group of the optimizer reads (float64
+      on the CPU: the fused kernel then sees the very double of `lr_at`; float32 on CUDA, what
+      its fused kernel reads); `set_lr` writes it;
+    * calling the step returns ``(loss, grad_norm)`` and keeps them as ``loss`` and
+      ``grad_norm``: a captured step (`capture_step`) writes the same tensors at each replay.
+    """
+
+    def __init__(
+        self,
+        model: CharGPT,
+        optimizer: torch.optim.Optimizer,
+        train_split: Tensor,
+        cfg: TrainConfig,
+        precision: str,
+        batch_gen: torch.Generator,
+    ) -> None:
+        device = next(model.parameters()).device
+        self.model, self.optimizer, self.device = model, optimizer, device
+        self.precision, self.grad_clip = precision, cfg.grad_clip
+        self.batch_size, self.block_size = cfg.batch_size, cfg.model.block_size
+        self.on_device = device.type == "cuda"  # the batch drawn on the device
+        self.batch_gen = batch_gen
+        self.device_gen: torch.Generator | None = None
+        self.split = train_split
+        if self.on_device:
+            self.split = train_split.to(device)
+            self.device_gen = torch.Generator(device=device).manual_seed(cfg.seed)
+            self.offsets = torch.arange(self.block_size + 1, device=device)  # (T + 1,)
+        shape = (self.batch_size, self.block_size)
+        self.x = torch.empty(shape, dtype=torch.long, device=device)
+        self.y = torch.empty(shape, dtype=torch.long, device=device)
+        lr_dtype = torch.float32 if device.type == "cuda" else torch.float64
+        self.lr = torch.tensor(cfg.lr, dtype=lr_dtype, device=device)
+        self.use_lr_tensor()
+        self.loss: Tensor | None = None
+        self.grad_norm: Tensor | None = None
+
+    def use_lr_tensor(self) -> None:
+        """Point every group of the optimizer at `lr` (again: loading a state replaces it)."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.lr
+
+    def set_lr(self, lr: float) -> None:
+        """Write the rate of the next step (a kernel on the device, no wait)."""
+        self.lr.fill_(lr)
+
+    def draw(self) -> None:
+        """The next batch into ``x``, ``y``: random windows and their next characters."""
+        if self.device_gen is None:
+            x, y = get_batch(self.split, self.batch_size, self.block_size, self.batch_gen)
+            self.x.copy_(x)
+            self.y.copy_(y)
+            return
+        starts = torch.randint(
+            len(self.split) - self.block_size, (self.batch_size,),
+            generator=self.device_gen, device=self.device,
+        )  # fmt: skip
+        windows = self.split[starts[:, None] + self.offsets]  # (B, 1) + (T + 1,) -> (B, T + 1)
+        self.x.copy_(windows[:, :-1])  # (B, T + 1) -> (B, T)
+        self.y.copy_(windows[:, 1:])  # (B, T + 1) -> (B, T)
+
+    def __call__(self) -> tuple[Tensor, Tensor]:
+        """Draw a batch and take one optimizer step on it (`training_step`)."""
+        self.draw()
+        self.loss, self.grad_norm = training_step(
+            self.model, self.optimizer, self.x, self.y, grad_clip=self.grad_clip,
+            precision=self.precision, autocast_cache=not self.on_device,
+        )  # fmt: skip
+        return self.loss, self.grad_norm
+
+    def state(self) -> dict[str, Any]:
+        """A copy of everything a step changes: parameters, optimizer state, generators."""
+        return {
+            "params": [p.detach().clone() for p in self.model.parameters()],
+            "optimizer": {
+                p: {k: v.clone() if isinstance(v, Tensor) else v for k, v in s.items()}
+                for p, s in self.optimizer.state.items()
+            },
+            "batch_gen": self.batch_gen.get_state(),
+            "device_gen": None if self.device_gen is None else self.device_gen.get_state(),
+            "cuda_rng": torch.cuda.get_rng_state(self.device) if self.on_device else None,
+        }
+
+    @torch.no_grad()
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Put back a `state`, in place (a captured graph keeps reading the same tensors);
+        optimizer state created since is zeroed, as AdamW creates it."""
+        for p, old in zip(self.model.parameters(), saved["params"], strict=True):
+            p.copy_(old)
+        for p, s in self.optimizer.state.items():
+            before = saved["optimizer"].get(p)
+            for k, v in s.items():
+                if isinstance(v, Tensor) and before is not None:
+                    v.copy_(before[k])
+                elif isinstance(v, Tensor):
+                    v.zero_()
+        self.batch_gen.set_state(saved["batch_gen"])
+        if self.device_gen is not None:
+            self.device_gen.set_state(saved["device_gen"])
+        if saved["cuda_rng"] is not None:
+            torch.cuda.set_rng_state(saved["cuda_rng"], self.device)
+
+
+#: eager steps before the capture (cuBLAS handles, the optimizer's state and autograd's
+#: buffers are allocated in them, outside the graph); `capture_step` undoes them
+GRAPH_WARMUP_STEPS = 3
+
+
+def capture_step(step: TrainStep, warmup_steps: int = GRAPH_WARMUP_STEPS) -> Any:
+    """The whole of ``step`` (draw, forward, backward, clip, AdamW) captured in one
+    ``torch.cuda.CUDAGraph``; ``graph.replay()`` then takes a step. Raises where it cannot
+    (not CUDA, or an operation the capture refuses).
+
+    Before the capture, ``warmup_steps`` real steps run on a side stream (PyTorch's recipe);
+    afterwards the parameters, the optimizer's state and the generators are put back as they
+    were (`TrainStep.restore`), so the first replay is the run's next step, the same one the
+    eager loop would take.
+    """
+    if not step.on_device:
+        raise ValueError(f"a CUDA graph needs a CUDA device, not {step.device.type}")
+    saved = step.state()
+    try:
+        side = torch.cuda.Stream(step.device)
+        side.wait_stream(torch.cuda.current_stream(step.device))
+        with torch.cuda.stream(side):
+            for _ in range(warmup_steps):
+                step()
+        torch.cuda.current_stream(step.device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        graph.register_generator_state(step.device_gen)  # the batch draw; dropout's is default
+        step.optimizer.zero_grad(set_to_none=True)  # the graph allocates the gradients
+        with torch.cuda.graph(graph):
+            step()
+    finally:
+        step.restore(saved)
+    return graph
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -191,6 +378,10 @@ class StartInfo:
     max_steps: int
     attention: str
     precision: str = "fp32"  # the resolved one: fp32 or bf16
+    graph: bool = False  # the step runs as one captured CUDA graph
+    #: one line on the graph where there is something to say (it runs, or why not where it was
+    #: asked for or tried); empty where it was not (the CPU and MPS under ``auto``, ``off``)
+    graph_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -258,6 +449,31 @@ class TrainResult:
     checkpoint: Path | None = None
 
 
+def _graph_for(
+    step: TrainStep, cfg: TrainConfig, device: torch.device, precision: str, remaining: int
+) -> tuple[Any, str]:
+    """The captured step (or ``None``: the step runs eagerly) and `StartInfo.graph_note`."""
+    if cfg.cuda_graph == "off":
+        return None, ""
+    if device.type != "cuda":
+        said = cfg.cuda_graph == "on"
+        return None, f"CUDA graph off: {device.type} is not a CUDA device" if said else ""
+    if remaining <= GRAPH_WARMUP_STEPS:
+        return None, f"CUDA graph off: {remaining} step(s) left, fewer than a capture needs"
+    try:
+        graph = capture_step(step)
+    except Exception as e:  # any refusal of the capture: the eager step is the same step
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        return (
+            None,
+            f"CUDA graph off, the step runs eagerly: capture failed ({type(e).__name__}: {first})",
+        )
+    return graph, (
+        f"CUDA graph on: the whole step replayed as one graph ({precision}; captured after "
+        f"{GRAPH_WARMUP_STEPS} warm-up steps, undone)"
+    )
+
+
 def train(
     cfg: TrainConfig,
     data: CharData,
@@ -266,6 +482,7 @@ def train(
     callbacks: Callbacks | None = None,
     resume_from: Checkpoint | None = None,
     should_stop: Callable[[], bool] | None = None,
+    metrics_every: int = 1,
 ) -> TrainResult:
     """Train a `CharGPT` on ``data`` with ``cfg``; checkpoints go to ``out_dir``.
 
@@ -275,6 +492,12 @@ def train(
     possibly changed).
     ``should_stop()`` is polled after every step (Ctrl-C / SIGTERM handlers set it): the loop
     then writes ``last.pt`` and returns with ``interrupted=True``.
+
+    ``metrics_every``: with the step replayed as a CUDA graph, the loss and gradient norm are
+    read back (the host waits for the device), checked for NaN and handed to ``on_step`` only
+    every this many steps, at each evaluation, at the last step and when stopping (the CLI
+    passes its ``--log-every``); the tokens/s of `StepMetrics` is then the rate since the
+    previous read. The eager step (CPU, MPS, no graph) reads them after every step, as always.
     """
     cb = callbacks or Callbacks()
     cfg.check_fits(data.smallest_split)
@@ -282,9 +505,12 @@ def train(
         torch.set_num_threads(cfg.threads)
     device = resolve_device(cfg.device)
     precision = resolve_precision(cfg.precision, device)
+    if metrics_every < 1:
+        raise ValueError(f"metrics_every must be a positive integer, got {metrics_every}")
     batch_gen = seed_everything(cfg.seed)
     model = CharGPT(replace(cfg.model, vocab_size=data.vocab_size)).to(device)
     optimizer = make_optimizer(model, cfg)
+    step_fn = TrainStep(model, optimizer, data.train, cfg, precision, batch_gen)
     # fixed validation batches: the same text at every evaluation and in every arm
     eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
 
@@ -307,6 +533,8 @@ def train(
         optimizer.load_state_dict(resume_from.optimizer)  # type: ignore[arg-type]
         for group in optimizer.param_groups:  # the saved groups carry the old kernel choice
             group["fused"], group["foreach"] = optimizer.defaults["fused"], None
+            group["capturable"] = optimizer.defaults["capturable"]
+        step_fn.use_lr_tensor()  # the saved groups carry a number (or another tensor)
         if optimizer.defaults["fused"]:  # the fused kernel keeps its step count on the device
             for p, state in optimizer.state.items():
                 if "step" in state:
@@ -315,11 +543,17 @@ def train(
         history = list(resume_from.history)
         batch_gen.set_state(resume_from.batch_rng)
         torch.set_rng_state(resume_from.torch_rng)
+        if step_fn.device_gen is not None and resume_from.device_batch_rng is not None:
+            step_fn.device_gen.set_state(resume_from.device_batch_rng)
+        elif step_fn.device_gen is not None:  # a run moved onto CUDA: draws of its own
+            step_fn.device_gen.manual_seed(cfg.seed + step)
+    graph, graph_note = _graph_for(step_fn, cfg, device, precision, remaining=cfg.max_steps - step)
     n_params = count_parameters(model)
     if cb.on_start:
         cb.on_start(
-            StartInfo(n_params, str(device), step, cfg.max_steps, str(cfg.attention), precision)
-        )
+            StartInfo(n_params, str(device), step, cfg.max_steps, str(cfg.attention), precision,
+                      graph=graph is not None, graph_note=graph_note)
+        )  # fmt: skip
 
     def checkpoint(name: str) -> Path:
         path = out_dir / name
@@ -327,6 +561,7 @@ def train(
             config=cfg, vocab=data.vocab, model=model.state_dict(), step=step, best_val_loss=best,
             optimizer=optimizer.state_dict(), history=history,
             batch_rng=batch_gen.get_state(), torch_rng=torch.get_rng_state(),
+            device_batch_rng=None if step_fn.device_gen is None else step_fn.device_gen.get_state(),
         ).save(path)  # fmt: skip
         if cb.on_checkpoint:
             cb.on_checkpoint(path, name)
@@ -337,30 +572,39 @@ def train(
     t_window, tok_window = t_start, 0
     train_loss = val_loss = math.nan
     interrupted = False
+    tokens_per_step = cfg.batch_size * cfg.model.block_size
+
+    def report(step: int, lr: float, loss: Tensor, norm: Tensor) -> None:
+        """Read the step's loss and gradient norm (one wait), check them, call ``on_step``."""
+        nonlocal t_window, tok_window
+        loss_value, grad_norm = torch.stack([loss, norm.to(loss.dtype)]).tolist()
+        if not math.isfinite(loss_value):  # no checkpoint holds the step it spoiled
+            raise NonFiniteLossError(step, loss_value)  # the step whose loss it is
+        now = time.perf_counter()
+        metrics = StepMetrics(loss_value, lr, grad_norm, tok_window / max(now - t_window, 1e-9))
+        if cb.on_step:
+            cb.on_step(step, metrics)
+        if graph is not None or step % 50 == 0:
+            t_window, tok_window = now, 0
+
     model.train()
     while step < cfg.max_steps:
         lr = lr_at(step, cfg)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        x, y = get_batch(data.train, cfg.batch_size, cfg.model.block_size, batch_gen)
-        x, y = x.to(device), y.to(device)
-        loss, norm = training_step(
-            model, optimizer, x, y, grad_clip=cfg.grad_clip, precision=precision
-        )
-        loss_value, grad_norm = torch.stack([loss, norm.to(loss.dtype)]).tolist()  # one wait
-        if not math.isfinite(loss_value):  # no checkpoint holds the step it spoiled
-            raise NonFiniteLossError(step + 1, loss_value)  # the step whose loss it is
+        step_fn.set_lr(lr)
+        if graph is not None:
+            graph.replay()
+            loss, norm = step_fn.loss, step_fn.grad_norm
+        else:
+            loss, norm = step_fn()
+        assert loss is not None and norm is not None
         step += 1
-        tokens_seen += x.numel()
-        tok_window += x.numel()
-        now = time.perf_counter()
-        tps = tok_window / max(now - t_window, 1e-9)
-        metrics = StepMetrics(loss_value, lr, grad_norm, tps)
-        if cb.on_step:
-            cb.on_step(step, metrics)
-        if step % 50 == 0:
-            t_window, tok_window = now, 0
-        if step % cfg.eval_interval == 0 or step == cfg.max_steps:
+        tokens_seen += tokens_per_step
+        tok_window += tokens_per_step
+        evaluating = step % cfg.eval_interval == 0 or step == cfg.max_steps
+        read = graph is None or step % metrics_every == 0 or evaluating
+        if read:
+            report(step, lr, loss, norm)
+        if evaluating:
             val_loss = estimate_loss(model, val_batches, precision)  # type: ignore[arg-type]
             train_loss = estimate_loss(model, train_eval_batches, precision)  # type: ignore[arg-type]
             record = {"step": float(step), "train_loss": train_loss, "val_loss": val_loss}
@@ -376,6 +620,8 @@ def train(
             if cb.on_eval:
                 cb.on_eval(step, EvalMetrics(val_loss, train_loss, best), text)
         if should_stop is not None and should_stop() and step < cfg.max_steps:
+            if not read:  # a graphed step not read yet: checked before its checkpoint
+                report(step, lr, loss, norm)
             interrupted = True
             break
     last = checkpoint("last.pt")

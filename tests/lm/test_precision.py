@@ -52,11 +52,16 @@ def test_auto_takes_bf16_only_where_the_cpu_has_it(name, flags, expected):
 
 
 def test_auto_elsewhere():
-    """MPS and CUDA: fp32 (on an H100 bf16 autocast was slower at the Q02 shape), whatever
-    the host CPU's flags; the device is only named, so no GPU is needed to check the rule."""
-    for device in ("mps", "cuda"):
-        assert resolve_precision("auto", torch.device(device), frozenset({"avx512_bf16"})) == "fp32"
-        assert resolve_precision("bf16", torch.device(device)) == "bf16"
+    """CUDA: bf16 where the GPU computes it (``torch.cuda.is_bf16_supported()``, passed here
+    as ``cuda_bf16``), fp32 on an older one; MPS: fp32; whatever the host CPU's flags. The
+    device is only named, so no GPU is needed to check the rule."""
+    cuda, mps, host = torch.device("cuda"), torch.device("mps"), frozenset({"avx512_bf16"})
+    assert resolve_precision("auto", cuda, host, cuda_bf16=True) == "bf16"
+    assert resolve_precision("auto", cuda, host, cuda_bf16=False) == "fp32"
+    assert resolve_precision("auto", mps, host) == "fp32"
+    for device in (mps, cuda):
+        assert resolve_precision("bf16", device) == "bf16"
+        assert resolve_precision("fp32", device, cuda_bf16=True) == "fp32"
     with pytest.raises(ValueError, match="--precision must be one of auto, fp32, bf16"):
         resolve_precision("fp16", CPU)
 
