@@ -38,10 +38,13 @@ import hashlib
 import re
 import tempfile
 import time
-from functools import lru_cache
+from collections.abc import Callable
+from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from threading import Lock
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from attention_ref.classroom import uploads
 from attention_ref.classroom.access import Access, Role, Verdict, access_of, verdict
 from attention_ref.classroom.assignment import (
     ANSWER_FILE,
@@ -54,6 +57,7 @@ from attention_ref.classroom.assignment import (
     from_ms,
     iso_ms,
 )
+from attention_ref.classroom.bodies import malformed
 
 if TYPE_CHECKING:
     from flask import Response
@@ -79,6 +83,7 @@ def authenticate() -> Authorization | Response:
     from flask import g
 
     _guard_the_fastapi_bridge()
+    uploads.install(_experiment_tags, _status)
     answer = g.get(_ANSWER)
     if answer is None:
         answer = _answer()
@@ -103,6 +108,12 @@ def _answer() -> Any:
     role = role_of(user.username, user.is_admin, basic.auth_config.admin_username)
     rule = request.url_rule.rule if request.url_rule is not None else None
     key, access = access_of(request.method, request.path, rule)
+    if access is not None and (why := malformed(request, key or "")):
+        return _bad_request(why)
+    if role is Role.STUDENT:
+        from flask import after_this_request
+
+        after_this_request(_absent_as_forbidden)
     decided = verdict(role, access)
     if decided is Verdict.FORBIDDEN:
         what = f"{request.method} {request.path}"
@@ -119,7 +130,7 @@ def _answer() -> Any:
         if refused is not None:
             return refused
     if role is Role.STUDENT and access is not None:
-        refused = _homework_fence(user.username, access, key or "")
+        refused = _homework_fence(user.username, access, key or "") or _no_prompts(access)
         if refused is not None:
             return refused
     return sent
@@ -237,6 +248,51 @@ def _forbidden(message: str) -> Response:
     return make_response({"error_code": "PERMISSION_DENIED", "message": REFUSAL + message}, 403)
 
 
+def _bad_request(message: str) -> Response:
+    from flask import make_response
+
+    return make_response({"error_code": "BAD_REQUEST", "message": REFUSAL + message}, 400)
+
+
+#: a student's one answer for what does not exist and for what they may not see
+HIDDEN = "it does not exist, or it is not yours to see"
+
+
+def _hidden() -> Response:
+    """The same 403 and body for a thing that is absent and one that is another's."""
+    return _forbidden(HIDDEN)
+
+
+def _absent_as_forbidden(response: Response) -> Response:
+    """After MLflow answered a student: "not found" and MLflow's own "permission denied" become
+    one answer (`_hidden`), so that no name or id tells a classmate's thing from none."""
+    if response.status_code == 404 or (
+        response.status_code == 403 and response.get_data() == b"Permission denied"
+    ):
+        return _hidden()
+    return response
+
+
+#: the tags that make a registered model a prompt (MLflow's prompt registry)
+_PROMPT_TAGS = ("mlflow.prompt.",)
+
+
+def _no_prompts(access: Access) -> Response | None:
+    """A student registers models (``attnref train --register``), never prompts: a class has
+    no prompt registry, and a prompt's tags on a registered model are refused."""
+    if access is not Access.REGISTRY:
+        return None
+    from flask import request
+
+    names = [str(k) for k in _written_keys()]
+    body = request.get_json(force=True, silent=True)
+    if isinstance(body, dict) and isinstance(body.get("tags"), dict):
+        names += [str(k) for k in body["tags"]]
+    if bad := [k for k in names if k.startswith(_PROMPT_TAGS)]:
+        return _forbidden(f"{bad[0]!r} makes a prompt; the class server keeps no prompts")
+    return None
+
+
 # -------------------------------------------------------------------- what the request names
 
 
@@ -268,7 +324,42 @@ def _tag_keys() -> list[str]:
     return keys
 
 
-@lru_cache(maxsize=4096)
+_T = TypeVar("_T")
+
+
+def found_once(maxsize: int) -> Callable[[Callable[[str], _T | None]], Callable[[str], _T | None]]:
+    """Cache what a look-up *found*, never that it found nothing.
+
+    The gate's only caches: facts fixed when the thing is created (a run's owner and
+    experiment, a logged model's source run), keyed by ids the server draws at random. A
+    "not found" is not cached: a request naming an id before it exists would otherwise decide
+    for the thing made later under that id. Oldest entries go first past ``maxsize``.
+    """
+
+    def wrap(look_up: Callable[[str], _T | None]) -> Callable[[str], _T | None]:
+        kept: dict[str, _T] = {}
+        lock = Lock()
+
+        @wraps(look_up)
+        def cached(key: str) -> _T | None:
+            with lock:
+                if key in kept:
+                    return kept[key]
+            value = look_up(key)
+            if value is not None:
+                with lock:
+                    kept[key] = value
+                    while len(kept) > maxsize:
+                        del kept[next(iter(kept))]
+            return value
+
+        cached.cache_clear = kept.clear  # type: ignore[attr-defined]
+        return cached
+
+    return wrap
+
+
+@found_once(maxsize=4096)
 def _run(run_id: str) -> tuple[str, str] | None:
     """``(owner, experiment id)`` of a run (both fixed at its creation), or ``None``."""
     from mlflow.exceptions import MlflowException
@@ -284,7 +375,7 @@ def _run(run_id: str) -> tuple[str, str] | None:
     return str(info.user_id), str(info.experiment_id)
 
 
-@lru_cache(maxsize=4096)
+@found_once(maxsize=4096)
 def _model_source(model_id: str) -> tuple[str | None] | None:
     """``(source run id,)`` of a logged model (fixed at its creation), or ``None``: no model."""
     from mlflow.exceptions import MlflowException
@@ -300,12 +391,26 @@ def _model_source(model_id: str) -> tuple[str | None] | None:
     return (model.source_run_id or None,)
 
 
+def _may_read(experiment_id: str, username: str) -> bool:
+    """Whether MLflow lets ``username`` read the experiment (its per-experiment grants)."""
+    from mlflow.server import auth as basic
+
+    try:
+        return bool(basic._get_experiment_permission(experiment_id, username).can_read)
+    except Exception:  # no such experiment, or the store could not say: not readable
+        return False
+
+
 def _owns_run(username: str, run_id: str, experiment_id: str | None = None) -> Response | None:
+    """``None`` when the run is ``username``'s (in ``experiment_id``, when given); else the
+    refusal: `_hidden` for a run that does not exist or that they may not read."""
     found = _run(run_id)
     if found is None:
-        return None  # no such run: MLflow answers 404
+        return _hidden()
     owner, experiment = found
     if owner != username:
+        if not _may_read(experiment, username):
+            return _hidden()
         return _forbidden(
             f"run {run_id} belongs to {owner!r}; {username!r} may read it, not change it"
         )
@@ -317,7 +422,7 @@ def _owns_run(username: str, run_id: str, experiment_id: str | None = None) -> R
 def _owns_model(username: str, model_id: str, experiment_id: str | None = None) -> Response | None:
     found = _model_source(model_id)
     if found is None:
-        return None  # no such model: MLflow answers 404
+        return _hidden()
     (run_id,) = found
     if run_id is None:
         return _forbidden(f"logged model {model_id} has no source run; only a teacher changes it")
@@ -424,8 +529,7 @@ def _stamp_owner(username: str) -> Response | None:
 
 # ------------------------------------------------------------------------------- homework
 
-#: the largest answer.json a submission may hold (an answer of the largest exercise is ~40 kB)
-MAX_ANSWER_BYTES = 1 << 20
+MAX_ANSWER_BYTES = uploads.MAX_ANSWER_BYTES
 _TERMINAL = ("FINISHED", "FAILED", "KILLED")
 _UPDATE = "POST /mlflow/runs/update"
 _UPLOAD = "PUT /mlflow-artifacts/artifacts/{artifact_path:path}"
@@ -446,10 +550,10 @@ def _written_keys() -> list[str]:
     return keys
 
 
-@lru_cache(maxsize=1024)
 def _experiment_tags(experiment_id: str) -> dict[str, str]:
-    """An experiment's tags (the homework's are written with the experiment, never changed by
-    a student), or ``{}`` when there is no such experiment."""
+    """An experiment's tags, or ``{}`` when there is no such experiment: read from the store at
+    every request, never cached (an experiment made later under an id a student named before
+    it existed is the homework it is; a teacher's change of a tag counts at once)."""
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
     from mlflow.server.handlers import _get_tracking_store
@@ -546,9 +650,11 @@ def _upload_answer(experiment: str, run_id: str) -> Response | None:
         path = m.group(1)
     if (path or "").strip("/") != f"{experiment}/{run_id}/artifacts/{ANSWER_FILE}":
         return _forbidden(f"a submission holds one file, {ANSWER_FILE}, at its root")
+    # a length said to be over the limit is refused before the body; the bytes themselves are
+    # counted as they arrive (`attention_ref.classroom.uploads`), whatever was said
     size = request.content_length
-    if size is None or size > MAX_ANSWER_BYTES:
-        return _forbidden(f"an answer is at most {MAX_ANSWER_BYTES} bytes, with its length sent")
+    if size is not None and size > MAX_ANSWER_BYTES:
+        return _forbidden(f"an answer is at most {MAX_ANSWER_BYTES} bytes")
     if _status(run_id) != "RUNNING":
         return _forbidden(f"submission {run_id} is finished: it is final (submit again)")
     if _stored_answer(experiment, run_id) is not None:
@@ -560,8 +666,6 @@ def _end_submission(experiment: str, run_id: str) -> Response | None:
     """End a RUNNING submission: FINISHED (with its answer: its hash and the time received
     recorded by the server), FAILED or KILLED; ``end_time`` on the server's clock."""
     from flask import request
-    from mlflow.entities import RunTag
-    from mlflow.server.handlers import _get_tracking_store
 
     body = request.get_json(force=True, silent=True)
     if not isinstance(body, dict) or set(body) - {"run_id", "run_uuid", "status", "end_time"}:
@@ -574,12 +678,38 @@ def _end_submission(experiment: str, run_id: str) -> Response | None:
     now = _now_ms()
     body["end_time"] = now
     if status == "FINISHED":
-        answer = _stored_answer(experiment, run_id)
-        if answer is None:
-            return _forbidden(f"a submission is FINISHED with its {ANSWER_FILE}: upload it first")
-        store = _get_tracking_store()
-        store.set_tag(run_id, RunTag(ANSWER_SHA_TAG, hashlib.sha256(answer).hexdigest()))
-        store.set_tag(run_id, RunTag(RECEIVED_TAG, iso_ms(from_ms(now))))
+        try:
+            with uploads.run_lock(run_id):
+                refused = _finish(experiment, run_id, now)
+        except uploads.AnswerRefusedError as e:
+            return _unavailable(e.message) if e.status == 503 else _forbidden(e.message)
+        if refused is not None:
+            return refused
     if request.get_json(force=True, silent=True) is not body:
         return _forbidden("the server could not stamp the submission's end time")
+    return None
+
+
+def _unavailable(message: str) -> Response:
+    from flask import make_response
+
+    return make_response({"error_code": "TEMPORARILY_UNAVAILABLE", "message": message}, 503)
+
+
+def _finish(experiment: str, run_id: str, now: int) -> Response | None:
+    """Holding the run's lock: record the answer's hash and the time received, and set the run
+    FINISHED (MLflow's handler then writes the same status and end time again), so that no
+    upload can land after the hash was taken (`attention_ref.classroom.uploads`)."""
+    from mlflow.entities import RunStatus, RunTag
+    from mlflow.server.handlers import _get_tracking_store
+
+    if _status(run_id) != "RUNNING":
+        return _forbidden(f"submission {run_id} is ended already: it is final (submit again)")
+    answer = _stored_answer(experiment, run_id)
+    if answer is None:
+        return _forbidden(f"a submission is FINISHED with its {ANSWER_FILE}: upload it first")
+    store = _get_tracking_store()
+    store.set_tag(run_id, RunTag(ANSWER_SHA_TAG, hashlib.sha256(answer).hexdigest()))
+    store.set_tag(run_id, RunTag(RECEIVED_TAG, iso_ms(from_ms(now))))
+    store.update_run_info(run_id, RunStatus.from_string("FINISHED"), now, None)
     return None

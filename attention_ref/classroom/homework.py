@@ -563,6 +563,10 @@ def grade_submission(
     # where an answer cannot be read, its attempt is counted there
     claimed = next((k for k in range(1, assignment.exercises + 1)
                     if info.get("run_name") == f"exercise {k}"), None)  # fmt: skip
+    if RECEIVED_TAG not in tags or ANSWER_SHA_TAG not in tags:  # the client's end time is no proof
+        return Graded(exercise=claimed, standing=Standing.MALFORMED,
+                      reason="finished without the server's stamp (time received, hash)",
+                      **base)  # fmt: skip
     if answer is None:
         return Graded(exercise=claimed, standing=Standing.MALFORMED,
                       reason=f"no {ANSWER_FILE} stored", **base)  # fmt: skip

@@ -232,9 +232,20 @@ class Postgres:
             "--auth-host=reject", "-E", "UTF8", "--locale=C", "--no-instructions",
         )  # fmt: skip
 
+    def copied_from(self) -> str | None:
+        """The data directory a running postmaster's ``postmaster.pid`` names, when it is not
+        this one (this folder is a copy taken while that cluster ran); else ``None``."""
+        try:
+            lines = (self.data / "postmaster.pid").read_text(errors="replace").splitlines()
+        except OSError:
+            return None
+        named = lines[1].strip() if len(lines) > 1 else ""
+        return named if named and Path(named) != self.data else None
+
     def is_running(self) -> bool:
-        """``pg_ctl status``: whether the cluster's server is up."""
-        if not (self.data / "PG_VERSION").is_file():
+        """``pg_ctl status``: whether the cluster's server is up, serving *this* data directory
+        (a copy of the folder names the original's postmaster, which is not this cluster)."""
+        if not (self.data / "PG_VERSION").is_file() or self.copied_from() is not None:
             return False
         out = subprocess.run(
             self._command("pg_ctl", "status", "-D", str(self.data)), capture_output=True
@@ -640,13 +651,35 @@ def _alive(pid: int | None) -> bool:
     return True
 
 
-def _is_mlflow(pid: int | None) -> bool:
-    """Whether ``pid`` is still an ``mlflow server`` (not a pid the system gave to another)."""
+def _is_mlflow(pid: int | None, root: Path | None = None) -> bool:
+    """Whether ``pid`` is still an ``mlflow server`` (not a pid the system gave to another),
+    and, given ``root``, the one serving that class folder's artifacts."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return any(part.endswith(b"mlflow") for part in cmdline[:2]) and b"server" in cmdline
+    if not (any(part.endswith(b"mlflow") for part in cmdline[:2]) and b"server" in cmdline):
+        return False
+    return root is None or os.fsencode(root / "artifacts") in cmdline
+
+
+def folder_id(root: Path) -> list[int]:
+    """What a copy of the folder does not carry: its device and inode numbers."""
+    st = root.stat()
+    return [st.st_dev, st.st_ino]
+
+
+def copied_from(root: Path, info: dict[str, Any]) -> str | None:
+    """The folder a pid file was written for, when it is not ``root`` (``root`` is a copy of a
+    class folder, taken while its server ran); ``None`` for ``root``'s own or an old pid file."""
+    written = info.get("root")
+    if written is None:
+        return None
+    try:
+        same = Path(str(written)) == root and info.get("root_id") in (None, folder_id(root))
+    except OSError:
+        same = False
+    return None if same else str(written)
 
 
 @dataclass(frozen=True)
@@ -660,9 +693,15 @@ class Status:
     mlflow_pid: int | None = None
     healthy: bool = False
     stale: bool = False  # a pid file left by a server that is gone
+    copy_of: str | None = None  # the folder whose pid file this is (``root`` is a copy of it)
 
     def describe(self) -> str:
         """One line."""
+        if self.copy_of:
+            return (
+                f"no class server runs in {self.root}: it is a copy of {self.copy_of}, taken "
+                f"while that class ran (attnref server status {self.copy_of})"
+            )
         if self.running:
             state = "answers" if self.healthy else "does not answer /health yet"
             return (
@@ -701,6 +740,8 @@ def server_status(root: Path) -> Status:
     """Whether the class server of ``root`` runs (its lock is held), and where."""
     root = root.expanduser().absolute()
     info = _read_pid_file(root)
+    if copy_of := copied_from(root, info):
+        return Status(root, False, copy_of=copy_of)
     pid, url, mlflow_pid = info.get("pid"), info.get("url"), info.get("mlflow_pid")
     if _lock_is_held(root):
         cafile = Path(info["cert"]) if info.get("cert") else None
@@ -717,6 +758,12 @@ def stop_server(root: Path, timeout: float = 120) -> str:
     process left behind, if any.
     """
     status = server_status(root)
+    if status.copy_of:
+        raise ServerError(
+            f"{status.root} is a copy of the class folder {status.copy_of}, taken while that "
+            f"class ran: nothing here to stop (to stop that class: attnref server stop "
+            f"{status.copy_of})"
+        )
     if status.running:
         if not status.pid or not _alive(status.pid):
             raise ServerError(f"the class server in {status.root} has no pid to stop")
@@ -732,7 +779,7 @@ def stop_server(root: Path, timeout: float = 120) -> str:
     if not status.stale:
         return f"no class server running in {status.root}; nothing to stop"
     left = []
-    if _alive(status.mlflow_pid) and _is_mlflow(status.mlflow_pid):
+    if _alive(status.mlflow_pid) and _is_mlflow(status.mlflow_pid, status.root):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(int(status.mlflow_pid), signal.SIGTERM)  # type: ignore[arg-type]
         left.append(f"its mlflow server (pid {status.mlflow_pid})")
@@ -887,6 +934,7 @@ class ClassServer:
             "mlflow_pid": self.process.pid if self.process else None,
             "cert": str(self.cert) if self.cert else None, "experiment": self.experiment,
             "started": dt.datetime.now().isoformat(timespec="seconds"),
+            "root": str(self.root), "root_id": folder_id(self.root),
         }  # fmt: skip
         tmp = self.root / (PID_NAME + ".tmp")
         tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
@@ -924,7 +972,7 @@ class ClassServer:
         """A pid file of a server that died without stopping: its mlflow server may still run."""
         info = _read_pid_file(self.root)
         left = info.get("mlflow_pid")
-        if info and _alive(left) and _is_mlflow(left):
+        if info and _alive(left) and _is_mlflow(left, self.root):
             raise ServerError(
                 f"the mlflow server (pid {left}) of a class server that did not stop is still "
                 f"running; stop it first: attnref server stop {self.root}"
