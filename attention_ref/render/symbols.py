@@ -30,6 +30,9 @@ TEXT: Final = frozenset({"text", "texttt"})
 
 COMBINING_TILDE: Final = "\u0303"
 
+#: a superscript of more than one term (``e^{S - m}``): printed in parentheses
+_COMPOUND: Final = re.compile(r"[\s+\-−/]")
+
 
 class _Reader:
     """A cursor over one LaTeX string; every method consumes what it returns."""
@@ -75,7 +78,11 @@ class _Reader:
             return self.command()
         if c == "^":
             arg = self.argument()
-            return arg if arg == SYMBOLS["top"] else "^" + arg  # X^\top -> Xᵀ, Q^{(1)} -> Q^(1)
+            if arg == SYMBOLS["top"]:
+                return arg  # X^\top -> Xᵀ
+            if _COMPOUND.search(arg) and not (arg.startswith("(") and arg.endswith(")")):
+                return f"^({arg})"  # e^{S - m} -> e^(S - m), never e^S - m
+            return "^" + arg  # Q^{(1)} -> Q^(1)
         if c == "_":
             return "_" + self.argument()  # W_{query} -> W_query
         return c
@@ -124,7 +131,8 @@ def latex_to_unicode(latex: str) -> str:
     ``\frac{a}{b}`` → ``a / b``, ``\sqrt{2}`` → ``√2``, ``\operatorname{softmax}`` →
     ``softmax``, ``\text{implied}`` → ``implied``, ``\cdot`` → ``·``, ``\mid`` → ``|``,
     ``\sum_j`` → ``Σ_j``; a subscript loses its braces (``W_{query}`` → ``W_query``) and a
-    superscript keeps its caret (``Q^{(1)}`` → ``Q^(1)``, ``K^{(1)\top}`` → ``K^(1)ᵀ``), as the
+    superscript keeps its caret (``Q^{(1)}`` → ``Q^(1)``, ``K^{(1)\top}`` → ``K^(1)ᵀ``), in
+    parentheses when it has more than one term (``e^{S - m}`` → ``e^(S - m)``), as the
     terminal and markdown output write them. Spaces separate as written, a run of them counts
     as one (``\text{implied } \alpha_j`` → ``implied α_j``) and none lead or trail.
     ``ValueError`` for an unknown command or unbalanced braces.

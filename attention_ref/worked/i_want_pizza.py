@@ -12,6 +12,7 @@ its shape list writes ``(batch_size, text, seq_len, head_dim)`` where the axis i
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Final
 
@@ -59,6 +60,11 @@ class PizzaNumbers:
     H_swapped: Tensor  # (B, T, h, d_k)
     Q_reshape_first: Tensor  # the split Q undone in the document's words' order, (B, T, h, d_k)
     trace: ref.AttentionTrace
+
+
+def _floor6(x: float) -> float:
+    """``x`` truncated (not rounded) to 6 decimals: a lower bound as printed."""
+    return math.floor(x * 1e6) / 1e6
 
 
 def pizza_numbers() -> PizzaNumbers:
@@ -162,7 +168,9 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
         Section(
             title="Attention in every head at once",
             text="softmax(Q Kᵀ / √head_dim) V per head. These integer embeddings give large "
-            "scores, so the weights are almost one-hot: the walkthrough is about shapes.",
+            "scores, so the weights are almost one-hot (the largest weight of each row is at "
+            f"least {_floor6(float(trace.A.max(-1).values.min())):.6f}): the walkthrough is "
+            "about shapes.",
             items=[Shape(name="Q Kᵀ", operation="(B, h, T, d_k) @ (B, h, d_k, T)",
                          before=tuple(trace.Q.shape), after=tuple(trace.S.shape)),
                    Shape(name="head outputs", operation="A V", before=tuple(trace.A.shape),

@@ -73,13 +73,13 @@ def step_sections(cache: ref_kv.KVCache, step: ref_kv.DecodeTrace) -> list[Secti
             Mat(
                 symbol=f"K{sup(i)}",
                 value=L(cache.K[i]),
-                formula=f"X_{{1:{PROMPT}}} W_K{sup(i)}",
+                formula=f"X_{{0..{PROMPT - 1}}} W_K{sup(i)}",
                 rows=prompt,
             ),
             Mat(
                 symbol=f"V{sup(i)}",
                 value=L(cache.V[i]),
-                formula=f"X_{{1:{PROMPT}}} W_V{sup(i)}",
+                formula=f"X_{{0..{PROMPT - 1}}} W_V{sup(i)}",
                 rows=prompt,
             ),
         )
@@ -149,6 +149,7 @@ def step_sections(cache: ref_kv.KVCache, step: ref_kv.DecodeTrace) -> list[Secti
         ),
         Section(
             title=f'Decode "{new}" (t = {step.position}): only the new token is projected',
+            # positions count from 0 here, as the page's x_0 .. x_t; heads from 1
             text="q_t = x_t W_Q⁽ⁱ⁾, k_t = x_t W_K⁽ⁱ⁾, v_t = x_t W_V⁽ⁱ⁾: one row each, per head. "
             "The prompt is not projected again.",
             items=projections,
@@ -194,11 +195,12 @@ def check_section(step: ref_kv.DecodeTrace) -> tuple[Section, dict[str, JSONValu
     words = []
     if row_gap < 1e-12:
         words.append(
-            f"y_t equals row {PROMPT + 1} of seed 000's output (largest difference "
+            f"y_t equals row t = {PROMPT} of seed 000's output (positions counted from 0: its "
+            f"last row; largest difference "
             f"{row_gap:.1e}; the document prints it to 3 decimals, within {doc_gap:.1e})."
         )
     else:
-        words.append(f"y_t is NOT row {PROMPT + 1} of seed 000's output ({row_gap:.1e}).")
+        words.append(f"y_t is NOT row t = {PROMPT} of seed 000's output ({row_gap:.1e}).")
     if all_gap < 1e-12:
         words.append(
             f"Decoding all {n} tokens one at a time from an empty cache gives every row of the "

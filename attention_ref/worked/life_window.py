@@ -68,8 +68,9 @@ def against_causal(tr: ref_gqa.GQATrace, w: int) -> tuple[Section, dict[str, JSO
     if changed:
         one = len(changed) == 1
         parts.append(
-            f"Row{'' if one else 's'} {names(changed)} differ{'s' if one else ''}: the oldest "
-            f"keys fall out of the window of {w}."
+            f"Row{'' if one else 's'} {names(changed)} differ{'s' if one else ''}: "
+            f"{'its oldest key falls' if one else 'each row has keys that fall'} out of the "
+            f"window of {w} (every key {w} or more positions back)."
         )
     section = Section(
         title=f"Against the causal mask: which rows the window of {w} changes",

@@ -126,8 +126,8 @@ VTEXT: Final[dict[str, dict[str, str]]] = {
         "data_rope": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} "
         "head{hs}, d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. Rotary position "
         "embeddings (RoPE, RoFormer) on the queries and the keys, not the values: the token at "
-        "position m (the first m = 0) has each pair of coordinates (x_2p, x_2p+1), p = 0 … "
-        "{last}, turned by the angle m θ_p, θ_p = 10000^(−2p/d_k): x'_2p = x_2p cos mθ_p − "
+        "position m (the first m = 0) has each pair of coordinates (x_2p, x_2p+1), {pairs}, "
+        "turned by the angle m θ_p, θ_p = 10000^(−2p/d_k): x'_2p = x_2p cos mθ_p − "
         "x_2p+1 sin mθ_p and x'_2p+1 = x_2p sin mθ_p + x_2p+1 cos mθ_p. The table gives θ_p, "
         "m θ_p and their cosines and sines, rounded to {decimals} places: use them as they are "
         "(or more exact ones). {mask} {wo}",
@@ -203,7 +203,7 @@ VTEXT: Final[dict[str, dict[str, str]]] = {
         "cabeça{hs}, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: Q = X W_Q. Embeddings "
         "de posição rotativos (RoPE, RoFormer) nas consultas e nas chaves, não nos valores: o "
         "token na posição m (o primeiro tem m = 0) tem cada par de coordenadas (x_2p, x_2p+1), "
-        "p = 0 … {last}, girado pelo ângulo m θ_p, θ_p = 10000^(−2p/d_k): x'_2p = x_2p cos mθ_p "
+        "{pairs}, girado pelo ângulo m θ_p, θ_p = 10000^(−2p/d_k): x'_2p = x_2p cos mθ_p "
         "− x_2p+1 sen mθ_p e x'_2p+1 = x_2p sen mθ_p + x_2p+1 cos mθ_p. A tabela dá θ_p, m θ_p "
         "e os seus cossenos e senos, arredondados com {decimals} casas: use-os como estão (ou "
         "valores mais exatos). {mask} {wo}",
@@ -328,7 +328,9 @@ def _statement(opt: ExerciseOptions, problem: dict[str, JSONValue], tr: VariantT
     fmt: dict[str, object] = {
         "seed": opt.seed, "n": opt.tokens, "d": opt.d_model, "h": opt.heads, "d_k": opt.d_k,
         "g": g, "r": opt.heads // g, "tokens": ", ".join(tokens), "decimals": opt.decimals,
-        "last": opt.d_k // 2 - 1, "w": opt.window, "before": (opt.window or 1) - 1,
+        "last": opt.d_k // 2 - 1,
+        "pairs": f"p = 0 … {opt.d_k // 2 - 1}" if opt.d_k > 2 else "p = 0",
+        "w": opt.window, "before": (opt.window or 1) - 1,
         "mask": w["mask"] if opt.causal else w["nomask"], "wo": w["wo"] if has_wo else w["nowo"],
         "hs": "s" * (opt.heads != 1),
     }  # fmt: skip

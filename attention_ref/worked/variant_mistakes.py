@@ -4,8 +4,9 @@ over the stages of `attention_ref.worked.variant_steps`, with the grader untouch
 **Grouped-query attention** (``gqa``): query head :math:`i` (0-based) reads K/V head
 :math:`\gamma(i) = \lfloor i / r \rfloor`, :math:`r = h/g`: consecutive query heads share one
 (``repeat_interleave``, PyTorch's ``enable_gqa``, Llama's ``repeat_kv``). Students repeat the
-K/V heads the other way, interleaved, :math:`i \bmod g` (``K.repeat(1, r, 1)`` instead of
-``repeat_interleave``: ``gqa_interleaved``), or give every query head the first K/V head, as
+K/V heads the other way, in turn, :math:`i \bmod g` (``K.repeat(1, r, 1)``'s order 1, 2, 1, 2
+instead of ``repeat_interleave``'s 1, 1, 2, 2: ``gqa_interleaved``, a name kept though the
+order is not ``repeat_interleave``'s), or give every query head the first K/V head, as
 multi-query attention does (``gqa_one_kv``).
 
 **Sliding window** of :math:`w` keys (``window``): :math:`M^{\text{win}}_{tu} = 0` where
@@ -261,11 +262,11 @@ def _gave_transposed(symbol: str, *steps: str) -> Callable[[Data, Kind], Iterabl
 GQA_KINDS: Final[tuple[Kind, ...]] = (
     Kind("gqa_interleaved", {
         "en": "the K/V heads repeated in the wrong order: query heads 1 to {h} read K/V heads "
-        "{wrong} (i mod g, interleaved) instead of {right} (each K/V head shared by {r} "
-        "consecutive query heads)",
+        "{wrong} (i mod g, in turn: the order of K.repeat) instead of {right} (each K/V head "
+        "shared by {r} consecutive query heads)",
         "pt": "as cabeças K/V repetidas na ordem errada: as cabeças de consulta 1 a {h} leram "
-        "as cabeças K/V {wrong} (i mod g, intercaladas) em vez de {right} (cada cabeça K/V "
-        "compartilhada por {r} cabeças de consulta consecutivas)",
+        "as cabeças K/V {wrong} (i mod g, alternadas: a ordem de K.repeat) em vez de {right} "
+        "(cada cabeça K/V compartilhada por {r} cabeças de consulta consecutivas)",
     }, _interleaved),
     Kind("gqa_one_kv", {
         "en": "every query head read K/V head 1, as in multi-query attention, instead of its "

@@ -44,9 +44,16 @@ def supT(i: int) -> str:
     return f"^{{({i + 1})\\top}}"
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 query weight``, ``2 query weights``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def groups_text(h: int, g: int) -> str:
     """Which query heads read which K/V head, in words (1-based, as the sections print)."""
     r = h // g
+    if g == h == 1:
+        return "one head, with its own keys and values (h = g = 1)"
     if g == h:
         return "each query head has its own K/V head (g = h: multi-head attention)"
     parts = []
@@ -141,10 +148,19 @@ def score_section(tr: ref_gqa.GQATrace) -> Section:
             ),
         ]
     which = "the rotated queries and keys" if rope else "its query and the keys of its group"
+    if tr.g == tr.h:  # every head its own keys: no group to name
+        title = f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, d_k = {tr.d_k}"
+        whose = "its own keys" if tr.h > 1 else "the keys"
+        text = (f"Each head scores {'the rotated queries against ' if rope else ''}{whose}. "
+                f"Entry (t, u) is the match of token t's query with token u's key, divided by "
+                f"√{tr.d_k}.")  # fmt: skip
+    else:
+        title = f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k with j = γ(i), d_k = {tr.d_k}"
+        text = (f"Query head i scores {which}: K/V head γ(i). Entry (t, u) is the match of "
+                f"token t's query with token u's key, divided by √{tr.d_k}.")  # fmt: skip
     return Section(
-        title=f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k with j = γ(i), d_k = {tr.d_k}",
-        text=f"Query head i scores {which}: K/V head γ(i). Entry (t, u) is the match of token "
-        f"t's query with token u's key, divided by √{tr.d_k}.",
+        title=title,
+        text=text,
         items=items,
     )
 
@@ -212,9 +228,13 @@ def head_output_section(tr: ref_gqa.GQATrace) -> Section:
         )
         for i in range(tr.h)
     ]
+    own = tr.g == tr.h  # every head its own values: no group to name
     return Section(
-        title="Head outputs: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ with j = γ(i)",
-        text="Row t is a weighted average of the value rows of the head's group.",
+        title="Head outputs: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾"
+        if own
+        else "Head outputs: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ with j = γ(i)",
+        text="Row t is a weighted average of the value rows of "
+        + ("the head's own values." if own else "the head's group."),
         items=items,
     )
 
@@ -489,7 +509,8 @@ def backward_sections(
         Section(
             title="Weights and input: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾, "
             "∂W_V⁽ʲ⁾ = Xᵀ ∂V⁽ʲ⁾, ∂X",
-            text=f"{h} query weights, {g} key and {g} value weights; X collects every path.",
+            text=f"{_count(h, 'query weight')}, {_count(g, 'key weight')} and "
+            f"{_count(g, 'value weight')}; X collects every path.",
             items=items,
         )
     )

@@ -130,8 +130,8 @@ def test_out_writes_every_document_then_check_grades_the_filled_answer(
 def test_a_gqa_answer_with_the_groups_interleaved_exits_1_named(tmp_path, capsys):
     """Each query head given the K/V head i mod g: the report names it, in EN and in PT."""
     for lang, words in (("en", "Diagnosis: the K/V heads repeated in the wrong order: query "
-                         "heads 1 to 4 read K/V heads 1, 2, 1, 2 (i mod g, interleaved) instead "
-                         "of 1, 1, 2, 2"),
+                         "heads 1 to 4 read K/V heads 1, 2, 1, 2 (i mod g, in turn: the order of "
+                         "K.repeat) instead of 1, 1, 2, 2"),
                         ("pt", "Diagnóstico: as cabeças K/V repetidas na ordem errada: as "
                          "cabeças de consulta 1 a 4 leram as cabeças K/V 1, 2, 1, 2")):  # fmt: skip
         out = tmp_path / lang
