@@ -216,6 +216,8 @@ class Reporter:
                 self.label = info.attention
             note = f", resuming at step {start}" if start else ""
             self._print(f"[{self.label}] {info.n_params:,} parameters on {info.device}{note}")
+            if info.graph_note:  # the CUDA graph: it runs, or why the step runs eagerly
+                self._print(f"[{self.label}] {info.graph_note}")
             if self.progress is not None and self.task is not None:
                 self.progress.update(self.task, completed=start, total=self.total)
 

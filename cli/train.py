@@ -163,6 +163,7 @@ def train(
             outcome = run_training(
                 cfg, dataset, out_root=out_dir, run_name=run_name, callbacks=rep.callbacks(),
                 should_stop=stop, resume=point, register=register, on_run_start=started,
+                metrics_every=log_every,  # a CUDA graph's loss is read at the lines printed
             )  # fmt: skip
     except TrackingError as e:  # the store refused a write or went away: what it has, stays
         raise CLIError(str(e)) from None

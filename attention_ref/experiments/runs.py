@@ -450,6 +450,7 @@ def run_training(
     part_of: str | None = None,
     register: str | None = None,
     on_run_start: Callable[[str], None] | None = None,
+    metrics_every: int = 1,
 ) -> RunOutcome:
     """Train with ``cfg`` inside an MLflow run: a new one, or ``resume``'s run continued.
 
@@ -459,7 +460,9 @@ def run_training(
     ``part_of`` says so in the run's description. The run is named `train_run_name`
     (``q02-multihead``) unless ``run_name``. ``register`` registers the model under that name
     in the Model Registry. ``on_run_start(run_id)`` is called once the run exists, before the
-    first step (the CLI prints the id and the store).
+    first step (the CLI prints the id and the store). ``metrics_every``: with the step
+    replayed as a CUDA graph, the step metrics are read and logged every this many steps
+    (`attention_ref.lm.train.train`); the eager step logs every step.
     """
     client = MlflowClient()
     if resume is not None:
@@ -496,6 +499,7 @@ def run_training(
             cfg, data, out_dir,
             callbacks=Callbacks.chain(logger.callbacks(), callbacks or Callbacks()),
             resume_from=resume.checkpoint if resume else None, should_stop=stop,
+            metrics_every=metrics_every,
         )  # fmt: skip
         status = RunStatus.KILLED if result.interrupted else RunStatus.FINISHED
     except NonFiniteLossError as e:

@@ -193,7 +193,8 @@ class TrainStep:
       device (no host work, nothing copied per step);
     * the learning rate is ``lr``, a 0-dim tensor every group of the optimizer reads (float64
       on the CPU: the fused kernel then sees the very double of `lr_at`; float32 on CUDA, what
-      its fused kernel reads); `set_lr` writes it;
+      its fused kernel reads); `set_lr` writes it (on MPS, whose AdamW is not fused, the groups
+      get the number, as before);
     * calling the step returns ``(loss, grad_norm)`` and keeps them as ``loss`` and
       ``grad_norm``: a captured step (`capture_step`) writes the same tensors at each replay.
     """
@@ -223,7 +224,11 @@ class TrainStep:
         self.x = torch.empty(shape, dtype=torch.long, device=device)
         self.y = torch.empty(shape, dtype=torch.long, device=device)
         lr_dtype = torch.float32 if device.type == "cuda" else torch.float64
-        self.lr = torch.tensor(cfg.lr, dtype=lr_dtype, device=device)
+        # MPS: no float64, and its (unfused) AdamW refuses a tensor rate; the groups keep a number
+        self.lr_is_tensor = device.type in ("cpu", "cuda")
+        self.lr = torch.tensor(
+            cfg.lr, dtype=lr_dtype, device=device if self.lr_is_tensor else "cpu"
+        )
         self.use_lr_tensor()
         self.loss: Tensor | None = None
         self.grad_norm: Tensor | None = None
@@ -231,11 +236,14 @@ class TrainStep:
     def use_lr_tensor(self) -> None:
         """Point every group of the optimizer at `lr` (again: loading a state replaces it)."""
         for group in self.optimizer.param_groups:
-            group["lr"] = self.lr
+            group["lr"] = self.lr if self.lr_is_tensor else float(self.lr)
 
     def set_lr(self, lr: float) -> None:
         """Write the rate of the next step (a kernel on the device, no wait)."""
         self.lr.fill_(lr)
+        if not self.lr_is_tensor:
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
 
     def draw(self) -> None:
         """The next batch into ``x``, ``y``: random windows and their next characters."""
