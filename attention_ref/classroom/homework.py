@@ -21,9 +21,11 @@ gate's, tested over HTTP.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
+import secrets
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -55,6 +57,7 @@ from attention_ref.classroom.assignment import (
     student_experiment,
 )
 from attention_ref.classroom.gradebook import Graded, Row, Standing, rows
+from attention_ref.classroom.patience import patiently
 from attention_ref.classroom.server import (
     ADMIN_USERNAME,
     ServerError,
@@ -86,8 +89,9 @@ def _tags(obj: dict[str, Any]) -> dict[str, str]:
 def _experiment(url: str, auth: Auth, name: str, cafile: Path | None) -> dict[str, Any] | None:
     """The experiment ``name`` as ``auth`` may read it; ``None`` when it does not exist or
     ``auth`` may not read it (a student cannot tell another's homework from none)."""
-    status, found = rest(url, "/api/2.0/mlflow/experiments/get-by-name", auth=auth,
-                         query={"experiment_name": name}, cafile=cafile)  # fmt: skip
+    status, found = patiently(lambda: rest(url, "/api/2.0/mlflow/experiments/get-by-name",
+                                           auth=auth, query={"experiment_name": name},
+                                           cafile=cafile))  # fmt: skip
     if status == 200:
         return dict(found["experiment"])
     if status in (403, 404):
@@ -111,7 +115,7 @@ def _call(
     url: str, endpoint: str, body: dict[str, Any] | None, auth: Auth, what: str,
     cafile: Path | None, **kw: Any,
 ) -> dict[str, Any]:  # fmt: skip
-    status, answer = rest(url, endpoint, body, auth=auth, cafile=cafile, **kw)
+    status, answer = patiently(lambda: rest(url, endpoint, body, auth=auth, cafile=cafile, **kw))
     _refused(status, answer, auth, url)
     return _checked(status, answer, what)
 
@@ -433,30 +437,95 @@ def check_text(text: bytes, mine_: Mine) -> tuple[int, Report]:
     return k, check_document(doc, Problem.of_exercise(mine_.exercises[k - 1]))
 
 
+#: the tag of a submission's run that holds the key its client drew (found again after a lost
+#: reply, so that a retry never makes a second attempt of the same answer)
+CLIENT_KEY_TAG: Final = "submission.key"
+
+
+def _runs_get(url: str, auth: Auth, run_id: str, cafile: Path | None) -> dict[str, Any]:
+    status, got = patiently(lambda: rest(url, "/api/2.0/mlflow/runs/get", auth=auth,
+                                         cafile=cafile, query={"run_id": run_id}))  # fmt: skip
+    _refused(status, got, auth, url)
+    return dict(_checked(status, got, "cannot read the submission back")["run"])
+
+
+def _create_once(url: str, auth: Auth, exp_id: str, k: int, cafile: Path | None) -> str:
+    """The submission's run, made once however often the request must be sent."""
+    key = secrets.token_hex(16)
+    body = {"experiment_id": exp_id, "run_name": f"exercise {k}",
+            "tags": [{"key": CLIENT_KEY_TAG, "value": key}]}  # fmt: skip
+
+    def made_already() -> dict[str, Any] | None:
+        found = _search_runs(url, auth, exp_id, cafile, f"tags.`{CLIENT_KEY_TAG}` = '{key}'")
+        return {"run": found[0]} if found else None
+
+    status, made = patiently(lambda: rest(url, "/api/2.0/mlflow/runs/create", body, auth=auth,
+                                          cafile=cafile), before_retry=made_already)  # fmt: skip
+    _refused(status, made, auth, url)
+    return str(_checked(status, made, "cannot create the submission")["run"]["info"]["run_id"])
+
+
+def _upload_once(url: str, auth: Auth, exp_id: str, run_id: str, text: bytes,
+                 cafile: Path | None) -> None:  # fmt: skip
+    """``answer.json`` into the run; a retry after a lost reply finds it there (the same bytes)."""
+    upload = _answer_path(exp_id, run_id)
+    status, answer = patiently(
+        lambda: rest(url, upload, data=text, method="PUT", auth=auth, cafile=cafile)
+    )
+    already = status == 403 and "already" in str(answer.get("message", ""))
+    if already and _download(url, auth, exp_id, run_id, cafile) == text:
+        return  # an earlier try of this call stored it
+    _refused(status, answer, auth, url)
+    _checked(status, answer, "the answer did not reach the server")
+
+
+def _finish_once(url: str, auth: Auth, run_id: str, sha: str, cafile: Path | None) -> None:
+    """End the run FINISHED; a retry after a lost reply finds it finished with this answer."""
+
+    def finished() -> dict[str, Any] | None:
+        got = _runs_get(url, auth, run_id, cafile)
+        done = got["info"]["status"] == "FINISHED" and _tags(got["data"]).get(ANSWER_SHA_TAG) == sha
+        return got if done else None
+
+    status, answer = patiently(
+        lambda: rest(url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"},
+                     auth=auth, cafile=cafile),
+        before_retry=finished,
+    )  # fmt: skip
+    if status == 403 and finished() is not None:
+        return
+    _refused(status, answer, auth, url)
+    _checked(status, answer, "the submission could not be finished")
+
+
 def submit(url: str, auth: Auth, name: str, text: bytes, cafile: Path | None = None) -> Submitted:
     """Submit an answer's bytes: checked here first (a bad file sends nothing), then stored
     whole (a run of the student's holding ``answer.json``, ended FINISHED) or not at all (a run
-    that could not be finished is ended FAILED and does not count)."""
+    that could not be finished is ended FAILED and does not count).
+
+    A busy server is asked again (`attention_ref.classroom.patience`), each write at most once
+    in effect; whatever fails, what the student is told is what the server holds, read back
+    (a submission that is finished is never reported as not submitted)."""
     me = mine(url, auth, name, cafile)
     k, report = check_text(text, me)
-    made = _call(url, "/api/2.0/mlflow/runs/create",
-                 {"experiment_id": me.experiment_id, "run_name": f"exercise {k}"}, auth,
-                 "cannot create the submission", cafile)  # fmt: skip
-    run_id = made["run"]["info"]["run_id"]
-    upload = _answer_path(me.experiment_id, run_id)
+    sha = hashlib.sha256(text).hexdigest()
+    run_id = _create_once(url, auth, me.experiment_id, k, cafile)
     try:
-        status, answer = rest(url, upload, data=text, method="PUT", auth=auth, cafile=cafile)
-        _refused(status, answer, auth, url)
-        _checked(status, answer, "the answer did not reach the server")
-        _call(url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"},
-              auth, "the submission could not be finished", cafile)  # fmt: skip
+        _upload_once(url, auth, me.experiment_id, run_id, text, cafile)
+        _finish_once(url, auth, run_id, sha, cafile)
     except (ServerError, HomeworkError) as e:
-        if not _ended(url, auth, run_id, cafile):
+        try:
+            ended = _ended(url, auth, run_id, cafile)
+        except ServerError:
+            raise HomeworkError(
+                f"{e}; the class server did not say whether submission {run_id} was received: "
+                f"see attnref homework status {name}"
+            ) from None
+        if not ended:
             raise HomeworkError(f"{e}; nothing was submitted (submit again)") from None
-    got = _call(url, "/api/2.0/mlflow/runs/get", None, auth, "cannot read the submission back",
-                cafile, query={"run_id": run_id})["run"]  # fmt: skip
+    got = _runs_get(url, auth, run_id, cafile)
     tags = _tags(got["data"])
-    if tags.get(ANSWER_SHA_TAG) != hashlib.sha256(text).hexdigest():
+    if tags.get(ANSWER_SHA_TAG) != sha:
         raise HomeworkError(f"submission {run_id} does not hold the answer sent; submit again")
     received = from_iso(tags[RECEIVED_TAG])
     attempts = sum(
@@ -508,16 +577,13 @@ def my_submissions(
 
 def _ended(url: str, auth: Auth, run_id: str, cafile: Path | None) -> bool:
     """After a failure: whether the submission did get finished (the answer's reply was
-    lost); else it is ended FAILED, best effort, so that it never counts."""
-    try:
-        status, got = rest(url, "/api/2.0/mlflow/runs/get", auth=auth, cafile=cafile,
-                           query={"run_id": run_id})  # fmt: skip
-        if status == 200 and got["run"]["info"]["status"] == "FINISHED":
-            return True
+    lost); else it is ended FAILED, best effort, so that it never counts. A server that does
+    not answer this read either: `ServerError` (nothing is said that it might contradict)."""
+    if _runs_get(url, auth, run_id, cafile)["info"]["status"] == "FINISHED":
+        return True
+    with contextlib.suppress(ServerError):
         rest(url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FAILED"},
              auth=auth, cafile=cafile)  # fmt: skip
-    except ServerError:
-        pass
     return False
 
 

@@ -95,6 +95,11 @@ class ServerError(ValueError):
     """The class server cannot start or be used as asked; the message says why, in one line."""
 
 
+class ServerTimeoutError(ServerError):
+    """The class server took the request but did not answer in time (it may have acted on it:
+    read back what it holds before saying anything)."""
+
+
 def read_password(
     file: Path | None, env_var: str = ADMIN_PASSWORD_ENV, environ: dict[str, str] | None = None
 ) -> str:
@@ -327,6 +332,9 @@ def request_bytes(
         return e.code, e.read()
     except (urllib.error.URLError, OSError) as e:  # no server there: one line, no traceback
         reason = getattr(e, "reason", e)
+        if isinstance(reason, TimeoutError | ConnectionResetError):
+            raise ServerTimeoutError(f"the class server at {url} did not answer in time "
+                                     f"({reason or 'timed out'})") from None  # fmt: skip
         raise ServerError(f"cannot reach the class server at {url}: {reason}") from None
 
 

@@ -31,7 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from attention_ref.classroom.assignment import ANSWER_FILE, Assignment, lateness, parse_due
+from attention_ref.classroom.assignment import (
+    ANSWER_FILE,
+    ANSWER_SHA_TAG,
+    Assignment,
+    lateness,
+    parse_due,
+)
 from attention_ref.classroom.gradebook import Row, Standing
 
 if TYPE_CHECKING:
@@ -45,6 +51,13 @@ NAMES: Final = ("ana", "bruno", "carla", "davi", "elisa", "fabio", "gabi", "heit
                 "joao", "karin", "lucas", "maria", "nuno", "olga", "pedro", "quenia", "rafa",
                 "sofia", "tiago", "ursula", "vitor", "wanda", "xavier", "yara", "zeca", "beto",
                 "cida", "duda", "enzo")  # fmt: skip
+
+
+def class_of(n: int) -> tuple[str, ...]:
+    """``n`` students' names: the recorded class's 30, then ``s031``, ``s032``, …"""
+    return (NAMES + tuple(f"s{i:03d}" for i in range(len(NAMES) + 1, n + 1)))[:n]
+
+
 #: two mistakes made together by one student (they change different stages)
 PAIR: Final = ("no_scale", "no_W_O")
 
@@ -420,26 +433,36 @@ def run_class(
     from attention_ref.classroom.server import DEFAULT_EXPERIMENT, add_student
 
     passwords = {s: secrets.token_urlsafe(15) for s in students}
-    for s, pw in passwords.items():
+
+    def make(s: str) -> None:
         if add is None:
-            add_student(url, admin, s, pw, DEFAULT_EXPERIMENT)
+            add_student(url, admin, s, passwords[s], DEFAULT_EXPERIMENT)
         else:
-            add(s, pw)
+            add(s, passwords[s])
+
+    with ThreadPoolExecutor(max_workers=8) as pool:  # the teacher's script, a few at a time
+        list(pool.map(make, passwords))
     far = parse_due((dt.datetime.now(dt.UTC) + dt.timedelta(days=7)).isoformat())
     asked = Assignment(name=name, salt=salt or secrets.token_hex(8), due=far)
     assignment = assign(url, admin, asked).assignment
     behaviours = plan(assignment, students)
     errors: list[str] = []
     timings: dict[str, float] = {}
+    durations: list[float] = []  # of each `homework submit` (the command's library call)
+    said_failed: list[tuple[str, str]] = []  # (student, sha256) the client said failed
 
     def attempts_of(b: Behaviour, late: bool) -> list[str]:
         done = []
         for a in b.attempts:
             if a.late == late:
+                t = time.monotonic()
                 try:
                     done.append(_send(url, (b.student, passwords[b.student]), name, a))
                 except Exception as e:  # a failure is recorded, never hidden
                     errors.append(f"{b.student}: {type(e).__name__}: {e}")
+                    said_failed.append((b.student, hashlib.sha256(a.text).hexdigest()))
+                if a.via != "rest" and not a.refused:
+                    durations.append(time.monotonic() - t)
         return done
 
     t0 = time.monotonic()
@@ -464,11 +487,14 @@ def run_class(
     done = [x for run in on_time + late for x in run]
     finished = answers_on_disk = same_bytes = 0
     sent = {hashlib.sha256(a.text).hexdigest() for b in behaviours for a in b.stored}
-    for exp_id in _student_experiments(url, admin, name, None).values():
+    held: set[tuple[str, str]] = set()  # (student, sha256) of every finished submission
+    for student, exp_id in _student_experiments(url, admin, name, None).items():
         for run in _search_runs(url, admin, exp_id, None):
             if run["info"]["status"] != "FINISHED":
                 continue
             finished += 1
+            tags = {t["key"]: t["value"] for t in run.get("data", {}).get("tags", [])}
+            held.add((student, tags.get(ANSWER_SHA_TAG, "")))
             if artifacts is not None:
                 path = artifacts / exp_id / run["info"]["run_id"] / "artifacts" / ANSWER_FILE
                 if path.is_file():
@@ -486,12 +512,22 @@ def run_class(
         "graded_submissions": len(graded.graded),
         "gradebook_rows": len(graded.rows),
         "late_rows": sum(r.late is not None for r in graded.rows),
+        "client_errors": len(said_failed),
+        # the client said it failed, the server holds it finished: what a student must never read
+        "told_failed_but_finished": sum(f in held for f in said_failed),
     }  # fmt: skip
+    if durations:
+        ordered = sorted(durations)
+        timings["submit_p50_s"] = round(ordered[len(ordered) // 2], 2)
+        timings["submit_p95_s"] = round(ordered[min(len(ordered) - 1,
+                                                     int(0.95 * len(ordered)))], 2)  # fmt: skip
+        timings["submit_max_s"] = round(ordered[-1], 2)
     expected = expected_verdicts(assignment, behaviours)
     return ClassRecord(assignment, behaviours, list(graded.rows), expected, counts, timings,
                        errors)  # fmt: skip
 
 
 __all__ = ["NAMES", "Attempt", "Behaviour", "ClassRecord", "absent_on_the_class", "carried_answer",
+           "class_of",
            "expected_verdicts", "lateness", "mistaken_answer", "partial_answer", "plan",
            "right_answer", "run_class", "slip_answer"]  # fmt: skip

@@ -380,3 +380,108 @@ def test_status_and_stop_on_a_copy_leave_the_live_class_running(seams, tmp_path)
     # the control: the live folder's own status says it runs
     live = server_status(seams.root)
     assert live.running and live.copy_of is None
+
+
+# --- a busy server: retried, never twice, and the student told what the server holds -------
+
+
+class LossyProxy:
+    """A TCP proxy on 127.0.0.1 in front of the class server that forwards every request and
+    drops the reply of the first request matching each of ``drop`` (the server acted on it;
+    the client sees the connection closed, as after a timeout)."""
+
+    def __init__(self, upstream: str, drop: list[str]) -> None:
+        import socket
+        import threading
+
+        self.upstream = urllib.parse.urlsplit(upstream)
+        self.drop = list(drop)
+        self.dropped: list[str] = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        import threading
+
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn) -> None:
+        import socket
+
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)  # fmt: skip
+            while len(body) < length:
+                body += conn.recv(65536)
+            first = head.split(b"\r\n")[0].decode()
+            with socket.create_connection((self.upstream.hostname, self.upstream.port)) as up:
+                up.sendall(head + b"\r\n\r\n" + body)
+                reply = b""
+                while chunk := up.recv(65536):
+                    reply += chunk
+            hit = next((d for d in self.drop if d in first), None)
+            if hit is not None:
+                self.drop.remove(hit)
+                self.dropped.append(first)
+                return  # the server acted; the client hears nothing
+            conn.sendall(reply)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("lost", ["runs/create", "PUT /api/2.0/mlflow-artifacts", "runs/update"])
+def test_a_lost_reply_is_retried_once_in_effect_and_the_student_told_the_truth(
+    seams, accounts, sized, lost
+):
+    a, mine = sized
+    bob = accounts["bob"]
+    before = {r["info"]["run_id"] for r in hw._search_runs(seams.url, seams.admin, mine, None)}
+    proxy = LossyProxy(seams.url, [lost])
+    try:
+        sent = hw.submit(proxy.url, bob, "sized", answer_of(a, "bob"))
+    finally:
+        proxy.close()
+    assert len(proxy.dropped) == 1 and lost in proxy.dropped[0]  # the reply was lost
+    runs = [r for r in hw._search_runs(seams.url, seams.admin, mine, None)
+            if r["info"]["run_id"] not in before]  # fmt: skip
+    assert [r["info"]["run_id"] for r in runs] == [sent.run_id]  # one run, not two
+    assert runs[0]["info"]["status"] == "FINISHED" and sent.report.all_right
+
+
+def test_patience_retries_a_busy_answer_and_gives_up_in_one_line():
+    from attention_ref.classroom.patience import Patience, StillBusyError, patiently
+    from attention_ref.classroom.server import ServerTimeoutError
+
+    quick = Patience(tries=4, first_pause_s=0.01)
+    answers = iter([(503, "busy"), (429, "busy"), (200, "done")])
+    assert patiently(lambda: next(answers), quick) == (200, "done")
+
+    def late() -> tuple[int, str]:
+        raise ServerTimeoutError("timed out")
+
+    with pytest.raises(StillBusyError, match="busy through 4 tries"):
+        patiently(late, quick)
+    # what the server holds already is used instead of asking again
+    calls = []
+
+    def lost() -> tuple[int, str]:
+        calls.append(1)
+        raise ServerTimeoutError("timed out")
+
+    assert patiently(lost, quick, before_retry=lambda: "held") == (200, "held")
+    assert calls == [1]
+    # a refusal is an answer, not a busy server (the control)
+    assert patiently(lambda: (403, "no"), quick) == (403, "no")
