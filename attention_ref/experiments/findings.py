@@ -10,12 +10,14 @@ English report and the book's Portuguese page both write their words from these 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar, Protocol
 
 from attention_ref.experiments.names import Metric
+from attention_ref.experiments.spread import Gap, Side, Spread, compare, spread
 
 #: two losses closer than this (nats) are "at" each other, and neither is called lower: an
 #: arm is measured on fixed validation batches, the baselines on the whole validation split,
@@ -69,6 +71,9 @@ class ArmRow:
     #: the model's parameters by `Part` (which tensors are attention, read from the model
     #: itself: `attention_ref.experiments.model_parts`); empty when not recorded
     param_groups: dict[str, int] = field(default_factory=dict)
+    #: the precision the run trained in (``fp32``, ``bf16``: the resolved one, tag
+    #: `attention_ref.experiments.names.Tag.PRECISION`); None when not recorded
+    precision: str | None = None
 
     #: each figure of the row and the run metric it comes from (the one place they meet)
     METRICS: ClassVar[dict[str, Metric]] = {
@@ -84,7 +89,7 @@ class ArmRow:
         cls, attention: str, run_id: str, status: str, n_params: int, steps: int,
         metrics: Mapping[str, float], val_curve: Sequence[tuple[int, float]] = (), *,
         config: Mapping[str, object] | None = None, data_sha256: str | None = None,
-        param_groups: Mapping[str, int] | None = None,
+        param_groups: Mapping[str, int] | None = None, precision: str | None = None,
     ) -> ArmRow:  # fmt: skip
         """A row from a run's metrics, keyed by `Metric` name (as logged, or as read back).
 
@@ -95,7 +100,7 @@ class ArmRow:
         opts = {k: str(v) for k, v in (config or {}).items()}
         return cls(attention, run_id, status, n_params, steps=steps, val_curve=list(val_curve),
                    config=opts, data_sha256=data_sha256, param_groups=dict(param_groups or {}),
-                   **figures)  # fmt: skip
+                   precision=precision, **figures)  # fmt: skip
 
     @property
     def seed(self) -> str | None:
@@ -143,15 +148,87 @@ def rows_from_comparison(doc: Mapping[str, Any]) -> list[ArmRow]:
     return rows
 
 
+# ------------------------------------------------------------------------- an arm over seeds
+
+
+def _joined(values: Sequence[str | None]) -> str | None:
+    """One value where every row has it, else the distinct values joined (``"7, 8"``), so
+    a comparison of arms sees them; None where no row records it."""
+    known = [v for v in values if v is not None]
+    if len(known) < len(values):
+        return None
+    distinct = list(dict.fromkeys(known))
+    return ", ".join(distinct) if distinct else None
+
+
+@dataclass(frozen=True)
+class ArmSeeds:
+    """One arm trained on one or more seeds: its runs' rows, in the order of their seeds."""
+
+    attention: str
+    rows: tuple[ArmRow, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    @property
+    def seeds(self) -> list[str]:
+        return [r.seed or "?" for r in self.rows]
+
+    @property
+    def best(self) -> Spread:
+        """The best validation loss over the seeds."""
+        return spread([r.best_val_loss for r in self.rows])
+
+    def figure(self, key: str) -> Spread:
+        """Any figure of `ArmRow.METRICS` over the seeds."""
+        return spread([getattr(r, key) for r in self.rows])
+
+    @property
+    def precision(self) -> str | None:
+        """The precision its runs trained in (``"bf16"``, ``"bf16, fp32"``), None if a run
+        does not record it."""
+        return _joined([r.precision for r in self.rows])
+
+    @property
+    def mean_row(self) -> ArmRow:
+        """The arm as one row: each figure the mean over its seeds, the validation curve the
+        mean at the steps every seed evaluated, an option that differs between its runs (the
+        seed) their values joined. One seed: its row itself."""
+        if self.n == 1:
+            return self.rows[0]
+        first = self.rows[0]
+        figures = {k: self.figure(k).mean for k in ArmRow.METRICS}
+        curves = [dict(r.val_curve) for r in self.rows]
+        steps = sorted(set.intersection(*(set(c) for c in curves)))
+        curve = [(s, math.fsum(c[s] for c in curves) / self.n) for s in steps]
+        keys = list(dict.fromkeys(k for r in self.rows for k in r.config))
+        config = {k: v for k in keys
+                  if (v := _joined([r.config.get(k) for r in self.rows])) is not None}  # fmt: skip
+        return ArmRow(
+            self.attention, ", ".join(r.run_id for r in self.rows), first.status, first.n_params,
+            steps=first.steps, val_curve=curve, config=config,
+            data_sha256=_joined([r.data_sha256 for r in self.rows]),
+            param_groups=dict(first.param_groups), precision=self.precision, **figures,
+        )  # fmt: skip
+
+
+def _seed_key(row: ArmRow) -> tuple[int, str]:
+    seed = row.seed or ""
+    return (int(seed), seed) if seed.lstrip("-").isdigit() else (0, seed)
+
+
+def arm_seeds(rows: Sequence[ArmRow]) -> list[ArmSeeds]:
+    """The rows grouped by arm (``attention``), the arms in the order they first come, each
+    arm's runs by seed."""
+    by_arm: dict[str, list[ArmRow]] = {}
+    for r in rows:
+        by_arm.setdefault(r.attention, []).append(r)
+    return [ArmSeeds(a, tuple(sorted(rs, key=_seed_key))) for a, rs in by_arm.items()]
+
+
 # ------------------------------------------------------------------------------- findings
-
-
-class Side(StrEnum):
-    """Where a loss lies against a reference, ``BASELINE_TOLERANCE`` deciding "at"."""
-
-    BELOW = "below"
-    AT = "at"
-    ABOVE = "above"
 
 
 def side(value: float, reference: float, tolerance: float = BASELINE_TOLERANCE) -> Side:
@@ -396,29 +473,58 @@ def cost(mh: ArmRow, no: ArmRow) -> Cost:
 
 @dataclass(frozen=True)
 class Findings:
-    """Everything a sentence of the Q03 answer may state, computed from rows and baselines."""
+    """Everything a sentence of the Q03 answer may state, computed from rows and baselines.
+
+    An arm of several seeds is one `ArmSeeds`: its findings are those of its `ArmSeeds.mean_row`
+    (the figures' means), and one arm is lower than another only beyond their spread
+    (`attention_ref.experiments.spread.compare`)."""
 
     base: Baselines
     arms: dict[str, ArmFindings]  # by attention mode, in the rows' order
     comparability: Comparability
-    ranking: list[ArmRow]  # lowest best validation loss first
-    #: the lowest arm beats the next by more than BASELINE_TOLERANCE (None: a single arm)
+    ranking: list[ArmRow]  # lowest best validation loss first (the arms' mean rows)
+    #: the lowest arm beats the next beyond their spread (one seed each: by more than
+    #: BASELINE_TOLERANCE); None: a single arm
     clear_lead: bool | None
     #: the arm with attention against the arm without it (None: one of them is missing)
     cost: Cost | None = None
+    #: each arm's runs over its seeds, by attention mode
+    seeds: dict[str, ArmSeeds] = field(default_factory=dict)
+
+    def gap(self, a: str, b: str) -> Gap:
+        """Arm ``a``'s best validation loss against arm ``b``'s, over their seeds."""
+        return compare(self.seeds[a].best, self.seeds[b].best, BASELINE_TOLERANCE)
+
+    @property
+    def lead(self) -> Gap | None:
+        """The lowest arm against the next (None: a single arm)."""
+        if len(self.ranking) < 2:
+            return None
+        return self.gap(self.ranking[0].attention, self.ranking[1].attention)
+
+    @property
+    def n_seeds(self) -> int:
+        """The most seeds any arm has (1: every arm is one run)."""
+        return max((s.n for s in self.seeds.values()), default=1)
 
 
 def findings(rows: Sequence[ArmRow], base: Baselines) -> Findings:
-    """The facts of the ablation: each arm against the baselines, the ranking, comparability."""
-    ranking = sorted(rows, key=lambda r: r.best_val_loss)
+    """The facts of the ablation: each arm against the baselines, the ranking, comparability.
+
+    Several rows of one arm (``attention``) are its seeds: the arm's facts are read off their
+    mean (`ArmSeeds.mean_row`)."""
+    groups = {g.attention: g for g in arm_seeds(rows)}
+    means = [g.mean_row for g in groups.values()]
+    ranking = sorted(means, key=lambda r: r.best_val_loss)
     lead = (
         None
         if len(ranking) < 2
-        else side(ranking[0].best_val_loss, ranking[1].best_val_loss) == Side.BELOW
-    )
-    arms = {r.attention: arm_findings(r, base) for r in rows}
+        else compare(groups[ranking[0].attention].best, groups[ranking[1].attention].best,
+                     BASELINE_TOLERANCE).side == Side.BELOW
+    )  # fmt: skip
+    arms = {r.attention: arm_findings(r, base) for r in means}
     mh, no = arms.get("multihead"), arms.get("none")
     return Findings(
-        base, arms, comparability(rows), ranking, lead,
-        cost(mh.row, no.row) if mh is not None and no is not None else None,
+        base, arms, comparability(means), ranking, lead,
+        cost(mh.row, no.row) if mh is not None and no is not None else None, groups,
     )  # fmt: skip

@@ -19,35 +19,53 @@ from attention_ref.experiments.findings import (
     PLATEAU_TOLERANCE,
     ArmFindings,
     ArmRow,
+    ArmSeeds,
     Baselines,
     Comparability,
     Cost,
     Findings,
     Part,
     Side,
+    arm_seeds,
     findings,
     side,
 )
+from attention_ref.experiments.spread import Gap, spread_cells
 
 # --------------------------------------------------------------------------------- words
 
 
 def comparison_markdown(rows: Sequence[ArmRow], baseline: float) -> str:
-    """The comparison table (markdown) with the bigram baseline under it."""
-    cols = ("attention", "parameters", "best val loss", "final val loss", "final train loss",
-            "tokens/s", "wall time (s)", "steps")  # fmt: skip
+    """The comparison table (markdown) with the bigram baseline under it.
+
+    One line per arm. An arm of several seeds (several rows of one ``attention``) shows the
+    mean of each figure, the number of seeds, the range of the best validation loss and,
+    from 3 seeds, its 95 % t-interval; the precision column appears where the runs record it.
+    Arms of one run each without a recorded precision: the one-seed table of before."""
+    groups = arm_seeds(rows)
+    several = any(g.n > 1 for g in groups)
+    precise = any(r.precision is not None for r in rows)
+    cols = ["attention", *(["seeds"] if several else []), *(["precision"] if precise else []),
+            "parameters", *(["best val loss (mean)", "min–max", "95 % interval"] if several
+                            else ["best val loss"]),
+            "final val loss", "final train loss", "tokens/s", "wall time (s)", "steps"]  # fmt: skip
     lines = ["| " + " | ".join(cols) + " |", "|---" + "|---:" * (len(cols) - 1) + "|"]
-    for r in rows:
-        lines.append(
-            f"| {r.attention} | {r.n_params:,} | {r.best_val_loss:.4f} | {r.final_val_loss:.4f} | "
-            f"{r.final_train_loss:.4f} | {r.tokens_per_sec:,.0f} | {r.wall_time_s:.0f} | "
-            f"{r.steps} |"
-        )
-    lines += [
-        "",
-        "Bigram baseline (validation cross-entropy of the bigram model counted on the training "
-        f"split): {baseline:.4f} nats",
-    ]
+    for g in groups:
+        r = g.mean_row
+        mean, rng, ci = spread_cells(g.best)
+        cells = [r.attention, *([str(g.n)] if several else []),
+                 *([g.precision or "not recorded"] if precise else []), f"{r.n_params:,}",
+                 *([mean, rng, ci] if several else [f"{r.best_val_loss:.4f}"]),
+                 f"{r.final_val_loss:.4f}", f"{r.final_train_loss:.4f}",
+                 f"{r.tokens_per_sec:,.0f}", f"{r.wall_time_s:.0f}", str(r.steps)]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Bigram baseline (validation cross-entropy of the bigram model counted on the "
+              f"training split): {baseline:.4f} nats"]  # fmt: skip
+    if several:
+        seeds = sorted({g.n for g in groups})
+        lines += ["", f"Each arm's figures are means over its {_join([str(n) for n in seeds])} "
+                  "seeds; min–max and the 95 % t-interval (from 3 seeds) are of its best "
+                  "validation loss."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -79,7 +97,10 @@ def comparability_sentence(c: Comparability, n_arms: int) -> str:
         if any(k in c.unknown for k in keys):
             unknown.append(aspect)
         elif len(keys) == 1:
-            same.append(f"{aspect} ({_shown(keys[0], c.same[keys[0]])})")
+            value = c.same[keys[0]]
+            several = keys[0] == "seed" and ", " in value  # an arm of several seeds
+            shown = _shown(keys[0], value)
+            same.append(f"{aspect}s ({shown})" if several else f"{aspect} ({shown})")
         else:
             same.append(aspect)
     text = f"Every arm has the same {_join(same)}" if same else ""
@@ -211,7 +232,8 @@ def _none(f: ArmFindings, base: Baselines) -> str:
     return f"* **Without attention (Q03).** {_curve_words(f)} {best} {why} {more}"
 
 
-def _uniform(f: ArmFindings, mh: ArmFindings | None, base: Baselines) -> str:
+def _uniform(f: ArmFindings, mh: ArmFindings | None, base: Baselines, g: Gap | None) -> str:
+    """``g``: the uniform arm against the multihead arm (None without a multihead arm)."""
     r = f.row
     text = (
         f"Averaging, at each position, itself and every position before it with equal weights "
@@ -223,18 +245,29 @@ def _uniform(f: ArmFindings, mh: ArmFindings | None, base: Baselines) -> str:
         Side.AT: ": at these steps mixing context has not helped.",
         Side.ABOVE: ": at these steps it has not learned even the bigram table.",
     }[f.side]
-    if mh is not None:
+    if mh is not None and g is not None:
         learned = mh.row.best_val_loss
         d = r.best_val_loss - learned
-        against = {
-            Side.ABOVE: f"Learned attention is {d:.3f} nats lower ({learned:.3f}): that "
-            "difference is what learning *where to look* is worth here.",
-            Side.BELOW: f"It is {-d:.3f} nats below learned attention ({learned:.3f}): at "
-            "these steps equal weights beat learned ones.",
-            Side.AT: f"It is within {BASELINE_TOLERANCE} of learned attention ({learned:.3f}, "
-            f"{d:+.3f}): at these steps learning where to look has not paid.",
-        }
-        text += " " + against[side(r.best_val_loss, learned)]
+        if g.one_seed:
+            against = {
+                Side.ABOVE: f"Learned attention is {d:.3f} nats lower ({learned:.3f}): that "
+                "difference is what learning *where to look* is worth here, on one seed.",
+                Side.BELOW: f"It is {-d:.3f} nats below learned attention ({learned:.3f}): at "
+                "these steps equal weights beat learned ones, on one seed.",
+                Side.AT: f"It is within {BASELINE_TOLERANCE} of learned attention ({learned:.3f}, "
+                f"{d:+.3f}): at these steps learning where to look has not paid.",
+            }
+        else:
+            q = g.qualifier()
+            against = {
+                Side.ABOVE: f"Learned attention is {d:.3f} nats lower ({learned:.3f}), {q}: "
+                "that difference is what learning *where to look* is worth here.",
+                Side.BELOW: f"It is {-d:.3f} nats below learned attention ({learned:.3f}), {q}: "
+                "at these steps equal weights beat learned ones.",
+                Side.AT: f"It is {d:+.3f} nats from learned attention ({learned:.3f}), {q}: "
+                "these steps do not show that learning where to look pays.",
+            }
+        text += " " + against[g.side]
     return f"* **Uniform attention.** {text}"
 
 
@@ -273,7 +306,8 @@ def parameters_sentence(c: Cost) -> str:
     return text + f"; the arms differ by {c.difference:,}: {_join(parts)}"
 
 
-def _cost(c: Cost, no: ArmFindings) -> str:
+def _cost(c: Cost, no: ArmFindings, g: Gap) -> str:
+    """``g``: the arm with attention against the arm without it."""
     m, n = c.with_attention, c.without
     speed = (
         f"the model without attention trains at {n.tokens_per_sec:,.0f} tokens/s against "
@@ -283,29 +317,57 @@ def _cost(c: Cost, no: ArmFindings) -> str:
         f"against {m.tokens_per_sec:,.0f})"
     )
     tail = ""
-    if c.faster and no.stuck_at_baseline and side(m.best_val_loss, n.best_val_loss) == Side.BELOW:
+    if c.faster and no.stuck_at_baseline and g.side == Side.BELOW:
         tail = (
             f", but speed does not buy back the context: its loss has levelled off "
             f"{n.best_val_loss - m.best_val_loss:.3f} nats above the model with attention"
+            f" ({'on one seed' if g.one_seed else g.qualifier()})"
         )
     return f"* **Cost.** {parameters_sentence(c)}; {speed}{tail}."
 
 
 def _ranking(f: Findings) -> str | None:
-    r = f.ranking
-    if len(r) < 2:
+    r, g = f.ranking, f.lead
+    if len(r) < 2 or g is None:
         return None
     if f.clear_lead:
+        rests = "on one seed" if g.one_seed else g.qualifier()
         return (
             f"* **Lowest validation loss: {r[0].attention}** ({r[0].best_val_loss:.3f}), "
             f"{r[1].best_val_loss - r[0].best_val_loss:.3f} nats below the next "
-            f"({r[1].attention}, {r[1].best_val_loss:.3f})."
+            f"({r[1].attention}, {r[1].best_val_loss:.3f}), {rests}."
+        )
+    if g.one_seed:
+        return (
+            f"* **No clear best arm:** {r[0].attention} ({r[0].best_val_loss:.3f}) and "
+            f"{r[1].attention} ({r[1].best_val_loss:.3f}) are within {BASELINE_TOLERANCE} of "
+            "each other, on one seed."
         )
     return (
         f"* **No clear best arm:** {r[0].attention} ({r[0].best_val_loss:.3f}) and "
-        f"{r[1].attention} ({r[1].best_val_loss:.3f}) are within {BASELINE_TOLERANCE} of each "
-        "other."
+        f"{r[1].attention} ({r[1].best_val_loss:.3f}) are {g.qualifier()}."
     )
+
+
+def _seeds_sentence(f: Findings) -> str | None:
+    """Where an arm has several seeds: that the figures are means, and how arms are ordered."""
+    if f.n_seeds < 2:
+        return None
+    counts = sorted({s.n for s in f.seeds.values()})
+    seeds = ", ".join(f"{a} {', '.join(s.seeds)}" for a, s in f.seeds.items())
+    return (
+        f"Each arm was trained on {_join([str(n) for n in counts])} seeds ({seeds}); a figure "
+        "below is the mean over an arm's seeds, and one arm is called lower than another only "
+        "where the gap exceeds their spread (their 95 % t-intervals, or with 2 seeds their "
+        "ranges, do not overlap)."
+    )
+
+
+def _runs(g: ArmSeeds) -> str:
+    """An arm's runs: ``none `id``` (one seed), ``none `a` (seed 7), `b` (seed 8)``."""
+    if g.n == 1:
+        return f"{g.attention} `{g.rows[0].run_id}`"
+    return f"{g.attention} " + ", ".join(f"`{r.run_id}` (seed {r.seed})" for r in g.rows)
 
 
 def build_report(experiment: str, source: str, arms: Sequence[ArmRow], base: Baselines) -> str:
@@ -344,20 +406,22 @@ def build_report(experiment: str, source: str, arms: Sequence[ArmRow], base: Bas
         "## What happens in training",
         "",
     ]
+    if (seeds := _seeds_sentence(f)) is not None:
+        out += [seeds, ""]
     mh, no, un = f.arms.get("multihead"), f.arms.get("none"), f.arms.get("uniform")
     if mh is not None:
         out.append(_multihead(mh, base))
     if no is not None:
         out.append(_none(no, base))
     if un is not None:
-        out.append(_uniform(un, mh, base))
+        out.append(_uniform(un, mh, base, f.gap("uniform", "multihead") if mh else None))
     if (ranking := _ranking(f)) is not None:
         out.append(ranking)
     if f.cost is not None and no is not None:
-        out.append(_cost(f.cost, no))
+        out.append(_cost(f.cost, no, f.gap("multihead", "none")))
     out += [
         "",
-        "Runs: " + ", ".join(f"{a.attention} `{a.run_id}`" for a in arms) + ".",
+        "Runs: " + ("; " if f.n_seeds > 1 else ", ").join(_runs(g) for g in f.seeds.values()) + ".",
         "",
     ]
     return "\n".join(out)
