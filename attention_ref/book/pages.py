@@ -13,11 +13,12 @@ import json
 import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from attention_ref.render import bmatrix, fmt_number, to_book
+from attention_ref.render import Explanation, Item, Mat, bmatrix, fmt_number, to_book
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -137,20 +138,89 @@ def plain_heading(title: str) -> str:
     return words if sep and PSEUDO_MATH.search(tail) else title
 
 
+@dataclass(frozen=True, kw_only=True)
+class Words:
+    """A worked example's words in another language of the book: its source line and, for
+    each of its steps in order, a title and a text. The matrices stay the example's own;
+    ``math`` replaces words inside their LaTeX (``\\text{…}``), whole."""
+
+    lang: str
+    source: str
+    steps: Sequence[tuple[str, str]]
+    math: Mapping[str, str] = field(default_factory=dict)
+
+
+#: a number of a step's words as a reader reads it: its digits, the decimal mark aside
+_WORD_NUMBER = {".": re.compile(r"\d+(?:\.\d+)?"), ",": re.compile(r"\d+(?:,\d+)?")}
+
+
+def _numbers_of(text: str, lang: str) -> list[str]:
+    mark = DECIMAL[lang]
+    return sorted(n.replace(mark, ".") for n in _WORD_NUMBER[mark].findall(text))
+
+
+def _in_words(item: Item, words: Words) -> Item:
+    """A matrix with its LaTeX's words replaced (`Words.math`); a shape as it is."""
+    if not isinstance(item, Mat) or not words.math:
+        return item
+
+    def say(latex: str) -> str:
+        for old, new in words.math.items():
+            latex = latex.replace(old, new)
+        return latex
+
+    return replace(item, symbol=say(item.symbol), formula=say(item.formula))
+
+
+def translated(expl: Explanation, words: Words) -> Explanation:
+    """``expl`` told in ``words``' language: each step's title and text replaced, its
+    matrices kept, its numbers written with that language's decimal mark.
+
+    ``ValueError`` when ``words`` has another number of steps, or a step's words do not
+    carry the same numbers as the English ones (title as the page shows it, `plain_heading`,
+    and text): a step the English example gains, or a number it changes, fails the build of
+    the other language's page instead of leaving it saying less.
+    """
+    if len(words.steps) != len(expl.sections):
+        raise ValueError(
+            f"{expl.title!r} has {len(expl.sections)} steps, the words give "
+            f"{len(words.steps)}: {[s.title for s in expl.sections]}"
+        )
+    steps = []
+    pairs = [(expl.source, words.source)]
+    for sec, (title, text) in zip(expl.sections, words.steps, strict=True):
+        pairs.append((f"{plain_heading(sec.title)} {sec.text}", f"{plain_heading(title)} {text}"))
+        steps.append(
+            replace(sec, title=title, text=text, items=[_in_words(i, words) for i in sec.items])
+        )
+    for en, other in pairs:
+        if _numbers_of(en, expl.lang) != _numbers_of(other, words.lang):
+            raise ValueError(
+                f"not the same numbers: {_numbers_of(en, expl.lang)} in {en!r}, "
+                f"{_numbers_of(other, words.lang)} in {other!r}"
+            )
+    return replace(expl, source=words.source, sections=steps, lang=words.lang)
+
+
 def example(
     name: str,
     precision: int | None = None,
     heading: int = 3,
     after: Mapping[str, str] | None = None,
+    words: Words | None = None,
 ) -> str:
     """A worked example of ``attnref explain``, every matrix as display math.
 
     Step headings are written in plain words (`plain_heading`). ``after`` maps the start of a
-    step's heading to markdown (a figure) placed at the end of that step.
+    step's heading to markdown (a figure) placed at the end of that step. ``words`` tells the
+    example in another language of the book (`translated`): the Portuguese pages show the
+    English pages' examples, the same matrices and numbers.
     """
     from attention_ref.worked.registry import explain_example
 
     expl = explain_example(name)
+    if words is not None:
+        expl = translated(expl, words)
     text = to_book(expl, precision if precision is not None else expl.precision, heading=heading)
     marks = "#" * heading + " "
     out: list[str] = []

@@ -62,6 +62,7 @@ def weight_shift(tr: ref_gqa.GQATrace) -> tuple[Section, dict[str, JSONValue]]:
     return Section(title="What ALiBi changes: the weights", text=text), {
         "slopes": slopes,
         "largest_weight_change": gaps,
+        "self_change": near,
     }
 
 

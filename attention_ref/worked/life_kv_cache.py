@@ -214,6 +214,7 @@ def check_section(step: ref_kv.DecodeTrace) -> tuple[Section, dict[str, JSONValu
         "equals_full_row": row_gap < 1e-12,
         "row_difference": row_gap,
         "all_rows_difference": all_gap,
+        "document_difference": doc_gap,
         "cache_numbers_per_token": per_token,
     }
     return Section(

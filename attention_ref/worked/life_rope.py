@@ -57,6 +57,13 @@ def shifted_score(tr: ref_gqa.GQATrace, shift: int) -> float:
     return float(ref_rope.apply_rope(q, m, ROPE_BASE) @ ref_rope.apply_rope(k, n, ROPE_BASE).T)
 
 
+def rotation_norm_gap(tr: ref_gqa.GQATrace) -> float:
+    """The largest change of a query's or a key's norm under the rotation (a rotation keeps
+    lengths: rounding only)."""
+    gap = float((tr.Q_rot.norm(dim=-1) - tr.Q.norm(dim=-1)).abs().max())
+    return max(gap, float((tr.K_rot.norm(dim=-1) - tr.K.norm(dim=-1)).abs().max()))
+
+
 def rope_sections(tr: ref_gqa.GQATrace) -> list[Section]:
     """The angles $m\theta_i$, their cosines and sines, and the rotated ``Q``, ``K``."""
     tok = list(tr.tokens)
@@ -65,8 +72,7 @@ def rope_sections(tr: ref_gqa.GQATrace) -> list[Section]:
     angles = ref_rope.rope_angles(tr.positions, theta)
     rows = [f"{w} (m = {int(m)})" for w, m in zip(tok, tr.positions.tolist(), strict=True)]
     pairs = [f"pair {i}" for i in range(d // 2)]
-    norm_gap = float((tr.Q_rot.norm(dim=-1) - tr.Q.norm(dim=-1)).abs().max())
-    norm_gap = max(norm_gap, float((tr.K_rot.norm(dim=-1) - tr.K.norm(dim=-1)).abs().max()))
+    norm_gap = rotation_norm_gap(tr)
     theta_text = ", ".join(f"θ_{i} = {v:g}" for i, v in enumerate(theta.tolist()))
     return [
         Section(
