@@ -80,9 +80,10 @@ def forward_steps(
     entry = (f"A entrada (t, u) é o encontro da consulta do token t com a chave do token u, "
              f"dividido por √{d_k}.")  # fmt: skip
     if g == h:
-        whose = "as suas próprias chaves" if h > 1 else "as chaves"
+        whose = ("as consultas giradas com as chaves" if rope
+                 else "as suas consultas com as suas próprias chaves")  # fmt: skip
         scores = (f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, d_k = {d_k}",
-                  f"Cada cabeça compara {'as consultas giradas com ' if rope else 'com '}{whose}. "
+                  f"Cada cabeça compara {whose}. "
                   + entry)  # fmt: skip
     else:
         which = ("as consultas e as chaves giradas" if rope
@@ -222,7 +223,7 @@ def window_words() -> Words:
         parts.append(
             f"A{'' if one else 's'} linha{'' if one else 's'} {names(same)} "
             f"{'é igual' if one else 'são iguais'} à saída causal da seed 000: no máximo {w} "
-            "tokens de passado, ela mesma incluída, então a janela não esconde nada."
+            "tokens de passado, contando o próprio token, então a janela não esconde nada."
         )
     if changed:
         one = len(changed) == 1
@@ -233,8 +234,8 @@ def window_words() -> Words:
             f"janela de {w} (toda chave {w} ou mais posições atrás)."
         )
     mask = (f"Máscara de janela deslizante, w = {w}: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_win",
-            f"M_win é 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e "
-            f"{'o' if w == 2 else 'os'} {w - 1} anterior{'' if w == 2 else 'es'}) e −∞ nas demais "
+            f"M_win é 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e {w - 1} "
+            f"token{'' if w == 2 else 's'} anterior{'' if w == 2 else 'es'}) e −∞ nas demais "
             "posições: o futuro, como na máscara causal, e as chaves antigas demais.")  # fmt: skip
     d_out = int(tr.output.shape[-1])
     steps = forward_steps(tr, mask=mask, output_note=f"W_O = I_{d_out}, então a saída é a "
@@ -265,7 +266,7 @@ def alibi_words() -> Words:
             "máscara causal. Nenhum embedding de posição é somado a X.")  # fmt: skip
     parts = [
         f"cabeça {i + 1} (m = {_num(slopes[i], 'g')}): maior mudança de um peso "
-        f"{_num(gaps[i], '.4f')}, '{last}' sobre si mesmo "
+        f"{_num(gaps[i], '.4f')}, o peso de '{last}' em si mesmo "
         f"{'+' if near[i] >= 0 else '−'}{_num(abs(near[i]), '.4f')}"
         for i in range(tr.h)
     ]
@@ -310,7 +311,7 @@ def kv_cache_words() -> Words:
         words.append(
             f"y_t é igual à linha t = {PROMPT} da saída da seed 000 (posições contadas a partir "
             f"de 0: a sua última linha; maior diferença {_num(row_gap, '.1e')}; a lista a "
-            f"imprime com 3 casas decimais, a menos de {_num(doc_gap, '.1e')})."
+            f"imprime com 3 casas decimais, com diferença de até {_num(doc_gap, '.1e')})."
         )
     else:
         words.append(f"y_t NÃO é a linha t = {PROMPT} da saída da seed 000 "
