@@ -27,7 +27,10 @@ $$
   says why in one line where it was asked for or tried;
 * evaluation every ``eval_interval`` steps on *fixed* validation batches (drawn once from
   ``seed``), so every evaluation and every arm of the ablation sees the same text; the sample
-  that goes with it is generated with the KV cache, on one thread (`attention_ref.lm.sampling`);
+  that goes with it is generated with the KV cache, on one thread (`attention_ref.lm.sampling`).
+  With the step graphed, the evaluation's forward passes are one CUDA graph too (`FixedEval`:
+  the same means, read back in one wait) and so is the step of the sample's characters
+  (`attention_ref.lm.sampling.WindowSampler`: the same draws, read back once);
 * the best checkpoint (lowest validation loss) and the last one are written atomically;
 * one seed drives torch's global RNG (init, dropout) and the batch generator; the checkpoint
   holds both RNG states, so a resumed run continues exactly as an uninterrupted one.
@@ -54,7 +57,7 @@ from attention_ref.lm.checkpoint import Checkpoint
 from attention_ref.lm.config import DEVICES, PRECISIONS, TrainConfig
 from attention_ref.lm.data import CharData, get_batch
 from attention_ref.lm.model import CharGPT, count_parameters
-from attention_ref.lm.sampling import generate
+from attention_ref.lm.sampling import WindowSampler, generate
 
 
 def resolve_device(name: str) -> torch.device:
@@ -368,6 +371,72 @@ def estimate_loss(
     return float(torch.stack(losses).mean())  # type: ignore[arg-type]
 
 
+class FixedEval:
+    """The mean loss of each list of fixed batches (`estimate_loss` of each, in order).
+
+    Eager (``graph=False``): `estimate_loss` itself, one list after the other. On CUDA
+    (``graph=True``) the forward passes of every batch of every list are captured in one CUDA
+    graph (eval mode, ``precision``, autocast without its cache as in a captured step: each
+    weight is cast once per forward either way), replayed at each evaluation and read back in
+    one wait: the same kernels on the same batches, so the same means (the CUDA tests of
+    ``tests/lm/test_window_sampler.py`` compare them with `estimate_loss`). The graph reads the
+    model's parameters where they are, so it follows the training, which updates them in place.
+    """
+
+    def __init__(
+        self,
+        model: CharGPT,
+        splits: list[list[tuple[Tensor, Tensor]]],
+        precision: str,
+        *,
+        graph: bool = False,
+    ) -> None:
+        self.model, self.splits, self.precision = model, splits, precision
+        self.graph: Any = None
+        self.means: Tensor | None = None
+        if graph:
+            self._capture()
+
+    @torch.no_grad()
+    def _means(self) -> Tensor:
+        """Each list's mean loss, ``(len(splits),)``, as `estimate_loss` computes it."""
+        means = []
+        for batches in self.splits:
+            losses = []
+            for x, y in batches:
+                with autocast(x.device, self.precision, cache=False):
+                    losses.append(self.model(x, y)[1])
+            means.append(torch.stack(losses).mean())  # type: ignore[arg-type]
+        return torch.stack(means)
+
+    def _capture(self) -> None:
+        device = next(self.model.parameters()).device
+        if device.type != "cuda":
+            raise ValueError(f"a CUDA graph needs a CUDA device, not {device.type}")
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            side = torch.cuda.Stream(device)
+            side.wait_stream(torch.cuda.current_stream(device))
+            with torch.cuda.stream(side):
+                self._means()  # warm-up (cuBLAS, autocast), outside the graph
+            torch.cuda.current_stream(device).wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                self.means = self._means()
+        finally:
+            self.model.train(was_training)
+        self.graph = graph
+
+    def __call__(self) -> list[float]:
+        """Each list's mean cross-entropy (nats), in the order of ``splits``."""
+        if self.graph is None:
+            return [estimate_loss(self.model, b, self.precision) for b in self.splits]
+        self.graph.replay()
+        assert self.means is not None
+        return self.means.tolist()  # type: ignore[no-any-return]
+
+
 class NonFiniteLossError(RuntimeError):
     """The training loss became NaN or infinite."""
 
@@ -482,6 +551,28 @@ def _graph_for(
     )
 
 
+def _graphs_for_eval(
+    model: CharGPT, cfg: TrainConfig, splits: list[list[tuple[Tensor, Tensor]]], precision: str
+) -> tuple[FixedEval, WindowSampler | None, str]:
+    """With the step graphed: the evaluation (`FixedEval`) and the sample (`WindowSampler`)
+    as CUDA graphs too, and the words `StartInfo.graph_note` adds; eager where a capture
+    fails (`estimate_loss`, `generate`: the numbers of every run before these graphs)."""
+    try:
+        evaluate = FixedEval(model, splits, precision, graph=True)
+        sampler = None
+        if cfg.sample_tokens:
+            sampler = WindowSampler(model, cfg.sample_tokens, graph=True)
+    except Exception as e:  # any refusal of a capture: the eager evaluation is the same one
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        return (
+            FixedEval(model, splits, precision),
+            None,
+            f"; evaluation and sample eager: capture failed ({type(e).__name__}: {first})",
+        )
+    said = "evaluation and sample" if sampler is not None else "evaluation"
+    return evaluate, sampler, f"; the {said} one graph each"
+
+
 def train(
     cfg: TrainConfig,
     data: CharData,
@@ -556,6 +647,11 @@ def train(
         elif step_fn.device_gen is not None:  # a run moved onto CUDA: draws of its own
             step_fn.device_gen.manual_seed(cfg.seed + step)
     graph, graph_note = _graph_for(step_fn, cfg, device, precision, remaining=cfg.max_steps - step)
+    splits = [val_batches, train_eval_batches]
+    evaluate, sampler = FixedEval(model, splits, precision), None  # type: ignore[arg-type]
+    if graph is not None:  # the step replayed: evaluation and sample graphed too
+        evaluate, sampler, more = _graphs_for_eval(model, cfg, splits, precision)  # type: ignore[arg-type]
+        graph_note += more
     n_params = count_parameters(model)
     if cb.on_start:
         cb.on_start(
@@ -613,15 +709,16 @@ def train(
         if read:
             report(step, lr, loss, norm)
         if evaluating:
-            val_loss = estimate_loss(model, val_batches, precision)  # type: ignore[arg-type]
-            train_loss = estimate_loss(model, train_eval_batches, precision)  # type: ignore[arg-type]
+            val_loss, train_loss = evaluate()
             record = {"step": float(step), "train_loss": train_loss, "val_loss": val_loss}
             history.append(record)
             sample_gen.manual_seed(cfg.seed + step)
             start = torch.tensor([data.vocab.encode("\n")], device=device)
-            text = data.vocab.decode(
-                generate(model, start, cfg.sample_tokens, generator=sample_gen)[0, 1:].tolist()
-            )
+            if sampler is not None:
+                out = sampler(start, cfg.sample_tokens, sample_gen)
+            else:
+                out = generate(model, start, cfg.sample_tokens, generator=sample_gen)
+            text = data.vocab.decode(out[0, 1:].tolist())
             if val_loss < best:
                 best = val_loss
                 checkpoint("best.pt")
