@@ -11,7 +11,30 @@ from attention_ref.render.document import Explanation, Mat, Table
 from attention_ref.render.numbers import matrix_cells, shape_text
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+
+
+class Heading:
+    """A section's heading: a rule with the title in it when the title fits the width, else
+    the title wrapped at its spaces (never cut with an ellipsis: the formula in a heading is
+    the point of it) above a rule of the full width."""
+
+    def __init__(self, title: str, style: str = "cyan") -> None:
+        self.title = title
+        self.style = style
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.cells import cell_len
+        from rich.markup import escape
+        from rich.rule import Rule
+        from rich.text import Text
+
+        # a left-aligned Rule keeps its title whole up to the width less 2 cells
+        if cell_len(self.title) <= options.max_width - 2:
+            yield Rule(escape(self.title), style=self.style, align="left")
+            return
+        yield Text(self.title, style="rule.text", overflow="fold")
+        yield Rule(style=self.style)
 
 
 def matrix_table(item: Mat, precision: int, decimal: str = ".") -> RenderableType:
@@ -51,7 +74,7 @@ def to_rich(expl: Explanation, precision: int = 3) -> list[RenderableType]:
         Text(f"{expl.source_word}: {expl.source}", "dim"),
     ]
     for sec in expl.sections:
-        parts.append(Rule(escape(sec.title), style="cyan", align="left"))
+        parts.append(Heading(sec.title))
         if sec.text:
             parts.append(Text(sec.text))
         pending: list[RenderableType] = []
