@@ -78,6 +78,16 @@ def ablation(
             metavar="LIST",
         ),
     ] = None,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            help="Train every arm on this many seeds (--seed, --seed + 1, …), each a run tagged "
+            "with its seed and its arm's group; the table then gives each arm's mean and "
+            "spread, and an arm is called better only beyond that spread.",
+            metavar="N",
+        ),
+    ] = 1,
     data: DataPath = None,
     out_dir: OutDir = Path("runs"),
     tracking_uri: TrackingUri = None,
@@ -107,6 +117,8 @@ def ablation(
     names = ["mha", "mqa", "rope", "window"] if variant_sweep else _parse_arms(arms)
     heads_list = _parse_heads(heads) if heads is not None else None
     check_log_every(log_every)
+    if seeds < 1:
+        raise CLIError(f"--seeds must be a positive number of seeds, got {seeds}")
     cfg, warmup_note = fit_warmup(TrainConfig().with_options(**(config_overrides or {})))
     if heads_list is not None:
         for h in heads_list:  # a number of heads that does not divide n_embd fails here
@@ -125,21 +137,22 @@ def ablation(
     resolve_device(cfg.device)
     connect_store(tracking_uri, experiment or DEFAULT_EXPERIMENT)
     if heads_list is not None:
-        _heads_sweep(cfg, dataset, heads_list, out_dir, log_every, console)
+        _heads_sweep(cfg, dataset, heads_list, out_dir, log_every, console, seeds)
         return
     if variant_sweep:
-        _variants_sweep(cfg, dataset, out_dir, log_every, console)
+        _variants_sweep(cfg, dataset, out_dir, log_every, console, seeds)
         return
-    from attention_ref.experiments.ablation import run_ablation
+    from attention_ref.experiments.ablation import run_ablation, seed_key
     from attention_ref.experiments.names import RunStatus
     from attention_ref.experiments.report import comparison_markdown
     from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
 
     stop = StopFlag(console)
-    with stop, ArmReporters(console, cfg.max_steps, log_every, names) as reporters:
+    keys = [seed_key(a, cfg.seed + i, seeds) for a in names for i in range(seeds)]
+    with stop, ArmReporters(console, cfg.max_steps, log_every, keys) as reporters:
         outcome = run_ablation(
             cfg, dataset, arms=names, out_root=out_dir, callbacks_for=reporters.callbacks_for,
-            should_stop=stop, on_run_start=_announcer(console, "ablation", names),
+            should_stop=stop, on_run_start=_announcer(console, "ablation", keys), seeds=seeds,
         )  # fmt: skip
     if outcome.rows:
         table = comparison_markdown(outcome.rows, outcome.bigram_floor)
@@ -182,21 +195,22 @@ def _announcer(console: Console, parent: str, arms: list[str]) -> Callable[[str,
 
 
 def _variants_sweep(
-    cfg: TrainConfig, dataset: CharData, out_dir: Path, log_every: int, console: Console
-) -> None:
+    cfg: TrainConfig, dataset: CharData, out_dir: Path, log_every: int, console: Console,
+    seeds: int = 1,
+) -> None:  # fmt: skip
     """``--arms variants``: the sweep, its table and sentences."""
-    from attention_ref.experiments.ablation import run_variants_sweep, variants
+    from attention_ref.experiments.ablation import run_variants_sweep, seed_key, variants
     from attention_ref.experiments.names import RunStatus
     from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
     from attention_ref.experiments.variants_report import variants_sentences, variants_table
     from cli.progress import ArmReporters, StopFlag, ui_hint
 
-    arms = list(variants(cfg))
+    arms = [seed_key(a, cfg.seed + i, seeds) for a in variants(cfg) for i in range(seeds)]
     stop = StopFlag(console)
     with stop, ArmReporters(console, cfg.max_steps, log_every, arms) as reporters:
         outcome = run_variants_sweep(
             cfg, dataset, out_root=out_dir, callbacks_for=reporters.callbacks_for,
-            should_stop=stop, on_run_start=_announcer(console, "variants", arms),
+            should_stop=stop, on_run_start=_announcer(console, "variants", arms), seeds=seeds,
         )  # fmt: skip
     if any(r.attention == "mha" for r in outcome.rows):
         _print_markdown(console, variants_table(outcome.rows))
@@ -213,22 +227,23 @@ def _variants_sweep(
 
 def _heads_sweep(
     cfg: TrainConfig, dataset: CharData, heads: list[int], out_dir: Path, log_every: int,
-    console: Console,
+    console: Console, seeds: int = 1,
 ) -> None:  # fmt: skip
     """``--heads``: the sweep, its table and how to read the result."""
-    from attention_ref.experiments.ablation import heads_arm, run_heads_sweep
+    from attention_ref.experiments.ablation import heads_arm, run_heads_sweep, seed_key
     from attention_ref.experiments.heads_report import heads_table
     from attention_ref.experiments.names import RunStatus
     from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
     from cli.progress import ArmReporters, StopFlag, command, ui_hint
 
-    arms = [str(h) for h in heads]
-    labels = {a: heads_arm(int(a)) for a in arms}
+    arms = [seed_key(str(h), cfg.seed + i, seeds) for h in heads for i in range(seeds)]
+    labels = {seed_key(str(h), cfg.seed + i, seeds): seed_key(heads_arm(h), cfg.seed + i, seeds)
+              for h in heads for i in range(seeds)}  # fmt: skip
     stop = StopFlag(console)
     with stop, ArmReporters(console, cfg.max_steps, log_every, arms, labels) as reporters:
         outcome = run_heads_sweep(
             cfg, dataset, heads=heads, out_root=out_dir, callbacks_for=reporters.callbacks_for,
-            should_stop=stop, on_run_start=_announcer(console, "heads", arms),
+            should_stop=stop, on_run_start=_announcer(console, "heads", arms), seeds=seeds,
         )  # fmt: skip
     if outcome.rows:
         _print_markdown(console, heads_table(outcome.rows))
@@ -237,7 +252,7 @@ def _heads_sweep(
             f"parameters: {counts[0]:,} in every arm"
             if len(counts) == 1
             else "parameters differ: "
-            + ", ".join(f"h={r.heads} {r.n_params:,}" for r in outcome.rows)
+            + ", ".join(dict.fromkeys(f"h={r.heads} {r.n_params:,}" for r in outcome.rows))
         )
     if outcome.status != RunStatus.FINISHED:
         console.print(f"heads sweep {outcome.parent_run_id} {outcome.status}: {outcome.failed}")

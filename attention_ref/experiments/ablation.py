@@ -47,6 +47,7 @@ from attention_ref.experiments.runs import (
     provenance_tags,
     run_training,
 )
+from attention_ref.experiments.spread import spread
 from attention_ref.experiments.variants_report import variants_table
 from attention_ref.lm.config import ATTENTION_MODES, TrainConfig
 from attention_ref.lm.data import CharData, bigram_val_loss
@@ -75,13 +76,15 @@ def run_ablation(
     should_stop: Callable[[], bool] | None = None,
     log_system_metrics: bool = True,
     on_run_start: Callable[[str, str], None] | None = None,
+    seeds: int = 1,
 ) -> AblationOutcome:
-    """Run ``cfg`` once per attention mode in ``arms`` (``cfg.attention`` is replaced).
+    """Run ``cfg`` once per attention mode in ``arms`` (``cfg.attention`` is replaced), each on
+    ``seeds`` seeds (``cfg.seed``, ``cfg.seed + 1``, …).
 
-    ``callbacks_for(arm)`` gives each arm's extra callbacks (the CLI's progress);
-    ``on_run_start(arm, run_id)`` is called as each arm's run starts (the parent's first,
-    with arm ``""``). Stops at the first arm that does not finish; the parent then ends with
-    that arm's status.
+    ``callbacks_for(key)`` gives each run's extra callbacks (the CLI's progress);
+    ``on_run_start(key, run_id)`` is called as each run starts (the parent's first, with key
+    ``""``); a run's key is its arm, or with several seeds `seed_key` (``none seed 8``). Stops
+    at the first run that does not finish; the parent then ends with that run's status.
     """
     arm_cfgs = {arm: cfg.with_options(attention=arm) for arm in arms}  # a bad arm fails here
     return _run_arms(
@@ -89,7 +92,7 @@ def run_ablation(
         "Q03's ablation: the same model with attention, without it and with uniform weights",
         _log_comparison, out_root=out_root, callbacks_for=callbacks_for,
         should_stop=should_stop, log_system_metrics=log_system_metrics,
-        on_run_start=on_run_start,
+        on_run_start=on_run_start, seeds=seeds,
     )  # fmt: skip
 
 
@@ -104,13 +107,14 @@ def _run_arms(
     outcome = AblationOutcome("", RunStatus.RUNNING, bigram_floor=base.bigram, baselines=base)
     client = MlflowClient()
 
-    def row(arm: str, o: RunOutcome) -> None:
+    def row(arm: str, run_cfg: TrainConfig, o: RunOutcome) -> None:
         assert o.result is not None
         r = o.result
         metrics = {**final_metrics(r), Metric.BEST_VAL_LOSS: r.best_val_loss}
         outcome.rows.append(
             ArmRow.from_metrics(arm, o.run_id, o.status, r.n_params, r.steps_done, metrics,
-                                config=arm_cfgs[arm].to_flat(), data_sha256=data.text_sha256)
+                                config=run_cfg.to_flat(), data_sha256=data.text_sha256,
+                                precision=_precision(client, o.run_id))
         )  # fmt: skip
 
     def end() -> None:
@@ -132,14 +136,30 @@ class HeadsSweepOutcome:
     failed: str | None = None
 
 
-def heads_row(heads: int, d_k: int, o: RunOutcome) -> HeadsRow:
-    """A row of the heads sweep from an arm's finished run."""
+def _precision(client: MlflowClient, run_id: str) -> str | None:
+    """The precision a run trained in, as its `Tag.PRECISION` records it."""
+    return client.get_run(run_id).data.tags.get(Tag.PRECISION)
+
+
+def seed_key(arm: str, seed: int, seeds: int) -> str:
+    """What a sweep's run is called in its progress and ``on_run_start``: the arm alone with one
+    seed, ``none seed 8`` with several."""
+    return arm if seeds == 1 else f"{arm} seed {seed}"
+
+
+def heads_row(
+    heads: int, d_k: int, o: RunOutcome, cfg: TrainConfig | None = None,
+    precision: str | None = None,
+) -> HeadsRow:  # fmt: skip
+    """A row of the heads sweep from an arm's finished run (``cfg``: the run's options)."""
     assert o.result is not None
     r = o.result
     return HeadsRow(
         heads, d_k, o.run_id, r.n_params, r.best_val_loss, r.final_val_loss, r.final_train_loss,
         r.tokens_per_sec, r.wall_time_s, r.steps_done,
         [(int(h["step"]), float(h["val_loss"])) for h in r.history if "val_loss" in h],
+        config={k: str(v) for k, v in cfg.to_flat().items()} if cfg is not None else {},
+        precision=precision,
     )  # fmt: skip
 
 
@@ -158,10 +178,12 @@ def run_heads_sweep(
     should_stop: Callable[[], bool] | None = None,
     log_system_metrics: bool = True,
     on_run_start: Callable[[str, str], None] | None = None,
+    seeds: int = 1,
 ) -> HeadsSweepOutcome:
-    """Run ``cfg`` (multihead attention) once per number of heads in ``heads``.
+    """Run ``cfg`` (multihead attention) once per number of heads in ``heads``, each on
+    ``seeds`` seeds.
 
-    Every arm has the same seed, steps and ``n_embd`` (``d_k = n_embd / h``, so the same
+    Every arm has the same seeds, steps and ``n_embd`` (``d_k = n_embd / h``, so the same
     parameter count); a bad number of heads (not dividing ``n_embd``) fails before any run.
     """
     if not heads or len(set(heads)) != len(heads):
@@ -173,8 +195,10 @@ def run_heads_sweep(
     outcome = HeadsSweepOutcome("", RunStatus.RUNNING, bigram_floor=floor)
     client = MlflowClient()
 
-    def row(arm: str, o: RunOutcome) -> None:
-        outcome.rows.append(heads_row(int(arm), arm_cfgs[arm].model.d_k, o))
+    def row(arm: str, run_cfg: TrainConfig, o: RunOutcome) -> None:
+        outcome.rows.append(
+            heads_row(int(arm), run_cfg.model.d_k, o, run_cfg, _precision(client, o.run_id))
+        )
 
     def end() -> None:
         if outcome.rows:
@@ -185,7 +209,7 @@ def run_heads_sweep(
         {"heads": ",".join(map(str, heads))}, "The heads sweep (seed 003 meets Q02): the Q02 "
         "model with different numbers of heads at a fixed number of parameters", row, end,
         out_root=out_root, callbacks_for=callbacks_for, should_stop=should_stop,
-        log_system_metrics=log_system_metrics, on_run_start=on_run_start,
+        log_system_metrics=log_system_metrics, on_run_start=on_run_start, seeds=seeds,
     )  # fmt: skip
     return outcome
 
@@ -212,10 +236,11 @@ def run_variants_sweep(
     should_stop: Callable[[], bool] | None = None,
     log_system_metrics: bool = True,
     on_run_start: Callable[[str, str], None] | None = None,
+    seeds: int = 1,
 ) -> AblationOutcome:
     """Run ``cfg`` (multihead attention) once per variant: ``arms`` maps an arm's name to the
-    options it changes (`variants` by default). The same seed, data and steps for every arm;
-    the parent ``variants`` gets the comparison (`variants_report`)."""
+    options it changes (`variants` by default). The same seeds (``seeds`` of them), data and
+    steps for every arm; the parent ``variants`` gets the comparison (`variants_report`)."""
     chosen = dict(arms if arms is not None else variants(cfg))
     arm_cfgs = {
         name: cfg.with_options(attention="multihead", **change) for name, change in chosen.items()
@@ -225,7 +250,7 @@ def run_variants_sweep(
         "Q02's model with today's attention: one K/V head, RoPE, a sliding window",
         _log_variants_comparison, out_root=out_root, callbacks_for=callbacks_for,
         should_stop=should_stop, log_system_metrics=log_system_metrics,
-        on_run_start=on_run_start,
+        on_run_start=on_run_start, seeds=seeds,
     )  # fmt: skip
 
 
@@ -261,7 +286,7 @@ def _sweep(
     kind: RunKind,
     params: dict[str, str],
     what: str,
-    on_finished: Callable[[str, RunOutcome], None],
+    on_finished: Callable[[str, TrainConfig, RunOutcome], None],
     on_end: Callable[[], None],
     *,
     out_root: Path,
@@ -269,18 +294,26 @@ def _sweep(
     should_stop: Callable[[], bool] | None,
     log_system_metrics: bool,
     on_run_start: Callable[[str, str], None] | None,
+    seeds: int = 1,
 ) -> None:
-    """One parent run, one nested run per arm; ``on_finished`` for each finished arm,
-    ``on_end`` before the parent ends (whatever happened)."""
+    """One parent run, one nested run per arm and seed (``seeds`` seeds from the arm's own);
+    ``on_finished(arm, run_cfg, outcome)`` for each finished run, ``on_end`` before the parent
+    ends (whatever happened). Each run is tagged with its arm, seed and group (`Tag.GROUP`:
+    the arm's runs over its seeds)."""
+    if seeds < 1:
+        raise ValueError(f"--seeds must be >= 1, got {seeds}")
     for arm_cfg in arm_cfgs.values():
         arm_cfg.check_fits(data.smallest_split)
+    runs = [(arm, arm_cfg.with_options(seed=arm_cfg.seed + i))
+            for arm, arm_cfg in arm_cfgs.items() for i in range(seeds)]  # fmt: skip
     parent = mlflow.start_run(run_name=parent_name, tags={Tag.KIND: kind})
     pid = outcome.parent_run_id = parent.info.run_id
     mark_experiment(parent.info.experiment_id)
     arms = ", ".join(f"`{arm_run_name(parent_name, a)}`" for a in arm_cfgs)
+    over = f"{seeds} seeds per arm, " if seeds > 1 else ""
     mlflow.set_tag(
         Tag.NOTE,
-        f"**{what}.** One nested run per arm ({arms}), the same seed, data and steps; "
+        f"**{what}.** One nested run per arm ({arms}), {over}the same seed, data and steps; "
         f"`{Artifact.COMPARISON_MD}` and `{Artifact.LOSS_CURVES}` compare them.\n\nSample an arm: "
         f"`attnref sample --run-id {pid} --arm ARM` (or its own run id).",
     )
@@ -291,23 +324,31 @@ def _sweep(
                if v != first.to_flat()[k]}  # fmt: skip
     shared = {k: v for k, v in first.to_flat().items() if k not in varying}
     floor = outcome.bigram_floor
-    mlflow.log_params({**shared, **params, "bigram_floor": round(floor, 6)})
+    mlflow.log_params(
+        {**shared, **params, "bigram_floor": round(floor, 6), **({"seeds": seeds} if seeds > 1
+                                                                else {})}
+    )  # fmt: skip
     mlflow.set_tags(provenance_tags(data))
     mlflow.log_metric(Metric.BIGRAM_FLOOR, floor)
     try:
-        for arm, arm_cfg in arm_cfgs.items():
+        for arm, run_cfg in runs:
+            key = seed_key(arm, run_cfg.seed, seeds)
             o = run_training(
-                arm_cfg, data, out_root=out_root, run_name=arm_run_name(parent_name, arm),
-                nested=True, callbacks=callbacks_for(arm) if callbacks_for else None,
+                run_cfg, data, out_root=out_root,
+                run_name=arm_run_name(parent_name, arm, run_cfg.seed if seeds > 1 else None),
+                nested=True, callbacks=callbacks_for(key) if callbacks_for else None,
                 should_stop=should_stop, log_system_metrics=log_system_metrics,
-                part_of=f"`{parent_name}` run `{pid}` (arm `{arm}`)",
-                on_run_start=(lambda rid, a=arm: on_run_start(a, rid)) if on_run_start else None,
+                part_of=f"`{parent_name}` run `{pid}` (arm `{arm}`"
+                + (f", seed {run_cfg.seed})" if seeds > 1 else ")"),
+                on_run_start=(lambda rid, k=key: on_run_start(k, rid)) if on_run_start else None,
+                tags={Tag.ARM: arm, Tag.SEED: str(run_cfg.seed),
+                      Tag.GROUP: arm_run_name(parent_name, arm)},
             )  # fmt: skip
             if o.result is not None and o.status == RunStatus.FINISHED:
-                on_finished(arm, o)
+                on_finished(arm, run_cfg, o)
             if o.status != RunStatus.FINISHED:
                 outcome.status = o.status
-                outcome.failed = o.error or f"arm {arm} was interrupted (run {o.run_id})"
+                outcome.failed = o.error or f"arm {key} was interrupted (run {o.run_id})"
                 break
         else:
             outcome.status = RunStatus.FINISHED
@@ -342,15 +383,24 @@ def _log_comparison(client: MlflowClient, outcome: AblationOutcome) -> None:
 def _log_arms(
     client: MlflowClient, run_id: str, arms: list[tuple[str, str, Any]], title: str, floor: float
 ) -> None:
-    """Each arm ``(name, curve label, row)``: its figures as ``{name}_{metric}`` on the parent
-    (`ArmRow.METRICS`), its train and validation curves overlaid in ``plots/loss_curves.png``."""
-    for arm, _, r in arms:
+    """Each arm's runs ``(name, curve label, row)``: its figures as ``{name}_{metric}`` on the
+    parent (`ArmRow.METRICS`; an arm of several seeds: the mean over them), each run's train
+    and validation curves overlaid in ``plots/loss_curves.png`` (labelled with the seed where
+    an arm has several)."""
+    by_name: dict[str, list[Any]] = {}
+    for name, _, r in arms:
+        by_name.setdefault(name, []).append(r)
+    for name, rows in by_name.items():
         for key, metric in ArmRow.METRICS.items():
-            mlflow.log_metric(arm_metric(arm, metric), getattr(r, key))
+            mlflow.log_metric(
+                arm_metric(name, metric), spread([getattr(r, key) for r in rows]).mean
+            )
     keys = (Metric.TRAIN_LOSS, Metric.VAL_LOSS)
-    curves = {
-        label: {str(k): metric_curve(client, r.run_id, k) for k in keys} for _, label, r in arms
-    }
+    curves = {}
+    for name, label, r in arms:
+        if len(by_name[name]) > 1:
+            label = f"{label} seed {r.config.get('seed', '?')}"
+        curves[label] = {str(k): metric_curve(client, r.run_id, k) for k in keys}
     with tempfile.TemporaryDirectory() as tmp:
         path = save(
             loss_curves(curves, title=title, floor=floor),

@@ -130,8 +130,9 @@ def make_run_row(
 
 
 def _run_name_arm(name: str) -> str:
-    """The arm of a sweep's child from its run name (``ablation/none`` -> ``none``)."""
-    return name.rsplit("/", 1)[-1]
+    """The arm of a sweep's child from its run name (``ablation/none`` -> ``none``; an arm's
+    run on one of several seeds, ``ablation/none seed 8`` -> ``none``)."""
+    return name.rsplit("/", 1)[-1].split(" seed ", 1)[0]
 
 
 def local_artifact_dir(artifact_uri: str) -> Path | None:
@@ -311,7 +312,10 @@ class LocalStore:
             f"AND t.key = ? AND t.value = ? ORDER BY {_OLDEST_FIRST}",
             (experiment_id, ACTIVE, str(Tag.PARENT_RUN_ID), parent_id),
         )
-        return {_run_name_arm(name or ""): (run_id, status) for run_id, name, status in rows}
+        arms: dict[str, tuple[str, str]] = {}
+        for run_id, name, status in rows:  # several seeds: an arm's first run (its base seed)
+            arms.setdefault(_run_name_arm(name or ""), (run_id, status))
+        return arms
 
     def resolve_run(self, run_id: str, arm: str | None = None) -> str:
         """The training run whose model ``run_id`` names: itself, or the arm ``arm`` of a

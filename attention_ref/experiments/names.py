@@ -43,6 +43,10 @@ class Tag(StrEnum):
     DATA_SOURCE = "data_source"
     GIT_COMMIT = "git_commit"
     FAILED_AT_STEP = "failed_at_step"
+    PRECISION = "attnref.precision"  # the precision a run trained in, resolved: fp32 or bf16
+    ARM = "attnref.arm"  # an arm's name under its sweep (``none``, ``4``, ``mqa``)
+    SEED = "attnref.seed"  # the seed of an arm's run
+    GROUP = "attnref.group"  # the runs of one arm over its seeds: ``ablation/none``
     RESUMED_AT_STEP = "resumed_at_step"
     RESUMED_DEVICE = "resumed_device"  # --device given with --resume
     RESUMED_THREADS = "resumed_threads"  # --threads given with --resume
@@ -140,9 +144,11 @@ HEADS_SWEEP_RUN_NAME = "heads"
 VARIANTS_RUN_NAME = "variants"
 
 
-def arm_run_name(parent: str, arm: str | int) -> str:
-    """An arm's run name under its parent: ``ablation/none``, ``heads/4``."""
-    return f"{parent}/{arm}"
+def arm_run_name(parent: str, arm: str | int, seed: int | None = None) -> str:
+    """An arm's run name under its parent: ``ablation/none``, ``heads/4``; with ``seed`` (a
+    sweep over several seeds) ``ablation/none seed 8``. Without a seed it is also the arm's
+    group (`Tag.GROUP`)."""
+    return f"{parent}/{arm}" + (f" seed {seed}" if seed is not None else "")
 
 
 def sample_path(step: int) -> str:

@@ -73,6 +73,7 @@ def arm_from_run(client: MlflowClient, run: Run) -> ArmRow:
         metric_curve(client, run.info.run_id, Metric.VAL_LOSS),
         config={k: p[k] for k in option_defaults() if k in p},
         data_sha256=run.data.tags.get(Tag.DATA_SHA256),
+        precision=run.data.tags.get(Tag.PRECISION),
     )
     # the model's parameters by part, from the model the recorded options build
     return with_parameter_groups([row], int(p["vocab_size"]))[0] if "vocab_size" in p else row
@@ -109,8 +110,9 @@ def find_arms(experiment: str) -> Arms:
         pid = parent.info.run_id
         children = _search(experiment, f"tags.`{Tag.PARENT_RUN_ID}` = '{pid}' and {_FINISHED}")
         rows = sorted(
-            (arm_from_run(client, r) for r in children), key=lambda a: order.get(a.attention, 9)
-        )
+            (arm_from_run(client, r) for r in children),
+            key=lambda a: (order.get(a.attention, 9), int(a.seed or 0)),
+        )  # an arm of several seeds: its runs by seed
         return Arms(f"ablation run `{pid}`", parent, rows)
     rows = []
     for mode in ATTENTION_MODES:
@@ -146,8 +148,9 @@ def q03_report(experiment: str, data: CharData, arms: Arms | None = None) -> str
     return build_report(experiment, arms.source, arms.rows, baselines(data))
 
 
-def _arms_of(parent: Run) -> dict[str, Run]:
-    """The arms of a sweep's parent run by arm name (``none``, ``4``), in the order they ran."""
+def _arms_of(parent: Run) -> dict[str, list[Run]]:
+    """The runs of a sweep's parent by arm name (``none``, ``4``), each arm's runs in the order
+    they ran (its seeds); the arm from `Tag.ARM`, else (runs of before) the run's name."""
     pid = parent.info.run_id
     children = mlflow.search_runs(
         experiment_ids=[parent.info.experiment_id],
@@ -155,7 +158,11 @@ def _arms_of(parent: Run) -> dict[str, Run]:
         order_by=["attributes.start_time ASC"],
         output_format="list",
     )
-    return {r.info.run_name.rsplit("/", 1)[-1]: r for r in children}
+    arms: dict[str, list[Run]] = {}
+    for r in children:
+        arm = r.data.tags.get(Tag.ARM) or (r.info.run_name or "").rsplit("/", 1)[-1]
+        arms.setdefault(arm, []).append(r)
+    return arms
 
 
 _KIND_WORDS = SWEEP_WORDS
@@ -178,7 +185,9 @@ def resolve_run(run_id: str, arm: str | None = None) -> str:
             raise TrackingError(f"run {run_id} is not an ablation or a sweep; leave out --arm")
         return run_id
     arms = _arms_of(run)
-    listed = ", ".join(f"{a} ({r.info.run_id}, {r.info.status})" for a, r in arms.items())
+    listed = ", ".join(
+        f"{a} ({r.info.run_id}, {r.info.status})" for a, rs in arms.items() for r in rs[:1]
+    )
     if arm is None:
         raise TrackingError(
             f"run {run_id} is the parent of {_KIND_WORDS[kind]} and has no model of its own; "
@@ -186,7 +195,7 @@ def resolve_run(run_id: str, arm: str | None = None) -> str:
         )
     if arm not in arms:
         raise TrackingError(f"run {run_id} has no arm {arm!r}; its arms: {listed or 'none'}")
-    return arms[arm].info.run_id
+    return arms[arm][0].info.run_id  # several seeds: the arm's first (its base seed)
 
 
 def latest_model_run(experiment: str) -> str:
@@ -248,7 +257,7 @@ def heads_rows(parent: Run) -> list[HeadsRow]:
     """The finished arms of a heads sweep as rows, by number of heads."""
     client = MlflowClient()
     rows = []
-    for arm, run in _arms_of(parent).items():
+    for arm, run in ((a, r) for a, rs in _arms_of(parent).items() for r in rs):
         if run.info.status != RunStatus.FINISHED:
             continue
         a = arm_from_run(client, run)
@@ -268,9 +277,10 @@ def heads_rows(parent: Run) -> list[HeadsRow]:
                 a.val_curve,
                 config=a.config,
                 data_sha256=a.data_sha256,
+                precision=a.precision,
             )
         )
-    return sorted(rows, key=lambda r: r.heads)
+    return sorted(rows, key=lambda r: (r.heads, int(r.seed or 0)))
 
 
 def heads_sweep_report(experiment: str) -> str | None:

@@ -329,14 +329,17 @@ class _RunLogger:
         if self.resume is None:
             flat = self.cfg.to_flat()
             mlflow.log_params({**flat, **_derived_params(self.cfg, self.data, info.n_params)})
-            mlflow.set_tags(_tags(self.cfg, self.data, info.device))
+            mlflow.set_tags(
+                _tags(self.cfg, self.data, info.device) | {Tag.PRECISION: info.precision}
+            )
             dataset = MetaDataset(
                 HTTPDatasetSource(URL), name="tinyshakespeare", digest=self.data.text_sha256[:16]
             )
             log_input_once(dataset)
             mlflow.log_dict(flat, Artifact.CONFIG)
         else:
-            tags = {Tag.DEVICE: info.device, Tag.RESUMED_AT_STEP: str(info.start_step)}
+            tags = {Tag.DEVICE: info.device, Tag.RESUMED_AT_STEP: str(info.start_step),
+                    Tag.PRECISION: info.precision}  # fmt: skip
             tags |= {_RESUME_TAGS[k]: str(v) for k, v in self.resume.changed.items()}
             mlflow.set_tags(tags)
 
@@ -451,6 +454,7 @@ def run_training(
     register: str | None = None,
     on_run_start: Callable[[str], None] | None = None,
     metrics_every: int = 1,
+    tags: dict[str, str] | None = None,
 ) -> RunOutcome:
     """Train with ``cfg`` inside an MLflow run: a new one, or ``resume``'s run continued.
 
@@ -462,7 +466,8 @@ def run_training(
     in the Model Registry. ``on_run_start(run_id)`` is called once the run exists, before the
     first step (the CLI prints the id and the store). ``metrics_every``: with the step
     replayed as a CUDA graph, the step metrics are read and logged every this many steps
-    (`attention_ref.lm.train.train`); the eager step logs every step.
+    (`attention_ref.lm.train.train`); the eager step logs every step. ``tags``: set on a new
+    run as it starts (a sweep's arm, seed and group).
     """
     client = MlflowClient()
     if resume is not None:
@@ -476,6 +481,7 @@ def run_training(
             run_name=None if resume else (run_name or train_run_name(str(cfg.attention))),
             nested=nested,
             log_system_metrics=log_system_metrics,
+            tags=None if resume else tags,
         )
     except MlflowException as e:  # e.g. a class server: another student's run
         raise TrackingError(tracking_failure(e)) from None

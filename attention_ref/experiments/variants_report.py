@@ -21,7 +21,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from attention_ref.experiments.findings import COMPARED_KEYS, RECORDED_BEFORE, ArmRow, comparability
+from attention_ref.experiments.findings import (
+    BASELINE_TOLERANCE,
+    COMPARED_KEYS,
+    RECORDED_BEFORE,
+    ArmRow,
+    ArmSeeds,
+    arm_seeds,
+    comparability,
+)
+from attention_ref.experiments.spread import Gap, compare, spread_cells
 
 #: the arms and what each changes, as a sentence says it (``{window}``: the arm's width)
 VARIANT_WORDS: dict[str, str] = {
@@ -53,20 +62,42 @@ class VariantFact:
     params_change: int  # against the base arm
     cache_bytes: int
     cache_ratio: float  # the base arm's cache / this arm's
-    best_val_loss: float
-    val_change: float  # against the base arm, nats per character
+    best_val_loss: float  # the mean over the arm's seeds
+    val_change: float  # against the base arm, nats per character (means)
     tokens_per_sec: float
+    #: the arm's best validation loss against the base arm's over their seeds (`compare`; one
+    #: seed each: by `BASELINE_TOLERANCE`); None for the base arm itself
+    gap: Gap | None = None
+    seeds: ArmSeeds | None = None  # the arm's runs
+
+    def against_base(self) -> str:
+        """The order of this arm and the base arm, in words, from `gap`."""
+        if self.gap is None:
+            return ""
+        if self.gap.one_seed:
+            return "on one seed"
+        side = {"below": "below", "above": "above", "at": "within"}[self.gap.side]
+        spread = f"the spread of {self.gap.seeds}"
+        return f"within {spread}" if side == "within" else f"{side} {BASE}'s beyond {spread}"
+
+
+def _groups(rows: Sequence[ArmRow]) -> dict[str, ArmSeeds]:
+    return {g.attention: g for g in arm_seeds(rows)}
 
 
 def variant_facts(rows: Sequence[ArmRow]) -> list[VariantFact]:
-    """Each arm's facts against the base arm; ``ValueError`` without a base arm."""
-    by_name = {r.attention: r for r in rows}
+    """Each arm's facts against the base arm; ``ValueError`` without a base arm. An arm of
+    several seeds (several rows of one name): the means over them, and `VariantFact.gap`
+    says whether its difference from the base arm exceeds their spread."""
+    groups = _groups(rows)
+    by_name = {a: g.mean_row for a, g in groups.items()}
     if BASE not in by_name:
         raise ValueError(f"the variants sweep needs its {BASE!r} arm to compare with")
     base = by_name[BASE]
     base_cache = kv_cache_bytes(base.config)
     facts = []
-    for r in rows:
+    for r in by_name.values():
+        g = groups[r.attention]
         window = int(r.config.get("window", 0))
         what = VARIANT_WORDS.get(r.attention, r.attention).format(window_less=max(window - 1, 0))
         cache = kv_cache_bytes(r.config)
@@ -75,36 +106,60 @@ def variant_facts(rows: Sequence[ArmRow]) -> list[VariantFact]:
                 r.attention, what, r.n_params, r.n_params - base.n_params, cache,
                 base_cache / cache, r.best_val_loss, r.best_val_loss - base.best_val_loss,
                 r.tokens_per_sec,
+                None if r.attention == BASE
+                else compare(g.best, groups[BASE].best, BASELINE_TOLERANCE), g,
             )
         )  # fmt: skip
     return facts
 
 
 def variants_table(rows: Sequence[ArmRow]) -> str:
-    """The arms side by side (markdown)."""
-    out = [
-        "| arm | what changes | parameters | KV cache (bytes per character) | best val loss | "
-        f"against {BASE} | tokens/s |",
-        "|---|---|---:|---:|---:|---:|---:|",
-    ]
-    for f in variant_facts(rows):
+    """The arms side by side (markdown). An arm of several seeds: the mean best validation
+    loss, its seeds, min–max and (from 3 seeds) the 95 % interval; the precision where the runs
+    record it. One seed each, no precision: the table of before."""
+    facts = variant_facts(rows)
+    several = any(f.seeds is not None and f.seeds.n > 1 for f in facts)
+    precise = any(r.precision is not None for r in rows)
+    cols = ["arm", "what changes", *(["seeds"] if several else []),
+            *(["precision"] if precise else []), "parameters",
+            "KV cache (bytes per character)",
+            *(["best val loss (mean)", "min–max", "95 % interval"] if several
+              else ["best val loss"]), f"against {BASE}", "tokens/s"]  # fmt: skip
+    out = ["| " + " | ".join(cols) + " |",
+           "|---|---|" + "---:|" * (len(cols) - 2)]  # fmt: skip
+    for f in facts:
+        assert f.seeds is not None
         change = "" if f.name == BASE else f"{f.val_change:+.4f}"
-        out.append(
-            f"| {f.name} | {f.what} | {f.n_params:,} | {f.cache_bytes:,} | "
-            f"{f.best_val_loss:.4f} | {change} | {f.tokens_per_sec:,.0f} |"
-        )
+        mean, rng, ci = spread_cells(f.seeds.best)
+        cells = [f.name, f.what, *([str(f.seeds.n)] if several else []),
+                 *([f.seeds.precision or "not recorded"] if precise else []),
+                 f"{f.n_params:,}", f"{f.cache_bytes:,}",
+                 *([mean, rng, ci] if several else [f"{f.best_val_loss:.4f}"]), change,
+                 f"{f.tokens_per_sec:,.0f}"]  # fmt: skip
+        out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 
 def variants_sentences(rows: Sequence[ArmRow]) -> list[str]:
     """What the arms share, then what each variant costs and changes, from the rows only."""
     variant_keys = tuple(RECORDED_BEFORE)
-    shared = comparability(rows, [k for k in COMPARED_KEYS if k not in variant_keys])
-    if shared.comparable:
+    groups = _groups(rows)
+    means = [g.mean_row for g in groups.values()]
+    shared = comparability(means, [k for k in COMPARED_KEYS if k not in variant_keys])
+    n = max(g.n for g in groups.values())
+    if shared.comparable and n == 1:
         first = (
             "Every arm has the same seed, number of steps, data, model shape (but for the "
             "variant), schedule and evaluation; each is one run of that seed, so a difference "
             "is one measurement, not an average over seeds."
+        )
+    elif shared.comparable:
+        first = (
+            f"Every arm has the same seeds ({means[0].config.get('seed')}), number of steps, "
+            "data, model shape (but for the variant), schedule and evaluation; a figure is the "
+            "mean over an arm's seeds, and an arm is called above or below "
+            f"{BASE} only where the gap exceeds their spread (their 95 % t-intervals, or with "
+            "2 seeds their ranges, do not overlap)."
         )
     else:
         keys = sorted({*shared.differ, *shared.unknown})
@@ -114,7 +169,7 @@ def variants_sentences(rows: Sequence[ArmRow]) -> list[str]:
         )
     out = [first]
     facts = {f.name: f for f in variant_facts(rows)}
-    by_name = {r.attention: r for r in rows}
+    by_name = {r.attention: r for r in means}
     base = facts[BASE]
     for f in facts.values():
         if f.name == BASE:
@@ -144,8 +199,11 @@ def variants_sentences(rows: Sequence[ArmRow]) -> list[str]:
         else:
             side = "above" if f.val_change > 0 else "below"
             than = f"{abs(f.val_change):.4f} nats {side} {BASE}'s {base.best_val_loss:.4f}"
+        if f.gap is not None and not f.gap.one_seed:
+            than += f" ({f.gap.qualifier()})"
+        mean = "mean best validation loss" if n > 1 else "best validation loss"
         out.append(
-            f"{f.name}, {f.what}: {size}, {cache}; best validation loss {f.best_val_loss:.4f}, "
+            f"{f.name}, {f.what}: {size}, {cache}; {mean} {f.best_val_loss:.4f}, "
             f"{than}, at {f.tokens_per_sec / base.tokens_per_sec:.2f}× its tokens/s."
         )
     return out

@@ -140,7 +140,8 @@ def test_report_is_built_from_the_runs(ablation_store, shakespeare):
     o = ablation_store
     assert f"ablation run `{o.parent_run_id}`" in text
     for r in o.rows:
-        assert f"| {r.attention} | {r.n_params:,} | {r.best_val_loss:.4f} |" in text
+        assert r.precision in ("fp32", "bf16")  # the run's own, read from its tag
+        assert f"| {r.attention} | {r.precision} | {r.n_params:,} | {r.best_val_loss:.4f} |" in text
         assert r.run_id in text
     assert f"**bigram baseline** {o.bigram_floor:.3f}" in text  # the words: test_report.py
 
@@ -221,7 +222,8 @@ def test_heads_sweep_trains_the_multihead_model_with_each_number_of_heads(heads_
         assert child.data.tags[Tag.PARENT_RUN_ID] == o.parent_run_id
         assert parent.data.metrics[f"h{r.heads}_best_val_loss"] == r.best_val_loss
     md = download(o.parent_run_id, "comparison.md", tmp_path).read_text()
-    assert f"| 1 | 32 | {o.rows[0].n_params:,} | {o.rows[0].best_val_loss:.4f} |" in md
+    first = o.rows[0]
+    assert f"| 1 | 32 | {first.precision} | {first.n_params:,} | {first.best_val_loss:.4f} |" in md
     png = download(o.parent_run_id, "plots/loss_curves.png", tmp_path).read_bytes()
     assert png.startswith(b"\x89PNG")
 
