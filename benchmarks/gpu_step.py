@@ -24,8 +24,21 @@ tokens/s (``steps · batch · block / time``).
 
 Part 2, whole runs through `attention_ref.lm.train.train` (evaluations, samples and
 checkpoints included; ``metrics_every=100`` as the CLI passes): Q02's defaults on the device
-(``--cuda-graph auto``, ``--precision auto``), the same with ``--cuda-graph off`` (the eager
-loop), and the three attention modes of the ablation in sequence with the defaults.
+(``--cuda-graph auto``, ``--precision auto``: with the step graphed, the evaluation and the
+sample are graphs too), and the three attention modes of the ablation in sequence with the
+defaults; with ``--eager-run`` also Q02 with ``--cuda-graph off`` (the eager loop: 42 s on
+an H100, benchmarks/results/gpu-h100).
+
+Part 3, nanoGPT's own ``train.py`` (``benchmarks/nanogpt``, vendored unmodified; run by
+``benchmarks/nanogpt_arm.py``) at its GPU defaults (bf16 autocast where the GPU has it,
+``compile=True``) at the Q02 shape (2 layers, 2 heads, 128 wide, block 128, dropout 0) and
+batch ``--nanogpt-batch`` (32): tokens/s over its own iterations ``--nanogpt-skip`` ..
+``--nanogpt-iters``, after its compilation; where ``compile=True`` fails, once more with
+``compile=False`` (said in the table). ``--no-nanogpt`` skips it; on the CPU (``--quick``)
+it is a tiny fp32 run without compile, a check that it runs.
+
+The results file is written after each part, so a part that runs out of time leaves the
+parts before it.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import _bench
+import nanogpt_arm
 import torch
 from baseline_trainer import RECIPE
 from baseline_trainer import train as baseline_train
@@ -176,7 +190,8 @@ def run_wall(data: CharData, cfg: TrainConfig, loads: _bench.LoadLog, label: str
 
 
 def markdown(info: dict[str, Any], steps: list[dict[str, Any]], skipped: dict[str, str],
-             runs: list[dict[str, Any]], args: argparse.Namespace) -> str:  # fmt: skip
+             runs: list[dict[str, Any]], args: argparse.Namespace,
+             nano: list[dict[str, Any]] | None = None) -> str:  # fmt: skip
     lines = [
         "# The training step on a GPU (benchmarks/gpu_step.py)",
         "",
@@ -205,6 +220,8 @@ def markdown(info: dict[str, Any], steps: list[dict[str, Any]], skipped: dict[st
     ]
     if skipped:
         lines += ["", *[f"- {arm}: not measured ({why})" for arm, why in skipped.items()]]
+    if nano:
+        lines += ["", *nanogpt_lines(nano, steps)]
     if not runs:
         return "\n".join(lines)
     lines += [
@@ -239,6 +256,66 @@ def markdown(info: dict[str, Any], steps: list[dict[str, Any]], skipped: dict[st
     return "\n".join(lines)
 
 
+def nanogpt_lines(nano: list[dict[str, Any]], steps: list[dict[str, Any]]) -> list[str]:
+    """Part 3's table: nanoGPT's train.py, and attnref's graph arms at its batch beside it."""
+    first = nano[0]
+    lines = [
+        f"nanoGPT's own `train.py` (karpathy/nanoGPT {first['commit'][:12]}, vendored "
+        f"unmodified in benchmarks/nanogpt; its shakespeare_char recipe at the same shape, "
+        f"dropout 0, batch {first['batch']}; bf16 autocast where the GPU has it), timed over its "
+        "own printed iterations after its compilation (wall time between two printed "
+        "iterations; it reads the loss every 10), beside attnref's arms of the table above at "
+        "the same batch:",
+        "",
+    ]
+    rows = []
+    for r in nano:
+        label = f"nanoGPT train.py, compile={r['compile']}"
+        if "tokens_per_s" not in r:
+            rows.append([label, "-", "-", "-", f"failed: {r.get('error', '?')}"])
+            continue
+        rows.append([
+            label, f"{r['ms_per_step']:.3f}", _bench.fmt(r["tokens_per_s"]), "1.00",
+            f"iterations {r['first_iter']}–{r['last_iter']}, {r['to_first_iter_s']:.0f} s to "
+            f"the first (start{', compilation' if r['compile'] else ''}); printed median "
+            f"{r['printed_ms_median']:.2f} ms",
+        ])  # fmt: skip
+    timed = [r for r in nano if "tokens_per_s" in r]
+    if timed:
+        base = timed[-1]["tokens_per_s"]
+        beside = ("baseline", "graph fp32", "graph bf16")
+        for r in steps:
+            if r["batch"] == first["batch"] and r["arm"] in beside:
+                ratio = r["tokens_per_s"] / base
+                rows.append([f"attnref {r['arm']}" if r["arm"] != "baseline" else "baseline",
+                             f"{r['ms_per_step']:.3f}", _bench.fmt(r["tokens_per_s"]),
+                             f"{ratio:.2f}", "the table above"])  # fmt: skip
+    lines.append(_bench.markdown_table(["arm", "ms/step", "tokens/s", "× nanoGPT", "how"], rows))
+    return lines
+
+
+def run_nanogpt(data_path: Path, dev: torch.device, args: argparse.Namespace,
+                loads: _bench.LoadLog) -> list[dict[str, Any]]:  # fmt: skip
+    """Part 3: nanoGPT's train.py at its defaults; again without compile where that failed."""
+    on_gpu = dev.type == "cuda"
+    shape = {"batch": args.nanogpt_batch, "iters": args.nanogpt_iters, "skip": args.nanogpt_skip,
+             "device": dev.type}  # fmt: skip
+    loads.before("nanoGPT train.py")
+    rows = [nanogpt_arm.run(data_path, compile=on_gpu, timeout_s=args.nanogpt_timeout, **shape)]
+    if on_gpu and "tokens_per_s" not in rows[0]:
+        print(f"nanoGPT compile=True: {rows[0].get('error')}; once more, compile=False",
+              file=sys.stderr)  # fmt: skip
+        print("\n".join(rows[0].get("tail", [])), file=sys.stderr)
+        loads.before("nanoGPT train.py, compile=False")
+        rows.append(nanogpt_arm.run(data_path, compile=False, timeout_s=60.0, **shape))
+    for r in rows:
+        said = (f"{r['ms_per_step']:.3f} ms/step, {_bench.fmt(r['tokens_per_s'])} tokens/s"
+                if "tokens_per_s" in r else f"failed: {r.get('error')}")  # fmt: skip
+        print(f"nanoGPT train.py compile={r['compile']} batch {r['batch']}: {said} "
+              f"({r.get('wall_s', 0):.0f} s in all)")  # fmt: skip
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", type=Path, default=None, help="Tiny Shakespeare's input.txt")
@@ -250,19 +327,54 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--max-steps", type=int, default=None,
                    help="steps of the whole runs (default: Q02's 6000)")  # fmt: skip
-    p.add_argument("--no-runs", action="store_true", help="part 1 only")
+    p.add_argument("--no-runs", action="store_true", help="no whole runs (part 2)")
+    p.add_argument("--eager-run", action="store_true",
+                   help="part 2 also runs Q02 with --cuda-graph off")  # fmt: skip
+    p.add_argument("--no-nanogpt", action="store_true", help="skip nanoGPT's train.py (part 3)")
+    p.add_argument("--nanogpt-batch", type=int, default=32)
+    p.add_argument("--nanogpt-iters", type=int, default=600,
+                   help="its last iteration (a multiple of 10)")  # fmt: skip
+    p.add_argument("--nanogpt-skip", type=int, default=100,
+                   help="its first timed iteration (a multiple of 10)")  # fmt: skip
+    p.add_argument("--nanogpt-timeout", type=float, default=150.0,
+                   help="seconds before its run is stopped")  # fmt: skip
     p.add_argument("--quick", action="store_true",
                    help="a check that it runs: tiny steps and runs (CPU)")  # fmt: skip
     args = p.parse_args(argv)
     if args.quick:
         args.steps, args.warmup, args.reps, args.batch = 4, 2, 1, [4]
         args.max_steps = args.max_steps or 20
+        args.nanogpt_batch, args.nanogpt_iters, args.nanogpt_skip = 4, 20, 10
     dev = _bench.pick_device(args.device)
-    data = load(locate(args.data))
+    data_path = locate(args.data)
+    data = load(data_path)
     loads = _bench.LoadLog(window=0.2)
     t_start = time.perf_counter()
-    steps, skipped = measure_steps(data, dev, args.batch, args, loads)
+    steps: list[dict[str, Any]] = []
+    skipped: dict[str, str] = {}
     runs: list[dict[str, Any]] = []
+    nano: list[dict[str, Any]] = []
+
+    def save(final: bool) -> None:
+        """The results so far (after each part): the markdown, and JSON beside it."""
+        info = _bench.machine(dev, loads)
+        info["total_s"] = time.perf_counter() - t_start
+        text = markdown(info, steps, skipped, runs, args, nano)
+        if final:
+            print("\n" + text)
+            print(f"\ntotal {info['total_s']:.0f} s")
+        if args.out is not None:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text + "\n")
+            payload = {"machine": info, "steps": steps, "skipped": skipped, "runs": runs,
+                       "nanogpt": nano, "complete": final,
+                       "args": {k: str(v) for k, v in vars(args).items()}}  # fmt: skip
+            args.out.with_suffix(".json").write_text(json.dumps(payload, indent=2, default=str))
+            if final:
+                print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
+
+    steps, skipped = measure_steps(data, dev, args.batch, args, loads)
+    save(final=False)
     if not args.no_runs:
         base = TrainConfig(device=dev.type)
         if args.max_steps is not None:
@@ -272,22 +384,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.quick:
             base = base.with_options(eval_batches=2, sample_tokens=10, batch_size=4)
         runs.append(run_wall(data, base, loads, "q02 defaults"))
-        runs.append(run_wall(data, base.with_options(cuda_graph="off"), loads, "q02 eager"))
+        if args.eager_run:
+            runs.append(run_wall(data, base.with_options(cuda_graph="off"), loads, "q02 eager"))
         for mode in AttentionMode:
             runs.append(run_wall(data, base.with_options(attention=str(mode)), loads,
                                  f"ablation {mode}"))  # fmt: skip
-    info = _bench.machine(dev, loads)
-    info["total_s"] = time.perf_counter() - t_start
-    text = markdown(info, steps, skipped, runs, args)
-    print("\n" + text)
-    print(f"\ntotal {info['total_s']:.0f} s")
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
-        payload = {"machine": info, "steps": steps, "skipped": skipped, "runs": runs,
-                   "args": {k: str(v) for k, v in vars(args).items()}}  # fmt: skip
-        args.out.with_suffix(".json").write_text(json.dumps(payload, indent=2, default=str))
-        print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
+        save(final=False)
+    if not args.no_nanogpt:
+        nano.extend(run_nanogpt(data_path, dev, args, loads))
+    save(final=True)
     return 0
 
 

@@ -34,9 +34,9 @@ from tests.lm.test_sampling import ATTENTIONS, model_for
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 #: graphed vs eager evaluation on CUDA: the same kernels on the same batches, expected equal;
-#: the bound leaves room for a kernel the capture picks otherwise, far below the 1e-2 a
-#: training step moves the loss (the control below)
-EVAL_TOL = 1e-5
+#: the bound leaves room for a matrix kernel the capture picks otherwise (bf16 products
+#: rounded otherwise), ten times below the 1e-3 ten training steps move the loss (the control)
+EVAL_TOL = 1e-4
 #: a graphed draw may differ from `generate`'s only where two characters' p_i / q_i are this
 #: close (relative): the forward over the whole window sums in another order than the cache
 DRAW_TOL = 1e-4
