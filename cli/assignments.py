@@ -69,6 +69,15 @@ def assign(
         int | None,
         typer.Option("--window", help="window: keys a token sees (default 2).", show_default=False),
     ] = None,
+    source: Annotated[
+        bool,
+        typer.Option(
+            "--source/--no-source",
+            help="Print on each statement the attnref exercise command that draws it (with "
+            "--key it prints the key). --no-source leaves it out; the numbers themselves "
+            "still let attnref explain --input compute every step (see the README).",
+        ),
+    ] = True,
     tracking_uri: TrackingUri = None,
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
@@ -90,7 +99,8 @@ def assign(
         asked = Assignment(name=name, exercises=exercises, tokens=tokens, d_model=d_model,
                            heads=heads, causal=causal, lang=lang, backward=backward,
                            decimals=decimals, variant=variant, kv_heads=kv_heads,
-                           window=window, due=parse_due(due) if due else None)  # fmt: skip
+                           window=window, due=parse_due(due) if due else None,
+                           source=source)  # fmt: skip
         done = make(url, _admin(admin_password_file, url), asked, due_given=due is not None)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
@@ -151,10 +161,20 @@ def grades(
         Path | None,
         typer.Option(
             "--csv",
-            help="Where to write the CSV (default: ./NAME-grades.csv).",
+            help="Where to write the CSV (default: ./NAME-grades.csv, ./NAME-moodle.csv, "
+            "./NAME-canvas.csv).",
             show_default=False,
         ),
     ] = None,
+    csv_format: Annotated[
+        str,
+        typer.Option(
+            "--csv-format",
+            help="attnref: every column of the gradebook, a row per exercise. moodle, canvas: "
+            "a row per student, the grade (steps right, summed over the exercises) and its "
+            "feedback, as that system's grade import reads it.",
+        ),
+    ] = "attnref",
     tracking_uri: TrackingUri = None,
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
@@ -165,11 +185,15 @@ def grades(
     """
     from attention_ref.classroom.assignment import AssignmentError
     from attention_ref.classroom.gradebook import summarize, to_csv
-    from attention_ref.classroom.homework import catalogue_names, gradebook
+    from attention_ref.classroom.homework import catalogue_names, gradebook, steps_asked
+    from attention_ref.classroom.lms import SYSTEMS, to_lms_csv
     from attention_ref.classroom.server import ServerError
 
+    if csv_format not in ("attnref", *SYSTEMS):
+        raise CLIError(f"--csv-format {csv_format!r}: choose attnref, {', '.join(SYSTEMS)}")
     url = _server_url(tracking_uri)
-    path = csv_path if csv_path is not None else Path(f"{name}-grades.csv")
+    suffix = "grades" if csv_format == "attnref" else csv_format
+    path = csv_path if csv_path is not None else Path(f"{name}-{suffix}.csv")
     if path.is_dir():
         raise CLIError(f"--csv {path} is a folder, not a file")
     try:
@@ -184,7 +208,9 @@ def grades(
     _print_book(name, url, book)
     try:
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(to_csv(book), encoding="utf-8")
+        text = (to_csv(book) if csv_format == "attnref"
+                else to_lms_csv(book, name, csv_format, steps_asked(assignment)))  # fmt: skip
+        tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
     except OSError as e:
         raise CLIError(f"cannot write {path}: {e.strerror}") from None
@@ -194,47 +220,76 @@ def grades(
 
 
 def _console():  # type: ignore[no-untyped-def]
-    from rich.console import Console
+    from cli.tables import console
 
-    console = Console(highlight=False)
-    return console if console.is_terminal else Console(highlight=False, width=220)
+    return console()
+
+
+#: the gradebook's columns at the terminal (`attention_ref.classroom.gradebook.COLUMNS`):
+#: who, which exercise, the grade, the first wrong step and the diagnosis are kept whole
+_BOOK_COLUMNS = {"student": (True, 0), "exercise": (True, 0), "steps right": (True, 0),
+                 "first wrong step": (True, 0), "diagnosis": (True, 0), "attempts": (False, 4),
+                 "late": (False, 5), "status": (False, 3), "received (UTC)": (False, 2),
+                 "submission": (False, 1)}  # fmt: skip
 
 
 def _print_book(name: str, url: str, book: list[Row]) -> None:
-    from rich.table import Table
-
     from attention_ref.classroom.gradebook import COLUMNS, cells
+    from cli.tables import Column, print_table
 
     students = len({r.student for r in book})
-    table = Table(title=f"{name} on {url}: {students} students", title_justify="left")
-    for col in COLUMNS:
-        table.add_column(col)
-    for r in book:
-        table.add_row(*cells(r))
-    _console().print(table)
+    columns = [Column(c, keep=_BOOK_COLUMNS[c][0], rank=_BOOK_COLUMNS[c][1]) for c in COLUMNS]
+    print_table(_console(), f"{name} on {url}: {students} students", columns,
+                [cells(r) for r in book], elsewhere=f"every column: the CSV (attnref server "
+                f"grades {name})")  # fmt: skip
+
+
+def mistake_words(name: str, lang: str = "en") -> str:
+    """A catalogue entry in a few words: its words up to their colon, fields as "…"."""
+    import re
+
+    from attention_ref.worked.mistakes import CATALOGUE
+    from attention_ref.worked.variant_mistakes import CATALOGUES
+
+    kinds = {k.name: k for k in CATALOGUE}
+    for catalogue in CATALOGUES.values():
+        kinds |= {k.name: k for k in catalogue if k.name not in kinds}
+    if name not in kinds:
+        return name
+    words = kinds[name].words[lang]
+    head = words.split(":")[0] if ":" in words.split("{")[0] else words
+    if m := re.fullmatch(r"gave_(\w+?)t", name):  # gave_Qt: "you gave Qᵀ, …"
+        head = head.replace("{sym}", m.group(1))
+    return re.sub(r"\{\w+\}", "…", head)
 
 
 def _print_summary(name: str, s: Summary) -> None:
-    from rich.table import Table
+    from cli.tables import Column, print_table
 
     console = _console()
     console.print(
         f"{name}: {s.students} students, {s.answers} answers graded; {s.all_right} all right, "
         f"{s.few_decimals} short of decimals only, {s.no_diagnosis} wrong with no mistake of "
         f"the catalogue reproducing them; {s.late} late, {s.missing} missing, {s.malformed} "
-        f"malformed, {s.changed} changed after they were finished"
-    )
-    made = Table(title="Mistakes of the catalogue: students whose counted answer each "
-                 "reproduces", title_justify="left")  # fmt: skip
-    for col in ("mistake", "students", "of them, with another that reproduces it too", "as"):
-        made.add_column(col)
-    for mistake, n, ambiguous, seen in s.mistakes:
-        shown = ", ".join(x for x in seen if x != mistake)
-        made.add_row(mistake, str(n), str(ambiguous) if ambiguous else "", shown)
-    console.print(made)
-    first = Table(title="First wrong step", title_justify="left")
-    for col in ("step", "answers"):
-        first.add_column(col)
-    for step, n in s.first_wrong:
-        first.add_row(step, str(n))
-    console.print(first)
+        f"malformed, {s.changed} changed after they were finished", soft_wrap=True,
+    )  # fmt: skip
+    made = sorted((m for m in s.mistakes if m[1]), key=lambda m: (-m[1], m[0]))
+    rows = [[mistake_words(mistake), str(n), str(ambiguous) if ambiguous else "", mistake,
+             ", ".join(x for x in seen if x != mistake)]
+            for mistake, n, ambiguous, seen in made]  # fmt: skip
+    columns = [Column("mistake", keep=True), Column("students", keep=True, justify="right"),
+               Column("of them, another fits too", rank=2, justify="right"),
+               Column("catalogue name", rank=3), Column("as", rank=1)]  # fmt: skip
+    if rows:
+        print_table(console, "Mistakes the class made (students whose counted answer each "
+                    "reproduces), most frequent first", columns, rows)  # fmt: skip
+    else:
+        console.print("No counted answer reproduces a mistake of the catalogue.")
+    unmade = [m[0] for m in s.mistakes if not m[1]]
+    if unmade:
+        console.print(f"Made by no one: {len(unmade)} other mistakes of the catalogue "
+                      f"({', '.join(unmade)})", soft_wrap=True)  # fmt: skip
+    first = [[step, str(n)] for step, n in s.first_wrong]
+    if first:
+        print_table(console, "First wrong step", [Column("step", keep=True),
+                    Column("answers", keep=True, justify="right")], first)  # fmt: skip

@@ -115,6 +115,12 @@ def submit(
     url, auth = account(tracking_uri)
     texts = []
     for path in answers:
+        if not path.exists():
+            raise CLIError(f"{path}: no such file: attnref homework fetch {name} writes your "
+                           "answer-K.json files (then fill them in and submit them)")  # fmt: skip
+        if path.suffix in (".md", ".tex") and path.name.startswith("statement-"):
+            raise CLIError(f"{path} is your exercise's statement, not an answer: fill in "
+                           f"answer-K.json beside it and submit that")  # fmt: skip
         try:
             texts.append(path.read_bytes())
         except OSError as e:
@@ -142,26 +148,26 @@ def submit(
 def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
     """Your submissions of an assignment: when each was received, late or not, and the
     teacher's grade once given."""
-    from rich.console import Console
-    from rich.table import Table
-
     from attention_ref.classroom.assignment import AssignmentError
     from attention_ref.classroom.homework import my_submissions
     from attention_ref.classroom.server import ServerError
+    from cli.tables import Column, console, print_table
 
     url, auth = account(tracking_uri)
     try:
         me, found = my_submissions(url, auth, name)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
-    table = Table(title=f"{name} for {me.student}: {len(found)} submissions, "
-                  f"{me.assignment.describe_due()}", title_justify="left")  # fmt: skip
-    for col in ("submission", "exercise", "received (UTC)", "late", "status", "grade",
-                "first wrong step", "diagnosis", "counts"):  # fmt: skip
-        table.add_column(col)
-    for s in found:
-        table.add_row(*s.cells())
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=200)
-    console.print(table)
+    if not found:
+        print(f"{name} for {me.student}: no submissions yet ({me.assignment.describe_due()}); "
+              f"submit with attnref homework submit {name} answer-1.json")  # fmt: skip
+        return
+    n = len(found)
+    columns = [Column("submission", rank=1), Column("exercise", keep=True),
+               Column("received (UTC)", rank=3), Column("late", rank=5),
+               Column("status", rank=2), Column("grade", keep=True),
+               Column("first wrong step", keep=True), Column("diagnosis", keep=True),
+               Column("counts", rank=4)]  # fmt: skip
+    print_table(console(), f"{name} for {me.student}: {n} submission{'s' if n != 1 else ''}, "
+                f"{me.assignment.describe_due()}", columns, [s.cells() for s in found],
+                elsewhere="a wider terminal shows them")  # fmt: skip

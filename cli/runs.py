@@ -37,29 +37,28 @@ class RunsFormat(StrEnum):
 
 def _table(rows: list[RunRow], uri: str, title: str, every_experiment: bool) -> None:
     """The rows as a rich table; with ``--all`` (or rows of several experiments) each row
-    names its experiment, beside the run's name: two experiments' runs can look alike."""
-    from rich.console import Console
-    from rich.table import Table
+    names its experiment, beside the run's name: two experiments' runs can look alike. The
+    run id (what ``--resume`` and ``sample --run-id`` take), status, steps and best loss are
+    never cut (`cli.tables`)."""
+    from cli.tables import Column, console, print_table
 
     show_experiment = every_experiment or len({r.experiment for r in rows}) > 1
-    columns = [("run id", "left"), ("name", "left")]
-    columns += [("experiment", "left")] if show_experiment else []
-    columns += [("attention", "left"), ("status", "left"), ("steps", "right"),
-                ("best val", "right"), ("started", "left")]  # fmt: skip
-    table = Table(title=title, title_justify="left")
-    for col, justify in columns:
-        table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    columns = [Column("run id", keep=True), Column("name", rank=3)]
+    columns += [Column("experiment", rank=4)] if show_experiment else []
+    columns += [Column("attention", rank=2), Column("status", keep=True),
+                Column("steps", keep=True, justify="right"),
+                Column("best val", keep=True, justify="right"),
+                Column("started", rank=1)]  # fmt: skip
+    cells = []
     for r in rows:
         heads = "1 head" if r.heads == 1 else f"{r.heads} heads"
         attention = f"{r.attention} ({heads})" if r.heads else r.attention
         best = "" if r.best_val_loss is None else f"{r.best_val_loss:.4f}"
         where = [r.experiment] if show_experiment else []
-        table.add_row(r.run_id, r.name, *where, attention, r.status, r.steps, best, r.started)
-    console = Console(highlight=False)
-    if not console.is_terminal:  # a pipe or a log: whole lines, not an 80-column squeeze
-        console = Console(highlight=False, width=240)
-    console.print(table)
-    console.print(f"store: {uri}", soft_wrap=True)
+        cells.append([r.run_id, r.name, *where, attention, r.status, r.steps, best, r.started])
+    out = console()
+    print_table(out, title, columns, cells, elsewhere="attnref runs --format json has every field")
+    out.print(f"store: {uri}", soft_wrap=True)
 
 
 def _local_rows(uri: str, experiment: str | None) -> list[RunRow] | None:

@@ -79,7 +79,7 @@ def _admin(admin_password_file: Path | None, url: str) -> tuple[str, str]:
     """The admin's credentials, once the server is known to answer at ``url``."""
     from attention_ref.classroom.server import ADMIN_USERNAME, healthy, read_password
 
-    password = read_password(admin_password_file)
+    password = read_password(admin_password_file, existing=True)
     if not healthy(url, timeout=5):
         raise CLIError(f"no class server answers at {url}; start it: attnref server start DIR")
     return ADMIN_USERNAME, password
@@ -138,14 +138,20 @@ def start(
     ] = False,
 ) -> None:
     """Start PostgreSQL and the MLflow server with accounts; Ctrl-C stops both."""
-    from attention_ref.classroom.server import ClassServer, ServerError, read_password
+    from attention_ref.classroom.server import (
+        ClassServer,
+        ServerError,
+        class_exists,
+        read_password,
+    )
 
     if not 0 < port < 65536:
         raise CLIError(f"--port must be in 1..65535, got {port}")
     if workers < 1:
         raise CLIError(f"--workers must be a positive integer, got {workers}")
     try:
-        password = read_password(admin_password_file)  # before anything starts
+        # before anything starts
+        password = read_password(admin_password_file, existing=class_exists(directory))
         server = ClassServer(
             directory, password, host=host, port=port, workers=workers, experiment=experiment,
             tls=tls, tls_cert=tls_cert, tls_key=tls_key, insecure=insecure,

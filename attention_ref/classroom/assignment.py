@@ -176,6 +176,9 @@ class Assignment:
     window: int | None = None  # window: keys a token sees (None: the exercise's default)
     salt: str = field(default_factory=lambda: secrets.token_hex(8))
     due: dt.datetime | None = None
+    #: whether a statement prints its source, the ``attnref exercise`` command that draws it
+    #: (and, with ``--key``, prints its key); ``False``: ``server assign --no-source``
+    source: bool = True
 
     def __post_init__(self) -> None:
         check_name(self.name)
@@ -190,6 +193,8 @@ class Assignment:
         homework's own attention is written as before the variants (no variant key)."""
         d = asdict(self)
         del d["due"], d["name"]
+        if self.source:  # the default, written as before the option existed
+            del d["source"]
         if self.variant == "mha":
             del d["variant"], d["kv_heads"], d["window"]
         return d

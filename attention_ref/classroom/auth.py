@@ -133,7 +133,36 @@ def _answer() -> Any:
         refused = _homework_fence(user.username, access, key or "") or _no_prompts(access)
         if refused is not None:
             return refused
+    if key == "GET /" and not request.query_string and (landing := _landing()) is not None:
+        return landing
     return sent
+
+
+#: the query that marks the UI's root as already sent to the class's runs (no second redirect)
+LANDED = "class"
+
+
+def _landing() -> Response | None:
+    """The UI's root, for anyone who may enter: a redirect to the class experiment's runs
+    (MLflow 3 opens its GenAI home otherwise); ``None`` when no class experiment is known."""
+    import os
+
+    from flask import redirect
+    from mlflow.server.handlers import _get_tracking_store
+
+    from attention_ref.experiments.names import UI_RUNS_QUERY
+
+    name = os.environ.get("ATTNREF_CLASS_EXPERIMENT")
+    if not name:
+        return None
+    try:
+        found = _get_tracking_store().get_experiment_by_name(name)
+    except Exception:  # the store is down: the UI's own root, as MLflow serves it
+        return None
+    if found is None:
+        return None
+    where = f"/?{LANDED}#/experiments/{found.experiment_id}?{UI_RUNS_QUERY}"
+    return redirect(where, code=302)
 
 
 def role_of(username: str, is_admin: bool, admin_username: str) -> Role:

@@ -410,11 +410,17 @@ def identify(doc: object, mine_: Mine) -> int:
         return k
     theirs = ", ".join(f"{i}: seed {o.seed}" for i, o in enumerate(mine_.exercises, start=1))
     named = doc.get("exercise") if isinstance(doc, dict) else None
-    what = (f"names exercise seed {named.get('seed')}" if isinstance(named, dict)
-            else 'names no exercise ("exercise": {"seed": …})')  # fmt: skip
+    if not isinstance(named, dict):
+        what = ("holds an exercise's numbers, not an answer" if isinstance(doc, dict)
+                and {"X", "heads"} <= set(doc) else "names no exercise")  # fmt: skip
+        raise HomeworkError(
+            f"the file {what}: fill in the answer-K.json that attnref homework fetch "
+            f"{mine_.assignment.name} wrote (it names your exercise K), and submit that"
+        )
     raise HomeworkError(
-        f"the answer {what}, which is not one of your exercises of {mine_.assignment.name!r} "
-        f"({theirs}): fill in the answer-K.json that attnref homework fetch wrote"
+        f"the answer names exercise seed {named.get('seed')}, which is not one of your "
+        f"exercises of {mine_.assignment.name!r} ({theirs}): fill in the answer-K.json that "
+        "attnref homework fetch wrote"
     )
 
 
@@ -423,7 +429,7 @@ def check_text(text: bytes, mine_: Mine) -> tuple[int, Report]:
 
     A file that is not an answer to one of the student's exercises: `InputError` /
     `HomeworkError` (one line); nothing is sent."""
-    from attention_ref.worked.answer import Problem, read_answer_text
+    from attention_ref.worked.answer import NO_STEP, Problem, read_answer_text
     from attention_ref.worked.check import check_document
     from attention_ref.worked.inputs import InputError
 
@@ -434,7 +440,23 @@ def check_text(text: bytes, mine_: Mine) -> tuple[int, Report]:
                          "wrote it: JSON)") from None  # fmt: skip
     doc = read_answer_text(decoded)
     k = identify(doc, mine_)
-    return k, check_document(doc, Problem.of_exercise(mine_.exercises[k - 1]))
+    prob = Problem.of_exercise(mine_.exercises[k - 1])
+    try:
+        return k, check_document(doc, prob)
+    except InputError as e:
+        if str(e) == NO_STEP[prob.lang]:  # the words of `attnref check`: say the homework's
+            raise InputError(_NO_STEP_YET[prob.lang].format(
+                k=k, name=mine_.assignment.name)) from None  # fmt: skip
+        raise
+
+
+#: what submit says of an answer file with no step filled in yet, per language
+_NO_STEP_YET = {
+    "en": "no step given yet: fill in the steps you computed (each null in answer-{k}.json), "
+          "then attnref homework submit {name} answer-{k}.json",
+    "pt": "nenhum passo dado ainda: preencha os passos que você calculou (cada null de "
+          "answer-{k}.json) e envie: attnref homework submit {name} answer-{k}.json",
+}  # fmt: skip
 
 
 #: the tag of a submission's run that holds the key its client drew (found again after a lost
@@ -607,8 +629,11 @@ def _student_experiments(url: str, admin: Auth, name: str, cafile: Path | None) 
 def _gradebook(url: str, admin: Auth, name: str, cafile: Path | None) -> tuple[Assignment, str]:
     found = _experiment(url, admin, gradebook_experiment(name), cafile)
     if found is None:
-        raise HomeworkError(f"no assignment {name!r} on {url} (attnref server assign {name} "
-                            "makes it)")  # fmt: skip
+        raise HomeworkError(
+            f"no assignment {name!r} whose gradebook {admin[0]!r} may read on {url}: a teacher "
+            f"makes it with attnref server assign {name}; a student sees their own grades with "
+            f"attnref homework status {name}"
+        )
     return Assignment.from_tags(_tags(found)), str(found["experiment_id"])
 
 
@@ -649,6 +674,21 @@ def grade_submission(
     return Graded(exercise=k, standing=Standing.GRADED, steps_right=report.steps_right,
                   steps_given=report.steps_given, first_wrong=first.label if first else "",
                   diagnoses=tuple(report.diagnosis_names), **base)  # fmt: skip
+
+
+def steps_asked(assignment: Assignment) -> int:
+    """The steps a whole answer to all of the assignment's exercises has (every student's
+    exercises have the same shape): what a grade of steps right is out of."""
+    from attention_ref.classroom.simulate import right_answer
+    from attention_ref.worked.answer import Problem
+    from attention_ref.worked.check import check_document
+
+    total = 0
+    for opt in assignment.exercises_of("student"):
+        prob = Problem.of_exercise(opt)
+        doc = json.loads(right_answer(prob, assignment.decimals))
+        total += check_document(doc, prob).steps_given
+    return total
 
 
 def _answer_path(exp_id: str, run_id: str) -> str:
@@ -783,6 +823,8 @@ def write_exercises(me: Mine, out: Path) -> list[tuple[Path, str]]:
         files = {
             f"statement-{k}.md": render(statement, "markdown", opt.decimals),
             f"statement-{k}.tex": render(statement, "latex", opt.decimals, standalone=True),
+            # the problem's numbers, for a student who computes with a program of their own
+            f"exercise-{k}.json": to_json(ex.problem),
             f"answer-{k}.json": to_json(ex.answer),  # type: ignore[arg-type]
         }
         for file, text in files.items():
@@ -834,12 +876,41 @@ def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
         due = f"prazo {a.due:%Y-%m-%d %H:%M} UTC" if a.due else "sem prazo"
     head = Section(title=title.format(name=a.name, k=k, n=a.exercises),
                    text=text.format(name=a.name, k=k, student=me.student, due=due))  # fmt: skip
-    return replace(statement, sections=[head, *statement.sections])
+    *body, how = statement.sections
+    closing = how.text
+    for old, new in _CLOSING[a.lang]:  # the exercise's own words of how to answer: the homework's
+        closing = closing.replace(old, new.format(name=a.name, k=k))
+    source = statement.source if a.source else _NO_SOURCE[a.lang].format(name=a.name, k=k)
+    return replace(statement, source=source, sections=[head, *body, replace(how, text=closing)])
+
+
+#: the source line of a statement under ``server assign --no-source``, per language
+_NO_SOURCE = {
+    "en": "homework {name}, exercise {k} (the command that draws it is the teacher's)",
+    "pt": "lição de casa {name}, exercício {k} (o comando que o sorteia fica com o professor)",
+}
+
+
+#: the closing paragraph of an exercise (`attnref exercise`) made the homework's, per language
+_CLOSING = {
+    "en": (("answer.json (attnref exercise --out writes it", "answer-{k}.json (attnref homework "
+            "fetch wrote it"),
+           ("Then run attnref check answer.json.", "Then submit it: attnref homework submit "
+            "{name} answer-{k}.json (attnref check answer-{k}.json checks it without "
+            "submitting). The problem's numbers are in exercise-{k}.json.")),
+    "pt": (("answer.json (attnref exercise --out o escreve", "answer-{k}.json (attnref homework "
+            "fetch o escreveu"),
+           ("Depois rode attnref check answer.json.", "Depois envie: attnref homework submit "
+            "{name} answer-{k}.json (attnref check answer-{k}.json confere sem enviar). Os "
+            "números do problema estão em exercise-{k}.json."),
+           ("attnref check answer.json.", "attnref homework submit {name} answer-{k}.json.")),
+}  # fmt: skip
 
 
 __all__ = ["Assigned", "Grading", "HomeworkError", "Mine", "MySubmission", "Submitted", "assign",
            "assignments", "catalogue_names", "check_text", "enrol_everywhere", "grade",
            "grade_submission",
-           "gradebook", "identify", "list_students", "mine", "my_submissions", "submit",
+           "gradebook", "identify", "list_students", "mine", "my_submissions", "steps_asked",
+           "submit",
            "submitted_line",
            "write_exercises"]  # fmt: skip

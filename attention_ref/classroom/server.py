@@ -89,6 +89,8 @@ _SOCKET_PATH_MAX = 100  # a Unix socket path holds 107 bytes; "/.s.PGSQL.5432" i
 AUTH_CACHE_TTL_S = 60
 _AUTHORIZATION_FUNCTION = "attention_ref.classroom.auth:authenticate"
 LOCK_NAME, PID_NAME = "server.lock", "server.json"
+#: the variable that names the class experiment to the gate inside ``mlflow server``
+CLASS_EXPERIMENT_ENV = "ATTNREF_CLASS_EXPERIMENT"
 
 
 class ServerError(ValueError):
@@ -101,12 +103,15 @@ class ServerTimeoutError(ServerError):
 
 
 def read_password(
-    file: Path | None, env_var: str = ADMIN_PASSWORD_ENV, environ: dict[str, str] | None = None
-) -> str:
+    file: Path | None, env_var: str = ADMIN_PASSWORD_ENV, environ: dict[str, str] | None = None,
+    *, existing: bool = False,
+) -> str:  # fmt: skip
     """A password from ``file`` (its first line), else from ``$env_var``; never a default.
 
     Raises `ServerError` when neither gives one or it is shorter than MLflow accepts (12
-    characters). The message never contains the password.
+    characters): for a new class, that is the rule of the password being made; for an
+    ``existing`` one (its password was made at its first start), a short one is not it. The
+    message never contains the password.
     """
     env = os.environ if environ is None else environ
     if file is not None:
@@ -122,12 +127,22 @@ def read_password(
                 f"no admin password: set {env_var} or pass --admin-password-file FILE "
                 "(the class server has no default password)"
             )
+    if len(password) < MIN_PASSWORD_LENGTH and existing:
+        raise ServerError(
+            f"the password in {where} is not the class's admin password: that one was made at "
+            f"the class's first start, with at least {MIN_PASSWORD_LENGTH} characters"
+        )
     if len(password) < MIN_PASSWORD_LENGTH:
         raise ServerError(
             f"the password in {where} is too short: MLflow's basic auth needs at least "
             f"{MIN_PASSWORD_LENGTH} characters"
         )
     return password
+
+
+def class_exists(root: Path) -> bool:
+    """Whether ``root`` holds a class already (its PostgreSQL cluster was made)."""
+    return (root.expanduser().absolute() / "postgres" / "data" / "PG_VERSION").is_file()
 
 
 # ------------------------------------------------------------------------------- PostgreSQL
@@ -711,10 +726,10 @@ class Status:
                 f"while that class ran (attnref server status {self.copy_of})"
             )
         if self.running:
-            state = "answers" if self.healthy else "does not answer /health yet"
+            state = "answering" if self.healthy else "not answering yet (starting?)"
             return (
-                f"class server in {self.root} is running: pid {self.pid}, {self.url} ({state}; "
-                f"mlflow server pid {self.mlflow_pid})"
+                f"class server in {self.root} is running: pid {self.pid}, {self.url}, {state}; "
+                f"its mlflow server is pid {self.mlflow_pid}"
             )
         if self.stale:
             return f"no class server running in {self.root} (pid {self.pid} is gone)"
@@ -933,6 +948,8 @@ class ClassServer:
             if self._wrote_pid_file:  # a stale one of another is left for `stop_server`
                 (self.root / PID_NAME).unlink(missing_ok=True)
                 self._wrote_pid_file = False
+            # held: the file is this server's to remove (a start that failed leaves none)
+            (self.root / LOCK_NAME).unlink(missing_ok=True)
             os.close(self._lock_fd)  # drops the lock
             self._lock_fd = None
 
@@ -955,6 +972,7 @@ class ClassServer:
         """Refuse if the folder's server runs or the port is taken (before touching anything
         else); then PostgreSQL, the MLflow server, the class experiment. A failure stops only
         what this call started."""
+        existed = class_exists(self.root)
         self._take_lock()
         try:
             self._check_leftovers()
@@ -971,7 +989,16 @@ class ClassServer:
             for db in (TRACKING_DB, AUTH_DB):
                 self.postgres.ensure_database(db)
             self.start_mlflow(timeout)
-            class_experiment_id(self.url, self.admin, self.experiment, self.cert)
+            try:
+                class_experiment_id(self.url, self.admin, self.experiment, self.cert)
+            except ServerError as e:
+                if existed and "HTTP 401" in str(e):
+                    raise ServerError(
+                        f"the class in {self.root} was made with another admin password (its "
+                        "accounts' database keeps the one of its first start): start it with "
+                        "that one"
+                    ) from None
+                raise
         except BaseException:
             self.stop()
             raise
@@ -997,6 +1024,8 @@ class ClassServer:
             "MLFLOW_FLASK_SERVER_SECRET_KEY": _secret_key(self.root / "secret_key"),
             # MLflow's job runner (GenAI scorers, online scoring): nothing a class uses
             "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+            # the class experiment: the UI's root opens on its runs (the gate's `landing`)
+            CLASS_EXPERIMENT_ENV: self.experiment,
             # a route no validator of MLflow's covers is refused (behind the class's own table)
             "MLFLOW_BASIC_AUTH_FAIL_CLOSED": "true",
         }

@@ -485,3 +485,25 @@ def test_patience_retries_a_busy_answer_and_gives_up_in_one_line():
     assert calls == [1]
     # a refusal is an answer, not a busy server (the control)
     assert patiently(lambda: (403, "no"), quick) == (403, "no")
+
+
+def test_the_class_root_opens_on_the_class_runs(seams, accounts):
+    """MLflow 3's root is its GenAI home: the class server's root sends a teacher and a
+    student to the class experiment's runs, once (the page it sends to is served)."""
+    from attention_ref.classroom.auth import LANDED
+
+    exp = rest(seams.url, "/api/2.0/mlflow/experiments/get-by-name", auth=seams.admin,
+               query={"experiment_name": CLASS})[1]["experiment"]["experiment_id"]  # fmt: skip
+    for who in (seams.admin, accounts["bob"]):
+        conn = http.client.HTTPConnection(urllib.parse.urlsplit(seams.url).netloc, timeout=30)
+        token = base64.b64encode(f"{who[0]}:{who[1]}".encode()).decode()
+        conn.request("GET", "/", headers={"Authorization": f"Basic {token}"})
+        r = conn.getresponse()
+        r.read()
+        assert r.status == 302, who[0]
+        where = r.getheader("Location")
+        assert where.endswith(f"/?{LANDED}#/experiments/{exp}?workflowType=machine_learning")
+        conn.request("GET", f"/?{LANDED}", headers={"Authorization": f"Basic {token}"})
+        page = conn.getresponse()
+        assert page.status == 200 and b"<html" in page.read().lower()  # the UI, no second hop
+        conn.close()

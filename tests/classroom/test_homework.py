@@ -294,10 +294,15 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert out.returncode == 0, out.stderr
     folder = tmp_path / "mine"
     assert sorted(p.name for p in folder.iterdir()) == [
-        "answer-1.json", "answer-2.json", "statement-1.md", "statement-1.tex", "statement-2.md",
-        "statement-2.tex"]  # fmt: skip
+        "answer-1.json", "answer-2.json", "exercise-1.json", "exercise-2.json", "statement-1.md",
+        "statement-1.tex", "statement-2.md", "statement-2.tex"]  # fmt: skip
     statement = (folder / "statement-1.md").read_text(encoding="utf-8")
     assert "Lição de casa hw-cli, exercício 1 de 2" in statement and "carol" in statement
+    # the closing paragraph is the homework's: its file, its command (not the exercise's)
+    assert "attnref homework submit hw-cli answer-1.json" in statement
+    assert "answer.json" not in statement and "attnref exercise --out" not in statement
+    numbers = json.loads((folder / "exercise-1.json").read_text(encoding="utf-8"))
+    assert {"X", "heads"} <= set(numbers)  # the problem, for a program of the student's own
     a = hw.mine(url, carol, "hw-cli").assignment
     template = json.loads((folder / "answer-1.json").read_text(encoding="utf-8"))
     assert template["exercise"] == a.exercises_of("carol")[0].to_json()
@@ -330,6 +335,15 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert rows[("carol", "2")]["first_wrong"] == "heads[0].S_masked"
     assert rows[("dave", "1")]["status"] == "no submission"
     assert "no_mask" in book.stdout and "First wrong step" in book.stdout
+    # the same grades as Moodle and Canvas import them
+    for system, header in (("moodle", "username"), ("canvas", "Student")):
+        out = here(["server", "grades", "hw-cli", "--csv-format", system], teacher, tmp_path)
+        assert out.returncode == 0, out.stderr
+        lines = (tmp_path / f"hw-cli-{system}.csv").read_text(encoding="utf-8").splitlines()
+        assert lines[0].startswith(header + ",")
+        assert any(line.startswith("carol,") for line in lines)
+    bad = here(["server", "grades", "hw-cli", "--csv-format", "blackboard"], teacher, tmp_path)
+    assert "choose attnref, moodle, canvas" in one_line_error(bad)
     # the student sees the teacher's grade on her submissions
     status = here(["homework", "status", "hw-cli"], student, tmp_path)
     assert status.returncode == 0, status.stderr
@@ -523,3 +537,56 @@ def test_an_assignment_of_todays_attention_is_graded_with_its_own_catalogue(serv
     assert dict((m[0], m[1]) for m in s.mistakes)["gqa_interleaved"] == 1
     # the homework's own catalogue does not know the variant's mistakes (the control)
     assert "gqa_interleaved" not in hw.catalogue_names(Assignment(name="x"))
+
+
+def test_messages_say_what_happened_and_what_to_do(server, students, assignment, tmp_path, here):
+    """A student's usual slips, each one line that says what to do (issue 31, item 6)."""
+    url, bob = server.url, ("bob", students["bob"])
+    env = student_env(url, *bob)
+    fetched = here(["homework", "fetch", NAME, "--out", "mine"], env, tmp_path)
+    assert fetched.returncode == 0, fetched.stderr
+    cases = {
+        "the gradebook as a student": (["server", "grades", NAME],
+                                       "a student sees their own grades with attnref homework "
+                                       f"status {NAME}"),
+        "forgot to fetch": (["homework", "submit", NAME, "answer-9.json"],
+                            f"no such file: attnref homework fetch {NAME} writes"),
+        "the statement": (["homework", "submit", NAME, "mine/statement-1.md"],
+                          "is your exercise's statement, not an answer"),
+        "the empty template": (["homework", "submit", NAME, "mine/answer-1.json"],
+                               f"then attnref homework submit {NAME} answer-1.json"),
+    }  # fmt: skip
+    (tmp_path / "numbers.json").write_text(json.dumps({"X": [[1]], "heads": []}))
+    cases["an exercise's numbers"] = (["homework", "submit", NAME, "numbers.json"],
+                                      "holds an exercise's numbers, not an answer")  # fmt: skip
+    for what, (args, said) in cases.items():
+        line = one_line_error(here(args, env, tmp_path))
+        assert said in line, (what, line)
+        assert "check again" not in line and "seed" not in line, (what, line)
+    # no submission yet: a sentence, not an empty table and "1 submissions"
+    add_student(url, server.admin, "hw-quiet", "hw-quiet-password", "class")
+    hw.assign(url, server.admin, assignment)  # enrols the newcomer
+    quiet = here(["homework", "status", NAME], student_env(url, "hw-quiet", "hw-quiet-password"),
+                 tmp_path)  # fmt: skip
+    assert quiet.returncode == 0 and "no submissions yet" in quiet.stdout, quiet
+    # the control: with submissions, the table, its count in the right number
+    shown = here(["homework", "status", NAME], env, tmp_path)
+    assert shown.returncode == 0 and " submission" in shown.stdout
+    assert "1 submissions" not in shown.stdout
+
+
+def test_no_source_statements_print_no_command_that_prints_the_key(server, students, tmp_path,
+                                                                    here):  # fmt: skip
+    url, teacher = server.url, teacher_env(server)
+    out = here(["server", "assign", "hw-closed", "--no-source"], teacher, tmp_path)
+    assert out.returncode == 0, out.stderr
+    out = here(["server", "assign", "hw-open"], teacher, tmp_path)  # the control
+    assert out.returncode == 0, out.stderr
+    env = student_env(url, "alice", students["alice"])
+    for name in ("hw-closed", "hw-open"):
+        got = here(["homework", "fetch", name, "--out", name], env, tmp_path)
+        assert got.returncode == 0, got.stderr
+    closed = (tmp_path / "hw-closed" / "statement-1.md").read_text(encoding="utf-8")
+    opened = (tmp_path / "hw-open" / "statement-1.md").read_text(encoding="utf-8")
+    assert "attnref exercise --seed" not in closed and "the command that draws it" in closed
+    assert "attnref exercise --seed" in opened

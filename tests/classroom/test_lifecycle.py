@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from attention_ref.classroom.server import (
+    LOCK_NAME,
     PID_NAME,
     ClassServer,
     Postgres,
@@ -80,6 +81,7 @@ def test_a_taken_port_is_refused_before_anything_starts(server):
         assert f"port {server.port} is in use" in one_line_error(out)
         assert not (other / "class" / "postgres").exists()  # nothing created
         assert not (other / "class" / PID_NAME).exists()
+        assert not (other / "class" / LOCK_NAME).exists()  # a failed start leaves no lock file
     finally:
         shutil.rmtree(other, ignore_errors=True)
     class_serves(server)
@@ -323,3 +325,27 @@ def test_the_server_refuses_to_start_without_a_password(tmp_path, env, expected)
                   env=base | env, timeout=120)  # fmt: skip
     assert expected in one_line_error(out)
     assert not (tmp_path / "class").exists()  # nothing started, nothing created
+
+
+def test_a_restart_with_another_password_says_the_class_was_made_with_another(tmp_path):
+    """The class keeps the admin password of its first start: another one, or one too short
+    to be it, is refused in words that say so (not "too short", not a bare HTTP 401)."""
+    root = class_dir("attnref-repass-")
+    try:
+        first = ClassServer(root / "class", "first-password-1234", port=free_port())
+        with first:
+            assert "answering" in server_status(first.root).describe()
+        again = ClassServer(root / "class", "other-password-5678", port=free_port())
+        with pytest.raises(ServerError, match="was made with another admin password"):
+            again.start()
+        assert again.process is None and not again.postgres.is_running()
+        base = {k: v for k, v in os.environ.items() if k != "ATTNREF_ADMIN_PASSWORD"}
+        out = attnref("server", "start", str(root / "class"), "--port", str(free_port()),
+                      env=base | {"ATTNREF_ADMIN_PASSWORD": "short"}, timeout=120)  # fmt: skip
+        line = one_line_error(out)
+        assert "is not the class's admin password" in line and "too short" not in line
+        # the control: the first password starts it again
+        with ClassServer(root / "class", "first-password-1234", port=free_port()) as back:
+            assert healthy(back.url)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

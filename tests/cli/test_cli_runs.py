@@ -36,7 +36,7 @@ def test_read_only_commands_never_create_a_store(tmp_path, monkeypatch, capsys, 
     assert list(tmp_path.iterdir()) == []  # no mlflow.db, no mlruns
 
 
-def test_runs_lists_the_runs_as_a_table_or_json(store, capsys):
+def test_runs_lists_the_runs_as_a_table_or_json(store, capsys, monkeypatch):
     assert main(["train", *TINY, "--max-steps", "20", "--eval-interval", "20"]) == 0
     (run,) = mlflow.search_runs(experiment_names=["shakespeare"], output_format="list")
     other = mlflow.create_experiment("other")  # a run attnref did not write
@@ -62,6 +62,23 @@ def test_runs_lists_the_runs_as_a_table_or_json(store, capsys):
                  f"{best:.4f}", row["started"], f"store: {store}"):  # fmt: skip
         assert cell in table, cell
     assert "by-hand" not in table
+    # at 80 columns: the run id, status, steps and loss whole, the rest said to be left out
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["runs"]) == 0
+    narrow = capsys.readouterr().out
+    framed = [line for line in narrow.splitlines() if line[:1] in "┏┃┡│└"]
+    assert framed and all(len(line) <= 80 for line in framed)  # paths and URLs: lines of their own
+    for cell in (run.info.run_id, "FINISHED", "20/20", f"{best:.4f}"):
+        assert cell in narrow, cell
+    assert "left out at 80 columns" in narrow
+    monkeypatch.setenv("COLUMNS", "120")  # wider: more columns whole
+    assert main(["runs"]) == 0
+    wider = capsys.readouterr().out
+    assert "multihead (2 heads)" in wider and "q02-multihead" in wider
+    monkeypatch.setenv("COLUMNS", "160")  # the control: nothing left out
+    assert main(["runs"]) == 0
+    assert "left out" not in capsys.readouterr().out
+    monkeypatch.delenv("COLUMNS")
 
     assert main(["runs", "--all", "--format", "json"]) == 0
     everything = json.loads(capsys.readouterr().out)["runs"]
