@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -161,14 +162,52 @@ def connect_store(tracking_uri: str | None, experiment: str | None) -> None:
         raise CLIError(str(e)) from None
 
 
-def tidy_help(command: Any) -> Any:
-    """Give every option of ``command`` (a group, its commands and sub-groups) a type name.
+#: a line that starts an item of a list in a docstring's paragraph: it keeps its line break
+LIST_ITEM = re.compile(r"^([-*•] |\d+[.)] )")
 
-    Flags (``--no-attention``, ``--help``, ``--version``) show none; any option without a
-    ``metavar`` gets its type's name (`TYPE_NAMES`), not Typer's ``<str>``. Returns ``command``.
+
+def flow_paragraphs(text: str) -> str:
+    """A docstring as help text: each paragraph one flowing line (the terminal wraps it at its
+    width), paragraphs apart by a blank line, a list item on a line of its own.
+
+    The line breaks of a docstring's source are where its editor wrapped it, not the author's:
+    printed as they are, a terminal narrower than the source wraps each line again into ragged
+    ones (a long line, then a word alone). Anything after a ``\\f`` line is left as it is.
+    """
+    head, cut, tail = inspect.cleandoc(text).partition("\f")
+    paragraphs = []
+    for paragraph in head.strip().split("\n\n"):
+        lines: list[str] = []
+        for line in paragraph.splitlines():
+            if lines and not LIST_ITEM.match(line):
+                lines[-1] = f"{lines[-1].rstrip()} {line.strip()}"
+            else:
+                lines.append(line.rstrip())
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs) + (f"\n{cut}{tail}" if cut else "")
+
+
+def type_name(label: str) -> str:
+    """The help's name of a type from Typer's label: ``<str>`` -> ``TEXT``, ``<path>`` ->
+    ``PATH``, ``<list[Path]>`` -> ``PATH`` (the ``...`` of the argument says "several")."""
+    bare = label.strip("<>")
+    if bare.startswith("list[") and bare.endswith("]"):
+        bare = bare[5:-1]
+    return {"int": "INTEGER", "float": "FLOAT", "str": "TEXT"}.get(bare, bare.upper())
+
+
+def tidy_help(command: Any) -> Any:
+    """The help of ``command`` (a group, its commands and sub-groups) without Typer's
+    placeholders, in paragraphs that flow (`flow_paragraphs`).
+
+    Every option gets a type name: flags (``--no-attention``, ``--help``, ``--version``) none;
+    any option without a ``metavar`` its type's name (`type_name`), not Typer's ``<str>``. An
+    argument shows its type's name too (``PATH``, not ``<path>`` or ``<list[Path]>``), and the
+    usage line writes it as click does, ``ANSWER`` or ``ANSWERS...`` (``[NAME]`` when it is
+    optional), not Typer's ``{answer}``. Returns ``command``.
     """
     from typer._click.core import Context  # Typer's own copy of click (not the package)
-    from typer.core import TyperOption
+    from typer.core import TyperArgument, TyperOption
 
     commands, todo = [], [command]
     while todo:  # the group, its commands, and the commands of its sub-groups (server …)
@@ -176,22 +215,34 @@ def tidy_help(command: Any) -> Any:
         commands.append(cmd)
         todo += getattr(cmd, "commands", {}).values()
     for cmd in commands:
+        if cmd.help:
+            cmd.help = flow_paragraphs(cmd.help)
         ctx = Context(cmd, info_name=cmd.name)
         params = list(cmd.params)
         help_option = cmd.get_help_option(ctx)
         if help_option is not None:
             params.append(help_option)
         for param in params:
+            if isinstance(param, TyperArgument) and param.metavar is None:
+                tidy_argument(param, type_name(param.display_type(ctx)))
             if not isinstance(param, TyperOption) or param.metavar is not None:
                 continue
-            label = param.display_type(ctx).strip("<>")
-            if getattr(param, "is_flag", False) or label == "bool":
+            label = param.display_type(ctx)
+            if getattr(param, "is_flag", False) or label == "<bool>":
                 param.metavar = ""
             else:
-                param.metavar = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT"}.get(
-                    label, label.upper()
-                )
+                param.metavar = type_name(label)
     return command
+
+
+def tidy_argument(param: Any, name: str) -> None:
+    """An argument's type column ``name`` and its usage ``ANSWER`` / ``ANSWERS...`` /
+    ``[NAME]`` (Typer writes ``<path>`` and ``{answer}``; its methods are replaced on this one
+    parameter, a help-only change: parsing never calls them)."""
+    usage = param.name.upper() + ("..." if param.nargs != 1 else "")
+    usage = usage if param.required else f"[{usage}]"
+    param.display_type_rich = lambda ctx: name
+    param.get_usage_pieces = lambda ctx: [usage]
 
 
 def existing_store_uri(tracking_uri: str | None) -> str:
