@@ -10,6 +10,7 @@ teacher's grades. The account is MLflow's: ``MLFLOW_TRACKING_URI``, ``MLFLOW_TRA
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -109,6 +110,7 @@ def submit(
     from attention_ref.classroom.assignment import AssignmentError
     from attention_ref.classroom.homework import check_text, mine, submitted_line
     from attention_ref.classroom.homework import submit as send
+    from attention_ref.classroom.patience import Patience
     from attention_ref.classroom.server import ServerError
     from attention_ref.worked.check import report_lines
 
@@ -133,8 +135,9 @@ def submit(
             except (ValueError, TypeError) as e:
                 raise CLIError(f"{path}: {e}") from None
         right = True
+        patience = Patience(say=lambda line: print(f"attnref: {line}", file=sys.stderr))
         for path, text in zip(answers, texts, strict=True):
-            sent = send(url, auth, name, text)
+            sent = send(url, auth, name, text, patience=patience)
             print("\n".join(report_lines(sent.report)))
             print(submitted_line(sent, str(path), name, me.assignment.lang))
             right = right and sent.report.all_right

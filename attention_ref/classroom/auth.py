@@ -39,12 +39,13 @@ import re
 import tempfile
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from functools import wraps
 from pathlib import Path
 from threading import Lock
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from attention_ref.classroom import uploads
+from attention_ref.classroom import admission, uploads
 from attention_ref.classroom.access import Access, Role, Verdict, access_of, verdict
 from attention_ref.classroom.assignment import (
     ANSWER_FILE,
@@ -86,9 +87,40 @@ def authenticate() -> Authorization | Response:
     uploads.install(_experiment_tags, _status)
     answer = g.get(_ANSWER)
     if answer is None:
-        answer = _answer()
+        answer = _admitted() or _answer()
         setattr(g, _ANSWER, answer)
     return answer
+
+
+_ADMISSION: list[admission.Admission] = []  # the worker's, made at its first request
+_BRIDGED: ContextVar[bool] = ContextVar("attnref_bridged", default=False)
+
+
+def _admitted() -> Response | None:
+    """``None`` when the worker takes the request on (and counts it until it is answered);
+    else the 503 that tells the client to come back (`attention_ref.classroom.admission`).
+    The FastAPI routes' copy of a request is counted by none (it has no end here)."""
+    from flask import after_this_request, make_response
+
+    if _BRIDGED.get():
+        return None
+    if not _ADMISSION:
+        _ADMISSION.append(admission.from_environment())
+    gate = _ADMISSION[0]
+    if not gate.enter():
+        busy = make_response(
+            {"error_code": "TEMPORARILY_UNAVAILABLE",
+             "message": REFUSAL + "busy: too many requests at once; try again"}, 503,
+        )  # fmt: skip
+        busy.headers["Retry-After"] = str(gate.retry_after())
+        return busy
+
+    @after_this_request
+    def answered(response: Response) -> Response:
+        gate.leave()
+        return response
+
+    return None
 
 
 def _answer() -> Any:
@@ -237,7 +269,11 @@ def _guard_the_fastapi_bridge() -> None:
         return
 
     def guarded(request: Any) -> Any:
-        found = bridge(request)
+        token = _BRIDGED.set(True)
+        try:
+            found = bridge(request)
+        finally:
+            _BRIDGED.reset(token)
         if found is not None:
             return found
         sent = _basic_credentials(request.headers.get("authorization", ""))

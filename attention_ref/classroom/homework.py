@@ -57,7 +57,7 @@ from attention_ref.classroom.assignment import (
     student_experiment,
 )
 from attention_ref.classroom.gradebook import Graded, Row, Standing, rows
-from attention_ref.classroom.patience import patiently
+from attention_ref.classroom.patience import PATIENCE, Patience, patiently
 from attention_ref.classroom.server import (
     ADMIN_USERNAME,
     ServerError,
@@ -464,14 +464,17 @@ _NO_STEP_YET = {
 CLIENT_KEY_TAG: Final = "submission.key"
 
 
-def _runs_get(url: str, auth: Auth, run_id: str, cafile: Path | None) -> dict[str, Any]:
+def _runs_get(url: str, auth: Auth, run_id: str, cafile: Path | None,
+              patience: Patience = PATIENCE) -> dict[str, Any]:  # fmt: skip
     status, got = patiently(lambda: rest(url, "/api/2.0/mlflow/runs/get", auth=auth,
-                                         cafile=cafile, query={"run_id": run_id}))  # fmt: skip
+                                         cafile=cafile, query={"run_id": run_id}),
+                            patience)  # fmt: skip
     _refused(status, got, auth, url)
     return dict(_checked(status, got, "cannot read the submission back")["run"])
 
 
-def _create_once(url: str, auth: Auth, exp_id: str, k: int, cafile: Path | None) -> str:
+def _create_once(url: str, auth: Auth, exp_id: str, k: int, cafile: Path | None,
+                 patience: Patience = PATIENCE) -> str:  # fmt: skip
     """The submission's run, made once however often the request must be sent."""
     key = secrets.token_hex(16)
     body = {"experiment_id": exp_id, "run_name": f"exercise {k}",
@@ -482,17 +485,18 @@ def _create_once(url: str, auth: Auth, exp_id: str, k: int, cafile: Path | None)
         return {"run": found[0]} if found else None
 
     status, made = patiently(lambda: rest(url, "/api/2.0/mlflow/runs/create", body, auth=auth,
-                                          cafile=cafile), before_retry=made_already)  # fmt: skip
+                                          cafile=cafile), patience,
+                             before_retry=made_already)  # fmt: skip
     _refused(status, made, auth, url)
     return str(_checked(status, made, "cannot create the submission")["run"]["info"]["run_id"])
 
 
 def _upload_once(url: str, auth: Auth, exp_id: str, run_id: str, text: bytes,
-                 cafile: Path | None) -> None:  # fmt: skip
+                 cafile: Path | None, patience: Patience = PATIENCE) -> None:  # fmt: skip
     """``answer.json`` into the run; a retry after a lost reply finds it there (the same bytes)."""
     upload = _answer_path(exp_id, run_id)
     status, answer = patiently(
-        lambda: rest(url, upload, data=text, method="PUT", auth=auth, cafile=cafile)
+        lambda: rest(url, upload, data=text, method="PUT", auth=auth, cafile=cafile), patience
     )
     already = status == 403 and "already" in str(answer.get("message", ""))
     if already and _download(url, auth, exp_id, run_id, cafile) == text:
@@ -501,7 +505,8 @@ def _upload_once(url: str, auth: Auth, exp_id: str, run_id: str, text: bytes,
     _checked(status, answer, "the answer did not reach the server")
 
 
-def _finish_once(url: str, auth: Auth, run_id: str, sha: str, cafile: Path | None) -> None:
+def _finish_once(url: str, auth: Auth, run_id: str, sha: str, cafile: Path | None,
+                 patience: Patience = PATIENCE) -> None:  # fmt: skip
     """End the run FINISHED; a retry after a lost reply finds it finished with this answer."""
 
     def finished() -> dict[str, Any] | None:
@@ -512,7 +517,7 @@ def _finish_once(url: str, auth: Auth, run_id: str, sha: str, cafile: Path | Non
     status, answer = patiently(
         lambda: rest(url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"},
                      auth=auth, cafile=cafile),
-        before_retry=finished,
+        patience, before_retry=finished,
     )  # fmt: skip
     if status == 403 and finished() is not None:
         return
@@ -520,7 +525,8 @@ def _finish_once(url: str, auth: Auth, run_id: str, sha: str, cafile: Path | Non
     _checked(status, answer, "the submission could not be finished")
 
 
-def submit(url: str, auth: Auth, name: str, text: bytes, cafile: Path | None = None) -> Submitted:
+def submit(url: str, auth: Auth, name: str, text: bytes, cafile: Path | None = None,
+           patience: Patience = PATIENCE) -> Submitted:  # fmt: skip
     """Submit an answer's bytes: checked here first (a bad file sends nothing), then stored
     whole (a run of the student's holding ``answer.json``, ended FINISHED) or not at all (a run
     that could not be finished is ended FAILED and does not count).
@@ -531,10 +537,10 @@ def submit(url: str, auth: Auth, name: str, text: bytes, cafile: Path | None = N
     me = mine(url, auth, name, cafile)
     k, report = check_text(text, me)
     sha = hashlib.sha256(text).hexdigest()
-    run_id = _create_once(url, auth, me.experiment_id, k, cafile)
+    run_id = _create_once(url, auth, me.experiment_id, k, cafile, patience)
     try:
-        _upload_once(url, auth, me.experiment_id, run_id, text, cafile)
-        _finish_once(url, auth, run_id, sha, cafile)
+        _upload_once(url, auth, me.experiment_id, run_id, text, cafile, patience)
+        _finish_once(url, auth, run_id, sha, cafile, patience)
     except (ServerError, HomeworkError) as e:
         try:
             ended = _ended(url, auth, run_id, cafile)

@@ -1,9 +1,10 @@
 """How a student's command talks to a busy class server: retry what is safe, read back the rest.
 
 In the last minute before a deadline a whole class submits at once, and the server answers some
-requests late (the client times out: `ServerTimeoutError`) or says it is busy (503, with
-``Retry-After`` where it knows). A request is then asked again, after a pause that doubles
-(``first_pause_s``, ×2, … with jitter, at most ``tries`` times): reads always; writes only where
+requests late (the client times out: `ServerTimeoutError`) or says it is busy (503: each
+server worker takes on a bounded number of requests, `attention_ref.classroom.admission`). A
+request is then asked again, after a pause that doubles (``first_pause_s``, ×2, … with jitter,
+for up to five minutes): reads always; writes only where
 asking again cannot make a second thing (`attention_ref.classroom.homework.submit` makes each
 write idempotent: the run carries a key the client drew, the upload and the finish are checked
 against what the server holds before they are sent again).
@@ -30,13 +31,15 @@ BUSY: frozenset[int] = frozenset({429, 502, 503, 504})
 
 @dataclass(frozen=True)
 class Patience:
-    """How long a client waits for a busy server: ``tries`` requests in all, the first pause
-    ``first_pause_s`` doubling up to ``max_pause_s``, each request's own ``timeout_s``."""
+    """How long a client waits for a busy server: at most ``tries`` requests and
+    ``give_up_after_s`` seconds in all, the first pause ``first_pause_s`` doubling up to
+    ``max_pause_s``; ``say`` (when given) is told of each wait, in one line."""
 
-    tries: int = 8
+    tries: int = 100
     first_pause_s: float = 0.5
     max_pause_s: float = 8.0
-    timeout_s: float = 30.0
+    give_up_after_s: float = 300.0
+    say: Callable[[str], None] | None = None
 
     def pauses(self) -> list[float]:
         """The pause before each retry (jittered by up to a quarter)."""
@@ -47,7 +50,7 @@ class Patience:
         return out
 
 
-#: the students' command's patience: about a minute for a server that answers nothing
+#: the students' command's patience: five minutes for a server that is busy, then one line
 PATIENCE = Patience()
 
 
@@ -64,8 +67,14 @@ def patiently(call: Callable[[], tuple[int, _T]], patience: Patience = PATIENCE,
     write whose reply was lost is not made twice. After the last try: `StillBusyError`.
     """
     last: Any = None
+    asked = 0
+    deadline = time.monotonic() + patience.give_up_after_s
     for i, pause in enumerate([0.0, *patience.pauses()]):
         if i:
+            if time.monotonic() + pause > deadline:
+                break
+            if patience.say is not None:
+                patience.say(f"the class server is busy ({last}); asking again in {pause:.0f} s")
             time.sleep(pause)
             if before_retry is not None:
                 try:
@@ -74,6 +83,7 @@ def patiently(call: Callable[[], tuple[int, _T]], patience: Patience = PATIENCE,
                     held = None  # not known: asking again is safe (the server refuses a twin)
                 if held is not None:
                     return 200, held
+        asked += 1
         try:
             status, answer = call()
         except ServerTimeoutError as e:
@@ -82,4 +92,4 @@ def patiently(call: Callable[[], tuple[int, _T]], patience: Patience = PATIENCE,
         if status not in BUSY:
             return status, answer
         last = f"HTTP {status}"
-    raise StillBusyError(f"the class server stayed busy through {patience.tries} tries ({last})")
+    raise StillBusyError(f"the class server stayed busy through {asked} tries ({last})")
