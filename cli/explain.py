@@ -23,12 +23,15 @@ def _check_options(
     fmt: str,
     precision: int | None,
     standalone: bool = False,
+    fit_width: bool = False,
 ) -> None:
     """One ``CLIError`` line for the first bad option, before anything heavy is imported."""
     if fmt not in FORMATS:
         raise CLIError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if standalone and fmt != "latex":
         raise CLIError(f"--standalone needs --format latex (the format is {fmt!r})")
+    if fit_width and fmt != "latex":
+        raise CLIError(f"--fit-width needs --format latex (the format is {fmt!r})")
     if precision is not None and not 0 <= precision <= 15:
         raise CLIError(f"--precision must be between 0 and 15, got {precision}")
     if example is not None and input_file is not None:
@@ -76,6 +79,14 @@ def explain(
             help="With --format latex: a whole document for pdflatex, preamble included.",
         ),
     ] = False,
+    fit_width: Annotated[
+        bool,
+        typer.Option(
+            "--fit-width",
+            help="With --format latex: each matrix in a \\resizebox that shrinks it to the "
+            "line when it is wider (needs graphicx); without it, plain display math to paste.",
+        ),
+    ] = False,
     backward: Annotated[
         bool,
         typer.Option(
@@ -97,7 +108,7 @@ def explain(
 
     Without options it shows the homework's example, life-is-awesome.
     """
-    _check_options(example, input_file, fmt, precision, standalone)
+    _check_options(example, input_file, fmt, precision, standalone, fit_width)
     from attention_ref.render import emit, render
 
     if grad_output is not None and not backward:
@@ -108,20 +119,20 @@ def explain(
 
         G = load_grad_output(grad_output) if grad_output is not None else None
         expl = explain_example_backward(example or DEFAULT_EXAMPLE, G)
-        emit(render(expl, fmt, precision, standalone=standalone))
+        emit(render(expl, fmt, precision, standalone=standalone, fit_width=fit_width))
         return
     if backward:  # the forward, then its gradients (bad files: InputError, one line, exit 2)
         from attention_ref.worked.gradients import backward_explanation
 
         expl = backward_explanation(example or DEFAULT_EXAMPLE, input_file, grad_output)
-        emit(render(expl, fmt, precision, standalone=standalone))
+        emit(render(expl, fmt, precision, standalone=standalone, fit_width=fit_width))
         return
 
     if input_file is None:  # computed once per version of the code, then read back
         from attention_ref.worked.cached import explain_example_cached
 
         expl = explain_example_cached(example or DEFAULT_EXAMPLE)
-        emit(render(expl, fmt, precision, standalone=standalone))
+        emit(render(expl, fmt, precision, standalone=standalone, fit_width=fit_width))
         return
     from attention_ref.worked.inputs import InputError, load_input_file
 
@@ -131,4 +142,4 @@ def explain(
         raise CLIError(str(e)) from None
     from attention_ref.worked.your_input import explain_input
 
-    emit(render(explain_input(inp), fmt, precision, standalone=standalone))
+    emit(render(explain_input(inp), fmt, precision, standalone=standalone, fit_width=fit_width))

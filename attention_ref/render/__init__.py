@@ -69,22 +69,29 @@ TABLE_FORMATS: Final = ("rich", "markdown", "json")
 
 
 def render(
-    expl: Explanation, fmt: str, precision: int | None, *, standalone: bool = False
+    expl: Explanation,
+    fmt: str,
+    precision: int | None,
+    *,
+    standalone: bool = False,
+    fit_width: bool = False,
 ) -> str | list[RenderableType]:
     """Dispatch on ``fmt``: a string for markdown/latex/json, renderables for rich.
 
     ``precision`` ``None`` means the example's own decimals (JSON: full precision).
     ``standalone`` (LaTeX only): a whole document for pdflatex, preamble included.
+    ``fit_width`` (LaTeX only): each matrix shrunk to the line when it is wider.
     """
-    if standalone and fmt != "latex":
-        raise ValueError(f"standalone is a LaTeX option; the format is {fmt!r}")
+    for name, given in (("standalone", standalone), ("fit_width", fit_width)):
+        if given and fmt != "latex":
+            raise ValueError(f"{name} is a LaTeX option; the format is {fmt!r}")
     if fmt == "json":
         return to_json(expl.data, precision)
     p = expl.precision if precision is None else precision
     if fmt == "markdown":
         return to_markdown(expl, p)
     if fmt == "latex":
-        return to_latex(expl, p, standalone=standalone)
+        return to_latex(expl, p, standalone=standalone, fit_width=fit_width)
     if fmt == "rich":
         return to_rich(expl, p)
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -2,11 +2,14 @@ r"""LaTeX for pdflatex: a ``\section*`` per step, every matrix a ``bmatrix`` as 
 
 The fragment (`to_latex`) is ASCII except for Cyrillic letters (U+0400–U+045F, the tokens of
 seed 002), which `PREAMBLE` declares with ``\usepackage[T2A]{fontenc}``; it needs amsmath
-(``bmatrix``, ``\text``, ``\operatorname``) and amssymb (``\mathbb{R}``), nothing else.
-``standalone=True`` wraps it in `PREAMBLE` and ``\begin{document}…\end{document}``.
-Prose arrives as Unicode text (``Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾``, ``√d_k``, ``−∞``) and `latex_text`
-writes it as LaTeX (``Q$^{(i)}$ = X W\_Q$^{(i)}$``, ``$\sqrt{d_k}$``, ``$-\infty$``); a
-character it has no LaTeX for is a ``ValueError``, never a document pdflatex rejects.
+(``bmatrix``, ``\text``, ``\operatorname``) and amssymb (``\mathbb{R}``), nothing else, and
+graphicx with ``fit_width`` (every matrix in a ``\resizebox``, asked for: without it a
+teacher pastes ``\[ … \]`` as it is). ``standalone=True`` wraps it in `PREAMBLE` and
+``\begin{document}…\end{document}``. Prose arrives as Unicode text (``Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾``,
+``√d_k``, ``−∞``) and `latex_text` writes its formulas as math (``$Q^{(i)} = X W_Q^{(i)}$``,
+``$d_{\text{model}} = 4$``, ``$\sqrt{d_k}$``, ``$-\infty$``) and its names of code as
+``\texttt``; a character it has no LaTeX for is a ``ValueError``, never a document pdflatex
+rejects.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ PREAMBLE: Final = r"""\documentclass{article}
 \usepackage[utf8]{inputenc}
 \usepackage{amsmath} % bmatrix, \text, \operatorname
 \usepackage{amssymb} % \mathbb{R}
-\usepackage{graphicx} % \resizebox: a matrix wider than the line is shrunk to fit
+\usepackage{graphicx} % \resizebox (--fit-width): a matrix wider than the line is shrunk to fit
 \sloppy % a long name (torch.manual_seed(789)) moves to the next line, never past the margin
 """
 
@@ -107,18 +110,37 @@ def _unsupported(char: str, text: str) -> ValueError:
 
 
 def latex_text(text: str) -> str:
-    r"""Prose (Unicode) as LaTeX text that pdflatex compiles with `PREAMBLE`.
+    r"""Prose (Unicode) as LaTeX text that pdflatex compiles with `PREAMBLE`, its symbols as math.
 
-    TeX's special characters are escaped (``_`` → ``\_``, ``%`` → ``\%``, ``<`` →
-    ``\textless{}``); symbols become math (``−∞`` → ``$-$$\infty$``, ``·`` → ``$\cdot$``,
-    ``α`` → ``$\alpha$``); a run of superscripts becomes one (``⁽ⁱ⁾ᵀ`` → ``$^{(i)\top }$``);
-    ``√x`` takes what follows as its radicand (``√d_k`` → ``$\sqrt{d_k}$``, a bare ``√`` →
-    ``$\surd$``: never an empty ``\sqrt{}``); ``S̃`` → ``$\tilde{S}$``; accented Latin
-    letters become accent commands (``ã`` → ``\~{a}``); straight double quotes become
-    ````` `` `````/``''``; ``--`` stays two hyphens. Cyrillic letters stay as they are.
-    ``ValueError`` for any other character outside ASCII.
+    A formula of the prose is typeset as one formula (`prose_pieces` finds them): ``Q = X W_Q``
+    → ``$Q = X W_Q$``, ``d_model = 4`` → ``$d_{\text{model}} = 4$``, ``q_i · k_j`` →
+    ``$q_i \cdot k_j$``, ``Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾`` → ``$Q^{(i)} = X W_Q^{(i)}$``; a name of code
+    (``attn_weights``, ``torch.manual_seed``, a ```code``` span) is ``\texttt``; the rest is
+    text, written by `_text`.
     """
     text = unicodedata.normalize("NFC", text)
+    out: list[str] = []
+    for kind, piece in prose_pieces(text):
+        if kind == "math":
+            out.append(f"${piece}$")
+        elif kind == "code":
+            out.append("\\texttt{" + _text(piece, out) + "}")
+        else:
+            out.append(_text(piece, out))
+    return _merge_math(out)
+
+
+def _text(text: str, before: list[str]) -> str:
+    r"""Text (no formula) as LaTeX: TeX's special characters escaped (``_`` → ``\_``, ``%`` →
+    ``\%``, ``<`` → ``\textless{}``); symbols become math (``−∞`` → ``$-$$\infty$``, ``·`` →
+    ``$\cdot$``, ``α`` → ``$\alpha$``); a run of superscripts becomes one (``⁽ⁱ⁾ᵀ`` →
+    ``$^{(i)\top }$``); ``√x`` takes what follows as its radicand (``√d_k`` →
+    ``$\sqrt{d_k}$``, a bare ``√`` → ``$\surd$``: never an empty ``\sqrt{}``); ``S̃`` →
+    ``$\tilde{S}$``; accented Latin letters become accent commands (``ã`` → ``\~{a}``);
+    straight double quotes become ````` `` `````/``''`` (``before``: what precedes, for the
+    opening one); ``--`` stays two hyphens. Cyrillic letters stay as they are. ``ValueError``
+    for any other character outside ASCII.
+    """
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -145,8 +167,8 @@ def latex_text(text: str) -> str:
                 else:
                     out.append("$\\surd$")
             elif c == '"':
-                opening = not out or out[-1][-1:] in ("", " ", "\n", "(", "[", "{")
-                out.append("``" if opening else "''")
+                last = (out or before or [""])[-1][-1:]
+                out.append("``" if last in ("", " ", "\n", "(", "[", "{") else "''")
             elif c == "-" and text[i : i + 1] == "-":
                 out.append("-{}")  # "--" would print an en dash
             elif c in ESCAPES:
@@ -159,7 +181,259 @@ def latex_text(text: str) -> str:
                 out.append(TEXT_SYMBOLS[c])
             else:
                 out.append(_accented(c, text))
-    return _merge_math(out)
+    return "".join(out)
+
+
+# --- the formulas of the prose -----------------------------------------------------------------
+
+#: Letters that are symbols on their own: Latin, Greek (α, θ, Σ), ℓ and the number sets.
+_GREEK: Final = "".join(
+    c for c in SYMBOLS.values() if len(c) == 1 and unicodedata.name(c, "").startswith("GREEK")
+)
+_LETTER: Final = f"[A-Za-z{_GREEK}ℓℝℕℤ]"
+_SUPS: Final = "".join(SUPERSCRIPTS)
+_SUBS: Final = "".join(SUBSCRIPTS)
+#: what a symbol carries: ``_k``, ``_model``, ``_2i+1``, ``_{…}``, ``^(…)``, ``^{…}``, ``^Q``,
+#: and runs of Unicode super- and subscripts (``⁽ⁱ⁾ᵀ``)
+_SCRIPT: Final = (
+    r"_(?:\{[^{}]*\}|[A-Za-z0-9]+(?:[+\-][0-9]+)?)|\^(?:\{[^{}]*\}|\([^()]*\)|[A-Za-z0-9])"
+    f"|[{_SUPS}]+|[{_SUBS}]+"
+)
+_SCRIPTS: Final = f"(?:{_SCRIPT})*"
+_END: Final = r"(?![A-Za-z0-9])"
+#: a letter of a word: Latin (accented too, not × and ÷) and Cyrillic
+_WORD: Final = "[A-Za-zÀ-ÖØ-öø-ɏЀ-ӿ]"
+_NUMBER: Final = r"\d+(?:\.\d+|,\d+)?(?:e[-+]\d+)?"
+#: the tokens of the prose, first match wins; each kind is one group
+_TOKEN: Final = re.compile(
+    "|".join(
+        (
+            r"(?P<code>`[^`\n]+`)",  # a code span of markdown
+            r'(?P<quoted>"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*")',  # a JSON name: "S_masked"
+            # a, e, o alone are words (English "a", Portuguese "e", "o"), never a symbol
+            f"(?P<word1>[aeo])(?![A-Za-z0-9_^'{_SUPS}{_SUBS}\u0303])",
+            # one symbol: ∂, a letter (a tilde, a prime), what it carries; nothing glued after
+            f"(?P<sym>∂?{_LETTER}\u0303?(?:'(?![A-Za-z]))?{_SCRIPTS}){_END}",
+            r"(?P<juxt>[A-Z])(?=[A-Z][_^])",  # Q of QW_1^Q: Q times W_1^Q
+            r"(?P<ident>[A-Za-z][A-Za-z0-9]*(?:[._][A-Za-z0-9]+)+)" + _END,  # a name of code
+            f"(?P<dword>∂[A-Za-z]{{2,}}{_SCRIPTS}){_END}",  # ∂output, ∂Concat
+            f"(?P<funcs>[A-Za-z]{{2,}}(?:{_SCRIPT})+){_END}",  # Concatᵀ, base^(−2i/d_k)
+            r"(?P<func>[A-Za-z]{2,})(?=\()",  # softmax(, Concat(
+            f"(?P<mathfn>log|cos|sin|exp)(?!{_WORD})",
+            f"(?P<word>{_WORD}+)",
+            f"(?P<number>{_NUMBER}{_SCRIPTS}){_END}",
+            f"(?P<sqrt>√(?:{_RADICAND.pattern})?)",
+            r"(?P<inf>∞)|(?P<dots>…)",
+            # an ASCII hyphen is a minus between blanks or before a number, else text (--seed)
+            r"(?P<op>[=+−·⋅×/≈≤≥≠<>∈←→⊙|±]|(?<=\s)-(?=\s)|(?<![\w-])-(?=\d))",
+            r"(?P<open>[(\[])|(?P<close>[)\]])|(?P<sep>[,;])|(?P<ws> +)",
+            r"(?P<apostrophe>'[A-Za-z]+)",  # the 's of "token t's query": text
+            r"(?P<other>.)",
+        )
+    ),
+    re.S,
+)
+#: the kinds a formula is made of, and those that make a run a formula on their own
+_MATH: Final = frozenset(
+    {"sym", "juxt", "dword", "funcs", "func", "mathfn", "number", "sqrt", "inf", "dots", "op",
+     "open", "close", "sep", "ws"}
+)  # fmt: skip
+_OPERANDS: Final = frozenset(
+    {"sym", "juxt", "dword", "funcs", "mathfn", "number", "sqrt", "inf", "dots", "close"}
+)
+_UNARY: Final = frozenset("−-±")
+_PAIRS: Final = {")": "(", "]": "["}
+
+
+def _strong(kind: str, text: str) -> bool:
+    """A token that is math by itself: a symbol with a script, a Greek letter, a tilde, a
+    prime, ∂, √, ∞ (a bare Latin letter or number is not: "a token", "3 tokens")."""
+    if kind in ("dword", "funcs", "sqrt", "inf"):
+        return True
+    if kind == "number":
+        return bool(re.search(f"[_^{_SUPS}{_SUBS}]", text))
+    return kind == "sym" and not re.fullmatch(r"[A-Za-z]", text)
+
+
+def prose_pieces(text: str) -> list[tuple[str, str]]:
+    """``text`` cut into ``("text", …)``, ``("code", …)`` (a name of code, a code span without
+    its backticks) and ``("math", LaTeX)`` pieces, in order.
+
+    A formula is a run of symbols, numbers, operators and brackets (no word but a function's,
+    ``softmax(``) with its brackets matched, a comma only inside them, no operator at either end,
+    and either a symbol that is math on its own (``W_O``, ``Q⁽ⁱ⁾``, ``α``, ``√2``) or an
+    operator between two operands (``n = 3``, ``m − n``).
+    """
+    tokens = [(m.lastgroup or "other", m[0]) for m in _TOKEN.finditer(text)]
+    pieces: list[tuple[str, str]] = []
+
+    def add(kind: str, piece: str) -> None:
+        if pieces and pieces[-1][0] == kind == "text":
+            pieces[-1] = ("text", pieces[-1][1] + piece)
+        else:
+            pieces.append((kind, piece))
+
+    i = 0
+    while i < len(tokens):
+        kind, tok = tokens[i]
+        if kind not in _MATH:
+            if kind == "code":
+                add("code", tok[1:-1])
+            elif kind == "quoted":
+                add("text", '"')
+                add("ident", tok[1:-1])
+                add("text", '"')
+            else:
+                add("ident" if kind == "ident" else "text", tok)
+            i += 1
+            continue
+        j = i
+        while j < len(tokens) and tokens[j][0] in _MATH:
+            j += 1
+        for is_math, part in _formulas(tokens[i:j]):
+            add("math", _math(part)) if is_math else add("text", "".join(t for _, t in part))
+        i = j
+    return [("code" if k == "ident" else k, p) for k, p in pieces]
+
+
+def _formulas(run: list[tuple[str, str]]) -> list[tuple[bool, list[tuple[str, str]]]]:
+    """A run of math tokens cut at its unmatched brackets and its top-level commas, each part
+    trimmed of operators at its ends; ``(is it a formula, tokens)`` in order."""
+    cut = set()
+    stack: list[int] = []
+    for k, (kind, tok) in enumerate(run):
+        if kind == "open":
+            stack.append(k)
+        elif kind == "close":
+            if stack and run[stack[-1]][1] == _PAIRS[tok]:
+                stack.pop()
+            else:
+                cut.add(k)
+                stack.clear()  # what was open before it cannot close after it
+                cut.update(stack)
+    cut.update(stack)
+    if sum(tok == "|" for _, tok in run) % 2:  # a bar without its pair: text, as a bracket
+        cut.update(k for k, (_, tok) in enumerate(run) if tok == "|")
+    depth = 0
+    for k, (kind, _) in enumerate(run):
+        if k in cut:
+            continue
+        depth += {"open": 1, "close": -1}.get(kind, 0)
+        if kind == "sep" and depth == 0:
+            cut.add(k)
+    out: list[tuple[bool, list[tuple[str, str]]]] = []
+    part: list[tuple[str, str]] = []
+    for k, token in enumerate(run):
+        if k in cut:
+            out += [*_trimmed(part), (False, [token])]
+            part = []
+        else:
+            part.append(token)
+    return out + _trimmed(part)
+
+
+def _trimmed(part: list[tuple[str, str]]) -> list[tuple[bool, list[tuple[str, str]]]]:
+    """``part`` as text, formula, text: no blank, no operator (but a sign in front, or the bars
+    of an absolute value) and no function name without its bracket at either end."""
+    bars = sum(tok == "|" for _, tok in part) % 2 == 0
+
+    def loose(kind: str, tok: str, first: bool) -> bool:
+        if kind == "ws":
+            return True
+        if kind == "op":
+            return not ((first and tok in _UNARY) or (tok == "|" and bars))
+        return kind == "func" and not first
+
+    a, b = 0, len(part)
+    while a < b and loose(*part[a], first=True):
+        a += 1
+    while b > a and loose(*part[b - 1], first=False):
+        b -= 1
+    core = part[a:b]
+    operands = sum(kind in _OPERANDS for kind, _ in core)
+    binary = any(kind == "op" and k > 0 for k, (kind, _) in enumerate(core))
+    is_math = any(_strong(*t) for t in core) or (operands >= 2 and binary)
+    out = [(False, part[:a]), (is_math, core), (False, part[b:])]
+    return [(m, p) for m, p in out if p]
+
+
+#: math of the operators and of the symbols of the prose (``−`` → ``-``, ``·`` → ``\cdot``)
+_MATH_SYMBOLS: Final[dict[str, str]] = {
+    c: v[1:-1] + " " for c, v in TEXT_SYMBOLS.items() if v.startswith("$") and v.endswith("$")
+} | {"−": "-", "…": "\\dots ", "|": "|", "<": "<", ">": ">"}
+
+
+def _math(tokens: list[tuple[str, str]]) -> str:
+    """Math tokens (`prose_pieces`) as one formula's LaTeX."""
+    out = []
+    for kind, tok in tokens:
+        if kind in ("sym", "juxt", "number", "dword", "funcs"):
+            out.append(_operand(tok))
+        elif kind == "func":
+            out.append(f"\\operatorname{{{tok}}}")
+        elif kind == "mathfn":
+            out.append(f"\\{tok} ")
+        elif kind == "sqrt":
+            out.append(f"\\sqrt{{{math_name(tok[1:])}}}" if len(tok) > 1 else "\\surd ")
+        elif kind == "ws":
+            out.append(" ")
+        else:
+            out.append(_MATH_SYMBOLS.get(tok, tok))
+    return re.sub(" +", " ", "".join(out)).strip()
+
+
+def _script_math(text: str) -> str:
+    """The inside of a script (``−2i/d_k``, ``3×4``, ``model``) as math."""
+    if re.fullmatch(r"[A-Za-z]{2,}", text):
+        return f"\\text{{{text}}}"  # d_model: a word, not a product of letters
+    parts = []
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup or "other"
+        parts.append(f"\\mathrm{{{m[0]}}}" if kind == "word" else _math([(kind, m[0])]))
+    return "".join(parts)
+
+
+def _operand(tok: str) -> str:
+    r"""One symbol with what it carries: ``W_Q⁽ⁱ⁾`` → ``W_Q^{(i)}``, ``d_model`` →
+    ``d_{\text{model}}``, ``∂K⁽ʲ⁾`` → ``\partial K^{(j)}``, ``S̃`` → ``\tilde{S}``,
+    ``2^(−8i/h)`` → ``2^{-8i/h}``, ``Q^(i)`` → ``Q^{(i)}``, ``Concatᵀ`` →
+    ``\operatorname{Concat}^{\top}``."""
+    m = re.match(f"(∂?)([A-Za-z]{{2,}}|{_LETTER}\u0303?'?|{_NUMBER})", tok)
+    assert m is not None, tok
+    partial, base = m[1], m[2]
+    if base[0] in _GREEK or base[0] in "ℓℝℕℤ":
+        head = _MATH_SYMBOLS[base[0]].strip() + base[1:]
+    elif base[:1].isdigit():
+        head = base.replace(",", "{,}")
+        if "e" in base:
+            head = f"\\text{{{base}}}"
+    elif len(base) > 1 and base[1] == COMBINING_TILDE:
+        head = f"\\tilde{{{base[0]}}}" + base[2:]
+    elif len(base) > 1 and base[1] != "'":
+        head = f"\\operatorname{{{base}}}" if not partial else f"\\mathrm{{{base}}}"
+    else:
+        head = base
+    out, used = ("\\partial " if partial else "") + head, ""
+    for s in re.findall(_SCRIPT, tok[m.end() :]):
+        if s[0] in SUPERSCRIPTS:
+            mark, inner = "^", "".join(SUPERSCRIPTS[c] for c in s).strip()
+        elif s[0] in SUBSCRIPTS:
+            mark, inner = "_", "".join(SUBSCRIPTS[c] for c in s)
+        else:
+            mark, inner = s[0], s[1:]
+            if inner[:1] == "{":
+                inner = _script_math(inner[1:-1])
+            elif inner[:1] == "(":
+                # Q^(i): the head's index keeps its brackets; 2^(−8i/h) is an exponent
+                inner = inner if re.fullmatch(r"\([A-Za-z0-9]\)", inner) else inner[1:-1]
+                inner = _script_math(inner) if inner[:1] != "(" else inner
+            else:
+                inner = _script_math(inner)
+        if mark in used:
+            out, used = "{" + out + "}", ""  # a second subscript: x_{2i}₁ as {x_{2i}}_1
+        used += mark
+        out += f"{mark}{{{inner}}}" if len(inner) > 1 else f"{mark}{inner}"
+    return out
 
 
 def _merge_math(pieces: list[str]) -> str:
@@ -213,6 +487,35 @@ def equation(item: Mat, precision: int, decimal: str = ".") -> str:
     return lhs + " = " + bmatrix(item.value, precision, decimal)
 
 
+#: An estimate of a display's width, in points of pdflatex's 10 pt math (`display`): a
+#: character of the label and one of the matrix's widest entries with its column's spacing.
+LABEL_PT: Final = 7
+CELL_PT: Final = 6
+#: The estimate over which a display goes on two lines: article's line is 345 pt wide; the
+#: estimate is rough, so it splits early (a split display that would have fitted is harmless).
+SPLIT_PT: Final = 330
+
+
+def display(item: Mat, precision: int, decimal: str = ".") -> str:
+    r"""``\[ symbol = formula = \begin{bmatrix}…\end{bmatrix} \]``, without a ``\resizebox``
+    (what a teacher pastes); when it would be wider than article's line (`SPLIT_PT`), the
+    matrix goes under the formula: ``\begin{aligned} symbol &= formula \\ &= …``."""
+    matrix = bmatrix(item.value, precision, decimal)
+    if not item.formula:
+        return f"\\[ {math_label(item.symbol)} = {matrix} \\]"
+    label = math_label(item.symbol) + " = " + math_label(item.formula)
+    shown = re.sub(r"\\(?:operatorname|text|mathrm)\{([^}]*)\}", r"\1", label)
+    shown = re.sub(r"[{}^_ \\]", "", re.sub(r"\\[A-Za-z]+", "x", shown))
+    cells = matrix_cells(item.value, precision, latex=True, decimal=decimal)
+    widest = sum(max(len(c) for c in column) + 2 for column in zip(*cells, strict=True))
+    if LABEL_PT * len(shown) + CELL_PT * widest <= SPLIT_PT:
+        return f"\\[ {label} = {matrix} \\]"
+    return (
+        f"\\[ \\begin{{aligned}} {math_label(item.symbol)} &= {math_label(item.formula)} "
+        f"\\\\ &= {matrix} \\end{{aligned}} \\]"
+    )
+
+
 def fit(formula: str) -> str:
     r"""Display math that never runs past the margin: ``\resizebox`` shrinks it to the line's
     width when it is wider, and leaves it at its natural size otherwise (graphicx's ``\width``
@@ -224,11 +527,23 @@ def fit(formula: str) -> str:
     )
 
 
-def to_latex(expl: Explanation, precision: int = 3, *, standalone: bool = False) -> str:
+def item_name(name: str) -> str:
+    r"""A shape step's name: a formula as math (``X W_query`` → ``$X W_{\text{query}}$``), any
+    other name as code (``context_vecs`` → ``\texttt{context\_vecs}``)."""
+    if any(kind == "math" for kind, _ in prose_pieces(unicodedata.normalize("NFC", name))):
+        return latex_text(name)
+    return "\\texttt{" + _text(unicodedata.normalize("NFC", name), []) + "}"
+
+
+def to_latex(
+    expl: Explanation, precision: int = 3, *, standalone: bool = False, fit_width: bool = False
+) -> str:
     r"""A LaTeX fragment: ``\section*`` per step, display math with ``bmatrix``.
 
     It opens with a comment naming the packages it needs. ``standalone``: the whole document,
-    `PREAMBLE` included, for ``pdflatex``.
+    `PREAMBLE` included, for ``pdflatex``. ``fit_width``: each matrix in a ``\resizebox``
+    (`fit`) that shrinks it to the line when it is wider; without it, ``\[ … \]`` as a
+    teacher pastes it.
     """
     body = [
         f"\\section*{{{latex_text(expl.title)}}}",
@@ -244,17 +559,20 @@ def to_latex(expl: Explanation, precision: int = 3, *, standalone: bool = False)
                 ncols = max((len(row) for row in item.value), default=0)
                 if ncols > MAX_MATRIX_COLS:
                     body.append(f"\\setcounter{{MaxMatrixCols}}{{{ncols}}}")
-                body += [fit(equation(item, precision, expl.decimal)), ""]
+                if fit_width:
+                    body += [fit(equation(item, precision, expl.decimal)), ""]
+                else:
+                    body += [display(item, precision, expl.decimal), ""]
                 continue
             body += [
-                f"\\texttt{{{latex_text(item.name)}}}: {latex_text(item.operation)}: "
+                f"{item_name(item.name)}: {latex_text(item.operation)}: "
                 f"${shape_text(item.before)} \\to {shape_text(item.after)}$",
                 "",
             ]
     fragment = "\n".join(body)
     if standalone:
         return PREAMBLE + "\\begin{document}\n\n" + fragment + "\n\\end{document}\n"
-    needs = "\\usepackage{amsmath,amssymb,graphicx}"
+    needs = "\\usepackage{amsmath,amssymb" + (",graphicx}" if fit_width else "}")
     if any(c in CYRILLIC for c in fragment):
         needs += " and \\usepackage[T2A]{fontenc} (Cyrillic)"
     return f"% attnref: pdflatex needs {needs}; --standalone prints a whole document\n{fragment}"

@@ -84,11 +84,12 @@ def text_problems(fragment: str) -> list[str]:
 
 
 def explain_latex(capsys, tmp_path: Path, source: str, *extra: str) -> str:
-    """``attnref explain -e SOURCE -f latex EXTRA…`` (or ``--input`` the wide file), its stdout."""
+    """``attnref explain -e SOURCE -f latex EXTRA…`` (or ``--input`` the wide file, with
+    ``--fit-width``: its matrices are wider than the page), its stdout."""
     if source == "--input":
         path = tmp_path / "wide.json"
         path.write_text(json.dumps(WIDE_INPUT), encoding="utf-8")
-        args = ["explain", "--input", str(path), "-f", "latex", *extra]
+        args = ["explain", "--input", str(path), "-f", "latex", "--fit-width", *extra]
     else:
         args = ["explain", "-e", source, "-f", "latex", *extra]
     code = main(args)
@@ -120,11 +121,22 @@ def test_fragment_is_ascii_and_compiles_in_the_preamble(capsys, tmp_path, source
     assert text_problems(fragment) == []
     cyrillic = {c for c in fragment if not c.isascii()}
     first = fragment.splitlines()[0]
-    assert first.startswith("% attnref: pdflatex needs \\usepackage{amsmath,amssymb,graphicx}")
+    packages = "amsmath,amssymb,graphicx}" if source == "--input" else "amsmath,amssymb}"
+    assert first.startswith("% attnref: pdflatex needs \\usepackage{" + packages)
+    # a matrix in a \resizebox only when asked (--fit-width): what a teacher pastes is plain
+    assert ("\\resizebox" in fragment) == (source == "--input")
     assert ("T2A" in first) == bool(cyrillic)  # the comment names T2A only where it is needed
     if source == "--input":
         assert "\\setcounter{MaxMatrixCols}{12}" in fragment
     assert pdflatex_problems(tmp_path, wrap(fragment)) == []
+
+
+def test_fit_width_puts_every_matrix_in_a_resizebox(capsys, tmp_path):
+    plain = explain_latex(capsys, tmp_path, "gqa")
+    fitted = explain_latex(capsys, tmp_path, "gqa", "--fit-width")
+    assert "\\resizebox" not in plain and "\\begin{aligned}" in plain  # wide: on two lines
+    assert fitted.count("\\resizebox") == fitted.count("\\begin{bmatrix}") > 0
+    assert pdflatex_problems(tmp_path, wrap(fitted)) == []
 
 
 def test_pizza_has_cyrillic_in_text_and_math(capsys, tmp_path):
@@ -183,6 +195,14 @@ def test_the_text_check_can_fail():
 
 
 # --- --standalone is a LaTeX option -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["rich", "markdown", "json"])
+def test_fit_width_needs_latex(capsys, fmt):
+    code = main(["explain", "-e", "life-is-awesome", "-f", fmt, "--fit-width"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == f"attnref: error: --fit-width needs --format latex (the format is {fmt!r})\n"
 
 
 @pytest.mark.parametrize("fmt", ["rich", "markdown", "json"])

@@ -71,8 +71,11 @@ def test_markdown_prints_the_unicode_labels():
 
 def test_latex_and_book_print_the_latex_labels():
     out = render(EXPL, "latex", 2)
-    assert "$\\displaystyle \\tilde S^{(1)} = S^{(1)} + M = \\begin{bmatrix} 1.00 & -\\infty" in out
-    assert "Prose\\_with \\% and $\\sqrt{2}$." in out
+    assert "\\[ \\tilde S^{(1)} = S^{(1)} + M = \\begin{bmatrix} 1.00 & -\\infty" in out
+    assert "\\resizebox" not in out  # only when asked: fit_width
+    fitted = render(EXPL, "latex", 2, fit_width=True)
+    assert "$\\displaystyle \\tilde S^{(1)} = S^{(1)} + M = \\begin{bmatrix} 1.00" in fitted
+    assert "\\texttt{Prose\\_with} \\% and $\\sqrt{2}$." in out
     book = to_book(EXPL, 3, heading=3)
     assert "### Step" in book and "\\tilde S^{(1)} = S^{(1)} + M = \\begin{bmatrix}" in book
 
