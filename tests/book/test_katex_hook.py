@@ -1,0 +1,72 @@
+"""A strict build without the vendored KaTeX fails with one line saying how to vendor it
+(issue 31, item 8): it used to succeed, and every page showed its raw ``\\(…\\)``.
+
+A tiny book (one page with math, the book's hook ``overrides/hooks/katex.py``) is built with
+``mkdocs build --strict``: without ``docs/assets/katex/katex.min.js`` it fails, with the file
+(the control) it builds; a build that is not strict warns with the same line.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.book.conftest import MKDOCS, ROOT
+
+HOOK = ROOT / "overrides" / "hooks" / "katex.py"
+HOW = "run make docs/assets/katex/VENDORED.json (KaTeX is vendored from the npm registry)"
+
+
+def build(book: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [MKDOCS, "build", *flags, "-d", str(book / "site")],
+        cwd=book, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )  # fmt: skip
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("Scores: \\(S = Q K^\\top\\)\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(
+        f"site_name: tiny\nhooks:\n  - {HOOK}\nextra_javascript:\n  - assets/katex/katex.min.js\n",
+        encoding="utf-8",
+    )
+    return tmp_path
+
+
+def vendor(book: Path) -> None:
+    js = book / "docs" / "assets" / "katex" / "katex.min.js"
+    js.parent.mkdir(parents=True)
+    js.write_text("/* KaTeX */\n", encoding="utf-8")
+
+
+def test_a_strict_build_without_katex_fails_in_one_line(book):
+    proc = build(book, "--strict")
+    assert proc.returncode != 0
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if HOW in line]
+    assert len(lines) == 1 and "KaTeX is missing" in lines[0], proc.stdout + proc.stderr
+    assert not (book / "site" / "index.html").exists()
+
+
+def test_control_with_katex_the_strict_build_passes(book):
+    vendor(book)
+    proc = build(book, "--strict")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert HOW not in proc.stdout + proc.stderr
+    assert (book / "site" / "index.html").is_file()
+
+
+def test_a_build_that_is_not_strict_warns(book):
+    proc = build(book)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "WARNING" in proc.stdout + proc.stderr and HOW in proc.stdout + proc.stderr
+
+
+def test_the_book_runs_the_hook():
+    hooks = (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\nhooks:\n", 1)[1]
+    assert "  - overrides/hooks/katex.py" in hooks.split("\n\n", 1)[0]
