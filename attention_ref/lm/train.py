@@ -102,11 +102,12 @@ def resolve_precision(
     """``fp32`` or ``bf16``: ``auto`` takes bf16 on a CPU whose ``flags`` (default:
     `cpu_flags`) include one of `CPU_BF16_FLAGS`, and on a CUDA GPU that computes bf16
     (``cuda_bf16``, default ``torch.cuda.is_bf16_supported()``: Ampere and later); fp32
-    elsewhere (MPS, older GPUs). With the step replayed as one CUDA graph the GPU is no longer
-    bound by launching kernels, and bf16 is the faster arm there (0.88 vs 1.16 ms a step at
-    batch 32 on an H200, issue 33); eager, at the Q02 shape, it measured 0.82x of fp32 on an
-    H100 (launch-bound either way; benchmarks/RESULTS.md). An explicit ``bf16`` is honoured
-    everywhere (on CPUs without bf16 instructions it is emulated: slow).
+    elsewhere (MPS, older GPUs). With the step replayed as one CUDA graph (``attnref train``'s
+    default on CUDA) the GPU is no longer bound by launching kernels, and bf16 is the faster
+    arm there: 0.847 vs 1.126 ms a step at batch 32 on one H100, torch 2.11 (issue 33,
+    benchmarks/results/gpu-h100/gpu_step.json); eager, where launching kernels sets the pace,
+    bf16 measured 0.82x of fp32 in the same run (4.592 vs 3.744 ms). An explicit ``bf16`` is
+    honoured everywhere (on CPUs without bf16 instructions it is emulated: slow).
     """
     if name not in PRECISIONS:
         raise ValueError(f"--precision must be one of {', '.join(PRECISIONS)}, got {name!r}")
