@@ -7,7 +7,10 @@ H`` (in ``"heads": [{…}, …]``, head 1 first), then ``concat``, ``output``, a
 ``"grads"`` (``{"W_O", "b_O", "concat", "X", "heads": [{"H", "A", "S_masked", "S", "Q", "K",
 "V", "W_Q", "W_K", "W_V"}]}``, of :math:`L = \sum \text{output}` unless ``"grad_output"`` gives
 :math:`G`). A masked entry is written ``"-inf"``; a step left ``null`` is not given yet (the
-template that ``attnref exercise --out`` writes has every step ``null``).
+template that ``attnref exercise --out`` writes has every step ``null``). The spellings of a
+masked entry are `attention_ref.worked.answer_words.MASKED_SPELLINGS`, which the statement
+prints; another spelling, ``null`` in a matrix, a number in quotes or with a decimal comma
+(``"1,0"``), and a large number standing in for −∞ (``-1e9``) are refused with what to write.
 
 An answer to a variant's exercise (``attnref exercise --variant gqa|window|rope``) has the
 variant's steps in the names of its ``explain`` example: per query head ``"heads": [{"Q",
@@ -16,21 +19,38 @@ variant's steps in the names of its ``explain`` example: per query head ``"heads
 the variant's `Chain` (stages, catalogue, layout), and it asks no gradients.
 
 Each number keeps the decimals it was written with (`attention_ref.worked.jsonfile.Literal`),
-because the grade depends on them. Every problem with the document is one `InputError` line.
+because the grade depends on them. Every problem with the document is one `InputError` line,
+in the language of the answer's exercise (`attention_ref.worked.answer_words.answer_lang`, or
+the one asked), with each step named as the statement writes it and its JSON path beside
+(``Q⁽¹⁾ (heads[0].Q)``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import torch
 from torch import Tensor
 
+from attention_ref.worked.answer_words import (
+    LANGS,
+    MASKED_SPELLINGS,
+    STAND_IN,
+    answer_lang,
+    error,
+    label,
+    shown,
+    spellings,
+    step_label,
+    text_lang,
+    words,
+)
 from attention_ref.worked.inputs import InputError, parse_input
 from attention_ref.worked.jsonfile import Literal
 from attention_ref.worked.steps import Data, Given, Key, Stage
@@ -50,38 +70,22 @@ GRAD_STEPS: Final = ("output", "W_O", "b_O", "concat", "X")
 NAMING_KEYS: Final = ("exercise", "input", "example")
 ANSWER_KEYS: Final = frozenset({*NAMING_KEYS, "lang", "heads", *FINAL_STEPS, "grads",
                                 "grad_output"})  # fmt: skip
-INFINITIES: Final[dict[str, float]] = {
-    "-inf": -math.inf, "−inf": -math.inf, "-∞": -math.inf, "−∞": -math.inf,
-    "inf": math.inf, "+inf": math.inf, "∞": math.inf,
-}  # fmt: skip
+#: What each accepted spelling of a masked entry reads as (the statement's table, no other).
+INFINITIES: Final[dict[str, float]] = dict.fromkeys(MASKED_SPELLINGS, -math.inf)
+#: Spellings of +∞: no step has it, so they are refused with the words of −∞.
+_PLUS_INF: Final = frozenset({"inf", "+inf", "∞", "+∞", "infinity", "+infinity"})
+#: A number written as a string: ``"0.670"``, ``"1,0"``, ``"−2"``.
+_NUMBER_TEXT: Final = re.compile(r"[-+−]?(\d+([.,]\d*)?|[.,]\d+)([eE][-+]?\d+)?")
 #: The largest matrix an answer may hold, in rows and in columns.
 MAX_SIDE: Final = 1024
 #: Decimals asked when the problem does not say.
 DEFAULT_DECIMALS: Final = 3
 #: What to write instead of NaN or Infinity in an answer.
-INF_HINT: Final = 'write "-inf" (a string) for a masked entry'
+INF_HINT: Final = words("en", "inf_hint", spellings=spellings())
 #: What check says when no step is filled in yet, per language of the answer.
-NO_STEP: Final = {
-    "en": "no step given yet: fill in the steps you computed (each null in the template), e.g. "
-    '"heads": [{"Q": [[…], …]}], then run attnref check again',
-    "pt": "nenhum passo dado ainda: preencha os passos que você calculou (cada null do modelo), "
-    'por exemplo "heads": [{"Q": [[…], …]}], e rode attnref check de novo',
-}
+NO_STEP: Final = {lang: words(lang, "no_step") for lang in LANGS}
 #: What check says when it is given a problem instead of an answer.
-NOT_AN_ANSWER: Final = (
-    "this is the exercise, not an answer: fill in answer.json (written beside it by attnref "
-    "exercise --out) with the steps you computed, and check that"
-)
-
-
-def label(key: Key) -> str:
-    """The JSON path of a step in the answer: ``heads[1].A``, ``concat``, ``grads.heads[0].W_Q``,
-    ``grads.X``, ``kv_heads[0].K`` (heads count from 0, as JSON lists do)."""
-    name, head = key
-    if name.startswith("kv."):
-        return f"kv_heads[{head}].{name[3:]}"
-    prefix, name = ("grads.", name[5:]) if name.startswith("grad.") else ("", name)
-    return prefix + (f"heads[{head}].{name}" if head is not None else name)
+NOT_AN_ANSWER: Final = words("en", "not_an_answer")
 
 
 @dataclass(frozen=True)
@@ -133,82 +137,105 @@ class Problem:
 @dataclass(frozen=True)
 class Answer:
     """A parsed answer: its problem, the steps given (keys of `attention_ref.worked.steps`) and
-    the upstream gradient ``G`` (``None``: all ones)."""
+    the upstream gradient ``G`` (``None``: all ones); ``large``: per step, the entries written
+    at most `attention_ref.worked.answer_words.STAND_IN` (row, column: as written), which the
+    check refuses where they are not the entry's value (``-1e9`` for −∞)."""
 
     problem: Problem
     steps: dict[Key, Given]
     G: Tensor | None = None
+    large: dict[Key, dict[tuple[int, int], str]] = field(default_factory=dict)
 
 
-def _entry(v: object, where: str) -> tuple[float, int]:
-    if isinstance(v, bool) or v is None:
-        raise InputError(f"{where} is {json.dumps(v)}, not a number")
+def _entry(v: object, where: str, lang: str) -> tuple[float, int]:
+    """One entry as written: its value and its decimals (else the `InputError` that says what
+    to write instead, in ``lang``)."""
+    if v is None:
+        raise error(lang, "null", where=where)
+    if isinstance(v, bool):
+        raise error(lang, "bool", where=where, shown=shown(v))
     if isinstance(v, int):
         return float(v), 0
     if isinstance(v, Literal):
         return float(v), min(v.decimals, 15)
     if isinstance(v, float):  # a document decoded without Literal: its shortest repr
         return v, min(Literal(repr(v)).decimals, 15) if math.isfinite(v) else 0
-    if isinstance(v, str) and v.strip() in INFINITIES:
-        return INFINITIES[v.strip()], 15
-    shown = json.dumps(v)[:40] if isinstance(v, str | int | float) else type(v).__name__
-    raise InputError(f'{where} is {shown}: write a number, or "-inf" for a masked entry')
+    if isinstance(v, str):
+        s = v.strip()
+        if s in INFINITIES:
+            return INFINITIES[s], 15
+        if s.lower() in _PLUS_INF:
+            raise error(lang, "plus_inf", where=where, shown=shown(v), spellings=spellings())
+        if _NUMBER_TEXT.fullmatch(s):
+            plain = s.replace("−", "-").replace(",", ".").lstrip("+")
+            kind = "comma" if "," in s else "quoted"
+            raise error(lang, kind, where=where, shown=shown(v), plain=plain)
+        raise error(lang, "spelling", where=where, shown=shown(v), spellings=spellings())
+    raise error(lang, "not_number", where=where, shown=shown(v))
 
 
-def given_matrix(obj: object, where: str) -> Given:
-    """A student's matrix (list of rows; a vector is one row), else `InputError`."""
+def _matrix(obj: object, where: str, lang: str = "en") -> tuple[Given, dict[tuple[int, int], str]]:
+    """A student's matrix and its entries written at most `STAND_IN` (see `Answer.large`)."""
     if isinstance(obj, list) and obj and not any(isinstance(r, list) for r in obj):
         obj = [obj]  # a vector (a bias, b_O) as one row
     if not isinstance(obj, list) or not obj or not all(isinstance(r, list) for r in obj):
-        raise InputError(f"{where} must be a non-empty list of rows of numbers")
+        raise error(lang, "rows", where=where)
     width = len(obj[0])
     if width == 0:
-        raise InputError(f"{where} row 1 is empty")
+        raise error(lang, "empty_row", where=where)
     if len(obj) > MAX_SIDE or width > MAX_SIDE:
-        raise InputError(f"{where} is {len(obj)}×{width}; at most {MAX_SIDE}×{MAX_SIDE}")
+        raise error(lang, "too_big", where=where, r=len(obj), c=width, m=MAX_SIDE)
     values, decimals = [], []
+    large: dict[tuple[int, int], str] = {}
     for i, row in enumerate(obj):
         if len(row) != width:
-            raise InputError(
-                f"{where} is ragged: row {i + 1} has {len(row)} entries, row 1 {width}"
-            )
-        pairs = [_entry(v, f"{where}[{i + 1}][{j + 1}]") for j, v in enumerate(row)]
+            raise error(lang, "ragged", where=where, i=i + 1, k=len(row), w=width,
+                        hint=words(lang, "comma_hint"))  # fmt: skip
+        pairs = [_entry(v, words(lang, "entry", step=where, row=i + 1, col=j + 1), lang)
+                 for j, v in enumerate(row)]  # fmt: skip
+        for j, (x, _) in enumerate(pairs):
+            if math.isfinite(x) and x <= STAND_IN:
+                large[(i, j)] = str(row[j])
         values.append([x for x, _ in pairs])
         decimals.append([r for _, r in pairs])
-    return Given(torch.tensor(values, dtype=torch.float64), torch.tensor(decimals))
+    return Given(torch.tensor(values, dtype=torch.float64), torch.tensor(decimals)), large
 
 
-def _lang(obj: object) -> str:
-    if obj not in ("en", "pt"):
-        raise InputError(f'"lang" must be "en" or "pt", got {json.dumps(obj)[:40]}')
+def given_matrix(obj: object, where: str, lang: str = "en") -> Given:
+    """A student's matrix (list of rows; a vector is one row), else `InputError` (``where``:
+    the step's name in messages, ``lang`` their language)."""
+    return _matrix(obj, where, lang)[0]
+
+
+def _lang(obj: object, lang: str) -> str:
+    if obj not in LANGS:
+        raise error(lang, "lang", shown=shown(obj))
     return str(obj)
 
 
-def resolve(doc: dict[str, object], base: Path | None) -> Problem:
+def resolve(doc: dict[str, object], base: Path | None, lang: str | None = None) -> Problem:
     """The problem the answer names; ``base`` is the folder of ``"input"`` files (``None``:
-    files may not be read)."""
+    files may not be read); ``lang``: the language of the errors (``None``: the answer's)."""
+    say = lang or answer_lang(doc)
     if "X" in doc or isinstance(doc.get("input"), dict):
-        raise InputError(NOT_AN_ANSWER)
+        raise error(say, "not_an_answer")
     named = [k for k in NAMING_KEYS if k in doc]
     if len(named) != 1:
-        raise InputError(
-            'the answer must name its problem with exactly one of "exercise": {"seed": …}, '
-            f'"input": FILE or "example": NAME (found {len(named)})'
-        )
+        raise error(say, "naming", n=len(named))
     kind = named[0]
     if kind == "exercise":
         if "lang" in doc:
-            raise InputError('"lang" goes inside "exercise": {"seed": …, "lang": "pt"}')
+            raise error(say, "lang_inside")
         from attention_ref.worked.exercise import options_from_json
 
-        return Problem.of_exercise(options_from_json(doc["exercise"]))
-    lang = _lang(doc.get("lang", "en"))
+        return Problem.of_exercise(options_from_json(doc["exercise"], say))
+    lang = _lang(doc.get("lang", "en"), say)
     if kind == "input":
         path = doc["input"]
         if not isinstance(path, str) or not path:
-            raise InputError('"input" must be the path of an --input JSON file')
+            raise error(say, "input_path")
         if base is None:
-            raise InputError('"input": FILE names a file; this check reads no files')
+            raise error(say, "no_files")
         from attention_ref.worked.gradients import input_trace
         from attention_ref.worked.inputs import load_input_file
 
@@ -219,120 +246,151 @@ def resolve(doc: dict[str, object], base: Path | None) -> Problem:
 
     name = doc["example"]
     if not isinstance(name, str) or name not in TRACES:
-        raise InputError(f'"example" must be one of: {", ".join(TRACES)}; got '
-                         f"{json.dumps(name)[:40]}")  # fmt: skip
+        raise error(say, "example", names=", ".join(TRACES), shown=shown(name))
     return Problem(TRACES[name]()[0], {"example": name}, f"example {name}", lang)
 
 
-def _head_list(obj: object, where: str, names: tuple[str, ...], h: int, prefix: str
-               ) -> dict[Key, Given]:  # fmt: skip
-    if obj is None:
-        return {}
-    if not isinstance(obj, list):
-        raise InputError(f"{where} must be a list of objects, one per head (head 1 first)")
-    if len(obj) > h:
-        what = f"g = {h} K/V heads" if prefix == "kv." else f"h = {h} heads"
-        raise InputError(f"{where} has {len(obj)} entries but the problem has {what}")
-    out: dict[Key, Given] = {}
-    for i, head in enumerate(obj):
-        if head is None:
-            continue
-        if not isinstance(head, dict):
-            raise InputError(f"{where}[{i}] must be an object with some of: {', '.join(names)}")
-        unknown = sorted(set(head) - set(names))
-        if unknown:
-            raise InputError(f"{where}[{i}] has unknown step {json.dumps(unknown[0])[:40]}; "
-                             f"steps are: {', '.join(names)}")  # fmt: skip
-        for name in names:
-            if head.get(name) is not None:
-                out[(prefix + name, i)] = given_matrix(head[name], f"{where}[{i}].{name}")
-    return out
+class _Reader:
+    """Reads the steps of one answer: the errors' language, the variant (the steps' names) and
+    the large entries found so far."""
+
+    def __init__(self, lang: str, variant: str) -> None:
+        self.lang, self.variant = lang, variant
+        self.large: dict[Key, dict[tuple[int, int], str]] = {}
+
+    def matrix(self, obj: object, key: Key) -> Given:
+        g, large = _matrix(obj, step_label(key, self.lang, self.variant), self.lang)
+        if large:
+            self.large[key] = large
+        return g
+
+    def heads(self, obj: object, where: str, names: tuple[str, ...], h: int, prefix: str
+              ) -> dict[Key, Given]:  # fmt: skip
+        if obj is None:
+            return {}
+        lang = self.lang
+        if not isinstance(obj, list):
+            raise error(lang, "head_list", where=where)
+        if len(obj) > h:
+            what = words(lang, "kv_heads_count" if prefix == "kv." else "heads_count", h=h)
+            raise error(lang, "too_many_heads", where=where, k=len(obj), what=what)
+        out: dict[Key, Given] = {}
+        for i, head in enumerate(obj):
+            if head is None:
+                continue
+            if not isinstance(head, dict):
+                raise error(lang, "head_object", where=f"{where}[{i}]", names=", ".join(names))
+            unknown = sorted(set(head) - set(names))
+            if unknown:
+                raise error(lang, "unknown_step", where=f"{where}[{i}]", shown=shown(unknown[0]),
+                            names=", ".join(names))  # fmt: skip
+            for name in names:
+                if head.get(name) is not None:
+                    out[(prefix + name, i)] = self.matrix(head[name], (prefix + name, i))
+        return out
 
 
-def parse_answer(doc: object, base: Path | None = None, problem: Problem | None = None) -> Answer:
+def parse_answer(
+    doc: object, base: Path | None = None, problem: Problem | None = None, *,
+    lang: str | None = None,
+) -> Answer:  # fmt: skip
     """Validate a decoded answer; ``problem``, when given, is what it answers (the document may
-    then leave out its naming key, or must name the same problem)."""
+    then leave out its naming key, or must name the same problem). ``lang`` (``en``, ``pt``):
+    the language of the errors and of the report; ``None``: the problem's, else the answer's."""
+    say = lang or (problem.lang if problem is not None else answer_lang(doc))
     if not isinstance(doc, dict):
-        raise InputError('the answer must be a JSON object: {"exercise": {…}, "heads": […], …}')
+        raise error(say, "json_object")
     if "X" in doc or isinstance(doc.get("input"), dict):
-        raise InputError(NOT_AN_ANSWER)
+        raise error(say, "not_an_answer")
     unknown = sorted(set(doc) - ANSWER_KEYS - {"kv_heads"})
     if unknown:
-        raise InputError(f"unknown key {json.dumps(unknown[0])[:40]}; expected: "
-                         f"{', '.join(sorted(ANSWER_KEYS))}")  # fmt: skip
+        raise error(say, "unknown_key", shown=shown(unknown[0]),
+                    names=", ".join(sorted(ANSWER_KEYS)))  # fmt: skip
     if problem is None:
-        problem = resolve(doc, base)
-    elif any(k in doc for k in NAMING_KEYS) and resolve(doc, base).naming != problem.naming:
-        raise InputError("the answer names another problem than the one it is checked against")
+        problem = resolve(doc, base, say)
+    elif any(k in doc for k in NAMING_KEYS) and resolve(doc, base, say).naming != problem.naming:
+        raise error(say, "another_problem")
+    if lang is not None and lang != problem.lang:
+        problem = replace(problem, lang=lang)
+    say = problem.lang
     if problem.chain is not None:
         return _parse_variant(doc, problem, problem.chain)
     if "kv_heads" in doc:
-        raise InputError(f'unknown key "kv_heads"; expected: {", ".join(sorted(ANSWER_KEYS))} '
-                         "(K/V heads are for the --variant gqa and rope exercises)")  # fmt: skip
+        raise error(say, "kv_heads", names=", ".join(sorted(ANSWER_KEYS)))
     tr = problem.trace
-    steps = _head_list(doc.get("heads"), "heads", HEAD_STEPS, tr.h, "")
+    read = _Reader(say, "mha")
+    steps = read.heads(doc.get("heads"), "heads", HEAD_STEPS, tr.h, "")
     for name in FINAL_STEPS:
         if doc.get(name) is not None:
-            steps[(name, None)] = given_matrix(doc[name], name)
+            steps[(name, None)] = read.matrix(doc[name], (name, None))
     g = doc.get("grads")
     if g is not None:
         if not isinstance(g, dict):
-            raise InputError('"grads" must be an object: {"W_O", "concat", "X", "heads": […]}')
+            raise error(say, "grads_object")
         bad = sorted(set(g) - {*GRAD_STEPS, "heads"})
         if bad:
-            raise InputError(f'"grads" has unknown key {json.dumps(bad[0])[:40]}')
-        steps |= _head_list(g.get("heads"), "grads.heads", GRAD_HEAD_STEPS, tr.h, "grad.")
+            raise error(say, "grads_key", shown=shown(bad[0]))
+        steps |= read.heads(g.get("heads"), "grads.heads", GRAD_HEAD_STEPS, tr.h, "grad.")
         for name in GRAD_STEPS:
             if g.get(name) is not None:
+                key = (f"grad.{name}", None)
                 if name in ("W_O", "b_O") and getattr(tr, name) is None:
-                    raise InputError(f"grads.{name}: the problem has no {name}")
-                steps[(f"grad.{name}", None)] = given_matrix(g[name], f"grads.{name}")
+                    raise error(say, "no_such_weight", where=step_label(key, say), name=name)
+                steps[key] = read.matrix(g[name], key)
     G = None
     if doc.get("grad_output") is not None:
-        G = given_matrix(doc["grad_output"], "grad_output").value
+        G = given_matrix(doc["grad_output"], "grad_output", say).value
         if G.shape != tr.output.shape or not torch.isfinite(G).all():
-            raise InputError(
-                f"grad_output must be a finite {tr.output.shape[0]}×{tr.output.shape[1]} "
-                "matrix (the shape of the output)"
-            )
+            raise error(say, "grad_output", r=tr.output.shape[0], c=tr.output.shape[1])
     if not steps:
-        raise InputError(NO_STEP[problem.lang])
-    return Answer(problem, steps, G)
+        raise InputError(NO_STEP[say])
+    return Answer(problem, steps, G, read.large)
 
 
 def _parse_variant(doc: Mapping[str, object], problem: Problem, chain: Chain) -> Answer:
     """The steps of an answer to a variant's exercise (forward only)."""
+    say = problem.lang
     for key in ("grads", "grad_output"):
         if key in doc:
-            raise InputError(f'"{key}": the --variant {chain.name} exercise asks no gradients '
-                             "(its steps are the forward pass)")  # fmt: skip
+            raise error(say, "no_gradients", key=key, name=chain.name)
     tr = problem.trace
-    steps = _head_list(doc.get("heads"), "heads", chain.layout.heads, tr.h, "")
+    read = _Reader(say, chain.name)
+    steps = read.heads(doc.get("heads"), "heads", chain.layout.heads, tr.h, "")
     g = int(getattr(tr, "g", tr.h))
-    steps |= _head_list(doc.get("kv_heads"), "kv_heads", chain.layout.kv_heads, g, "kv.")
+    steps |= read.heads(doc.get("kv_heads"), "kv_heads", chain.layout.kv_heads, g, "kv.")
     for name in FINAL_STEPS:
         if doc.get(name) is not None:
-            steps[(name, None)] = given_matrix(doc[name], name)
+            steps[(name, None)] = read.matrix(doc[name], (name, None))
     if not steps:
-        raise InputError(NO_STEP[problem.lang])
-    return Answer(problem, steps)
+        raise InputError(NO_STEP[say])
+    return Answer(problem, steps, large=read.large)
 
 
-def load_answer(path: str | Path) -> Answer:
-    """Read and validate an answer file; every problem is an `InputError` of one line."""
-    from attention_ref.worked.jsonfile import read_json
+def load_answer(path: str | Path, lang: str | None = None) -> Answer:
+    """Read and validate an answer file; every problem is an `InputError` of one line, in
+    ``lang`` (``None``: the answer's language, English where the file cannot be read)."""
+    from attention_ref.worked.jsonfile import read_text
 
     p = Path(path)
-    doc = read_json(p, "answer file", exact=True, hint=INF_HINT)
+    text = read_text(p, "answer file", lang=lang or "en")
+    doc = loads_answer(text, f"answer file {p}", lang)
+    say = lang or answer_lang(doc)
     if isinstance(doc, dict) and ("X" in doc or isinstance(doc.get("input"), dict)):
         beside = p.parent / "answer.json"
-        where = "answer.json beside it" if beside.exists() else "an answer naming it"
-        raise InputError(
-            f"{p.name} is the exercise (its numbers), not an answer: fill in {where} "
-            '(attnref exercise --out writes one; or write {"input": "' + p.name + '", "heads": '
-            '[{"A": …}]}) and check that'
-        )
-    return parse_answer(doc, p.parent)
+        where = words(say, "beside" if beside.exists() else "naming_it")
+        raise error(say, "exercise_file", name=p.name, where=where)
+    return parse_answer(doc, p.parent, lang=lang)
+
+
+def loads_answer(text: str, what: str = "answer", lang: str | None = None) -> object:
+    """Answer text decoded as `load_answer` decodes a file (numbers kept as written); its
+    errors in ``lang`` (``None``: the language the text names, else English)."""
+    from attention_ref.worked.jsonfile import loads
+
+    say = lang or text_lang(text)
+    return loads(
+        text, what, exact=True, lang=say, hint=words(say, "inf_hint", spellings=spellings())
+    )
 
 
 # --- writing answers (templates, and answers built from computed steps) -----------------------
@@ -410,14 +468,13 @@ def answer_text(doc: object, decimals: int = DEFAULT_DECIMALS) -> str:
     return json.dumps(doc, ensure_ascii=False)
 
 
-def read_answer_text(text: str) -> object:
-    """Answer text decoded as `load_answer` decodes a file (numbers kept as written)."""
-    from attention_ref.worked.jsonfile import loads
-
-    return loads(text, "answer", exact=True, hint=INF_HINT)
+def read_answer_text(text: str, lang: str | None = None) -> object:
+    """Answer text decoded as `load_answer` decodes a file (numbers kept as written); its
+    errors in ``lang`` (``None``: the language the text names, else English)."""
+    return loads_answer(text, "answer", lang)
 
 
 __all__ = ["ANSWER_KEYS", "FINAL_STEPS", "GRAD_HEAD_STEPS", "GRAD_STEPS", "HEAD_STEPS",
            "Answer", "Chain", "Problem", "answer_from_steps", "answer_text", "chain_template",
-           "given_matrix", "label", "load_answer", "parse_answer", "read_answer_text", "resolve",
-           "template"]  # fmt: skip
+           "given_matrix", "label", "load_answer", "loads_answer", "parse_answer",
+           "read_answer_text", "resolve", "template"]  # fmt: skip

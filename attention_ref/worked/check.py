@@ -23,6 +23,11 @@ step given, each entry within half a unit of what was written. Mistakes of a hig
 slip in one entry) come only when none of a lower rank does; two mistakes together only when no
 single one does, and then both are named.
 
+**Stand-ins for −∞.** An entry written as a large negative number (at most
+`attention_ref.worked.answer_words.STAND_IN`, ``-1e9``) where the step's value is not that
+number (a masked entry is −∞) is what code writes for a mask, not an answer: the check refuses
+the answer (`InputError`, in its language) with the spelling to write, ``"-inf"``.
+
 **Variants.** A problem of ``attnref exercise --variant gqa|window|rope`` carries its own chain
 (`attention_ref.worked.answer.Chain`: the stages of `attention_ref.worked.variant_steps` and
 the catalogue of `attention_ref.worked.variant_mistakes`); the grading and the walk are the
@@ -31,6 +36,7 @@ same.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
@@ -39,6 +45,7 @@ from typing import Final
 import torch
 
 from attention_ref.worked.answer import Answer, Problem, load_answer, parse_answer
+from attention_ref.worked.answer_words import error, spellings, step_label, words
 from attention_ref.worked.mistakes import CATALOGUE, Kind, Mistake, Style, mistakes_for
 from attention_ref.worked.steps import (
     BACKWARD,
@@ -157,6 +164,25 @@ def diagnose(
     return found, True
 
 
+def _refuse_stand_ins(ans: Answer, exact: Run, variant: str) -> None:
+    """Raise the `InputError` for the first large number written where the entry is not that
+    number (``-1e9`` for −∞), in the order of the computation (`Answer.large`)."""
+    lang = ans.problem.lang
+    for key in exact.raw:
+        if key not in ans.large:
+            continue
+        want = exact.raw[key].lo
+        same = tuple(want.shape) == tuple(ans.steps[key].value.shape)
+        if not same and not bool(torch.isinf(want).any()):
+            continue  # another shape: the verdict says so; a masked step's -1e9 is still said
+        for (r, c), text in sorted(ans.large[key].items()):
+            x, v = float(ans.steps[key].value[r, c]), float(want[r, c]) if same else -math.inf
+            if not math.isfinite(v) or abs(x - v) > max(1.0, 1e-3 * abs(v)):
+                where = words(lang, "entry", step=step_label(key, lang, variant), row=r + 1,
+                              col=c + 1).rstrip(",")  # fmt: skip
+                raise error(lang, "stand_in", where=where, shown=text, spellings=spellings())
+
+
 def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report:
     """Judge every given step, then, if one is wrong, look for the mistakes of the
     ``catalogue`` that explain it (``None``: the problem's own, `CATALOGUE` for the homework's
@@ -171,6 +197,7 @@ def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report
     p = prob.decimals
     band = run_chain(d, stages, decimals=p, asked=p, given=ans.steps)
     exact = run_chain(d, stages, decimals=None, asked=p)
+    _refuse_stand_ins(ans, exact, variant)
     yours = run_chain(d, stages, decimals=None, asked=p, given=ans.steps)
     order = [k for k in chain_keys(d, stages) if k in ans.steps]
     verdicts = tuple(_verdict(k, ans.steps[k], band.raw[k], exact.raw[k], yours.raw[k], p)
@@ -185,18 +212,24 @@ def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report
 
 
 def check_document(
-    doc: object, problem: Problem | None = None, *, base: Path | None = None
+    doc: object,
+    problem: Problem | None = None,
+    *,
+    base: Path | None = None,
+    lang: str | None = None,
 ) -> Report:
     """Check a decoded answer document (decode with
     `attention_ref.worked.answer.read_answer_text`, so that its decimals are kept) against
     ``problem`` (``None``: the one the document names). Reads no file unless ``base`` is given
-    (the folder of an ``"input": FILE``); bad documents raise `InputError`."""
-    return check_answer(parse_answer(doc, base, problem))
+    (the folder of an ``"input": FILE``); bad documents raise `InputError`. ``lang``: the
+    language of the report and the errors (``None``: the problem's)."""
+    return check_answer(parse_answer(doc, base, problem, lang=lang))
 
 
-def check_file(path: str | Path) -> Report:
-    """``attnref check PATH``: read, parse and check an answer file."""
-    return check_answer(load_answer(path))
+def check_file(path: str | Path, lang: str | None = None) -> Report:
+    """``attnref check PATH``: read, parse and check an answer file (``lang``: the report's
+    language and its errors'; ``None``: the answer's)."""
+    return check_answer(load_answer(path, lang))
 
 
 def _style(lang: str, p: int, tokens: tuple[str, ...], variant: str = "mha") -> Style:

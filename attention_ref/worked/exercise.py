@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
-from attention_ref.worked.inputs import InputError, parse_input
+from attention_ref.worked.answer_words import MASKED_SPELLINGS
+from attention_ref.worked.inputs import parse_input
 
 LANGS: Final = ("en", "pt")
 MAX_TOKENS: Final = 8
@@ -51,6 +52,18 @@ WORDS: Final[dict[str, tuple[str, ...]]] = {
            "Nós", "aprendemos", "Estrelas", "brilham", "Chove", "hoje", "aqui", "devagar",
            "sempre"),
 }  # fmt: skip
+
+
+class OptionError(ValueError):
+    """A bad option of an exercise: its message in English (``str``, the CLI's, naming the
+    flags) and in every language of `LANGS` (`words`), for an answer's ``"exercise"``."""
+
+    def __init__(self, texts: dict[str, str], **kw: object) -> None:
+        self.texts = {lang: text.format(**kw) for lang, text in texts.items()}
+        super().__init__(self.texts["en"])
+
+    def words(self, lang: str) -> str:
+        return self.texts.get(lang, self.texts["en"])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,69 +89,87 @@ class ExerciseOptions:
     window: int | None = None
 
     def __post_init__(self) -> None:
+        between = {"en": "{flag} must be between {lo} and {hi}, got {got}",
+                   "pt": "{flag} deve estar entre {lo} e {hi}, veio {got}"}  # fmt: skip
         if not 0 <= self.seed < 2**63:
-            raise ValueError(f"--seed must be between 0 and 2**63 - 1, got {self.seed}")
+            raise OptionError(between, flag="--seed", lo=0, hi="2**63 - 1", got=self.seed)
         if not 1 <= self.tokens <= MAX_TOKENS:
-            raise ValueError(f"--tokens must be between 1 and {MAX_TOKENS}, got {self.tokens}")
+            raise OptionError(between, flag="--tokens", lo=1, hi=MAX_TOKENS, got=self.tokens)
         if not 1 <= self.d_model <= MAX_D_MODEL:
-            raise ValueError(f"--d-model must be between 1 and {MAX_D_MODEL}, got {self.d_model}")
+            raise OptionError(between, flag="--d-model", lo=1, hi=MAX_D_MODEL, got=self.d_model)
         if self.heads < 1 or self.d_model % self.heads:
-            raise ValueError(
-                f"--heads must divide --d-model (d_k = d_model / h): d_model = {self.d_model}, "
-                f"h = {self.heads}"
-            )
+            raise OptionError(
+                {"en": "--heads must divide --d-model (d_k = d_model / h): d_model = {d}, h = {h}",
+                 "pt": "--heads deve dividir --d-model (d_k = d_model / h): d_model = {d}, "
+                 "h = {h}"}, d=self.d_model, h=self.heads,
+            )  # fmt: skip
         if self.lang not in LANGS:
-            raise ValueError(f"--lang must be one of {', '.join(LANGS)}, got {self.lang!r}")
+            raise OptionError({"en": "--lang must be one of {langs}, got {got}",
+                               "pt": "--lang deve ser um de {langs}, veio {got}"},
+                              langs=", ".join(LANGS), got=repr(self.lang))  # fmt: skip
         if not 1 <= self.decimals <= MAX_DECIMALS:
-            raise ValueError(
-                f"--decimals must be between 1 and {MAX_DECIMALS}, got {self.decimals}"
-            )
+            raise OptionError(between, flag="--decimals", lo=1, hi=MAX_DECIMALS, got=self.decimals)
         self._check_variant()
 
     def _check_variant(self) -> None:
         """The variant's own options, checked; ``kv_heads`` and ``window`` filled in."""
         v = self.variant
         if v not in EXERCISE_VARIANTS:
-            raise ValueError(f"--variant must be one of {', '.join(EXERCISE_VARIANTS)}, got "
-                             f"{v!r}"[:120])  # fmt: skip
+            raise OptionError({"en": "--variant must be one of {names}, got {got}",
+                               "pt": "--variant deve ser um de {names}, veio {got}"},
+                              names=", ".join(EXERCISE_VARIANTS), got=repr(v)[:60])  # fmt: skip
         for name, value, owner in (("--kv-heads", self.kv_heads, "gqa"),
                                    ("--window", self.window, "window")):  # fmt: skip
             if value is not None and v != owner:
-                raise ValueError(f"{name} is an option of --variant {owner}, not of --variant {v}")
+                raise OptionError({"en": "{name} is an option of --variant {owner}, not of "
+                                   "--variant {v}", "pt": "{name} é uma opção de --variant "
+                                   "{owner}, não de --variant {v}"}, name=name, owner=owner,
+                                  v=v)  # fmt: skip
         if v != "mha" and self.backward:
-            raise ValueError(f"--backward is for --variant mha: the --variant {v} exercise asks "
-                             "the forward pass")  # fmt: skip
+            raise OptionError({"en": "--backward is for --variant mha: the --variant {v} exercise "
+                               "asks the forward pass", "pt": "--backward é de --variant mha: o "
+                               "exercício --variant {v} pede a passagem direta"}, v=v)  # fmt: skip
         h = self.heads
         if v == "gqa":
             if h < 2:
-                raise ValueError("--variant gqa needs h >= 2 query heads (--heads) to share K/V "
-                                 "heads, got h = 1")  # fmt: skip
+                raise OptionError({"en": "--variant gqa needs h >= 2 query heads (--heads) to "
+                                   "share K/V heads, got h = 1", "pt": "--variant gqa precisa "
+                                   "de h >= 2 cabeças de consulta (--heads) para compartilhar "
+                                   "cabeças K/V, veio h = 1"})  # fmt: skip
             g = self.kv_heads if self.kv_heads is not None else (h // 2 if h % 2 == 0 else 1)
             if not 1 <= g < h or h % g:
-                raise ValueError(
-                    f"--kv-heads must divide --heads and be fewer (g = h is --variant mha): "
-                    f"h = {h}, g = {g}"
-                )
+                raise OptionError(
+                    {"en": "--kv-heads must divide --heads and be fewer (g = h is --variant "
+                     "mha): h = {h}, g = {g}", "pt": "--kv-heads deve dividir --heads e ser "
+                     "menor (g = h é --variant mha): h = {h}, g = {g}"}, h=h, g=g,
+                )  # fmt: skip
             object.__setattr__(self, "kv_heads", g)
         if v == "window":
             if not self.causal:
-                raise ValueError("--variant window is a causal sliding window: leave out "
-                                 "--no-causal")  # fmt: skip
+                raise OptionError({"en": "--variant window is a causal sliding window: leave "
+                                   "out --no-causal", "pt": "--variant window é uma janela "
+                                   "deslizante causal: tire --no-causal"})  # fmt: skip
             if self.tokens < 2:
-                raise ValueError("--variant window needs at least 2 tokens (--tokens) for a "
-                                 "window narrower than the causal mask")  # fmt: skip
+                raise OptionError({"en": "--variant window needs at least 2 tokens (--tokens) "
+                                   "for a window narrower than the causal mask", "pt": "--variant "
+                                   "window precisa de ao menos 2 tokens (--tokens) para uma "
+                                   "janela mais estreita que a máscara causal"})  # fmt: skip
             w = self.window if self.window is not None else min(2, self.tokens - 1)
             if not 1 <= w < self.tokens:
-                raise ValueError(
-                    f"--window must be between 1 and n - 1 = {self.tokens - 1} keys (w >= n "
-                    f"is the causal mask: --variant mha), got {w}"
-                )
+                raise OptionError(
+                    {"en": "--window must be between 1 and n - 1 = {n1} keys (w >= n is the "
+                     "causal mask: --variant mha), got {w}", "pt": "--window deve estar entre 1 "
+                     "e n - 1 = {n1} chaves (w >= n é a máscara causal: --variant mha), veio "
+                     "{w}"}, n1=self.tokens - 1, w=w,
+                )  # fmt: skip
             object.__setattr__(self, "window", w)
         if v == "rope" and self.d_k % 2:
-            raise ValueError(
-                f"--variant rope turns pairs of coordinates: d_k = d_model / h must be even, "
-                f"got d_k = {self.d_model} / {h} = {self.d_k}"
-            )
+            raise OptionError(
+                {"en": "--variant rope turns pairs of coordinates: d_k = d_model / h must be "
+                 "even, got d_k = {d} / {h} = {d_k}", "pt": "--variant rope gira pares de "
+                 "coordenadas: d_k = d_model / h deve ser par, veio d_k = {d} / {h} = {d_k}"},
+                d=self.d_model, h=h, d_k=self.d_k,
+            )  # fmt: skip
 
     @property
     def d_k(self) -> int:
@@ -169,37 +200,44 @@ class ExerciseOptions:
         return f" --variant {self.variant}" + extra.get(self.variant, "")
 
 
-def options_from_json(obj: object) -> ExerciseOptions:
-    """An answer file's ``"exercise": {"seed": …, "tokens": …, …}``; `InputError` if bad."""
+def options_from_json(obj: object, lang: str | None = None) -> ExerciseOptions:
+    """An answer file's ``"exercise": {"seed": …, "tokens": …, …}``; `InputError` if bad, in
+    ``lang`` (``None``: the object's own ``"lang"`` when it is one of `LANGS`, else English)."""
+    from attention_ref.worked.answer_words import error, shown
+
+    say = lang or (obj.get("lang") if isinstance(obj, dict) and obj.get("lang") in LANGS
+                   else "en")  # fmt: skip
+    assert isinstance(say, str)
     if not isinstance(obj, dict):
-        raise InputError('"exercise" must be an object: {"seed": …, "tokens": …, …}')
+        raise error(say, "ex_object")
     allowed = {"seed", "tokens", "d_model", "heads", "causal", "lang", "backward", "decimals",
                "variant", "kv_heads", "window"}  # fmt: skip
     unknown = sorted(set(obj) - allowed)
     if unknown:
-        raise InputError(f'"exercise" has unknown key {json.dumps(unknown[0])[:40]}; expected '
-                         f"{', '.join(sorted(allowed))}")  # fmt: skip
+        raise error(say, "ex_unknown", shown=shown(unknown[0]), names=", ".join(sorted(allowed)))
     if "seed" not in obj:
-        raise InputError('"exercise" needs "seed"')
+        raise error(say, "ex_seed")
     for key in ("seed", "tokens", "d_model", "heads", "decimals"):
         v = obj.get(key, 0)
         if isinstance(v, bool) or not isinstance(v, int):
-            raise InputError(f'"exercise"."{key}" must be an integer, got {json.dumps(v)[:40]}')
+            raise error(say, "ex_integer", key=key, shown=shown(v))
     for key in ("causal", "backward"):
         if not isinstance(obj.get(key, True), bool):
-            raise InputError(f'"exercise"."{key}" must be true or false')
+            raise error(say, "ex_bool", key=key)
     if not isinstance(obj.get("lang", "en"), str):
-        raise InputError(f'"exercise"."lang" must be one of {", ".join(LANGS)}')
+        raise error(say, "ex_one_of", key="lang", names=", ".join(LANGS))
     if not isinstance(obj.get("variant", "mha"), str):
-        raise InputError(f'"exercise"."variant" must be one of {", ".join(EXERCISE_VARIANTS)}')
+        raise error(say, "ex_one_of", key="variant", names=", ".join(EXERCISE_VARIANTS))
     for key in ("kv_heads", "window"):
         v = obj.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-            raise InputError(f'"exercise"."{key}" must be an integer, got {json.dumps(v)[:40]}')
+            raise error(say, "ex_integer", key=key, shown=shown(v))
     try:
         return ExerciseOptions(**obj)
+    except OptionError as e:
+        raise error(say, "ex_option", text=e.words(say)) from None
     except ValueError as e:
-        raise InputError(f'"exercise": {e}') from None
+        raise error(say, "ex_option", text=str(e)) from None
 
 
 def _binary(rng: random.Random, rows: int, cols: int, *, nonzero_rows: bool) -> Matrix:
@@ -290,6 +328,9 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         '"output"{grads}; it names this exercise, "exercise": {options}. Then run attnref '
         "check answer.json.",
         "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
+        "masked": 'Write a masked entry (−∞) as the string "{first}" (check also reads {also}); '
+        "null leaves a whole step out, and a large number such as -1e9 is not −∞.",
+        "and": "and",
         "key_title": "Solution key of exercise {seed}",
     },
     "pt": {
@@ -331,9 +372,29 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         '"output"{grads}; ele nomeia este exercício, "exercise": {options}. Depois rode '
         "attnref check answer.json.",
         "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
+        "masked": 'Escreva uma entrada mascarada (−∞) como o texto "{first}" (o check também lê '
+        "{also}); null deixa um passo inteiro de fora, e um número grande como -1e9 não é −∞.",
+        "comma": "Em answer.json os números levam ponto decimal e vão sem aspas (0.670, não "
+        '"0,670"): em JSON a vírgula separa as entradas.',
+        "and": "e",
         "key_title": "Gabarito do exercício {seed}",
     },
 }
+
+
+def answer_notes(opt: ExerciseOptions) -> str:
+    """What the statement's "How to answer" adds on writing answer.json: how to write a masked
+    entry (`MASKED_SPELLINGS`; when the problem has a mask) and, in Portuguese, that JSON's
+    numbers take a decimal point; ``""`` when there is nothing to add (each note after a
+    blank)."""
+    w = TEXT[opt.lang]
+    first, *rest = MASKED_SPELLINGS
+    quoted = [f'"{s}"' for s in rest]
+    also = f"{', '.join(quoted[:-1])} {w['and']} {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+    notes = [w["masked"].format(first=first, also=also)] if opt.causal else []
+    if "comma" in w:
+        notes.append(w["comma"])
+    return "".join(" " + n for n in notes)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -386,7 +447,7 @@ def _statement(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Explanati
         decimals=opt.decimals,
         grads=w["grads"] if opt.backward else "",
     )
-    sections.append(Section(title=w["how"], text=how))
+    sections.append(Section(title=w["how"], text=how + answer_notes(opt)))
     title = w["title"] if opt.causal else w["title_plain"]
     return Explanation(
         title=title.format(seed=opt.seed),

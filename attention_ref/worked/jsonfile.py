@@ -16,7 +16,8 @@ file, whatever could otherwise end in a traceback, a hang or a misleading number
 * text that is not JSON, with the line and column of the first error.
 
 With ``exact=True`` the numbers with a fraction or an exponent are kept as written
-(`Literal`, a ``str``), so that their decimals can be counted (``0.670`` has three).
+(`Literal`, a ``str``), so that their decimals can be counted (``0.670`` has three). With
+``lang="pt"`` every message is in Portuguese (an answer to an exercise in Portuguese; `WORDS`).
 Nothing here imports torch.
 """
 
@@ -42,6 +43,72 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _BAD_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
+#: Every message, per language (``what`` names the file: ``answer file answer.json``).
+WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "dir": "{what} {p} is a directory, not a JSON file",
+        "not_regular": "{what} {p} is not a regular file",
+        "not_found": "{what} not found: {p}",
+        "cannot_read": "cannot read {what} {p}: {why}",
+        "too_large": "{what} {p} is too large: files are limited to {limit:,} bytes",
+        "not_utf8": "{what} {p} is not UTF-8 text (byte {at})",
+        "nests": "{what} nests arrays/objects {depth} deep; the limit is {limit}",
+        "float": "{what} has the number {s}, too large for a float",
+        "digits": "{what} has an integer of {n} digits; at most {limit}",
+        "constant": "{what} has {name} at line {line}, column {col}, which is not JSON (only "
+        "finite numbers are allowed)",
+        "invalid": "{what} is not valid JSON: {msg} at line {line}, column {col}",
+        "too_deep": "{what} nests too deep",
+        "char": "{what} has a string with the character U+{code:04X}, which is not allowed (a "
+        "control character or an unpaired surrogate)",
+    },
+    "pt": {
+        "dir": "{what} {p} é uma pasta, não um arquivo JSON",
+        "not_regular": "{what} {p} não é um arquivo comum",
+        "not_found": "{what} não encontrado: {p}",
+        "cannot_read": "não foi possível ler {what} {p}: {why}",
+        "too_large": "{what} {p} é grande demais: o limite é de {limit:,} bytes",
+        "not_utf8": "{what} {p} não é texto UTF-8 (byte {at})",
+        "nests": "{what} aninha listas/objetos {depth} níveis; o limite é {limit}",
+        "float": "{what} tem o número {s}, grande demais para um float",
+        "digits": "{what} tem um inteiro de {n} dígitos; no máximo {limit}",
+        "constant": "{what} tem {name} na linha {line}, coluna {col}, o que não é JSON (só "
+        "números finitos são aceitos)",
+        "invalid": "{what} não é JSON válido: {msg} na linha {line}, coluna {col}",
+        "too_deep": "{what} aninha níveis demais",
+        "char": "{what} tem um texto com o caractere U+{code:04X}, que não é permitido (um "
+        "caractere de controle ou um substituto sem par)",
+    },
+}
+#: The file's name in a message, per language (``what`` as the callers write it in English).
+_WHAT_PT: Final = {"answer file": "arquivo de resposta", "answer": "resposta",
+                   "input file": "arquivo de entrada"}  # fmt: skip
+#: json's own messages, in Portuguese.
+_JSON_PT: Final = {
+    "Expecting value": "esperava um valor",
+    "Expecting ',' delimiter": "esperava o separador ','",
+    "Expecting ':' delimiter": "esperava o separador ':'",
+    "Expecting property name enclosed in double quotes": "esperava o nome de uma chave entre "
+    "aspas duplas",
+    "Extra data": "há dados depois do fim do documento",
+    "Unterminated string starting at": "texto sem aspas de fechamento",
+    "Invalid control character at": "caractere de controle inválido",
+    "Invalid \\escape": "escape \\ inválido",
+    "Illegal trailing comma before end of array": "vírgula sobrando antes do fim da lista",
+    "Illegal trailing comma before end of object": "vírgula sobrando antes do fim do objeto",
+}
+
+
+def _say(lang: str, key: str, **kw: object) -> InputError:
+    what = kw.get("what")
+    if lang == "pt" and isinstance(what, str):
+        for en, pt in _WHAT_PT.items():
+            if what == en or what.startswith(en + " "):
+                kw["what"] = pt + what[len(en) :]
+                break
+    return InputError(WORDS.get(lang, WORDS["en"])[key].format(**kw))
+
+
 class Literal(str):
     """A JSON number with a fraction or an exponent, kept as written (``"0.670"``)."""
 
@@ -59,81 +126,79 @@ def nesting_depth(text: str) -> int:
     return max(accumulate(1 if c in "[{" else -1 for c in skeleton), default=0)
 
 
-def read_text(path: str | Path, what: str) -> str:
-    """A regular file's UTF-8 text, at most `MAX_FILE_BYTES` bytes; else one `InputError`."""
+def read_text(path: str | Path, what: str, *, lang: str = "en") -> str:
+    """A regular file's UTF-8 text, at most `MAX_FILE_BYTES` bytes; else one `InputError`
+    (in ``lang``)."""
     p = Path(path)
     try:
         mode = p.stat().st_mode
         if stat.S_ISDIR(mode):
-            raise InputError(f"{what} {p} is a directory, not a JSON file")
+            raise _say(lang, "dir", what=what, p=p)
         if not stat.S_ISREG(mode):
-            raise InputError(f"{what} {p} is not a regular file")
+            raise _say(lang, "not_regular", what=what, p=p)
         with p.open("rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise InputError(f"{what} not found: {p}") from None
+        raise _say(lang, "not_found", what=what, p=p) from None
     except OSError as e:
-        raise InputError(f"cannot read {what} {p}: {e.strerror or e}") from None
+        raise _say(lang, "cannot_read", what=what, p=p, why=e.strerror or e) from None
     if len(data) > MAX_FILE_BYTES:
-        raise InputError(f"{what} {p} is too large: files are limited to {MAX_FILE_BYTES:,} bytes")
+        raise _say(lang, "too_large", what=what, p=p, limit=MAX_FILE_BYTES)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise InputError(f"{what} {p} is not UTF-8 text (byte {e.start + 1})") from None
+        raise _say(lang, "not_utf8", what=what, p=p, at=e.start + 1) from None
 
 
-def loads(text: str, what: str, *, exact: bool = False, hint: str = "") -> object:
+def loads(text: str, what: str, *, exact: bool = False, hint: str = "", lang: str = "en") -> object:
     """JSON text decoded with the bounds of this module; ``hint`` ends the message about
-    ``NaN``/``Infinity`` (what to write instead)."""
+    ``NaN``/``Infinity`` (what to write instead); ``lang``: the language of the messages."""
     depth = nesting_depth(text)
     if depth > MAX_DEPTH:
-        raise InputError(f"{what} nests arrays/objects {depth} deep; the limit is {MAX_DEPTH}")
+        raise _say(lang, "nests", what=what, depth=depth, limit=MAX_DEPTH)
 
     def number(s: str) -> float | Literal:
         if not math.isfinite(float(s)):
-            raise InputError(f"{what} has the number {s[:20]}, too large for a float")
+            raise _say(lang, "float", what=what, s=s[:20])
         return Literal(s) if exact else float(s)
 
     def integer(s: str) -> int:
         if len(s.lstrip("-")) > MAX_INT_DIGITS:
-            raise InputError(f"{what} has an integer of {len(s)} digits; at most {MAX_INT_DIGITS}")
+            raise _say(lang, "digits", what=what, n=len(s), limit=MAX_INT_DIGITS)
         return int(s)
 
     def constant(name: str) -> object:
-        raise InputError(f"{what} has {name} {_where(text, name)}, which is not JSON (only "
-                         "finite numbers are allowed)" + (f": {hint}" if hint else ""))  # fmt: skip
+        line, col = _where(text, name)
+        e = _say(lang, "constant", what=what, name=name, line=line, col=col)
+        raise InputError(f"{e}: {hint}" if hint else str(e))
 
     try:
         doc = json.loads(text, parse_float=number, parse_int=integer, parse_constant=constant)
     except json.JSONDecodeError as e:
-        raise InputError(
-            f"{what} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
-        ) from None
+        msg = _JSON_PT.get(e.msg, e.msg) if lang == "pt" else e.msg
+        raise _say(lang, "invalid", what=what, msg=msg, line=e.lineno, col=e.colno) from None
     except RecursionError:  # unreachable after the depth bound; kept as the last guard
-        raise InputError(f"{what} nests too deep") from None
-    _check_strings(doc, what)
+        raise _say(lang, "too_deep", what=what) from None
+    _check_strings(doc, what, lang)
     return doc
 
 
-def _where(text: str, name: str) -> str:
-    """``at line L, column C`` of the first ``name`` (``NaN``, ``Infinity``) outside strings."""
+def _where(text: str, name: str) -> tuple[int, int]:
+    """The line and column of the first ``name`` (``NaN``, ``Infinity``) outside strings."""
     blanked = _STRING.sub(lambda m: " " * len(m.group()), text)
     at = blanked.find(name)
     line = blanked.count("\n", 0, at) + 1
-    return f"at line {line}, column {at - blanked.rfind(chr(10), 0, at)}"
+    return line, at - blanked.rfind(chr(10), 0, at)
 
 
-def _check_strings(doc: object, what: str) -> None:
+def _check_strings(doc: object, what: str, lang: str = "en") -> None:
     """Refuse control characters and unpaired surrogates in any string or key."""
     stack = [doc]
     while stack:
         x = stack.pop()
         if isinstance(x, str) and not isinstance(x, Literal):
             if m := _BAD_CHAR.search(x):
-                raise InputError(
-                    f"{what} has a string with the character U+{ord(m.group()):04X}, which is "
-                    "not allowed (a control character or an unpaired surrogate)"
-                )
+                raise _say(lang, "char", what=what, code=ord(m.group()))
         elif isinstance(x, dict):
             stack.extend(x.keys())
             stack.extend(x.values())
@@ -141,11 +206,14 @@ def _check_strings(doc: object, what: str) -> None:
             stack.extend(x)
 
 
-def read_json(path: str | Path, what: str, *, exact: bool = False, hint: str = "") -> object:
+def read_json(
+    path: str | Path, what: str, *, exact: bool = False, hint: str = "", lang: str = "en"
+) -> object:
     """A JSON file decoded within the bounds above; every failure is one `InputError` line
-    naming ``what`` and the file (see the module docstring)."""
-    return loads(read_text(path, what), f"{what} {Path(path)}", exact=exact, hint=hint)
+    naming ``what`` and the file (see the module docstring), in ``lang``."""
+    return loads(read_text(path, what, lang=lang), f"{what} {Path(path)}", exact=exact,
+                 hint=hint, lang=lang)  # fmt: skip
 
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "Literal", "loads", "nesting_depth", "read_json",
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "WORDS", "Literal", "loads", "nesting_depth", "read_json",
            "read_text"]  # fmt: skip

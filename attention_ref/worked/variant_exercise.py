@@ -40,6 +40,7 @@ from attention_ref.worked.exercise import (
     ExerciseOptions,
     _binary,
     _output_weight,
+    answer_notes,
 )
 from attention_ref.worked.trace import L, t
 from attention_ref.worked.variant_steps import ROPE_BASE, VariantTrace, variant_trace
@@ -373,7 +374,7 @@ def _statement(opt: ExerciseOptions, problem: dict[str, JSONValue], tr: VariantT
         names=v[f"names_{opt.variant}"].format(),
         options=json.dumps(opt.to_json(), ensure_ascii=False),
     )
-    sections.append(Section(title=w["how"], text=how))
+    sections.append(Section(title=w["how"], text=how + answer_notes(opt)))
     return Explanation(
         title=title.format(seed=opt.seed),
         source="attnref " + source(opt) + (" --lang pt" if lang == "pt" else ""),

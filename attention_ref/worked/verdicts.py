@@ -3,8 +3,10 @@ r"""What ``attnref check`` found, as data and in words (English and Portuguese).
 A `Report` holds one `Verdict` per step given (right, short of the decimals asked, or wrong,
 with the entries that are not right) and the `Diagnosis` of the mistakes that reproduce the
 answer; it counts the steps given and right, names the first wrong step, and has a JSON form
-(`Report.to_json`) for a gradebook. `report_lines` writes it in the report's language: the
-steps by their JSON names, rows by their tokens, numbers with a decimal comma in Portuguese.
+(`Report.to_json`, steps by their JSON paths) for a gradebook. `report_lines` writes it in the
+report's language: each step as the statement writes it with its JSON path beside
+(``S̃⁽¹⁾ (heads[0].S_masked)``), rows by their tokens, numbers with a decimal comma in
+Portuguese.
 The grading itself is `attention_ref.worked.check`.
 """
 
@@ -16,7 +18,14 @@ from enum import StrEnum
 from typing import Final
 
 from attention_ref.worked.answer import label
-from attention_ref.worked.mistakes import sup
+from attention_ref.worked.answer_words import (
+    STEP_WORDS,
+    math_name,
+    pad,
+    step_label,
+    width,
+    words,
+)
 from attention_ref.worked.steps import Key
 
 
@@ -150,7 +159,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "right {right}", "more": "and {k} more",
         "all": "Every step you gave is right.",
         "not_yet": "Not right yet: give {p} decimals in {steps} (the exercise asks for {p}).",
-        "first": "First wrong step: {label}, i.e. {math}.",
+        "first": "First wrong step: {label}.",
         "one_diag": "Diagnosis: {text}.", "many_diag": "Diagnosis (each of these reproduces "
         "it): {text}.", "pair": "two mistakes together: {a}; and {b}", "or": "; or ",
         "redo": "Recomputing with this mistake reproduces every step you gave.",
@@ -175,7 +184,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "all": "Todos os passos que você deu estão certos.",
         "not_yet": "Ainda não está certo: dê {p} casas decimais em {steps} (o exercício pede "
         "{p}).",
-        "first": "Primeiro passo errado: {label}, isto é, {math}.",
+        "first": "Primeiro passo errado: {label}.",
         "one_diag": "Diagnóstico: {text}.", "many_diag": "Diagnóstico (cada um destes o "
         "reproduz): {text}.", "pair": "dois erros juntos: {a}; e {b}", "or": "; ou ",
         "redo": "Refazer a conta com esse erro reproduz todos os passos que você deu.",
@@ -225,45 +234,6 @@ NONE_VARIANT: Final = {
 }
 
 
-#: The steps without a symbol, in words.
-STEP_WORDS: Final = {"en": {"concat": "the concat", "output": "the output"},
-                     "pt": {"concat": "a concatenação", "output": "a saída"}}  # fmt: skip
-
-
-#: A query head's key and value in grouped-query attention and RoPE, where ``K⁽ⁱ⁾`` would
-#: name a K/V head: the one the query head reads (its group's, rotated with RoPE).
-READ_WORDS: Final = {"en": "the {name} query head {i} reads", "pt": "o {name} que a cabeça de "
-                     "consulta {i} lê"}  # fmt: skip
-#: The key of a query head's scores in grouped-query attention (its group's).
-GROUP_WORDS: Final = {"en": "(the K query head {i} reads)",
-                      "pt": "(o K que a cabeça de consulta {i} lê)"}  # fmt: skip
-
-
-def math_name(key: Key, lang: str = "en", variant: str = "mha") -> str:
-    """The step as the book writes it: ``A⁽²⁾``, ``∂W_Q⁽¹⁾``, ``the concat``; in a variant,
-    ``K⁽¹⁾`` for K/V head 1 (``kv_heads[0].K``), ``Q_rot⁽¹⁾``, ``K_rot⁽¹⁾``, and in ``gqa``
-    and ``rope`` the key and value a query head reads in words."""
-    name, head = key
-    if name.startswith("kv."):
-        name = name[3:]
-    elif variant in ("gqa", "rope") and name in ("K", "V") and head is not None:
-        return READ_WORDS[lang].format(name=name, i=head + 1)
-    grad = name.startswith("grad.")
-    name = name[5:] if grad else name
-    sym = {"scores": "QKᵀ", "S_masked": "S̃"}.get(name, name)
-    if name == "scores" and variant in ("gqa", "rope") and head is not None:
-        s = sup(head)
-        if variant == "rope":
-            return f"Q_rot{s}K_rot{s}ᵀ"  # g = h: head i's own key
-        return f"Q{s}Kᵀ " + GROUP_WORDS[lang].format(i=head + 1)
-    if not grad and name in STEP_WORDS[lang]:
-        return STEP_WORDS[lang][name]
-    if head is not None:
-        s = sup(head)
-        sym = f"Q{s}K{s}ᵀ" if name == "scores" else f"{sym}{s}"
-    return ("∂" if grad else "") + sym
-
-
 def number(x: float, decimals: int, lang: str) -> str:
     """``x`` to ``decimals`` places (a decimal comma in Portuguese; ``-inf`` as ``−∞``)."""
     if math.isinf(x):
@@ -281,16 +251,18 @@ def row_name(tokens: tuple[str, ...], key: Key, r: int) -> str:
     return tokens[r] if key[0] not in _WEIGHT_GRADS and r < len(tokens) else str(r + 1)
 
 
-def _step_line(r: Report, v: Verdict, w: dict[str, str], width: int) -> str:
+def _step_line(r: Report, v: Verdict, w: dict[str, str], columns: int) -> str:
     lang, p = r.lang, r.decimals
-    head = f"  {v.label:<{width}}  "
+    head = f"  {pad(step_label(v.key, lang, r.variant), columns)}  "
     if v.status is Status.RIGHT:
         if v.carried:
             return head + w["carried"].format(gap=number(v.carried, 4, lang), p=p)
         return head + w["right"]
     if v.shape is not None:
         dims = ["×".join(str(x) for x in s) for s in (v.given_shape, v.shape) if s is not None]
-        return head + w["wrong"] + ": " + w["shape"].format(got=dims[0], want=dims[1])
+        wider = v.given_shape is not None and v.given_shape[-1] > v.shape[-1]
+        hint = words(lang, "comma_hint") if wider else ""  # 0,670 is two entries in JSON
+        return head + w["wrong"] + ": " + w["shape"].format(got=dims[0], want=dims[1]) + hint
     wrong = [o for o in v.off if o.status is Status.WRONG]
     shown = wrong or list(v.off)
     count = (w["of"].format(k=len(wrong), n=v.entries) if wrong else
@@ -311,16 +283,16 @@ def report_lines(r: Report) -> list[str]:
     n = r.steps_given
     given = w["one"] if n == 1 else w["many"].format(n=n)
     lines = [w["head"].format(source=r.source, given=given, p=r.decimals)]
-    width = max(len(v.label) for v in r.verdicts)
-    lines += [_step_line(r, v, w, width) for v in r.verdicts]
+    columns = max(width(step_label(v.key, r.lang, r.variant)) for v in r.verdicts)
+    lines += [_step_line(r, v, w, columns) for v in r.verdicts]
     if r.all_right:
         return [*lines, w["all"]]
     first = r.first_wrong
     if first is None:
-        few = ", ".join(v.label for v in r.verdicts if v.status is Status.FEW_DECIMALS)
+        few = ", ".join(step_label(v.key, r.lang, r.variant) for v in r.verdicts
+                        if v.status is Status.FEW_DECIMALS)  # fmt: skip
         return [*lines, w["not_yet"].format(p=r.decimals, steps=few)]
-    lines.append(w["first"].format(label=first.label,
-                                   math=math_name(first.key, r.lang, r.variant)))  # fmt: skip
+    lines.append(w["first"].format(label=step_label(first.key, r.lang, r.variant)))
     if not r.diagnoses:
         how = w["how" if r.pairs_tried else "how_alone"]
         if r.variant in CATALOGUE_WORDS:
@@ -336,4 +308,4 @@ def report_lines(r: Report) -> list[str]:
 
 
 __all__ = ["STEP_WORDS", "WORDS", "Diagnosis", "Off", "Report", "Status", "Verdict",
-           "math_name", "number", "report_lines", "row_name"]  # fmt: skip
+           "math_name", "number", "report_lines", "row_name", "step_label"]  # fmt: skip

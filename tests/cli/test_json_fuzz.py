@@ -167,6 +167,12 @@ def test_bytes_that_are_not_utf8_are_one_line_and_exit_2(tmp_path, data, command
     assert "is not UTF-8 text" in err
 
 
+#: the words of the loader's errors in Portuguese (`attention_ref.worked.jsonfile.WORDS`)
+IN_PORTUGUESE = {"too large for a float": "grande demais para um float",
+                 "has NaN at line": "tem NaN na linha", "-Infinity at line": "-Infinity na linha",
+                 "an integer of 40 digits": "um inteiro de 40 dígitos"}  # fmt: skip
+
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize(
     ("number", "message"),
@@ -175,7 +181,10 @@ def test_bytes_that_are_not_utf8_are_one_line_and_exit_2(tmp_path, data, command
      ("1" * 40, "an integer of 40 digits"), ('"\\ud800"', "U+D800"), ('"a\\u0000"', "U+0000")],
 )  # fmt: skip
 def test_numbers_and_strings_json_should_not_hold(tmp_path, command, number, message):
-    """Each put where a valid document has a number (the first entry of its first matrix)."""
+    """Each put where a valid document has a number (the first entry of its first matrix); the
+    answer that check reads is to an exercise in Portuguese, so its errors are Portuguese."""
+    if command == "check":
+        message = IN_PORTUGUESE.get(message, message)
     doc = VALID[command]
     first = next(p for p in paths(doc) if isinstance(p[-1], int) and json_type(at(doc, p))
                  == "number")  # fmt: skip

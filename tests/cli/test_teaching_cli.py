@@ -226,7 +226,7 @@ def test_check_a_mistake_exits_1_with_its_diagnosis(tmp_path, capsys):
     path = exercise_answer(tmp_path, capsys, mistake="no_scale")
     code, out, err = run(["check", path], capsys)
     assert code == 1 and err == ""
-    assert "First wrong step: heads[0].S, i.e. S⁽¹⁾." in out
+    assert "First wrong step: S⁽¹⁾ (heads[0].S)." in out
     assert "Diagnosis: no scaling: S = Q Kᵀ was not divided by √d_k = 1.414." in out
     done = subprocess.run([ATTNREF, "check", path], capture_output=True, text=True)
     assert done.returncode == 1 and "Diagnosis: no scaling" in done.stdout

@@ -46,19 +46,24 @@ def dump(doc: dict) -> str:
 
 #: sha256 of ``exercise --out`` for the homework's exercise, written by the code before the
 #: variants (commit 899fd86): the files that hold no computed float (those are tested equal
-#: to explain's numbers elsewhere), so that the pin does not move with torch's last bits
+#: to explain's numbers elsewhere), so that the pin does not move with torch's last bits. The
+#: statements' pins moved since, for issue 31: item 4, "How to answer" ends with how to write a
+#: masked entry (and, in Portuguese, that answer.json's numbers take a decimal point),
+#: `attention_ref.worked.exercise.answer_notes` (without those words statement.md is 899fd86's
+#: bytes: `test_the_statements_are_the_pinned_bytes_but_for_the_answer_notes`); item 8 (b91a854),
+#: statement.tex typesets the prose's symbols as math
 BEFORE = {
     ("--seed", "7"): {
         "answer.json": "c6ae1751652595dffee8aeb39265c626607985d3016d4def7744fc248fb2a301",
         "exercise.json": "d6a97ca9b3a543c7ea6db0e15dbf495f41de0e557ac617a7d796e9583b6efb26",
-        "statement.md": "2c23907af2b225b067efc709f6dca35520f7a6a2fdec4e09bb23c8cc9997cf80",
-        "statement.tex": "fc2d4758c68c4a3b47240f4afa9b9021ba1fe91e348a9028ee7cf8e9d02b2338",
+        "statement.md": "33cb6b328509e9406881808a5c084b9c1cb9df16eb4372ed8d8303e3d3f428b4",
+        "statement.tex": "143fb52574eae46236fb319a389613142082731cf55815710f0c0f8186ac1d6a",
     },
     ("--seed", "5", "--backward", "--lang", "pt"): {
         "answer.json": "0a6535f8df4ffec89e2cd48091c70929522e9c8e44a9b60e97737ded2d7c0909",
         "exercise.json": "33995a2fc1af0ec92a43a42490ec8e5c5f466d40faa1938e2765c8c2195f7cdf",
-        "statement.md": "8ed1f2bdfe29aa3c80f1e3da41bb8f31887373806d8410c2f18be028d8f22ceb",
-        "statement.tex": "04b2a40cec3253a00cdbd373bd3640ca0de4acfdc6d46f0e1ad48f10d79eab79",
+        "statement.md": "dd6059a1e2f6386d99b2602d1d29955c2bf1d03d84002b9ed90cc2e1b1f097c4",
+        "statement.tex": "4c9846c6e1d46ccf254aea8b66104d8530cc70038c8e22b220d0c0a38ec27d9f",
     },
 }
 
@@ -79,6 +84,29 @@ def test_the_homeworks_exercise_is_byte_for_byte_what_it_was(tmp_path, capsys, a
     assert code == 0
     digest = hashlib.sha256((tmp_path / "w" / "statement.md").read_bytes()).hexdigest()
     assert digest != BEFORE[args]["statement.md"]
+
+
+#: statement.md of 899fd86, before issue 31 added the answer notes
+BEFORE_NOTES = {("--seed", "7"): "2c23907af2b225b067efc709f6dca35520f7a6a2fdec4e09bb23c8cc9997cf80",
+                ("--seed", "5", "--backward", "--lang", "pt"):
+                "8ed1f2bdfe29aa3c80f1e3da41bb8f31887373806d8410c2f18be028d8f22ceb"}  # fmt: skip
+
+
+@pytest.mark.parametrize("args", list(BEFORE_NOTES), ids=lambda a: "-".join(a).replace("--", ""))
+def test_the_statements_are_the_pinned_bytes_but_for_the_answer_notes(
+    tmp_path, capsys, monkeypatch, args
+):
+    """Issue 31 changed only the words on writing answer.json (a masked entry; in Portuguese,
+    the decimal point): without them, the homework's statement is 899fd86's, byte for byte."""
+    import attention_ref.worked.exercise as exercise
+
+    notes = exercise.answer_notes(exercise.ExerciseOptions(seed=5, lang="pt"))
+    assert '"-inf"' in notes and "ponto decimal" in notes  # what the pins moved for
+    monkeypatch.setattr(exercise, "answer_notes", lambda opt: "")
+    code, _, err = run(["exercise", *args, "--out", str(tmp_path)], capsys)
+    assert code == 0, err
+    digest = hashlib.sha256((tmp_path / "statement.md").read_bytes()).hexdigest()
+    assert digest == BEFORE_NOTES[args] != BEFORE[args]["statement.md"]
 
 
 @pytest.mark.parametrize(

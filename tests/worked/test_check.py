@@ -173,7 +173,7 @@ def test_entries_with_fewer_decimals_are_right_only_when_they_are_the_value():
     assert report.verdicts[0].status is Status.FEW_DECIMALS
     lines = "\n".join(report_lines(report))
     assert f"[{tr.tokens[row]}," in lines and "give 3 decimals" in lines
-    assert "Not right yet: give 3 decimals in heads[0].A (the exercise asks for 3)." in lines
+    assert "Not right yet: give 3 decimals in A⁽¹⁾ (heads[0].A) (the exercise asks for 3)." in lines
 
 
 def test_the_rounding_carried_is_said_and_measured():
@@ -281,7 +281,7 @@ def test_the_portuguese_report():
     text = "\n".join(report_lines(report))
     assert report.lang == "pt"
     for words in ("Conferindo a sua resposta", "4 passos dados, avaliação com 3 casas decimais",
-                  "ERRADO", "Primeiro passo errado: heads[0].S, isto é, S⁽¹⁾.",
+                  "ERRADO", "Primeiro passo errado: S⁽¹⁾ (heads[0].S).",
                   "Diagnóstico: sem escala: S = Q Kᵀ não foi dividido por √d_k = 1,414.",
                   f"[{prob.trace.tokens[0]}, 1]"):  # fmt: skip
         assert words in text, words

@@ -426,11 +426,11 @@ def test_steps_of_the_kv_heads_are_named_by_their_json_path_and_symbol():
     K[0, 0] += 1  # a slip in K/V head 2's key
     report = answer(prob, {("kv.K", 1): K, ("K", 2): K}, keys=("kv.K", "K"))
     text = "\n".join(report_lines(report))
-    assert "Primeiro passo errado: kv_heads[1].K, isto é, K⁽²⁾." in text
+    assert "Primeiro passo errado: K⁽²⁾ (kv_heads[1].K)." in text
     assert "Diagnóstico: um erro de conta em uma entrada: K⁽²⁾ em [" in text
     en = answer(problem(ExerciseOptions(seed=3, variant="gqa", heads=4)), {("K", 2): K},
                 keys=("K",))  # fmt: skip
-    assert "First wrong step: heads[2].K, i.e. the K query head 3 reads." in report_lines(en)
+    assert "First wrong step: the K query head 3 reads (heads[2].K)." in report_lines(en)
 
 
 def test_a_variant_answer_no_mistake_explains_lists_the_variants_catalogue():
@@ -457,7 +457,7 @@ def test_the_rope_diagnosis_in_portuguese():
     text = "\n".join(report_lines(report))
     assert text.startswith("Conferindo a sua resposta a exercise --seed 3")
     assert "Diagnóstico: RoPE girado no sentido errado, por −m θ" in text
-    assert "Primeiro passo errado: heads[0].Q_rot, isto é, Q_rot⁽¹⁾." in text
+    assert "Primeiro passo errado: Q_rot⁽¹⁾ (heads[0].Q_rot)." in text
 
 
 def test_the_report_json_keeps_its_keys():
@@ -534,4 +534,4 @@ def test_a_gqa_scores_step_names_the_key_its_head_reads():
     prob = problem(opt)
     scores = computed_steps(prob.data(), (), FORWARD)[("scores", 1)] + 1.0
     lines = report_lines(answer(prob, {("scores", 1): scores}, keys=("scores",)))
-    assert "First wrong step: heads[1].scores, i.e. Q⁽²⁾Kᵀ (the K query head 2 reads)." in lines
+    assert "First wrong step: Q⁽²⁾Kᵀ (heads[1].scores; the K query head 2 reads)." in lines
