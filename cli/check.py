@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from cli.errors import CLIError
+
 #: Exit codes: every given step right, some step wrong or short of decimals (bad input: 2).
 EXIT_RIGHT, EXIT_WRONG = 0, 1
 
@@ -26,6 +28,15 @@ def check(
             show_default=False,
         ),
     ],
+    lang: Annotated[
+        str | None,
+        typer.Option(
+            "--lang",
+            help="Language of the report and of the errors: en, pt (decimal commas). Default: "
+            'the answer\'s ("lang" of its "exercise").',
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
     """Check a hand computation: each step right or not, the first wrong step, and the
     mistakes of the catalogue that reproduce your numbers (one, or two together).
@@ -36,15 +47,22 @@ def check(
     it (computed entry by entry). An entry with fewer decimals is read with its zeros put back
     (0.67 as 0.670) when its matrix has 3 decimals elsewhere; in a matrix with no entry to 3
     decimals, an entry is right only when it is the exact value to 3 decimals (2 for 2.000),
-    else the verdict is "give 3 decimals". The report is in the answer's language ("lang" of
-    its "exercise").
+    else the verdict is "give 3 decimals". The report, and every error about the answer, is in
+    the answer's language ("lang" of its "exercise"), or the one --lang asks. Steps are named
+    as the statement writes them, with the JSON path beside: Q⁽¹⁾ (heads[0].Q).
+
+    A masked entry (−∞) is written "-inf" (or "−∞", the statement's symbol); null in a
+    matrix, another spelling, a number in quotes or with a decimal comma ("0,670") and a large
+    number standing in for −∞ (-1e9) are refused in one line that says what to write.
 
     Exit code 0 when every given step is right, 1 when one is wrong or short of decimals, 2
     for a bad file, the exercise file itself, or an answer with no step filled in.
     """
     from attention_ref.worked.check import check_file, report_lines
 
-    report = check_file(answer)  # a bad file: InputError, one line, exit 2
+    if lang is not None and lang not in ("en", "pt"):
+        raise CLIError(f"--lang must be en or pt, got {lang!r}")
+    report = check_file(answer, lang)  # a bad file: InputError, one line, exit 2
     print("\n".join(report_lines(report)))
     if report.all_right:
         return EXIT_RIGHT
