@@ -2,7 +2,9 @@
 (390 px), the long formulas of the teaching pages fit their column on a desktop, no matrix is
 cut at either width (docs/assets/katex-init.js shrinks a display formula wider than its column,
 down to half its size: a formula wider than that may scroll inside its box only when it holds
-no matrix), and KaTeX writes no warning to the console (e.g. Unicode text inside math).
+no matrix), no code block's content is wider than its box at either width (docs/assets/
+extra.css wraps a long line: nothing cut, nothing behind a scroll bar), and KaTeX writes no
+warning to the console (e.g. Unicode text inside math).
 
 Every page the build produced is visited (pages added later are covered without a change
 here). Negative controls show the measures can fail.
@@ -36,8 +38,12 @@ const fit = e => parseFloat((e.querySelector('.katex') || {dataset: {}}).dataset
 const cut = over
   .filter(e => /\\begin\{[bpvBV]?matrix\}/.test(source(e)) || fit(e) > arguments[0] + 0.005)
   .map(e => e.textContent.trim().slice(0, 60));
+const longest = e => e.textContent.split('\n').reduce((a, l) => l.length > a.length ? l : a, '');
+const code = [...document.querySelectorAll('article pre > code')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => `${e.scrollWidth} > ${e.clientWidth} px: ${longest(e).trim().slice(0, 60)}`);
 return {page: document.documentElement.scrollWidth, inner: W,
-        math: over.map(e => e.textContent.trim().slice(0, 60)), cut: cut};
+        math: over.map(e => e.textContent.trim().slice(0, 60)), cut: cut, code: code};
 """
 
 
@@ -64,14 +70,15 @@ def katex_warnings(drv) -> list[str]:
     ]
 
 
-def visit(base: str, pages: list[str], width: int) -> tuple[list, list, list]:
+def visit(base: str, pages: list[str], width: int) -> tuple[list, list, list, list]:
     """Every page at ``width`` px in a browser of its own: what is too wide, what is cut, what
-    KaTeX warned of."""
+    KaTeX warned of, which code blocks are wider than their box."""
     from tests.book.browser import make_driver
 
     wide: list[tuple[int, str, int, int]] = []
     cut: list[tuple[str, list[str]]] = []
     warned: list[tuple[str, list[str]]] = []
+    code: list[tuple[str, list[str]]] = []
     drv = make_driver()
     try:
         drv.set_window_size(width, 900)
@@ -89,9 +96,11 @@ def visit(base: str, pages: list[str], width: int) -> tuple[list, list, list]:
                 cut.append((f"{page} at {width} px", r["cut"]))
             if found := katex_warnings(drv):
                 warned.append((page, found[:3]))
+            if r["code"]:
+                code.append((f"{page} at {width} px", r["code"][:3]))
     finally:
         drv.quit()
-    return wide, cut, warned
+    return wide, cut, warned, code
 
 
 def test_no_page_scrolls_sideways_and_formulas_fit(site, chromium):
@@ -108,6 +117,7 @@ def test_no_page_scrolls_sideways_and_formulas_fit(site, chromium):
         wide = [x for f in found for x in f[0]]
         cut = [x for f in found for x in f[1]]
         warned = [x for f in found for x in f[2]]
+        code = [x for f in found for x in f[3]]
         drv = make_driver()
         try:
             drv.get(f"{base}/pt/exemplo-resolvido/")
@@ -131,8 +141,20 @@ def test_no_page_scrolls_sideways_and_formulas_fit(site, chromium):
             assert drv.execute_script(OVERFLOW, FIT_FLOOR)["cut"]
             drv.execute_script("katex.renderToString('\\\\text{Пиццу} Я', {strict: 'warn'})")
             assert katex_warnings(drv)
+            # a code line far wider than the page: wrapped by the book's CSS, so it fits; the
+            # same line unwrapped (white-space: pre, as before) is seen as wider than its box
+            long_line = (
+                "'<pre id=\"long\"><code>' + 'explain --example '.repeat(80) + '</code></pre>'"
+            )
+            drv.execute_script(
+                f"document.querySelector('article').insertAdjacentHTML('beforeend', {long_line})"
+            )
+            assert drv.execute_script(OVERFLOW, FIT_FLOOR)["code"] == []
+            drv.execute_script("document.querySelector('#long > code').style.whiteSpace = 'pre'")
+            assert drv.execute_script(OVERFLOW, FIT_FLOOR)["code"]
         finally:
             drv.quit()
     assert wide == [], wide
     assert cut == [], cut
     assert warned == [], warned
+    assert code == [], code
