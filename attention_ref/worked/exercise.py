@@ -374,8 +374,8 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
         "masked": 'Escreva uma entrada mascarada (−∞) como o texto "{first}" (o check também lê '
         "{also}); null deixa um passo inteiro de fora, e um número grande como -1e9 não é −∞.",
-        "comma": "Em answer.json os números levam ponto decimal e vão sem aspas (0.670, não "
-        '"0,670"): em JSON a vírgula separa as entradas.',
+        "comma": "No arquivo de resposta, os números levam ponto decimal e vão sem aspas "
+        '(0.670, não "0,670"): em JSON a vírgula separa as entradas.',
         "and": "e",
         "key_title": "Gabarito do exercício {seed}",
     },

@@ -62,8 +62,8 @@ BEFORE = {
     ("--seed", "5", "--backward", "--lang", "pt"): {
         "answer.json": "0a6535f8df4ffec89e2cd48091c70929522e9c8e44a9b60e97737ded2d7c0909",
         "exercise.json": "33995a2fc1af0ec92a43a42490ec8e5c5f466d40faa1938e2765c8c2195f7cdf",
-        "statement.md": "dd6059a1e2f6386d99b2602d1d29955c2bf1d03d84002b9ed90cc2e1b1f097c4",
-        "statement.tex": "4c9846c6e1d46ccf254aea8b66104d8530cc70038c8e22b220d0c0a38ec27d9f",
+        "statement.md": "28016a42a7b40b6b810a5e28af4909282d336985c7d6d3ce7f825f0029323aea",
+        "statement.tex": "a6cf92c5de61f5f3a71b05d632b9a1aacac97fca2ce967b3ad9d52bf13ad7e5e",
     },
 }
 

@@ -296,7 +296,10 @@ def test_decimal_commas_in_a_portuguese_answer_are_refused_in_portuguese():
     assert "shape 3×5, expected 3×3\n" in "\n".join(report_lines(check(en))) + "\n"
     pt_statement = render(make_exercise(ExerciseOptions(seed=2, lang="pt")).statement,
                           "markdown", 3)  # fmt: skip
-    assert "Em answer.json os números levam ponto decimal e vão sem aspas (0.670" in pt_statement
+    assert (
+        "No arquivo de resposta, os números levam ponto decimal e vão sem aspas (0.670"
+        in pt_statement
+    )
     en_statement = render(make_exercise(ExerciseOptions(seed=2)).statement, "markdown", 3)
     assert "0,670" not in en_statement and "decimal point" not in en_statement
 
