@@ -119,7 +119,8 @@ def ablation(
     check_log_every(log_every)
     if seeds < 1:
         raise CLIError(f"--seeds must be a positive number of seeds, got {seeds}")
-    cfg, warmup_note = fit_warmup(TrainConfig().with_options(**(config_overrides or {})))
+    cfg, warmup_note = fit_warmup(TrainConfig().with_options(**(config_overrides or {})),
+                                  given="warmup_steps" in (config_overrides or {}))  # fmt: skip
     if heads_list is not None:
         for h in heads_list:  # a number of heads that does not divide n_embd fails here
             cfg.with_options(n_head=h, attention="multihead")

@@ -52,6 +52,11 @@ def loading(console: Console, what: str) -> None:
     console.print(f"{what}: loading the data, torch and MLflow…")
 
 
+def phase(console: Console, what: str, doing: str) -> None:
+    """One line of what a command is doing in its first seconds (``{what}: {doing}…``)."""
+    console.print(f"{what}: {doing}…", highlight=False, soft_wrap=True)
+
+
 def command(name: str = "attnref") -> str:
     """How to call ``name`` (``attnref``, ``mlflow``) in a hint that works as printed: the bare
     name when the shell finds this environment's script under it, else the script's full path
@@ -222,6 +227,8 @@ class Reporter:
                 self.progress.update(self.task, completed=start, total=self.total)
 
         def on_step(step: int, m: StepMetrics) -> None:
+            if step == self.total:  # the last step: what the last seconds are spent on
+                self._later(step, "the last step is done: the final evaluation and its sample")
             if self.progress is not None and self.task is not None:
                 self.progress.update(
                     self.task,
@@ -245,8 +252,19 @@ class Reporter:
                 f"[{self.label}] eval step {step}: train {m.train_eval_loss:.4f}  "
                 f"val {m.val_loss:.4f}  best {m.best_val_loss:.4f}  sample: {shown!r}"
             )
+            if step == self.total:
+                self._later(step, "writing the checkpoints and logging the run to MLflow "
+                            "(model, curves, sample)")  # fmt: skip
 
         return Callbacks(on_start=on_start, on_step=on_step, on_eval=on_eval)
+
+    def _later(self, step: int, doing: str) -> None:
+        """A line of what the run does after its steps (once per thing said)."""
+        said = getattr(self, "_said", set())
+        if doing not in said:
+            said.add(doing)
+            self._said = said
+            self._print(f"[{self.label}] step {step}/{self.total}: {doing}…")
 
 
 class ArmReporters:

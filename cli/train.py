@@ -52,6 +52,11 @@ def _refused_with_resume(
     return refused
 
 
+#: ``--quick``: a first run that shows the loss falling and a sample, in about a minute
+QUICK: dict[str, Any] = {"max_steps": 300, "eval_interval": 150, "eval_batches": 10,
+                         "warmup_steps": 30}  # fmt: skip
+
+
 @config_options()
 def train(
     no_attention: Annotated[
@@ -90,6 +95,15 @@ def train(
             metavar="NAME",
         ),
     ] = None,
+    quick: Annotated[
+        bool,
+        typer.Option(
+            "--quick",
+            help="A first try, in about a minute on 2 CPU cores: 300 steps, an evaluation every "
+            "150 on 10 batches, 30 warm-up steps (an option given beside it wins). "
+            "\\[default: Q02's 6,000 steps]",
+        ),
+    ] = False,
     data: DataPath = None,
     out_dir: OutDir = Path("runs"),
     tracking_uri: TrackingUri = None,
@@ -106,6 +120,11 @@ def train(
     from attention_ref.lm.config import TrainConfig, fit_warmup
 
     overrides = dict(config_overrides or {})
+    warmup_given = "warmup_steps" in overrides
+    if quick:
+        if resume is not None:
+            raise CLIError("--resume continues the run's own configuration; leave out --quick")
+        overrides = {**QUICK, **overrides}
     warmup_note = None
     check_log_every(log_every)
     if resume is not None:
@@ -121,15 +140,18 @@ def train(
                 raise CLIError("--no-attention contradicts --attention " + overrides["attention"])
             overrides["attention"] = "none"
         cfg = TrainConfig().with_options(**overrides)  # every value is checked here, once
-        cfg, warmup_note = fit_warmup(cfg)  # a new run only: a resumed one keeps its schedule
+        # a new run only: a resumed one keeps its schedule
+        cfg, warmup_note = fit_warmup(cfg, given=warmup_given)
     check_writable_dir(out_dir)
-    from cli.progress import Reporter, StopFlag, loading, make_console, run_started
+    from cli.progress import Reporter, StopFlag, loading, make_console, phase, run_started
 
     console = make_console()
     loading(console, "attnref train")
     if warmup_note is not None:
         console.print(f"attnref train: {warmup_note}")
     dataset = load_data(data, console)
+    read = dataset.train.numel() + dataset.val.numel()
+    phase(console, "attnref train", f"{read:,} characters read; opening the MLflow store")
     connect_store(tracking_uri, None if resume else (experiment or DEFAULT_EXPERIMENT))
     from attention_ref.experiments.runs import prepare_resume, run_training
     from attention_ref.experiments.store import TrackingError

@@ -362,7 +362,9 @@ class LocalStore:
                 return path
         raise TrackingError(
             f"run {run_id!r} has no trained model ({Artifact.MODEL}) in "
-            f"{self.uri}; only finished training runs have one"
+            f"{self.uri}; only finished training runs have one (a stopped "
+            f"run keeps its last checkpoint, last.pt: continue it with attnref train --resume "
+            f"{run_id})"
         )
 
 

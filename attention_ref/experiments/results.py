@@ -239,7 +239,9 @@ def load_model(run_id: str, dst: Path | None = None) -> Checkpoint:
     except MlflowException:
         raise TrackingError(
             f"run {run_id!r} has no trained model ({Artifact.MODEL}) in "
-            f"{mlflow.get_tracking_uri()}; only finished training runs have one"
+            f"{mlflow.get_tracking_uri()}; only finished training runs have one (a stopped "
+            f"run keeps its last checkpoint, last.pt: continue it with attnref train --resume "
+            f"{run_id})"
         ) from None
 
 

@@ -225,7 +225,7 @@ class TrainConfig:
 MAX_WARMUP_FRACTION = 0.5
 
 
-def fit_warmup(cfg: TrainConfig) -> tuple[TrainConfig, str | None]:
+def fit_warmup(cfg: TrainConfig, *, given: bool = True) -> tuple[TrainConfig, str | None]:
     r"""``cfg`` with its warm-up cut to `MAX_WARMUP_FRACTION` of its steps, and the line that
     says so (``None``: nothing changed).
 
@@ -234,13 +234,16 @@ def fit_warmup(cfg: TrainConfig) -> tuple[TrainConfig, str | None]:
     100 warm-up steps the run would end with the rate still rising, never decayed; the cut
     gives the decay at least the other half of the run:
     $w \leftarrow \min(w, \lfloor f \cdot \mathrm{max\_steps} \rfloor)$ with $f = 0.5$.
-    For new runs only: a resumed run keeps the schedule it started with.
+    For new runs only: a resumed run keeps the schedule it started with. The line names
+    ``--warmup-steps`` as the user's only when they ``given`` it; else it says it is the default.
     """
     limit = int(cfg.max_steps * MAX_WARMUP_FRACTION)
     if cfg.warmup_steps <= limit:
         return cfg, None
+    what = (f"--warmup-steps {cfg.warmup_steps}" if given
+            else f"the default warm-up of {cfg.warmup_steps} steps")  # fmt: skip
     note = (
-        f"--warmup-steps {cfg.warmup_steps} is more than {MAX_WARMUP_FRACTION:.0%} of "
+        f"{what} is more than {MAX_WARMUP_FRACTION:.0%} of "
         f"--max-steps {cfg.max_steps}: warming up for {limit} steps, then the cosine decay "
         f"over the other {cfg.max_steps - limit}"
     )

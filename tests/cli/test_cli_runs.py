@@ -172,3 +172,33 @@ def test_the_first_line_comes_before_torch_and_mlflow_are_imported(tmp_path):
     assert lines[0] == "attnref train: loading the data, torch and MLflow…", out.stdout
     assert "IMPORT torch" in lines[1:]  # loading the data imports torch, after the line
     assert out.returncode == 2 and "--data points to missing.txt" in out.stderr
+
+
+def test_sampling_a_run_without_a_model_says_how_to_resume_it(store, capsys):
+    """A stopped training run has its last.pt, not a model: sample says to resume it."""
+    mlflow.set_experiment("shakespeare")
+    with mlflow.start_run(run_name="stopped") as run:
+        mlflow.set_tag("attnref.kind", "train")
+    run_id = run.info.run_id
+    assert main(["sample", "--run-id", run_id]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"attnref train --resume {run_id}" in err
+    assert "last.pt" in err
+
+
+def test_quick_is_a_preset_that_options_beside_it_override(store, capsys):
+    """--quick sets a short run (300 steps, an evaluation every 150 on 10 batches, 30 warm-up
+    steps); an option given beside it wins; with --resume it is refused."""
+    from cli.train import QUICK
+
+    assert QUICK == {"max_steps": 300, "eval_interval": 150, "eval_batches": 10,
+                     "warmup_steps": 30}  # fmt: skip
+    i = TINY.index("--eval-batches")
+    args = [*TINY[:i], *TINY[i + 2 :]]  # the tiny model, quick's evaluation batches
+    assert main(["train", *args, "--quick", "--max-steps", "20", "--eval-interval", "20"]) == 0
+    (run,) = mlflow.search_runs(experiment_names=["shakespeare"], output_format="list")
+    params = run.data.params
+    assert params["max_steps"] == "20" and params["eval_batches"] == "10"  # given, and quick's
+    assert params["eval_interval"] == "20" and params["warmup_steps"] == "10"  # given beside
+    assert main(["train", "--quick", "--resume", run.info.run_id]) == 2
+    assert "leave out --quick" in capsys.readouterr().err

@@ -119,6 +119,15 @@ def test_a_warm_up_longer_than_half_the_run_is_cut_and_said():
     assert lr_at(60, cfg) == pytest.approx(cfg.min_lr)
 
 
+def test_the_warm_up_note_names_the_option_only_when_it_was_given():
+    cfg, note = fit_warmup(TrainConfig(max_steps=60), given=False)
+    assert cfg.warmup_steps == 30
+    assert note is not None and note.startswith("the default warm-up of 100 steps is more than")
+    assert "--warmup-steps" not in note
+    _, given = fit_warmup(TrainConfig(max_steps=60), given=True)  # the control
+    assert given is not None and given.startswith("--warmup-steps 100 is more than")
+
+
 @pytest.mark.parametrize(
     ("max_steps", "warmup", "fitted"),
     [(60, 30, 30), (60, 31, 30), (61, 30, 30), (61, 31, 30), (1, 1, 0), (1, 0, 0),
