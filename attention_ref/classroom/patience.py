@@ -62,9 +62,10 @@ def patiently(call: Callable[[], tuple[int, _T]], patience: Patience = PATIENCE,
               before_retry: Callable[[], _T | None] | None = None) -> tuple[int, _T]:  # fmt: skip
     """``call()`` until it answers with a status that is not `BUSY` and does not time out.
 
-    ``before_retry()``, when given, is asked before each retry whether the server already holds
-    what the call was for (it returns the answer to use instead, or ``None`` to ask again): so a
-    write whose reply was lost is not made twice. After the last try: `StillBusyError`.
+    ``before_retry()``, when given, is asked before a retry that follows a lost reply (a
+    timeout; a busy answer was not acted on) whether the server already holds what the call was
+    for (it returns the answer to use instead, or ``None`` to ask again): so a write whose reply
+    was lost is not made twice. After the last try: `StillBusyError`.
     """
     last: Any = None
     asked = 0
@@ -76,7 +77,8 @@ def patiently(call: Callable[[], tuple[int, _T]], patience: Patience = PATIENCE,
             if patience.say is not None:
                 patience.say(f"the class server is busy ({last}); asking again in {pause:.0f} s")
             time.sleep(pause)
-            if before_retry is not None:
+            # a 503 was not acted on: only a reply lost (a timeout) may hide a write done
+            if before_retry is not None and isinstance(last, ServerTimeoutError):
                 try:
                     held = before_retry()
                 except ServerTimeoutError:

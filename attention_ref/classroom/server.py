@@ -37,6 +37,7 @@ import contextlib
 import datetime as dt
 import errno
 import fcntl
+import http.client
 import json
 import os
 import pwd
@@ -89,6 +90,8 @@ _SOCKET_PATH_MAX = 100  # a Unix socket path holds 107 bytes; "/.s.PGSQL.5432" i
 AUTH_CACHE_TTL_S = 60
 _AUTHORIZATION_FUNCTION = "attention_ref.classroom.auth:authenticate"
 LOCK_NAME, PID_NAME = "server.lock", "server.json"
+#: connections one ``mlflow server`` worker holds at once (uvicorn's ``--limit-concurrency``)
+CONNECTIONS_PER_WORKER = 64
 #: the variable that names the class experiment to the gate inside ``mlflow server``
 CLASS_EXPERIMENT_ENV = "ATTNREF_CLASS_EXPERIMENT"
 
@@ -345,6 +348,9 @@ def request_bytes(
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
+    except http.client.HTTPException as e:  # the connection closed mid-answer: a lost reply
+        raise ServerTimeoutError(f"the class server at {url} did not answer whole "
+                                 f"({type(e).__name__})") from None  # fmt: skip
     except (urllib.error.URLError, OSError) as e:  # no server there: one line, no traceback
         reason = getattr(e, "reason", e)
         if isinstance(reason, TimeoutError | ConnectionResetError):
@@ -1035,11 +1041,15 @@ class ClassServer:
             "--artifacts-destination", str(self.artifacts), "--host", self.host,
             "--port", str(self.port), "--workers", str(self.workers), "--app-name", "basic-auth",
         ]  # fmt: skip
+        # a worker holds at most this many connections at once and answers the next with a
+        # 503 at once (clients retry it): queued, they would time out while the server works
+        opts = f"--limit-concurrency {CONNECTIONS_PER_WORKER}"
         if self.tls:
             cert = self.cert
             key = self.tls_key or self.root / "tls" / "key.pem"
-            cmd += ["--uvicorn-opts", f"--ssl-certfile {shlex.quote(str(cert))} "
-                    f"--ssl-keyfile {shlex.quote(str(key))}"]  # fmt: skip
+            opts += (f" --ssl-certfile {shlex.quote(str(cert))} "
+                     f"--ssl-keyfile {shlex.quote(str(key))}")  # fmt: skip
+        cmd += ["--uvicorn-opts", opts]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
