@@ -227,21 +227,9 @@ class Reporter:
                 self.progress.update(self.task, completed=start, total=self.total)
 
         def on_step(step: int, m: StepMetrics) -> None:
+            self._step(step, m)
             if step == self.total:  # the last step: what the last seconds are spent on
                 self._later(step, "the last step is done: the final evaluation and its sample")
-            if self.progress is not None and self.task is not None:
-                self.progress.update(
-                    self.task,
-                    completed=step,
-                    loss=f"{m.train_loss:.3f}",
-                    tps=f"{m.tokens_per_sec:,.0f}",
-                )
-            elif step % self.log_every == 0 or step == self.total:
-                self._print(
-                    f"[{self.label}] step {step}/{self.total}  loss {m.train_loss:.4f}  "
-                    f"lr {m.lr:.2e}  {m.tokens_per_sec:,.0f} tok/s  "
-                    f"elapsed {time.perf_counter() - self.t0:.0f} s"
-                )
 
         def on_eval(step: int, m: EvalMetrics, sample: str) -> None:
             if self.progress is not None and self.task is not None:
@@ -257,6 +245,18 @@ class Reporter:
                             "(model, curves, sample)")  # fmt: skip
 
         return Callbacks(on_start=on_start, on_step=on_step, on_eval=on_eval)
+
+    def _step(self, step: int, m: StepMetrics) -> None:
+        """The bar moved, or (off a terminal) a line every ``log_every`` steps and at the last."""
+        if self.progress is not None and self.task is not None:
+            self.progress.update(self.task, completed=step, loss=f"{m.train_loss:.3f}",
+                                 tps=f"{m.tokens_per_sec:,.0f}")  # fmt: skip
+        elif step % self.log_every == 0 or step == self.total:
+            self._print(
+                f"[{self.label}] step {step}/{self.total}  loss {m.train_loss:.4f}  "
+                f"lr {m.lr:.2e}  {m.tokens_per_sec:,.0f} tok/s  "
+                f"elapsed {time.perf_counter() - self.t0:.0f} s"
+            )
 
     def _later(self, step: int, doing: str) -> None:
         """A line of what the run does after its steps (once per thing said)."""

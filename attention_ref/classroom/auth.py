@@ -175,11 +175,14 @@ LANDED = "class"
 
 
 def _landing() -> Response | None:
-    """The UI's root, for anyone who may enter: a redirect to the class experiment's runs
-    (MLflow 3 opens its GenAI home otherwise); ``None`` when no class experiment is known."""
+    """The UI's root, for anyone who may enter: a page that sends the browser on to the class
+    experiment's runs (MLflow 3 opens its GenAI home otherwise), or to the page its link names
+    after the ``#`` (which a server never sees: a link to any other experiment keeps working);
+    ``None`` when no class experiment is known."""
+    import json
     import os
 
-    from flask import redirect
+    from flask import make_response
     from mlflow.server.handlers import _get_tracking_store
 
     from attention_ref.experiments.names import UI_RUNS_QUERY
@@ -193,8 +196,17 @@ def _landing() -> Response | None:
         return None
     if found is None:
         return None
-    where = f"/?{LANDED}#/experiments/{found.experiment_id}?{UI_RUNS_QUERY}"
-    return redirect(where, code=302)
+    runs = f"#/experiments/{found.experiment_id}?{UI_RUNS_QUERY}"
+    page = (
+        '<!doctype html><html><head><meta charset="utf-8"><title>class server</title>'
+        f"<script>location.replace({json.dumps('/?' + LANDED)} + (location.hash || "
+        f"{json.dumps(runs)}));</script></head><body>"
+        f'<a href="/?{LANDED}{runs}">the class\'s runs</a></body></html>'
+    )
+    response = make_response(page, 200)
+    response.headers["Content-Type"] = "text/html; charset=utf-8"
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def role_of(username: str, is_admin: bool, admin_username: str) -> Role:

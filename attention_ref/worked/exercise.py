@@ -375,7 +375,7 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "masked": 'Escreva uma entrada mascarada (−∞) como o texto "{first}" (o check também lê '
         "{also}); null deixa um passo inteiro de fora, e um número grande como -1e9 não é −∞.",
         "comma": "No arquivo de resposta, os números levam ponto decimal e vão sem aspas "
-        '(0.670, não "0,670"): em JSON a vírgula separa as entradas.',
+        '(`0.670`, não `"0,670"`): em JSON a vírgula separa as entradas.',
         "and": "e",
         "key_title": "Gabarito do exercício {seed}",
     },

@@ -94,8 +94,13 @@ def test_reporter_off_a_terminal_prints_lines_every_n_steps():
     assert lines[0] == "[none] 1,234 parameters on cpu"
     assert [line.split("  ")[0] for line in lines[1:3]] == ["[none] step 2/4", "[none] step 4/4"]
     assert lines[1].endswith(" tok/s  elapsed 0 s")
-    assert lines[3].startswith("[none] eval step 4: train 2.4000  val 2.5000  best 2.5000")
-    assert "sample: 'ROMEO: hi\\nthou art'" in lines[3]  # more than the first line
+    # the last seconds say what they are spent on (issue 31 item 7)
+    assert lines[3] == ("[none] step 4/4: the last step is done: the final evaluation and its "
+                        "sample…")  # fmt: skip
+    assert lines[4].startswith("[none] eval step 4: train 2.4000  val 2.5000  best 2.5000")
+    assert "sample: 'ROMEO: hi\\nthou art'" in lines[4]  # more than the first line
+    assert lines[5] == ("[none] step 4/4: writing the checkpoints and logging the run to MLflow "
+                        "(model, curves, sample)…")  # fmt: skip
 
 
 def test_writable_dir_check_creates_nothing(tmp_path):

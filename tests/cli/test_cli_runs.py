@@ -37,6 +37,7 @@ def test_read_only_commands_never_create_a_store(tmp_path, monkeypatch, capsys, 
 
 
 def test_runs_lists_the_runs_as_a_table_or_json(store, capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # a pipe: whole lines, unless a width is said
     assert main(["train", *TINY, "--max-steps", "20", "--eval-interval", "20"]) == 0
     (run,) = mlflow.search_runs(experiment_names=["shakespeare"], output_format="list")
     other = mlflow.create_experiment("other")  # a run attnref did not write
