@@ -297,7 +297,7 @@ def test_decimal_commas_in_a_portuguese_answer_are_refused_in_portuguese():
     pt_statement = render(make_exercise(ExerciseOptions(seed=2, lang="pt")).statement,
                           "markdown", 3)  # fmt: skip
     assert (
-        "No arquivo de resposta, os números levam ponto decimal e vão sem aspas (0.670"
+        "No arquivo de resposta, os números levam ponto decimal e vão sem aspas (`0.670`"
         in pt_statement
     )
     en_statement = render(make_exercise(ExerciseOptions(seed=2)).statement, "markdown", 3)
