@@ -1,7 +1,8 @@
 r"""The backward pass of a worked example, step by step (``attnref explain --backward``).
 
 `attention_ref.reference.attention_backward` computes every gradient from a forward trace;
-this module lays them out as sections after the forward's, in the order the chain rule runs:
+this module lays them out as sections after the forward's (built by
+`attention_ref.worked.backward_sections`), in the order the chain rule runs:
 
 $$
 G \to \partial W_O,\ \partial \operatorname{Concat} \to \partial H^{(i)} \to
@@ -20,55 +21,52 @@ same formulas on its own steps (``z = α X``, ``α = softmax(ω)``, ``ω = x_shi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from torch import Tensor
 
 from attention_ref import reference as ref
-from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, latex_to_unicode
-from attention_ref.worked.inputs import AttentionInput, InputError, matrix
+from attention_ref.render import Explanation, JSONValue, Matrix, Section
+from attention_ref.worked.backward_sections import (
+    DEFAULT_DZ,
+    DEFAULT_G,
+    NOTATION,
+    check_grad_output,
+    grad_mat,
+    gradient_sections,
+    grads_to_json,
+    head_sup,
+    masked_zero_note,
+    plain,
+    with_backward,
+)
+from attention_ref.worked.inputs import AttentionInput, matrix
 from attention_ref.worked.registry import check_example, explain_example
 from attention_ref.worked.trace import L, column_names, t
 
-#: What the screen says about the default upstream gradient.
-DEFAULT_G = (
-    "L = Σ output, the sum of every entry of the output, so G = ∂L/∂output is all ones "
-    "(--grad-output FILE gives another G)."
-)
-#: The same for hello-shiny-sun, whose output is z (the option keeps its name).
-DEFAULT_DZ = (
-    "L = Σ z, the sum of every entry of z, so ∂z = ∂L/∂z is all ones "
-    "(--grad-output FILE gives another ∂z)."
-)
-NOTATION = "Each ∂Z below is ∂L/∂Z, a matrix of the shape of Z."
-
-
-def plain(latex: str) -> str:
-    r"""The plain-text form of a gradient label: ``\partial`` -> ``∂``, ``\odot`` -> ``⊙``."""
-    return latex_to_unicode(re.sub(r"\\partial(?![A-Za-z])\s*", "∂", latex).replace("\\odot", "⊙"))
-
-
-def grad_mat(
-    symbol: str,
-    value: Tensor,
-    formula: str = "",
-    *,
-    rows: list[str] | None = None,
-    cols: list[str] | None = None,
-) -> Mat:
-    r"""``\partial symbol = formula = value``; the plain-text writers print ``∂symbol``."""
-    return Mat(
-        symbol=f"\\partial {symbol}",
-        text="∂" + plain(symbol),
-        value=L(value),
-        formula=formula,
-        formula_text=plain(formula),
-        rows=rows,
-        cols=cols,
-    )
+__all__ = [
+    "DEFAULT_DZ",
+    "DEFAULT_G",
+    "NOTATION",
+    "TRACES",
+    "backward_explanation",
+    "backward_steps",
+    "check_grad_output",
+    "explain_example_backward",
+    "explain_input_backward",
+    "grad_mat",
+    "gradient_sections",
+    "grads_to_json",
+    "head_sup",
+    "hello_backward",
+    "input_trace",
+    "load_grad_output",
+    "masked_zero_note",
+    "plain",
+    "read_json",
+    "with_backward",
+]
 
 
 def read_json(path: str | Path, what: str) -> object:
@@ -86,219 +84,6 @@ def load_grad_output(path: str | Path) -> Matrix:
     """
     return matrix(read_json(path, "--grad-output file"), "--grad-output", max_rows=4096,
                   max_cols=4096)  # fmt: skip
-
-
-def check_grad_output(G: Matrix | None, output: Tensor) -> Tensor:
-    """``G`` as a tensor of the output's shape (all ones when ``None``), else `InputError`."""
-    if G is None:
-        return torch.ones_like(output)
-    n, d_out = output.shape
-    if (len(G), len(G[0])) != (n, d_out):
-        raise InputError(
-            f"--grad-output has shape {len(G)}×{len(G[0])}, expected {n}×{d_out} "
-            "(n × d_out, the shape of the output)"
-        )
-    return t(G)
-
-
-# --- multi-head attention -----------------------------------------------------------------------
-
-
-def grads_to_json(g: ref.GradientTrace) -> dict[str, JSONValue]:
-    """``{"output", "W_O", "b_O", "concat", "X", "heads": [...]}`` of a single-sequence trace.
-
-    ``W_O``, ``b_O`` and the per-head ``b_Q``, ``b_K``, ``b_V`` appear only when the forward had
-    them.
-    """
-    out: dict[str, JSONValue] = {"output": L(g.output)}
-    if g.W_O is not None:
-        out["W_O"] = L(g.W_O)
-    if g.b_O is not None:
-        out["b_O"] = g.b_O.tolist()
-    out |= {"concat": L(g.concat), "X": L(g.X)}
-    heads: list[JSONValue] = []
-    for i in range(g.h):
-        hd = g.head(i)
-        entry: dict[str, JSONValue] = {
-            k: L(hd[k]) for k in ("H", "A", "S_masked", "S", "Q", "K", "V", "W_Q", "W_K", "W_V")
-        }
-        for role, b in (("b_Q", g.b_Q), ("b_K", g.b_K), ("b_V", g.b_V)):
-            if b is not None:
-                entry[role] = b[i].tolist()
-        heads.append(entry)
-    out["heads"] = heads
-    return out
-
-
-def head_sup(i: int) -> str:
-    """Head ``i`` (0-based) as the superscript the text writes: ``⁽¹⁾`` for head 0."""
-    return "⁽" + "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(c)] for c in str(i + 1)) + "⁾"
-
-
-def masked_zero_note(tr: ref.AttentionTrace, g: ref.GradientTrace) -> str:
-    """What the numbers show about the masked entries of ∂S̃ and the row sums."""
-    n = tr.X.shape[-2]
-    sums = float(g.S_masked.sum(dim=-1).abs().max())
-    rows = (
-        f"Every row of ∂S̃⁽ⁱ⁾ sums to 0 (largest |row sum| {sums:.1e}): softmax ignores a "
-        "shift of its row."
-        if sums < 1e-9
-        else ""
-    )
-    rows += "".join(
-        f" In head {i + 1} every row of ∂A{head_sup(i)} has equal entries, so ∂S̃{head_sup(i)} = 0 "
-        f"(largest |entry| {float(g.S_masked[..., i, :, :].abs().max()):.1e}): no gradient "
-        "reaches its Q and K with this G."
-        for i in range(tr.h)
-        if float((g.A[..., i, :, :] - g.A[..., i, :, :1]).abs().max()) < 1e-12
-    )
-    if tr.M is None:
-        return "No mask: every entry can carry gradient. " + rows
-    blocked = torch.ones(n, n, dtype=torch.bool).triu(1)
-    masked = g.S_masked[..., blocked]
-    zeros, total = int((masked == 0).sum()), masked.numel()
-    if total == 0:
-        return "One token: nothing is masked. " + rows
-    if zeros == total:
-        return (
-            f"Masked entries have A = 0 exactly and the formula multiplies by A, so all {total} "
-            "entries above the diagonal are exactly 0: no gradient flows to a future token's "
-            "key through the scores. " + rows
-        )
-    return f"{zeros} of the {total} entries above the diagonal are exactly 0. " + rows
-
-
-def gradient_sections(
-    tr: ref.AttentionTrace, g: ref.GradientTrace, *, G_note: str, where: str = ""
-) -> list[Section]:
-    r"""The backward pass of a single-sequence trace, one section per step of the chain rule."""
-    tok, h, d_k = list(tr.tokens), tr.h, tr.d_k
-    sup = [f"^{{({i + 1})}}" for i in range(h)]
-    supT = [f"^{{({i + 1})\\top}}" for i in range(h)]
-    heads = [g.head(i) for i in range(h)]
-    first = Section(
-        title="Backward pass: the upstream gradient G = ∂L/∂output",
-        text=" ".join(x for x in (where, G_note, NOTATION) if x),
-        items=[
-            Mat(symbol="G", value=L(g.output),
-                formula="\\partial L / \\partial \\operatorname{out}",
-                formula_text="∂L/∂output", rows=tok, cols=column_names("y", tr.output.shape[-1]))
-        ],
-    )  # fmt: skip
-    if g.W_O is not None:
-        proj_items = [grad_mat("W_O", g.W_O, "\\operatorname{Concat}^\\top G")]
-        title = "Output projection: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ"
-        if g.b_O is not None:
-            proj_items.append(grad_mat("b_O", g.b_O, "\\sum_t G_t"))
-            title += ", ∂b_O = column sums of G"
-        proj_items.append(grad_mat("\\operatorname{Concat}", g.concat, "G W_O^\\top", rows=tok))
-        proj = Section(title=title, text="The output is Concat · W_O (+ b_O): a matrix "
-                       "product, whose gradient is a product with the other factor transposed.",
-                       items=proj_items)  # fmt: skip
-    else:
-        proj = Section(
-            title="No output projection: ∂Concat = G",
-            text="Without W_O the output is the concat itself.",
-            items=[grad_mat("\\operatorname{Concat}", g.concat, "G", rows=tok)],
-        )
-    weighted = Section(
-        title="Into the heads and through H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, "
-        "∂V⁽ⁱ⁾ = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾",
-        text="∂H⁽ⁱ⁾ is head i's block of d_v columns of ∂Concat (the concat only moved numbers). "
-        "Value row j collects the gradient of every token that attends to it, weighted by A.",
-        items=[
-            m
-            for s, st, hd in zip(sup, supT, heads, strict=True)
-            for m in (
-                grad_mat(f"H{s}", hd["H"], rows=tok),
-                grad_mat(f"A{s}", hd["A"], f"\\partial H{s} V{st}", rows=tok, cols=tok),
-                grad_mat(f"V{s}", hd["V"], f"A{st} \\partial H{s}", rows=tok),
-            )
-        ],
-    )  # fmt: skip
-    softmax = Section(
-        title="Softmax backward: ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))",
-        text=masked_zero_note(tr, g),
-        items=[
-            grad_mat(f"\\tilde S{s}", hd["S_masked"],
-                     f"A{s} \\odot (\\partial A{s} - \\operatorname{{rowsum}}(\\partial A{s} "
-                     f"\\odot A{s}))", rows=tok, cols=tok)
-            for s, hd in zip(sup, heads, strict=True)
-        ],
-    )  # fmt: skip
-    scores = Section(
-        title=f"Mask and scale: ∂S⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾, ∂Q⁽ⁱ⁾ = ∂S⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, "
-        f"∂K⁽ⁱ⁾ = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k, with d_k = {d_k}",
-        text="M is a constant, so ∂S = ∂S̃; the scale 1/√d_k divides the gradient as it "
-        "divided the scores. Query t collects from every key it scored, key j from every query.",
-        items=[
-            m
-            for s, st, hd in zip(sup, supT, heads, strict=True)
-            for m in (
-                grad_mat(f"Q{s}", hd["Q"], f"\\frac{{\\partial S{s} K{s}}}{{\\sqrt{{{d_k}}}}}",
-                         rows=tok),
-                grad_mat(f"K{s}", hd["K"], f"\\frac{{\\partial S{st} Q{s}}}{{\\sqrt{{{d_k}}}}}",
-                         rows=tok),
-            )
-        ],
-    )  # fmt: skip
-    weight_items: list[Mat] = []
-    for i, (s, hd) in enumerate(zip(sup, heads, strict=True)):
-        for role in ("Q", "K", "V"):
-            weight_items.append(
-                grad_mat(f"W_{role}{s}", hd[f"W_{role}"], f"X^\\top \\partial {role}{s}")
-            )
-        for role, b in (("Q", g.b_Q), ("K", g.b_K), ("V", g.b_V)):
-            if b is not None:
-                weight_items.append(
-                    grad_mat(f"b_{role}{s}", b[i], f"\\sum_t \\partial {role}{s}_t")
-                )
-    weights = Section(
-        title="Weights: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ⁱ⁾ = Xᵀ ∂K⁽ⁱ⁾, ∂W_V⁽ⁱ⁾ = Xᵀ ∂V⁽ⁱ⁾",
-        text="Row r of ∂W is Σ_t X_tr ∂Q_t: each token's gradient, weighted by its input. In "
-        "the fused view (seeds 001/002) ∂W_Q = [∂W_Q⁽¹⁾ | … | ∂W_Q⁽ʰ⁾], the heads side by side."
-        + (" A bias gets the column sums of its gradient." if g.b_Q is not None else ""),
-        items=weight_items,
-    )
-    paths = [
-        grad_mat("X_Q", g.X_from_Q, "\\sum_i \\partial Q^{(i)} W_Q^{(i)\\top}", rows=tok),
-        grad_mat("X_K", g.X_from_K, "\\sum_i \\partial K^{(i)} W_K^{(i)\\top}", rows=tok),
-        grad_mat("X_V", g.X_from_V, "\\sum_i \\partial V^{(i)} W_V^{(i)\\top}", rows=tok),
-        grad_mat("X", g.X, "\\partial X_Q + \\partial X_K + \\partial X_V", rows=tok,
-                 cols=column_names("dim ", tr.X.shape[-1])),
-    ]  # fmt: skip
-    inputs = Section(
-        title="Input: ∂X = ∂X_Q + ∂X_K + ∂X_V, the sum of its three paths",
-        text="X enters three times (queries, keys, values); by the chain rule its gradient is "
-        "the sum of the gradients along the three paths.",
-        items=paths,
-    )
-    return [first, proj, weighted, softmax, scores, weights, inputs]
-
-
-def with_backward(
-    forward: Explanation,
-    tr: ref.AttentionTrace,
-    G: Matrix | None,
-    *,
-    where: str = "",
-) -> Explanation:
-    """The forward's explanation followed by the backward of ``tr``, and ``"grads"`` in JSON.
-
-    ``tr`` must be a single sequence ``(n, d_model)``; ``G`` ``None`` means all ones.
-    """
-    if tr.X.dim() != 2:
-        raise ValueError(f"the backward explanation needs one sequence, got X {tuple(tr.X.shape)}")
-    grads = ref.attention_backward(tr, check_grad_output(G, tr.output))
-    note = DEFAULT_G if G is None else "G is the matrix of --grad-output."
-    return Explanation(
-        title=forward.title + ", with its backward pass",
-        source=forward.source,
-        sections=[*forward.sections, *gradient_sections(tr, grads, G_note=note, where=where)],
-        data={**forward.data, "loss": "sum" if G is None else "grad-output",
-              "grads": grads_to_json(grads)},
-        precision=forward.precision,
-    )  # fmt: skip
 
 
 # --- the examples -----------------------------------------------------------------------------
