@@ -1,0 +1,181 @@
+"""The teacher's verb ``assign``: the gradebook experiment and each student's experiment.
+
+`assign` makes (or completes) an assignment: ``homework/NAME`` for the teacher and, for every
+student, ``homework/NAME/STUDENT`` with their seeds, granted to them alone; `enrol_everywhere`
+gives a student who joins later their experiment in every assignment.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from attention_ref.classroom.assignment import (
+    DUE_TAG,
+    GRADEBOOK,
+    ROLE_TAG,
+    SEEDS_TAG,
+    SUBMISSIONS,
+    Assignment,
+    gradebook_experiment,
+    iso,
+    student_experiment,
+)
+from attention_ref.classroom.exchange.rest import (
+    Auth,
+    HomeworkError,
+    _call,
+    _create_experiment,
+    _experiment,
+    _set_experiment_tag,
+    _tags,
+    list_students,
+)
+from attention_ref.classroom.server import grant_experiment
+from attention_ref.experiments.names import ui_experiment_url
+
+#: the words of the experiments' descriptions in the MLflow UI
+_GRADEBOOK_NOTE = ("Gradebook of the assignment **{name}** (attnref homework): one run per "
+                   "student and exercise, the grade the teacher computed from the stored "
+                   "answer. `attnref server grades {name}` prints it.")  # fmt: skip
+_STUDENT_NOTE = ("Homework **{name}** of {student}: one run per submission, holding its "
+                 "answer.json. `attnref homework fetch {name}` writes the exercises, "
+                 "`attnref homework submit {name} answer-1.json` submits.")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Assigned:
+    """What `assign` did: the assignment (as stored), its gradebook, who got it."""
+
+    assignment: Assignment
+    gradebook_id: str
+    created: bool
+    enrolled: tuple[str, ...]  # students whose experiment was made now
+    already: tuple[str, ...]  # students who had theirs
+    due_before: dt.datetime | None = None
+
+    @property
+    def due_moved(self) -> bool:
+        return not self.created and self.due_before != self.assignment.due
+
+    def describe(self, url: str) -> str:
+        """One paragraph for the teacher."""
+        a = self.assignment
+        made = "created" if self.created else "updated"
+        n = len(self.enrolled) + len(self.already)
+        who = f"{n} student{'s' if n != 1 else ''}"
+        if self.enrolled and self.already:
+            who += f" ({len(self.enrolled)} new: {', '.join(self.enrolled)})"
+        elif self.enrolled:
+            who += f" ({', '.join(self.enrolled)})"
+        lines = [
+            f"{made} assignment {a.name!r} on {url}: {a.exercises} exercise"
+            f"{'s' if a.exercises != 1 else ''} each for {who}, {a.describe_due()}; "
+            f"gradebook: experiment {self.gradebook_id} ({gradebook_experiment(a.name)})"
+        ]
+        if self.due_moved:
+            before = f"{self.due_before:%Y-%m-%d %H:%M} UTC" if self.due_before else "none"
+            lines.append(f"  the due time moved from {before} to {a.describe_due()[4:]}")
+        if n == 0:
+            lines.append("  no student yet: add them (attnref server add-student NAME), then "
+                         "run this again")  # fmt: skip
+        lines.append(f"  students run: attnref homework fetch {a.name}")
+        lines.append(f"  the gradebook in the UI: {ui_experiment_url(url, self.gradebook_id)}")
+        return "\n".join(lines)
+
+
+def assign(
+    url: str, admin: Auth, asked: Assignment, *, due_given: bool = True,
+    cafile: Path | None = None,
+) -> Assigned:  # fmt: skip
+    """Create assignment ``asked`` (or complete an existing one of the same exercises: its
+    due time moved when ``due_given``, the students who joined since enrolled).
+
+    An assignment of that name with other exercises is refused (its students have their
+    variants already)."""
+    found = _experiment(url, admin, gradebook_experiment(asked.name), cafile)
+    due_before = None
+    if found is not None:
+        current = Assignment.from_tags(_tags(found))
+        if not current.same_exercises(asked):
+            raise HomeworkError(
+                f"assignment {asked.name!r} exists with other exercises ({_shape(current)}); "
+                "its students have their variants: choose another name"
+            )
+        due_before = current.due
+        assignment = replace(current, due=asked.due if due_given else current.due)
+        gradebook_id, created = str(found["experiment_id"]), False
+        if assignment.due != current.due:
+            _set_experiment_tag(url, admin, gradebook_id, DUE_TAG,
+                                iso(assignment.due) if assignment.due else "", cafile)  # fmt: skip
+    else:
+        assignment = asked
+        gradebook_id, created = _create_experiment(
+            url, admin, gradebook_experiment(asked.name), asked.tags(GRADEBOOK),
+            _GRADEBOOK_NOTE.format(name=asked.name), cafile,
+        )  # fmt: skip
+    enrolled, already = [], []
+    for student in list_students(url, admin, cafile):
+        (enrolled if _enrol(url, admin, assignment, student, cafile) else already).append(student)
+    return Assigned(assignment, gradebook_id, created, tuple(enrolled), tuple(already),
+                    due_before)  # fmt: skip
+
+
+def _shape(a: Assignment) -> str:
+    s = a.shape()
+    mask = "causal" if s["causal"] else "no mask"
+    back = ", backward" if s["backward"] else ""
+    variant = f", --variant {a.variant}" if a.variant != "mha" else ""
+    return (f"{s['exercises']} exercises of {s['tokens']} tokens, d_model {s['d_model']}, "
+            f"{s['heads']} heads, {mask}, {s['decimals']} decimals, {s['lang']}{back}"
+            f"{variant}")  # fmt: skip
+
+
+def catalogue_names(assignment: Assignment) -> list[str]:
+    """The names of the catalogue that grades this assignment's exercises (the homework's, or
+    a variant's own), in its order: the rows of the class's summary."""
+    from attention_ref.worked.answer import Problem
+    from attention_ref.worked.mistakes import CATALOGUE
+
+    chain = Problem.of_exercise(assignment.options(0)).chain
+    return [k.name for k in (chain.catalogue if chain is not None else CATALOGUE)]
+
+
+def _enrol(
+    url: str, admin: Auth, assignment: Assignment, student: str, cafile: Path | None
+) -> bool:
+    """``student``'s experiment of ``assignment``, made or brought up to date (its due time),
+    granted to them; whether it was made now."""
+    name = student_experiment(assignment.name, student)
+    found = _experiment(url, admin, name, cafile)
+    if found is None:
+        exp_id, created = _create_experiment(
+            url, admin, name, assignment.tags(SUBMISSIONS, student),
+            _STUDENT_NOTE.format(name=assignment.name, student=student), cafile,
+        )  # fmt: skip
+    else:
+        exp_id, created = str(found["experiment_id"]), False
+        tags = _tags(found)
+        if tags.get(SEEDS_TAG) != json.dumps(assignment.seeds(student)):
+            raise HomeworkError(f"{name!r} holds other exercises than the assignment's")
+        due = iso(assignment.due) if assignment.due else ""
+        if tags.get(DUE_TAG, "") != due:
+            _set_experiment_tag(url, admin, exp_id, DUE_TAG, due, cafile)
+    grant_experiment(url, admin, student, exp_id, "EDIT", cafile=cafile)
+    return created
+
+
+def assignments(url: str, admin: Auth, cafile: Path | None = None) -> list[Assignment]:
+    """Every assignment on the server (its gradebook's tags)."""
+    body = {"max_results": 1000, "filter": f"tags.`{ROLE_TAG}` = '{GRADEBOOK}'"}
+    found = _call(url, "/api/2.0/mlflow/experiments/search", body, admin,
+                  "cannot list the assignments", cafile)  # fmt: skip
+    return [Assignment.from_tags(_tags(e)) for e in found.get("experiments", [])]
+
+
+def enrol_everywhere(url: str, admin: Auth, student: str, cafile: Path | None = None) -> list[str]:
+    """Give a new student their experiment in every assignment; the names of those made."""
+    return [a.name for a in assignments(url, admin, cafile)
+            if _enrol(url, admin, a, student, cafile)]  # fmt: skip

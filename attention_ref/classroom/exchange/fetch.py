@@ -1,0 +1,157 @@
+"""The student's verb ``fetch``: their side of an assignment and its files.
+
+`mine` reads the student's own experiment (their variant of every exercise);
+`write_exercises` writes each exercise's statement (Markdown and LaTeX), its numbers and the
+answer template the student fills in.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attention_ref.classroom.assignment import (
+    ROLE_TAG,
+    SEEDS_TAG,
+    STUDENT_TAG,
+    SUBMISSIONS,
+    Assignment,
+    check_name,
+    matching_exercise,
+    student_experiment,
+)
+from attention_ref.classroom.exchange.rest import Auth, HomeworkError, _experiment, _tags
+
+if TYPE_CHECKING:
+    from attention_ref.worked.exercise import ExerciseOptions
+
+
+@dataclass(frozen=True)
+class Mine:
+    """A student's side of an assignment: their experiment and their exercises."""
+
+    assignment: Assignment
+    student: str
+    experiment_id: str
+    exercises: tuple[ExerciseOptions, ...]
+
+
+def mine(url: str, auth: Auth, name: str, cafile: Path | None = None) -> Mine:
+    """The assignment ``name`` as student ``auth[0]`` has it."""
+    student = auth[0]
+    check_name(name)
+    found = _experiment(url, auth, student_experiment(name, student), cafile)
+    if found is None:
+        raise HomeworkError(
+            f"no assignment {name!r} for {student!r} on {url} (is the name right? your "
+            f"teacher makes it with attnref server assign {name})"
+        )
+    tags = _tags(found)
+    if tags.get(ROLE_TAG) != SUBMISSIONS or tags.get(STUDENT_TAG) != student:
+        raise HomeworkError(f"{student_experiment(name, student)!r} is not {student!r}'s homework")
+    assignment = Assignment.from_tags(tags)
+    if tags.get(SEEDS_TAG) != json.dumps(assignment.seeds(student)):
+        raise HomeworkError(f"the exercises of {name!r} on the server are not {student!r}'s")
+    return Mine(assignment, student, str(found["experiment_id"]),
+                tuple(assignment.exercises_of(student)))  # fmt: skip
+
+
+def write_exercises(me: Mine, out: Path) -> list[tuple[Path, str]]:
+    """``statement-K.md``, ``statement-K.tex`` and ``answer-K.json`` of each of the student's
+    exercises into ``out``; an answer file that is already there is kept (it may hold the
+    student's work). Returns ``(path, what)`` per file: ``"written"`` or ``"kept"``."""
+    from attention_ref.render import render, to_json
+    from attention_ref.worked.exercise import make_exercise
+
+    out.mkdir(parents=True, exist_ok=True)
+    done = []
+    for k, opt in enumerate(me.exercises, start=1):
+        ex = make_exercise(opt)
+        statement = _homework_statement(ex.statement, me, k)
+        files = {
+            f"statement-{k}.md": render(statement, "markdown", opt.decimals),
+            f"statement-{k}.tex": render(statement, "latex", opt.decimals, standalone=True),
+            # the problem's numbers, for a student who computes with a program of their own
+            f"exercise-{k}.json": to_json(ex.problem),
+            f"answer-{k}.json": to_json(ex.answer),  # type: ignore[arg-type]
+        }
+        for file, text in files.items():
+            path = out / file
+            assert isinstance(text, str)
+            if file.startswith("answer-") and path.exists():
+                done.append((path, _kept(path, me, k)))
+                continue
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+            tmp.replace(path)
+            done.append((path, "written"))
+    return done
+
+
+def _kept(path: Path, me: Mine, k: int) -> str:
+    """What an answer file already there is: the student's answer to exercise ``k``, or not."""
+    from attention_ref.worked.answer import read_answer_text
+
+    try:
+        doc = read_answer_text(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return "kept (it is not an answer file: move it away to get the template)"
+    if matching_exercise(doc, list(me.exercises)) == k:
+        return "kept"
+    return f"kept (it does not answer your exercise {k}: move it away to get the template)"
+
+
+#: the homework's words on a statement, per language
+_HOMEWORK_WORDS = {
+    "en": ("Homework {name}, exercise {k} of {n}",
+           "For {student}, {due}. Fill in answer-{k}.json, then submit it: attnref homework "
+           "submit {name} answer-{k}.json (you see the check at once; resubmitting keeps every "
+           "attempt and the latest counts). The seed below is your own exercise's."),
+    "pt": ("Lição de casa {name}, exercício {k} de {n}",
+           "Para {student}, {due}. Preencha answer-{k}.json e envie: attnref homework submit "
+           "{name} answer-{k}.json (a correção aparece na hora; reenviar guarda todas as "
+           "tentativas e vale a última). A semente abaixo é a do seu exercício."),
+}  # fmt: skip
+
+
+def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
+    from attention_ref.render import Section
+
+    a = me.assignment
+    title, text = _HOMEWORK_WORDS[a.lang]
+    due = a.describe_due()
+    if a.lang == "pt":
+        due = f"prazo {a.due:%Y-%m-%d %H:%M} UTC" if a.due else "sem prazo"
+    head = Section(title=title.format(name=a.name, k=k, n=a.exercises),
+                   text=text.format(name=a.name, k=k, student=me.student, due=due))  # fmt: skip
+    *body, how = statement.sections
+    closing = how.text
+    for old, new in _CLOSING[a.lang]:  # the exercise's own words of how to answer: the homework's
+        closing = closing.replace(old, new.format(name=a.name, k=k))
+    source = statement.source if a.source else _NO_SOURCE[a.lang].format(name=a.name, k=k)
+    return replace(statement, source=source, sections=[head, *body, replace(how, text=closing)])
+
+
+#: the source line of a statement under ``server assign --no-source``, per language
+_NO_SOURCE = {
+    "en": "homework {name}, exercise {k} (the command that draws it is the teacher's)",
+    "pt": "lição de casa {name}, exercício {k} (o comando que o sorteia fica com o professor)",
+}
+
+
+#: the closing paragraph of an exercise (`attnref exercise`) made the homework's, per language
+_CLOSING = {
+    "en": (("answer.json (attnref exercise --out writes it", "answer-{k}.json (attnref homework "
+            "fetch wrote it"),
+           ("Then run attnref check answer.json.", "Then submit it: attnref homework submit "
+            "{name} answer-{k}.json (attnref check answer-{k}.json checks it without "
+            "submitting). The problem's numbers are in exercise-{k}.json.")),
+    "pt": (("answer.json (attnref exercise --out o escreve", "answer-{k}.json (attnref homework "
+            "fetch o escreveu"),
+           ("Depois rode attnref check answer.json.", "Depois envie: attnref homework submit "
+            "{name} answer-{k}.json (attnref check answer-{k}.json confere sem enviar). Os "
+            "números do problema estão em exercise-{k}.json."),
+           ("attnref check answer.json.", "attnref homework submit {name} answer-{k}.json.")),
+}  # fmt: skip

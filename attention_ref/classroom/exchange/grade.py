@@ -1,0 +1,226 @@
+"""The teacher's verbs ``grade`` and ``grades``: every stored answer graded, the gradebook.
+
+`grade` downloads every finished submission, compares its hash with the one the server
+recorded, checks it again against the student's own variant (`grade_submission`), and writes
+the gradebook (one teacher's run per student and exercise) and each submission's grade (tags
+the student can read); `gradebook` reads the gradebook back from those runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attention_ref.classroom.assignment import (
+    ANSWER_FILE,
+    ANSWER_SHA_TAG,
+    ASSIGNMENT_TAG,
+    GRADE,
+    RECEIVED_TAG,
+    ROLE_TAG,
+    STUDENT_TAG,
+    SUBMISSIONS,
+    Assignment,
+    from_iso,
+    from_ms,
+    gradebook_experiment,
+    lateness,
+)
+from attention_ref.classroom.exchange.fetch import Mine
+from attention_ref.classroom.exchange.rest import (
+    Auth,
+    HomeworkError,
+    _call,
+    _download,
+    _experiment,
+    _search_runs,
+    _tags,
+)
+from attention_ref.classroom.exchange.submit import check_text
+from attention_ref.classroom.gradebook import Graded, Row, Standing, rows
+
+
+def _student_experiments(url: str, admin: Auth, name: str, cafile: Path | None) -> dict[str, str]:
+    """``student -> experiment id`` of every student of assignment ``name``."""
+    body = {"max_results": 1000,
+            "filter": f"tags.`{ASSIGNMENT_TAG}` = '{name}' and tags.`{ROLE_TAG}` = "
+                      f"'{SUBMISSIONS}'"}  # fmt: skip
+    found = _call(url, "/api/2.0/mlflow/experiments/search", body, admin,
+                  f"cannot list the students of {name!r}", cafile)  # fmt: skip
+    out = {}
+    for e in found.get("experiments", []):
+        tags = _tags(e)
+        out[tags[STUDENT_TAG]] = str(e["experiment_id"])
+    return dict(sorted(out.items()))
+
+
+def _gradebook(url: str, admin: Auth, name: str, cafile: Path | None) -> tuple[Assignment, str]:
+    found = _experiment(url, admin, gradebook_experiment(name), cafile)
+    if found is None:
+        raise HomeworkError(
+            f"no assignment {name!r} whose gradebook {admin[0]!r} may read on {url}: a teacher "
+            f"makes it with attnref server assign {name}; a student sees their own grades with "
+            f"attnref homework status {name}"
+        )
+    return Assignment.from_tags(_tags(found)), str(found["experiment_id"])
+
+
+def grade_submission(
+    student: str, run: dict[str, Any], answer: bytes | None, assignment: Assignment
+) -> Graded:
+    """One stored submission graded on the teacher's side against the student's variant."""
+    from attention_ref.worked.inputs import InputError
+
+    info, tags = run["info"], _tags(run.get("data", {}))
+    received = (from_iso(tags[RECEIVED_TAG]) if RECEIVED_TAG in tags
+                else from_ms(int(info.get("end_time") or 0)))  # fmt: skip
+    base = {"student": student, "run_id": info["run_id"], "received": received,
+            "started": int(info.get("start_time") or 0),
+            "late": lateness(received, assignment.due)}  # fmt: skip
+    me = Mine(assignment, student, "", tuple(assignment.exercises_of(student)))
+    # the exercise the submission says it answers (its run's name, given when it was made):
+    # where an answer cannot be read, its attempt is counted there
+    claimed = next((k for k in range(1, assignment.exercises + 1)
+                    if info.get("run_name") == f"exercise {k}"), None)  # fmt: skip
+    if RECEIVED_TAG not in tags or ANSWER_SHA_TAG not in tags:  # the client's end time is no proof
+        return Graded(exercise=claimed, standing=Standing.MALFORMED,
+                      reason="finished without the server's stamp (time received, hash)",
+                      **base)  # fmt: skip
+    if answer is None:
+        return Graded(exercise=claimed, standing=Standing.MALFORMED,
+                      reason=f"no {ANSWER_FILE} stored", **base)  # fmt: skip
+    if hashlib.sha256(answer).hexdigest() != tags.get(ANSWER_SHA_TAG):
+        return Graded(exercise=claimed, standing=Standing.CHANGED,
+                      reason=f"its {ANSWER_FILE} is not the one the server received",
+                      **base)  # fmt: skip
+    try:
+        k, report = check_text(answer, me)
+    except (InputError, HomeworkError) as e:
+        return Graded(exercise=claimed, standing=Standing.MALFORMED, reason=str(e)[:300],
+                      **base)  # fmt: skip
+    first = report.first_wrong
+    return Graded(exercise=k, standing=Standing.GRADED, steps_right=report.steps_right,
+                  steps_given=report.steps_given, first_wrong=first.label if first else "",
+                  diagnoses=tuple(report.diagnosis_names), **base)  # fmt: skip
+
+
+def steps_asked(assignment: Assignment) -> int:
+    """The steps a whole answer to all of the assignment's exercises has (every student's
+    exercises have the same shape): what a grade of steps right is out of."""
+    from attention_ref.classroom.student_answers import right_answer
+    from attention_ref.worked.answer import Problem
+    from attention_ref.worked.check import check_document
+
+    total = 0
+    for opt in assignment.exercises_of("student"):
+        prob = Problem.of_exercise(opt)
+        doc = json.loads(right_answer(prob, assignment.decimals))
+        total += check_document(doc, prob).steps_given
+    return total
+
+
+@dataclass(frozen=True)
+class Grading:
+    """What `grade` did: the gradebook's rows, every submission graded, the runs written."""
+
+    assignment: Assignment
+    rows: tuple[Row, ...]
+    graded: tuple[Graded, ...]
+    gradebook_id: str
+    written: int
+
+
+def grade(
+    url: str, admin: Auth, name: str, *, best: bool = False, use: Iterable[str] = (),
+    cafile: Path | None = None,
+) -> Grading:  # fmt: skip
+    """Grade every finished submission of assignment ``name`` from its stored answer and
+    write the gradebook (one run per student and exercise, made or updated) and each
+    submission's grade (tags on it, for the student)."""
+    assignment, book_id = _gradebook(url, admin, name, cafile)
+    students = _student_experiments(url, admin, name, cafile)
+    use = list(use)
+    graded: list[Graded] = []
+    for student, exp_id in students.items():
+        for run in _search_runs(url, admin, exp_id, cafile):
+            if run["info"].get("status") != "FINISHED":
+                continue  # not stored whole: never counts
+            answer = _download(url, admin, exp_id, run["info"]["run_id"], cafile)
+            graded.append(grade_submission(student, run, answer, assignment))
+    known = {g.run_id for g in graded}
+    if unknown := [r for r in use if r not in known]:
+        raise HomeworkError(f"--use {unknown[0]}: no finished submission of {name!r} has that "
+                            "run id")  # fmt: skip
+    book = rows(graded, list(students), assignment.exercises, best=best, use=use)
+    written = _write_gradebook(url, admin, book_id, book, cafile)
+    counted = {r.submission for r in book}
+    for g in graded:
+        _tag_submission(url, admin, g, g.run_id in counted, cafile)
+    return Grading(assignment, tuple(book), tuple(graded), book_id, written)
+
+
+def _log(url: str, admin: Auth, run_id: str, tags: dict[str, str], metrics: dict[str, float],
+         cafile: Path | None) -> None:  # fmt: skip
+    now = int(time.time() * 1000)
+    body = {"run_id": run_id, "tags": [{"key": k, "value": v} for k, v in tags.items()],
+            "metrics": [{"key": k, "value": v, "timestamp": now, "step": 0}
+                        for k, v in metrics.items()]}  # fmt: skip
+    _call(url, "/api/2.0/mlflow/runs/log-batch", body, admin, f"cannot write run {run_id}",
+          cafile)  # fmt: skip
+
+
+def _write_gradebook(
+    url: str, admin: Auth, book_id: str, book: Sequence[Row], cafile: Path | None
+) -> int:
+    """One teacher's run per row in the gradebook experiment, made or updated."""
+    existing = {}
+    for run in _search_runs(url, admin, book_id, cafile):
+        tags = _tags(run.get("data", {}))
+        if GRADE + "student" in tags and run["info"].get("lifecycle_stage") == "active":
+            key = (tags[GRADE + "student"], tags.get(GRADE + "exercise"))
+            existing[key] = run["info"]["run_id"]
+    for r in book:
+        run_id = existing.get((r.student, str(r.exercise)))
+        if run_id is None:
+            made = _call(url, "/api/2.0/mlflow/runs/create",
+                         {"experiment_id": book_id, "run_name": r.run_name},
+                         admin, "cannot write the gradebook", cafile)  # fmt: skip
+            run_id = made["run"]["info"]["run_id"]
+        _log(url, admin, run_id, r.tags(), r.metrics(), cafile)
+        _call(url, "/api/2.0/mlflow/runs/update",
+              {"run_id": run_id, "status": "FINISHED", "run_name": r.run_name}, admin,
+              "cannot write the gradebook", cafile)  # fmt: skip
+    return len(book)
+
+
+def _tag_submission(url: str, admin: Auth, g: Graded, counts: bool, cafile: Path | None) -> None:
+    """The teacher's grade of one submission, on it (the student reads their own)."""
+    diagnosis = " | ".join(" + ".join(n) for n in g.diagnoses)
+    tags = {GRADE + "status": str(g.standing), GRADE + "exercise": str(g.exercise or ""),
+            GRADE + "steps": f"{g.steps_right}/{g.steps_given}",
+            GRADE + "first_wrong": g.first_wrong, GRADE + "diagnosis": diagnosis,
+            GRADE + "late": "yes" if g.late else "no", GRADE + "counts": "yes" if counts else "no",
+            GRADE + "reason": g.reason[:500]}  # fmt: skip
+    _log(url, admin, g.run_id, tags, {}, cafile)
+
+
+def gradebook(
+    url: str, auth: Auth, name: str, cafile: Path | None = None
+) -> tuple[Assignment, list[Row]]:
+    """The assignment and its gradebook as the teacher's runs hold it (what `grade` last
+    wrote), by student and exercise."""
+    assignment, book_id = _gradebook(url, auth, name, cafile)
+    out = []
+    for run in _search_runs(url, auth, book_id, cafile):
+        data = run.get("data", {})
+        tags = _tags(data)
+        if GRADE + "student" not in tags or run["info"].get("lifecycle_stage") != "active":
+            continue
+        metrics = {m["key"]: float(m["value"]) for m in data.get("metrics", [])}
+        out.append(Row.from_run(tags, metrics))
+    return assignment, sorted(out, key=lambda r: (r.student, r.exercise))

@@ -1,0 +1,114 @@
+"""Answers as a student writes them: right, rounded as they go, mistaken, slipped, partial.
+
+Each answer is every step of the problem's attention (the homework's, or a variant's) written
+to the decimals asked (`attention_ref.worked.answer.answer_text`), as the bytes of an answer
+file. The homework's grader counts the steps of a whole answer with `right_answer`
+(`attention_ref.classroom.homework.steps_asked`); the simulated class
+(`attention_ref.classroom.simulate`) sends all of them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from attention_ref.worked.answer import Problem
+
+
+#: every step an answer may hold: the homework's, and a variant's (rotated, K/V heads)
+STEPS: Final = ("Q", "Q_rot", "K", "V", "kv.K", "kv.V", "kv.K_rot", "scores", "S", "S_masked",
+                "A", "H", "concat", "output")  # fmt: skip
+
+
+def _write(steps: dict[Any, Tensor], prob: Problem, decimals: int, **kw: Any) -> bytes:
+    import torch
+
+    from attention_ref.worked.answer import answer_from_steps, answer_text
+
+    steps = {k: v for k, v in steps.items() if not torch.isnan(v).any()}
+    doc = answer_from_steps(steps, prob.naming, decimals, **{"keys": STEPS, **kw})
+    return answer_text(doc, decimals).encode()
+
+
+def _chain(prob: Problem) -> tuple[Sequence[Any], Sequence[Any]]:
+    """The stages and the catalogue of the problem's attention (the homework's or a variant's)."""
+    from attention_ref.worked.mistakes import CATALOGUE
+    from attention_ref.worked.steps import FORWARD
+
+    if prob.chain is None:
+        return FORWARD, CATALOGUE
+    return prob.chain.stages, prob.chain.catalogue
+
+
+def right_answer(prob: Problem, decimals: int) -> bytes:
+    """Every step, exact, written to ``decimals`` places."""
+    from attention_ref.worked.steps import computed_steps
+
+    stages, _ = _chain(prob)
+    return _write(computed_steps(prob.data(), (), stages), prob, decimals)
+
+
+def carried_answer(prob: Problem, decimals: int) -> bytes:
+    r"""Each step computed from the earlier steps as the student wrote them (rounded to
+    ``decimals``): :math:`S = \mathrm{rnd}(QK^\top)/\sqrt{d_k}`, :math:`A = \mathrm{softmax}(
+    \mathrm{rnd}(\tilde S))`, :math:`H = \mathrm{rnd}(A) V`, output :math:`= \mathrm{rnd}(
+    \text{concat}) W_O` (rounded at every step): right, within what the rounding carries."""
+    import torch
+
+    def rnd(t: Tensor) -> Tensor:
+        return torch.where(torch.isfinite(t), torch.round(t, decimals=decimals), t)
+
+    tr = prob.trace
+    steps: dict[Any, Tensor] = {}
+    hs = []
+    for i in range(tr.h):
+        Q, K, V = tr.Q[i], tr.K[i], tr.V[i]
+        scores = Q @ K.T
+        S = rnd(scores / math.sqrt(Q.shape[-1]))
+        S_masked = rnd(S + tr.M) if tr.M is not None else S
+        A = rnd(torch.softmax(S_masked, dim=-1))
+        H = rnd(A @ V)
+        steps |= {("Q", i): Q, ("K", i): K, ("V", i): V, ("scores", i): scores, ("S", i): S,
+                  ("S_masked", i): S_masked, ("A", i): A, ("H", i): H}  # fmt: skip
+        hs.append(H)
+    concat = torch.cat(hs, dim=-1)
+    steps[("concat", None)] = concat
+    steps[("output", None)] = rnd(concat @ tr.W_O) if tr.W_O is not None else concat
+    return _write(steps, prob, decimals)
+
+
+def mistaken_answer(prob: Problem, decimals: int, names: Sequence[str]) -> bytes | None:
+    """Every step as the mistakes ``names`` (of the catalogue, on this problem) make it, or
+    ``None`` when one of them does not exist on this problem."""
+    from attention_ref.worked.mistakes import mistakes_for
+    from attention_ref.worked.steps import computed_steps
+
+    stages, catalogue = _chain(prob)
+    found = {m.name: m for m in mistakes_for(prob.data(), stages, decimals, catalogue)
+             if m.rank == 0}  # fmt: skip
+    if any(n not in found for n in names):
+        return None
+    return _write(computed_steps(prob.data(), [found[n] for n in names], stages), prob, decimals)
+
+
+def slip_answer(prob: Problem, decimals: int) -> bytes:
+    """Every step right but one entry of the output, off by 1 (an arithmetic slip)."""
+    from attention_ref.worked.steps import computed_steps
+
+    steps = dict(computed_steps(prob.data()))
+    out = steps[("output", None)].clone()
+    out[-1, 0] += 1
+    steps[("output", None)] = out
+    return _write(steps, prob, decimals)
+
+
+def partial_answer(prob: Problem, decimals: int) -> bytes:
+    """Only the projections and the scores (a student who stopped half way), right."""
+    from attention_ref.worked.steps import computed_steps
+
+    return _write(computed_steps(prob.data()), prob, decimals,
+                  keys=("Q", "K", "V", "scores", "S"))  # fmt: skip
