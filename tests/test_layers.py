@@ -49,6 +49,13 @@ RULES: dict[str, set[str]] = {
                                             "attention_ref.lm"},
     "attention_ref/experiments/findings.py": {"torch", "mlflow", "matplotlib",
                                               "attention_ref.lm"},
+    # split out of findings.py: the same rule
+    "attention_ref/experiments/arm_rows.py": {"torch", "mlflow", "matplotlib",
+                                              "attention_ref.lm"},
+    "attention_ref/experiments/comparability.py": {"torch", "mlflow", "matplotlib",
+                                                   "attention_ref.lm"},
+    "attention_ref/experiments/attention_cost.py": {"torch", "mlflow", "matplotlib",
+                                                    "attention_ref.lm"},
     "attention_ref/experiments/heads_report.py": {"torch", "mlflow", "matplotlib",
                                                   "attention_ref.lm"},
     "attention_ref/experiments/names.py": {"torch", "mlflow", "attention_ref"},

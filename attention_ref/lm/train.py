@@ -35,310 +35,52 @@ $$
 * one seed drives torch's global RNG (init, dropout) and the batch generator; the checkpoint
   holds both RNG states, so a resumed run continues exactly as an uninterrupted one.
 
+
 Nothing here knows about MLflow: `attention_ref.experiments.tracking` plugs in through
 `Callbacks`.
+
+This module is the loop (`train`), its schedule (`lr_at`) and its seeding; the rest lives
+beside it and every name is importable from here as before: `attention_ref.lm.precision`
+(`resolve_device`, `resolve_precision`, `autocast`), `attention_ref.lm.step` (`make_optimizer`,
+`training_step`, `TrainStep`, `capture_step`), `attention_ref.lm.evaluation` (`estimate_loss`,
+`FixedEval`) and `attention_ref.lm.callbacks` (`Callbacks`, `StartInfo`, `StepMetrics`,
+`EvalMetrics`, `TrainResult`, `NonFiniteLossError`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from attention_ref.lm.callbacks import (
+    Callbacks,
+    EvalMetrics,
+    NonFiniteLossError,
+    StartInfo,
+    StepMetrics,
+    TrainResult,
+)
 from attention_ref.lm.checkpoint import Checkpoint
-from attention_ref.lm.config import DEVICES, PRECISIONS, TrainConfig
+from attention_ref.lm.config import TrainConfig
 from attention_ref.lm.data import CharData, get_batch
+from attention_ref.lm.evaluation import FixedEval
+from attention_ref.lm.evaluation import estimate_loss as estimate_loss
 from attention_ref.lm.model import CharGPT, count_parameters
+from attention_ref.lm.precision import CPU_BF16_FLAGS as CPU_BF16_FLAGS
+from attention_ref.lm.precision import autocast as autocast
+from attention_ref.lm.precision import cpu_flags as cpu_flags
+from attention_ref.lm.precision import resolve_device, resolve_precision
 from attention_ref.lm.sampling import WindowSampler, generate
-
-
-def resolve_device(name: str) -> torch.device:
-    """``auto`` picks cuda, then mps, then cpu; an explicit device must be available."""
-    if name == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if torch.backends.mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("--device cuda was asked for but CUDA is not available here")
-    if name == "mps" and not torch.backends.mps.is_available():
-        raise ValueError("--device mps was asked for but MPS is not available here")
-    if name not in DEVICES:
-        raise ValueError(f"unknown device {name!r}; choose one of: {', '.join(DEVICES)}")
-    return torch.device(name)
-
-
-#: the CPU flags of native bf16 arithmetic (AVX-512 BF16, AMX); without them bf16 is emulated
-CPU_BF16_FLAGS: frozenset[str] = frozenset({"avx512_bf16", "amx_bf16"})
-
-
-def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
-    """The CPU's feature flags (Linux ``/proc/cpuinfo``); empty where that file is missing."""
-    try:
-        text = cpuinfo.read_text(errors="replace")
-    except OSError:
-        return frozenset()
-    for line in text.splitlines():
-        if line.startswith(("flags", "Features")):
-            return frozenset(line.partition(":")[2].split())
-    return frozenset()
-
-
-def resolve_precision(
-    name: str,
-    device: torch.device,
-    flags: frozenset[str] | None = None,
-    cuda_bf16: bool | None = None,
-) -> str:
-    """``fp32`` or ``bf16``: ``auto`` takes bf16 on a CPU whose ``flags`` (default:
-    `cpu_flags`) include one of `CPU_BF16_FLAGS`, and on a CUDA GPU that computes bf16
-    (``cuda_bf16``, default ``torch.cuda.is_bf16_supported()``: Ampere and later); fp32
-    elsewhere (MPS, older GPUs). With the step replayed as one CUDA graph (``attnref train``'s
-    default on CUDA) the GPU is no longer bound by launching kernels, and bf16 is the faster
-    arm there: 0.847 vs 1.126 ms a step at batch 32 on one H100, torch 2.11 (issue 33,
-    benchmarks/results/gpu-h100/gpu_step.json); eager, where launching kernels sets the pace,
-    bf16 measured 0.82x of fp32 in the same run (4.592 vs 3.744 ms). An explicit ``bf16`` is
-    honoured everywhere (on CPUs without bf16 instructions it is emulated: slow).
-    """
-    if name not in PRECISIONS:
-        raise ValueError(f"--precision must be one of {', '.join(PRECISIONS)}, got {name!r}")
-    if name != "auto":
-        return name
-    if device.type == "cpu":
-        return "bf16" if CPU_BF16_FLAGS & (cpu_flags() if flags is None else flags) else "fp32"
-    if device.type == "cuda":
-        supported = torch.cuda.is_bf16_supported() if cuda_bf16 is None else cuda_bf16
-        return "bf16" if supported else "fp32"
-    return "fp32"
-
-
-def autocast(
-    device: torch.device, precision: str, *, cache: bool = True
-) -> contextlib.AbstractContextManager[Any]:
-    """The context of every forward pass: bf16 autocast for ``bf16``, nothing for ``fp32``.
-
-    ``cache=False`` for a step that is captured in a CUDA graph (autocast's cache of cast
-    weights must not outlive the capture); every weight is cast once per forward here, so
-    the cache saves nothing and the numbers are the same either way.
-    """
-    if precision == "bf16":
-        return torch.autocast(device.type, dtype=torch.bfloat16, cache_enabled=cache)
-    return contextlib.nullcontext()
-
-
-def make_optimizer(
-    model: torch.nn.Module, cfg: TrainConfig, lr: float | Tensor | None = None
-) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices only; fused on CPU and CUDA (same update rule),
-    and capturable on CUDA (its step count on the device, so a CUDA graph can hold the step).
-
-    ``lr``: the learning rate, ``cfg.lr`` by default; a 0-dim tensor (`TrainStep.lr`) is read
-    by the fused kernel at each step, so writing it changes the rate of a captured step too.
-    """
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    device = next(model.parameters()).device
-    fused = device.type in ("cpu", "cuda")
-    return torch.optim.AdamW(
-        [
-            {"params": decay, "weight_decay": cfg.weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ],
-        lr=cfg.lr if lr is None else lr, betas=(0.9, 0.99), fused=fused or None,
-        capturable=device.type == "cuda",
-    )  # fmt: skip
-
-
-def training_step(
-    model: CharGPT,
-    optimizer: torch.optim.Optimizer,
-    x: Tensor,
-    y: Tensor,
-    *,
-    grad_clip: float,
-    precision: str = "fp32",
-    autocast_cache: bool = True,
-) -> tuple[Tensor, Tensor]:
-    """One optimizer step on ``(x, y)``: the loss (before the step) and the gradient norm
-    (before clipping), as tensors (reading them is the caller's choice: on a GPU it waits).
-
-    The step is taken whatever the loss: `train` checks it afterwards (one wait instead of two
-    on a GPU) and stops before a checkpoint could hold a spoiled step. Nothing here waits for
-    the device: the clipping scales the gradients by a factor computed on the device (torch's
-    foreach kernels on CUDA; the CPU has none and keeps its per-tensor loop).
-    """
-    with autocast(x.device, precision, cache=autocast_cache):
-        _, loss = model(x, y)
-    assert loss is not None
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    foreach = True if x.device.type == "cuda" else None
-    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip, foreach=foreach)
-    optimizer.step()
-    return loss.detach(), grad_norm
-
-
-class TrainStep:
-    """One optimizer step whose inputs and outputs stay on the device: graph-ready.
-
-    * the batch is drawn into the buffers ``x`` and ``y`` (``(B, T)``, allocated once): on the
-      CPU (and MPS) with `get_batch` from ``batch_gen``, the generator of every run before
-      this class, so the numbers are today's to the last bit; on CUDA from ``device_gen``, a
-      CUDA generator seeded with ``cfg.seed``, as windows of the training split kept on the
-      device (no host work, nothing copied per step);
-    * the learning rate is ``lr``, a 0-dim tensor every group of the optimizer reads (float64
-      on the CPU: the fused kernel then sees the very double of `lr_at`; float32 on CUDA, what
-      its fused kernel reads); `set_lr` writes it (on MPS, whose AdamW is not fused, the groups
-      get the number, as before);
-    * calling the step returns ``(loss, grad_norm)`` and keeps them as ``loss`` and
-      ``grad_norm``: a captured step (`capture_step`) writes the same tensors at each replay.
-    """
-
-    def __init__(
-        self,
-        model: CharGPT,
-        optimizer: torch.optim.Optimizer,
-        train_split: Tensor,
-        cfg: TrainConfig,
-        precision: str,
-        batch_gen: torch.Generator,
-    ) -> None:
-        device = next(model.parameters()).device
-        self.model, self.optimizer, self.device = model, optimizer, device
-        self.precision, self.grad_clip = precision, cfg.grad_clip
-        self.batch_size, self.block_size = cfg.batch_size, cfg.model.block_size
-        self.on_device = device.type == "cuda"  # the batch drawn on the device
-        self.batch_gen = batch_gen
-        self.device_gen: torch.Generator | None = None
-        self.split = train_split
-        if self.on_device:
-            self.split = train_split.to(device)
-            self.device_gen = torch.Generator(device=device).manual_seed(cfg.seed)
-            self.offsets = torch.arange(self.block_size + 1, device=device)  # (T + 1,)
-        shape = (self.batch_size, self.block_size)
-        self.x = torch.empty(shape, dtype=torch.long, device=device)
-        self.y = torch.empty(shape, dtype=torch.long, device=device)
-        lr_dtype = torch.float32 if device.type == "cuda" else torch.float64
-        # MPS: no float64, and its (unfused) AdamW refuses a tensor rate; the groups keep a number
-        self.lr_is_tensor = device.type in ("cpu", "cuda")
-        self.lr = torch.tensor(
-            cfg.lr, dtype=lr_dtype, device=device if self.lr_is_tensor else "cpu"
-        )
-        self.use_lr_tensor()
-        self.loss: Tensor | None = None
-        self.grad_norm: Tensor | None = None
-
-    def use_lr_tensor(self) -> None:
-        """Point every group of the optimizer at `lr` (again: loading a state replaces it)."""
-        for group in self.optimizer.param_groups:
-            group["lr"] = self.lr if self.lr_is_tensor else float(self.lr)
-
-    def set_lr(self, lr: float) -> None:
-        """Write the rate of the next step (a kernel on the device, no wait)."""
-        self.lr.fill_(lr)
-        if not self.lr_is_tensor:
-            for group in self.optimizer.param_groups:
-                group["lr"] = lr
-
-    def draw(self) -> None:
-        """The next batch into ``x``, ``y``: random windows and their next characters."""
-        if self.device_gen is None:
-            x, y = get_batch(self.split, self.batch_size, self.block_size, self.batch_gen)
-            self.x.copy_(x)
-            self.y.copy_(y)
-            return
-        starts = torch.randint(
-            len(self.split) - self.block_size, (self.batch_size,),
-            generator=self.device_gen, device=self.device,
-        )  # fmt: skip
-        windows = self.split[starts[:, None] + self.offsets]  # (B, 1) + (T + 1,) -> (B, T + 1)
-        self.x.copy_(windows[:, :-1])  # (B, T + 1) -> (B, T)
-        self.y.copy_(windows[:, 1:])  # (B, T + 1) -> (B, T)
-
-    def __call__(self) -> tuple[Tensor, Tensor]:
-        """Draw a batch and take one optimizer step on it (`training_step`)."""
-        self.draw()
-        self.loss, self.grad_norm = training_step(
-            self.model, self.optimizer, self.x, self.y, grad_clip=self.grad_clip,
-            precision=self.precision, autocast_cache=not self.on_device,
-        )  # fmt: skip
-        return self.loss, self.grad_norm
-
-    def state(self) -> dict[str, Any]:
-        """A copy of everything a step changes: parameters, optimizer state, generators."""
-        return {
-            "params": [p.detach().clone() for p in self.model.parameters()],
-            "optimizer": {
-                p: {k: v.clone() if isinstance(v, Tensor) else v for k, v in s.items()}
-                for p, s in self.optimizer.state.items()
-            },
-            "batch_gen": self.batch_gen.get_state(),
-            "device_gen": None if self.device_gen is None else self.device_gen.get_state(),
-            "cuda_rng": torch.cuda.get_rng_state(self.device) if self.on_device else None,
-        }
-
-    @torch.no_grad()
-    def restore(self, saved: dict[str, Any]) -> None:
-        """Put back a `state`, in place (a captured graph keeps reading the same tensors);
-        optimizer state created since is zeroed, as AdamW creates it."""
-        for p, old in zip(self.model.parameters(), saved["params"], strict=True):
-            p.copy_(old)
-        for p, s in self.optimizer.state.items():
-            before = saved["optimizer"].get(p)
-            for k, v in s.items():
-                if isinstance(v, Tensor) and before is not None:
-                    v.copy_(before[k])
-                elif isinstance(v, Tensor):
-                    v.zero_()
-        self.batch_gen.set_state(saved["batch_gen"])
-        if self.device_gen is not None:
-            self.device_gen.set_state(saved["device_gen"])
-        if saved["cuda_rng"] is not None:
-            torch.cuda.set_rng_state(saved["cuda_rng"], self.device)
-
-
-#: eager steps before the capture (cuBLAS handles, the optimizer's state and autograd's
-#: buffers are allocated in them, outside the graph); `capture_step` undoes them
-GRAPH_WARMUP_STEPS = 3
-
-
-def capture_step(step: TrainStep, warmup_steps: int = GRAPH_WARMUP_STEPS) -> Any:
-    """The whole of ``step`` (draw, forward, backward, clip, AdamW) captured in one
-    ``torch.cuda.CUDAGraph``; ``graph.replay()`` then takes a step. Raises where it cannot
-    (not CUDA, or an operation the capture refuses).
-
-    Before the capture, ``warmup_steps`` real steps run on a side stream (PyTorch's recipe);
-    afterwards the parameters, the optimizer's state and the generators are put back as they
-    were (`TrainStep.restore`), so the first replay is the run's next step, the same one the
-    eager loop would take.
-    """
-    if not step.on_device:
-        raise ValueError(f"a CUDA graph needs a CUDA device, not {step.device.type}")
-    saved = step.state()
-    try:
-        side = torch.cuda.Stream(step.device)
-        side.wait_stream(torch.cuda.current_stream(step.device))
-        with torch.cuda.stream(side):
-            for _ in range(warmup_steps):
-                step()
-        torch.cuda.current_stream(step.device).wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        graph.register_generator_state(step.device_gen)  # the batch draw; dropout's is default
-        step.optimizer.zero_grad(set_to_none=True)  # the graph allocates the gradients
-        with torch.cuda.graph(graph):
-            step()
-    finally:
-        step.restore(saved)
-    return graph
+from attention_ref.lm.step import GRAPH_WARMUP_STEPS, TrainStep, capture_step, make_optimizer
+from attention_ref.lm.step import training_step as training_step
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -355,176 +97,6 @@ def seed_everything(seed: int) -> torch.Generator:
     random.seed(seed)
     torch.manual_seed(seed)
     return torch.Generator().manual_seed(seed)
-
-
-@torch.no_grad()
-def estimate_loss(
-    model: CharGPT, batches: list[tuple[Tensor, Tensor]], precision: str = "fp32"
-) -> float:
-    """Mean cross-entropy (nats) over fixed batches, in eval mode, at ``precision``."""
-    was_training = model.training
-    model.eval()
-    losses = []
-    for x, y in batches:
-        with autocast(x.device, precision):
-            losses.append(model(x, y)[1])
-    model.train(was_training)
-    return float(torch.stack(losses).mean())  # type: ignore[arg-type]
-
-
-class FixedEval:
-    """The mean loss of each list of fixed batches (`estimate_loss` of each, in order).
-
-    Eager (``graph=False``): `estimate_loss` itself, one list after the other. On CUDA
-    (``graph=True``) the forward passes of every batch of every list are captured in one CUDA
-    graph (eval mode, ``precision``, autocast without its cache as in a captured step: each
-    weight is cast once per forward either way), replayed at each evaluation and read back in
-    one wait: the same kernels on the same batches, so the same means (the CUDA tests of
-    ``tests/lm/test_window_sampler.py`` compare them with `estimate_loss`). The graph reads the
-    model's parameters where they are, so it follows the training, which updates them in place.
-    """
-
-    def __init__(
-        self,
-        model: CharGPT,
-        splits: list[list[tuple[Tensor, Tensor]]],
-        precision: str,
-        *,
-        graph: bool = False,
-    ) -> None:
-        self.model, self.splits, self.precision = model, splits, precision
-        self.graph: Any = None
-        self.means: Tensor | None = None
-        if graph:
-            self._capture()
-
-    @torch.no_grad()
-    def _means(self) -> Tensor:
-        """Each list's mean loss, ``(len(splits),)``, as `estimate_loss` computes it."""
-        means = []
-        for batches in self.splits:
-            losses = []
-            for x, y in batches:
-                with autocast(x.device, self.precision, cache=False):
-                    losses.append(self.model(x, y)[1])
-            means.append(torch.stack(losses).mean())  # type: ignore[arg-type]
-        return torch.stack(means)
-
-    def _capture(self) -> None:
-        device = next(self.model.parameters()).device
-        if device.type != "cuda":
-            raise ValueError(f"a CUDA graph needs a CUDA device, not {device.type}")
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            side = torch.cuda.Stream(device)
-            side.wait_stream(torch.cuda.current_stream(device))
-            with torch.cuda.stream(side):
-                self._means()  # warm-up (cuBLAS, autocast), outside the graph
-            torch.cuda.current_stream(device).wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                self.means = self._means()
-        finally:
-            self.model.train(was_training)
-        self.graph = graph
-
-    def __call__(self) -> list[float]:
-        """Each list's mean cross-entropy (nats), in the order of ``splits``."""
-        if self.graph is None:
-            return [estimate_loss(self.model, b, self.precision) for b in self.splits]
-        self.graph.replay()
-        assert self.means is not None
-        return self.means.tolist()  # type: ignore[no-any-return]
-
-
-class NonFiniteLossError(RuntimeError):
-    """The training loss became NaN or infinite."""
-
-    def __init__(self, step: int, value: float) -> None:
-        super().__init__(f"the training loss became {value} at step {step}; the run stopped")
-        self.step = step
-
-
-@dataclass(frozen=True)
-class StartInfo:
-    """What the loop tells its callbacks before the first step."""
-
-    n_params: int
-    device: str
-    start_step: int  # 0, or the step a resumed run continues from
-    max_steps: int
-    attention: str
-    precision: str = "fp32"  # the resolved one: fp32 or bf16
-    graph: bool = False  # the step runs as one captured CUDA graph
-    #: one line on the graph where there is something to say (it runs, or why not where it was
-    #: asked for or tried); empty where it was not (the CPU and MPS under ``auto``, ``off``)
-    graph_note: str = ""
-
-
-@dataclass(frozen=True)
-class StepMetrics:
-    """Measured at every optimizer step (the field names are the metric names)."""
-
-    train_loss: float
-    lr: float
-    grad_norm: float
-    tokens_per_sec: float
-
-
-@dataclass(frozen=True)
-class EvalMetrics:
-    """Measured at each evaluation, on the fixed batches (the field names are the metric names)."""
-
-    val_loss: float
-    train_eval_loss: float
-    best_val_loss: float
-
-
-@dataclass
-class Callbacks:
-    """Hooks the loop calls; every one is optional."""
-
-    on_start: Callable[[StartInfo], None] | None = None
-    on_step: Callable[[int, StepMetrics], None] | None = None
-    on_eval: Callable[[int, EvalMetrics, str], None] | None = None
-    on_checkpoint: Callable[[Path, str], None] | None = None
-
-    @staticmethod
-    def chain(*parts: Callbacks) -> Callbacks:
-        """One `Callbacks` that calls each of ``parts`` in order (tracking, then output)."""
-
-        def fan(name: str) -> Callable[..., None] | None:
-            hooks = [getattr(p, name) for p in parts if getattr(p, name) is not None]
-            if not hooks:
-                return None
-
-            def call(*args: Any) -> None:
-                for hook in hooks:
-                    hook(*args)
-
-            return call
-
-        return Callbacks(
-            on_start=fan("on_start"), on_step=fan("on_step"),
-            on_eval=fan("on_eval"), on_checkpoint=fan("on_checkpoint"),
-        )  # fmt: skip
-
-
-@dataclass
-class TrainResult:
-    """What a finished (or interrupted) run measured."""
-
-    steps_done: int
-    best_val_loss: float
-    final_val_loss: float
-    final_train_loss: float
-    n_params: int
-    tokens_per_sec: float
-    wall_time_s: float
-    interrupted: bool = False
-    history: list[dict[str, float]] = field(default_factory=list)
-    checkpoint: Path | None = None
 
 
 def _graph_for(
