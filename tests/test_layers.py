@@ -70,6 +70,9 @@ RULES: dict[str, set[str]] = {
     "attention_ref/classroom": {"typer", "cli", "attention_ref.book"},
     "attention_ref/classroom/access.py": {"torch", "mlflow", "flask", "attention_ref.lm",
                                           "attention_ref.experiments", "attention_ref.worked"},
+    "attention_ref/classroom/access_table.py": {"torch", "mlflow", "flask", "attention_ref.lm",
+                                                "attention_ref.experiments",
+                                                "attention_ref.worked"},
     # the book's build: outside the layers (it uses them; none of them imports it), never the
     # store or the CLI
     "attention_ref/book": {"mlflow", "typer", "cli"},

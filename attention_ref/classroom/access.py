@@ -3,9 +3,10 @@
 MLflow's server serves a few hundred routes (REST 2.0 and 3.0, their ``ajax-api`` twins, the
 artifact proxy, logged models, the registry, traces, prompts, the AI gateway, jobs, the
 assistant, MCP servers, and the basic-auth app's accounts, roles and permissions). Each one
-is written below, by method and path, with the `Access` it needs; the path is MLflow's
-without its API version prefix (``/api/2.0``, ``/ajax-api/3.0``, …: the same handler under
-each), in one spelling for Flask's and FastAPI's parameters (``{name}``, ``{name:path}``).
+is written in `TABLE` (`attention_ref.classroom.access_table`), by method and path, with the
+`Access` it needs; the path is MLflow's without its API version prefix (``/api/2.0``,
+``/ajax-api/3.0``, …: the same handler under each), in one spelling for Flask's and FastAPI's
+parameters (``{name}``, ``{name:path}``).
 
 A role gets a route when `verdict` says so:
 
@@ -32,8 +33,9 @@ to the account that created the model (MANAGE) and to no one else.
 
 A route that is not in the table is refused (403) to everyone, admin included, and
 ``tests/classroom`` walks MLflow's own route list: a route without a rule (an MLflow upgrade)
-fails the tests before it can open a hole. The table is data; this module imports nothing
-but the standard library (``attention_ref.classroom.auth`` consults it inside the server).
+fails the tests before it can open a hole. The table is data; neither it nor this module
+imports anything but the standard library (``attention_ref.classroom.auth`` consults it
+inside the server).
 
 Homework (`attention_ref.classroom.assignment`) needs no row of its own: a submission is a
 run a student owns in an experiment granted to them alone, so "read the class" and "read only
@@ -50,6 +52,11 @@ import re
 from enum import StrEnum
 from functools import cache
 
+from attention_ref.classroom.access_table import TABLE, Access
+
+#: the table's names, `TABLE` and `Access` (from `attention_ref.classroom.access_table`) with them
+__all__ = ["TABLE", "Access", "Role", "Verdict", "access_of", "route_key", "rules", "verdict"]
+
 
 class Role(StrEnum):
     """Who sends a request: MLflow's admin account, another admin account, a student, nobody."""
@@ -58,21 +65,6 @@ class Role(StrEnum):
     TEACHER = "teacher"
     STUDENT = "student"
     ANONYMOUS = "no account"
-
-
-class Access(StrEnum):
-    """What a route needs of its sender (see the module's table)."""
-
-    PUBLIC = "public"
-    READ = "read"
-    SELF = "own account"
-    CREATE_RUN = "create run"
-    OWN_RUN = "own run"
-    CREATE_MODEL = "create model"
-    OWN_MODEL = "own model"
-    OWN_ARTIFACT = "own artifact"
-    REGISTRY = "own registered model"
-    TEACHER = "teacher"
 
 
 class Verdict(StrEnum):
@@ -106,347 +98,6 @@ def verdict(role: Role, access: Access | None) -> Verdict:
         return Verdict.FORBIDDEN
     return Verdict.IF_OWNER if access in _OWNED else Verdict.ALLOW
 
-
-# ------------------------------------------------------------------------------- the table
-
-#: every route MLflow serves, by the access it needs; "METHOD /path" (see the module docstring)
-TABLE: dict[Access, tuple[str, ...]] = {
-    # MLflow serves these without login: its health check, the UI's static files, what the
-    # server is (a client reads it before logging in)
-    Access.PUBLIC: (
-        "GET /health",
-        "GET /static-files/{path:path}",
-        "GET /mlflow/server-info",
-    ),
-    # reading the class: the UI, runs, metrics, artifacts, models, the registry, traces.
-    # MLflow's per-experiment and per-model permissions filter what each account sees.
-    Access.READ: (
-        "GET /",
-        "GET /build/{filename:path}",
-        "GET /version",
-        "GET /graphql",  # MLflow's GraphQL has queries only (its "mutations" are searches)
-        "POST /graphql",
-        "GET /get-artifact",
-        "GET /model-versions/get-artifact",
-        "GET /mlflow/ui-telemetry",
-        "POST /mlflow/ui-telemetry",  # the UI's own usage events: changes no data
-        "GET /mlflow/users/current",
-        "GET /mlflow/users/current/permissions",
-        "GET /mlflow/experiments/get",
-        "GET /mlflow/experiments/get-by-name",
-        "GET /mlflow/experiments/search",
-        "POST /mlflow/experiments/search",
-        "POST /mlflow/experiments/search-datasets",
-        "GET /mlflow/runs/get",
-        "POST /mlflow/runs/search",
-        "GET /mlflow/metrics/get-history",
-        "GET /mlflow/metrics/get-history-bulk",
-        "GET /mlflow/metrics/get-history-bulk-interval",
-        "GET /mlflow/artifacts/list",
-        "POST /mlflow/artifacts/presigned-download-url",
-        "GET /mlflow-artifacts/artifacts",
-        "GET /mlflow-artifacts/artifacts/{artifact_path:path}",
-        "GET /mlflow-artifacts/presigned/{artifact_path:path}",
-        "GET /mlflow/logged-models/{model_id}",
-        "POST /mlflow/logged-models/search",
-        "GET /mlflow/logged-models/{model_id}/artifacts/directories",
-        "GET /mlflow/logged-models/{model_id}/artifacts/files",
-        "GET /mlflow/registered-models/get",
-        "GET /mlflow/registered-models/search",
-        "GET /mlflow/registered-models/get-latest-versions",
-        "POST /mlflow/registered-models/get-latest-versions",
-        "GET /mlflow/registered-models/alias",
-        "GET /mlflow/model-versions/get",
-        "GET /mlflow/model-versions/search",
-        "GET /mlflow/model-versions/get-download-uri",
-        "GET /mlflow/datasets/search",
-        "POST /mlflow/datasets/search",
-        "GET /mlflow/datasets/{dataset_id}",
-        "GET /mlflow/datasets/{dataset_id}/experiment-ids",
-        "GET /mlflow/datasets/{dataset_id}/records",
-        "GET /mlflow/traces",
-        "GET /mlflow/traces/batchGet",
-        "POST /mlflow/traces/batchGetInfos",
-        "POST /mlflow/traces/calculate-filter-correlation",
-        "GET /mlflow/traces/get",
-        "POST /mlflow/traces/metrics",
-        "POST /mlflow/traces/search",
-        "GET /mlflow/traces/{request_id}/info",
-        "GET /mlflow/traces/{trace_id}",
-        "GET /mlflow/traces/{trace_id}/assessments/{assessment_id}",
-        "GET /mlflow/unified-traces",
-        "GET /mlflow/get-trace-artifact",
-        "GET /mlflow/get-online-trace-details",
-    ),
-    # the sender's own account: who they are, their password, their permissions
-    Access.SELF: (
-        "GET /mlflow/users/get",
-        "PATCH /mlflow/users/update-password",
-        "GET /mlflow/users/permissions/get",
-        "GET /mlflow/users/permissions/list",
-    ),
-    # a run in an experiment the student may edit; the server records the sender as its owner
-    Access.CREATE_RUN: ("POST /mlflow/runs/create",),
-    # writes to one run: its owner only (and never its owner tag, mlflow.user)
-    Access.OWN_RUN: (
-        "POST /mlflow/runs/update",
-        "POST /mlflow/runs/log-metric",
-        "POST /mlflow/runs/log-parameter",
-        "POST /mlflow/runs/log-batch",
-        "POST /mlflow/runs/log-inputs",
-        "POST /mlflow/runs/outputs",
-        "POST /mlflow/runs/log-model",
-        "POST /mlflow/runs/set-tag",
-        "POST /mlflow/runs/delete-tag",
-        "POST /mlflow/upload-artifact",
-    ),
-    # a logged model made from the sender's own run
-    Access.CREATE_MODEL: ("POST /mlflow/logged-models",),
-    # writes to one logged model: the owner of its source run only
-    Access.OWN_MODEL: (
-        "PATCH /mlflow/logged-models/{model_id}",
-        "POST /mlflow/logged-models/{model_id}/params",
-        "PATCH /mlflow/logged-models/{model_id}/tags",
-        "DELETE /mlflow/logged-models/{model_id}/tags/{tag_key}",
-    ),
-    # uploads through the artifact proxy, into the sender's own run's or model's folder
-    Access.OWN_ARTIFACT: (
-        "PUT /mlflow-artifacts/artifacts/{artifact_path:path}",
-        "POST /mlflow-artifacts/mpu/create/{artifact_path:path}",
-        "POST /mlflow-artifacts/mpu/complete/{artifact_path:path}",
-        "POST /mlflow-artifacts/mpu/abort/{artifact_path:path}",
-    ),
-    # the Model Registry (attnref train --register): MLflow lets the creator manage a model
-    Access.REGISTRY: (
-        "POST /mlflow/registered-models/create",
-        "POST /mlflow/registered-models/rename",
-        "PATCH /mlflow/registered-models/update",
-        "DELETE /mlflow/registered-models/delete",
-        "POST /mlflow/registered-models/set-tag",
-        "DELETE /mlflow/registered-models/delete-tag",
-        "POST /mlflow/registered-models/alias",
-        "DELETE /mlflow/registered-models/alias",
-        "POST /mlflow/model-versions/create",
-        "PATCH /mlflow/model-versions/update",
-        "DELETE /mlflow/model-versions/delete",
-        "POST /mlflow/model-versions/set-tag",
-        "DELETE /mlflow/model-versions/delete-tag",
-        "POST /mlflow/model-versions/transition-stage",
-    ),
-    # everything else is the teacher's: the experiments themselves, deleting anything,
-    # accounts and permissions, and MLflow's GenAI services (gateway, scorers, jobs, …)
-    Access.TEACHER: (
-        # experiments: create, rename, tag, delete, restore
-        "POST /mlflow/experiments/create",
-        "POST /mlflow/experiments/update",
-        "POST /mlflow/experiments/set-experiment-tag",
-        "POST /mlflow/experiments/delete-experiment-tag",
-        "POST /mlflow/experiments/delete",
-        "POST /mlflow/experiments/restore",
-        "POST mlflow/experiments/search-datasets",  # MLflow's own typo of a route: not served
-        # deleting runs, logged models and files
-        "POST /mlflow/runs/delete",
-        "POST /mlflow/runs/restore",
-        "DELETE /mlflow/logged-models/{model_id}",
-        "DELETE /mlflow-artifacts/artifacts/{artifact_path:path}",
-        "POST /mlflow/artifacts/presigned-upload-url",
-        "POST /mlflow/runs/create-promptlab-run",
-        # accounts, roles, permissions, workspaces, webhooks
-        "POST /mlflow/users/create",
-        "POST /mlflow/users/create-ui",
-        "GET /signup",
-        "GET /mlflow/users/list",
-        "PATCH /mlflow/users/update-admin",
-        "DELETE /mlflow/users/delete",
-        "POST /mlflow/users/permissions/grant",
-        "POST /mlflow/users/permissions/revoke",
-        "GET /mlflow/users/roles/list",
-        "POST /mlflow/roles/create",
-        "GET /mlflow/roles/get",
-        "GET /mlflow/roles/list",
-        "PATCH /mlflow/roles/update",
-        "DELETE /mlflow/roles/delete",
-        "POST /mlflow/roles/permissions/add",
-        "DELETE /mlflow/roles/permissions/remove",
-        "GET /mlflow/roles/permissions/list",
-        "PATCH /mlflow/roles/permissions/update",
-        "POST /mlflow/roles/assign",
-        "DELETE /mlflow/roles/unassign",
-        "GET /mlflow/roles/users/list",
-        "GET /mlflow/workspaces",
-        "POST /mlflow/workspaces",
-        "GET /mlflow/workspaces/{workspace_name}",
-        "PATCH /mlflow/workspaces/{workspace_name}",
-        "DELETE /mlflow/workspaces/{workspace_name}",
-        "GET /mlflow/webhooks",
-        "POST /mlflow/webhooks",
-        "GET /mlflow/webhooks/{webhook_id}",
-        "PATCH /mlflow/webhooks/{webhook_id}",
-        "DELETE /mlflow/webhooks/{webhook_id}",
-        "POST /mlflow/webhooks/{webhook_id}/test",
-        # traces, assessments and evaluation datasets: written by GenAI apps, not by a class
-        "POST /v1/traces",
-        "POST /mlflow/traces",
-        "PATCH /mlflow/traces/{request_id}",
-        "PATCH /mlflow/traces/{request_id}/tags",
-        "DELETE /mlflow/traces/{request_id}/tags",
-        "PATCH /mlflow/traces/{trace_id}/tags",
-        "DELETE /mlflow/traces/{trace_id}/tags",
-        "POST /mlflow/traces/{trace_id}/assessments",
-        "PATCH /mlflow/traces/{trace_id}/assessments/{assessment_id}",
-        "DELETE /mlflow/traces/{trace_id}/assessments/{assessment_id}",
-        "POST /mlflow/traces/delete-traces",
-        "POST /mlflow/traces/link-prompts",
-        "POST /mlflow/traces/link-to-run",
-        "POST /mlflow/datasets/create",
-        "DELETE /mlflow/datasets/{dataset_id}",
-        "POST /mlflow/datasets/{dataset_id}/add-experiments",
-        "POST /mlflow/datasets/{dataset_id}/remove-experiments",
-        "POST /mlflow/datasets/{dataset_id}/records",
-        "DELETE /mlflow/datasets/{dataset_id}/records",
-        "PATCH /mlflow/datasets/{dataset_id}/tags",
-        "DELETE /mlflow/datasets/{dataset_id}/tags/{key}",
-        # GenAI evaluation: scorers, judges, issues, review queues, label schemas
-        "POST /mlflow/genai/evaluate/invoke",
-        "POST /mlflow/scorer/invoke",
-        "POST /mlflow/scorers/register",
-        "GET /mlflow/scorers/get",
-        "GET /mlflow/scorers/list",
-        "GET /mlflow/scorers/versions",
-        "DELETE /mlflow/scorers/delete",
-        "PUT /mlflow/scorers/online-config",
-        "GET /mlflow/scorers/online-configs",
-        "POST /mlflow/issues",
-        "POST /mlflow/issues/invoke",
-        "POST /mlflow/issues/search",
-        "GET /mlflow/issues/{issue_id}",
-        "PATCH /mlflow/issues/{issue_id}",
-        "POST /mlflow/review-queues/create",
-        "POST /mlflow/review-queues/update",
-        "POST /mlflow/review-queues/delete",
-        "GET /mlflow/review-queues/get",
-        "GET /mlflow/review-queues/get-by-name",
-        "GET /mlflow/review-queues/list",
-        "POST /mlflow/review-queues/get-or-create-user",
-        "POST /mlflow/review-queues/items/add",
-        "GET /mlflow/review-queues/items/list",
-        "POST /mlflow/review-queues/items/remove",
-        "POST /mlflow/review-queues/items/set-status",
-        "POST /mlflow/label-schemas/create",
-        "GET /mlflow/label-schemas/get",
-        "GET /mlflow/label-schemas/get-by-name",
-        "GET /mlflow/label-schemas/list",
-        "PATCH /mlflow/label-schemas/update",
-        "DELETE /mlflow/label-schemas/delete",
-        # prompt optimization and the server's job runner
-        "POST /mlflow/prompt-optimization/jobs",
-        "GET /mlflow/prompt-optimization/jobs/search",
-        "POST /mlflow/prompt-optimization/jobs/search",
-        "GET /mlflow/prompt-optimization/jobs/{job_id}",
-        "DELETE /mlflow/prompt-optimization/jobs/{job_id}",
-        "POST /mlflow/prompt-optimization/jobs/{job_id}/cancel",
-        "GET /mlflow/jobs/{job_id}",
-        "PATCH /mlflow/jobs/cancel/{job_id}",
-        "POST /jobs/",
-        "POST /jobs/search",
-        "GET /jobs/{job_id}",
-        "PATCH /jobs/cancel/{job_id}",
-        # MLflow's demo data
-        "POST /mlflow/demo/generate",
-        "POST /mlflow/demo/delete",
-        # the AI gateway: its secrets (API keys), endpoints, budgets, guardrails and calls
-        "GET /mlflow/gateway-proxy",
-        "POST /mlflow/gateway-proxy",
-        "GET /mlflow/gateway/provider-config",
-        "GET /mlflow/gateway/supported-models",
-        "GET /mlflow/gateway/supported-providers",
-        "GET /mlflow/gateway/secrets/config",
-        "POST /mlflow/gateway/secrets/create",
-        "GET /mlflow/gateway/secrets/get",
-        "GET /mlflow/gateway/secrets/list",
-        "POST /mlflow/gateway/secrets/update",
-        "DELETE /mlflow/gateway/secrets/delete",
-        "POST /mlflow/gateway/endpoints/create",
-        "GET /mlflow/gateway/endpoints/get",
-        "GET /mlflow/gateway/endpoints/list",
-        "POST /mlflow/gateway/endpoints/update",
-        "DELETE /mlflow/gateway/endpoints/delete",
-        "POST /mlflow/gateway/endpoints/set-tag",
-        "DELETE /mlflow/gateway/endpoints/delete-tag",
-        "POST /mlflow/gateway/endpoints/models/attach",
-        "POST /mlflow/gateway/endpoints/models/detach",
-        "POST /mlflow/gateway/endpoints/bindings/create",
-        "GET /mlflow/gateway/endpoints/bindings/list",
-        "DELETE /mlflow/gateway/endpoints/bindings/delete",
-        "POST /mlflow/gateway/model-definitions/create",
-        "GET /mlflow/gateway/model-definitions/get",
-        "GET /mlflow/gateway/model-definitions/list",
-        "POST /mlflow/gateway/model-definitions/update",
-        "DELETE /mlflow/gateway/model-definitions/delete",
-        "POST /mlflow/gateway/budgets/create",
-        "GET /mlflow/gateway/budgets/get",
-        "GET /mlflow/gateway/budgets/list",
-        "GET /mlflow/gateway/budgets/windows",
-        "POST /mlflow/gateway/budgets/update",
-        "DELETE /mlflow/gateway/budgets/delete",
-        "POST /mlflow/gateway/guardrails/create",
-        "GET /mlflow/gateway/guardrails/get",
-        "GET /mlflow/gateway/guardrails/list",
-        "GET /mlflow/gateway/guardrails/list-for-endpoint",
-        "POST /mlflow/gateway/guardrails/add-to-endpoint",
-        "DELETE /mlflow/gateway/guardrails/remove-from-endpoint",
-        "PATCH /mlflow/gateway/guardrails/update-config",
-        "DELETE /mlflow/gateway/guardrails/delete",
-        "GET /gateway/mlflow/v1/models",
-        "POST /gateway/mlflow/v1/chat/completions",
-        "POST /gateway/openai/v1/chat/completions",
-        "POST /gateway/openai/v1/embeddings",
-        "POST /gateway/openai/v1/responses",
-        "POST /gateway/openai/v1/responses/compact",
-        "POST /gateway/anthropic/v1/messages",
-        "POST /gateway/typesafe/v1/systemone",
-        "POST /gateway/gemini/v1beta/models/{endpoint_name}:generateContent",
-        "POST /gateway/gemini/v1beta/models/{endpoint_name}:streamGenerateContent",
-        "POST /gateway/proxy/{endpoint_name}/{path:path}",
-        "POST /gateway/{endpoint_name}/mlflow/invocations",
-        # the UI's assistant (it runs a coding agent on the server)
-        "POST /mlflow/assistant/message",
-        "GET /mlflow/assistant/config",
-        "PUT /mlflow/assistant/config",
-        "GET /mlflow/assistant/providers",
-        "GET /mlflow/assistant/providers/{provider}/health",
-        "GET /mlflow/assistant/providers/{provider}/models",
-        "PATCH /mlflow/assistant/sessions/{session_id}",
-        "POST /mlflow/assistant/sessions/{session_id}/permission",
-        "GET /mlflow/assistant/sessions/{session_id}/stream",
-        "POST /mlflow/assistant/sessions/{session_id}/tool-result",
-        "POST /mlflow/assistant/skills/install",
-        # MCP servers
-        "GET /mlflow/mcp-servers",
-        "POST /mlflow/mcp-servers",
-        "GET /mlflow/mcp-servers/endpoints",
-        "GET /mlflow/mcp-servers/{name:path}",
-        "PATCH /mlflow/mcp-servers/{name:path}",
-        "DELETE /mlflow/mcp-servers/{name:path}",
-        "POST /mlflow/mcp-servers/{name:path}/aliases",
-        "GET /mlflow/mcp-servers/{name:path}/aliases/{alias:path}",
-        "DELETE /mlflow/mcp-servers/{name:path}/aliases/{alias:path}",
-        "GET /mlflow/mcp-servers/{name:path}/endpoints",
-        "POST /mlflow/mcp-servers/{name:path}/endpoints",
-        "GET /mlflow/mcp-servers/{name:path}/endpoints/{endpoint_id}",
-        "PATCH /mlflow/mcp-servers/{name:path}/endpoints/{endpoint_id}",
-        "DELETE /mlflow/mcp-servers/{name:path}/endpoints/{endpoint_id}",
-        "POST /mlflow/mcp-servers/{name:path}/tags",
-        "DELETE /mlflow/mcp-servers/{name:path}/tags/{key:path}",
-        "GET /mlflow/mcp-servers/{name:path}/versions",
-        "POST /mlflow/mcp-servers/{name:path}/versions",
-        "GET /mlflow/mcp-servers/{name:path}/versions/{version:path}",
-        "PATCH /mlflow/mcp-servers/{name:path}/versions/{version:path}",
-        "DELETE /mlflow/mcp-servers/{name:path}/versions/{version:path}",
-        "POST /mlflow/mcp-servers/{name:path}/versions/{version:path}/tags",
-        "DELETE /mlflow/mcp-servers/{name:path}/versions/{version:path}/tags/{key:path}",
-    ),
-}
 
 _VERSION_PREFIX = re.compile(r"^/(?:ajax-)?api/\d+\.\d+")
 _FLASK_PATH_PARAM = re.compile(r"<path:(\w+)>")

@@ -1,0 +1,216 @@
+"""The class server over REST: one call, its ``/health``, the class experiment and its runs.
+
+What the teacher's commands, the accounts (`attention_ref.classroom.accounts`) and the class
+server itself (`attention_ref.classroom.server`) send to ``mlflow server``: `request_bytes`
+and `rest` (one HTTP call, verified against the server's certificate for HTTPS), `healthy`
+(``/health``), `class_experiment_id` (the class experiment, made if missing) and
+`class_runs` (every run of it, with its owner). No server there, or an answer lost on the
+way: `ServerError` / `ServerTimeoutError`, in one line.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import http.client
+import json
+import os
+import ssl
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attention_ref.classroom.errors import ServerError, ServerTimeoutError
+from attention_ref.classroom.tls import client_context
+from attention_ref.experiments.names import EXPERIMENT_KIND, Tag
+
+#: MLflow's variable for the CA bundle its clients verify a server with
+CERT_PATH_ENV = "MLFLOW_TRACKING_SERVER_CERT_PATH"
+
+
+def _context(url: str, cafile: Path | None) -> ssl.SSLContext | None:
+    """How an ``https`` URL is verified: ``cafile``, else ``$MLFLOW_TRACKING_SERVER_CERT_PATH``
+    (MLflow's own variable), else the system's authorities."""
+    if not url.startswith("https://"):
+        return None
+    if cafile is None and os.environ.get(CERT_PATH_ENV):
+        cafile = Path(os.environ[CERT_PATH_ENV])
+    return client_context(cafile)
+
+
+def request_bytes(
+    url: str, endpoint: str, body: dict[str, Any] | None = None, *,
+    auth: tuple[str, str] | None = None, method: str | None = None,
+    query: dict[str, str] | None = None, data: bytes | None = None, timeout: float = 30,
+    cafile: Path | None = None,
+) -> tuple[int, bytes]:  # fmt: skip
+    """One HTTP call: ``(HTTP status, the body's bytes)``; an HTTP error comes back as its
+    status. ``body`` is sent as JSON; ``data`` as raw bytes (an artifact upload, with
+    ``method="PUT"``). An ``https`` server is verified with ``cafile`` (else
+    ``$MLFLOW_TRACKING_SERVER_CERT_PATH``). No server there, or one whose certificate does not
+    verify: `ServerError` (one line)."""
+    target = url.rstrip("/") + endpoint
+    if query:
+        target += "?" + urllib.parse.urlencode(query)
+    payload = json.dumps(body).encode() if body is not None else data
+    req = urllib.request.Request(target, data=payload, method=method)
+    if body is not None:
+        req.add_header("Content-Type", "application/json")
+    if auth is not None:
+        token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+        req.add_header("Authorization", f"Basic {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout, context=_context(url, cafile)) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except http.client.HTTPException as e:  # the connection closed mid-answer: a lost reply
+        raise ServerTimeoutError(f"the class server at {url} did not answer whole "
+                                 f"({type(e).__name__})") from None  # fmt: skip
+    except (urllib.error.URLError, OSError) as e:  # no server there: one line, no traceback
+        reason = getattr(e, "reason", e)
+        if isinstance(reason, TimeoutError | ConnectionResetError):
+            raise ServerTimeoutError(f"the class server at {url} did not answer in time "
+                                     f"({reason or 'timed out'})") from None  # fmt: skip
+        raise ServerError(f"cannot reach the class server at {url}: {reason}") from None
+
+
+def rest(
+    url: str, endpoint: str, body: dict[str, Any] | None = None, *,
+    auth: tuple[str, str] | None = None, method: str | None = None,
+    query: dict[str, str] | None = None, data: bytes | None = None, timeout: float = 30,
+    cafile: Path | None = None,
+) -> tuple[int, dict[str, Any]]:  # fmt: skip
+    """One REST call: ``(HTTP status, JSON body)``; an HTTP error comes back as its status.
+
+    ``body`` is sent as JSON; ``data`` as raw bytes (an artifact upload, with ``method="PUT"``).
+    An ``https`` server is verified with ``cafile`` (else ``$MLFLOW_TRACKING_SERVER_CERT_PATH``).
+    No server there, or one whose certificate does not verify: `ServerError` (one line).
+    """
+    status, raw = request_bytes(
+        url, endpoint, body, auth=auth, method=method, query=query, data=data, timeout=timeout,
+        cafile=cafile,
+    )  # fmt: skip
+    try:
+        answer = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        answer = {"message": raw.decode(errors="replace")[:200]}
+    return status, answer if isinstance(answer, dict) else {"value": answer}
+
+
+def healthy(url: str, timeout: float = 2, cafile: Path | None = None) -> bool:
+    """Whether the server answers ``/health`` (a route without authentication) with OK."""
+    try:
+        context = _context(url, cafile)
+        target = url.rstrip("/") + "/health"
+        with urllib.request.urlopen(target, timeout=timeout, context=context) as r:
+            return r.read().strip() == b"OK"
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _checked(status: int, answer: dict[str, Any], what: str) -> dict[str, Any]:
+    if status == 401:
+        raise ServerError(f"{what}: the server refused the admin credentials (HTTP 401)")
+    if status >= 400:
+        message = str(answer.get("message", answer)).splitlines()[0][:200]
+        raise ServerError(f"{what}: HTTP {status}: {message}")
+    return answer
+
+
+def class_experiment_id(
+    url: str, admin: tuple[str, str], name: str, cafile: Path | None = None
+) -> str:
+    """The class experiment's id, created (by the admin) if it does not exist yet.
+
+    Made with MLflow's tag that opens the UI on its runs (``mlflow.experimentKind``), so no
+    student ever needs to tag it. Idempotent under a race: ``attnref server start`` and an
+    ``add-student`` run right after the server answers may both find no experiment and both
+    create it; the one whose create is refused with "already exists" reads the other's.
+    """
+
+    def look_up() -> dict[str, Any] | None:
+        status, found = rest(
+            url, "/api/2.0/mlflow/experiments/get-by-name", auth=admin,
+            query={"experiment_name": name}, cafile=cafile,
+        )  # fmt: skip
+        if status == 200:
+            return dict(found["experiment"])
+        if status != 404:
+            _checked(status, found, f"cannot look up the experiment {name!r}")
+        return None
+
+    kind = {"key": str(Tag.EXPERIMENT_KIND), "value": EXPERIMENT_KIND}
+    found = look_up()
+    if found is None:
+        status, made = rest(
+            url, "/api/2.0/mlflow/experiments/create", {"name": name, "tags": [kind]},
+            auth=admin, cafile=cafile,
+        )  # fmt: skip
+        if status == 200:
+            return str(made["experiment_id"])
+        found = look_up() if "already exists" in str(made.get("message", "")) else None
+        if found is None:
+            _checked(status, made, f"cannot create the experiment {name!r}")
+            raise ServerError(f"cannot create the experiment {name!r}")  # pragma: no cover
+    exp_id = str(found["experiment_id"])
+    tags = {t["key"]: t["value"] for t in found.get("tags", [])}
+    if tags.get(kind["key"]) != kind["value"]:
+        status, answer = rest(
+            url, "/api/2.0/mlflow/experiments/set-experiment-tag",
+            {"experiment_id": exp_id, **kind}, auth=admin, cafile=cafile,
+        )  # fmt: skip
+        _checked(status, answer, f"cannot tag the experiment {name!r}")
+    return exp_id
+
+
+@dataclass(frozen=True)
+class ClassRun:
+    """One run of the class, as the teacher lists them: who owns it, and how it stands."""
+
+    run_id: str
+    name: str
+    owner: str
+    status: str
+    started: str
+    best_val_loss: float | None
+
+
+def class_runs(
+    url: str, auth: tuple[str, str], experiment: str, cafile: Path | None = None
+) -> list[ClassRun]:
+    """Every run of the class experiment with its owner (the account that created it), newest
+    first, read over REST."""
+    status, found = rest(
+        url, "/api/2.0/mlflow/experiments/get-by-name", auth=auth,
+        query={"experiment_name": experiment}, cafile=cafile,
+    )  # fmt: skip
+    _checked(status, found, f"cannot read the experiment {experiment!r}")
+    exp_id = found["experiment"]["experiment_id"]
+    runs: list[ClassRun] = []
+    token: str | None = None
+    while True:
+        body: dict[str, Any] = {"experiment_ids": [exp_id], "max_results": 1000,
+                                "order_by": ["attributes.start_time DESC"]}  # fmt: skip
+        if token:
+            body["page_token"] = token
+        status, page = rest(url, "/api/2.0/mlflow/runs/search", body, auth=auth, cafile=cafile)
+        _checked(status, page, f"cannot list the runs of {experiment!r}")
+        for r in page.get("runs", []):
+            info, data = r["info"], r.get("data", {})
+            metrics = {m["key"]: m["value"] for m in data.get("metrics", [])}
+            ms = int(info.get("start_time") or 0)
+            start = dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else ""
+            runs.append(
+                ClassRun(
+                    info["run_id"], info.get("run_name", ""), info.get("user_id", ""),
+                    info.get("status", ""), start,
+                    metrics.get("best_val_loss"),
+                )
+            )  # fmt: skip
+        token = page.get("next_page_token")
+        if not token:
+            return runs

@@ -1,0 +1,139 @@
+"""The class server's ``mlflow server`` process: its configuration, command, start and stop.
+
+`attention_ref.classroom.server.ClassServer` starts it (``start_mlflow``) and stops it
+(``stop_mlflow``) with these: basic auth's configuration file (`write_auth_config`: no
+permission by default, the accounts in PostgreSQL, the class's gate as its
+``authorization_function``), the process's environment (`environment`: the admin password is
+there, never on its command line), its command line (`command`: the workers, uvicorn's
+``--limit-concurrency``, TLS), its start in a process group of its own (`launch`), the wait
+for ``/health`` (`wait_until_healthy`) and the stop of the whole group (`stop_process_group`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from attention_ref.classroom.client import healthy
+
+#: a password's hash is checked once a minute per account and worker, not on every request
+#: (scrypt costs ~0.1 s of CPU: a class logs many requests a second); a changed password or a
+#: removed account is refused by every worker within this time
+AUTH_CACHE_TTL_S = 60
+_AUTHORIZATION_FUNCTION = "attention_ref.classroom.auth:authenticate"
+#: connections one ``mlflow server`` worker holds at once (uvicorn's ``--limit-concurrency``)
+CONNECTIONS_PER_WORKER = 64
+#: the variable that names the class experiment to the gate inside ``mlflow server``
+CLASS_EXPERIMENT_ENV = "ATTNREF_CLASS_EXPERIMENT"
+
+
+def secret_key(path: Path) -> str:
+    """The Flask secret key of basic auth's CSRF protection: made once, kept in ``path`` (0600)."""
+    if not path.is_file():
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_hex(32), encoding="utf-8")
+    return path.read_text(encoding="utf-8").strip()
+
+
+def write_auth_config(path: Path, database_uri: str, admin_username: str) -> Path:
+    """Basic auth's configuration file, written at ``path``: no permission by default, the
+    accounts in ``database_uri``, ``admin_username`` the admin, the class's gate as the
+    ``authorization_function``, a password checked once per `AUTH_CACHE_TTL_S`."""
+    path.write_text(
+        "[mlflow]\n"
+        "default_permission = NO_PERMISSIONS\n"
+        f"database_uri = {database_uri}\n"
+        f"admin_username = {admin_username}\n"
+        f"authorization_function = {_AUTHORIZATION_FUNCTION}\n"
+        f"auth_cache_ttl_seconds = {AUTH_CACHE_TTL_S}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def environment(
+    auth_config: Path, admin_password: str, flask_secret_key: str, experiment: str
+) -> dict[str, str]:
+    """``mlflow server``'s environment: ours without a client's ``MLFLOW_TRACKING_*``
+    variables, with basic auth's configuration and admin password, the Flask secret key and the
+    class experiment's name (for the gate)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING_")}
+    env |= {
+        "MLFLOW_AUTH_CONFIG_PATH": str(auth_config),
+        "MLFLOW_AUTH_ADMIN_PASSWORD": admin_password,  # the environment, never argv
+        "MLFLOW_FLASK_SERVER_SECRET_KEY": flask_secret_key,
+        # MLflow's job runner (GenAI scorers, online scoring): nothing a class uses
+        "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+        # the class experiment: the UI's root opens on its runs (the gate's `landing`)
+        CLASS_EXPERIMENT_ENV: experiment,
+        # a route no validator of MLflow's covers is refused (behind the class's own table)
+        "MLFLOW_BASIC_AUTH_FAIL_CLOSED": "true",
+    }
+    return env
+
+
+def command(
+    backend_store_uri: str, artifacts: Path, host: str, port: int, workers: int,
+    tls: tuple[Path, Path] | None = None,
+) -> list[str]:  # fmt: skip
+    """``mlflow server``'s command line: runs in ``backend_store_uri``, artifacts proxied to
+    ``artifacts``, basic auth, ``workers`` workers of at most `CONNECTIONS_PER_WORKER`
+    connections each; HTTPS with ``tls`` (certificate, key)."""
+    mlflow = str(Path(sys.executable).with_name("mlflow"))
+    cmd = [
+        mlflow, "server", "--backend-store-uri", backend_store_uri,
+        "--artifacts-destination", str(artifacts), "--host", host,
+        "--port", str(port), "--workers", str(workers), "--app-name", "basic-auth",
+    ]  # fmt: skip
+    # a worker holds at most this many connections at once and answers the next with a
+    # 503 at once (clients retry it): queued, they would time out while the server works
+    opts = f"--limit-concurrency {CONNECTIONS_PER_WORKER}"
+    if tls is not None:
+        cert, key = tls
+        opts += (f" --ssl-certfile {shlex.quote(str(cert))} "
+                 f"--ssl-keyfile {shlex.quote(str(key))}")  # fmt: skip
+    cmd += ["--uvicorn-opts", opts]
+    return cmd
+
+
+def launch(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` in a process group of its own, its output appended to ``log``."""
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+
+
+def wait_until_healthy(
+    process: subprocess.Popen[bytes], url: str, cafile: Path | None, deadline: float
+) -> bool:
+    """Wait (every half second) until ``url`` answers ``/health``: ``True``; ``False`` when
+    ``process`` exited or ``deadline`` (``time.monotonic``) passed first."""
+    while not healthy(url, cafile=cafile):
+        if process.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
+def last_log_line(log: Path) -> str:
+    """The log's last line (``no output`` for an empty log): why a start failed."""
+    text = log.read_text(encoding="utf-8", errors="replace").strip()
+    return text.splitlines()[-1] if text else "no output"
+
+
+def stop_process_group(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the server and its workers: SIGTERM to its process group, SIGKILL what is left."""
+    with contextlib.suppress(ProcessLookupError, subprocess.TimeoutExpired):
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # workers that outlived their parent
+    proc.wait()
