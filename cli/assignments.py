@@ -248,8 +248,7 @@ def mistake_words(name: str, lang: str = "en") -> str:
     """A catalogue entry in a few words: its words up to their colon, fields as "…"."""
     import re
 
-    from attention_ref.worked.mistakes import CATALOGUE
-    from attention_ref.worked.variant_mistakes import CATALOGUES
+    from attention_ref.exercises.catalogue import CATALOGUE, CATALOGUES
 
     kinds = {k.name: k for k in CATALOGUE}
     for catalogue in CATALOGUES.values():

@@ -44,10 +44,10 @@ def check(
     Grading: each entry is graded at the decimals the exercise asks (3 unless it says
     otherwise), whatever the decimals you wrote. An entry is right when it is the exact value
     rounded as asked, give or take the rounding that earlier steps rounded as asked carry into
-    it (computed entry by entry). An entry with fewer decimals is read with its zeros put back
-    (0.67 as 0.670) when its matrix has 3 decimals elsewhere; in a matrix with no entry to 3
-    decimals, an entry is right only when it is the exact value to 3 decimals (2 for 2.000),
-    else the verdict is "give 3 decimals". The report, and every error about the answer, is in
+    it (computed entry by entry). Every entry is read with its zeros put back (0.67 as 0.670;
+    2 for 2.000), whether it is right or not: a slip onto a trailing zero is a slip. A matrix
+    with no entry to 3 decimals whose entries are the values at the decimals written (2 for
+    2.121) gets "give 3 decimals". The report, and every error about the answer, is in
     the answer's language ("lang" of its "exercise"), or the one --lang asks. Steps are named
     as the statement writes them, with the JSON path beside: Q⁽¹⁾ (heads[0].Q).
 
@@ -58,7 +58,7 @@ def check(
     Exit code 0 when every given step is right, 1 when one is wrong or short of decimals, 2
     for a bad file, the exercise file itself, or an answer with no step filled in.
     """
-    from attention_ref.worked.check import check_file, report_lines
+    from attention_ref.exercises.grader import check_file, report_lines
 
     if lang is not None and lang not in ("en", "pt"):
         raise CLIError(f"--lang must be en or pt, got {lang!r}")

@@ -17,6 +17,15 @@ EXERCISE_FORMATS = ("markdown", "latex", "json", "rich")
 OUT_FILES = ("statement.md", "statement.tex", "key.md", "key.tex", "exercise.json", "answer.json")
 
 
+def default_heads(variant: str, heads: int | None) -> int:
+    """``--heads`` when given, else the variant's default: 4 query heads for ``gqa`` (two K/V
+    heads to group), 1 head for ``rope`` (``d_k = 4``: two pairs, so that the pairs' mistakes
+    can show), else the homework's 2."""
+    if heads is not None:
+        return heads
+    return {"gqa": 4, "rope": 1}.get(variant, 2)
+
+
 def exercise(
     seed: Annotated[int, typer.Option(help="Same seed and options, same exercise.")] = 0,
     tokens: Annotated[int, typer.Option("--tokens", help="Number of tokens n (1-8).")] = 3,
@@ -26,7 +35,7 @@ def exercise(
         typer.Option(
             "--heads",
             help="Heads h (query heads with --variant gqa); must divide d_model. Default 2; 4 "
-            "with --variant gqa.",
+            "with --variant gqa; 1 with --variant rope (d_k = 4: two pairs to turn).",
             show_default=False,
         ),
     ] = None,
@@ -110,12 +119,11 @@ def exercise(
         raise CLIError(f"unknown format {fmt!r}; choose one of: {', '.join(EXERCISE_FORMATS)}")
     if precision is not None and not 0 <= precision <= 15:
         raise CLIError(f"--precision must be between 0 and 15, got {precision}")
-    from attention_ref.worked.exercise import ExerciseOptions
+    from attention_ref.exercises.exercise import ExerciseOptions
 
-    if heads is None:
-        heads = 4 if variant == "gqa" else 2
     try:
-        opt = ExerciseOptions(seed=seed, tokens=tokens, d_model=d_model, heads=heads,
+        opt = ExerciseOptions(seed=seed, tokens=tokens, d_model=d_model,
+                              heads=default_heads(variant, heads),
                               causal=causal, lang=lang, backward=backward,
                               decimals=decimals, variant=variant, kv_heads=kv_heads,
                               window=window)  # fmt: skip
@@ -123,8 +131,8 @@ def exercise(
         raise CLIError(str(e)) from None
     if out is not None and out.exists() and not out.is_dir():
         raise CLIError(f"--out {out} is a file, not a folder")
+    from attention_ref.exercises.exercise import make_exercise
     from attention_ref.render import emit, render, to_json
-    from attention_ref.worked.exercise import make_exercise
 
     ex = make_exercise(opt)
     precision = opt.decimals if precision is None else precision

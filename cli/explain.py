@@ -134,7 +134,7 @@ def explain(
         expl = explain_example_cached(example or DEFAULT_EXAMPLE)
         emit(render(expl, fmt, precision, standalone=standalone, fit_width=fit_width))
         return
-    from attention_ref.worked.inputs import InputError, load_input_file
+    from attention_ref.inputs.attention_input import InputError, load_input_file
 
     try:
         inp = load_input_file(input_file)

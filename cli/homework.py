@@ -112,7 +112,7 @@ def submit(
     from attention_ref.classroom.homework import submit as send
     from attention_ref.classroom.patience import Patience
     from attention_ref.classroom.server import ServerError
-    from attention_ref.worked.check import report_lines
+    from attention_ref.exercises.grader import report_lines
 
     url, auth = account(tracking_uri)
     texts = []

@@ -5,7 +5,10 @@
 * Statically, no ``import`` statement in a folder's files (function-level ones included: they
   run later, when a command needs them) names a forbidden package.
 
-Dependencies point one way: reference -> worked -> render; lm -> experiments -> cli.
+Dependencies point one way: reference -> inputs -> worked -> exercises -> classroom (render
+beside worked); lm -> experiments -> classroom; the CLI above them all. And no import circle
+anywhere in the package, not even between two files of one folder; no module over 450 lines
+but the textbook's (`attention_ref/reference/attention.py`).
 """
 
 from __future__ import annotations
@@ -24,20 +27,34 @@ PKG = ROOT / "attention_ref"
 #: folder -> the top-level packages and attnref folders it must never import
 RULES: dict[str, set[str]] = {
     "attention_ref/reference": {"mlflow", "matplotlib", "typer", "rich", "cli",
+                                "attention_ref.inputs", "attention_ref.exercises",
                                 "attention_ref.worked", "attention_ref.render",
                                 "attention_ref.lm", "attention_ref.experiments",
                                 "attention_ref.book", "attention_ref.classroom"},
     "attention_ref/render": {"torch", "mlflow", "matplotlib", "typer", "cli",
                              "attention_ref.reference", "attention_ref.worked",
+                             "attention_ref.inputs", "attention_ref.exercises",
                              "attention_ref.lm", "attention_ref.experiments",
                              "attention_ref.book", "attention_ref.classroom"},
     "attention_ref/worked": {"mlflow", "matplotlib", "typer", "cli", "attention_ref.lm",
                              "attention_ref.experiments", "attention_ref.book",
-                             "attention_ref.classroom"},
+                             "attention_ref.classroom", "attention_ref.exercises"},
+    # reading a user's file: below everything that reads one; nothing of the package, no torch
+    "attention_ref/inputs": {"torch", "mlflow", "matplotlib", "typer", "rich", "cli",
+                             "attention_ref.reference", "attention_ref.render",
+                             "attention_ref.worked", "attention_ref.exercises",
+                             "attention_ref.lm", "attention_ref.experiments",
+                             "attention_ref.book", "attention_ref.classroom"},
+    # the exercises and their grader: above worked/ and reference/, below classroom/
+    "attention_ref/exercises": {"mlflow", "matplotlib", "typer", "cli", "attention_ref.lm",
+                                "attention_ref.experiments", "attention_ref.book",
+                                "attention_ref.classroom"},
     "attention_ref/lm": {"mlflow", "typer", "cli", "attention_ref.worked",
+                         "attention_ref.exercises", "attention_ref.inputs",
                          "attention_ref.render", "attention_ref.experiments",
                          "attention_ref.book", "attention_ref.classroom"},
     "attention_ref/experiments": {"typer", "cli", "attention_ref.worked",
+                                  "attention_ref.exercises", "attention_ref.inputs",
                                   "attention_ref.render", "attention_ref.book",
                                   "attention_ref.classroom"},
     "attention_ref/lm/config.py": {"torch", "mlflow", "attention_ref"},
@@ -69,7 +86,8 @@ RULES: dict[str, set[str]] = {
     # worked/ (the checker), never the CLI; the table itself is pure data
     "attention_ref/classroom": {"typer", "cli", "attention_ref.book"},
     "attention_ref/classroom/access.py": {"torch", "mlflow", "flask", "attention_ref.lm",
-                                          "attention_ref.experiments", "attention_ref.worked"},
+                                          "attention_ref.experiments", "attention_ref.worked",
+                                          "attention_ref.exercises"},
     "attention_ref/classroom/access_table.py": {"torch", "mlflow", "flask", "attention_ref.lm",
                                                 "attention_ref.experiments",
                                                 "attention_ref.worked"},
@@ -172,5 +190,105 @@ def test_the_rules_can_fail():
 def test_every_package_module_is_under_a_rule():
     """A new top-level module or folder must be placed in the architecture on purpose."""
     top = {p.name for p in PKG.iterdir() if p.name != "__pycache__"}
-    assert top == {"__init__.py", "book", "reference", "worked", "render", "lm",
-                   "experiments", "classroom"}  # fmt: skip
+    assert top == {"__init__.py", "book", "reference", "inputs", "worked", "exercises",
+                   "render", "lm", "experiments", "classroom"}  # fmt: skip
+
+
+# --- no import circle, no long module ------------------------------------------------------------
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the package and of the CLI, by dotted name."""
+    out = {}
+    for f in sorted([*PKG.rglob("*.py"), *(ROOT / "cli").rglob("*.py")]):
+        parts = list(f.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = f
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports: every import statement, at the top, in a
+    function or under ``TYPE_CHECKING``, relative ones resolved."""
+    files = module_files()
+    graph: dict[str, set[str]] = {m: set() for m in files}
+    for m, f in files.items():
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    here = m.split(".")[: None if f.name == "__init__.py" else -1]
+                    up = here[: len(here) - node.level + 1]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                names = [base, *(f"{base}.{a.name}" for a in node.names)]
+            graph[m] |= {n for n in names if n in files and n != m}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's), each a circle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle_in_the_package_or_the_cli():
+    graph = import_graph()
+    assert len(graph) > 100 and sum(map(len, graph.values())) > 400  # the graph was read
+    assert circles(graph) == []
+
+
+def test_an_import_circle_is_found():
+    """The control: a circle of three (and one through a relative import) is reported."""
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+#: The one module allowed to be long: the textbook, a function per formula in the seed's order.
+LONG_ALLOWED = {"attention_ref/reference/attention.py"}
+MAX_LINES = 450
+
+
+def long_modules(files: dict[str, Path]) -> dict[str, int]:
+    return {str(f.relative_to(ROOT)): n for f in files.values()
+            if (n := len(f.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+            and str(f.relative_to(ROOT)) not in LONG_ALLOWED}  # fmt: skip
+
+
+def test_no_module_is_over_450_lines_but_the_textbook():
+    assert long_modules(module_files()) == {}
+    # the control: the textbook itself is long, and would be reported without its exception
+    textbook = ROOT / "attention_ref/reference/attention.py"
+    assert len(textbook.read_text(encoding="utf-8").splitlines()) > MAX_LINES

@@ -49,7 +49,7 @@ def forward_steps(
     mask: Step | None = None,
     output_note: str = "",
 ) -> list[Step]:
-    """The words of `attention_ref.worked.variant_trace.forward_sections`, step by step."""
+    """The words of `attention_ref.worked.grouped_layout.forward_sections`, step by step."""
     n, d_model = tr.X.shape
     h, g, d_k, d_v = tr.h, tr.g, tr.d_k, int(tr.V.shape[-1])
     rope = tr.rope_base is not None

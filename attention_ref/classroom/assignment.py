@@ -1,6 +1,6 @@
 r"""An assignment of the class server: what it asks, when it is due, and each student's variant.
 
-An assignment is ``N`` exercises of ``attnref exercise`` (`attention_ref.worked.exercise`), the
+An assignment is ``N`` exercises of ``attnref exercise`` (`attention_ref.exercises.exercise`), the
 same shape for the whole class (tokens, ``d_model``, heads, mask, language, decimals, the
 backward question; the homework's attention or one of today's, ``--variant gqa|window|rope``),
 each student's numbers their own. Student ``s``'s exercise ``k`` is drawn
@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from attention_ref.worked.exercise import ExerciseOptions
+    from attention_ref.exercises.exercise import ExerciseOptions
 
 #: the experiments of an assignment: ``homework/NAME`` and ``homework/NAME/STUDENT``
 PREFIX: Final = "homework/"
@@ -211,7 +211,7 @@ class Assignment:
 
     def options(self, seed: int) -> ExerciseOptions:
         """The exercise of this shape drawn from ``seed``."""
-        from attention_ref.worked.exercise import ExerciseOptions
+        from attention_ref.exercises.exercise import ExerciseOptions
 
         try:
             return ExerciseOptions(seed=seed, tokens=self.tokens, d_model=self.d_model,
@@ -268,8 +268,8 @@ def matching_exercise(doc: object, exercises: list[ExerciseOptions]) -> int | No
     object, or ``None``."""
     if not isinstance(doc, dict) or not isinstance(doc.get("exercise"), dict):
         return None
-    from attention_ref.worked.exercise import options_from_json
-    from attention_ref.worked.inputs import InputError
+    from attention_ref.exercises.exercise import options_from_json
+    from attention_ref.inputs.attention_input import InputError
 
     try:
         named = options_from_json(doc["exercise"]).to_json()

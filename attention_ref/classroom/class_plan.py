@@ -24,8 +24,8 @@ from attention_ref.classroom.student_answers import (
 )
 
 if TYPE_CHECKING:
-    from attention_ref.worked.answer import Problem
-    from attention_ref.worked.exercise import ExerciseOptions
+    from attention_ref.exercises.answer import Problem
+    from attention_ref.exercises.exercise import ExerciseOptions
 
 #: 30 students' names (accounts on the server)
 NAMES: Final = ("ana", "bruno", "carla", "davi", "elisa", "fabio", "gabi", "heitor", "iris",
@@ -76,7 +76,7 @@ class Behaviour:
 
 def _exercise_numbers(opt: ExerciseOptions) -> bytes:
     """The exercise's own numbers (the problem, not an answer): the client refuses them."""
-    from attention_ref.worked.exercise import draw_problem
+    from attention_ref.exercises.exercise import draw_problem
 
     return json.dumps(draw_problem(opt)).encode()
 
@@ -84,8 +84,8 @@ def _exercise_numbers(opt: ExerciseOptions) -> bytes:
 def plan(assignment: Assignment, students: Sequence[str]) -> list[Behaviour]:
     """Who does what (see the module docstring). Each mistake of the catalogue goes to the
     first student left whose own exercise has it; needs about 30 students for all."""
-    from attention_ref.worked.answer import Problem
-    from attention_ref.worked.mistakes import mistakes_for
+    from attention_ref.exercises.answer import Problem
+    from attention_ref.exercises.catalogue import mistakes_for
 
     p = assignment.decimals
     problems = {s: Problem.of_exercise(assignment.exercises_of(s)[0]) for s in students}

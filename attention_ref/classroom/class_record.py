@@ -55,7 +55,7 @@ class ClassRecord:
     def to_json(self) -> dict[str, object]:
         """The record for the book (``docs/results/class-homework.json``)."""
         from attention_ref.classroom.gradebook import summarize
-        from attention_ref.worked.mistakes import CATALOGUE
+        from attention_ref.exercises.catalogue import CATALOGUE
 
         labels = {b.student: b.label for b in self.behaviours}
         return {
@@ -77,8 +77,8 @@ def absent_on_the_class(record: dict[str, Any], names: Sequence[str], lang: str 
     (`ClassRecord.to_json`), computed on the class's own exercises: each is either on none of
     them (with the shape's reason, where the shape gives one) or on some, and no one made it."""
     from attention_ref.classroom.gradebook import kind_of
-    from attention_ref.worked.answer import Problem
-    from attention_ref.worked.mistakes import CATALOGUE, mistakes_for
+    from attention_ref.exercises.answer import Problem
+    from attention_ref.exercises.catalogue import CATALOGUE, mistakes_for
 
     info = dict(record["assignment"])
     a = Assignment(name=str(info.pop("name")), **info)  # type: ignore[arg-type]
@@ -120,7 +120,7 @@ def expected_verdicts(assignment: Assignment, behaviours: Sequence[Behaviour]) -
     server (the gradebook must say the same)."""
     from attention_ref.classroom.exchange.fetch import Mine
     from attention_ref.classroom.exchange.submit import check_text
-    from attention_ref.worked.inputs import InputError
+    from attention_ref.inputs.attention_input import InputError
 
     out: dict[str, dict[str, object]] = {}
     for b in behaviours:

@@ -1,6 +1,6 @@
 """The gradebook of an assignment, as data: which submission counts, its grade, the class's
 summary, the CSV. Pure: no network, no torch, no mlflow (`attention_ref.classroom.homework`
-reads and writes the server; `attention_ref.worked.check` grades).
+reads and writes the server; `attention_ref.exercises.grader` grades).
 
 A student's submissions of one exercise are their attempts. The **latest** (by the time the
 server received it) counts, unless the teacher says otherwise: ``best`` (most steps right, the

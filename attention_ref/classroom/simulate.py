@@ -1,7 +1,7 @@
 """A class of students doing homework on a real class server, all at once: the recorded class.
 
 `plan` gives each of ``n`` students (30 by default) a behaviour: a right answer; each mistake
-of the catalogue that exists on their own exercise (`attention_ref.worked.mistakes`), one
+of the catalogue that exists on their own exercise (`attention_ref.exercises.catalogue`), one
 student each; two mistakes together; the rounding of earlier steps carried on (right) and
 answers rounded to fewer decimals than asked; a partial answer; late answers; resubmissions
 (wrong then right, right then wrong, on time then late); a malformed file refused on the
@@ -12,7 +12,7 @@ submit``), moves the due time to now, has the late ones submit, grades as the te
 counts: submissions, answers on disk, grades. `expected` is what the checker says of each
 student's counted answer, computed apart from the server: the gradebook must equal it.
 
-The answers are written as a student writes them (`attention_ref.worked.answer.answer_text`:
+The answers are written as a student writes them (`attention_ref.exercises.answer.answer_text`:
 every number to the decimals asked). Nothing here is a mock: the server, its gate, the
 PostgreSQL store and the artifact files are the real ones.
 """
@@ -72,7 +72,7 @@ def _send(url: str, auth: tuple[str, str], name: str, a: Attempt,
     """One attempt; returns what happened (``"stored"``, ``"refused"``). ``checked``: the
     check the student's command made before sending (`prepare`)."""
     from attention_ref.classroom.exchange.submit import submit
-    from attention_ref.worked.inputs import InputError
+    from attention_ref.inputs.attention_input import InputError
 
     if a.via == "rest":
         _push_past_the_command(url, auth, name, a.text)

@@ -1,7 +1,7 @@
 """Answers as a student writes them: right, rounded as they go, mistaken, slipped, partial.
 
 Each answer is every step of the problem's attention (the homework's, or a variant's) written
-to the decimals asked (`attention_ref.worked.answer.answer_text`), as the bytes of an answer
+to the decimals asked (`attention_ref.exercises.answer.answer_text`), as the bytes of an answer
 file. The homework's grader counts the steps of a whole answer with `right_answer`
 (`attention_ref.classroom.homework.steps_asked`); the simulated class
 (`attention_ref.classroom.simulate`) sends all of them.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from torch import Tensor
 
-    from attention_ref.worked.answer import Problem
+    from attention_ref.exercises.answer import Problem
 
 
 #: every step an answer may hold: the homework's, and a variant's (rotated, K/V heads)
@@ -27,17 +27,20 @@ STEPS: Final = ("Q", "Q_rot", "K", "V", "kv.K", "kv.V", "kv.K_rot", "scores", "S
 def _write(steps: dict[Any, Tensor], prob: Problem, decimals: int, **kw: Any) -> bytes:
     import torch
 
-    from attention_ref.worked.answer import answer_from_steps, answer_text
+    from attention_ref.exercises.answer import answer_from_steps, answer_text
+    from attention_ref.exercises.problem import FINAL_STEPS, HEAD_STEPS
 
     steps = {k: v for k, v in steps.items() if not torch.isnan(v).any()}
-    doc = answer_from_steps(steps, prob.naming, decimals, **{"keys": STEPS, **kw})
+    # the homework's answer names its heads' steps only (its K/V heads are its heads)
+    keys = STEPS if prob.chain is not None else HEAD_STEPS + FINAL_STEPS
+    doc = answer_from_steps(steps, prob.naming, decimals, **{"keys": keys, **kw})
     return answer_text(doc, decimals).encode()
 
 
 def _chain(prob: Problem) -> tuple[Sequence[Any], Sequence[Any]]:
     """The stages and the catalogue of the problem's attention (the homework's or a variant's)."""
-    from attention_ref.worked.mistakes import CATALOGUE
-    from attention_ref.worked.steps import FORWARD
+    from attention_ref.exercises.catalogue import CATALOGUE
+    from attention_ref.exercises.chain import FORWARD
 
     if prob.chain is None:
         return FORWARD, CATALOGUE
@@ -46,7 +49,7 @@ def _chain(prob: Problem) -> tuple[Sequence[Any], Sequence[Any]]:
 
 def right_answer(prob: Problem, decimals: int) -> bytes:
     """Every step, exact, written to ``decimals`` places."""
-    from attention_ref.worked.steps import computed_steps
+    from attention_ref.exercises.chain import computed_steps
 
     stages, _ = _chain(prob)
     return _write(computed_steps(prob.data(), (), stages), prob, decimals)
@@ -84,8 +87,8 @@ def carried_answer(prob: Problem, decimals: int) -> bytes:
 def mistaken_answer(prob: Problem, decimals: int, names: Sequence[str]) -> bytes | None:
     """Every step as the mistakes ``names`` (of the catalogue, on this problem) make it, or
     ``None`` when one of them does not exist on this problem."""
-    from attention_ref.worked.mistakes import mistakes_for
-    from attention_ref.worked.steps import computed_steps
+    from attention_ref.exercises.catalogue import mistakes_for
+    from attention_ref.exercises.chain import computed_steps
 
     stages, catalogue = _chain(prob)
     found = {m.name: m for m in mistakes_for(prob.data(), stages, decimals, catalogue)
@@ -97,7 +100,7 @@ def mistaken_answer(prob: Problem, decimals: int, names: Sequence[str]) -> bytes
 
 def slip_answer(prob: Problem, decimals: int) -> bytes:
     """Every step right but one entry of the output, off by 1 (an arithmetic slip)."""
-    from attention_ref.worked.steps import computed_steps
+    from attention_ref.exercises.chain import computed_steps
 
     steps = dict(computed_steps(prob.data()))
     out = steps[("output", None)].clone()
@@ -108,7 +111,7 @@ def slip_answer(prob: Problem, decimals: int) -> bytes:
 
 def partial_answer(prob: Problem, decimals: int) -> bytes:
     """Only the projections and the scores (a student who stopped half way), right."""
-    from attention_ref.worked.steps import computed_steps
+    from attention_ref.exercises.chain import computed_steps
 
     return _write(computed_steps(prob.data()), prob, decimals,
                   keys=("Q", "K", "V", "scores", "S"))  # fmt: skip

@@ -14,8 +14,8 @@ import torch
 from torch import Tensor
 
 from attention_ref import reference as ref
+from attention_ref.inputs.attention_input import InputError
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, latex_to_unicode
-from attention_ref.worked.inputs import InputError
 from attention_ref.worked.trace import L, column_names, t
 
 #: What the screen says about the default upstream gradient.

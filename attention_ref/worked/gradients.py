@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from attention_ref import reference as ref
+from attention_ref.inputs.attention_input import AttentionInput, matrix
 from attention_ref.render import Explanation, JSONValue, Matrix, Section
 from attention_ref.worked.backward_sections import (
     DEFAULT_DZ,
@@ -41,7 +42,6 @@ from attention_ref.worked.backward_sections import (
     plain,
     with_backward,
 )
-from attention_ref.worked.inputs import AttentionInput, matrix
 from attention_ref.worked.registry import check_example, explain_example
 from attention_ref.worked.trace import L, column_names, t
 
@@ -70,9 +70,9 @@ __all__ = [
 
 
 def read_json(path: str | Path, what: str) -> object:
-    """A JSON file decoded by `attention_ref.worked.jsonfile.read_json`, the one bounded loader
+    """A JSON file decoded by `attention_ref.inputs.jsonfile.read_json`, the one bounded loader
     of every command: every failure is an `InputError` of one line naming ``what``."""
-    from attention_ref.worked import jsonfile
+    from attention_ref.inputs import jsonfile
 
     return jsonfile.read_json(path, what)
 
@@ -240,7 +240,7 @@ def backward_explanation(
 ) -> Explanation:
     """What ``explain --backward`` shows: ``--input`` if given, else the example; ``G`` from
     ``--grad-output`` if given. Every problem with a file is an `InputError` of one line."""
-    from attention_ref.worked.inputs import load_input_file
+    from attention_ref.inputs.attention_input import load_input_file
 
     G = load_grad_output(grad_output) if grad_output is not None else None
     if input_file is not None:

@@ -25,8 +25,9 @@ from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference.params import gqa_params
 from attention_ref.render import Explanation, Matrix, Section
 from attention_ref.worked import life_is_awesome as life
+from attention_ref.worked.grouped_backward import with_gqa_backward
+from attention_ref.worked.grouped_layout import forward_sections, trace_json
 from attention_ref.worked.trace import t
-from attention_ref.worked.variant_trace import forward_sections, trace_json, with_gqa_backward
 
 GQA_H: Final = 4
 GQA_G: Final = 2

@@ -26,8 +26,8 @@ from attention_ref.reference import kv_cache as ref_kv
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.gradients import NOTATION, check_grad_output, grad_mat
+from attention_ref.worked.grouped_layout import sup, supT
 from attention_ref.worked.trace import L, column_names, t
-from attention_ref.worked.variant_trace import sup, supT
 
 #: how many tokens the prompt holds: "Life is"; the next one is decoded
 PROMPT: Final = 2

@@ -19,8 +19,9 @@ from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import rope as ref_rope
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
 from attention_ref.worked import life_is_awesome as life
+from attention_ref.worked.grouped_backward import with_gqa_backward
+from attention_ref.worked.grouped_layout import forward_sections, trace_json
 from attention_ref.worked.trace import L, t
-from attention_ref.worked.variant_trace import forward_sections, trace_json, with_gqa_backward
 
 ROPE_BASE: Final = ref_rope.DEFAULT_BASE
 #: the pair (query "awesome", key "Life") whose score the shift check moves, and the shift

@@ -22,13 +22,9 @@ from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import windows
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
 from attention_ref.worked import life_is_awesome as life
+from attention_ref.worked.grouped_backward import with_gqa_backward
+from attention_ref.worked.grouped_layout import forward_sections, mask_section, trace_json
 from attention_ref.worked.trace import L, column_names, t
-from attention_ref.worked.variant_trace import (
-    forward_sections,
-    mask_section,
-    trace_json,
-    with_gqa_backward,
-)
 
 WINDOW: Final = 2
 

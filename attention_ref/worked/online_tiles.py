@@ -18,8 +18,8 @@ from attention_ref import reference as ref
 from attention_ref.reference import online_softmax as osm
 from attention_ref.render import JSONValue, Mat, Section
 from attention_ref.worked import life_is_awesome as life
+from attention_ref.worked.grouped_layout import sup
 from attention_ref.worked.trace import L, column_names
-from attention_ref.worked.variant_trace import sup
 
 #: keys per tile
 TILE: Final = 2

@@ -62,7 +62,7 @@ def input_json(
     b_V: Tensor | None = None,
     b_O: Tensor | None = None,
 ) -> dict[str, JSONValue]:
-    """The ``--input`` document of these numbers (`attention_ref.worked.inputs` reads it).
+    """The ``--input`` document of these numbers (`attention_ref.inputs.attention_input` reads it).
 
     Per-head form when ``h`` is ``None`` (``W_Q`` is ``(h, d_model, d_k)``, ``b_Q`` is
     ``(h, d_k)``), fused form otherwise (``W_Q`` is ``(d_model, h*d_k)``, ``b_Q`` is

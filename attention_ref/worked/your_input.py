@@ -1,8 +1,9 @@
 """A user's own numbers (``attnref explain --input FILE``), through seed 000's steps.
 
-`attention_ref.worked.inputs` reads and validates the file (without torch); this module runs
-the validated numbers through the reference and lays them out like life-is-awesome. The JSON
-it prints carries those numbers under ``"input"``, so it is itself a valid ``--input`` file.
+`attention_ref.inputs.attention_input` reads and validates the file (without torch); this
+module runs the validated numbers through the reference and lays them out like
+life-is-awesome. The JSON it prints carries those numbers under ``"input"``, so it is itself a
+valid ``--input`` file.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from torch import Tensor
 
 from attention_ref import reference as ref
+from attention_ref.inputs.attention_input import AttentionInput, Matrix
 from attention_ref.render import Explanation
-from attention_ref.worked.inputs import AttentionInput, Matrix
 from attention_ref.worked.trace import t, trace_sections, trace_to_json
 
 

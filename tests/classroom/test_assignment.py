@@ -34,8 +34,8 @@ from attention_ref.classroom.gradebook import (
     to_csv,
 )
 from attention_ref.classroom.simulate import NAMES
-from attention_ref.worked.exercise import draw_problem
-from attention_ref.worked.mistakes import CATALOGUE
+from attention_ref.exercises.catalogue import CATALOGUE
+from attention_ref.exercises.exercise import draw_problem
 
 UTC = dt.UTC
 

@@ -37,7 +37,7 @@ from attention_ref.classroom.server import (
     stop_server,
 )
 from attention_ref.classroom.simulate import right_answer
-from attention_ref.worked.answer import Problem
+from attention_ref.exercises.answer import Problem
 from tests.classroom.conftest import class_dir, free_port
 
 pytestmark = pytest.mark.slow

@@ -31,7 +31,7 @@ from attention_ref.classroom.assignment import (
 from attention_ref.classroom.gradebook import Standing
 from attention_ref.classroom.server import add_student, rest
 from attention_ref.classroom.simulate import mistaken_answer, right_answer
-from attention_ref.worked.answer import Problem
+from attention_ref.exercises.answer import Problem
 from tests.classroom.conftest import ATTNREF, free_port, one_line_error, student_env
 
 pytestmark = pytest.mark.slow

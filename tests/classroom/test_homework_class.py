@@ -13,7 +13,7 @@ import pytest
 
 from attention_ref.classroom.gradebook import Standing
 from attention_ref.classroom.simulate import NAMES, run_class
-from attention_ref.worked.mistakes import CATALOGUE
+from attention_ref.exercises.catalogue import CATALOGUE
 
 pytestmark = pytest.mark.slow
 

@@ -139,7 +139,7 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
     from attention_ref.classroom import homework as hw
     from attention_ref.classroom.assignment import Assignment
     from attention_ref.classroom.simulate import mistaken_answer
-    from attention_ref.worked.answer import Problem
+    from attention_ref.exercises.answer import Problem
 
     a = hw.assign(server.url, server.admin, Assignment(name="hw-ui")).assignment
     prob = Problem.of_exercise(a.exercises_of("alice")[0])

@@ -19,10 +19,10 @@ def run(args: list[str], capsys) -> tuple[int, str, str]:
 
 def answer(tmp_path: Path, lang: str, *, mistake: str | None = "no_scale", name="a.json") -> str:
     """Exercise 9's S and A (3 decimals) in ``lang``, optionally with the scale forgotten."""
-    from attention_ref.worked.answer import Problem, answer_from_steps, answer_text
-    from attention_ref.worked.exercise import ExerciseOptions
-    from attention_ref.worked.mistakes import mistakes_for
-    from attention_ref.worked.steps import computed_steps
+    from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text
+    from attention_ref.exercises.catalogue import mistakes_for
+    from attention_ref.exercises.chain import computed_steps
+    from attention_ref.exercises.exercise import ExerciseOptions
 
     prob = Problem.of_exercise(ExerciseOptions(seed=9, lang=lang))
     d = prob.data()

@@ -2,7 +2,7 @@
 
 The commands (``check``, ``explain --input``, ``explain --backward --input``, ``explain
 --backward --grad-output``) read their files through one loader
-(`attention_ref.worked.jsonfile`). Whatever the file holds (deep nesting, 1e999, NaN, bytes
+(`attention_ref.inputs.jsonfile`). Whatever the file holds (deep nesting, 1e999, NaN, bytes
 that are not UTF-8, huge arrays, a wrong type at any key of a valid document), the command
 answers in one line on stderr with exit code 2: through the real CLI entry point, and through
 the console script for the cases that used to crash it.
@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attention_ref.worked.answer import INFINITIES
-from attention_ref.worked.jsonfile import MAX_DEPTH
+from attention_ref.exercises.answer import INFINITIES
+from attention_ref.inputs.jsonfile import MAX_DEPTH
 from cli.main import main
 
 ATTNREF = shutil.which("attnref") or str(Path(sys.executable).with_name("attnref"))
@@ -167,7 +167,7 @@ def test_bytes_that_are_not_utf8_are_one_line_and_exit_2(tmp_path, data, command
     assert "is not UTF-8 text" in err
 
 
-#: the words of the loader's errors in Portuguese (`attention_ref.worked.jsonfile.WORDS`)
+#: the words of the loader's errors in Portuguese (`attention_ref.inputs.jsonfile.WORDS`)
 IN_PORTUGUESE = {"too large for a float": "grande demais para um float",
                  "has NaN at line": "tem NaN na linha", "-Infinity at line": "-Infinity na linha",
                  "an integer of 40 digits": "um inteiro de 40 dígitos"}  # fmt: skip

@@ -152,7 +152,7 @@ def test_exercise_json_is_an_input_file_for_explain(tmp_path, capsys):
     code, key, _ = run(["exercise", "--seed", "5", "--tokens", "4", "--no-causal", "--key",
                         "-f", "rich"], capsys)  # fmt: skip
     assert code == 0 and "Output" in key
-    from attention_ref.worked.exercise import ExerciseOptions, make_exercise
+    from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 
     ex = make_exercise(ExerciseOptions(seed=5, tokens=4, causal=False))
     assert json.loads(explained)["output"] == ex.key.data["output"]
@@ -167,7 +167,7 @@ def test_exercise_out_writes_every_document_and_the_latex_compiles(tmp_path, cap
                             "answer.json"])  # fmt: skip
     key = json.loads((tmp_path / "ex" / "exercise.json").read_text(encoding="utf-8"))
     assert key["tokens"] and "heads" in key
-    from attention_ref.worked.exercise import ExerciseOptions, make_exercise
+    from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 
     H = make_exercise(ExerciseOptions(seed=6)).key.data["heads"][0]["H"]
     answer = write(tmp_path / "ex" / "a.json", {"input": "exercise.json", "heads": [{"H": H}]})
@@ -204,10 +204,10 @@ def test_bad_exercise_options(capsys, args, message):
 
 def exercise_answer(tmp_path: Path, capsys, *, mistake: str | None, lang: str = "en") -> str:
     """The key of exercise 9 as an answer (3 decimals), optionally with the scale forgotten."""
-    from attention_ref.worked.answer import Problem, answer_from_steps, answer_text
-    from attention_ref.worked.exercise import ExerciseOptions
-    from attention_ref.worked.mistakes import mistakes_for
-    from attention_ref.worked.steps import computed_steps
+    from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text
+    from attention_ref.exercises.catalogue import mistakes_for
+    from attention_ref.exercises.chain import computed_steps
+    from attention_ref.exercises.exercise import ExerciseOptions
 
     prob = Problem.of_exercise(ExerciseOptions(seed=9, lang=lang))
     d = prob.data()
@@ -276,7 +276,7 @@ def test_the_answer_template_then_the_filled_answer_in_portuguese(tmp_path, caps
         "exercise.json is the exercise (its numbers), not an answer: fill in answer.json "
         "beside it" in err
     )
-    from attention_ref.worked.exercise import ExerciseOptions, make_exercise
+    from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 
     key = make_exercise(ExerciseOptions(seed=9, lang="pt")).key.data
     template["heads"][1]["A"] = [[round(x, 3) for x in row] for row in key["heads"][1]["A"]]

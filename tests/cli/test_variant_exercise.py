@@ -49,7 +49,7 @@ def dump(doc: dict) -> str:
 #: to explain's numbers elsewhere), so that the pin does not move with torch's last bits. The
 #: statements' pins moved since, for issue 31: item 4, "How to answer" ends with how to write a
 #: masked entry (and, in Portuguese, that answer.json's numbers take a decimal point),
-#: `attention_ref.worked.exercise.answer_notes` (without those words statement.md is 899fd86's
+#: `attention_ref.exercises.exercise.answer_notes` (without those words statement.md is 899fd86's
 #: bytes: `test_the_statements_are_the_pinned_bytes_but_for_the_answer_notes`); item 8 (b91a854),
 #: statement.tex typesets the prose's symbols as math; the Portuguese note's numbers are code
 #: (`0.670`: the book's Portuguese pages show no decimal point in prose)
@@ -99,9 +99,10 @@ def test_the_statements_are_the_pinned_bytes_but_for_the_answer_notes(
 ):
     """Issue 31 changed only the words on writing answer.json (a masked entry; in Portuguese,
     the decimal point): without them, the homework's statement is 899fd86's, byte for byte."""
-    import attention_ref.worked.exercise as exercise
+    import attention_ref.exercises.statement as exercise
+    from attention_ref.exercises.options import ExerciseOptions
 
-    notes = exercise.answer_notes(exercise.ExerciseOptions(seed=5, lang="pt"))
+    notes = exercise.answer_notes(ExerciseOptions(seed=5, lang="pt"))
     assert '"-inf"' in notes and "ponto decimal" in notes  # what the pins moved for
     monkeypatch.setattr(exercise, "answer_notes", lambda opt: "")
     code, _, err = run(["exercise", *args, "--out", str(tmp_path)], capsys)
@@ -146,7 +147,7 @@ def test_out_writes_every_document_then_check_grades_the_filled_answer(
     assert code == 2 and "is the exercise (its numbers), not an answer" in err
     code, key, _ = run(["exercise", "--seed", "12", *args, "-f", "json"], capsys)
     assert json.loads(key) == problem
-    from attention_ref.worked.exercise import make_exercise, options_from_json
+    from attention_ref.exercises.exercise import make_exercise, options_from_json
 
     ex = make_exercise(options_from_json(template["exercise"]))
     (out / "answer.json").write_text(dump(filled(template, ex.key.data)), encoding="utf-8")
@@ -168,7 +169,7 @@ def test_a_gqa_answer_with_the_groups_interleaved_exits_1_named(tmp_path, capsys
                           str(out)], capsys)  # fmt: skip
         assert code == 0
         template = json.loads((out / "answer.json").read_text(encoding="utf-8"))
-        from attention_ref.worked.exercise import make_exercise, options_from_json
+        from attention_ref.exercises.exercise import make_exercise, options_from_json
 
         key = make_exercise(options_from_json(template["exercise"])).key.data
         doc = filled(template, key)

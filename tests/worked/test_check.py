@@ -16,19 +16,19 @@ import pytest
 import torch
 
 from attention_ref import reference as ref
-from attention_ref.worked import life_is_awesome as life
-from attention_ref.worked.answer import (
+from attention_ref.exercises.answer import (
     Problem,
     answer_from_steps,
     answer_text,
     parse_answer,
     read_answer_text,
 )
-from attention_ref.worked.check import Status, check_document, report_lines
-from attention_ref.worked.exercise import ExerciseOptions
-from attention_ref.worked.inputs import InputError
-from attention_ref.worked.mistakes import mistakes_for
-from attention_ref.worked.steps import computed_steps
+from attention_ref.exercises.catalogue import mistakes_for
+from attention_ref.exercises.chain import computed_steps
+from attention_ref.exercises.exercise import ExerciseOptions
+from attention_ref.exercises.grader import Status, check_document, report_lines
+from attention_ref.inputs.attention_input import InputError
+from attention_ref.worked import life_is_awesome as life
 
 FORWARD_NAMES = ("Q", "K", "V", "scores", "S", "S_masked", "A", "H", "concat", "output")
 
@@ -158,7 +158,10 @@ def test_right_answers_to_three_decimals_pass_on_100_seeds():
     assert carried > 20, "the rounding carried must show on some seeds for this to mean much"
 
 
-def test_entries_with_fewer_decimals_are_right_only_when_they_are_the_value():
+def test_entries_with_fewer_decimals_are_read_with_their_zeros_put_back():
+    """0.67 is 0.670 wherever it stands (as the statement says): beside entries to 3 places a
+    row rounded to 2 is wrong, entry by entry; a matrix written to 2 places throughout is
+    "give 3 decimals"; integers written as integers are right (2 for 2.000)."""
     prob = Problem.of_exercise(ExerciseOptions(seed=4, tokens=4))
     tr = prob.trace
     Q = tr.Q[0].int().tolist()  # integers written as integers: 2 for 2.000
@@ -170,10 +173,13 @@ def test_entries_with_fewer_decimals_are_right_only_when_they_are_the_value():
     two = A.clone()
     two[row] = two[row].round(decimals=2)
     report = check_text(json.dumps(prob.naming | {"heads": [{"A": two.tolist()}]}))
-    assert report.verdicts[0].status is Status.FEW_DECIMALS
+    assert report.verdicts[0].status is Status.WRONG
     lines = "\n".join(report_lines(report))
-    assert f"[{tr.tokens[row]}," in lines and "give 3 decimals" in lines
-    assert "Not right yet: give 3 decimals in A⁽¹⁾ (heads[0].A) (the exercise asks for 3)." in lines
+    assert f"[{tr.tokens[row]}," in lines and "First wrong step: A⁽¹⁾ (heads[0].A)." in lines
+    whole = check_text(json.dumps(prob.naming | {"heads": [{"A": r(tr.A[0], 2).tolist()}]}))
+    assert whole.verdicts[0].status is Status.FEW_DECIMALS
+    text = "\n".join(report_lines(whole))
+    assert "Not right yet: give 3 decimals in A⁽¹⁾ (heads[0].A) (the exercise asks for 3)." in text
 
 
 def test_the_rounding_carried_is_said_and_measured():
@@ -273,7 +279,7 @@ def test_the_portuguese_report():
     opt = ExerciseOptions(seed=6, lang="pt")
     prob = Problem.of_exercise(opt)
     assert set(prob.trace.tokens) <= set(
-        __import__("attention_ref.worked.exercise", fromlist=["WORDS"]).WORDS["pt"]
+        __import__("attention_ref.exercises.exercise", fromlist=["WORDS"]).WORDS["pt"]
     )
     d = prob.data()
     steps = computed_steps(d, [m for m in mistakes_for(d) if m.name == "no_scale"])

@@ -10,20 +10,20 @@ import re
 
 import pytest
 
-from attention_ref.render import render
-from attention_ref.worked.answer import (
+from attention_ref.exercises.answer import (
     INFINITIES,
     Problem,
     answer_from_steps,
     answer_text,
     read_answer_text,
 )
-from attention_ref.worked.answer_words import MASKED_SPELLINGS, step_label, width
-from attention_ref.worked.check import check_document, report_lines
-from attention_ref.worked.exercise import ExerciseOptions, make_exercise
+from attention_ref.exercises.answer_words import MASKED_SPELLINGS, step_label, width
+from attention_ref.exercises.chain import BACKWARD, FORWARD, computed_steps
+from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
+from attention_ref.exercises.grader import check_document, report_lines
+from attention_ref.inputs.attention_input import InputError, parse_input
+from attention_ref.render import render
 from attention_ref.worked.gradients import input_trace
-from attention_ref.worked.inputs import InputError, parse_input
-from attention_ref.worked.steps import BACKWARD, FORWARD, computed_steps
 
 #: seed 5 with d_model 6: S̃⁽¹⁾[1, 2] is masked (−∞)
 MASKED = {"seed": 5, "d_model": 6}

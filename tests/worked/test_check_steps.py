@@ -1,6 +1,7 @@
 """The chain of steps the checker grades with: points equal the reference, intervals enclose.
 
-The grader's allowance for rounding comes from interval arithmetic (`attention_ref.worked.steps`),
+The grader's allowance for rounding comes from interval arithmetic
+(`attention_ref.exercises.chain`),
 so the enclosures are tested against random points inside their inputs (what must be inside),
 and just outside them (what must not be).
 """
@@ -14,11 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_ref import reference as ref
-from attention_ref.worked.answer import Problem
-from attention_ref.worked.exercise import ExerciseOptions
-from attention_ref.worked.gradients import input_trace
-from attention_ref.worked.inputs import parse_input
-from attention_ref.worked.steps import (
+from attention_ref.exercises.answer import Problem
+from attention_ref.exercises.chain import (
     BACKWARD,
     FORWARD,
     Data,
@@ -29,6 +27,9 @@ from attention_ref.worked.steps import (
     run_chain,
     within,
 )
+from attention_ref.exercises.exercise import ExerciseOptions
+from attention_ref.inputs.attention_input import parse_input
+from attention_ref.worked.gradients import input_trace
 from tests.worked.test_inputs import BIASED
 
 DT = torch.float64
@@ -64,7 +65,8 @@ def test_points_are_the_reference_forward_and_backward():
 def test_the_chain_runs_each_head_then_the_next_step():
     d = Problem.of_exercise(ExerciseOptions(seed=1)).data()
     keys = chain_keys(d, FORWARD)
-    assert keys[:3] == [("Q", 0), ("Q", 1), ("K", 0)] and keys[-2:] == [
+    # the homework's attention is g = h K/V heads: computed once each, then read by their head
+    assert keys[:3] == [("Q", 0), ("Q", 1), ("kv.K", 0)] and keys[-2:] == [
         ("concat", None),
         ("output", None),
     ]

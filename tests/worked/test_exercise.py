@@ -9,15 +9,15 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attention_ref.render import render
-from attention_ref.worked.exercise import (
+from attention_ref.exercises.exercise import (
     ExerciseOptions,
     draw_problem,
     make_exercise,
     options_from_json,
 )
+from attention_ref.inputs.attention_input import InputError, parse_input
+from attention_ref.render import render
 from attention_ref.worked.gradients import input_trace
-from attention_ref.worked.inputs import InputError, parse_input
 
 
 @st.composite

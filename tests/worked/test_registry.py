@@ -56,7 +56,7 @@ def test_registry_explains_with_the_module_of_its_name():
 def test_importing_the_registry_and_inputs_leaves_torch_out():
     code = (
         "import sys, attention_ref.worked, attention_ref.worked.registry, "
-        "attention_ref.worked.inputs; "
+        "attention_ref.inputs.attention_input; "
         "bad = [m for m in ('torch', 'mlflow', 'attention_ref.reference') if m in sys.modules]; "
         "print(','.join(bad) or 'clean')"
     )

@@ -17,23 +17,28 @@ import math
 import pytest
 import torch
 
-from attention_ref.reference import gqa as ref_gqa
-from attention_ref.reference import rope as ref_rope
-from attention_ref.reference import windows
-from attention_ref.worked.answer import (
+from attention_ref.exercises.answer import (
     Problem,
     answer_from_steps,
     answer_text,
     parse_answer,
     read_answer_text,
 )
-from attention_ref.worked.check import check_answer, check_document, report_lines
-from attention_ref.worked.exercise import ExerciseOptions, make_exercise
-from attention_ref.worked.inputs import InputError
-from attention_ref.worked.mistakes import CATALOGUE, Mistake, mistakes_for
-from attention_ref.worked.steps import chain_keys, computed_steps
-from attention_ref.worked.variant_mistakes import GQA_KINDS, ROPE_KINDS, WINDOW_KINDS
-from attention_ref.worked.variant_steps import FORWARD
+from attention_ref.exercises.catalogue import (
+    CATALOGUE,
+    GQA_KINDS,
+    ROPE_KINDS,
+    WINDOW_KINDS,
+    Mistake,
+    mistakes_for,
+)
+from attention_ref.exercises.chain import FORWARD, chain_keys, computed_steps
+from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
+from attention_ref.exercises.grader import check_answer, check_document, report_lines
+from attention_ref.inputs.attention_input import InputError
+from attention_ref.reference import gqa as ref_gqa
+from attention_ref.reference import rope as ref_rope
+from attention_ref.reference import windows
 
 #: every step an answer can hold (the K/V heads' under "kv_heads")
 ALL = ("Q", "Q_rot", "K", "V", "kv.K", "kv.V", "kv.K_rot", "scores", "S", "S_masked", "A", "H",

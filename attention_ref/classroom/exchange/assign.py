@@ -136,8 +136,8 @@ def _shape(a: Assignment) -> str:
 def catalogue_names(assignment: Assignment) -> list[str]:
     """The names of the catalogue that grades this assignment's exercises (the homework's, or
     a variant's own), in its order: the rows of the class's summary."""
-    from attention_ref.worked.answer import Problem
-    from attention_ref.worked.mistakes import CATALOGUE
+    from attention_ref.exercises.answer import Problem
+    from attention_ref.exercises.catalogue import CATALOGUE
 
     chain = Problem.of_exercise(assignment.options(0)).chain
     return [k.name for k in (chain.catalogue if chain is not None else CATALOGUE)]

@@ -25,7 +25,7 @@ from attention_ref.classroom.assignment import (
 from attention_ref.classroom.exchange.rest import Auth, HomeworkError, _experiment, _tags
 
 if TYPE_CHECKING:
-    from attention_ref.worked.exercise import ExerciseOptions
+    from attention_ref.exercises.exercise import ExerciseOptions
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,8 @@ def write_exercises(me: Mine, out: Path) -> list[tuple[Path, str]]:
     """``statement-K.md``, ``statement-K.tex`` and ``answer-K.json`` of each of the student's
     exercises into ``out``; an answer file that is already there is kept (it may hold the
     student's work). Returns ``(path, what)`` per file: ``"written"`` or ``"kept"``."""
+    from attention_ref.exercises.exercise import make_exercise
     from attention_ref.render import render, to_json
-    from attention_ref.worked.exercise import make_exercise
 
     out.mkdir(parents=True, exist_ok=True)
     done = []
@@ -92,7 +92,7 @@ def write_exercises(me: Mine, out: Path) -> list[tuple[Path, str]]:
 
 def _kept(path: Path, me: Mine, k: int) -> str:
     """What an answer file already there is: the student's answer to exercise ``k``, or not."""
-    from attention_ref.worked.answer import read_answer_text
+    from attention_ref.exercises.answer import read_answer_text
 
     try:
         doc = read_answer_text(path.read_text(encoding="utf-8"))

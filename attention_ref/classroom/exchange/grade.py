@@ -74,7 +74,7 @@ def grade_submission(
     student: str, run: dict[str, Any], answer: bytes | None, assignment: Assignment
 ) -> Graded:
     """One stored submission graded on the teacher's side against the student's variant."""
-    from attention_ref.worked.inputs import InputError
+    from attention_ref.inputs.attention_input import InputError
 
     info, tags = run["info"], _tags(run.get("data", {}))
     received = (from_iso(tags[RECEIVED_TAG]) if RECEIVED_TAG in tags
@@ -113,8 +113,8 @@ def steps_asked(assignment: Assignment) -> int:
     """The steps a whole answer to all of the assignment's exercises has (every student's
     exercises have the same shape): what a grade of steps right is out of."""
     from attention_ref.classroom.student_answers import right_answer
-    from attention_ref.worked.answer import Problem
-    from attention_ref.worked.check import check_document
+    from attention_ref.exercises.answer import Problem
+    from attention_ref.exercises.grader import check_document
 
     total = 0
     for opt in assignment.exercises_of("student"):

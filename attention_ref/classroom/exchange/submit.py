@@ -39,7 +39,7 @@ from attention_ref.classroom.patience import PATIENCE, Patience, patiently
 from attention_ref.classroom.server import ServerError, _checked, rest
 
 if TYPE_CHECKING:
-    from attention_ref.worked.check import Report
+    from attention_ref.exercises.grader import Report
 
 
 @dataclass(frozen=True)
@@ -114,9 +114,9 @@ def check_text(text: bytes, mine_: Mine) -> tuple[int, Report]:
 
     A file that is not an answer to one of the student's exercises: `InputError` /
     `HomeworkError` (one line); nothing is sent."""
-    from attention_ref.worked.answer import NO_STEP, Problem, read_answer_text
-    from attention_ref.worked.check import check_document
-    from attention_ref.worked.inputs import InputError
+    from attention_ref.exercises.answer import NO_STEP, Problem, read_answer_text
+    from attention_ref.exercises.grader import check_document
+    from attention_ref.inputs.attention_input import InputError
 
     try:
         decoded = text.decode("utf-8")

@@ -8,19 +8,19 @@ H`` (in ``"heads": [{…}, …]``, head 1 first), then ``concat``, ``output``, a
 "V", "W_Q", "W_K", "W_V"}]}``, of :math:`L = \sum \text{output}` unless ``"grad_output"`` gives
 :math:`G`). A masked entry is written ``"-inf"``; a step left ``null`` is not given yet (the
 template that ``attnref exercise --out`` writes has every step ``null``). The spellings of a
-masked entry are `attention_ref.worked.answer_words.MASKED_SPELLINGS`, which the statement
+masked entry are `attention_ref.exercises.answer_words.MASKED_SPELLINGS`, which the statement
 prints; another spelling, ``null`` in a matrix, a number in quotes or with a decimal comma
 (``"1,0"``), and a large number standing in for −∞ (``-1e9``) are refused with what to write.
 
 An answer to a variant's exercise (``attnref exercise --variant gqa|window|rope``) has the
 variant's steps in the names of its ``explain`` example: per query head ``"heads": [{"Q",
 "Q_rot", "K", "V", "scores", "S", "S_masked", "A", "H"}]`` and per K/V head ``"kv_heads":
-[{"K", "V", "K_rot"}]`` (`attention_ref.worked.variant_steps.LAYOUTS`); its problem carries
+[{"K", "V", "K_rot"}]`` (`attention_ref.exercises.problem.LAYOUTS`); its problem carries
 the variant's `Chain` (stages, catalogue, layout), and it asks no gradients.
 
-Each number keeps the decimals it was written with (`attention_ref.worked.jsonfile.Literal`),
+Each number keeps the decimals it was written with (`attention_ref.inputs.jsonfile.Literal`),
 because the grade depends on them. Every problem with the document is one `InputError` line,
-in the language of the answer's exercise (`attention_ref.worked.answer_words.answer_lang`, or
+in the language of the answer's exercise (`attention_ref.exercises.answer_words.answer_lang`, or
 the one asked), with each step named as the statement writes it and its JSON path beside
 (``Q⁽¹⁾ (heads[0].Q)``).
 """
@@ -33,12 +33,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import torch
 from torch import Tensor
 
-from attention_ref.worked.answer_words import (
+from attention_ref.exercises.answer_words import (
     LANGS,
     MASKED_SPELLINGS,
     STAND_IN,
@@ -51,22 +51,19 @@ from attention_ref.worked.answer_words import (
     text_lang,
     words,
 )
-from attention_ref.worked.inputs import InputError, parse_input
-from attention_ref.worked.jsonfile import Literal
-from attention_ref.worked.steps import Data, Given, Key, Stage
+from attention_ref.exercises.chain import Given, Key
+from attention_ref.exercises.draw import DEFAULT_DECIMALS, Chain, Problem
+from attention_ref.exercises.options import options_from_json
+from attention_ref.exercises.problem import (
+    FINAL_STEPS,
+    GRAD_HEAD_STEPS,
+    GRAD_STEPS,
+    HEAD_STEPS,
+    Layout,
+)
+from attention_ref.inputs.errors import InputError
+from attention_ref.inputs.jsonfile import Literal, loads, read_text
 
-if TYPE_CHECKING:
-    from attention_ref import reference as ref
-    from attention_ref.worked.exercise import ExerciseOptions
-    from attention_ref.worked.mistakes import Kind
-    from attention_ref.worked.variant_steps import Layout, VariantTrace
-
-#: The steps of one head, in seed 000's order; the steps after the heads.
-HEAD_STEPS: Final = ("Q", "K", "V", "scores", "S", "S_masked", "A", "H")
-FINAL_STEPS: Final = ("concat", "output")
-#: Gradient names: per head, and of the whole (``"grads"`` of the answer).
-GRAD_HEAD_STEPS: Final = ("H", "A", "S_masked", "S", "Q", "K", "V", "W_Q", "W_K", "W_V")
-GRAD_STEPS: Final = ("output", "W_O", "b_O", "concat", "X")
 NAMING_KEYS: Final = ("exercise", "input", "example")
 ANSWER_KEYS: Final = frozenset({*NAMING_KEYS, "lang", "heads", *FINAL_STEPS, "grads",
                                 "grad_output"})  # fmt: skip
@@ -78,8 +75,6 @@ _PLUS_INF: Final = frozenset({"inf", "+inf", "∞", "+∞", "infinity", "+infini
 _NUMBER_TEXT: Final = re.compile(r"[-+−]?(\d+([.,]\d*)?|[.,]\d+)([eE][-+]?\d+)?")
 #: The largest matrix an answer may hold, in rows and in columns.
 MAX_SIDE: Final = 1024
-#: Decimals asked when the problem does not say.
-DEFAULT_DECIMALS: Final = 3
 #: What to write instead of NaN or Infinity in an answer.
 INF_HINT: Final = words("en", "inf_hint", spellings=spellings())
 #: What check says when no step is filled in yet, per language of the answer.
@@ -89,56 +84,10 @@ NOT_AN_ANSWER: Final = words("en", "not_an_answer")
 
 
 @dataclass(frozen=True)
-class Chain:
-    """A variant's own chain of steps (`attention_ref.worked.variant_mistakes.variant_chain`):
-    its name (``gqa``, ``window``, ``rope``), its stages, the catalogue of its mistakes, and the
-    steps an answer holds (`attention_ref.worked.variant_steps.Layout`)."""
-
-    name: str
-    stages: tuple[Stage, ...]
-    catalogue: tuple[Kind, ...]
-    layout: Layout
-
-
-@dataclass(frozen=True)
-class Problem:
-    """What the answer is checked against: the problem's trace, the language of the report and
-    the decimals asked; ``naming`` is the answer's object that names it."""
-
-    trace: ref.AttentionTrace | VariantTrace
-    naming: dict[str, object]
-    source: str
-    lang: str = "en"
-    decimals: int = DEFAULT_DECIMALS
-    #: a variant's chain (``None``: the homework's masked multi-head attention)
-    chain: Chain | None = None
-
-    def data(self, G: Tensor | None = None) -> Data:
-        """What the chain of steps reads (``G``: the upstream gradient, default all ones)."""
-        return Data.of(self.trace, G)
-
-    @classmethod
-    def of_exercise(cls, opt: ExerciseOptions) -> Problem:
-        """An ``attnref exercise`` problem (its tokens in its language)."""
-        if opt.variant != "mha":
-            from attention_ref.worked.variant_exercise import variant_problem
-
-            return variant_problem(opt)
-        from attention_ref.worked.exercise import draw_problem
-        from attention_ref.worked.gradients import input_trace
-
-        causal = "--causal" if opt.causal else "--no-causal"
-        source = (f"exercise --seed {opt.seed} --tokens {opt.tokens} --d-model {opt.d_model} "
-                  f"--heads {opt.heads} {causal}")  # fmt: skip
-        return cls(input_trace(parse_input(draw_problem(opt))), {"exercise": opt.to_json()},
-                   source, opt.lang, opt.decimals)  # fmt: skip
-
-
-@dataclass(frozen=True)
 class Answer:
-    """A parsed answer: its problem, the steps given (keys of `attention_ref.worked.steps`) and
+    """A parsed answer: its problem, the steps given (keys of `attention_ref.exercises.chain`) and
     the upstream gradient ``G`` (``None``: all ones); ``large``: per step, the entries written
-    at most `attention_ref.worked.answer_words.STAND_IN` (row, column: as written), which the
+    at most `attention_ref.exercises.answer_words.STAND_IN` (row, column: as written), which the
     check refuses where they are not the entry's value (``-1e9`` for −∞)."""
 
     problem: Problem
@@ -226,8 +175,6 @@ def resolve(doc: dict[str, object], base: Path | None, lang: str | None = None) 
     if kind == "exercise":
         if "lang" in doc:
             raise error(say, "lang_inside")
-        from attention_ref.worked.exercise import options_from_json
-
         return Problem.of_exercise(options_from_json(doc["exercise"], say))
     lang = _lang(doc.get("lang", "en"), say)
     if kind == "input":
@@ -236,8 +183,8 @@ def resolve(doc: dict[str, object], base: Path | None, lang: str | None = None) 
             raise error(say, "input_path")
         if base is None:
             raise error(say, "no_files")
+        from attention_ref.inputs.attention_input import load_input_file
         from attention_ref.worked.gradients import input_trace
-        from attention_ref.worked.inputs import load_input_file
 
         p = Path(path) if Path(path).is_absolute() else base / path
         trace = input_trace(load_input_file(p))
@@ -302,7 +249,7 @@ def parse_answer(
         raise error(say, "json_object")
     if "X" in doc or isinstance(doc.get("input"), dict):
         raise error(say, "not_an_answer")
-    unknown = sorted(set(doc) - ANSWER_KEYS - {"kv_heads"})
+    unknown = sorted(set(doc) - ANSWER_KEYS - {"kv_heads", "M"})
     if unknown:
         raise error(say, "unknown_key", shown=shown(unknown[0]),
                     names=", ".join(sorted(ANSWER_KEYS)))  # fmt: skip
@@ -313,6 +260,8 @@ def parse_answer(
     if lang is not None and lang != problem.lang:
         problem = replace(problem, lang=lang)
     say = problem.lang
+    if "M" in doc and (problem.chain is None or "M" not in problem.chain.layout.top):
+        raise error(say, "unknown_key", shown=shown("M"), names=", ".join(sorted(ANSWER_KEYS)))
     if problem.chain is not None:
         return _parse_variant(doc, problem, problem.chain)
     if "kv_heads" in doc:
@@ -358,7 +307,7 @@ def _parse_variant(doc: Mapping[str, object], problem: Problem, chain: Chain) ->
     steps = read.heads(doc.get("heads"), "heads", chain.layout.heads, tr.h, "")
     g = int(getattr(tr, "g", tr.h))
     steps |= read.heads(doc.get("kv_heads"), "kv_heads", chain.layout.kv_heads, g, "kv.")
-    for name in FINAL_STEPS:
+    for name in (*chain.layout.top, *FINAL_STEPS):
         if doc.get(name) is not None:
             steps[(name, None)] = read.matrix(doc[name], (name, None))
     if not steps:
@@ -369,8 +318,6 @@ def _parse_variant(doc: Mapping[str, object], problem: Problem, chain: Chain) ->
 def load_answer(path: str | Path, lang: str | None = None) -> Answer:
     """Read and validate an answer file; every problem is an `InputError` of one line, in
     ``lang`` (``None``: the answer's language, English where the file cannot be read)."""
-    from attention_ref.worked.jsonfile import read_text
-
     p = Path(path)
     text = read_text(p, "answer file", lang=lang or "en")
     doc = loads_answer(text, f"answer file {p}", lang)
@@ -385,8 +332,6 @@ def load_answer(path: str | Path, lang: str | None = None) -> Answer:
 def loads_answer(text: str, what: str = "answer", lang: str | None = None) -> object:
     """Answer text decoded as `load_answer` decodes a file (numbers kept as written); its
     errors in ``lang`` (``None``: the language the text names, else English)."""
-    from attention_ref.worked.jsonfile import loads
-
     say = lang or text_lang(text)
     return loads(
         text, what, exact=True, lang=say, hint=words(say, "inf_hint", spellings=spellings())
@@ -414,7 +359,7 @@ def chain_template(naming: Mapping[str, object], layout: Layout, h: int, g: int
                    ) -> dict[str, object]:  # fmt: skip
     """A variant's answer to fill in: the problem's name, then every step the layout asks
     ``null``, the K/V heads' first (they come first in the computation)."""
-    doc: dict[str, object] = dict(naming)
+    doc: dict[str, object] = dict(naming) | dict.fromkeys(layout.top)
     if layout.template_kv_heads:
         doc["kv_heads"] = [dict.fromkeys(layout.template_kv_heads) for _ in range(g)]
     doc["heads"] = [dict.fromkeys(layout.template_heads) for _ in range(h)]

@@ -1,8 +1,8 @@
 r"""The words of ``attnref check`` about an answer, in English and Portuguese (no torch).
 
 * How a masked entry (:math:`-\infty`) is written: `MASKED_SPELLINGS`, the one table that the
-  statement prints (`attention_ref.worked.exercise.TEXT`) and that the answer's reader accepts
-  (`attention_ref.worked.answer`); any other spelling, ``null`` in a matrix, or a large number
+  statement prints (`attention_ref.exercises.exercise.TEXT`) and that the answer's reader accepts
+  (`attention_ref.exercises.answer`); any other spelling, ``null`` in a matrix, or a large number
   standing in for :math:`-\infty` (``-1e9``) is refused with these words.
 * How a step is named: as the statement writes it, ``Q⁽¹⁾``, ``S̃⁽²⁾``, ``∂L/∂W_Q⁽¹⁾``
   (`step_name`), with its JSON path beside, ``Q⁽¹⁾ (heads[0].Q)`` (`step_label`; the path alone
@@ -19,10 +19,10 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING, Final
 
-from attention_ref.worked.inputs import InputError
+from attention_ref.inputs.errors import InputError
 
 if TYPE_CHECKING:
-    from attention_ref.worked.steps import Key
+    from attention_ref.exercises.chain import Key
 
 LANGS: Final = ("en", "pt")
 
@@ -81,6 +81,8 @@ def math_name(key: Key, lang: str = "en", variant: str = "mha") -> str:
         name = name[3:]
     elif variant in ("gqa", "rope") and name in ("K", "V") and head is not None:
         return READ_WORDS[lang].format(name=name, i=head + 1)
+    if name == "M" and variant == "window":
+        return "M_jan" if lang == "pt" else "M_win"
     grad = name.startswith("grad.")
     name = name[5:] if grad else name
     sym = {"scores": "QKᵀ", "S_masked": "S̃"}.get(name, name)
@@ -336,7 +338,7 @@ MESSAGES: Final[dict[str, dict[str, str]]] = {
         "pt": "nenhum passo dado ainda: preencha os passos que você calculou (cada null do "
         'modelo), por exemplo "heads": [{{"Q": [[…], …]}}], e rode attnref check de novo',
     },
-    # "exercise": {…} (`attention_ref.worked.exercise.options_from_json`)
+    # "exercise": {…} (`attention_ref.exercises.exercise.options_from_json`)
     "ex_object": {
         "en": '"exercise" must be an object: {{"seed": …, "tokens": …, …}}',
         "pt": '"exercise" deve ser um objeto: {{"seed": …, "tokens": …, …}}',

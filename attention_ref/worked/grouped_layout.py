@@ -1,5 +1,5 @@
-r"""Shared by the examples of today's attention: a `GQATrace` laid out step by step, forwards
-and backwards, and as JSON.
+r"""Shared by the examples of today's attention: a `GQATrace` laid out step by step and as
+JSON (the backward: `attention_ref.worked.grouped_backward`).
 
 `attention_ref.reference.gqa.grouped_query_attention` is the reference of every variant here
 (GQA, MQA, RoPE, sliding windows, ALiBi: they differ by ``g``, ``rope_base`` and the mask
@@ -11,26 +11,16 @@ S^{(i)} = \frac{Q^{(i)} K^{(\gamma(i))\top}}{\sqrt{d_k}},\quad
 A^{(i)} = \operatorname{softmax}(S^{(i)} + M),\quad H^{(i)} = A^{(i)} V^{(\gamma(i))}
 $$
 
-and the backward of `attention_ref.reference.gqa.gqa_backward`. Each example adds its own
-sections (RoPE's angles, the window's mask, ALiBi's biases, the cache's sizes).
-
-The backward's JSON has the layout of the other examples' (``"output"``, ``"W_O"``,
-``"concat"``, ``"X"``, and per query head ``"H"``, ``"A"``, ``"S_masked"``, ``"S"``, ``"Q"``,
-``"K"``, ``"V"``, ``"W_Q"``, ``"W_K"``, ``"W_V"``), where a query head's ``"K"``, ``"V"``,
-``"W_K"``, ``"W_V"`` are the part of its K/V head's gradient that comes through it; the sums
-over each group are under ``"kv_heads"``.
+Each example adds its own sections (RoPE's angles, the window's mask, ALiBi's biases, the
+cache's sizes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from torch import Tensor
-
 from attention_ref.reference import gqa as ref_gqa
-from attention_ref.reference import rope as ref_rope
-from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
-from attention_ref.worked.gradients import DEFAULT_G, NOTATION, check_grad_output, grad_mat
+from attention_ref.render import JSONValue, Mat, Section
 from attention_ref.worked.trace import L, column_names
 
 
@@ -350,219 +340,3 @@ def trace_json(tr: ref_gqa.GQATrace) -> dict[str, JSONValue]:
     if rope:
         out["rope"] = {"base": tr.rope_base, "positions": tr.positions.tolist()}
     return out
-
-
-# --- the backward -------------------------------------------------------------------------------
-
-
-def _through(tr: ref_gqa.GQATrace, dK_rep_i: Tensor) -> Tensor:
-    """One query head's share of its K/V head's key gradient, before RoPE (undone)."""
-    if tr.rope_base is None:
-        return dK_rep_i
-    return ref_rope.rope_backward(dK_rep_i, tr.positions, tr.rope_base)
-
-
-def backward_sections(
-    tr: ref_gqa.GQATrace, gr: ref_gqa.GQAGradientTrace, *, G_note: str
-) -> list[Section]:
-    """The chain rule of `gqa_backward`, one section per step."""
-    tok, h, g, d_k = list(tr.tokens), tr.h, tr.g, tr.d_k
-    rope = tr.rope_base is not None
-    groups = [ref_gqa.kv_group(i, h, g) for i in range(h)]
-    out_cols = column_names("y", int(tr.output.shape[-1]))
-    sections = [
-        Section(
-            title="Backward pass: the upstream gradient G = ∂L/∂output",
-            text=f"{G_note} {NOTATION}",
-            items=[
-                Mat(
-                    symbol="G",
-                    value=L(gr.output),
-                    rows=tok,
-                    cols=out_cols,
-                    formula="\\partial L / \\partial \\operatorname{out}",
-                    formula_text="∂L/∂output",
-                )
-            ],
-        ),
-    ]
-    proj = [grad_mat("\\operatorname{Concat}", gr.concat, "G W_O^\\top", rows=tok)]
-    if gr.W_O is not None:
-        proj.insert(0, grad_mat("W_O", gr.W_O, "\\operatorname{Concat}^\\top G"))
-    sections.append(
-        Section(
-            title="Output projection: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ",
-            text="A matrix product's gradient is a product with the other factor transposed.",
-            items=proj,
-        )
-    )
-    items: list[Mat] = []
-    for i in range(h):
-        s, j = sup(i), sup(groups[i])
-        items += [
-            grad_mat(f"H{s}", gr.H[i], rows=tok),
-            grad_mat(f"A{s}", gr.A[i], f"\\partial H{s} V{supT(groups[i])}", rows=tok, cols=tok),
-            grad_mat(
-                f"\\tilde S{s}",
-                gr.S_masked[i],
-                f"A{s} \\odot (\\partial A{s} - "
-                f"\\operatorname{{rowsum}}(\\partial A{s} \\odot A{s}))",
-                rows=tok,
-                cols=tok,
-            ),
-        ]
-    sections.append(
-        Section(
-            title="Through each query head: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ʲ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − "
-            "rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))",
-            text="The same steps as in multi-head attention, once per query head; masked entries "
-            "have A = 0, so their gradient is exactly 0.",
-            items=items,
-        )
-    )
-    items = []
-    for i in range(h):
-        s, j = sup(i), sup(groups[i])
-        Qr, Kr = _rot(f"Q{s}", rope), _rot(f"K{j}", rope)
-        items += [
-            grad_mat(
-                Qr, gr.Q_rot[i], f"\\frac{{\\partial S{s} {Kr}}}{{\\sqrt{{{d_k}}}}}", rows=tok
-            ),
-            grad_mat(
-                share("K", groups[i], i, rope),
-                gr.K_rep[i],
-                f"\\frac{{\\partial S{supT(i)} {Qr}}}{{\\sqrt{{{d_k}}}}}",
-                rows=tok,
-            ),
-            grad_mat(
-                share("V", groups[i], i, False), gr.V_rep[i], f"A{supT(i)} \\partial H{s}", rows=tok
-            ),
-        ]
-    sections.append(
-        Section(
-            title="Queries, and each query head's share of its keys and values",
-            text="Subscript [i] marks what query head i sends back to the K/V head it reads: "
-            "∂K⁽ʲ⁾[i] = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k and ∂V⁽ʲ⁾[i] = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾.",
-            items=items,
-        )
-    )
-    members = {j: [i for i in range(h) if groups[i] == j] for j in range(g)}
-    items = []
-    for j in range(g):
-        Kr = _rot(f"K{sup(j)}", rope)
-        k_sum = " + ".join(f"\\partial {share('K', j, i, rope)}" for i in members[j])
-        v_sum = " + ".join(f"\\partial {share('V', j, i, False)}" for i in members[j])
-        items += [
-            grad_mat(Kr, gr.K_rot[j], k_sum, rows=tok),
-            grad_mat(f"V{sup(j)}", gr.V[j], v_sum, rows=tok),
-        ]
-    sections.append(
-        Section(
-            title="The K/V heads collect their group: ∂K⁽ʲ⁾ = Σ over i with γ(i) = j of ∂K⁽ʲ⁾[i]",
-            text="The backward of repeating a K/V head for r = h/g query heads is the sum of their "
-            "gradients (sum_kv_groups). "
-            + (
-                "With g = h every group has one head: nothing is added."
-                if g == h
-                else f"Here each K/V head serves {h // g} query heads."
-            ),
-            items=items,
-        )
-    )
-    if rope:
-        items = [
-            grad_mat(f"Q{sup(i)}", gr.Q[i], f"\\partial Q_{{\\text{{rot}}}}{sup(i)} R", rows=tok)
-            for i in range(h)
-        ]
-        items += [
-            grad_mat(f"K{sup(j)}", gr.K[j], f"\\partial K_{{\\text{{rot}}}}{sup(j)} R", rows=tok)
-            for j in range(g)
-        ]
-        sections.append(
-            Section(
-                title="Through RoPE: the rotation's transpose, ∂Q = ∂Q_rot R, ∂K = ∂K_rot R",
-                text="Row m was rotated by x R_mᵀ; its gradient is rotated back by R_m, the "
-                "rotation by −m θ_i (rope_backward).",
-                items=items,
-            )
-        )
-    items = [grad_mat(f"W_Q{sup(i)}", gr.W_Q[i], f"X^\\top \\partial Q{sup(i)}") for i in range(h)]
-    items += [
-        m
-        for j in range(g)
-        for m in (
-            grad_mat(f"W_K{sup(j)}", gr.W_K[j], f"X^\\top \\partial K{sup(j)}"),
-            grad_mat(f"W_V{sup(j)}", gr.W_V[j], f"X^\\top \\partial V{sup(j)}"),
-        )
-    ]
-    items.append(
-        grad_mat(
-            "X",
-            gr.X,
-            "\\sum_i \\partial Q^{(i)} W_Q^{(i)\\top} + \\sum_j "
-            "(\\partial K^{(j)} W_K^{(j)\\top} + \\partial V^{(j)} W_V^{(j)\\top})",
-            rows=tok,
-            cols=column_names("dim ", int(tr.X.shape[-1])),
-        )
-    )
-    sections.append(
-        Section(
-            title="Weights and input: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾, "
-            "∂W_V⁽ʲ⁾ = Xᵀ ∂V⁽ʲ⁾, ∂X",
-            text=f"{_count(h, 'query weight')}, {_count(g, 'key weight')} and "
-            f"{_count(g, 'value weight')}; X collects every path.",
-            items=items,
-        )
-    )
-    return sections
-
-
-def grads_json(tr: ref_gqa.GQATrace, gr: ref_gqa.GQAGradientTrace) -> dict[str, JSONValue]:
-    """The backward's numbers in the other examples' layout, plus ``"kv_heads"`` (module
-    docstring): a query head's ``K`` is its share of its K/V head's ``∂K`` (RoPE undone)."""
-    heads: list[JSONValue] = []
-    for i in range(tr.h):
-        dK_i = _through(tr, gr.K_rep[i])
-        heads.append(
-            {
-                "H": L(gr.H[i]),
-                "A": L(gr.A[i]),
-                "S_masked": L(gr.S_masked[i]),
-                "S": L(gr.S[i]),
-                "Q": L(gr.Q[i]),
-                "K": L(dK_i),
-                "V": L(gr.V_rep[i]),
-                "W_Q": L(gr.W_Q[i]),
-                "W_K": L(tr.X.T @ dK_i),
-                "W_V": L(tr.X.T @ gr.V_rep[i]),
-            }
-        )
-    kv_heads: list[JSONValue] = [
-        {"K": L(gr.K[j]), "V": L(gr.V[j]), "W_K": L(gr.W_K[j]), "W_V": L(gr.W_V[j])}
-        for j in range(tr.g)
-    ]
-    return {
-        "output": L(gr.output),
-        "W_O": L(gr.W_O) if gr.W_O is not None else None,
-        "concat": L(gr.concat),
-        "X": L(gr.X),
-        "heads": heads,
-        "kv_heads": kv_heads,
-    }
-
-
-def with_gqa_backward(forward: Explanation, tr: ref_gqa.GQATrace, G: Matrix | None) -> Explanation:
-    """The forward's explanation followed by its backward (``G`` ``None``: all ones)."""
-    gr = ref_gqa.gqa_backward(tr, check_grad_output(G, tr.output))
-    note = DEFAULT_G if G is None else "G is the matrix of --grad-output."
-    return Explanation(
-        title=forward.title + ", with its backward pass",
-        source=forward.source,
-        sections=[*forward.sections, *backward_sections(tr, gr, G_note=note)],
-        data={
-            **forward.data,
-            "loss": "sum" if G is None else "grad-output",
-            "grads": grads_json(tr, gr),
-        },
-        precision=forward.precision,
-    )

@@ -1,22 +1,21 @@
 r"""The grader of ``attnref check``: each step right or not, and the mistakes that explain it
-(what it found is data, `attention_ref.worked.verdicts`, written out by `report_lines`).
+(what it found is data, `attention_ref.exercises.verdicts`, written out by `report_lines`).
 
 **Grading by the precision asked.** The exercise asks for :math:`p` decimals (3 unless it says
-otherwise); :math:`u = \tfrac12 10^{-p}`. The chain of `attention_ref.worked.steps` gives, for
+otherwise); :math:`u = \tfrac12 10^{-p}`. The chain of `attention_ref.exercises.chain` gives, for
 every step, the interval of what a student can reach who rounds each earlier step to :math:`p`
 decimals (and carries on from the rounded values, the unrounded ones, or their own numbers
-where they gave them). An entry written with at least :math:`p` decimals is **right** when it
-lies in that interval widened by :math:`u`: it is the exact value rounded as asked, give or
-take what the rounding of earlier steps carries, computed entry by entry, never a constant.
-An entry written with fewer decimals in a matrix that has :math:`p` decimals elsewhere is read
-with its zeros put back (``0.67`` as 0.670) and graded the same way. In a matrix with no entry
-to :math:`p` decimals, an entry is right only when it *is* the value to :math:`p` places with
-its zeros dropped (``2`` for 2.000), from the exact computation or from the student's own
-earlier numbers: an answer rounded to fewer decimals is not taken for one that kept them.
-Otherwise, if it is the value at the decimals written, the verdict is "give :math:`p`
-decimals", and else wrong. Infinities (masked entries) count as no decimals either way.
+where they gave them). Every entry is read with its trailing zeros put back (``0.67`` is
+0.670, ``2`` is 2.000, as the statement allows) and is **right** when it lies in that interval
+widened by :math:`u`: the exact value rounded as asked, give or take what the rounding of
+earlier steps carries, computed entry by entry, never a constant; the rule is the same for an
+entry that is right and one that is not. A matrix written short of the decimals asked (no entry
+to :math:`p` places) whose entries are the values at the decimals written is "give :math:`p`
+decimals"; beside entries to :math:`p` places, a short entry that is not right is wrong (a slip
+onto a trailing zero, ``0.27`` for 0.269, is a slip), and the diagnoses read it with its zeros
+put back too. Infinities (masked entries) count as no decimals either way.
 
-**Diagnoses.** When a step is wrong, the catalogue (`attention_ref.worked.mistakes`) is
+**Diagnoses.** When a step is wrong, the catalogue (`attention_ref.exercises.catalogue`) is
 walked: each mistake is recomputed through the same chain (with the same rounding, and the
 student's own numbers where they follow from it), and named only when it reproduces **every**
 step given, each entry within half a unit of what was written. Mistakes of a higher rank (the
@@ -24,13 +23,13 @@ slip in one entry) come only when none of a lower rank does; two mistakes togeth
 single one does, and then both are named.
 
 **Stand-ins for −∞.** An entry written as a large negative number (at most
-`attention_ref.worked.answer_words.STAND_IN`, ``-1e9``) where the step's value is not that
+`attention_ref.exercises.answer_words.STAND_IN`, ``-1e9``) where the step's value is not that
 number (a masked entry is −∞) is what code writes for a mask, not an answer: the check refuses
 the answer (`InputError`, in its language) with the spelling to write, ``"-inf"``.
 
 **Variants.** A problem of ``attnref exercise --variant gqa|window|rope`` carries its own chain
-(`attention_ref.worked.answer.Chain`: the stages of `attention_ref.worked.variant_steps` and
-the catalogue of `attention_ref.worked.variant_mistakes`); the grading and the walk are the
+(`attention_ref.exercises.answer.Chain`: the stages of `attention_ref.exercises.problem` and
+the catalogue of `attention_ref.exercises.catalogue`); the grading and the walk are the
 same.
 """
 
@@ -44,10 +43,10 @@ from typing import Final
 
 import torch
 
-from attention_ref.worked.answer import Answer, Problem, load_answer, parse_answer
-from attention_ref.worked.answer_words import error, spellings, step_label, words
-from attention_ref.worked.mistakes import CATALOGUE, Kind, Mistake, Style, mistakes_for
-from attention_ref.worked.steps import (
+from attention_ref.exercises.answer import Answer, Problem, load_answer, parse_answer
+from attention_ref.exercises.answer_words import error, spellings, step_label, words
+from attention_ref.exercises.catalogue import CATALOGUE, Kind, Mistake, Style, mistakes_for
+from attention_ref.exercises.chain import (
     BACKWARD,
     FORWARD,
     Data,
@@ -60,7 +59,7 @@ from attention_ref.worked.steps import (
     run_chain,
     within,
 )
-from attention_ref.worked.verdicts import (
+from attention_ref.exercises.verdicts import (
     Diagnosis,
     Off,
     Report,
@@ -84,17 +83,20 @@ def _stages(steps: Sequence[Key]) -> tuple:
     return FORWARD + BACKWARD if any(k[0].startswith("grad.") for k in steps) else FORWARD
 
 
-def _verdict(key: Key, g: Given, band: Iv, exact: Iv, yours: Iv, p: int) -> Verdict:
+def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
     """One step's verdict (the rules of the module docstring)."""
     if g.value.shape != band.shape:
         return Verdict(key, Status.WRONG, band.lo.numel(), shape=band.shape,  # type: ignore[arg-type]
                        given_shape=tuple(g.value.shape))  # type: ignore[arg-type]  # fmt: skip
     u = 0.5 * 10.0**-p
-    shows = (g.decimals >= p) & torch.isfinite(g.value)  # entries written to p decimals
-    full = (g.decimals >= p) | bool(shows.any())  # then all are read with zeros put back
-    right = torch.where(full, within(g.value, band, u),
-                        within(g.value, exact, u) | within(g.value, yours, u))  # fmt: skip
-    few = ~right & (g.decimals < p) & loosely(g, band, p)  # right at the decimals written
+    # every entry read with its trailing zeros put back (0.67 is 0.670): right or not alike
+    right = within(g.value, band, u)
+    # a matrix written short of the decimals asked (no entry to p places), each entry right at
+    # the decimals it has: "give p decimals"; a short entry beside entries to p places is read
+    # as p places, so a slip onto a trailing zero (0.269 as 0.27) is wrong, and named
+    few = ~right & (g.decimals < p) & loosely(g, band, p)
+    if g.shows(p):
+        few = torch.zeros_like(right)
     status = Status.WRONG if bool((~right & ~few).any()) else (
         Status.FEW_DECIMALS if bool(few.any()) else Status.RIGHT)  # fmt: skip
     off = tuple(
@@ -135,7 +137,9 @@ def diagnose(
     higher rank of the two), when there are at most `MAX_PAIRED` candidates. ``band``: the
     run without mistakes (its steps before those a mistake changes are reused). Returns the
     diagnoses and whether pairs were tried."""
-    candidates = mistakes_for(d, stages, ans.problem.decimals, catalogue)
+    names = {k[0] for k in ans.steps}
+    candidates = [m for m in mistakes_for(d, stages, ans.problem.decimals, catalogue)
+                  if not m.given or m.given & names]  # fmt: skip
     found: list[Diagnosis] = []
 
     def attempt(ms: Sequence[Mistake]) -> None:
@@ -198,9 +202,8 @@ def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report
     band = run_chain(d, stages, decimals=p, asked=p, given=ans.steps)
     exact = run_chain(d, stages, decimals=None, asked=p)
     _refuse_stand_ins(ans, exact, variant)
-    yours = run_chain(d, stages, decimals=None, asked=p, given=ans.steps)
     order = [k for k in chain_keys(d, stages) if k in ans.steps]
-    verdicts = tuple(_verdict(k, ans.steps[k], band.raw[k], exact.raw[k], yours.raw[k], p)
+    verdicts = tuple(_verdict(k, ans.steps[k], band.raw[k], exact.raw[k], p)
                      for k in order)  # fmt: skip
     report = Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, variant=variant)
     if report.first_wrong is None:
@@ -219,7 +222,7 @@ def check_document(
     lang: str | None = None,
 ) -> Report:
     """Check a decoded answer document (decode with
-    `attention_ref.worked.answer.read_answer_text`, so that its decimals are kept) against
+    `attention_ref.exercises.answer.read_answer_text`, so that its decimals are kept) against
     ``problem`` (``None``: the one the document names). Reads no file unless ``base`` is given
     (the folder of an ``"input": FILE``); bad documents raise `InputError`. ``lang``: the
     language of the report and the errors (``None``: the problem's)."""

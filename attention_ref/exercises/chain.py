@@ -1,158 +1,56 @@
-r"""The steps of one attention problem as a chain of named stages, in interval arithmetic.
+r"""One attention problem as a chain of named stages, in interval arithmetic (the homework's
+attention and today's: one chain).
 
-A student computes by hand and rounds each step to the decimals the exercise asks
-(:math:`p`, 3 unless it says otherwise), then computes the next step from the rounded values,
-or from the unrounded ones, or from anything in between. So every step is an **interval**
-``[lo, hi]`` per entry: the set of values such a student can hold. A stage maps the intervals of
-its inputs to the interval of its exact result (``raw``); the student's rounding then widens it
-to ``carried = [min(lo, ⌊lo⌉), max(hi, ⌊hi⌉)]`` (⌊·⌉: any rounding to :math:`p` decimals, ties
-either way), which the next stages use. An integer step stays a point: rounding changes nothing.
-
-The operations are enclosures (outward, up to float rounding): sums add ends; a product of
-matrices takes midpoint and radius, :math:`C = A_m B_m \pm (|A_m| B_r + A_r |B_m| + A_r B_r)`;
-the softmax is monotone in each score, so row :math:`i` has
+Query heads :math:`i = 1..h`, K/V heads :math:`j = 1..g` (the homework's attention is the
+case :math:`g = h`, no window, no rotation), a head of width :math:`d_k`:
 
 .. math::
-    A_{ij} \in \Big[\frac{e^{l_j}}{e^{l_j} + \sum_{k \ne j} e^{h_k}},\
-    \frac{e^{h_j}}{e^{h_j} + \sum_{k \ne j} e^{l_k}}\Big].
+    Q^{(i)} = X W_Q^{(i)},\quad K^{(j)} = X W_K^{(j)},\quad V^{(j)} = X W_V^{(j)},\qquad
+    \gamma(i) = \lfloor i\,g/h \rfloor
 
-A chain is data (`Stage`: a name, per head or not, and its function), so a variant of attention
-can bring its own stages, and a `attention_ref.worked.mistakes.Mistake` replaces some of them.
-With ``decimals=None`` nothing is rounded and points stay points: the exact computation (the
-same floats as `attention_ref.reference`).
+    \text{RoPE:}\quad x'_{2p} = x_{2p}\cos m\theta_p - x_{2p+1}\sin m\theta_p,\quad
+    x'_{2p+1} = x_{2p}\sin m\theta_p + x_{2p+1}\cos m\theta_p
+
+    S^{(i)} = \frac{Q^{(i)}_{\text{rot}} K^{(\gamma(i))\top}_{\text{rot}}}{\sqrt{d_k}},\quad
+    A^{(i)} = \operatorname{softmax}(S^{(i)} + M),\quad H^{(i)} = A^{(i)} V^{(\gamma(i))},\quad
+    \text{output} = [H^{(1)} \mid \dots \mid H^{(h)}]\, W_O
+
+with :math:`M` the causal mask, a sliding window's, or none; without RoPE,
+:math:`x_{\text{rot}} = x`; biases (an ``--input`` file's) are added after each projection.
+
+A stage maps the intervals (`attention_ref.exercises.intervals.Iv`) of its inputs to the
+interval of its exact result (``raw``); the student's rounding then widens it (``carried``),
+and the next stages use that. The steps' names are ``attnref explain --format json``'s: per
+query head ``Q``, ``Q_rot``, ``K`` and ``V`` (the key and value that head reads: its group's,
+rotated with RoPE), ``scores``, ``S``, ``S_masked``, ``A``, ``H``; per K/V head (``"kv_heads"``
+in an answer, ``("kv.K", j)`` here) ``K``, ``V``, ``K_rot``; RoPE's cosines and sines are a
+stage of their own, rounded like every step, so that a student who uses the printed values is
+carried. The backward (`BACKWARD`, the homework's: :math:`g = h`) follows the forward.
+
+A chain is data (`Stage`), and a `Change` (a catalogue mistake,
+`attention_ref.exercises.mistakes.Mistake`) replaces some of its stages. With
+``decimals=None`` nothing is rounded and points stay points: the exact computation (the same
+floats as `attention_ref.reference`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 import torch
 from torch import Tensor
 
-from attention_ref import reference as ref
+from attention_ref.exercises.intervals import SLACK, Given, Iv, carried, loosely, within
 
 if TYPE_CHECKING:
-    from attention_ref.worked.mistakes import Mistake
-    from attention_ref.worked.variant_steps import VariantTrace
+    from attention_ref import reference as ref
+    from attention_ref.exercises.problem import VariantTrace
 
 #: A step: its stage name and head (0-based; ``None`` after the heads): ``("A", 1)``.
 Key = tuple[str, int | None]
-
-
-@dataclass(frozen=True)
-class Iv:
-    """An interval matrix: every entry between ``lo`` and ``hi`` (float64; ``-inf`` allowed)."""
-
-    lo: Tensor
-    hi: Tensor
-
-    @classmethod
-    def point(cls, t: Tensor) -> Iv:
-        """A matrix known exactly."""
-        t = t.to(torch.float64)
-        return cls(t, t)
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.lo.shape)
-
-    @property
-    def mid(self) -> Tensor:
-        return torch.where(self.lo == self.hi, self.lo, (self.lo + self.hi) / 2)
-
-    @property
-    def rad(self) -> Tensor:
-        return torch.where(self.lo == self.hi, torch.zeros_like(self.lo), (self.hi - self.lo) / 2)
-
-    @property
-    def is_point(self) -> bool:
-        return bool(torch.equal(self.lo, self.hi))
-
-    @property
-    def T(self) -> Iv:
-        return Iv(self.lo.T, self.hi.T)
-
-    def __matmul__(self, other: Iv) -> Iv:
-        if self.is_point and other.is_point:
-            c = self.lo @ other.lo
-            return Iv(c, c)
-        am, ar, bm, br = self.mid, self.rad, other.mid, other.rad
-        cm = am @ bm  # an infinite entry makes its products infinite or NaN: not writable
-        finite_a = torch.where(torch.isfinite(am), am.abs(), 0.0)
-        finite_b = torch.where(torch.isfinite(bm), bm.abs(), 0.0)
-        cr = finite_a @ br + ar @ finite_b + ar @ br
-        return Iv(cm - cr, cm + cr)
-
-    def __add__(self, other: Iv) -> Iv:
-        return Iv(self.lo + other.lo, self.hi + other.hi)
-
-    def __sub__(self, other: Iv) -> Iv:
-        return Iv(self.lo - other.hi, self.hi - other.lo)
-
-    def __mul__(self, other: Iv) -> Iv:
-        """Entry by entry (⊙): the least and greatest of the four products of the ends."""
-        p = torch.stack([self.lo * other.lo, self.lo * other.hi, self.hi * other.lo,
-                         self.hi * other.hi])  # fmt: skip
-        return Iv(p.amin(0), p.amax(0))
-
-    def __truediv__(self, c: float) -> Iv:
-        """Divided by a positive number."""
-        return Iv(self.lo / c, self.hi / c)
-
-    def rowsum(self) -> Iv:
-        """Sums along each row, as a column: ``(n, m) -> (n, 1)``."""
-        return Iv(self.lo.sum(-1, keepdim=True), self.hi.sum(-1, keepdim=True))
-
-    def colsum(self) -> Iv:
-        """Sums along each column, as a row: ``(n, m) -> (1, m)``."""
-        return Iv(self.lo.sum(0, keepdim=True), self.hi.sum(0, keepdim=True))
-
-    def cols(self, start: int, stop: int) -> Iv:
-        return Iv(self.lo[:, start:stop], self.hi[:, start:stop])
-
-    def fill(self, where: Tensor, value: float) -> Iv:
-        """Entries where ``where`` is true set to ``value`` (a mask of -inf, or zeros)."""
-        return Iv(self.lo.masked_fill(where, value), self.hi.masked_fill(where, value))
-
-    def softmax_rows(self) -> Iv:
-        """Row-wise softmax of an interval matrix (the enclosure in the module docstring)."""
-        if self.is_point:
-            return Iv.point(ref.softmax_rows(self.lo))
-        top = self.hi.amax(-1, keepdim=True)  # stabilised: e^(x - top)
-        el, eh = torch.exp(self.lo - top), torch.exp(self.hi - top)
-        sl, sh = el.sum(-1, keepdim=True), eh.sum(-1, keepdim=True)
-        lo = el / (el + (sh - eh).clamp_min(0))
-        hi = eh / (eh + (sl - el).clamp_min(0))
-        return Iv(lo, torch.maximum(lo, hi))
-
-    @staticmethod
-    def cat(parts: Sequence[Iv]) -> Iv:
-        """Side by side (the concat of the heads)."""
-        return Iv(torch.cat([p.lo for p in parts], -1), torch.cat([p.hi for p in parts], -1))
-
-
-def rounded_down(x: Tensor, decimals: int) -> Tensor:
-    """The least rounding of ``x`` to ``decimals`` places (a tie may go down)."""
-    s = 10.0**decimals
-    return torch.where(torch.isfinite(x), torch.ceil(x * s - 0.5) / s, x)
-
-
-def rounded_up(x: Tensor, decimals: int) -> Tensor:
-    """The greatest rounding of ``x`` to ``decimals`` places (a tie may go up)."""
-    s = 10.0**decimals
-    return torch.where(torch.isfinite(x), torch.floor(x * s + 0.5) / s, x)
-
-
-def carried(raw: Iv, decimals: int | None) -> Iv:
-    """What a student who rounds to ``decimals`` may carry on: the value, its rounding, or
-    anything between (``None``: nothing is rounded)."""
-    if decimals is None:
-        return raw
-    return Iv(torch.minimum(raw.lo, rounded_down(raw.lo, decimals)),
-              torch.maximum(raw.hi, rounded_up(raw.hi, decimals)))  # fmt: skip
 
 
 # --- the problem and the chain -----------------------------------------------------------------
@@ -161,8 +59,9 @@ def carried(raw: Iv, decimals: int | None) -> Iv:
 @dataclass(frozen=True)
 class Data:
     """What the stages read: the problem's trace (X, weights, mask) and the upstream gradient
-    ``G`` of the backward (all ones: ``L = Σ output``). A variant's problem (GQA, RoPE, a
-    sliding window) brings its own trace, `attention_ref.worked.variant_steps.VariantTrace`."""
+    ``G`` of the backward (all ones: ``L = Σ output``). The homework's trace
+    (`attention_ref.reference.AttentionTrace`, :math:`g = h`) or a variant's
+    (`attention_ref.exercises.problem.VariantTrace`: GQA, RoPE, a sliding window)."""
 
     trace: ref.AttentionTrace | VariantTrace
     G: Tensor
@@ -171,10 +70,45 @@ class Data:
     def of(cls, trace: ref.AttentionTrace | VariantTrace, G: Tensor | None = None) -> Data:
         return cls(trace, G if G is not None else torch.ones_like(trace.output))
 
+    @property
+    def g(self) -> int:
+        """The number of K/V heads (``h`` for the homework's attention)."""
+        return int(getattr(self.trace, "g", self.trace.h))
+
+    def group(self, i: int) -> int:
+        r"""The K/V head query head ``i`` reads (0-based): :math:`\gamma(i) = \lfloor i g/h
+        \rfloor`."""
+        return i * self.g // self.trace.h
+
+    @property
+    def rope(self) -> bool:
+        """Whether Q and K are rotated."""
+        return bool(getattr(self.trace, "rope", False))
+
 
 Env = Mapping[Key, Iv]
 #: A stage's function: the data, the steps so far, the head (``None`` after the heads).
 StageFn = Callable[[Data, Env, "int | None"], Iv]
+#: a hook on each computed step: (key, raw, the student's value, the run's notes, decimals)
+Adjust = Callable[[Key, Iv, "Given | None", MutableMapping[str, object], int], Iv]
+
+
+class Change(Protocol):
+    """What a mistake does to the chain (`attention_ref.exercises.mistakes.Mistake`): stages
+    it computes instead (``stages``), steps it writes another way (``written``), and a hook on
+    each step that may use the student's numbers (``adjust``; carried on or only written)."""
+
+    @property
+    def stages(self) -> Mapping[str, StageFn]: ...
+
+    @property
+    def written(self) -> Mapping[str, Callable[[Iv], Iv]]: ...
+
+    @property
+    def adjust(self) -> Adjust | None: ...
+
+    @property
+    def adjust_carries(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -186,8 +120,8 @@ class Stage:
     fn: StageFn
     #: whether this problem has the step (``W_O`` missing: no ∂W_O)
     present: Callable[[Data], bool] = lambda d: True
-    #: how many heads a per-head step has (``None``: the ``h`` heads of the trace; the K/V
-    #: heads of grouped-query attention count ``g``)
+    #: how many heads a per-head step has (``None``: the ``h`` query heads; the K/V heads
+    #: count ``g``)
     count: Callable[[Data], int] | None = None
 
     def indices(self, d: Data) -> list[int | None]:
@@ -202,50 +136,123 @@ def _w(d: Data, role: str, i: int | None) -> Iv:
     return Iv.point(getattr(d.trace, role)[i])
 
 
-def _project(role: str) -> StageFn:
+def project(role: str, W: Tensor | None = None) -> StageFn:
+    """``X W⁽ⁱ⁾ (+ b⁽ⁱ⁾)``: the query head's (``Q``) or the K/V head's (``K``, ``V``) weight;
+    ``W``: other weights instead of the problem's (a mistake's, one per head)."""
+
     def fn(d: Data, e: Env, i: int | None) -> Iv:
-        X, W = Iv.point(d.trace.X), _w(d, f"W_{role}", i)
-        b = getattr(d.trace, f"b_{role}")
-        out = X @ W
-        return out + Iv.point(b[i].expand_as(out.lo)) if b is not None and i is not None else out
+        assert i is not None
+        weight = Iv.point(W[i]) if W is not None else _w(d, f"W_{role}", i)
+        out = Iv.point(d.trace.X) @ weight
+        b = getattr(d.trace, f"b_{role}", None)
+        return out + Iv.point(b[i].expand_as(out.lo)) if b is not None else out
 
     return fn
 
 
-def _mask(d: Data) -> Tensor | None:
-    """Where the causal mask blocks (``M = -inf``), or ``None`` without a mask."""
-    return torch.isinf(d.trace.M) if d.trace.M is not None else None
+def _cols(x: Iv, index: slice) -> Iv:
+    return Iv(x.lo[:, index], x.hi[:, index])
+
+
+def rotate(x: Iv, cos: Iv, sin: Iv, *, halves: bool = False) -> Iv:
+    r"""Each pair of every row turned by its angle, on intervals:
+    :math:`x'_a = x_a \cos\phi - x_b \sin\phi,\ x'_b = x_a \sin\phi + x_b \cos\phi`.
+
+    The pairs are RoFormer's :math:`(a, b) = (2p, 2p + 1)`; with ``halves``, Hugging Face's
+    ``rotate_half`` layout :math:`(p, p + d/2)`. ``x``: ``(n, d)``; ``cos``, ``sin``:
+    ``(n, d/2)``. The rotation is monotone in nothing: its enclosure is the products'.
+    """
+    d = x.shape[-1]
+    if halves:
+        a, b = _cols(x, slice(0, d // 2)), _cols(x, slice(d // 2, d))
+    else:
+        a, b = _cols(x, slice(0, d, 2)), _cols(x, slice(1, d, 2))
+    ra = a * cos - b * sin
+    rb = a * sin + b * cos
+    if halves:
+        return Iv.cat([ra, rb])
+    # (n, d/2) twice -> (n, d/2, 2) -> (n, d): back to x_0, x_1, x_2, …
+    return Iv(torch.stack((ra.lo, rb.lo), -1).flatten(-2), torch.stack((ra.hi, rb.hi), -1)
+              .flatten(-2))  # fmt: skip
+
+
+def query_name(d: Data) -> str:
+    """The queries the scores read: ``Q_rot`` with RoPE, else ``Q``."""
+    return "Q_rot" if d.rope else "Q"
+
+
+def key_name(d: Data) -> str:
+    """The K/V heads' keys the query heads read: ``kv.K_rot`` with RoPE, else ``kv.K``."""
+    return "kv.K_rot" if d.rope else "kv.K"
+
+
+def _rope(d: Data) -> bool:
+    return d.rope
+
+
+def _window(d: Data) -> bool:
+    return getattr(d.trace, "window", None) is not None
+
+
+def kv_count(d: Data) -> int:
+    """How many K/V heads: ``g``."""
+    return d.g
+
+
+def read_group(source: str, pick: Callable[[Data, int], int] | None = None) -> StageFn:
+    """What query head ``i`` reads of the K/V heads: ``source`` of its group γ(i) (``pick``:
+    another K/V head, a mistake's)."""
+
+    def fn(d: Data, e: Env, i: int | None) -> Iv:
+        assert i is not None
+        return e[source, pick(d, i) if pick is not None else d.group(i)]
+
+    return fn
+
+
+def _turn(source: str) -> StageFn:
+    """``source`` rotated by RoPE, with the cosines and sines carried."""
+    return lambda d, e, i: rotate(e[source, i], e["cos", None], e["sin", None])
 
 
 def _s_masked(d: Data, e: Env, i: int | None) -> Iv:
-    blocked = _mask(d)
     S = e["S", i]
-    return S.fill(blocked, -math.inf) if blocked is not None else S
+    return S.fill(torch.isinf(d.trace.M), -math.inf) if d.trace.M is not None else S
 
 
-def _output(d: Data, e: Env, i: int | None) -> Iv:
-    concat, W_O, b_O = e["concat", None], d.trace.W_O, d.trace.b_O
+def output_of(concat: Iv, d: Data, W_O: Tensor | None) -> Iv:
+    """``concat W_O (+ b_O)``, or the concat without ``W_O``."""
     if W_O is None:
         return concat
     out = concat @ Iv.point(W_O)
+    b_O = getattr(d.trace, "b_O", None)
     return out + Iv.point(b_O.expand_as(out.lo)) if b_O is not None else out
 
 
-def _heads(d: Data, e: Env, name: str) -> list[Iv]:
-    return [e[name, j] for j in range(d.trace.h)]
+def _angles(d: Data) -> Tensor:
+    return d.trace.angles  # type: ignore[union-attr]
 
 
 FORWARD: Final[tuple[Stage, ...]] = (
-    Stage("Q", True, _project("Q")),
-    Stage("K", True, _project("K")),
-    Stage("V", True, _project("V")),
-    Stage("scores", True, lambda d, e, i: e["Q", i] @ e["K", i].T),
+    # the statement's table first: a mistake may rotate what comes after it (V, with RoPE)
+    Stage("cos", False, lambda d, e, i: Iv.point(torch.cos(_angles(d))), present=_rope),
+    Stage("sin", False, lambda d, e, i: Iv.point(torch.sin(_angles(d))), present=_rope),
+    Stage("Q", True, project("Q")),
+    Stage("kv.K", True, project("K"), count=kv_count),
+    Stage("kv.V", True, project("V"), count=kv_count),
+    Stage("Q_rot", True, _turn("Q"), present=_rope),
+    Stage("kv.K_rot", True, _turn("kv.K"), present=_rope, count=kv_count),
+    Stage("K", True, lambda d, e, i: read_group(key_name(d))(d, e, i)),
+    Stage("V", True, read_group("kv.V")),
+    Stage("scores", True, lambda d, e, i: e[query_name(d), i] @ e["K", i].T),
     Stage("S", True, lambda d, e, i: e["scores", i] / math.sqrt(d.trace.d_k)),
+    # a sliding window's mask is a step of its own: the statement asks to write it
+    Stage("M", False, lambda d, e, i: Iv.point(d.trace.M), present=_window),  # type: ignore[arg-type]
     Stage("S_masked", True, _s_masked),
     Stage("A", True, lambda d, e, i: e["S_masked", i].softmax_rows()),
     Stage("H", True, lambda d, e, i: e["A", i] @ e["V", i]),
-    Stage("concat", False, lambda d, e, i: Iv.cat(_heads(d, e, "H"))),
-    Stage("output", False, _output),
+    Stage("concat", False, lambda d, e, i: Iv.cat([e["H", j] for j in range(d.trace.h)])),
+    Stage("output", False, lambda d, e, i: output_of(e["concat", None], d, d.trace.W_O)),
 )
 
 
@@ -300,7 +307,7 @@ def chain_keys(d: Data, stages: Sequence[Stage]) -> list[Key]:
 
 
 def computed_steps(
-    d: Data, mistakes: Sequence[Mistake] = (), stages: Sequence[Stage] = FORWARD
+    d: Data, mistakes: Sequence[Change] = (), stages: Sequence[Stage] = FORWARD
 ) -> dict[Key, Tensor]:
     """Every step computed exactly (with ``mistakes``, if any), as written: for examples of
     answers, in the book and the tests."""
@@ -308,38 +315,6 @@ def computed_steps(
 
 
 # --- running the chain -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Given:
-    """A matrix the student wrote: its values (``±inf`` allowed) and each entry's decimals."""
-
-    value: Tensor
-    decimals: Tensor  # int64, the shape of value
-    _half: dict[int, Tensor] = field(default_factory=dict, compare=False, repr=False)
-
-    def half_unit(self, asked: int) -> Tensor:
-        """Half a unit of the last place each entry holds, at least that of ``asked``."""
-        if asked not in self._half:
-            places = torch.clamp(self.decimals, max=asked).to(torch.float64)
-            self._half[asked] = 0.5 * 10.0**-places
-        return self._half[asked]
-
-
-#: Slack for binary floating point around every comparison.
-SLACK: Final = 1e-9
-
-
-def within(value: Tensor, band: Iv, slack: Tensor | float) -> Tensor:
-    """Entry by entry: ``value`` in ``[lo - slack, hi + slack]``, up to float rounding. An
-    infinite value is within only an equal infinite band (the float slack stays finite)."""
-    eps = SLACK * (1 + value.abs().clamp(max=1e6)) + slack
-    return (value >= band.lo - eps) & (value <= band.hi + eps)
-
-
-def loosely(g: Given, band: Iv, asked: int) -> Tensor:
-    """Each entry within its own half unit (or that of ``asked``, if larger) of the band."""
-    return within(g.value, band, g.half_unit(asked))
 
 
 @dataclass
@@ -362,7 +337,7 @@ def run_chain(
     decimals: int | None,
     asked: int = 3,
     given: Mapping[Key, Given] | None = None,
-    mistakes: Sequence[Mistake] = (),
+    mistakes: Sequence[Change] = (),
     until: Callable[[Key, Iv], bool] | None = None,
     base: Run | None = None,
 ) -> Run:
@@ -417,7 +392,7 @@ def run_chain(
     return out
 
 
-def first_changed(stages: Sequence[Stage], mistakes: Sequence[Mistake]) -> int:
+def first_changed(stages: Sequence[Stage], mistakes: Sequence[Change]) -> int:
     """The index of the first stage that the mistakes change (0 when one adjusts every step)."""
     if any(m.adjust is not None for m in mistakes):
         return 0
@@ -436,5 +411,7 @@ def _meet(carry: Iv, g: Given, decimals: int | None) -> Iv:
     return Iv(lo, hi)
 
 
-__all__ = ["BACKWARD", "FORWARD", "Data", "Given", "Iv", "Key", "Run", "Stage", "carried",
-           "chain_keys", "loosely", "run_chain", "within"]  # fmt: skip
+__all__ = ["BACKWARD", "FORWARD", "SLACK", "Adjust", "Change", "Data", "Env", "Given", "Iv", "Key",
+           "Run", "Stage", "StageFn", "carried", "chain_keys", "computed_steps", "first_changed",
+           "key_name", "kv_count", "loosely", "output_of", "project", "query_name", "read_group",
+           "rotate", "run_chain", "within"]  # fmt: skip

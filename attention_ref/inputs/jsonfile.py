@@ -31,7 +31,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Final
 
-from attention_ref.worked.inputs import MAX_FILE_BYTES, InputError
+from attention_ref.inputs.errors import MAX_FILE_BYTES, InputError
 
 #: The deepest nesting of arrays and objects accepted (an answer needs 5).
 MAX_DEPTH: Final = 32

@@ -7,7 +7,7 @@ answer; it counts the steps given and right, names the first wrong step, and has
 report's language: each step as the statement writes it with its JSON path beside
 (``S̃⁽¹⁾ (heads[0].S_masked)``), rows by their tokens, numbers with a decimal comma in
 Portuguese.
-The grading itself is `attention_ref.worked.check`.
+The grading itself is `attention_ref.exercises.grader`.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from attention_ref.worked.answer import label
-from attention_ref.worked.answer_words import (
+from attention_ref.exercises.answer_words import (
     STEP_WORDS,
+    label,
     math_name,
     pad,
     step_label,
     width,
     words,
 )
-from attention_ref.worked.steps import Key
+from attention_ref.exercises.chain import Key
 
 
 class Status(StrEnum):
@@ -238,7 +238,8 @@ def number(x: float, decimals: int, lang: str) -> str:
     """``x`` to ``decimals`` places (a decimal comma in Portuguese; ``-inf`` as ``−∞``)."""
     if math.isinf(x):
         return "−∞" if x < 0 else "∞"
-    s = f"{x:.{decimals}f}"
+    # a number past a screen's width (1e308) in a form that fits: 1.000e+308
+    s = f"{x:.{decimals}f}" if abs(x) < 1e12 else f"{x:.{min(decimals, 6)}e}"
     return s.replace(".", ",") if lang == "pt" else s
 
 

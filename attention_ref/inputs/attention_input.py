@@ -34,9 +34,11 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from attention_ref.inputs.errors import MAX_FILE_BYTES, InputError
+from attention_ref.inputs.jsonfile import read_json
+
 Matrix = list[list[float]]
 
-MAX_FILE_BYTES = 5_000_000
 MAX_TOKENS = 256
 MAX_D_MODEL = 1024
 MAX_HEADS = 64
@@ -48,10 +50,6 @@ FUSED_KEYS = frozenset(
 HEAD_KEYS = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")
 #: The key under which an ``explain --format json`` document carries its input.
 INPUT_KEY = "input"
-
-
-class InputError(ValueError):
-    """A user's input cannot be used; the message is one line for the CLI."""
 
 
 @dataclass(frozen=True)
@@ -356,8 +354,25 @@ def _fused_heads(doc: dict[str, object], d_model: int) -> Weights:
 
 
 def load_input_file(path: str | Path) -> AttentionInput:
-    """Read and validate ``path`` (through `attention_ref.worked.jsonfile`, the one bounded
+    """Read and validate ``path`` (through `attention_ref.inputs.jsonfile`, the one bounded
     JSON loader); every failure is an `InputError` with one line."""
-    from attention_ref.worked.jsonfile import read_json
-
     return parse_input(read_json(path, "input file"))
+
+
+__all__ = [
+    "FUSED_KEYS",
+    "HEAD_KEYS",
+    "INPUT_KEY",
+    "MAX_D_MODEL",
+    "MAX_FILE_BYTES",
+    "MAX_HEADS",
+    "MAX_TOKENS",
+    "PER_HEAD_KEYS",
+    "AttentionInput",
+    "InputError",
+    "Matrix",
+    "load_input_file",
+    "matrix",
+    "parse_input",
+    "vector",
+]

@@ -1,0 +1,1 @@
+"""The exercises of the homework and of today's attention."""

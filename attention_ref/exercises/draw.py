@@ -1,0 +1,265 @@
+r"""The one generator of exercises: the numbers of a problem from a seed, and what it is graded
+against (`Problem`).
+
+A problem is drawn from a seed (Python's ``random.Random(seed)``: the same seed and options
+give the same exercise on any machine): ``n`` tokens, ``X \in \{0, 1\}^{n \times d_{model}}``
+and per-head ``W_Q^{(i)}`` (``h`` query heads), ``W_K^{(j)}, W_V^{(j)}`` (``g`` K/V heads;
+with :math:`g = h` one head's three weights after the other, as the homework's)
+:math:`\in \{0, 1\}^{d_{model} \times d_k}`, ``d_k = d_{model} / h``, so that ``Q``, ``K`` and
+``V`` are integers; no row or column of ``X`` and no column of a weight is all zeros. ``W_O``
+is ``I + E`` with ``E`` a 0/1 strictly upper-triangular matrix with at least one 1: not the
+identity, not symmetric, so that forgetting ``W_O`` or transposing it changes the output.
+
+**No drawn problem hides a mistake.** The numbers drawn must let every mistake of the
+problem's catalogue (`attention_ref.exercises.catalogue`) show: reproduced and written to the
+decimals asked, each changes at least one step the answer asks by more than the grading
+tolerance (`attention_ref.exercises.catalogue.hidden`). Otherwise the generator draws again,
+from the same stream of the seed (a problem that passes on its first draw is the one it always
+was). A mistake no problem of the shape can show (`Kind.blind`: no scaling when ``d_k = 1``;
+or hidden on each of the first `BLIND_AFTER` draws: with a window of one key, ``A = I``
+whatever the scores) is not waited for: the statement names it. After `MAX_DRAWS` draws the
+first with the fewest hidden mistakes is kept, and the statement names those.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import random
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Final
+
+from torch import Tensor
+
+from attention_ref.exercises.catalogue import CATALOGUES, Mistake, hidden, mistake_id
+from attention_ref.exercises.chain import BACKWARD, FORWARD, Data, Key, Stage
+from attention_ref.exercises.options import ExerciseOptions
+from attention_ref.exercises.problem import (
+    FINAL_STEPS,
+    HEAD_STEPS,
+    LAYOUTS,
+    ROPE_BASE,
+    Layout,
+    VariantTrace,
+    variant_trace,
+)
+from attention_ref.render import JSONValue, Matrix
+
+if TYPE_CHECKING:
+    from attention_ref import reference as ref
+    from attention_ref.exercises.mistakes import Kind
+
+#: Token names drawn for an exercise, per language.
+WORDS: Final[dict[str, tuple[str, ...]]] = {
+    "en": ("Life", "is", "awesome", "Cats", "sleep", "Birds", "sing", "Time", "flies", "We",
+           "learn", "Stars", "shine", "Rain", "falls", "Ideas", "grow", "slowly", "today",
+           "here"),
+    "pt": ("A", "vida", "é", "bela", "Gatos", "dormem", "Aves", "cantam", "O", "tempo", "voa",
+           "Nós", "aprendemos", "Estrelas", "brilham", "Chove", "hoje", "aqui", "devagar",
+           "sempre"),
+}  # fmt: skip
+#: The most draws of one exercise before the fewest hidden mistakes are kept.
+MAX_DRAWS: Final = 40
+#: A mistake hidden on each of this many first draws is one the shape cannot show.
+BLIND_AFTER: Final = 6
+#: Decimals asked when the problem does not say.
+DEFAULT_DECIMALS: Final = 3
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A problem's chain of steps: its name (``gqa``, ``window``, ``rope``), its stages, the
+    catalogue of its mistakes, and the steps an answer holds (`Layout`)."""
+
+    name: str
+    stages: tuple[Stage, ...]
+    catalogue: tuple[Kind, ...]
+    layout: Layout
+
+
+def chain_of(variant: str) -> Chain:
+    """The chain of one of today's variants."""
+    if variant not in LAYOUTS:
+        raise ValueError(f"variant must be one of {', '.join(LAYOUTS)}, got {variant!r}")
+    return Chain(variant, FORWARD, CATALOGUES[variant], LAYOUTS[variant])
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What an answer is checked against: the problem's trace, the language of the report and
+    the decimals asked; ``naming`` is the answer's object that names it."""
+
+    trace: ref.AttentionTrace | VariantTrace
+    naming: dict[str, object]
+    source: str
+    lang: str = "en"
+    decimals: int = DEFAULT_DECIMALS
+    #: a variant's chain (``None``: the homework's masked multi-head attention)
+    chain: Chain | None = None
+
+    def data(self, G: Tensor | None = None) -> Data:
+        """What the chain of steps reads (``G``: the upstream gradient, default all ones)."""
+        return Data.of(self.trace, G)
+
+    @classmethod
+    def of_exercise(cls, opt: ExerciseOptions) -> Problem:
+        """An ``attnref exercise`` problem (its tokens in its language)."""
+        return problem_of(opt, draw(opt).problem)
+
+
+# --- the numbers --------------------------------------------------------------------------------
+
+
+def _binary(rng: random.Random, rows: int, cols: int, *, nonzero_rows: bool) -> Matrix:
+    """A 0/1 matrix with no all-zero column (and, if asked, no all-zero row).
+
+    With ``X`` and ``W`` both so drawn, no column of ``Q = X W`` is all zeros either: each
+    column of ``W`` picks at least one column of ``X``, which has a 1 somewhere.
+    """
+    while True:
+        m = [[float(rng.random() < 0.5) for _ in range(cols)] for _ in range(rows)]
+        lines = [list(c) for c in zip(*m, strict=True)] + (m if nonzero_rows else [])
+        if all(any(v for v in line) for line in lines):
+            return m
+
+
+def _output_weight(rng: random.Random, d: int) -> Matrix:
+    """``I + E``, ``E`` 0/1 strictly upper triangular with at least one 1 (needs ``d >= 2``)."""
+    while True:
+        W = [[float(i == j or (j > i and rng.random() < 0.3)) for j in range(d)] for i in range(d)]
+        if any(W[i][j] for i in range(d) for j in range(d) if j > i):
+            return W
+
+
+def _numbers(rng: random.Random, opt: ExerciseOptions) -> dict[str, JSONValue]:
+    """One draw: the homework's ``--input`` format, with ``"variant"``, ``"kv_heads"``,
+    ``"window"`` or ``"rope"`` for today's attention."""
+    n, d, h, d_k = opt.tokens, opt.d_model, opt.heads, opt.d_k
+    problem: dict[str, JSONValue] = {} if opt.variant == "mha" else {"variant": opt.variant}
+    problem["tokens"] = rng.sample(list(WORDS[opt.lang]), n)
+    problem["X"] = _binary(rng, n, d, nonzero_rows=True)
+    roles = ("W_Q", "W_K", "W_V") if opt.g == h else ("W_Q",)
+    problem["heads"] = [{r: _binary(rng, d, d_k, nonzero_rows=False) for r in roles}
+                        for _ in range(h)]  # fmt: skip
+    if opt.g != h:
+        problem["kv_heads"] = [
+            {r: _binary(rng, d, d_k, nonzero_rows=False) for r in ("W_K", "W_V")}
+            for _ in range(opt.g)
+        ]
+    if d >= 2:  # with one column there is no non-identity I + E: the output is the concat
+        problem["W_O"] = _output_weight(rng, d)
+    problem["causal"] = opt.causal
+    if opt.variant == "window":
+        problem["window"] = opt.window
+    if opt.variant == "rope":
+        problem["rope"] = {"base": ROPE_BASE, "positions": list(range(n))}
+    return problem
+
+
+def trace_of(
+    opt: ExerciseOptions, problem: dict[str, JSONValue]
+) -> ref.AttentionTrace | VariantTrace:
+    """The reference computation of a drawn problem."""
+    if opt.variant == "mha":
+        from attention_ref.inputs.attention_input import parse_input
+        from attention_ref.worked.gradients import input_trace
+
+        return input_trace(parse_input(problem))
+    from attention_ref.worked.trace import t
+
+    heads: list[dict[str, Matrix]] = problem["heads"]  # type: ignore[assignment]
+    kv: list[dict[str, Matrix]] = problem.get("kv_heads", heads)  # type: ignore[assignment]
+    W_O = t(problem["W_O"]) if "W_O" in problem else None  # type: ignore[arg-type]
+    return variant_trace(
+        opt.variant, t(problem["X"]), t([hd["W_Q"] for hd in heads]),  # type: ignore[arg-type]
+        t([hd["W_K"] for hd in kv]), t([hd["W_V"] for hd in kv]), W_O, causal=opt.causal,
+        window=opt.window, tokens=tuple(str(x) for x in problem["tokens"]),  # type: ignore[union-attr]
+    )  # fmt: skip
+
+
+def problem_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Problem:
+    """What ``check`` grades an answer to the drawn ``problem`` against."""
+    chain = None if opt.variant == "mha" else chain_of(opt.variant)
+    return Problem(trace_of(opt, problem), {"exercise": opt.to_json()}, opt.source, opt.lang,
+                   opt.decimals, chain)  # fmt: skip
+
+
+# --- the invariant ------------------------------------------------------------------------------
+
+
+def asked_keys(opt: ExerciseOptions, has_w_o: bool) -> list[Key]:
+    """The steps the answer asks (its template's), as the chain's keys."""
+    if opt.variant == "mha":
+        keys: list[Key] = [(n, i) for i in range(opt.heads) for n in HEAD_STEPS]
+        if opt.backward:
+            keys += [("grad.W_O", None)] * has_w_o + [("grad.X", None)]
+            keys += [(f"grad.{n}", 0) for n in ("A", "S_masked", "W_Q")]
+    else:
+        layout = LAYOUTS[opt.variant]
+        keys = [(n, i) for i in range(opt.heads) for n in layout.template_heads]
+        keys += [(f"kv.{n}", j) for j in range(opt.g) for n in layout.template_kv_heads]
+    return keys + [(n, None) for n in FINAL_STEPS]
+
+
+def _stages(opt: ExerciseOptions) -> tuple[Stage, ...]:
+    return FORWARD + BACKWARD if opt.backward else FORWARD
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A drawn problem (the ``--input`` format), the draws it took, and the mistakes it cannot
+    tell apart from the right numbers (none but `Kind.blind`'s, unless `MAX_DRAWS` ran out)."""
+
+    problem: dict[str, JSONValue]
+    draws: int
+    hidden: tuple[Mistake, ...]
+
+
+def draw(opt: ExerciseOptions) -> Drawn:
+    """The exercise's numbers: the first draw of the seed's stream that hides no mistake of
+    its catalogue (the module docstring). A mistake hidden on each of the first
+    `BLIND_AFTER` draws is one the shape cannot show: it is no longer waited for. The same
+    options give the same problem (a fresh copy each time; the draw is done once)."""
+    found = _draw(opt)
+    return replace(found, problem=copy.deepcopy(found.problem))
+
+
+@functools.lru_cache(maxsize=256)
+def _draw(opt: ExerciseOptions) -> Drawn:
+    rng = random.Random(opt.seed)
+    catalogue, stages = CATALOGUES[opt.variant], _stages(opt)
+
+    def look(
+        problem: dict[str, JSONValue], *, skip: frozenset[str] = frozenset(),
+        watch: frozenset[str] = frozenset(), first: bool = False,
+    ) -> tuple[list[Mistake], list[Mistake]]:  # fmt: skip
+        d = Data.of(trace_of(opt, problem))
+        return hidden(d, stages, opt.decimals, asked_keys(opt, "W_O" in problem), catalogue,
+                      skip=skip, watch=watch, first=first)  # fmt: skip
+
+    skip: frozenset[str] = frozenset()
+    watch: frozenset[str] | None = None  # hidden on every draw so far
+    fewest: tuple[int, dict[str, JSONValue]] | None = None
+    for count in range(1, MAX_DRAWS + 1):
+        problem = _numbers(rng, opt)
+        drawn, blind = look(problem, skip=skip, watch=watch or frozenset(), first=count > 1)
+        if not drawn:
+            return Drawn(problem, count, tuple(blind))
+        ids = frozenset(mistake_id(m) for m in drawn)
+        watch = ids if watch is None else watch & ids
+        if count == BLIND_AFTER:
+            skip, watch = watch, frozenset()
+        if fewest is None or len(drawn) < fewest[0]:
+            fewest = (len(drawn), problem)
+    assert fewest is not None
+    drawn, blind = look(fewest[1], skip=skip)
+    return Drawn(fewest[1], MAX_DRAWS, tuple(drawn + blind))
+
+
+def draw_problem(opt: ExerciseOptions) -> dict[str, JSONValue]:
+    """The exercise's numbers in the ``--input`` format (a variant's with its own keys)."""
+    return draw(opt).problem
+
+
+__all__ = ["MAX_DRAWS", "WORDS", "Chain", "Drawn", "Problem", "asked_keys", "chain_of", "draw",
+           "draw_problem", "problem_of", "trace_of"]  # fmt: skip

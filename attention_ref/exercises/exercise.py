@@ -1,0 +1,72 @@
+r"""Exercises like seed 000's, for teachers: ``attnref exercise``.
+
+An exercise is four documents: the statement (`attention_ref.exercises.statement`), the
+solution key (`attention_ref.exercises.key`: every step as ``attnref explain`` prints it, with
+the backward pass when asked; in Portuguese, the statement's questions answered in its words),
+its problem as JSON (`Exercise.problem`: the ``--input`` format, which ``explain --input``
+takes, with ``"variant"`` and its keys for today's attention), and the answer to fill in
+(`Exercise.answer`: the ``"exercise"`` object with its language and decimals, every step
+``null``), which ``check`` takes once filled. The statement and key carry the language, so
+the writers print decimal commas in Portuguese; the check reports in the answer's.
+
+One problem model (`attention_ref.exercises.options`): ``h`` query heads sharing ``g`` K/V
+heads, a mask (causal, none, a sliding window), positions (none, RoPE); the homework's masked
+multi-head attention (``mha``, the default) is the preset :math:`g = h`, causal, no rotation,
+and its options, documents and JSON are what they were before the variants (no
+``"variant"`` key). One generator (`attention_ref.exercises.draw`): no drawn problem hides a
+mistake of its catalogue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attention_ref.exercises.answer import chain_template, template
+from attention_ref.exercises.draw import WORDS, draw, draw_problem, trace_of
+from attention_ref.exercises.key import key
+from attention_ref.exercises.options import (
+    EXERCISE_VARIANTS,
+    LANGS,
+    MAX_D_MODEL,
+    MAX_DECIMALS,
+    MAX_TOKENS,
+    ExerciseOptions,
+    OptionError,
+    options_from_json,
+)
+from attention_ref.exercises.problem import LAYOUTS, VariantTrace
+from attention_ref.exercises.statement import statement
+from attention_ref.exercises.words import TEXT
+from attention_ref.render import Explanation, JSONValue
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exercise:
+    """One exercise: its options, its numbers (``--input`` JSON), statement and key."""
+
+    options: ExerciseOptions
+    problem: dict[str, JSONValue]
+    statement: Explanation
+    key: Explanation
+    answer: dict[str, object]
+
+
+def make_exercise(opt: ExerciseOptions) -> Exercise:
+    """Draw the problem of ``opt`` and write its statement, key and answer template (imports
+    torch)."""
+    drawn = draw(opt)
+    problem = drawn.problem
+    tr = trace_of(opt, problem)
+    text = statement(opt, problem, tr if isinstance(tr, VariantTrace) else None, drawn.hidden)
+    naming = {"exercise": opt.to_json()}
+    if opt.variant == "mha":
+        answer = template(naming, opt.heads, backward=opt.backward, has_w_o="W_O" in problem)
+    else:
+        answer = chain_template(naming, LAYOUTS[opt.variant], opt.heads, opt.g)
+    return Exercise(options=opt, problem=problem, statement=text,
+                    key=key(opt, problem, text, tr), answer=answer)  # fmt: skip
+
+
+__all__ = ["EXERCISE_VARIANTS", "LANGS", "MAX_DECIMALS", "MAX_D_MODEL", "MAX_TOKENS", "TEXT",
+           "WORDS", "Exercise", "ExerciseOptions", "OptionError", "draw_problem",
+           "make_exercise", "options_from_json"]  # fmt: skip

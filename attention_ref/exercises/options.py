@@ -1,0 +1,232 @@
+r"""What defines an exercise: its options (``attnref exercise``'s) and their checks.
+
+An exercise is attention with ``h`` query heads sharing ``g`` K/V heads (``kv_heads``), a mask
+(causal, none, or a sliding window of ``window`` keys) and positions (none, or RoPE): the
+homework's masked multi-head attention (``variant="mha"``) is :math:`g = h`, causal, no
+rotation; ``gqa``, ``window`` and ``rope`` are today's. Every bad option is an `OptionError`
+of one line, in English (the CLI's, naming its flags) and in every language of `LANGS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from attention_ref.render import JSONValue
+
+LANGS: Final = ("en", "pt")
+MAX_TOKENS: Final = 8
+MAX_D_MODEL: Final = 8
+MAX_DECIMALS: Final = 6
+#: What ``--variant`` asks: the homework's attention, or one of today's.
+EXERCISE_VARIANTS: Final = ("mha", "gqa", "window", "rope")
+
+
+class OptionError(ValueError):
+    """A bad option of an exercise: its message in English (``str``, the CLI's, naming the
+    flags) and in every language of `LANGS` (`words`), for an answer's ``"exercise"``."""
+
+    def __init__(self, texts: dict[str, str], **kw: object) -> None:
+        self.texts = {lang: text.format(**kw) for lang, text in texts.items()}
+        super().__init__(self.texts["en"])
+
+    def words(self, lang: str) -> str:
+        return self.texts.get(lang, self.texts["en"])
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExerciseOptions:
+    """What defines an exercise: the seed and the sizes (``attnref exercise`` options).
+
+    ``variant`` (``mha``, ``gqa``, ``window``, ``rope``) picks the attention; ``kv_heads`` is
+    ``gqa``'s ``g`` (default ``h/2`` for an even ``h``, else 1: ``h = 2`` gives multi-query
+    attention, ``h = 4`` two K/V heads) and ``window`` the sliding window's ``w`` (default 2,
+    or 1 with two tokens); both are filled in when left out, so equal exercises are equal.
+    """
+
+    seed: int = 0
+    tokens: int = 3
+    d_model: int = 4
+    heads: int = 2
+    causal: bool = True
+    lang: str = "en"
+    backward: bool = False
+    decimals: int = 3
+    variant: str = "mha"
+    kv_heads: int | None = None
+    window: int | None = None
+
+    def __post_init__(self) -> None:
+        between = {"en": "{flag} must be between {lo} and {hi}, got {got}",
+                   "pt": "{flag} deve estar entre {lo} e {hi}, veio {got}"}  # fmt: skip
+        if not 0 <= self.seed < 2**63:
+            raise OptionError(between, flag="--seed", lo=0, hi="2**63 - 1", got=self.seed)
+        if not 1 <= self.tokens <= MAX_TOKENS:
+            raise OptionError(between, flag="--tokens", lo=1, hi=MAX_TOKENS, got=self.tokens)
+        if not 1 <= self.d_model <= MAX_D_MODEL:
+            raise OptionError(between, flag="--d-model", lo=1, hi=MAX_D_MODEL, got=self.d_model)
+        if self.heads < 1 or self.d_model % self.heads:
+            raise OptionError(
+                {"en": "--heads must divide --d-model (d_k = d_model / h): d_model = {d}, h = {h}",
+                 "pt": "--heads deve dividir --d-model (d_k = d_model / h): d_model = {d}, "
+                 "h = {h}"}, d=self.d_model, h=self.heads,
+            )  # fmt: skip
+        if self.lang not in LANGS:
+            raise OptionError({"en": "--lang must be one of {langs}, got {got}",
+                               "pt": "--lang deve ser um de {langs}, veio {got}"},
+                              langs=", ".join(LANGS), got=repr(self.lang)[:40])  # fmt: skip
+        if not 1 <= self.decimals <= MAX_DECIMALS:
+            raise OptionError(between, flag="--decimals", lo=1, hi=MAX_DECIMALS, got=self.decimals)
+        self._check_variant()
+
+    def _check_variant(self) -> None:
+        """The variant's own options, checked; ``kv_heads`` and ``window`` filled in."""
+        v = self.variant
+        if v not in EXERCISE_VARIANTS:
+            raise OptionError({"en": "--variant must be one of {names}, got {got}",
+                               "pt": "--variant deve ser um de {names}, veio {got}"},
+                              names=", ".join(EXERCISE_VARIANTS), got=repr(v)[:60])  # fmt: skip
+        for name, value, owner in (("--kv-heads", self.kv_heads, "gqa"),
+                                   ("--window", self.window, "window")):  # fmt: skip
+            if value is not None and v != owner:
+                raise OptionError({"en": "{name} is an option of --variant {owner}, not of "
+                                   "--variant {v}", "pt": "{name} é uma opção de --variant "
+                                   "{owner}, não de --variant {v}"}, name=name, owner=owner,
+                                  v=v)  # fmt: skip
+        if v != "mha" and self.backward:
+            raise OptionError({"en": "--backward is for --variant mha: the --variant {v} exercise "
+                               "asks the forward pass", "pt": "--backward é de --variant mha: o "
+                               "exercício --variant {v} pede a passagem direta"}, v=v)  # fmt: skip
+        h = self.heads
+        if v == "gqa":
+            if h < 2:
+                raise OptionError({"en": "--variant gqa needs h >= 2 query heads (--heads) to "
+                                   "share K/V heads, got h = 1", "pt": "--variant gqa precisa "
+                                   "de h >= 2 cabeças de consulta (--heads) para compartilhar "
+                                   "cabeças K/V, veio h = 1"})  # fmt: skip
+            g = self.kv_heads if self.kv_heads is not None else (h // 2 if h % 2 == 0 else 1)
+            if not 1 <= g < h or h % g:
+                raise OptionError(
+                    {"en": "--kv-heads must divide --heads and be fewer (g = h is --variant "
+                     "mha): h = {h}, g = {g}", "pt": "--kv-heads deve dividir --heads e ser "
+                     "menor (g = h é --variant mha): h = {h}, g = {g}"}, h=h, g=g,
+                )  # fmt: skip
+            object.__setattr__(self, "kv_heads", g)
+        if v == "window":
+            if not self.causal:
+                raise OptionError({"en": "--variant window is a causal sliding window: leave "
+                                   "out --no-causal", "pt": "--variant window é uma janela "
+                                   "deslizante causal: tire --no-causal"})  # fmt: skip
+            if self.tokens < 2:
+                raise OptionError({"en": "--variant window needs at least 2 tokens (--tokens) "
+                                   "for a window narrower than the causal mask", "pt": "--variant "
+                                   "window precisa de ao menos 2 tokens (--tokens) para uma "
+                                   "janela mais estreita que a máscara causal"})  # fmt: skip
+            w = self.window if self.window is not None else min(2, self.tokens - 1)
+            if not 1 <= w < self.tokens:
+                raise OptionError(
+                    {"en": "--window must be between 1 and n - 1 = {n1} keys (w >= n is the "
+                     "causal mask: --variant mha), got {w}", "pt": "--window deve estar entre 1 "
+                     "e n - 1 = {n1} chaves (w >= n é a máscara causal: --variant mha), veio "
+                     "{w}"}, n1=self.tokens - 1, w=w,
+                )  # fmt: skip
+            object.__setattr__(self, "window", w)
+        if v == "rope" and self.d_k % 2:
+            raise OptionError(
+                {"en": "--variant rope turns pairs of coordinates: d_k = d_model / h must be "
+                 "even, got d_k = {d} / {h} = {d_k}", "pt": "--variant rope gira pares de "
+                 "coordenadas: d_k = d_model / h deve ser par, veio d_k = {d} / {h} = {d_k}"},
+                d=self.d_model, h=h, d_k=self.d_k,
+            )  # fmt: skip
+
+    @property
+    def d_k(self) -> int:
+        """Width of a head: ``d_model / h``."""
+        return self.d_model // self.heads
+
+    def to_json(self) -> dict[str, JSONValue]:
+        """The options as the ``"exercise"`` object of an answer file: the problem, its
+        language (the check reports in it) and the decimals asked (the check grades by them)."""
+        out: dict[str, JSONValue] = {
+            "seed": self.seed, "tokens": self.tokens, "d_model": self.d_model,
+            "heads": self.heads, "causal": self.causal, "lang": self.lang,
+            "decimals": self.decimals}  # fmt: skip
+        if self.variant != "mha":  # the homework's exercise names no variant
+            out["variant"] = self.variant
+            if self.variant == "gqa":
+                out["kv_heads"] = self.kv_heads
+            if self.variant == "window":
+                out["window"] = self.window
+        return out
+
+    @property
+    def g(self) -> int:
+        """The K/V heads: ``kv_heads`` with ``gqa``, else ``h`` (one per query head)."""
+        return self.kv_heads if self.variant == "gqa" and self.kv_heads else self.heads
+
+    @property
+    def source(self) -> str:
+        """The command that draws the exercise, without ``attnref``."""
+        causal = "--causal" if self.causal else "--no-causal"
+        return (f"exercise --seed {self.seed} --tokens {self.tokens} --d-model {self.d_model} "
+                f"--heads {self.heads} {causal}{self.flags}")  # fmt: skip
+
+    @property
+    def flags(self) -> str:
+        """The variant's options on the command line (``""`` for ``mha``)."""
+        if self.variant == "mha":
+            return ""
+        extra = {"gqa": f" --kv-heads {self.kv_heads}", "window": f" --window {self.window}"}
+        return f" --variant {self.variant}" + extra.get(self.variant, "")
+
+
+def options_from_json(obj: object, lang: str | None = None) -> ExerciseOptions:
+    """An answer file's ``"exercise": {"seed": …, "tokens": …, …}``; `InputError` if bad, in
+    ``lang`` (``None``: the object's own ``"lang"`` when it is one of `LANGS`, else English)."""
+    from attention_ref.exercises.answer_words import error, shown
+
+    say = lang or (obj.get("lang") if isinstance(obj, dict) and obj.get("lang") in LANGS
+                   else "en")  # fmt: skip
+    assert isinstance(say, str)
+    if not isinstance(obj, dict):
+        raise error(say, "ex_object")
+    allowed = {"seed", "tokens", "d_model", "heads", "causal", "lang", "backward", "decimals",
+               "variant", "kv_heads", "window"}  # fmt: skip
+    unknown = sorted(set(obj) - allowed)
+    if unknown:
+        raise error(say, "ex_unknown", shown=shown(unknown[0]), names=", ".join(sorted(allowed)))
+    if "seed" not in obj:
+        raise error(say, "ex_seed")
+    for key in ("seed", "tokens", "d_model", "heads", "decimals"):
+        v = obj.get(key, 0)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise error(say, "ex_integer", key=key, shown=shown(v))
+    for key in ("causal", "backward"):
+        if not isinstance(obj.get(key, True), bool):
+            raise error(say, "ex_bool", key=key)
+    if not isinstance(obj.get("lang", "en"), str):
+        raise error(say, "ex_one_of", key="lang", names=", ".join(LANGS))
+    if not isinstance(obj.get("variant", "mha"), str):
+        raise error(say, "ex_one_of", key="variant", names=", ".join(EXERCISE_VARIANTS))
+    for key in ("kv_heads", "window"):
+        v = obj.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise error(say, "ex_integer", key=key, shown=shown(v))
+    try:
+        return ExerciseOptions(**obj)
+    except OptionError as e:
+        raise error(say, "ex_option", text=e.words(say)) from None
+    except ValueError as e:
+        raise error(say, "ex_option", text=str(e)) from None
+
+
+__all__ = [
+    "EXERCISE_VARIANTS",
+    "LANGS",
+    "MAX_DECIMALS",
+    "MAX_D_MODEL",
+    "MAX_TOKENS",
+    "ExerciseOptions",
+    "OptionError",
+    "options_from_json",
+]

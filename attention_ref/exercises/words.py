@@ -1,0 +1,274 @@
+r"""The words of an exercise's statement and key, in English and Portuguese: one table for
+the homework's attention and today's (`TEXT`), which `attention_ref.exercises.statement` and
+`attention_ref.exercises.key` fill in.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: The words of the statement and the key, per language.
+TEXT: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": "Exercise {seed}: masked multi-head attention by hand",
+        "title_plain": "Exercise {seed}: multi-head attention by hand",
+        "source": "attnref exercise --seed {seed} --tokens {n} --d-model {d} --heads {h} {causal}",
+        "data": "Data",
+        "data_text": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} "
+        "{heads}, d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. {mask} {wo}",
+        "mask": "Causal mask: token t sees itself and the tokens before it.",
+        "nomask": "No mask: every token sees every token.",
+        "wo": "The output projection W_O is given below.",
+        "nowo": "There is no output projection: the output is the concat.",
+        "q1": "Question 1: projections",
+        "q1_text": "For each head i compute Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ and V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ "
+        "(integers).",
+        "q2": "Question 2: scaled scores",
+        "q2_text": "Compute Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ and S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k.",
+        "q3": "Question 3: mask and softmax",
+        "q3_text": "Compute S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M, with M = 0 on and below the diagonal and −∞ above, "
+        "and A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), row by row.",
+        "q3_nomask": "Compute A⁽ⁱ⁾ = softmax(S⁽ⁱ⁾), row by row.",
+        "q4": "Question 4: head outputs and output",
+        "q4_text": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾, the concat [H⁽¹⁾ | … | H⁽ʰ⁾] and the output "
+        "Concat · W_O.",
+        "q4_nowo": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾ and the output, the concat [H⁽¹⁾ | … | H⁽ʰ⁾].",
+        "q5": "Question 5: gradients",
+        "q5_text": "Let L = Σ output, the sum of every entry of the output. Compute ∂L/∂W_O, "
+        "∂L/∂A⁽¹⁾, ∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ and ∂L/∂X.",
+        "q5_nowo": "Let L = Σ output, the sum of every entry of the output. Compute ∂L/∂A⁽¹⁾, "
+        "∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ and ∂L/∂X.",
+        "how": "How to answer",
+        "how_text": "Give decimals to {places}; trailing zeros may be dropped ({zeros}), but "
+        "a matrix rounded to fewer places is not right. Write the steps you computed into "
+        "answer.json (attnref exercise --out writes it, every step null until you fill it in) "
+        "in the names of attnref explain --format json: {names}; it names this exercise, "
+        '"exercise": {options}. Then run attnref check answer.json.',
+        "place": "1 place", "places": "{p} places", "for": "{short} for {full}",
+        "names_mha": '"heads": [{{"Q", "K", "V", "scores", "S", "S_masked", "A", "H"}}, …], '
+        '"concat", "output"{grads}',
+        "hidden": "On this problem these mistakes give the right numbers, so the check cannot "
+        "tell them apart from the right answer: {mistakes}.",
+        "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
+        "masked": 'Write a masked entry (−∞) as the string "{first}" (check also reads {also}); '
+        "null leaves a whole step out, and a large number such as -1e9 is not −∞.",
+        "and": "and",
+        "key_title": "Solution key of exercise {seed}",
+        "title_gqa": "Exercise {seed}: grouped-query attention by hand",
+        "title_mqa": "Exercise {seed}: multi-query attention by hand",
+        "title_window": "Exercise {seed}: sliding-window attention by hand",
+        "title_rope": "Exercise {seed}: rotary position embeddings (RoPE) by hand",
+        "data_gqa": "Tokens ({tokens}); each token is a row of X (d_model = {d}). Grouped-query "
+        "attention: h = {h} query heads share g = {g} K/V head{s}{mqa}, d_k = d_v = d_model / "
+        "h = {d_k}. The query heads are grouped in order, r = h / g = {r} per K/V head: query "
+        "heads 1 … r read K/V head 1, query heads r + 1 … 2r read K/V head 2, and so on (the "
+        "order of PyTorch's repeat_interleave and enable_gqa). Row convention: Q = X W_Q. {mask} "
+        "{wo}",
+        "mqa": " (one K/V head for all: multi-query attention)",
+        "data_window": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} "
+        "head{hs}, d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. Sliding window of "
+        "w = {w} keys: token t sees itself and the {before} token{s} before it, and no token "
+        "after it: M_win(t, u) = 0 where 0 ≤ t − u < w, −∞ elsewhere. {wo}",
+        "data_rope": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} "
+        "head{hs}, d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. Rotary position "
+        "embeddings (RoPE, RoFormer) on the queries and the keys, not the values: the token at "
+        "position m (the first m = 0) has each pair of coordinates (x_2p, x_2p+1), {pairs}, "
+        "turned by the angle m θ_p, θ_p = 10000^(−2p/d_k): x'_2p = x_2p cos mθ_p − "
+        "x_2p+1 sin mθ_p and x'_2p+1 = x_2p sin mθ_p + x_2p+1 cos mθ_p. The table gives θ_p, "
+        "m θ_p and their cosines and sines, rounded to {decimals} places: use them as they are "
+        "(or more exact ones). {mask} {wo}",
+        "q1_gqa": "Compute Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ for the h = {h} query heads, and K⁽ʲ⁾ = X W_K⁽ʲ⁾ "
+        "and V⁽ʲ⁾ = X W_V⁽ʲ⁾ for the g = {g} K/V head{s} (integers).",
+        "q2_gqa": "For each query head i, with j the K/V head of its group, compute Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ "
+        "and S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k.",
+        "q4_gqa": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j the K/V head of query head i's group), the "
+        "concat [H⁽¹⁾ | … | H⁽ʰ⁾] and the output Concat · W_O.",
+        "q4_gqa_nowo": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j the K/V head of query head i's group) and "
+        "the output, the concat [H⁽¹⁾ | … | H⁽ʰ⁾].",
+        "q3_window": "Question 3: window mask and softmax",
+        "q3_window_text": "Write M_win ({n}×{n}), then compute S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_win and "
+        "A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), row by row.",
+        "q_rot": "Question 2: rotations",
+        "q_rot_text": "Rotate every row of Q⁽ⁱ⁾ and K⁽ⁱ⁾ by the angles of its position: "
+        "Q_rot⁽ⁱ⁾ and K_rot⁽ⁱ⁾ (the first token's row does not turn). V is not rotated.",
+        "q_rot_scores": "Question 3: scaled scores",
+        "q_rot_scores_text": "Compute Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ and S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ / √d_k.",
+        "q_rot_mask": "Question 4: mask and softmax",
+        "q_rot_out": "Question 5: head outputs and output",
+        "names_gqa": '"kv_heads": [{{"K", "V"}}, …] (one per K/V head), "heads": [{{"Q", '
+        '"scores", "S", "S_masked", "A", "H"}}, …] (one per query head; "K" and "V" there, if '
+        'you write them, are the key and value that head reads), "concat", "output"',
+        "names_window": '"M" (M_win), "heads": [{{"Q", "K", "V", "scores", "S", "S_masked", '
+        '"A", "H"}}, …], "concat", "output"',
+        "names_rope": '"kv_heads": [{{"K", "V", "K_rot"}}, …] (head i\'s key, value and '
+        'rotated key, as attnref explain names them), "heads": [{{"Q", "Q_rot", "scores", "S", '
+        '"S_masked", "A", "H"}}, …], "concat", "output"',
+        "table": "RoPE's angles",
+        "pair": "pair {p}",
+        "row": "{token} (m = {m})",
+        "key_data_gqa": "The K/V heads are computed once each; each serves r = {r} "
+        "consecutive query heads.",
+        "key_window_mask": "Sliding-window mask, w = {w}: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_win",
+        "key_window_text": "M_win is 0 where 0 ≤ t − u < {w} (token t sees itself and the "
+        "{before} before it) and −∞ elsewhere: the future, as in the causal mask, and the keys "
+        "that are too old.",
+        "key_nomask": "No mask: S̃⁽ⁱ⁾ = S⁽ⁱ⁾",
+        "key_nomask_text": "Every token sees every token.",
+        "key_rope": "RoPE: the angles m θ_p and the rotated queries and keys",
+        "key_rope_text": "d_k = {d_k}: {pairs} pair{s} of coordinates, θ_p = 10000^(−2p/d_k). "
+        "Each row m of Q and K turns by its own angles (the first token, m = 0, does not "
+        "turn); V does not turn. A rotation keeps lengths: every row keeps its norm.",
+        "output_note": "The output is Concat · W_O.",
+        "output_note_nowo": "There is no W_O: the output is the concat.",
+        "row_by_row": "row by row",
+    },
+    "pt": {
+        "title": "Exercício {seed}: atenção multi-cabeça mascarada à mão",
+        "title_plain": "Exercício {seed}: atenção multi-cabeça à mão",
+        "source": "attnref exercise --seed {seed} --tokens {n} --d-model {d} --heads {h} {causal} "
+        "--lang pt",
+        "data": "Dados",
+        "data_text": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}). h = {h} "
+        "{heads}, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: Q = X W_Q. {mask} {wo}",
+        "mask": "Máscara causal: o token t vê a si mesmo e os tokens anteriores.",
+        "nomask": "Sem máscara: todo token vê todos os tokens.",
+        "wo": "A projeção de saída W_O está abaixo.",
+        "nowo": "Não há projeção de saída: a saída é a concatenação.",
+        "q1": "Questão 1: projeções",
+        "q1_text": "Para cada cabeça i, calcule Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ e "
+        "V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ (inteiros).",
+        "q2": "Questão 2: scores divididos por √d_k",
+        "q2_text": "Calcule Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ e S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k.",
+        "q3": "Questão 3: máscara e softmax",
+        "q3_text": "Calcule S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M, com M = 0 na diagonal e abaixo dela e −∞ acima, "
+        "e A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), linha a linha.",
+        "q3_nomask": "Calcule A⁽ⁱ⁾ = softmax(S⁽ⁱ⁾), linha a linha.",
+        "q4": "Questão 4: saídas das cabeças e saída final",
+        "q4_text": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾, a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾] e a saída "
+        "Concat · W_O.",
+        "q4_nowo": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾ e a saída, a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾].",
+        "q5": "Questão 5: gradientes",
+        "q5_text": "Seja L = Σ saída, a soma de todas as entradas da saída. Calcule ∂L/∂W_O, "
+        "∂L/∂A⁽¹⁾, ∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ e ∂L/∂X.",
+        "q5_nowo": "Seja L = Σ saída, a soma de todas as entradas da saída. Calcule ∂L/∂A⁽¹⁾, "
+        "∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ e ∂L/∂X.",
+        "how": "Como responder",
+        "how_text": "Dê {places}; zeros à direita podem ser omitidos ({zeros}), mas uma "
+        "matriz arredondada com menos casas não está certa. Escreva os passos calculados em "
+        "answer.json (attnref exercise --out o escreve, cada passo null até você preenchê-lo) "
+        'com os nomes de attnref explain --format json: {names}; ele nomeia este exercício, '
+        '"exercise": {options}. Depois rode attnref check answer.json.',
+        "place": "1 casa decimal", "places": "{p} casas decimais", "for": "{short} para {full}",
+        "names_mha": '"heads": [{{"Q", "K", "V", "scores", "S", "S_masked", "A", "H"}}, …], '
+        '"concat", "output"{grads}',
+        "hidden": "Neste problema estes erros dão os números certos, e o check não consegue "
+        "distingui-los da resposta certa: {mistakes}.",
+        "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
+        "masked": 'Escreva uma entrada mascarada (−∞) como o texto "{first}" (o check também lê '
+        "{also}); null deixa um passo inteiro de fora, e um número grande como -1e9 não é −∞.",
+        "comma": "No arquivo de resposta, os números levam ponto decimal e vão sem aspas "
+        '(`0.670`, não `"0,670"`): em JSON a vírgula separa as entradas.',
+        "and": "e",
+        "key_title": "Gabarito do exercício {seed}",
+        "title_gqa": "Exercício {seed}: atenção com consultas agrupadas (GQA) à mão",
+        "title_mqa": "Exercício {seed}: atenção multi-consulta (MQA) à mão",
+        "title_window": "Exercício {seed}: atenção com janela deslizante à mão",
+        "title_rope": "Exercício {seed}: embeddings de posição rotativos (RoPE) à mão",
+        "data_gqa": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}). Atenção "
+        "com consultas agrupadas: h = {h} cabeças de consulta compartilham g = {g} cabeça{s} "
+        "K/V{mqa}, d_k = d_v = d_model / h = {d_k}. As cabeças de consulta se agrupam em ordem, "
+        "r = h / g = {r} por cabeça K/V: as cabeças de consulta 1 … r leem a cabeça K/V 1, as "
+        "cabeças de consulta r + 1 … 2r leem a cabeça K/V 2, e assim por diante (a ordem do "
+        "repeat_interleave e do enable_gqa do PyTorch). "
+        "Convenção de linhas: Q = X W_Q. {mask} {wo}",
+        "mqa": " (uma cabeça K/V para todas: atenção multi-consulta)",
+        "data_window": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}). h = {h} "
+        "cabeça{hs}, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: Q = X W_Q. Janela "
+        "deslizante de w = {w} chaves: o token t vê a si mesmo e o{s} {before} token{s} "
+        "anterior{es}, e nenhum token depois dele: M_jan(t, u) = 0 onde 0 ≤ t − u < w, −∞ nas "
+        "demais entradas. {wo}",
+        "data_rope": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}). h = {h} "
+        "cabeça{hs}, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: Q = X W_Q. Embeddings "
+        "de posição rotativos (RoPE, RoFormer) nas consultas e nas chaves, não nos valores: o "
+        "token na posição m (o primeiro tem m = 0) tem cada par de coordenadas (x_2p, x_2p+1), "
+        "{pairs}, girado pelo ângulo m θ_p, θ_p = 10000^(−2p/d_k): x'_2p = x_2p cos mθ_p "
+        "− x_2p+1 sen mθ_p e x'_2p+1 = x_2p sen mθ_p + x_2p+1 cos mθ_p. A tabela dá θ_p, m θ_p "
+        "e os seus cossenos e senos, arredondados com {decimals} casas: use-os como estão (ou "
+        "valores mais exatos). {mask} {wo}",
+        "q1_gqa": "Calcule Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ para as h = {h} cabeças de consulta, e K⁽ʲ⁾ = "
+        "X W_K⁽ʲ⁾ e V⁽ʲ⁾ = X W_V⁽ʲ⁾ para a{s} g = {g} cabeça{s} K/V (inteiros).",
+        "q2_gqa": "Para cada cabeça de consulta i, com j a cabeça K/V do seu grupo, calcule "
+        "Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ e S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k.",
+        "q4_gqa": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j a cabeça K/V do grupo da cabeça de consulta i), "
+        "a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾] e a saída Concat · W_O.",
+        "q4_gqa_nowo": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j a cabeça K/V do grupo da cabeça de consulta "
+        "i) e a saída, a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾].",
+        "q3_window": "Questão 3: máscara da janela e softmax",
+        "q3_window_text": "Escreva M_jan ({n}×{n}) e calcule S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_jan e "
+        "A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), linha a linha.",
+        "q_rot": "Questão 2: rotações",
+        "q_rot_text": "Gire cada linha de Q⁽ⁱ⁾ e de K⁽ⁱ⁾ pelos ângulos da sua posição: "
+        "Q_rot⁽ⁱ⁾ e K_rot⁽ⁱ⁾ (a linha do primeiro token não gira). V não é girado.",
+        "q_rot_scores": "Questão 3: scores divididos por √d_k",
+        "q_rot_scores_text": "Calcule Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ e S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ / √d_k.",
+        "q_rot_mask": "Questão 4: máscara e softmax",
+        "q_rot_out": "Questão 5: saídas das cabeças e saída final",
+        "names_gqa": '"kv_heads": [{{"K", "V"}}, …] (uma por cabeça K/V), "heads": [{{"Q", '
+        '"scores", "S", "S_masked", "A", "H"}}, …] (uma por cabeça de consulta; "K" e "V" ali, '
+        'se você os escrever, são a chave e o valor que essa cabeça lê), "concat", "output"',
+        "names_window": '"M" (M_jan), "heads": [{{"Q", "K", "V", "scores", "S", "S_masked", '
+        '"A", "H"}}, …], "concat", "output"',
+        "names_rope": '"kv_heads": [{{"K", "V", "K_rot"}}, …] (a chave, o valor e a chave '
+        'girada da cabeça i, com os nomes de attnref explain), "heads": [{{"Q", "Q_rot", '
+        '"scores", "S", "S_masked", "A", "H"}}, …], "concat", "output"',
+        "table": "Os ângulos do RoPE",
+        "pair": "par {p}",
+        "row": "{token} (m = {m})",
+        "key_data_gqa": "As cabeças K/V são calculadas uma vez cada; cada uma serve r = {r} "
+        "cabeças de consulta consecutivas.",
+        "key_rope": "RoPE: os ângulos m θ_p e as consultas e chaves giradas",
+        "key_rope_text": "d_k = {d_k}: {pairs} par{es} de coordenadas, θ_p = 10000^(−2p/d_k). "
+        "Cada linha m de Q e de K gira pelos seus próprios ângulos (o primeiro token, m = 0, "
+        "não gira); V não gira. Uma rotação preserva comprimentos: cada linha mantém a sua "
+        "norma.",
+        "q_scores_gqa": "A entrada (t, u) de Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ é a consulta do token t na cabeça i "
+        "contra a chave do token u na cabeça K/V j do seu grupo; S⁽ⁱ⁾ a divide por √{d_k}.",
+        "q_scores": "A entrada (t, u) de Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ é a consulta do token t contra a chave do "
+        "token u; S⁽ⁱ⁾ a divide por √{d_k}.",
+        "q_scores_rope": "A entrada (t, u) de Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ compara a consulta girada do "
+        "token t com a chave girada do token u; ela só depende das posições pela diferença "
+        "t − u. S⁽ⁱ⁾ a divide por √{d_k}.",
+        "q_window": "M_jan vale 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e o{s} {before} "
+        "anterior{es}) e −∞ nas demais entradas: o futuro, como na máscara causal, e as chaves "
+        "antigas demais. Cada linha de A⁽ⁱ⁾ é uma distribuição sobre as chaves da janela.",
+        "q_mask": "M vale 0 na diagonal e abaixo dela e −∞ acima: cada linha de A⁽ⁱ⁾ é uma "
+        "distribuição sobre os tokens visíveis.",
+        "q_nomask": "Sem máscara, S̃⁽ⁱ⁾ = S⁽ⁱ⁾: cada linha de A⁽ⁱ⁾ é uma distribuição sobre "
+        "todos os tokens.",
+        "q_out": "A linha t de H⁽ⁱ⁾ é a média das linhas do V que a cabeça lê, ponderada pela "
+        "linha t de A⁽ⁱ⁾; as cabeças lado a lado formam a concatenação{wo}.",
+        "q_out_wo": ", e W_O a projeta na saída",
+        "q_out_nowo": ", que é a saída (não há W_O)",
+        "output": "Saída",
+        "row_by_row": "linha a linha",
+    },
+}  # fmt: skip
+
+
+def decimals_words(p: int, lang: str) -> dict[str, str]:
+    """How many places, and the zeros that may be dropped at ``p`` places, in words:
+    ``3 places`` and ``0.67 for 0.670, 2 for 2.000``."""
+    w = TEXT[lang]
+    places = w["place"] if p == 1 else w["places"].format(p=p)
+    pairs = [("2", "2." + "0" * p)]
+    if p >= 2:
+        full = "0." + "6" * (p - 2) + "70"
+        pairs.insert(0, (full[:-1], full))
+    sep = ", " if lang == "en" else "; "
+    zeros = sep.join(w["for"].format(short=s, full=f) for s, f in pairs)
+    if lang == "pt":
+        zeros = zeros.replace(".", ",")
+    return {"places": places, "zeros": zeros}
+
+
+__all__ = ["TEXT", "decimals_words"]
