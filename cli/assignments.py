@@ -47,7 +47,8 @@ def assign(
         int | None,
         typer.Option(
             "--heads",
-            help="Heads h; must divide d_model. Default 2; 4 with --variant gqa.",
+            help="Heads h; must divide d_model. Default 2; 4 with --variant gqa, 1 with "
+            "--variant rope.",
             show_default=False,
         ),
     ] = None,
@@ -94,8 +95,9 @@ def assign(
 
     url = _server_url(tracking_uri)
     try:
-        if heads is None:
-            heads = 4 if variant == "gqa" else 2
+        from cli.exercise import default_heads
+
+        heads = default_heads(variant, heads)
         asked = Assignment(name=name, exercises=exercises, tokens=tokens, d_model=d_model,
                            heads=heads, causal=causal, lang=lang, backward=backward,
                            decimals=decimals, variant=variant, kv_heads=kv_heads,

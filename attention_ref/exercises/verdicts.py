@@ -164,9 +164,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "it): {text}.", "pair": "two mistakes together: {a}; and {b}", "or": "; or ",
         "redo": "Recomputing with this mistake reproduces every step you gave.",
         "redo_pair": "Recomputing with both mistakes reproduces every step you gave.",
-        "none": "No mistake of the catalogue (scaling, softmax direction, mask, K Qᵀ, a "
-        "transposed weight or step, the heads' order or V, W_O, a slip in one entry), {how}, "
-        "reproduces your numbers: check the arithmetic of the first wrong step.",
+        "none": "No mistake of the catalogue ({what}), {how}, reproduces your numbers: check "
+        "the arithmetic of the first wrong step.",
         "how": "alone or two together", "how_alone": "alone (this problem has too many "
         "candidates to try two at a time)",
     },
@@ -189,51 +188,40 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "reproduz): {text}.", "pair": "dois erros juntos: {a}; e {b}", "or": "; ou ",
         "redo": "Refazer a conta com esse erro reproduz todos os passos que você deu.",
         "redo_pair": "Refazer a conta com os dois erros reproduz todos os passos que você deu.",
-        "none": "Nenhum erro do catálogo (escala, direção da softmax, máscara, K Qᵀ, um peso "
-        "ou passo transposto, a ordem ou o V das cabeças, W_O, um erro de conta numa "
-        "entrada), {how}, reproduz os seus números: confira as contas do primeiro passo "
-        "errado.",
+        "none": "Nenhum erro do catálogo ({what}), {how}, reproduz os seus números: confira "
+        "as contas do primeiro passo errado.",
         "how": "sozinho ou dois juntos", "how_alone": "sozinho (este problema tem candidatos "
         "demais para tentar dois de cada vez)",
     },
 }  # fmt: skip
 
-#: The catalogue in a few words, per variant and language: what "none" says was tried.
+#: The homework's catalogue in a few words, per language (every problem's ends with it).
+_HOMEWORK: Final = {
+    "en": "scaling, softmax direction or one-hot A, mask, K Qᵀ, a transposed weight or step, "
+    "Aᵀ V, the heads' order or V, W_O, a slip in one entry",
+    "pt": "escala, direção da softmax ou A one-hot, máscara, K Qᵀ, um peso ou passo "
+    "transposto, Aᵀ V, a ordem ou o V das cabeças, W_O, um erro de conta numa entrada",
+}
+#: The catalogue in a few words, per problem and language: what "none" says was tried.
 CATALOGUE_WORDS: Final[dict[str, dict[str, str]]] = {
+    "mha": _HOMEWORK,
     "gqa": {
-        "en": "the order of the K/V groups, one K/V head for all, scaling, softmax direction, "
-        "mask, K Qᵀ, a transposed weight or step, the heads' order or V, W_O, a slip in one "
-        "entry",
-        "pt": "a ordem dos grupos K/V, uma cabeça K/V para todas, escala, direção da softmax, "
-        "máscara, K Qᵀ, um peso ou passo transposto, a ordem ou o V das cabeças, W_O, um erro "
-        "de conta numa entrada",
+        "en": "the order of the K/V groups, one K/V head for all, " + _HOMEWORK["en"],
+        "pt": "a ordem dos grupos K/V, uma cabeça K/V para todas, " + _HOMEWORK["pt"],
     },
     "window": {
-        "en": "the window's width off by one, no window, the window on the wrong side, scaling, "
-        "softmax direction, mask, K Qᵀ, a transposed weight or step, the heads' order or V, "
-        "W_O, a slip in one entry",
-        "pt": "a largura da janela errada por um, sem janela, a janela do lado errado, escala, "
-        "direção da softmax, máscara, K Qᵀ, um peso ou passo transposto, a ordem ou o V das "
-        "cabeças, W_O, um erro de conta numa entrada",
+        "en": "the window's width off by one, no window, the window on the wrong side, "
+        + _HOMEWORK["en"],
+        "pt": "a largura da janela errada por um, sem janela, a janela do lado errado, "
+        + _HOMEWORK["pt"],
     },
     "rope": {
-        "en": "RoPE's angle of the wrong pair, its pairs, its sign, V rotated, the keys not "
-        "rotated, scaling, softmax direction, mask, K Qᵀ, a transposed weight or step, the "
-        "heads' order or V, W_O, a slip in one entry",
-        "pt": "o ângulo do par errado no RoPE, os seus pares, o seu sinal, V girado, as chaves "
-        "não giradas, escala, direção da softmax, máscara, K Qᵀ, um peso ou passo transposto, "
-        "a ordem ou o V das cabeças, W_O, um erro de conta numa entrada",
+        "en": "RoPE's angle of the wrong pair, its pairs, its sign, its positions, V rotated, "
+        "the keys or the queries not rotated, " + _HOMEWORK["en"],
+        "pt": "o ângulo do par errado no RoPE, os seus pares, o seu sinal, as suas posições, V "
+        "girado, as chaves ou as consultas não giradas, " + _HOMEWORK["pt"],
     },
 }
-#: What "none" says, per language, with the catalogue's words of a variant.
-NONE_VARIANT: Final = {
-    "en": "No mistake of the catalogue ({what}), {how}, reproduces your numbers: check the "
-    "arithmetic of the first wrong step.",
-    "pt": "Nenhum erro do catálogo ({what}), {how}, reproduz os seus números: confira as "
-    "contas do primeiro passo errado.",
-}
-
-
 def number(x: float, decimals: int, lang: str) -> str:
     """``x`` to ``decimals`` places (a decimal comma in Portuguese; ``-inf`` as ``−∞``)."""
     if math.isinf(x):
@@ -296,10 +284,8 @@ def report_lines(r: Report) -> list[str]:
     lines.append(w["first"].format(label=step_label(first.key, r.lang, r.variant)))
     if not r.diagnoses:
         how = w["how" if r.pairs_tried else "how_alone"]
-        if r.variant in CATALOGUE_WORDS:
-            what = CATALOGUE_WORDS[r.variant][r.lang]
-            return [*lines, NONE_VARIANT[r.lang].format(what=what, how=how)]
-        return [*lines, w["none"].format(how=how)]
+        what = CATALOGUE_WORDS.get(r.variant, _HOMEWORK)[r.lang]
+        return [*lines, w["none"].format(what=what, how=how)]
     texts = [t[0] if len(t) == 1 else w["pair"].format(a=t[0], b=t[1])
              for t in (d.texts[r.lang] for d in r.diagnoses)]  # fmt: skip
     lead = w["one_diag"] if len(texts) == 1 else w["many_diag"]
