@@ -30,7 +30,7 @@ from attention_ref.exercises.chain import (
 from attention_ref.exercises.exercise import ExerciseOptions
 from attention_ref.inputs.attention_input import parse_input
 from attention_ref.worked.gradients import input_trace
-from tests.worked.test_inputs import BIASED
+from tests.inputs.test_inputs import BIASED
 
 DT = torch.float64
 
