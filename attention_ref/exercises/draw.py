@@ -59,9 +59,9 @@ WORDS: Final[dict[str, tuple[str, ...]]] = {
            "sempre"),
 }  # fmt: skip
 #: The most draws of one exercise before the fewest hidden mistakes are kept.
-MAX_DRAWS: Final = 40
+MAX_DRAWS: Final = 60
 #: A mistake hidden on each of this many first draws is one the shape cannot show.
-BLIND_AFTER: Final = 6
+BLIND_AFTER: Final = 12
 #: Decimals asked when the problem does not say.
 DEFAULT_DECIMALS: Final = 3
 
