@@ -222,6 +222,8 @@ CATALOGUE_WORDS: Final[dict[str, dict[str, str]]] = {
         "girado, as chaves ou as consultas não giradas, " + _HOMEWORK["pt"],
     },
 }
+
+
 def number(x: float, decimals: int, lang: str) -> str:
     """``x`` to ``decimals`` places (a decimal comma in Portuguese; ``-inf`` as ``−∞``)."""
     if math.isinf(x):
