@@ -33,6 +33,7 @@ from attention_ref.book.worked_pt_variants import (
 )
 
 if TYPE_CHECKING:
+    from attention_ref import reference as ref
     from attention_ref.reference import online_softmax as osm
 
 __all__ = [
@@ -187,14 +188,15 @@ def _sup(i: int) -> str:
     return "⁽" + "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(c)] for c in str(i + 1)) + "⁾"
 
 
-def backward_words() -> Words:
+def backward_words(tr: ref.AttentionTrace | None = None, source: str | None = None) -> Words:
     """The backward steps of `attnref explain -e life-is-awesome --backward` (L = Σ saída) in
-    Portuguese: the words of `attention_ref.worked.gradients.gradient_sections`."""
-    from attention_ref import reference as ref
+    Portuguese: the words of `attention_ref.worked.gradients.gradient_sections`; ``tr``: another
+    trace with a ``W_O`` and the causal mask (an exercise's), ``source`` its source line."""
+    from attention_ref.reference import attention_backward
     from attention_ref.worked.life_is_awesome import life_trace
 
-    tr = life_trace()
-    g = ref.attention_backward(tr)
+    tr = life_trace() if tr is None else tr
+    g = attention_backward(tr)
     n = tr.X.shape[-2]
     sums = float(g.S_masked.sum(dim=-1).abs().max())
     rows = (
@@ -251,9 +253,7 @@ def backward_words() -> Words:
          "é a soma dos gradientes pelos três caminhos."),
     ]  # fmt: skip
     d_model = int(tr.X.shape[-1])
-    return Words(
-        lang="pt",
-        source=f"seed 000, lista de MAE5911, Questão 01 (d_model = {d_model}, h = {tr.h}, "
-        f"máscara causal, W_O = I_{int(tr.W_O.shape[-1])})",
-        steps=steps,
-    )
+    if source is None:
+        source = (f"seed 000, lista de MAE5911, Questão 01 (d_model = {d_model}, h = {tr.h}, "
+                  f"máscara causal, W_O = I_{int(tr.W_O.shape[-1])})")  # fmt: skip
+    return Words(lang="pt", source=source, steps=steps)
