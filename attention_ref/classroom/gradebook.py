@@ -72,6 +72,34 @@ class Graded:
         return self.received, self.started
 
 
+#: What each column of a gradebook run is, in the words the gradebook's description shows:
+#: the metrics (`Row.metrics`, columns of the MLflow runs table) and the tags (`Row.tags`).
+RUN_COLUMNS: Final[dict[str, str]] = {
+    "steps_right": "metric: the steps of the counted answer that are right",
+    "steps_given": "metric: the steps the counted answer gave",
+    "attempts": "metric: how many answers the student submitted",
+    "late": "metric: 1 when the counted answer came after the due time, else 0",
+    GRADE + "student": "the student",
+    GRADE + "exercise": "the exercise, from 1",
+    GRADE + "status": "graded, malformed, changed after it was finished, or no submission",
+    GRADE + "first_wrong": "the first wrong step, by its JSON path (heads[0].A)",
+    GRADE + "diagnosis": "the mistakes the checker named: a | b, either reproduces the answer; "
+    "a + b, both together",
+    GRADE + "diagnoses": "the same, as JSON",
+    GRADE + "late": "how late, in words, or no",
+    GRADE + "late_s": "how late, in seconds",
+    GRADE + "received": "when the server received the counted answer (UTC)",
+    GRADE + "submission": "the run of the counted answer in the student's experiment",
+    GRADE + "chosen": "why that answer counts: latest, best, or the teacher's choice",
+    GRADE + "reason": "why an answer was not graded",
+}
+
+
+def columns_text() -> str:
+    """`RUN_COLUMNS` as one paragraph of the gradebook's description (markdown)."""
+    return "Columns: " + "; ".join(f"`{k}`: {v}" for k, v in RUN_COLUMNS.items()) + "."
+
+
 @dataclass(frozen=True)
 class Row:
     """One line of the gradebook: a student's exercise, its counted submission and attempts."""

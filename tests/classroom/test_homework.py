@@ -99,6 +99,18 @@ def assignment(server, students) -> Assignment:
     return done.assignment
 
 
+def test_the_gradebook_says_what_each_column_is(server, assignment):
+    from attention_ref.classroom.assignment import gradebook_experiment
+    from attention_ref.classroom.gradebook import RUN_COLUMNS as COLUMNS
+
+    found = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
+                 query={"experiment_name": gradebook_experiment(NAME)})[1]  # fmt: skip
+    tags = {t["key"]: t["value"] for t in found["experiment"].get("tags", [])}
+    note = tags["mlflow.note.content"]
+    assert note.startswith(f"Gradebook of the assignment **{NAME}**")
+    assert all(f"`{name}`: {words}" in note for name, words in COLUMNS.items())
+
+
 @pytest.fixture(scope="module")
 def alices(server, students, assignment) -> hw.Submitted:
     """alice's right answer to her exercise 1, submitted."""

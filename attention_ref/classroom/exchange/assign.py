@@ -33,6 +33,7 @@ from attention_ref.classroom.exchange.rest import (
     _tags,
     list_students,
 )
+from attention_ref.classroom.gradebook import columns_text
 from attention_ref.classroom.server import grant_experiment
 from attention_ref.experiments.names import ui_experiment_url
 
@@ -114,7 +115,7 @@ def assign(
         assignment = asked
         gradebook_id, created = _create_experiment(
             url, admin, gradebook_experiment(asked.name), asked.tags(GRADEBOOK),
-            _GRADEBOOK_NOTE.format(name=asked.name), cafile,
+            _GRADEBOOK_NOTE.format(name=asked.name) + "\n\n" + columns_text(), cafile,
         )  # fmt: skip
     enrolled, already = [], []
     for student in list_students(url, admin, cafile):
