@@ -91,12 +91,10 @@ def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
     u = 0.5 * 10.0**-p
     # every entry read with its trailing zeros put back (0.67 is 0.670): right or not alike
     right = within(g.value, band, u)
-    # a matrix written short of the decimals asked (no entry to p places), each entry right at
-    # the decimals it has: "give p decimals"; a short entry beside entries to p places is read
-    # as p places, so a slip onto a trailing zero (0.269 as 0.27) is wrong, and named
+    # right at the decimals written: "give p decimals". A short entry beside entries to p
+    # places holds p places (`Given.half_unit`), so there it is wrong, not short: a slip onto a
+    # trailing zero (0.269 as 0.27) is a slip
     few = ~right & (g.decimals < p) & loosely(g, band, p)
-    if g.shows(p):
-        few = torch.zeros_like(right)
     status = Status.WRONG if bool((~right & ~few).any()) else (
         Status.FEW_DECIMALS if bool(few.any()) else Status.RIGHT)  # fmt: skip
     off = tuple(
