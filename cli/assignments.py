@@ -135,6 +135,7 @@ def grade(
     updated in place.
     """
     from attention_ref.classroom.assignment import AssignmentError
+    from attention_ref.classroom.gradebook import ui_url
     from attention_ref.classroom.homework import grade as run_grade
     from attention_ref.classroom.server import ServerError
 
@@ -147,6 +148,7 @@ def grade(
     n = len(done.graded)
     print(f"graded {n} submission{'s' if n != 1 else ''} of {name!r}; the gradebook "
           f"(experiment {done.gradebook_id}) holds {done.written} grades")  # fmt: skip
+    print(f"the gradebook in the UI: {ui_url(url, done.gradebook_id)}")
 
 
 def grades(
@@ -246,24 +248,6 @@ def _print_book(name: str, url: str, book: list[Row]) -> None:
                 f"grades {name})")  # fmt: skip
 
 
-def mistake_words(name: str, lang: str = "en") -> str:
-    """A catalogue entry in a few words: its words up to their colon, fields as "…"."""
-    import re
-
-    from attention_ref.exercises.catalogue import CATALOGUE, CATALOGUES
-
-    kinds = {k.name: k for k in CATALOGUE}
-    for catalogue in CATALOGUES.values():
-        kinds |= {k.name: k for k in catalogue if k.name not in kinds}
-    if name not in kinds:
-        return name
-    words = kinds[name].words[lang]
-    head = words.split(":")[0] if ":" in words.split("{")[0] else words
-    if m := re.fullmatch(r"gave_(\w+?)t", name):  # gave_Qt: "you gave Qᵀ, …"
-        head = head.replace("{sym}", m.group(1))
-    return re.sub(r"\{\w+\}", "…", head)
-
-
 def _print_summary(name: str, s: Summary) -> None:
     from cli.tables import Column, print_table
 
@@ -275,6 +259,8 @@ def _print_summary(name: str, s: Summary) -> None:
         f"malformed, {s.changed} changed after they were finished", soft_wrap=True,
     )  # fmt: skip
     made = sorted((m for m in s.mistakes if m[1]), key=lambda m: (-m[1], m[0]))
+    from attention_ref.exercises.catalogue import mistake_words
+
     rows = [[mistake_words(mistake), str(n), str(ambiguous) if ambiguous else "", mistake,
              ", ".join(x for x in seen if x != mistake)]
             for mistake, n, ambiguous, seen in made]  # fmt: skip

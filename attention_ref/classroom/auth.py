@@ -170,12 +170,22 @@ def _answer() -> Any:
 #: the query that marks the UI's root as already sent to the class's runs (no second redirect)
 LANDED = "class"
 
+#: what the landing page keeps in the browser for MLflow's UI, unless the reader chose
+#: otherwise (``localStorage``, as the UI stores it: ``key_v1`` = JSON): the "Model training"
+#: side (without it every run page of the class opens as a GenAI evaluation, whatever its
+#: link), and the assistant panel not opened by itself (a class server has no assistant)
+UI_PREFERENCES: dict[str, str] = {
+    "mlflow.workflowType_v1": '"machine_learning"',
+    "mlflow.assistant.fab.autoOpenedOnFirstLoad_v1": "true",
+}
+
 
 def _landing() -> Response | None:
     """The UI's root, for anyone who may enter: a page that sends the browser on to the class
     experiment's runs (MLflow 3 opens its GenAI home otherwise), or to the page its link names
-    after the ``#`` (which a server never sees: a link to any other experiment keeps working);
-    ``None`` when no class experiment is known."""
+    after the ``#`` (which a server never sees: a link to any other experiment keeps working),
+    having kept `UI_PREFERENCES` where the browser holds none; ``None`` when no class
+    experiment is known."""
     import json
     import os
 
@@ -194,9 +204,11 @@ def _landing() -> Response | None:
     if found is None:
         return None
     runs = f"#/experiments/{found.experiment_id}?{UI_RUNS_QUERY}"
+    keep = (f"try{{for(const [k,v] of Object.entries({json.dumps(UI_PREFERENCES)}))"
+            "if(localStorage.getItem(k)===null)localStorage.setItem(k,v);}catch(e){}")  # fmt: skip
     page = (
         '<!doctype html><html><head><meta charset="utf-8"><title>class server</title>'
-        f"<script>location.replace({json.dumps('/?' + LANDED)} + (location.hash || "
+        f"<script>{keep}location.replace({json.dumps('/?' + LANDED)} + (location.hash || "
         f"{json.dumps(runs)}));</script></head><body>"
         f'<a href="/?{LANDED}{runs}">the class\'s runs</a></body></html>'
     )

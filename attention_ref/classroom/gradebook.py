@@ -17,12 +17,13 @@ import datetime as dt
 import io
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
 from attention_ref.classroom.assignment import GRADE, duration, from_iso, iso, iso_ms
+from attention_ref.experiments.names import ui_experiment_url
 
 
 class Standing(StrEnum):
@@ -95,6 +96,41 @@ RUN_COLUMNS: Final[dict[str, str]] = {
 }
 
 
+#: The columns the MLflow UI shows a gradebook with, in this order after the run's name (its
+#: runs table otherwise shows Source, Models and Dataset, and a reader picks the grade's
+#: columns by hand): MLflow's column keys, ``metrics.`name``` and ``tags.`name```.
+SHOWN_COLUMNS: Final[tuple[str, ...]] = (
+    "metrics.`steps_right`", "metrics.`steps_given`", f"tags.`{GRADE}first_wrong`",
+    f"tags.`{GRADE}diagnosis`", "metrics.`attempts`", "metrics.`late`", f"tags.`{GRADE}status`",
+)  # fmt: skip
+#: MLflow's key of the run-name column, and the widths (px) the grade's columns need
+_RUN_NAME = "attributes.`Run Name`"
+_WIDTHS: Final[dict[str, int]] = {
+    _RUN_NAME: 230, "metrics.`steps_right`": 110, "metrics.`steps_given`": 110,
+    f"tags.`{GRADE}first_wrong`": 200, f"tags.`{GRADE}diagnosis`": 190,
+}  # fmt: skip
+#: The name of that view. MLflow's UI reads a "shared view" from the experiment's tag
+#: ``mlflow.sharedViewState.<name>`` when a link says ``viewStateShareKey=<name>``.
+VIEW = "attnref-gradebook"
+VIEW_TAG = "mlflow.sharedViewState." + VIEW
+
+
+def view_state() -> str:
+    """The gradebook's view in MLflow's UI, as the JSON its "share" button stores: the grade's
+    columns (`SHOWN_COLUMNS`) first, the runs sorted by name (by student, then exercise)."""
+    return json.dumps({
+        "selectedColumns": list(SHOWN_COLUMNS),
+        "columnOrder": [_RUN_NAME, *SHOWN_COLUMNS, "runDateAndNestInfo", "duration"],
+        "columnWidths": _WIDTHS,
+        "orderByKey": "tags.`mlflow.runName`", "orderByAsc": True,
+    })  # fmt: skip
+
+
+def ui_url(base: str, gradebook_id: str) -> str:
+    """The gradebook in MLflow's UI at server ``base``: its runs, in the gradebook's view."""
+    return ui_experiment_url(base, gradebook_id, VIEW)
+
+
 def columns_text() -> str:
     """`RUN_COLUMNS` as one paragraph of the gradebook's description (markdown)."""
     return "Columns: " + "; ".join(f"`{k}`: {v}" for k, v in RUN_COLUMNS.items()) + "."
@@ -153,6 +189,46 @@ class Row:
             GRADE + "submission": self.submission, GRADE + "chosen": str(self.chosen),
             GRADE + "reason": self.reason[:500],
         }  # fmt: skip
+
+    def note(self, words: Callable[[str], str] = str) -> str:
+        """The grade in sentences: the gradebook run's description in MLflow's UI (markdown).
+        ``words`` names a mistake of the catalogue in words (``no_mask``: "no causal mask")."""
+        head = f"**{self.student}**, exercise {self.exercise}: "
+        tries = f"{self.attempts} attempt{'s' if self.attempts != 1 else ''}"
+        if self.standing is Standing.MISSING:
+            return head + "no submission."
+        if self.standing is not Standing.GRADED:
+            why = f": {self.reason}" if self.reason else ""
+            return head + f"not graded ({self.standing}{why}); {tries}."
+        return head + self._grade_words(words) + " " + self._counted_words(tries)
+
+    def _grade_words(self, words: Callable[[str], str]) -> str:
+        """The steps right, the first wrong one, and the mistakes that reproduce the answer."""
+        if self.steps_right == self.steps_given:
+            return f"all {self.steps_given} steps right."
+        grade = f"{self.steps_right} of {self.steps_given} steps right"
+        if not self.first_wrong:
+            return grade + "; no step is wrong, the others are short of the decimals asked."
+        grade += f"; the first wrong step is `{self.first_wrong}`."
+
+        def named(name: str) -> str:
+            said = words(name)
+            return f"{said} (`{name}`)" if said != name else f"`{name}`"
+
+        alts = [" together with ".join(named(n) for n in d) for d in self.diagnoses]
+        if not alts:
+            return grade + " No mistake of the catalogue reproduces the answer."
+        if len(alts) == 1:
+            return grade + f" The mistake that reproduces the answer: {alts[0]}."
+        return grade + " Each of these reproduces the answer: " + "; ".join(alts) + "."
+
+    def _counted_words(self, tries: str) -> str:
+        """How many attempts, which one counts, when it came."""
+        which = {Chosen.TEACHER: "the one the teacher chose", Chosen.BEST: "the best",
+                 Chosen.LATEST: "the latest"}.get(self.chosen, "one")  # fmt: skip
+        when = f", received {self.received:%Y-%m-%d %H:%M:%S} UTC" if self.received else ""
+        late = f", {self.late_text}" if self.late else (", on time" if self.received else "")
+        return f"{tries}; {which} counts{when}{late}."
 
     def metrics(self) -> dict[str, float]:
         """The grade's numbers as metrics of its gradebook run (columns of the runs table)."""

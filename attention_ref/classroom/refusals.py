@@ -10,6 +10,7 @@ a refusal is made (inside ``mlflow server``).
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -47,11 +48,38 @@ def _hidden() -> Response:
 
 def _absent_as_forbidden(response: Response) -> Response:
     """After MLflow answered a student: "not found" and MLflow's own "permission denied" become
-    one answer (`_hidden`), so that no name or id tells a classmate's thing from none."""
+    one answer (`_hidden`), so that no name or id tells a classmate's thing from none; in a
+    GraphQL answer, an experiment or run it gave none of says so (`_said_in_graphql`)."""
     if response.status_code == 404 or (
         response.status_code == 403 and response.get_data() == b"Permission denied"
     ):
         return _hidden()
+    return _said_in_graphql(response)
+
+
+#: the GraphQL fields that name one experiment or run; MLflow answers ``null`` for one the
+#: student may not read (and for one that does not exist), with no word
+_ONE_THING = ("mlflowGetExperiment", "mlflowGetRun")
+
+
+def _said_in_graphql(response: Response) -> Response:
+    """A student's GraphQL answer whose experiment or run is ``null`` gets an error saying
+    `HIDDEN`: MLflow's UI shows a page's errors, and showed a blank page for that ``null``
+    (a student opening the gradebook's link). Any other answer is left as it is."""
+    from flask import request
+
+    if request.path != "/graphql" or response.status_code != 200 or not response.is_json:
+        return response
+    answer = response.get_json(silent=True)
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, dict):
+        return response
+    empty = [field for field in _ONE_THING if field in data and data[field] is None]
+    if not empty:
+        return response
+    errors = list(answer.get("errors") or [])
+    errors += [{"message": REFUSAL + HIDDEN, "path": [field]} for field in empty]
+    response.set_data(json.dumps({**answer, "errors": errors}))
     return response
 
 

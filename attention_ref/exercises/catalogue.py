@@ -318,6 +318,22 @@ def hidden(
     return drawn, blind
 
 
+def mistake_words(name: str, lang: str = "en") -> str:
+    """A catalogue entry in a few words: its words up to their colon, fields as "…"."""
+    import re
+
+    kinds = {k.name: k for k in CATALOGUE}
+    for catalogue in CATALOGUES.values():
+        kinds |= {k.name: k for k in catalogue if k.name not in kinds}
+    if name not in kinds:
+        return name
+    words = kinds[name].words[lang]
+    head = words.split(":")[0] if ":" in words.split("{")[0] else words
+    if m := re.fullmatch(r"gave_(\w+?)t", name):  # gave_Qt: "you gave Qᵀ, …"
+        head = head.replace("{sym}", m.group(1))
+    return re.sub(r"\{\w+\}", "…", head)
+
+
 __all__ = ["CATALOGUE", "CATALOGUES", "ENTRIES", "GQA_KINDS", "LANGS", "ROPE_KINDS",
            "WINDOW_KINDS", "Iv", "Kind", "Mistake", "Style", "hidden", "mistake_id",
-           "mistakes_for", "num", "sup"]  # fmt: skip
+           "mistake_words", "mistakes_for", "num", "sup"]  # fmt: skip

@@ -29,6 +29,7 @@ from attention_ref.classroom.assignment import (
     gradebook_experiment,
 )
 from attention_ref.classroom.gradebook import Standing
+from attention_ref.classroom.refusals import HIDDEN, REFUSAL
 from attention_ref.classroom.server import add_student, rest
 from attention_ref.classroom.simulate import mistaken_answer, right_answer
 from attention_ref.exercises.answer import Problem
@@ -111,6 +112,28 @@ def test_the_gradebook_says_what_each_column_is(server, assignment):
     assert all(f"`{name}`: {words}" in note for name, words in COLUMNS.items())
 
 
+def test_the_gradebook_keeps_the_view_its_link_opens(server, assignment):
+    """The gradebook holds the view (the grade's columns) that its link names; one made before
+    the view existed gets it when the assignment is given again."""
+    from attention_ref.classroom.gradebook import VIEW, VIEW_TAG, view_state
+
+    def tags() -> dict[str, str]:
+        found = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
+                     query={"experiment_name": gradebook_experiment(NAME)})[1]  # fmt: skip
+        return {t["key"]: t["value"] for t in found["experiment"].get("tags", [])}
+
+    assert tags()[VIEW_TAG] == view_state() and VIEW_TAG.endswith("." + VIEW)
+    found = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
+                 query={"experiment_name": gradebook_experiment(NAME)})[1]  # fmt: skip
+    exp_id = found["experiment"]["experiment_id"]
+    gone = rest(server.url, "/api/2.0/mlflow/experiments/delete-experiment-tag",
+                {"experiment_id": exp_id, "key": VIEW_TAG}, auth=server.admin)  # fmt: skip
+    assert gone[0] == 200, gone
+    assert VIEW_TAG not in tags()  # the control: a gradebook of an earlier attnref
+    again = hw.assign(server.url, server.admin, assignment, due_given=False)
+    assert not again.created and tags()[VIEW_TAG] == view_state()
+
+
 @pytest.fixture(scope="module")
 def alices(server, students, assignment) -> hw.Submitted:
     """alice's right answer to her exercise 1, submitted."""
@@ -123,7 +146,7 @@ def alices(server, students, assignment) -> hw.Submitted:
 
 def test_a_student_reads_no_other_students_answers(server, students, assignment, alices):
     url, bob, alice = server.url, ("bob", students["bob"]), ("alice", students["alice"])
-    theirs = hw.mine(url, alice, NAME).experiment_id
+    theirs, mine = hw.mine(url, alice, NAME).experiment_id, hw.mine(url, bob, NAME).experiment_id
     run_id = alices.run_id
     q = {"run_id": run_id}
     reads = {
@@ -154,6 +177,21 @@ def test_a_student_reads_no_other_students_answers(server, students, assignment,
     query = query.replace("RUN", run_id)
     status, got = rest(url, "/graphql", {"query": query}, auth=bob)
     assert status == 200 and got["data"]["mlflowGetRun"] is None
+    # ... and says why, in the gate's one answer (MLflow's UI shows it; it showed a blank page)
+    assert [e["message"] for e in got["errors"]] == [REFUSAL + HIDDEN]
+    book = rest(url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
+                query={"experiment_name": gradebook_experiment(NAME)})[1]["experiment"]  # fmt: skip
+    ask = ('query { mlflowGetExperiment(input: {experimentId: "ID"}) '
+           '{ experiment { name } apiError { code } } }')  # fmt: skip
+    status, got = rest(url, "/graphql", {"query": ask.replace("ID", book["experiment_id"])},
+                       auth=bob)  # fmt: skip
+    assert got["data"]["mlflowGetExperiment"] is None, got
+    assert [e["message"] for e in got["errors"]] == [REFUSAL + HIDDEN]
+    # the controls: the teacher reads the gradebook, bob his own homework, with no error
+    for who, exp in ((server.admin, book["experiment_id"]), (bob, mine)):
+        status, got = rest(url, "/graphql", {"query": ask.replace("ID", exp)}, auth=who)
+        assert status == 200 and not got.get("errors") and got["data"]["mlflowGetExperiment"][
+            "experiment"]["name"].startswith(f"homework/{NAME}"), got  # fmt: skip
     names = {e["name"] for e in rest(url, "/api/2.0/mlflow/experiments/search", auth=bob,
                                      query={"max_results": "1000"})[1]["experiments"]}  # fmt: skip
     # bob's own of each assignment (the package's other homework tests may have given him more),

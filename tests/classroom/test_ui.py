@@ -130,14 +130,31 @@ def test_the_class_servers_printed_link_opens_the_runs_table(server, students, d
     assert link == f"{server.url}/#/experiments/{exp_id}?workflowType=machine_learning"
     assert open_and_wait(driver, link, [RUNS_TABLE_HEADER, "ui-alice"]), driver.page_source[:2000]
     shoot(driver, tmp_path, "class-server-landing")
+    # the server's root lands there too, on the "Model training" side, no assistant opened
+    assert open_and_wait(driver, server.url + "/", [RUNS_TABLE_HEADER, "ui-alice"])
+    shoot(driver, tmp_path, "class-root")
+    assert driver.execute_script("return localStorage.getItem('mlflow.workflowType_v1')") == (
+        '"machine_learning"')  # fmt: skip
+    assert "Welcome to MLflow Assistant" not in driver.find_element("tag name", "body").text
+
+
+def grade_columns(driver) -> list[str]:
+    """The runs table's columns on screen, by MLflow's keys, the grade's only."""
+    cells = driver.find_elements("css selector", ".ag-header-cell")
+    return [c.get_attribute("col-id") for c in cells
+            if (c.get_attribute("col-id") or "").startswith(("metrics.", "tags."))]  # fmt: skip
 
 
 def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, driver, tmp_path):
     """The gradebook `attnref server grade` writes, in the UI: one run per student and
-    exercise whose name says the grade (the runs table shows metric columns only once a reader
-    picks them); the link `assign` prints opens it."""
+    exercise whose name says the grade, and the link `assign` and `grade` print opens it in
+    the gradebook's view: the grade's columns (steps right, steps given, first wrong step,
+    diagnosis) first, the runs by student. A student who opens that link reads why there is
+    nothing (the gate's one answer), not a blank page."""
     from attention_ref.classroom import homework as hw
     from attention_ref.classroom.assignment import Assignment
+    from attention_ref.classroom.gradebook import SHOWN_COLUMNS, VIEW, ui_url
+    from attention_ref.classroom.refusals import HIDDEN, REFUSAL
     from attention_ref.classroom.simulate import mistaken_answer
     from attention_ref.exercises.answer import Problem
 
@@ -146,19 +163,56 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
     hw.submit(server.url, ("alice", students["alice"]), "hw-ui",
               mistaken_answer(prob, a.decimals, ["no_mask"]) or b"")  # fmt: skip
     done = hw.grade(server.url, server.admin, "hw-ui")
-    link = server.runs_page(done.gradebook_id)
+    link = ui_url(server.url, done.gradebook_id)
+    assert link == (f"{server.url}/#/experiments/{done.gradebook_id}/runs"
+                    f"?workflowType=machine_learning&viewStateShareKey={VIEW}")  # fmt: skip
     assert link in hw.Assigned(a, done.gradebook_id, True, (), ()).describe(server.url)
     token = base64.b64encode(":".join(server.admin).encode()).decode()
     driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
                            {"headers": {"Authorization": f"Basic {token}"}})  # fmt: skip
     alices = next(r for r in done.rows if r.student == "alice")
     assert alices.run_name.startswith("alice · 1 · ") and alices.run_name.endswith(" · no_mask")
-    texts = [RUNS_TABLE_HEADER, alices.run_name, "bob · 1 · no submission"]
-    ok = open_and_wait(driver, link, texts)
+    names = [RUNS_TABLE_HEADER, alices.run_name, "bob · 1 · no submission"]
+    # the control: the experiment's own link shows the runs, and none of the grade's columns
+    assert open_and_wait(driver, server.runs_page(done.gradebook_id), names)
+    time.sleep(2)
+    assert grade_columns(driver) == []
+    ok = open_and_wait(driver, link, [*names, "steps_right", "steps_given", "first_wrong"])
     shoot(driver, tmp_path, "class-gradebook")
     assert ok, driver.find_element("tag name", "body").text[:3000]
-    # the control: as a student, the same link shows no gradebook
+    # on screen at 1280 px: the steps, the first wrong step, the diagnosis (the view also
+    # puts them first; the UI applies that order only once its table has settled)
+    shown = grade_columns(driver)
+    assert set(shown) <= set(SHOWN_COLUMNS) and set(SHOWN_COLUMNS[:4]) <= set(shown), shown
+
+    def cell(row: int, column: str) -> str:
+        found = driver.find_elements("css selector", f".ag-row[row-index='{row}'] "
+                                     f"[col-id='{column}']")  # fmt: skip
+        return found[0].text if found else ""
+
+    want = [str(alices.steps_right), str(alices.steps_given), alices.first_wrong, alices.diagnosis]
+    assert [cell(0, c) for c in SHOWN_COLUMNS[:4]] == want  # alice first: the runs by name
+    # a row opens the grade's run, a training run (not a GenAI evaluation): its grade in
+    # sentences, its metrics and tags
+    driver.find_element("link text", alices.run_name).click()
+    row_page = f"{server.url}/#{driver.current_url.partition('#')[2]}"  # through the landing
+    said = f"{alices.steps_right} of {alices.steps_given} steps right"
+    opened = open_and_wait(driver, row_page, [said, "steps_right", "Model metrics"])
+    shoot(driver, tmp_path, "class-gradebook-row")
+    assert opened, driver.find_element("tag name", "body").text[:3000]
+    crumb = driver.find_element("css selector", "[data-testid='experiment-observatory-link-runs']")
+    assert crumb.text == "Runs"
+    # the control: a reader who chose MLflow's GenAI side keeps it, and the run opens there
+    driver.execute_script("localStorage.setItem('mlflow.workflowType_v1', '\"genai\"')")
+    assert open_and_wait(driver, row_page, [said, "Evaluation runs"])
+    crumb = driver.find_element("css selector", "[data-testid='experiment-observatory-link-runs']")
+    assert crumb.text == "Evaluations"
+    driver.execute_script("localStorage.removeItem('mlflow.workflowType_v1')")
+    # as a student, the same link shows no gradebook, and says why
     token = base64.b64encode(f"bob:{students['bob']}".encode()).decode()
     driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
                            {"headers": {"Authorization": f"Basic {token}"}})  # fmt: skip
-    assert not open_and_wait(driver, link, ["alice · 1"], seconds=10)
+    said = open_and_wait(driver, link, [REFUSAL + HIDDEN], seconds=30)
+    shoot(driver, tmp_path, "class-gradebook-as-student")
+    assert said, driver.find_element("tag name", "body").text[:3000]
+    assert "alice · 1" not in driver.find_element("tag name", "body").text

@@ -33,9 +33,8 @@ from attention_ref.classroom.exchange.rest import (
     _tags,
     list_students,
 )
-from attention_ref.classroom.gradebook import columns_text
+from attention_ref.classroom.gradebook import VIEW_TAG, columns_text, ui_url, view_state
 from attention_ref.classroom.server import grant_experiment
-from attention_ref.experiments.names import ui_experiment_url
 
 #: the words of the experiments' descriptions in the MLflow UI
 _GRADEBOOK_NOTE = ("Gradebook of the assignment **{name}** (attnref homework): one run per "
@@ -83,7 +82,7 @@ class Assigned:
             lines.append("  no student yet: add them (attnref server add-student NAME), then "
                          "run this again")  # fmt: skip
         lines.append(f"  students run: attnref homework fetch {a.name}")
-        lines.append(f"  the gradebook in the UI: {ui_experiment_url(url, self.gradebook_id)}")
+        lines.append(f"  the gradebook in the UI: {ui_url(url, self.gradebook_id)}")
         return "\n".join(lines)
 
 
@@ -111,10 +110,13 @@ def assign(
         if assignment.due != current.due:
             _set_experiment_tag(url, admin, gradebook_id, DUE_TAG,
                                 iso(assignment.due) if assignment.due else "", cafile)  # fmt: skip
+        if _tags(found).get(VIEW_TAG) != view_state():  # a gradebook of an earlier attnref
+            _set_experiment_tag(url, admin, gradebook_id, VIEW_TAG, view_state(), cafile)
     else:
         assignment = asked
         gradebook_id, created = _create_experiment(
-            url, admin, gradebook_experiment(asked.name), asked.tags(GRADEBOOK),
+            url, admin, gradebook_experiment(asked.name),
+            asked.tags(GRADEBOOK) | {VIEW_TAG: view_state()},
             _GRADEBOOK_NOTE.format(name=asked.name) + "\n\n" + columns_text(), cafile,
         )  # fmt: skip
     enrolled, already = [], []

@@ -43,6 +43,7 @@ from attention_ref.classroom.exchange.rest import (
 )
 from attention_ref.classroom.exchange.submit import check_text
 from attention_ref.classroom.gradebook import Graded, Row, Standing, rows
+from attention_ref.experiments.names import Tag
 
 
 def _student_experiments(url: str, admin: Auth, name: str, cafile: Path | None) -> dict[str, str]:
@@ -177,7 +178,11 @@ def _log(url: str, admin: Auth, run_id: str, tags: dict[str, str], metrics: dict
 def _write_gradebook(
     url: str, admin: Auth, book_id: str, book: Sequence[Row], cafile: Path | None
 ) -> int:
-    """One teacher's run per row in the gradebook experiment, made or updated."""
+    """One teacher's run per row in the gradebook experiment, made or updated: the grade's
+    metrics and tags, its name (`Row.run_name`) and its description in sentences
+    (`Row.note`)."""
+    from attention_ref.exercises.catalogue import mistake_words
+
     existing = {}
     for run in _search_runs(url, admin, book_id, cafile):
         tags = _tags(run.get("data", {}))
@@ -191,7 +196,8 @@ def _write_gradebook(
                          {"experiment_id": book_id, "run_name": r.run_name},
                          admin, "cannot write the gradebook", cafile)  # fmt: skip
             run_id = made["run"]["info"]["run_id"]
-        _log(url, admin, run_id, r.tags(), r.metrics(), cafile)
+        _log(url, admin, run_id, r.tags() | {str(Tag.NOTE): r.note(mistake_words)}, r.metrics(),
+             cafile)  # fmt: skip
         _call(url, "/api/2.0/mlflow/runs/update",
               {"run_id": run_id, "status": "FINISHED", "run_name": r.run_name}, admin,
               "cannot write the gradebook", cafile)  # fmt: skip

@@ -1,0 +1,129 @@
+"""What a teacher and a student see in an 80-column terminal, photographed: the commands of a
+recorded class run for real, their output kept as text and as a picture (PNG).
+
+Starts a class server in a temporary folder (as `tools/record_class.py` does), runs the class
+on it (`attention_ref.classroom.simulate.run_class`: 30 students, the assignment, their
+submissions, the teacher's grading), then runs, with ``COLUMNS=80``:
+
+* ``attnref server grades attention-1`` and ``... --summary`` (the teacher),
+* ``attnref homework status attention-1`` (the first student, with their account),
+* ``attnref runs`` over a store holding one ``attnref train --quick`` run,
+
+and writes ``NAME.txt`` and ``NAME.png`` for each into the folder given (Chromium draws the
+text in a monospace font, 80 columns wide).
+
+    python tools/screens.py /tmp/screens
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+ATTNREF = str(Path(sys.executable).with_name("attnref"))
+CHROMIUM = os.environ.get("CHROMIUM_BINARY", "/usr/lib/chromium/chromium")
+COLUMNS = 80
+#: the picture's font and the pixels one line and one character take in it
+FONT_PX, LINE_PX, CHAR_PX, PAD_PX = 14, 17, 8.5, 12
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def size_of(text: str, columns: int = COLUMNS) -> tuple[int, int]:
+    """The picture's size in pixels: ``columns`` characters wide, one line per line."""
+    lines = max(1, len(text.splitlines()))
+    return int(columns * CHAR_PX) + 2 * PAD_PX, lines * LINE_PX + 2 * PAD_PX
+
+
+def render(text: str, png: Path, columns: int = COLUMNS) -> Path:
+    """``text`` drawn as a terminal shows it (white on black, monospace) into ``png``."""
+    width, height = size_of(text, columns)
+    page = png.with_suffix(".html")
+    page.write_text(
+        "<!doctype html><meta charset='utf-8'><style>html,body{margin:0;background:#111}"
+        f"pre{{margin:0;padding:{PAD_PX}px;color:#eee;font:{FONT_PX}px/{LINE_PX}px "
+        "'DejaVu Sans Mono',monospace;white-space:pre}</style><pre>"
+        + html.escape(text) + "</pre>", encoding="utf-8",
+    )  # fmt: skip
+    subprocess.run(
+        [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking",
+         f"--window-size={width},{height}", f"--screenshot={png}", page.as_uri()],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    page.unlink()
+    return png
+
+
+def shoot(name: str, args: list[str], env: dict[str, str], out: Path) -> str:
+    """Run ``attnref ARGS`` at 80 columns; its output into ``out/NAME.txt`` and ``.png``."""
+    env = env | {"COLUMNS": str(COLUMNS), "LINES": "30", "TERM": "xterm", "NO_COLOR": "1"}
+    done = subprocess.run([ATTNREF, *args], env=env, capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+    text = f"$ attnref {' '.join(args)}\n" + done.stdout + done.stderr
+    (out / f"{name}.txt").write_text(text, encoding="utf-8")
+    render(text, out / f"{name}.png")
+    print(f"{name}: exit {done.returncode}, {len(text.splitlines())} lines")
+    return text
+
+
+def main(out: Path) -> int:
+    from attention_ref.classroom.server import DEFAULT_EXPERIMENT, ClassServer, add_student
+    from attention_ref.classroom.simulate import run_class
+
+    out.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="attnref-screens-"))
+    root.chmod(0o711)  # as root, PostgreSQL runs as `postgres` and must enter it
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING_")}
+    try:
+        store = f"sqlite:///{root / 'runs.db'}"
+        trained = base | {"MLFLOW_TRACKING_URI": store}
+        subprocess.run([ATTNREF, "train", "--quick"], env=trained, cwd=root, check=True,
+                       capture_output=True, timeout=600)  # fmt: skip
+        shoot("runs", ["runs"], trained, out)
+        passwords: dict[str, str] = {}
+        server = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(),
+                             workers=2)  # fmt: skip
+        with server:
+
+            def add(name: str, password: str) -> None:
+                passwords[name] = password
+                add_student(server.url, server.admin, name, password, DEFAULT_EXPERIMENT)
+
+            run_class(server.url, server.admin, artifacts=server.artifacts, add=add)
+            teacher = base | {"MLFLOW_TRACKING_URI": server.url,
+                              "ATTNREF_ADMIN_PASSWORD": server.admin[1]}  # fmt: skip
+            shoot("server-grades", ["server", "grades", "attention-1"], teacher, out)
+            shoot("server-grades-summary", ["server", "grades", "attention-1", "--summary"],
+                  teacher, out)  # fmt: skip
+            first = sorted(passwords)[0]
+            student = base | {"MLFLOW_TRACKING_URI": server.url,
+                              "MLFLOW_TRACKING_USERNAME": first,
+                              "MLFLOW_TRACKING_PASSWORD": passwords[first]}  # fmt: skip
+            shoot("homework-status", ["homework", "status", "attention-1"], student, out)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    sys.exit(main(parser.parse_args().out))
