@@ -242,29 +242,30 @@ def _print_book(name: str, url: str, book: list[Row]) -> None:
     from cli.tables import Column, print_table
 
     students = len({r.student for r in book})
-    columns = [Column(c, keep=_BOOK_COLUMNS[c][0], rank=_BOOK_COLUMNS[c][1]) for c in COLUMNS]
+    columns = [Column(c, keep=_BOOK_COLUMNS[c][0], rank=_BOOK_COLUMNS[c][1],
+                      wrap=c == "diagnosis") for c in COLUMNS]  # fmt: skip
     print_table(_console(), f"{name} on {url}: {students} students", columns,
                 [cells(r) for r in book], elsewhere=f"every column: the CSV (attnref server "
                 f"grades {name})")  # fmt: skip
 
 
 def _print_summary(name: str, s: Summary) -> None:
-    from cli.tables import Column, print_table
+    from attention_ref.exercises.catalogue import mistake_words
+    from cli.tables import Column, print_table, say
 
     console = _console()
-    console.print(
+    say(console,
         f"{name}: {s.students} students, {s.answers} answers graded; {s.all_right} all right, "
         f"{s.few_decimals} short of decimals only, {s.no_diagnosis} wrong with no mistake of "
         f"the catalogue reproducing them; {s.late} late, {s.missing} missing, {s.malformed} "
-        f"malformed, {s.changed} changed after they were finished", soft_wrap=True,
-    )  # fmt: skip
+        f"malformed, {s.changed} changed after they were finished")  # fmt: skip
     made = sorted((m for m in s.mistakes if m[1]), key=lambda m: (-m[1], m[0]))
-    from attention_ref.exercises.catalogue import mistake_words
 
     rows = [[mistake_words(mistake), str(n), str(ambiguous) if ambiguous else "", mistake,
              ", ".join(x for x in seen if x != mistake)]
             for mistake, n, ambiguous, seen in made]  # fmt: skip
-    columns = [Column("mistake", keep=True), Column("students", keep=True, justify="right"),
+    columns = [Column("mistake", keep=True, wrap=True),
+               Column("students", keep=True, justify="right"),
                Column("of them, another fits too", rank=2, justify="right"),
                Column("catalogue name", rank=3), Column("as", rank=1)]  # fmt: skip
     if rows:
@@ -274,8 +275,8 @@ def _print_summary(name: str, s: Summary) -> None:
         console.print("No counted answer reproduces a mistake of the catalogue.")
     unmade = [m[0] for m in s.mistakes if not m[1]]
     if unmade:
-        console.print(f"Made by no one: {len(unmade)} other mistakes of the catalogue "
-                      f"({', '.join(unmade)})", soft_wrap=True)  # fmt: skip
+        say(console, f"Made by no one: {len(unmade)} other mistakes of the catalogue "
+                     f"({', '.join(unmade)})")  # fmt: skip
     first = [[step, str(n)] for step, n in s.first_wrong]
     if first:
         print_table(console, "First wrong step", [Column("step", keep=True),

@@ -169,7 +169,7 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
     columns = [Column("submission", rank=1), Column("exercise", keep=True),
                Column("received (UTC)", rank=3), Column("late", rank=5),
                Column("status", rank=2), Column("grade", keep=True),
-               Column("first wrong step", keep=True), Column("diagnosis", keep=True),
+               Column("first wrong step", keep=True), Column("diagnosis", keep=True, wrap=True),
                Column("counts", rank=4)]  # fmt: skip
     print_table(console(), f"{name} for {me.student}: {n} submission{'s' if n != 1 else ''}, "
                 f"{me.assignment.describe_due()}", columns, [s.cells() for s in found],

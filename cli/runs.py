@@ -40,7 +40,7 @@ def _table(rows: list[RunRow], uri: str, title: str, every_experiment: bool) -> 
     names its experiment, beside the run's name: two experiments' runs can look alike. The
     run id (what ``--resume`` and ``sample --run-id`` take), status, steps and best loss are
     never cut (`cli.tables`)."""
-    from cli.tables import Column, console, print_table
+    from cli.tables import Column, console, print_table, say
 
     show_experiment = every_experiment or len({r.experiment for r in rows}) > 1
     columns = [Column("run id", keep=True), Column("name", rank=3)]
@@ -58,7 +58,7 @@ def _table(rows: list[RunRow], uri: str, title: str, every_experiment: bool) -> 
         cells.append([r.run_id, r.name, *where, attention, r.status, r.steps, best, r.started])
     out = console()
     print_table(out, title, columns, cells, elsewhere="attnref runs --format json has every field")
-    out.print(f"store: {uri}", soft_wrap=True)
+    say(out, f"store: {uri}")
 
 
 def _local_rows(uri: str, experiment: str | None) -> list[RunRow] | None:

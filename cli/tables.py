@@ -3,14 +3,20 @@
 Each column says whether it is one a reader came for (``keep``: an id, a score, the first wrong
 step, a diagnosis) and, if not, how soon it goes (``rank``: the lowest first). A table wider
 than the terminal leaves out whole columns, lowest rank first, until it fits, and says below
-which ones it left out and where to see them; a kept column is never wrapped or cut (an id or a
-URL broken over two lines cannot be copied). Printed to a pipe or a file, nothing is left out,
-unless ``COLUMNS`` says a width.
+which ones it left out and where to see them; a kept column is never cut (an id or a URL broken
+over two lines cannot be copied): its cells stay on one line, or, for a column of words
+(``wrap``: a diagnosis, a mistake in words), go over lines at their spaces (a word longer than
+the room left goes on at the next line). No header is cut.
+Printed to a pipe or a file, nothing is left out, unless ``COLUMNS`` says a width.
+
+Lines of words around a table (`say`) break at spaces at the same width, and never inside a
+word: a URL or an id longer than the line keeps a line of its own.
 """
 
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,12 +30,14 @@ PIPE_WIDTH = 240
 
 @dataclass(frozen=True)
 class Column:
-    """A table's column: its header, whether it is kept whole, how soon it is left out."""
+    """A table's column: its header, whether it is kept whole, how soon it is left out, and
+    whether its cells are words that may go over lines (at their spaces, never inside one)."""
 
     name: str
     keep: bool = False
     rank: int = 0
     justify: str = "left"
+    wrap: bool = False
 
 
 def console() -> Console:
@@ -42,10 +50,15 @@ def console() -> Console:
     return Console(highlight=False, width=PIPE_WIDTH)
 
 
+def needs(column: Column, cells: Sequence[str]) -> int:
+    """The characters a column needs: its header and every cell whole on one line."""
+    return max([len(column.name), *(len(cell) for cell in cells)])
+
+
 def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> list[int]:
     """The indices of the columns shown at ``width``: every kept one, and as many of the others
-    (highest rank first) as fit with their cells whole. A table's frame takes 3 characters per
-    column and 1 more (rich's default box)."""
+    (highest rank first) as fit with their cells whole, each on one line. A table's frame takes
+    3 characters per column and 1 more (rich's default box)."""
     natural = [max([len(c.name), *(len(str(r[i])) for r in rows)]) for i, c in enumerate(columns)]
 
     def total(shown: list[int]) -> int:
@@ -70,17 +83,28 @@ def print_table(
     from rich.table import Table
 
     shown = fit(columns, rows, out.width)
-    out.print(title, soft_wrap=True)
+    say(out, title)
     table = Table(show_header=True)
     for i in shown:
         c = columns[i]
-        table.add_column(c.name, justify=c.justify, no_wrap=c.keep,  # type: ignore[arg-type]
-                         overflow="fold")  # fmt: skip
+        least = needs(c, [str(r[i]) for r in rows]) if c.keep and not c.wrap else len(c.name)
+        table.add_column(c.name, justify=c.justify, no_wrap=c.keep and not c.wrap,  # type: ignore[arg-type]
+                         overflow="fold", min_width=least)  # fmt: skip
     for r in rows:
         table.add_row(*(str(r[i]) for i in shown))
     out.print(table)
     left = [c.name for i, c in enumerate(columns) if i not in shown]
     if left:
         where = f"; {elsewhere}" if elsewhere else ""
-        out.print(f"(left out at {out.width} columns: {', '.join(left)}{where})", soft_wrap=True)
+        say(out, f"(left out at {out.width} columns: {', '.join(left)}{where})")
     return left
+
+
+def say(out: Console, text: str) -> None:
+    """Print ``text`` broken at spaces to the console's width; a word longer than a line (a URL,
+    an id) keeps a line of its own, whole. Printed as it is (no markup: ``heads[0].A``)."""
+    lines = []
+    for line in text.splitlines() or [""]:
+        lines += textwrap.wrap(line, out.width, break_long_words=False,
+                               break_on_hyphens=False) or [""]  # fmt: skip
+    out.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)

@@ -319,7 +319,9 @@ def hidden(
 
 
 def mistake_words(name: str, lang: str = "en") -> str:
-    """A catalogue entry in a few words: its words up to their colon, fields as "…"."""
+    """A catalogue entry in a few words: its words up to their colon, fields as "…"; all its
+    words where another entry's would read the same (``transposed_W`` and ``transposed_W_O``
+    are both "a transposed weight")."""
     import re
 
     kinds = {k.name: k for k in CATALOGUE}
@@ -327,11 +329,17 @@ def mistake_words(name: str, lang: str = "en") -> str:
         kinds |= {k.name: k for k in catalogue if k.name not in kinds}
     if name not in kinds:
         return name
+
+    def head(words: str) -> str:
+        return words.split(":")[0] if ":" in words.split("{")[0] else words
+
     words = kinds[name].words[lang]
-    head = words.split(":")[0] if ":" in words.split("{")[0] else words
+    short = head(words)
+    if any(head(k.words[lang]) == short for n, k in kinds.items() if n != name):
+        short = words
     if m := re.fullmatch(r"gave_(\w+?)t", name):  # gave_Qt: "you gave Qᵀ, …"
-        head = head.replace("{sym}", m.group(1))
-    return re.sub(r"\{\w+\}", "…", head)
+        short = short.replace("{sym}", m.group(1))
+    return re.sub(r"\{\w+\}", "…", short)
 
 
 __all__ = ["CATALOGUE", "CATALOGUES", "ENTRIES", "GQA_KINDS", "LANGS", "ROPE_KINDS",

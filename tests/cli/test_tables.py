@@ -49,3 +49,45 @@ def test_the_lowest_rank_goes_first_and_kept_columns_never():
     assert [COLUMNS[i].name for i in shown] == ["run id", "status", "steps", "best val"]
     shown = fit(COLUMNS, ROWS, 110)
     assert natural["link"] not in shown and natural["name"] in shown
+
+
+# a gradebook: five kept columns wider together than 80, the diagnosis in words
+BOOK = [Column("student", keep=True), Column("exercise", keep=True),
+        Column("steps right", keep=True), Column("first wrong step", keep=True),
+        Column("diagnosis", keep=True, wrap=True), Column("attempts", rank=4),
+        Column("submission", rank=1)]  # fmt: skip
+BOOK_ROWS = [["karin", "1", "0/18", "heads[0].S_masked", "heads_relabelled", "1", RUN_ID],
+             ["cida", "1", "6/18", "heads[0].scores", "no_scale | scale_d_model_d_k + K_Qt "
+              "| mask_added_after_softmax", "2", RUN_ID]]  # fmt: skip
+
+
+def test_kept_columns_wider_than_80_keep_their_headers_and_cells_whole():
+    out = Console(width=80, file=io.StringIO(), highlight=False, color_system=None)
+    left = print_table(out, "attention-1 on http://127.0.0.1:5000: 30 students", BOOK, BOOK_ROWS)
+    text = out.file.getvalue()  # type: ignore[attr-defined]
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines) and left == ["attempts", "submission"]
+    header = next(line for line in lines if "exercise" in line)
+    for name in ("student", "exercise", "steps right", "first wrong step", "diagnosis"):
+        assert name in header, header  # rich cut them to "studen", "steps righ"
+    for cell in ("heads[0].S_masked", "heads_relabelled", "0/18", "karin"):
+        assert any(cell in line for line in lines), cell
+    # the diagnosis goes over lines: every character of it is there, in order
+    column = "".join(line.split("│")[5].replace(" ", "") for line in lines if line[0] == "│")
+    assert "".join(BOOK_ROWS[1][4].split()) in column and "heads_relabelled" in column
+    # the control: the same table where no column may go over lines is cut somewhere
+    narrow = Console(width=80, file=io.StringIO(), highlight=False, color_system=None)
+    print_table(narrow, "t", [Column(c.name, keep=True) for c in BOOK[:5]], BOOK_ROWS)
+    cut = narrow.file.getvalue()  # type: ignore[attr-defined]
+    assert BOOK_ROWS[1][4] not in cut
+
+
+def test_words_around_a_table_break_at_spaces_and_a_url_keeps_a_line():
+    from cli.tables import say
+
+    out = Console(width=40, file=io.StringIO(), highlight=False, color_system=None)
+    say(out, f"runs of {URL} and some [bold]words[/bold] heads[0].A to go over lines")
+    lines = out.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert URL in lines  # whole, on a line of its own
+    assert all(len(line) <= 40 for line in lines if line != URL)
+    assert "[bold]words[/bold]" in " ".join(lines) and "heads[0].A" in " ".join(lines)
