@@ -70,10 +70,11 @@ def render(text: str, png: Path, columns: int = COLUMNS) -> Path:
     return png
 
 
-def shoot(name: str, args: list[str], env: dict[str, str], out: Path) -> str:
-    """Run ``attnref ARGS`` at 80 columns; its output into ``out/NAME.txt`` and ``.png``."""
+def shoot(name: str, args: list[str], env: dict[str, str], out: Path, cwd: Path) -> str:
+    """Run ``attnref ARGS`` at 80 columns in ``cwd`` (where ``grades`` writes its CSV); its
+    output into ``out/NAME.txt`` and ``.png``."""
     env = env | {"COLUMNS": str(COLUMNS), "LINES": "30", "TERM": "xterm", "NO_COLOR": "1"}
-    done = subprocess.run([ATTNREF, *args], env=env, capture_output=True, text=True,
+    done = subprocess.run([ATTNREF, *args], env=env, capture_output=True, text=True, cwd=cwd,
                           timeout=600)  # fmt: skip
     text = f"$ attnref {' '.join(args)}\n" + done.stdout + done.stderr
     (out / f"{name}.txt").write_text(text, encoding="utf-8")
@@ -95,7 +96,7 @@ def main(out: Path) -> int:
         trained = base | {"MLFLOW_TRACKING_URI": store}
         subprocess.run([ATTNREF, "train", "--quick"], env=trained, cwd=root, check=True,
                        capture_output=True, timeout=600)  # fmt: skip
-        shoot("runs", ["runs"], trained, out)
+        shoot("runs", ["runs"], trained, out, root)
         passwords: dict[str, str] = {}
         server = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(),
                              workers=2)  # fmt: skip
@@ -108,14 +109,14 @@ def main(out: Path) -> int:
             run_class(server.url, server.admin, artifacts=server.artifacts, add=add)
             teacher = base | {"MLFLOW_TRACKING_URI": server.url,
                               "ATTNREF_ADMIN_PASSWORD": server.admin[1]}  # fmt: skip
-            shoot("server-grades", ["server", "grades", "attention-1"], teacher, out)
+            shoot("server-grades", ["server", "grades", "attention-1"], teacher, out, root)
             shoot("server-grades-summary", ["server", "grades", "attention-1", "--summary"],
-                  teacher, out)  # fmt: skip
+                  teacher, out, root)  # fmt: skip
             first = sorted(passwords)[0]
             student = base | {"MLFLOW_TRACKING_URI": server.url,
                               "MLFLOW_TRACKING_USERNAME": first,
                               "MLFLOW_TRACKING_PASSWORD": passwords[first]}  # fmt: skip
-            shoot("homework-status", ["homework", "status", "attention-1"], student, out)
+            shoot("homework-status", ["homework", "status", "attention-1"], student, out, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0
