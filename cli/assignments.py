@@ -138,6 +138,7 @@ def grade(
     from attention_ref.classroom.gradebook import ui_url
     from attention_ref.classroom.homework import grade as run_grade
     from attention_ref.classroom.server import ServerError
+    from cli.tables import say
 
     url = _server_url(tracking_uri)
     try:
@@ -148,7 +149,7 @@ def grade(
     n = len(done.graded)
     print(f"graded {n} submission{'s' if n != 1 else ''} of {name!r}; the gradebook "
           f"(experiment {done.gradebook_id}) holds {done.written} grades")  # fmt: skip
-    print(f"the gradebook in the UI: {ui_url(url, done.gradebook_id)}")
+    say(_console(), f"the gradebook in the UI: {ui_url(url, done.gradebook_id)}")
 
 
 def grades(
