@@ -83,30 +83,18 @@ def arguments(
     return args
 
 
-def run(
-    input_txt: Path,
-    *,
-    batch: int = 32,
-    iters: int = 600,
-    skip: int = 100,
-    n_layer: int = 2,
-    n_head: int = 2,
-    n_embd: int = 128,
-    block_size: int = 128,
-    device: str = "cuda",
-    compile: bool = True,
-    timeout_s: float = 180.0,
-) -> dict[str, Any]:
-    """One run of nanoGPT's ``train.py``; its tokens/s between iterations ``skip`` and
-    ``iters`` (both printed: multiples of its ``log_interval``, 10). Never raises for the run
-    itself: a failure is in ``error`` (and the last lines of its output in ``tail``)."""
-    args = arguments(n_layer=n_layer, n_head=n_head, n_embd=n_embd, block_size=block_size,
-                     batch=batch, iters=iters, device=device, compile=compile)  # fmt: skip
-    row: dict[str, Any] = {
-        "arm": "nanoGPT train.py", "batch": batch, "iters": iters, "skip": skip,
-        "compile": compile, "device": device, "commit": commit(), "args": args,
-    }  # fmt: skip
-    stamps: list[tuple[int, float, float]] = []  # (iteration, arrival, printed ms)
+EVAL_LINE = re.compile(r"^step (\d+): train loss ([\d.naninf]+), val loss ([\d.naninf]+)")
+
+
+def launch(input_txt: Path, args: list[str], *, timeout_s: float = 180.0) -> dict[str, Any]:
+    """``python -u train.py ARGS`` in a temporary folder holding the vendored files and the
+    data; each printed iteration and evaluation stamped as it arrives, in seconds from the
+    launch. Never raises for the run itself: a failure is in ``error`` (and the last lines of
+    its output in ``tail``). ``iters``: ``(iteration, seconds, printed ms)``; ``evals``:
+    ``(step, train loss, val loss, seconds)``."""
+    row: dict[str, Any] = {"commit": commit(), "args": args}
+    iters: list[tuple[int, float, float]] = []
+    evals: list[tuple[int, float, float, float]] = []
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="nanogpt-") as tmp:
         work = Path(tmp)
@@ -131,9 +119,11 @@ def run(
         try:
             for line in proc.stdout:
                 lines.append(line.rstrip())
-                m = ITER_LINE.match(line)
-                if m:
-                    stamps.append((int(m.group(1)), time.perf_counter(), float(m.group(2))))
+                now = time.perf_counter() - t0
+                if m := ITER_LINE.match(line):
+                    iters.append((int(m.group(1)), now, float(m.group(2))))
+                elif m := EVAL_LINE.match(line):
+                    evals.append((int(m.group(1)), float(m.group(2)), float(m.group(3)), now))
             proc.wait()
         finally:
             watchdog.cancel()
@@ -141,12 +131,45 @@ def run(
             row["error"] = f"stopped after {timeout_s:.0f} s"
         row["wall_s"] = time.perf_counter() - t0
         row["returncode"] = proc.returncode
-    row["tail"] = lines[-12:]
+    row |= {"tail": lines[-12:], "iters": iters, "evals": evals}
+    if iters:
+        row["to_first_iter_s"] = iters[0][1]  # start, compilation, the first evaluation
     if proc.returncode != 0 and "error" not in row:
         row["error"] = (
             f"train.py exited with {proc.returncode}: "
             + next((x for x in reversed(lines) if x.strip()), "")[:200]
         )
+    return row
+
+
+def run(
+    input_txt: Path,
+    *,
+    batch: int = 32,
+    iters: int = 600,
+    skip: int = 100,
+    n_layer: int = 2,
+    n_head: int = 2,
+    n_embd: int = 128,
+    block_size: int = 128,
+    device: str = "cuda",
+    compile: bool = True,
+    timeout_s: float = 180.0,
+) -> dict[str, Any]:
+    """One run of nanoGPT's ``train.py``; its tokens/s between iterations ``skip`` and
+    ``iters`` (both printed: multiples of its ``log_interval``, 10). Never raises for the run
+    itself: a failure is in ``error`` (and the last lines of its output in ``tail``)."""
+    args = arguments(n_layer=n_layer, n_head=n_head, n_embd=n_embd, block_size=block_size,
+                     batch=batch, iters=iters, device=device, compile=compile)  # fmt: skip
+    row: dict[str, Any] = {
+        "arm": "nanoGPT train.py", "batch": batch, "iters": iters, "skip": skip,
+        "compile": compile, "device": device,
+    }  # fmt: skip
+    launched = launch(input_txt, args, timeout_s=timeout_s)
+    stamps = launched.pop("iters")
+    launched.pop("evals")
+    launched.pop("to_first_iter_s", None)
+    row |= launched
     timed = [s for s in stamps if s[0] >= skip]
     if len(timed) < 2:
         row.setdefault("error", f"fewer than two printed iterations at or after {skip}")
@@ -154,7 +177,7 @@ def run(
     (n1, t1, _), (n2, t2, _) = timed[0], timed[-1]
     row.update({
         "first_iter": n1, "last_iter": n2, "timed_s": t2 - t1,
-        "to_first_iter_s": t1 - t0,  # start, compilation, warm-up
+        "to_first_iter_s": t1,  # start, compilation, warm-up
         "ms_per_step": 1e3 * (t2 - t1) / (n2 - n1),
         "tokens_per_s": (n2 - n1) * batch * block_size / (t2 - t1),
         "printed_ms_median": statistics.median(ms for _, _, ms in timed[1:] or timed),

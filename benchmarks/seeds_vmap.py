@@ -1,14 +1,17 @@
 """N seeds of one arm at once (``torch.func.stack_module_state`` + ``vmap``) against N separate
-runs, on the CPU at a tiny shape: does training the seeds together cost less?
+runs, on the CPU or a GPU: does training the seeds together cost less?
 
-Run: ``ATTNREF_DATA=... .venv/bin/python benchmarks/seeds_vmap.py [--seeds 1,3] [--steps 40]
-[--reps 3] [--out DIR]``. Each repetition times, interleaved, for each N: ``separate`` (N
-models one after the other, each with its own fused AdamW: what ``attnref ablation --seeds N``
-does) and ``vmap`` (the N models' parameters stacked, one vmapped forward and backward of the
-summed per-seed losses, the gradient clipped per seed, one fused AdamW over the stacks). Both
-draw the same batches per seed, in fp32, eval mode off, no evaluations. After the timing, the
-final per-seed losses and weights of the two are compared (are they the same runs?). The load
-is read before each timed part (`_bench.LoadLog`).
+Run: ``ATTNREF_DATA=... .venv/bin/python benchmarks/seeds_vmap.py [--seeds 1,3] [--steps 40] [--reps
+3] [--out DIR] [--device cuda --shape q02]``. Each repetition times, interleaved, for each N:
+``separate`` (N models one after the other, each with its own fused AdamW: what ``attnref ablation
+--seeds N`` does) and ``vmap`` (the N models' parameters stacked, one vmapped forward and backward
+of the summed per-seed losses, the gradient clipped per seed, one fused AdamW over the stacks). Both
+draw the same batches per seed, in fp32, eval mode off, no evaluations. ``--shape q02`` trains Q02's
+model (128 wide, 2 layers, 2 heads, block 128, batch 16) instead of the tests' tiny one; ``--device
+cuda`` runs both on the GPU (eager, ``torch.cuda.synchronize()`` around each timed part; the batches
+are drawn on the CPU beforehand and moved to the GPU, outside the timing). After the timing, the
+final per-seed losses and weights of the two are compared (are they the same runs?). The load is
+read before each timed part (`_bench.LoadLog`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from attention_ref.lm.train import make_optimizer
 #: the tests' tiny shape (tests/configs.py TINY)
 TINY = dict(n_embd=32, n_layer=1, n_head=2, block_size=32, batch_size=16, lr=1e-2, seed=7,
             device="cpu", precision="fp32")  # fmt: skip
+#: Q02's model and recipe (the defaults), in fp32
+Q02 = dict(device="cpu", precision="fp32")
+SHAPES = {"tiny": TINY, "q02": Q02}
 
 
 def batches(train: torch.Tensor, cfg: TrainConfig, seed: int, steps: int) -> list[torch.Tensor]:
@@ -43,12 +49,18 @@ def batches(train: torch.Tensor, cfg: TrainConfig, seed: int, steps: int) -> lis
     return out
 
 
-def models(cfg: TrainConfig, n: int) -> list[CharGPT]:
+def models(cfg: TrainConfig, n: int, device: str = "cpu") -> list[CharGPT]:
     out = []
     for i in range(n):
         torch.manual_seed(cfg.seed + i)
-        out.append(CharGPT(cfg.model))
+        out.append(CharGPT(cfg.model).to(device))
     return out
+
+
+def sync(device: str) -> None:
+    """Wait for the GPU's queued work (nothing on the CPU)."""
+    if device == "cuda":
+        torch.cuda.synchronize()
 
 
 def separate(cfg: TrainConfig, nets: list[CharGPT], data: list[list[torch.Tensor]]) -> list[float]:
@@ -107,36 +119,44 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--shape", choices=tuple(SHAPES), default="tiny")
     a = ap.parse_args()
+    dev = a.device
     if a.threads:
         torch.set_num_threads(a.threads)
     loads = _bench.LoadLog()
     text = load(locate())
-    cfg = TrainConfig().with_options(**TINY)
+    cfg = TrainConfig().with_options(**SHAPES[a.shape])
     assert cfg.model.vocab_size == text.vocab_size
     train = text.train
     ns = [int(n) for n in a.seeds.split(",")]
-    data = {n: [batches(train, cfg, cfg.seed + i, a.steps) for i in range(n)] for n in ns}
+    data = {
+        n: [[b.to(dev) for b in batches(train, cfg, cfg.seed + i, a.steps)] for i in range(n)]
+        for n in ns
+    }
     times: dict[str, list[float]] = {}
     for n in ns:  # warm-up, untimed: first calls (vmap's tracing, allocator) out of the figures
-        separate(cfg, models(cfg, n), [seq[:2] for seq in data[n]])
-        together(cfg, models(cfg, n), [seq[:2] for seq in data[n]])
+        separate(cfg, models(cfg, n, dev), [seq[:2] for seq in data[n]])
+        together(cfg, models(cfg, n, dev), [seq[:2] for seq in data[n]])
     for rep in range(a.reps):
         for n in ns:
             for arm in ("separate", "vmap"):
-                nets = models(cfg, n)
+                nets = models(cfg, n, dev)
+                sync(dev)
                 loads.before(f"{arm} N={n} rep {rep}")
                 t0 = time.perf_counter()
                 if arm == "separate":
                     separate(cfg, nets, data[n])
                 else:
                     together(cfg, nets, data[n])
+                sync(dev)
                 times.setdefault(f"{arm} N={n}", []).append(time.perf_counter() - t0)
     # the same runs? the final losses and weights of each seed, both ways
     n = max(ns)
-    one = models(cfg, n)
+    one = models(cfg, n, dev)
     sep_losses = separate(cfg, one, data[n])
-    vm_losses, stacks = together(cfg, models(cfg, n), data[n])
+    vm_losses, stacks = together(cfg, models(cfg, n, dev), data[n])
     weight_diff = max(
         (stacks[name][i] - dict(one[i].named_parameters())[name]).abs().max().item()
         for name in stacks for i in range(n)
@@ -156,8 +176,9 @@ def main() -> None:
         f"vmap {[round(v, 6) for v in vm_losses]}; largest weight difference {weight_diff:.3g}"
     )
     md = (
-        f"{_bench.describe(_bench.machine(torch.device('cpu'), loads))}\n\n"
-        f"shape: {TINY}, {a.steps} steps per run, {a.reps} interleaved repetitions, medians; "
+        f"{_bench.describe(_bench.machine(torch.device(dev), loads))}\n\n"
+        f"shape: {a.shape} ({SHAPES[a.shape]} over the defaults), {a.steps} steps per run, "
+        f"{a.reps} interleaved repetitions, medians; "
         f"torch threads {torch.get_num_threads()}\n\n{table}\n\n{same}\n\n"
         f"load: {_bench.describe_load(summary)}\n"
     )

@@ -104,6 +104,17 @@ def train(
             "\\[default: Q02's 6,000 steps]",
         ),
     ] = False,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="A whole recipe by name: q02 (the defaults) or nanogpt-shakespeare-char "
+            "(nanoGPT's baby GPT: 6 layers, 6 heads, 384 wide, block 256, dropout 0.2, batch "
+            "64, 5,000 steps); an option given beside it wins. \\[default: q02]",
+            show_default=False,
+            metavar="NAME",
+        ),
+    ] = None,
     data: DataPath = None,
     out_dir: OutDir = Path("runs"),
     tracking_uri: TrackingUri = None,
@@ -117,13 +128,16 @@ def train(
 
     A NaN/inf loss stops the run, marks it FAILED and says at which step.
     """
-    from attention_ref.lm.config import TrainConfig, fit_warmup
+    from attention_ref.lm.config import PRESETS, fit_warmup, preset_config
 
     overrides = dict(config_overrides or {})
     warmup_given = "warmup_steps" in overrides
+    if preset is not None and preset not in PRESETS:
+        raise CLIError(f"--preset must be one of {', '.join(PRESETS)}, got {preset!r}")
+    for flag, given in (("--quick", quick), ("--preset", preset is not None)):
+        if given and resume is not None:
+            raise CLIError(f"--resume continues the run's own configuration; leave out {flag}")
     if quick:
-        if resume is not None:
-            raise CLIError("--resume continues the run's own configuration; leave out --quick")
         overrides = {**QUICK, **overrides}
     warmup_note = None
     check_log_every(log_every)
@@ -139,9 +153,13 @@ def train(
             if overrides.get("attention", "none") != "none":
                 raise CLIError("--no-attention contradicts --attention " + overrides["attention"])
             overrides["attention"] = "none"
-        cfg = TrainConfig().with_options(**overrides)  # every value is checked here, once
+        # defaults < preset < --quick < the options given: every value is checked here, once
+        cfg = preset_config(preset or "q02", **overrides)
         # a new run only: a resumed one keeps its schedule
         cfg, warmup_note = fit_warmup(cfg, given=warmup_given)
+        if run_name is None and preset not in (None, "q02"):  # not q02-multihead: not Q02's
+            arm = "" if cfg.attention == "multihead" else f"-{cfg.attention}"
+            run_name = f"{preset}{arm}"
     check_writable_dir(out_dir)
     from cli.progress import Reporter, StopFlag, loading, make_console, phase, run_started
 

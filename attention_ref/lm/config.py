@@ -286,3 +286,37 @@ CONFIG_HELP: dict[str, str] = {
     "fp32), fp32 or bf16.",
     "cuda_graph": "auto or on (on CUDA the whole step is one CUDA graph, replayed), or off.",
 }
+
+
+#: ``attnref train --preset NAME``: a whole recipe by name (options given beside it win).
+#: ``q02`` is the defaults (the homework's Q02); ``nanogpt-shakespeare-char`` is nanoGPT's
+#: published "baby GPT" on Shakespeare (karpathy/nanoGPT, ``config/train_shakespeare_char.py``:
+#: 6 layers, 6 heads, 384 wide, block 256, dropout 0.2, batch 64, lr 1e-3 to 1e-4 over 5,000
+#: steps after 100 of warm-up, AdamW betas (0.9, 0.99), weight decay 0.1, clip 1.0, an
+#: evaluation of 200 batches every 250 steps). What stays attnref's own: the model's biases,
+#: its untied head and torch's default initialisation (nanoGPT ties the head to the token
+#: embedding, has no biases and draws weights with std 0.02), and the evaluation's batches,
+#: drawn once and kept (nanoGPT draws new ones at each evaluation).
+PRESETS: dict[str, dict[str, Any]] = {
+    "q02": {},
+    "nanogpt-shakespeare-char": {
+        "n_layer": 6, "n_head": 6, "n_embd": 384, "block_size": 256, "dropout": 0.2,
+        "batch_size": 64, "max_steps": 5000, "lr": 1e-3, "min_lr": 1e-4, "warmup_steps": 100,
+        "weight_decay": 0.1, "grad_clip": 1.0, "eval_interval": 250, "eval_batches": 200,
+    },
+}  # fmt: skip
+
+#: one line per preset: ``--preset``'s help and the book
+PRESET_HELP: dict[str, str] = {
+    "q02": "the homework's Q02 (the defaults: 128 wide, 2 layers, 2 heads, block 128)",
+    "nanogpt-shakespeare-char": "nanoGPT's baby GPT on Shakespeare (6 layers, 6 heads, 384 "
+    "wide, block 256, dropout 0.2, batch 64, 5,000 steps)",
+}
+
+
+def preset_config(name: str, **options: Any) -> TrainConfig:
+    """The `TrainConfig` of preset ``name`` with ``options`` (flat names) on top of it:
+    defaults < preset < options. ``ValueError`` for a name not in `PRESETS`."""
+    if name not in PRESETS:
+        raise ValueError(f"--preset must be one of {', '.join(PRESETS)}, got {name!r}")
+    return TrainConfig().with_options(**{**PRESETS[name], **options})

@@ -243,3 +243,41 @@ def test_auto_on_cuda_graphs_the_step_in_bf16_where_the_gpu_has_it(data, tmp_pat
     expected = "bf16" if torch.cuda.is_bf16_supported() else "fp32"
     assert info.precision == expected and f"({expected};" in info.graph_note
     assert steps[200] < steps[1] - 0.5 and r.best_val_loss < 3.0
+
+
+def _replayed_losses(dropout: float, replays: int = 5) -> list[float]:
+    """A captured step on a split of one repeated character (every batch the same) at rate 0
+    (the weights never move): the losses of ``replays`` replays differ only by dropout."""
+    cfg = tiny(device="cuda", precision="fp32", dropout=dropout)
+    seed_everything(cfg.seed)
+    model = CharGPT(replace(cfg.model, vocab_size=65)).to("cuda")
+    step = TrainStep(model, make_optimizer(model, cfg), torch.zeros(500, dtype=torch.long),
+                     cfg, "fp32", torch.Generator().manual_seed(cfg.seed))  # fmt: skip
+    step.set_lr(0.0)
+    graph = capture_step(step)
+    seen = []
+    for _ in range(replays):
+        graph.replay()
+        assert step.loss is not None
+        seen.append(step.loss.item())
+    return seen
+
+
+@CUDA
+def test_a_graphed_step_draws_a_new_dropout_mask_at_each_replay():
+    """The baby-GPT preset trains with dropout 0.2 in the graph: each replay must draw new
+    masks (the default CUDA generator's offset moves on), not repeat the captured one."""
+    with_dropout = _replayed_losses(0.3)
+    assert len(set(with_dropout)) == len(with_dropout), with_dropout
+    without = _replayed_losses(0.0)  # the control: the same batch, the same weights
+    assert len(set(without)) == 1, without
+
+
+@CUDA
+def test_a_graphed_run_with_dropout_learns_like_the_eager_one(data, tmp_path):
+    """Not the same numbers (the masks come from the generator in another order), the same
+    training: within 0.1 of each other after 200 steps, and learning."""
+    graphed, info, g = cuda_run(data, tmp_path, "graph", cuda_graph="on", dropout=0.2)
+    _, _, e = cuda_run(data, tmp_path, "eager", cuda_graph="off", dropout=0.2)
+    assert info.graph and graphed[200] < graphed[1] - 0.5
+    assert abs(g.final_val_loss - e.final_val_loss) <= 0.1, (g.final_val_loss, e.final_val_loss)
