@@ -9,7 +9,7 @@
 # train.py config/train_shakespeare_char.py, to a validation loss of 1.47), seeds_vmap.json/.md
 # (benchmarks/seeds_vmap.py at Q02's shape on the GPU: N seeds at once against one after the
 # other) and bench.txt (both benchmarks' output). Each part has its own time limit (at most
-# 120 + 420 + 120 s: 11 minutes; about 5 expected on an H200), and a failing part does not stop
+# 90 + 400 + 100 s: 9.8 minutes; about 5 expected on an H200), and a failing part does not stop
 # the next one (the exit status is the first failure's).
 set -uo pipefail
 
@@ -36,17 +36,17 @@ status=0
         torch.cuda.get_device_name() if torch.cuda.is_available() else "")'
 } 2>&1 | tee "$OUT/device.txt"
 
-timeout 120 python3 -m pytest -q -rA -p no:cacheprovider --noconftest \
+timeout 90 python3 -m pytest -q -rA -p no:cacheprovider --noconftest \
     tests/lm/test_graph_step.py tests/lm/test_window_sampler.py 2>&1 | tee "$OUT/tests.txt"
 rc=${PIPESTATUS[0]}; [[ $status -eq 0 && $rc -ne 0 ]] && status=$rc
 
 # shellcheck disable=SC2086  # BABY_ARGS: extra options, e.g. "--device cpu --quick" to try it here
-timeout 420 python3 benchmarks/baby_gpt.py --data "$DATA" --out "$OUT" ${BABY_ARGS:-} 2>&1 \
+timeout 400 python3 benchmarks/baby_gpt.py --data "$DATA" --out "$OUT" ${BABY_ARGS:-} 2>&1 \
     | tee "$OUT/bench.txt"
 rc=${PIPESTATUS[0]}; [[ $status -eq 0 && $rc -ne 0 ]] && status=$rc
 
 # shellcheck disable=SC2086  # SEEDS_ARGS: e.g. "--device cpu --steps 3 --reps 1" to try it here
-timeout 120 python3 benchmarks/seeds_vmap.py --device cuda --shape q02 --seeds 1,3,8 \
+timeout 100 python3 benchmarks/seeds_vmap.py --device cuda --shape q02 --seeds 1,3,8 \
     --steps 100 --reps 3 --out "$OUT" ${SEEDS_ARGS:-} 2>&1 | tee -a "$OUT/bench.txt"
 rc=${PIPESTATUS[0]}; [[ $status -eq 0 && $rc -ne 0 ]] && status=$rc
 
