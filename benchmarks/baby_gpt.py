@@ -75,9 +75,12 @@ def first_at(evals: list[dict[str, float]], target: float) -> dict[str, float] |
     return next((e for e in evals if e["val"] <= target), None)
 
 
-def attnref_arm(data: CharData, device: str, quick: bool, target: float) -> dict[str, Any]:
-    """One run of the preset through `train`; its evaluations stamped from the call."""
-    cfg = preset_config(PRESET, device=device, **(QUICK if quick else {}))
+def attnref_arm(
+    data: CharData, device: str, quick: bool, target: float, seed: int = 1337
+) -> dict[str, Any]:
+    """One run of the preset through `train` (at ``seed``); its evaluations stamped from the
+    call."""
+    cfg = preset_config(PRESET, device=device, seed=seed, **(QUICK if quick else {}))
     evals: list[dict[str, float]] = []
     starts: list[StartInfo] = []
     age = process_age()  # python, torch and attnref imported, the data read: before the clock
@@ -101,7 +104,8 @@ def attnref_arm(data: CharData, device: str, quick: bool, target: float) -> dict
     info = starts[0]
     reached = first_at(evals, target)
     return {
-        "arm": "attnref", "preset": PRESET, "options": cfg.to_flat(), "n_params": r.n_params,
+        "arm": "attnref" if seed == 1337 else f"attnref seed {seed}",
+        "preset": PRESET, "options": cfg.to_flat(), "n_params": r.n_params,
         "precision": info.precision, "graph": info.graph, "graph_note": info.graph_note,
         "evals": evals, "wall_s": wall, "best_val": r.best_val_loss,
         "best_step": min(evals, key=lambda e: e["val"])["step"],
@@ -188,6 +192,7 @@ def main() -> None:
     ap.add_argument("--nanogpt-timeout", type=float, default=240.0)
     ap.add_argument("--no-nanogpt", action="store_true")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seeds", default="1337", help="attnref's seeds, comma-separated")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args()
     loads = _bench.LoadLog()
@@ -205,9 +210,13 @@ def main() -> None:
         print(md, flush=True)
         _bench.write_results(a.out, "baby_gpt", result, md)
 
-    loads.before("attnref")
-    result["arms"].append(attnref_arm(data, device.type, a.quick, a.target))
-    write()
+    for i, seed in enumerate(int(x) for x in a.seeds.split(",")):
+        loads.before(f"attnref seed {seed}")
+        arm = attnref_arm(data, device.type, a.quick, a.target, seed)
+        if i:  # the process's age then holds the arms before it: no 'from launch' figure
+            arm["before_clock_s"] = None
+        result["arms"].append(arm)
+        write()
     if not a.no_nanogpt:
         loads.before("nanoGPT")
         iters = QUICK["max_steps"] if a.quick else a.nanogpt_iters

@@ -17,6 +17,7 @@ read before each timed part (`_bench.LoadLog`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import time
 from pathlib import Path
@@ -75,8 +76,19 @@ def separate(cfg: TrainConfig, nets: list[CharGPT], data: list[list[torch.Tensor
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
             opt.step()
-        last.append(float(loss))
+        last.append(loss.item())
     return last
+
+
+def attention_kernel(device: torch.device) -> contextlib.AbstractContextManager[None]:
+    """On CUDA, SDPA's math kernel: the fused ones refuse the batch dimension vmap adds in
+    their backward (torch 2.11 on an H200: "LSE is not correctly aligned (strideH)"); on the
+    CPU, whichever SDPA picks, as before."""
+    if device.type != "cuda":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel(SDPBackend.MATH)
 
 
 def together(
@@ -100,9 +112,11 @@ def together(
     step = vmap(loss_of)
     for xys in zip(*data, strict=True):
         xy = torch.stack(xys)  # (N, B, T + 1)
-        losses = step(params, buffers, xy[..., :-1].contiguous(), xy[..., 1:].contiguous())
+        with attention_kernel(xy.device):
+            losses = step(params, buffers, xy[..., :-1].contiguous(), xy[..., 1:].contiguous())
         opt.zero_grad(set_to_none=True)
-        losses.sum().backward()  # each seed's gradient is its own loss's
+        with attention_kernel(xy.device):
+            losses.sum().backward()  # each seed's gradient is its own loss's
         # clip each seed's gradient by its own norm, as clip_grad_norm_ does per model
         norms = torch.stack([p.grad.flatten(1).pow(2).sum(1) for p in stacked]).sum(0).sqrt()
         scale = (cfg.grad_clip / (norms + 1e-6)).clamp(max=1.0)

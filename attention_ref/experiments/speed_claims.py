@@ -286,3 +286,110 @@ def gpu_claims(gs: Mapping[str, Any], batch: int = 32) -> list[str]:
             how = f"({Q02_STEPS:,} steps each, evaluations included, one after the other)"
         out.append(f"{what} {how} took {wall:.1f} s: the target of ≤ {limit:g} s is {side}.")
     return out
+
+
+def _first_at(evals: Sequence[Mapping[str, float]], level: float) -> Mapping[str, float] | None:
+    return next((e for e in evals if e["val"] <= level), None)
+
+
+def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = ()) -> list[str]:
+    """nanoGPT's baby GPT both ways (``benchmarks/baby_gpt.py``'s ``baby_gpt.json``): issue 33's
+    stretch target (attnref's preset at val ≤ ``target`` in less wall time than nanoGPT's own
+    ``train.py`` *in the same run*), the quality of the two over attnref's seeds (``more``:
+    later runs of the script with attnref's arms only, named as later runs where their seeds
+    are counted), and the time each took
+    to the level both reached. Nothing is judged off a GPU or without nanoGPT's evaluations."""
+    m = bg["machine"]
+    if m.get("device") != "cuda":
+        return [f"This run was on {m.get('device', 'an unnamed device')}, not a GPU: the "
+                "stretch target is not judged."]  # fmt: skip
+    target = bg["target"]
+    ours = [a for a in bg["arms"] if a["arm"].startswith("attnref")]
+    nano = next((a for a in bg["arms"] if a["arm"].startswith("nanoGPT") and a.get("evals")),
+                None)  # fmt: skip
+    if not ours or nano is None:
+        return ["nanoGPT's `train.py` or attnref's preset has no evaluations in this run: the "
+                "stretch target is not judged."]  # fmt: skip
+    same = ours[0]
+    out = []
+    mine, theirs = same.get("reached"), nano.get("reached")
+    if mine and (theirs is None or mine["s"] < theirs["s"]):
+        verdict = "met"
+    elif mine is None and theirs is None:
+        verdict = "not met: neither reached it in that run"
+    else:
+        verdict = "not met"
+
+    def said(arm: Mapping[str, Any], got: Mapping[str, float] | None) -> str:
+        if got is None:
+            return f"did not reach it (best {arm['best_val']:.4f}, step {arm['best_step']:,})"
+        return f"reached it at step {got['step']:,}, {got['s']:.1f} s into its run"
+
+    out.append(
+        f"Val ≤ {target} in the same run: attnref's preset (seed "
+        f"{same['options']['seed']}) {said(same, mine)}; nanoGPT's `train.py` "
+        f"{said(nano, theirs)}. The stretch target (≤ {target} in less wall time than "
+        f"nanoGPT's `train.py` in the same run) is {verdict}."
+    )
+    seeds = [*ours, *(a for run in more for a in run["arms"] if a["arm"].startswith("attnref"))]
+    if len(seeds) > 1:
+        bests = [a["best_val"] for a in seeds]
+        hit = [a for a in seeds if a.get("reached")]
+        where = "; ".join(
+            f"seed {a['options']['seed']} at step {a['reached']['step']:,}, "
+            f"{a['reached']['s']:.1f} s" for a in hit
+        )  # fmt: skip
+        later = [a["options"]["seed"] for a in seeds[len(ours) :]]
+        gpus = {run["machine"].get("gpu") for run in [bg, *more]}
+        kind = f"the same kind of GPU, {gpus.pop()}" if len(gpus) == 1 else "another GPU"
+        plural = "s" if len(later) > 1 else ""
+        whose = f" (seed{plural} {', '.join(map(str, later))} in a later run on {kind})"
+        inside = min(bests) <= nano["best_val"] <= max(bests)
+        spread = (
+            "within that spread: the two reach the same quality, told apart by no more than "
+            "the seeds." if inside else "outside that spread."
+        )  # fmt: skip
+        reached = f" ({where})" if hit else ""
+        out.append(
+            f"Over {len(seeds)} seeds{whose if later else ''}, attnref's best validation loss "
+            f"is {min(bests):.4f}–{max(bests):.4f} (mean {statistics.mean(bests):.4f}); "
+            f"{len(hit)} of {len(seeds)} reached {target}{reached}. nanoGPT's best, "
+            f"{nano['best_val']:.4f} (its one seed), is {spread}"
+        )
+    level = max(same["best_val"], nano["best_val"])
+    a, b = _first_at(same["evals"], level), _first_at(nano["evals"], level)
+    if a is not None and b is not None:
+        launch = a["s"] + (same.get("before_clock_s") or 0.0)
+        ratio = b["s"] / launch
+        out.append(
+            f"To the level both reached in that run (val ≤ {level:.4f}), attnref took "
+            f"{a['s']:.1f} s (step {a['step']:,}; {launch:.1f} s from its process's launch, "
+            f"its imports and the data read included) and nanoGPT's `train.py` {b['s']:.1f} s "
+            f"from its launch (step {b['step']:,}; {nano['to_first_iter_s']:.1f} s of it "
+            f"before its first iteration: start, compilation, the evaluation at step 0): "
+            + (f"from launch, nanoGPT's took {ratio:.2f}× as long as attnref's." if ratio > 1
+               else f"from launch, attnref's took {1 / ratio:.2f}× as long as nanoGPT's.")
+        )  # fmt: skip
+    return out
+
+
+def seeds_at_once_claims(sv: Mapping[str, Any]) -> list[str]:
+    """N seeds at once (``benchmarks/seeds_vmap.py``'s ``seeds_vmap.json``): vmap against N
+    separate runs, told apart only beyond their ranges, at each N; and whether the two are the
+    same runs (the largest weight difference after the run)."""
+    times = sv["times_s"]
+    steps = int(sv["args"]["steps"])
+    ns = sorted({int(k.split("N=")[1]) for k in times})
+    out = []
+    for n in ns:
+        sep = [1e3 * t / (steps * n) for t in times[f"separate N={n}"]]
+        vm = [1e3 * t / (steps * n) for t in times[f"vmap N={n}"]]
+        out.append(f"N = {n}: " + _faster("vmap", vm, "separate", sep) + " per seed-step.")
+    diff = float(sv["same"].rsplit("largest weight difference ", 1)[1])
+    out.append(
+        f"The same runs? Not to the bit: after the run the weights of the two differ by up to "
+        f"{diff:.3g} (other kernels, batched, sum in another order)."
+        if diff > 0
+        else "The two give the same weights to the bit."
+    )
+    return out

@@ -114,3 +114,92 @@ def test_nothing_is_judged_off_a_gpu(gs):
     cpu["machine"]["device"] = "cpu"
     assert gpu_claims(cpu) == ["This run was on cpu, not a GPU: the GPU targets are not judged."]
     assert any("is met" in c for c in gpu_claims(gs))
+
+
+# --- nanoGPT's baby GPT both ways (benchmarks/results/gpu-h200, benchmarks/baby_gpt.py) ---
+
+H200 = RUN.parent / "gpu-h200"
+
+
+@pytest.fixture
+def bg() -> dict[str, Any]:
+    return json.loads((H200 / "baby_gpt.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def later() -> list[dict[str, Any]]:
+    return [json.loads((H200 / "seeds" / "baby_gpt.json").read_text(encoding="utf-8"))]
+
+
+def arm(bg: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(a for a in bg["arms"] if a["arm"].startswith(name))
+
+
+def reach(a: dict[str, Any], step: int, s: float) -> None:
+    """The arm's evaluation at ``step`` moved to ``s`` seconds and under 1.47."""
+    e = next(e for e in a["evals"] if e["step"] == step)
+    e["val"], e["s"] = 1.46, s
+    a["reached"] = e
+
+
+def test_the_stretch_target_is_met_only_when_attnref_reaches_it_first_in_the_same_run(bg, later):
+    from attention_ref.experiments.speed_claims import baby_gpt_claims
+
+    said = baby_gpt_claims(bg, later)[0]
+    assert said.endswith("is not met: neither reached it in that run.")  # the record
+    assert "seed 1337) did not reach it (best 1.4726, step 2,250)" in said
+    met = copy.deepcopy(bg)
+    reach(arm(met, "attnref"), 2000, 35.7)
+    assert baby_gpt_claims(met)[0].endswith("is met.")  # nanoGPT never did
+    reach(arm(met, "nanoGPT"), 1750, 30.0)
+    assert baby_gpt_claims(met)[0].endswith("is not met.")  # nanoGPT first
+    late = copy.deepcopy(bg)
+    reach(arm(late, "nanoGPT"), 1750, 72.1)
+    assert baby_gpt_claims(late)[0].endswith("is not met.")  # only nanoGPT did
+    off = copy.deepcopy(bg)
+    off["machine"]["device"] = "cpu"
+    assert baby_gpt_claims(off) == [
+        "This run was on cpu, not a GPU: the stretch target is not judged."
+    ]
+
+
+def test_the_seeds_spread_decides_whether_the_two_reach_the_same_quality(bg, later):
+    from attention_ref.experiments.speed_claims import baby_gpt_claims
+
+    said = baby_gpt_claims(bg, later)[1]
+    assert said.startswith("Over 3 seeds (seeds 1338, 1339 in a later run on the same kind ")
+    assert "1 of 3 reached 1.47 (seed 1338 at step 2,000, 33.6 s)" in said
+    assert said.endswith("is within that spread: the two reach the same quality, told apart "
+                         "by no more than the seeds.")  # fmt: skip
+    worse = copy.deepcopy(bg)
+    arm(worse, "nanoGPT")["best_val"] = 1.49
+    assert baby_gpt_claims(worse, later)[1].endswith("is outside that spread.")
+    assert len(baby_gpt_claims(bg)) == 2  # one seed: no sentence on a spread
+
+
+def test_the_time_to_the_common_level_is_read_from_both_runs_evaluations(bg):
+    from attention_ref.experiments.speed_claims import baby_gpt_claims
+
+    said = baby_gpt_claims(bg)[-1]
+    assert said.startswith("To the level both reached in that run (val ≤ 1.4733), attnref "
+                           "took 38.9 s (step 2,250; 43.6 s from")  # fmt: skip
+    assert said.endswith("from launch, nanoGPT's took 1.65× as long as attnref's.")
+    slow = copy.deepcopy(bg)
+    for e in arm(slow, "attnref")["evals"]:
+        e["s"] *= 3
+    assert baby_gpt_claims(slow)[-1].endswith("attnref's took 1.68× as long as nanoGPT's.")
+
+
+def test_seeds_at_once_are_told_apart_from_separate_runs_only_beyond_their_ranges():
+    from attention_ref.experiments.speed_claims import seeds_at_once_claims
+
+    sv = json.loads((H200 / "seeds_vmap.json").read_text(encoding="utf-8"))
+    said = seeds_at_once_claims(sv)
+    assert said[2] == "N = 8: vmap 1.460 ms against separate 4.542 ms: 3.11× faster per seed-step."
+    assert said[0].endswith("2.07× slower per seed-step.")
+    assert said[-1].startswith("The same runs? Not to the bit")
+    close = copy.deepcopy(sv)
+    close["times_s"]["vmap N=8"] = close["times_s"]["separate N=8"]
+    assert "the ranges overlap: no measurable difference" in seeds_at_once_claims(close)[2]
+    close["same"] = close["same"].rsplit(" ", 1)[0] + " 0"
+    assert seeds_at_once_claims(close)[-1] == "The two give the same weights to the bit."
