@@ -74,3 +74,24 @@ def test_the_table_and_the_baselines_are_the_recorded_ones():
     assert f"Here it is **{base.bigram:.4f}** nats; unigram {base.unigram:.3f}; " \
         f"ln {base.vocab_size} = {math.log(base.vocab_size):.3f}." in README  # fmt: skip
     assert f"validation split itself gives {base.bigram_fitted_on_val:.3f})" in README
+
+
+def test_the_readmes_baby_gpt_figures_are_the_recorded_race():
+    """The sentence under "Training" is `benchmarks/results/gpu-h200/baby_gpt.json`: both best
+    validation losses and both times from launch to the level both reached."""
+    from attention_ref.experiments.speed_claims import baby_gpt_claims
+
+    run = json.loads(
+        (ROOT / "benchmarks" / "results" / "gpu-h200" / "baby_gpt.json").read_text("utf-8")
+    )
+    ours, theirs = run["arms"]
+    said = re.search(
+        r"best ([\d.]+) against ([\d.]+)\) in ([\d.]+)\s+s from launch against ([\d.]+) s", README
+    )
+    assert said is not None, "the README gives no figures of the baby GPT race"
+    level = baby_gpt_claims(run)[-1]  # the sentence the book prints, from the same run
+    launch = re.search(r"; ([\d.]+) s from its process's launch", level)
+    nano = re.search(r"`train.py` ([\d.]+) s from its launch", level)
+    assert launch and nano
+    assert said.groups() == (f"{ours['best_val']:.4f}", f"{theirs['best_val']:.4f}",
+                             launch.group(1), nano.group(1))  # fmt: skip
