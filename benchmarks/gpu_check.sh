@@ -11,37 +11,16 @@
 # and a failing part does not stop the next one (the exit status is the first failure's).
 set -uo pipefail
 
-OUT=${OUT:-benchmarks/results/gpu}
-mkdir -p "$OUT"
-DATA=${1:-${ATTNREF_DATA:-}}
-if [[ -z "$DATA" ]]; then
-    for candidate in shared/data/tinyshakespeare/input.txt ../shared/data/tinyshakespeare/input.txt \
-        "$HOME/.cache/attnref/tinyshakespeare.txt"; do
-        if [[ -f "$candidate" ]]; then DATA=$candidate; break; fi
-    done
-fi
-if [[ -z "$DATA" || ! -f "$DATA" ]]; then
-    echo "gpu_check: no Tiny Shakespeare found; pass its input.txt as the first argument" >&2
-    exit 2
-fi
-export ATTNREF_DATA=$DATA PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1
-status=0
+# shellcheck source=benchmarks/gpu_lib.sh
+source "$(dirname "$0")/gpu_lib.sh"
+gpu_setup gpu_check "${1:-}"
 
-{
-    nvidia-smi -L
-    python3 -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda,
-        "available", torch.cuda.is_available(),
-        torch.cuda.get_device_name() if torch.cuda.is_available() else "")'
-} 2>&1 | tee "$OUT/device.txt"
-
-timeout 120 python3 -m pytest -q -rA -p no:cacheprovider --noconftest \
-    tests/lm/test_graph_step.py tests/lm/test_window_sampler.py 2>&1 | tee "$OUT/tests.txt"
-rc=${PIPESTATUS[0]}; [[ $status -eq 0 && $rc -ne 0 ]] && status=$rc
+gpu_part 120 "$OUT/tests.txt" python3 -m pytest -q -rA -p no:cacheprovider --noconftest \
+    tests/lm/test_graph_step.py tests/lm/test_window_sampler.py
 
 # shellcheck disable=SC2086  # BENCH_ARGS: extra options, e.g. "--device cpu --quick" to try it here
-timeout 320 python3 benchmarks/gpu_step.py --data "$DATA" --out "$OUT/gpu_step.md" ${BENCH_ARGS:-} 2>&1 \
-    | tee "$OUT/bench.txt"
-rc=${PIPESTATUS[0]}; [[ $status -eq 0 && $rc -ne 0 ]] && status=$rc
+gpu_part 320 "$OUT/bench.txt" python3 benchmarks/gpu_step.py --data "$DATA" \
+    --out "$OUT/gpu_step.md" ${BENCH_ARGS:-}
 
 echo "gpu_check: exit status $status; results in $OUT"
 exit "$status"

@@ -13,42 +13,20 @@
 # the next one (the exit status is the first failure's).
 set -uo pipefail
 
-OUT=${OUT:-benchmarks/results/gpu}
-mkdir -p "$OUT"
-DATA=${1:-${ATTNREF_DATA:-}}
-if [[ -z "$DATA" ]]; then
-    for candidate in shared/data/tinyshakespeare/input.txt ../shared/data/tinyshakespeare/input.txt \
-        .devdata/input.txt "$HOME/.cache/attnref/tinyshakespeare.txt"; do
-        if [[ -f "$candidate" ]]; then DATA=$candidate; break; fi
-    done
-fi
-if [[ -z "$DATA" || ! -f "$DATA" ]]; then
-    echo "gpu_stretch: no Tiny Shakespeare found; pass its input.txt as the first argument" >&2
-    exit 2
-fi
-export ATTNREF_DATA=$DATA PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
-status=0
+# shellcheck source=benchmarks/gpu_lib.sh
+source "$(dirname "$0")/gpu_lib.sh"
+gpu_setup gpu_stretch "${1:-}"
 
-{
-    nvidia-smi -L
-    python3 -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda,
-        "available", torch.cuda.is_available(),
-        torch.cuda.get_device_name() if torch.cuda.is_available() else "")'
-} 2>&1 | tee "$OUT/device.txt"
-
-timeout 90 python3 -m pytest -q -rA -p no:cacheprovider --noconftest \
-    tests/lm/test_graph_step.py tests/lm/test_window_sampler.py 2>&1 | tee "$OUT/tests.txt"
-rc=${PIPESTATUS[0]}; [[ $status -eq 0 && $rc -ne 0 ]] && status=$rc
+gpu_part 90 "$OUT/tests.txt" python3 -m pytest -q -rA -p no:cacheprovider --noconftest \
+    tests/lm/test_graph_step.py tests/lm/test_window_sampler.py
 
 # shellcheck disable=SC2086  # BABY_ARGS: extra options, e.g. "--device cpu --quick" to try it here
-timeout 400 python3 benchmarks/baby_gpt.py --data "$DATA" --out "$OUT" ${BABY_ARGS:-} 2>&1 \
-    | tee "$OUT/bench.txt"
-rc=${PIPESTATUS[0]}; [[ $status -eq 0 && $rc -ne 0 ]] && status=$rc
+gpu_part 400 "$OUT/bench.txt" python3 benchmarks/baby_gpt.py --data "$DATA" --out "$OUT" \
+    ${BABY_ARGS:-}
 
 # shellcheck disable=SC2086  # SEEDS_ARGS: e.g. "--device cpu --steps 3 --reps 1" to try it here
-timeout 100 python3 benchmarks/seeds_vmap.py --device cuda --shape q02 --seeds 1,3,8 \
-    --steps 100 --reps 3 --out "$OUT" ${SEEDS_ARGS:-} 2>&1 | tee -a "$OUT/bench.txt"
-rc=${PIPESTATUS[0]}; [[ $status -eq 0 && $rc -ne 0 ]] && status=$rc
+GPU_APPEND=1 gpu_part 100 "$OUT/bench.txt" python3 benchmarks/seeds_vmap.py --device cuda \
+    --shape q02 --seeds 1,3,8 --steps 100 --reps 3 --out "$OUT" ${SEEDS_ARGS:-}
 
 echo "gpu_stretch: exit status $status; results in $OUT"
 exit "$status"

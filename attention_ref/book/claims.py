@@ -192,9 +192,11 @@ class TwoRecordings:
         return round(abs(change), 4) <= round(self.gap, 4)
 
 
-def two_recordings(results: Any) -> TwoRecordings:
+def two_recordings(results: Any, page7: str = "") -> TwoRecordings:
     """`TwoRecordings` from ``docs/results`` (``results``: its folder): the variants sweep's
-    comparison and provenance, the experiments page's comparison and provenance."""
+    comparison and provenance, the experiments page's comparison and provenance (``page7``: a
+    folder under ``results`` holding an earlier recording of that page, e.g.
+    ``"earlier-fp32"``; its ``multihead`` arm at the sweep's seed)."""
     import json
 
     from attention_ref.experiments.findings import COMPARED_KEYS, comparability
@@ -203,9 +205,13 @@ def two_recordings(results: Any) -> TwoRecordings:
         return json.loads((results / name).read_text(encoding="utf-8"))
 
     sweep, sweep_about = read("variants/comparison.json"), read("variants/provenance.json")
-    page7, page7_about = read("comparison.json"), read("provenance.json")
+    folder = f"{page7}/" if page7 else ""
+    page7_doc = read(f"{folder}comparison.json")
+    page7_about = read(f"{folder}provenance.json")
     here = next(r for r in sweep["rows"] if r["attention"] == "mha")
-    there = next(r for r in page7["rows"] if r["attention"] == "multihead")
+    seed = here["config"]["seed"]
+    there = next(r for r in page7_doc["rows"]
+                 if r["attention"] == "multihead" and r["config"]["seed"] == seed)  # fmt: skip
 
     @dataclass
     class _Row:  # what `comparability` reads of a row

@@ -96,7 +96,9 @@ _PARENT_ONLY = frozenset({"arms", "bigram_floor"})
 
 def rows_from_comparison(doc: Mapping[str, Any]) -> list[ArmRow]:
     """The arms of an exported ``comparison.json`` (`attention_ref.experiments.export`) as
-    rows, each with its validation curve (``doc["curves"]``).
+    rows, each with its validation curve: its own (``val_curve`` in its row), else, in exports
+    made before rows held theirs, the arm's curve in ``doc["curves"]`` (which, for an arm of
+    several seeds, is the mean over its seeds: no one run's curve).
 
     A row that does not hold its options (exports made before rows did) gets the parent's
     params (``doc["params"]``) less ``arms`` and ``bigram_floor``: the ablation logs on its
@@ -107,7 +109,7 @@ def rows_from_comparison(doc: Mapping[str, Any]) -> list[ArmRow]:
     rows = []
     for r in doc["rows"]:
         row = ArmRow(**{k: v for k, v in r.items() if k in names})
-        curve = doc.get("curves", {}).get(row.attention, {}).get("val_loss", row.val_curve)
+        curve = row.val_curve or doc.get("curves", {}).get(row.attention, {}).get("val_loss", [])
         row.val_curve = [(int(s), float(v)) for s, v in curve]
         row.config = {str(k): str(v) for k, v in (row.config or shared).items()}
         row.param_groups = {str(k): int(v) for k, v in (row.param_groups or {}).items()}

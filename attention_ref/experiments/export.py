@@ -17,7 +17,7 @@ import mlflow
 from mlflow.tracking import MlflowClient
 
 from attention_ref.experiments.explorer import write_explorer
-from attention_ref.experiments.findings import ArmRow, rows_from_comparison
+from attention_ref.experiments.findings import ArmRow, arm_seeds, rows_from_comparison
 from attention_ref.experiments.model_parts import with_parameter_groups
 from attention_ref.experiments.names import Artifact, Tag
 from attention_ref.experiments.report import build_report
@@ -29,6 +29,14 @@ from attention_ref.lm.data import CharData
 def _download(run_id: str, path: str, dst: str) -> Path:
     got = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path, dst_path=dst)
     return Path(got)
+
+
+def _first_seeds(rows: list[ArmRow]) -> list[ArmRow]:
+    """Each arm's row of its first seed (``rows`` are by arm, then by seed)."""
+    firsts: dict[str, ArmRow] = {}
+    for row in rows:
+        firsts.setdefault(row.attention, row)
+    return list(firsts.values())
 
 
 def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
@@ -57,7 +65,8 @@ def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
         curves = _download(pid, Artifact.LOSS_CURVES, tmp)
         (dest / "loss_curves.png").write_bytes(curves.read_bytes())
         written.append(dest / "loss_curves.png")
-        for arm in arms.rows:
+        shown = _first_seeds(arms.rows)
+        for arm in shown:
             samples = sorted(f.path for f in client.list_artifacts(arm.run_id, Artifact.SAMPLES))
             if samples:
                 text = _download(arm.run_id, samples[-1], tmp).read_text(encoding="utf-8")
@@ -78,6 +87,9 @@ def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
                 checkpoint = load_model(arm.run_id, Path(tmp))
                 written += write_explorer(checkpoint, dest / "explorer", source=source, data=data)
     base = baselines(data)
+    # each arm's curve: the mean over its seeds at the steps all evaluated (one seed: its own);
+    # every row keeps its own curve in ``rows``
+    curves = {g.attention: {"val_loss": g.mean_row.val_curve} for g in arm_seeds(arms.rows)}
     doc.update(
         {
             "bigram_floor": base.bigram,
@@ -87,10 +99,16 @@ def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
             "params": dict(parent.data.params),
             "git_commit": parent.data.tags.get(Tag.GIT_COMMIT, "unknown"),
             "torch_version": parent.data.tags.get(Tag.TORCH_VERSION, "unknown"),
-            "curves": {a.attention: {"val_loss": a.val_curve} for a in arms.rows},
+            "curves": curves,
+            # whose sample, attention maps and explorer model the book shows: an arm's first
+            # seed (the --seed given, as `attnref sample --arm` takes it)
+            "shown": {a.attention: {"run_id": a.run_id, "seed": a.seed} for a in shown},
             "source": arms.source,
         }
     )
+    curve_of = {a.run_id: [list(p) for p in a.val_curve] for a in arms.rows}
+    for r in doc["rows"]:  # each run's own curve beside its figures (the parent's rows hold none)
+        r["val_curve"] = r.get("val_curve") or curve_of.get(r["run_id"], [])
     _record_parts(doc, arms.rows)
     (dest / "comparison.json").write_text(
         json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8"

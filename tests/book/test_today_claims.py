@@ -123,8 +123,14 @@ def test_all_right_splits_into_every_step_and_a_partial_answer():
 # --------------------------------------------------------------- variants page (items 2, 3)
 
 
-def test_one_seed_recorded_twice_is_as_far_apart_as_the_arms():
-    two = two_recordings(RESULTS)
+def test_one_seed_recorded_three_times_agrees_where_the_precision_does():
+    """Page 7 and the variants sweep recorded seed 1337's multihead run in bf16 on this CPU:
+    the same figure to the digit; page 7's first recording, in fp32 on another CPU (kept in
+    docs/results/earlier-fp32), is as far from it as the arms are from each other."""
+    again = two_recordings(RESULTS)
+    assert again.same and (again.here_precision, again.there_precision) == ("bf16", "bf16")
+    assert again.here == again.there and round(again.gap, 4) == 0
+    two = two_recordings(RESULTS, "earlier-fp32")
     assert two.same and two.differ == ()
     assert (two.here_precision, two.there_precision) == ("bf16", "fp32")
     facts = {f.name: f for f in variant_facts(

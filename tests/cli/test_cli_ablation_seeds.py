@@ -3,6 +3,9 @@ with its seed, arm and group; the table and ``attnref report`` give each arm's m
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import mlflow
 
 from attention_ref.experiments.names import Tag
@@ -57,6 +60,28 @@ def test_ablation_on_two_seeds_then_report(store, capsys):
     assert "| multihead | 2 |" in text and "best val loss (mean)" in text
     assert f"Every arm has the same seeds ({s0}, {s1})" in text
     assert f"(seed {s1})" in text.split("Runs:")[1]
+    # the export the book reads: each run keeps its own curve; an arm's curve is the mean of
+    # its seeds'; its sample, maps and explorer model are its first seed's
+    dest = Path.cwd() / "results"
+    assert main(["report", "--export", str(dest)]) == 0
+    doc = json.loads((dest / "comparison.json").read_text(encoding="utf-8"))
+    own = {(r["attention"], r["config"]["seed"]): r["val_curve"] for r in doc["rows"]}
+    assert own[("none", s0)] != own[("none", s1)]  # two seeds, two curves
+    assert doc["curves"]["none"]["val_loss"] == [
+        [a[0], (a[1] + b[1]) / 2] for a, b in zip(own[("none", s0)], own[("none", s1)],
+                                                  strict=True)
+    ]  # fmt: skip
+    assert {a: v["seed"] for a, v in doc["shown"].items()} == {"multihead": s0, "none": s0}
+    sample = next(r for r in children if r.data.tags[Tag.ARM] == "none"
+                  and r.data.tags[Tag.SEED] == s0)  # fmt: skip
+    assert doc["shown"]["none"]["run_id"] == sample.info.run_id
+    manifest = json.loads((dest / "explorer" / "model.json").read_text(encoding="utf-8"))
+    assert f"MLflow run {doc['shown']['multihead']['run_id']} " in manifest["model"]["source"]
+    # the rows read back: each with its own curve, not the arm's last seed's
+    from attention_ref.experiments.findings import rows_from_comparison
+
+    read = {(r.attention, r.seed): r.val_curve for r in rows_from_comparison(doc)}
+    assert read[("none", s0)] == [tuple(p) for p in own[("none", s0)]]
 
 
 def test_heads_sweep_on_two_seeds(store, capsys):
