@@ -33,7 +33,7 @@ The results (``baby_gpt.json`` and ``.md`` in ``--out``) are written after each 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 import tempfile
 import time
@@ -60,8 +60,6 @@ QUICK = {"n_layer": 1, "n_head": 2, "n_embd": 32, "block_size": 32, "batch_size"
 
 def process_age() -> float | None:
     """Seconds since this process was launched (Linux: ``/proc``), or ``None`` elsewhere."""
-    import os
-
     try:
         ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
         uptime = float(Path("/proc/uptime").read_text().split()[0])
@@ -224,7 +222,6 @@ def main() -> None:
             nanogpt_run(data_file, iters, device.type, a.quick, a.target, a.nanogpt_timeout)
         )
         write()
-    json.dumps(result)  # every value serialisable (write_results would say otherwise)
     sys.exit(0 if all("error" not in arm for arm in result["arms"]) else 1)
 
 

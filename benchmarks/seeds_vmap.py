@@ -33,9 +33,9 @@ from attention_ref.lm.train import make_optimizer
 
 #: the tests' tiny shape (tests/configs.py TINY)
 TINY = dict(n_embd=32, n_layer=1, n_head=2, block_size=32, batch_size=16, lr=1e-2, seed=7,
-            device="cpu", precision="fp32")  # fmt: skip
+            precision="fp32")  # fmt: skip
 #: Q02's model and recipe (the defaults), in fp32
-Q02 = dict(device="cpu", precision="fp32")
+Q02 = dict(precision="fp32")
 SHAPES = {"tiny": TINY, "q02": Q02}
 
 
