@@ -33,6 +33,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 if TYPE_CHECKING:
     from attention_ref.lm.train import Callbacks, EvalMetrics, StartInfo, StepMetrics
@@ -42,8 +43,10 @@ SAMPLE_SHOWN = 80
 
 
 def make_console() -> Console:
-    """The console of the training commands: no highlighting, long lines kept whole."""
-    return Console(highlight=False, soft_wrap=True)
+    """The console of the training commands: no highlighting, long lines kept whole, no
+    markup (a line's ``[multihead]``, a path or a sample's ``[/]`` is printed as written; a
+    style is given as a `rich.text.Text`'s)."""
+    return Console(highlight=False, soft_wrap=True, markup=False)
 
 
 def loading(console: Console, what: str) -> None:
@@ -90,10 +93,10 @@ class StopFlag:
         self.signum = signum
         name = signal.Signals(signum).name
         self.console.print(
-            f"[yellow]{name}: stopping after this step and saving a checkpoint "
-            "(Ctrl-C again to abort at once)[/]",
+            Text(f"{name}: stopping after this step and saving a checkpoint (Ctrl-C again to "
+                 "abort at once)", style="yellow"),
             highlight=False,
-        )
+        )  # fmt: skip
 
     def __enter__(self) -> StopFlag:
         for s in (signal.SIGINT, signal.SIGTERM):
@@ -288,7 +291,7 @@ class ArmReporters:
         return its hooks."""
         self.close()
         n = self.arms.index(arm) + 1 if arm in self.arms else 0
-        self.console.print(f"[bold]arm {n}/{len(self.arms)}: {self.label(arm)}[/]")
+        self.console.print(Text(f"arm {n}/{len(self.arms)}: {self.label(arm)}", style="bold"))
         self.current = Reporter(self.console, self.label(arm), self.total, self.log_every)
         self.current.start()
         return self.current.callbacks()

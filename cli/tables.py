@@ -11,6 +11,11 @@ Printed to a pipe or a file, nothing is left out, unless ``COLUMNS`` says a widt
 
 Lines of words around a table (`say`) break at spaces at the same width, and never inside a
 word: a URL or an id longer than the line keeps a line of its own.
+
+Every string is printed as written, never read as rich markup: a cell, a header or a line may
+be what a student wrote (a run named ``[/]`` made rich raise `rich.errors.MarkupError`; one
+named ``[link=…]x[/link]`` became a link). The cells and headers become `plain` text, and the
+`console` itself reads no markup.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
 #: the width of a console that is not a terminal (a pipe, a log): whole lines
 PIPE_WIDTH = 240
@@ -41,13 +47,22 @@ class Column:
 
 
 def console() -> Console:
-    """The terminal's console; a wide one when the output is not a terminal."""
+    """The terminal's console; a wide one when the output is not a terminal. It reads no
+    markup: a string printed on it shows its brackets (``[/]``, ``[bold]``) as they are."""
     from rich.console import Console
 
-    found = Console(highlight=False)
+    found = Console(highlight=False, markup=False)
     if found.is_terminal or os.environ.get("COLUMNS", "").isdigit():  # a width said: kept
         return found
-    return Console(highlight=False, width=PIPE_WIDTH)
+    return Console(highlight=False, markup=False, width=PIPE_WIDTH)
+
+
+def plain(text: object) -> Text:
+    """``text`` as rich prints it character for character, whatever the console: a
+    `rich.text.Text`, never markup (``[/]``, ``[link=…]``) nor a style."""
+    from rich.text import Text
+
+    return Text(str(text))
 
 
 def needs(column: Column, cells: Sequence[str]) -> int:
@@ -79,7 +94,7 @@ def print_table(
 ) -> list[str]:  # fmt: skip
     """Print ``rows`` under ``title`` (a line of its own, never squeezed into the frame) at the
     console's width; returns the names of the columns left out (and says so, with
-    ``elsewhere``: where the reader finds them)."""
+    ``elsewhere``: where the reader finds them). Every cell and header is `plain` text."""
     from rich.table import Table
 
     shown = fit(columns, rows, out.width)
@@ -88,10 +103,10 @@ def print_table(
     for i in shown:
         c = columns[i]
         least = needs(c, [str(r[i]) for r in rows]) if c.keep and not c.wrap else len(c.name)
-        table.add_column(c.name, justify=c.justify, no_wrap=c.keep and not c.wrap,  # type: ignore[arg-type]
+        table.add_column(plain(c.name), justify=c.justify, no_wrap=c.keep and not c.wrap,  # type: ignore[arg-type]
                          overflow="fold", min_width=least)  # fmt: skip
     for r in rows:
-        table.add_row(*(str(r[i]) for i in shown))
+        table.add_row(*(plain(r[i]) for i in shown))
     out.print(table)
     left = [c.name for i, c in enumerate(columns) if i not in shown]
     if left:

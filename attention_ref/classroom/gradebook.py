@@ -8,6 +8,10 @@ earliest of equals) or a submission named by its run id. A submission is graded 
 was when the student finished it: one whose stored answer no longer has the hash the server
 recorded then is ``changed`` and gets no steps; one that is not an answer to the student's
 exercise (not JSON, a problem of someone else, no step) is ``malformed`` and gets none either.
+
+What a student wrote (their account's name, a reason that quotes their answer) reaches the
+gradebook runs' descriptions, Markdown in MLflow's UI, only as a `code_span`: shown as
+written, never a link, an image or emphasis.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import csv
 import datetime as dt
 import io
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -131,6 +136,31 @@ def ui_url(base: str, gradebook_id: str) -> str:
     return ui_experiment_url(base, gradebook_id, VIEW)
 
 
+#: runs of backticks, and the characters a code span may not hold: line endings (a blank line
+#: would end the paragraph, and the span with it), Unicode's line and paragraph separators, and
+#: the other control characters
+_BACKTICKS = re.compile(r"`+")
+_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def code_span(text: str) -> str:
+    """``text`` as Markdown's inline code: shown as written, never markup (a link, an image,
+    emphasis, HTML), by CommonMark and by Showdown (MLflow's UI renders a description with
+    it, code spans first).
+
+    The fence is one backtick longer than the longest run of backticks in ``text``; a space
+    pads each side where ``text`` begins or ends with a backtick or a space (CommonMark takes
+    one space off each side of a span that has both); line endings and other control
+    characters become spaces. An empty ``text`` is a span of one space (an empty one is no
+    span). Two spans need something between them (a fence next to a fence is one run); a
+    backslash just before one would escape its fence."""
+    body = _BREAKS.sub(" ", text) or " "
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(body)), default=0) + 1)
+    if body.strip(" ") and (body[0] in "` " or body[-1] in "` "):
+        body = f" {body} "
+    return f"{fence}{body}{fence}"
+
+
 def columns_text() -> str:
     """`RUN_COLUMNS` as one paragraph of the gradebook's description (markdown)."""
     return "Columns: " + "; ".join(f"`{k}`: {v}" for k, v in RUN_COLUMNS.items()) + "."
@@ -192,13 +222,15 @@ class Row:
 
     def note(self, words: Callable[[str], str] = str) -> str:
         """The grade in sentences: the gradebook run's description in MLflow's UI (markdown).
-        ``words`` names a mistake of the catalogue in words (``no_mask``: "no causal mask")."""
-        head = f"**{self.student}**, exercise {self.exercise}: "
+        ``words`` names a mistake of the catalogue in words (``no_mask``: "no causal mask").
+        The student's name, the reason (it quotes their answer) and the names of steps and
+        mistakes are each a `code_span`."""
+        head = f"**{code_span(self.student)}**, exercise {self.exercise}: "
         tries = f"{self.attempts} attempt{'s' if self.attempts != 1 else ''}"
         if self.standing is Standing.MISSING:
             return head + "no submission."
         if self.standing is not Standing.GRADED:
-            why = f": {self.reason}" if self.reason else ""
+            why = f": {code_span(self.reason)}" if self.reason else ""
             return head + f"not graded ({self.standing}{why}); {tries}."
         return head + self._grade_words(words) + " " + self._counted_words(tries)
 
@@ -209,11 +241,11 @@ class Row:
         grade = f"{self.steps_right} of {self.steps_given} steps right"
         if not self.first_wrong:
             return grade + "; no step is wrong, the others are short of the decimals asked."
-        grade += f"; the first wrong step is `{self.first_wrong}`."
+        grade += f"; the first wrong step is {code_span(self.first_wrong)}."
 
         def named(name: str) -> str:
             said = words(name)
-            return f"{said} (`{name}`)" if said != name else f"`{name}`"
+            return f"{said} ({code_span(name)})" if said != name else code_span(name)
 
         alts = [" together with ".join(named(n) for n in d) for d in self.diagnoses]
         if not alts:
@@ -402,5 +434,5 @@ def to_csv(book: Sequence[Row]) -> str:
     return out.getvalue()
 
 
-__all__ = ["COLUMNS", "Chosen", "Graded", "Row", "Standing", "Summary", "cells",
+__all__ = ["COLUMNS", "Chosen", "Graded", "Row", "Standing", "Summary", "cells", "code_span",
            "counted", "kind_of", "rows", "summarize", "to_csv"]  # fmt: skip

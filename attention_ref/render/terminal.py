@@ -41,21 +41,23 @@ def matrix_table(item: Mat, precision: int, decimal: str = ".") -> RenderableTyp
     """A matrix as a rich table titled ``name = formula``, row labels in a dim column.
 
     Entries as `matrix_cells` writes them: no decimals when every entry is a whole number;
-    ``decimal`` is the decimal mark.
+    ``decimal`` is the decimal mark. The labels are the input's token names, printed as
+    written (`rich.text.Text`: a token ``[/]`` is no markup).
     """
     from rich import box
     from rich.table import Table as RichTable
+    from rich.text import Text
 
     formula = item.formula_as_text()
     title = item.symbol_as_text() + (f" = {formula}" if formula else "")
-    table = RichTable(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD)
+    table = RichTable(title=Text(title, style="bold"), title_justify="left", box=box.SIMPLE_HEAD)
     ncols = len(item.value[0]) if item.value else 0
     table.add_column("", style="dim")
     for j in range(ncols):
-        table.add_column(item.cols[j] if item.cols else str(j + 1), justify="right")
+        table.add_column(Text(item.cols[j] if item.cols else str(j + 1)), justify="right")
     for i, cells in enumerate(matrix_cells(item.value, precision, decimal=decimal)):
         label = item.rows[i] if item.rows else str(i + 1)
-        table.add_row(label, *cells)
+        table.add_row(Text(label), *cells)
     return table
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import re
 
 import pytest
 
@@ -89,6 +90,29 @@ def test_an_answer_to_another_exercise_matches_none():
     # the control: their own exercises match, each as itself
     assert matching_exercise({"exercise": mine[1].to_json()}, mine) == 2
     assert matching_exercise({"exercise": mine[0].to_json()}, mine) == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [({"seed": "![x](http://127.0.0.1:9/a.png)"}, '"exercise"."seed" must be an integer'),
+     ({"seed": 1.5}, '"exercise"."seed" must be an integer'),
+     ({"variant": "[/]"}, "--variant must be one of"), ({"extra": 1}, "unknown key")],
+)  # fmt: skip
+def test_an_answer_whose_exercise_is_none_says_what_is_wrong_with_it(change, said):
+    """An answer's ``"exercise"`` is read as what it is: a seed that is not an integer (or an
+    option no exercise has) is an `InputError` saying so, not "seed ![x](…) is not one of
+    yours"; another student's exercise, a well-formed one, is still not theirs."""
+    from attention_ref.classroom.exchange.fetch import Mine
+    from attention_ref.classroom.homework import HomeworkError, identify
+    from attention_ref.inputs.errors import InputError
+
+    a = Assignment(name="hw", exercises=2, salt="s")
+    me = Mine(a, "ana", "", tuple(a.exercises_of("ana")))
+    with pytest.raises(InputError, match=re.escape(said)):
+        identify({"exercise": me.exercises[0].to_json() | change}, me)
+    # the control: a well-formed exercise of someone else's
+    with pytest.raises(HomeworkError, match="not one of your exercises"):
+        identify({"exercise": a.exercises_of("bruno")[0].to_json()}, me)
 
 
 # --- variants --------------------------------------------------------------------------------

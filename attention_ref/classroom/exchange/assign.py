@@ -33,10 +33,11 @@ from attention_ref.classroom.exchange.rest import (
     _tags,
     list_students,
 )
-from attention_ref.classroom.gradebook import VIEW_TAG, columns_text, ui_url, view_state
+from attention_ref.classroom.gradebook import VIEW_TAG, code_span, columns_text, ui_url, view_state
 from attention_ref.classroom.server import grant_experiment
 
-#: the words of the experiments' descriptions in the MLflow UI
+#: the words of the experiments' descriptions in the MLflow UI (Markdown: the student's name,
+#: an account's, goes in as a `code_span`)
 _GRADEBOOK_NOTE = ("Gradebook of the assignment **{name}** (attnref homework): one run per "
                    "student and exercise, the grade the teacher computed from the stored "
                    "answer. `attnref server grades {name}` prints it.")  # fmt: skip
@@ -156,7 +157,7 @@ def _enrol(
     if found is None:
         exp_id, created = _create_experiment(
             url, admin, name, assignment.tags(SUBMISSIONS, student),
-            _STUDENT_NOTE.format(name=assignment.name, student=student), cafile,
+            _STUDENT_NOTE.format(name=assignment.name, student=code_span(student)), cafile,
         )  # fmt: skip
     else:
         exp_id, created = str(found["experiment_id"]), False

@@ -89,7 +89,8 @@ def submitted_line(sent: Submitted, path: str, name: str, lang: str) -> str:
 
 def identify(doc: object, mine_: Mine) -> int:
     """Which of the student's exercises an answer document answers (1-based), else
-    `HomeworkError` naming theirs."""
+    `HomeworkError` naming theirs; an ``"exercise"`` that is none (its seed not an integer, an
+    option unknown): `InputError`, as ``attnref check`` says it."""
     k = matching_exercise(doc, list(mine_.exercises))
     if k is not None:
         return k
@@ -102,8 +103,11 @@ def identify(doc: object, mine_: Mine) -> int:
             f"the file {what}: fill in the answer-K.json that attnref homework fetch "
             f"{mine_.assignment.name} wrote (it names your exercise K), and submit that"
         )
+    from attention_ref.exercises.options import options_from_json
+
+    options_from_json(named)  # `InputError` where it is no exercise: a seed not an integer
     raise HomeworkError(
-        f"the answer names exercise seed {named.get('seed')}, which is not one of your "
+        f"the answer names exercise seed {named['seed']}, which is not one of your "
         f"exercises of {mine_.assignment.name!r} ({theirs}): fill in the answer-K.json that "
         "attnref homework fetch wrote"
     )
