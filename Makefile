@@ -27,7 +27,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mkdocs-material's end-of-life banner is noise in the logs
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: demo test lint setup setup-dev ui docs site browser latex postgres server clean
+.PHONY: demo test lint setup setup-dev ui docs site browser latex postgres nginx server clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "attnref needs Python >= 3.11"'
@@ -98,11 +98,20 @@ postgres:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 			postgresql > /dev/null; fi
 
+## nginx: Debian's nginx, the class server's edge (TLS, timeouts, limits per address), if
+## missing; its service is not started (attnref server start runs its own)
+nginx:
+	@if [ -x /usr/sbin/nginx ] || command -v nginx > /dev/null; then :; else \
+		echo "installing nginx (Debian package) for the class server's edge"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq \
+			--no-install-recommends nginx > /dev/null; fi
+
 ## server: the class server in $(CLASS_DIR) (attnref server start; the admin password comes
 ## from $$ATTNREF_ADMIN_PASSWORD; it prints the link to the runs); Ctrl-C, or
 ## `attnref server stop $(CLASS_DIR)`, stops it and its PostgreSQL. SERVER_OPTS: e.g. --tls
 CLASS_DIR ?= class-server
-server: $(VENV)/.installed-dev postgres
+server: $(VENV)/.installed-dev postgres nginx
 	$(BIN)/attnref server start $(CLASS_DIR) $(SERVER_OPTS)
 
 ## site: build the book strictly into site/
@@ -118,7 +127,7 @@ docs: $(VENV)/.installed-dev $(KATEX)
 ## on TEST_WORKERS pytest-xdist workers (one per CPU core; a test file stays on one worker, so
 ## its module's server or site is started once)
 TEST_WORKERS ?= auto
-test: $(VENV)/.installed-dev $(KATEX) browser latex postgres lint
+test: $(VENV)/.installed-dev $(KATEX) browser latex postgres nginx lint
 	@# the project's bytecode written once: where PYTHONDONTWRITEBYTECODE is set (this machine
 	@# sets it) every attnref the tests start would compile the package again (about 1 s each)
 	$(BIN)/python -m compileall -q attention_ref cli > /dev/null

@@ -136,10 +136,20 @@ def start(
             "readable. \\[default: refused]",
         ),
     ] = False,
+    students_per_address: Annotated[
+        int,
+        typer.Option(
+            "--students-per-address",
+            help="Students who reach the server from one address (a classroom behind a NAT): "
+            "the edge's limits per address, and failed logins allowed, are multiplied by it.",
+        ),
+    ] = 1,
 ) -> None:
-    """Start PostgreSQL and the MLflow server with accounts; Ctrl-C stops both."""
+    """Start PostgreSQL, the MLflow server with accounts, and its edge (nginx); Ctrl-C stops
+    them."""
     from attention_ref.classroom.server import (
         ClassServer,
+        EdgeLimits,
         ServerError,
         class_exists,
         read_password,
@@ -149,12 +159,17 @@ def start(
         raise CLIError(f"--port must be in 1..65535, got {port}")
     if workers < 1:
         raise CLIError(f"--workers must be a positive integer, got {workers}")
+    if students_per_address < 1:
+        raise CLIError(
+            f"--students-per-address must be a positive integer, got {students_per_address}"
+        )
     try:
         # before anything starts
         password = read_password(admin_password_file, existing=class_exists(directory))
         server = ClassServer(
             directory, password, host=host, port=port, workers=workers, experiment=experiment,
             tls=tls, tls_cert=tls_cert, tls_key=tls_key, insecure=insecure,
+            limits=EdgeLimits(students_per_address=students_per_address),
         )  # fmt: skip
     except ServerError as e:
         raise CLIError(str(e)) from None
@@ -171,7 +186,7 @@ def start(
                 if server.process.poll() is not None:
                     raise CLIError(f"the mlflow server stopped; its log: {server.log}")
                 time.sleep(0.5)
-            print("stopping the mlflow server and PostgreSQL ...", flush=True)
+            print("stopping the edge, the mlflow server and PostgreSQL ...", flush=True)
         finally:
             server.stop()
     print("stopped", flush=True)
@@ -182,6 +197,7 @@ def _print_welcome(server: ClassServer) -> None:
     from attention_ref.classroom.tls import fingerprint
 
     url, pid = server.public_url, server.process.pid if server.process else None
+    edge, lim = server.edge.process.pid if server.edge.process else None, server.limits
     exp_id = class_experiment_id(server.url, server.admin, server.experiment, server.cert)
     cert = server.cert
     tls = ""
@@ -196,6 +212,9 @@ def _print_welcome(server: ClassServer) -> None:
         f"this process, pid {os.getpid()}, owns it)\n"
         f"  runs: PostgreSQL in {server.postgres.directory} (Unix socket only); artifacts in "
         f"{server.artifacts}; logs in {server.log.parent}\n"
+        f"  edge: nginx on {server.host}:{server.port} (pid {edge}), per address at most "
+        f"{lim.connections_per_address} requests at once and {lim.rate_per_address}/s; the "
+        f"application behind it on {server.app_socket}\n"
         f"{tls}"
         f"  add a student:  attnref server add-student NAME --tracking-uri {url}\n"
         f"  students run:   MLFLOW_TRACKING_URI={url} MLFLOW_TRACKING_USERNAME=NAME "
@@ -203,7 +222,8 @@ def _print_welcome(server: ClassServer) -> None:
         f"  browse the runs: {server.runs_page(exp_id)} (log in as admin)\n"
         f"  who owns which run: attnref server runs --tracking-uri {url}\n"
         f"  homework:       attnref server assign NAME --tracking-uri {url}\n"
-        f"Ctrl-C (or attnref server stop {server.root}) stops the MLflow server and PostgreSQL.",
+        f"Ctrl-C (or attnref server stop {server.root}) stops the edge, the MLflow server and "
+        "PostgreSQL.",
         flush=True,
     )
 
@@ -353,10 +373,8 @@ def runs(
 
     Reads as $MLFLOW_TRACKING_USERNAME / $MLFLOW_TRACKING_PASSWORD if set, else as admin.
     """
-    from rich.console import Console
-    from rich.table import Table
-
     from attention_ref.classroom.server import ServerError, class_runs
+    from cli.tables import Column, console, print_table
 
     url = _server_url(tracking_uri)
     try:
@@ -368,13 +386,14 @@ def runs(
         found = class_runs(url, auth, experiment)
     except ServerError as e:
         raise CLIError(str(e)) from None
-    table = Table(title=f"{experiment} on {url}: {len(found)} runs", title_justify="left")
-    for col in ("run id", "name", "owner", "status", "started", "best val"):
-        table.add_column(col, no_wrap=True)
-    for r in found:
-        best = "" if r.best_val_loss is None else f"{r.best_val_loss:.4f}"
-        table.add_row(r.run_id, r.name, r.owner, r.status, r.started, best)
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=240)
-    console.print(table)
+    # a run's name is its student's: anything, as long as they like (printed as written, over
+    # lines where it must)
+    columns = [Column("run id", keep=True), Column("name", keep=True, wrap=True),
+               Column("owner", keep=True),
+               Column("status", keep=True), Column("started", rank=1),
+               Column("best val", keep=True, justify="right")]  # fmt: skip
+    rows = [[r.run_id, r.name, r.owner, r.status, r.started,
+             "" if r.best_val_loss is None else f"{r.best_val_loss:.4f}"]
+            for r in found]  # fmt: skip
+    print_table(console(), f"{experiment} on {url}: {len(found)} runs", columns, rows,
+                elsewhere="a wider terminal shows them")  # fmt: skip

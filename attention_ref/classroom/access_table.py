@@ -129,12 +129,7 @@ TABLE: dict[Access, tuple[str, ...]] = {
         "DELETE /mlflow/logged-models/{model_id}/tags/{tag_key}",
     ),
     # uploads through the artifact proxy, into the sender's own run's or model's folder
-    Access.OWN_ARTIFACT: (
-        "PUT /mlflow-artifacts/artifacts/{artifact_path:path}",
-        "POST /mlflow-artifacts/mpu/create/{artifact_path:path}",
-        "POST /mlflow-artifacts/mpu/complete/{artifact_path:path}",
-        "POST /mlflow-artifacts/mpu/abort/{artifact_path:path}",
-    ),
+    Access.OWN_ARTIFACT: ("PUT /mlflow-artifacts/artifacts/{artifact_path:path}",),
     # the Model Registry (attnref train --register): MLflow lets the creator manage a model
     Access.REGISTRY: (
         "POST /mlflow/registered-models/create",
@@ -169,6 +164,11 @@ TABLE: dict[Access, tuple[str, ...]] = {
         "DELETE /mlflow/logged-models/{model_id}",
         "DELETE /mlflow-artifacts/artifacts/{artifact_path:path}",
         "POST /mlflow/artifacts/presigned-upload-url",
+        # multipart uploads: for cloud stores; a class's artifacts are local files, which MLflow
+        # uploads in one PUT
+        "POST /mlflow-artifacts/mpu/create/{artifact_path:path}",
+        "POST /mlflow-artifacts/mpu/complete/{artifact_path:path}",
+        "POST /mlflow-artifacts/mpu/abort/{artifact_path:path}",
         "POST /mlflow/runs/create-promptlab-run",
         # accounts, roles, permissions, workspaces, webhooks
         "POST /mlflow/users/create",

@@ -10,6 +10,7 @@ the returned `AccountChange`. A password has at least `MIN_PASSWORD_LENGTH` char
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from attention_ref.classroom.errors import ServerError
 
 ADMIN_USERNAME = "admin"
 MIN_PASSWORD_LENGTH = 12  # MLflow's basic auth refuses shorter passwords
+#: the variable that holds the class's admin password (there is no default)
+ADMIN_PASSWORD_ENV = "ATTNREF_ADMIN_PASSWORD"
 
 
 @dataclass(frozen=True)
@@ -169,3 +172,41 @@ def reset_password(
         {"username": username, "password": password}, auth=admin, method="PATCH", cafile=cafile,
     )  # fmt: skip
     _checked(status, answer, f"cannot change the password of {username!r}")
+
+
+def read_password(
+    file: Path | None, env_var: str = ADMIN_PASSWORD_ENV, environ: dict[str, str] | None = None,
+    *, existing: bool = False,
+) -> str:  # fmt: skip
+    """A password from ``file`` (its first line), else from ``$env_var``; never a default.
+
+    Raises `ServerError` when neither gives one or it is shorter than MLflow accepts (12
+    characters): for a new class, that is the rule of the password being made; for an
+    ``existing`` one (its password was made at its first start), a short one is not it. The
+    message never contains the password.
+    """
+    env = os.environ if environ is None else environ
+    if file is not None:
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise ServerError(f"cannot read the password file {file}: {e.strerror}") from None
+        password, where = (lines[0] if lines else ""), f"the file {file}"
+    else:
+        password, where = env.get(env_var, ""), f"${env_var}"
+        if not password:
+            raise ServerError(
+                f"no admin password: set {env_var} or pass --admin-password-file FILE "
+                "(the class server has no default password)"
+            )
+    if len(password) < MIN_PASSWORD_LENGTH and existing:
+        raise ServerError(
+            f"the password in {where} is not the class's admin password: that one was made at "
+            f"the class's first start, with at least {MIN_PASSWORD_LENGTH} characters"
+        )
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise ServerError(
+            f"the password in {where} is too short: MLflow's basic auth needs at least "
+            f"{MIN_PASSWORD_LENGTH} characters"
+        )
+    return password

@@ -41,24 +41,36 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from attention_ref.classroom import admission, uploads
+from attention_ref.classroom import uploads
 from attention_ref.classroom.access import Access, Role, Verdict, access_of, verdict
-from attention_ref.classroom.bodies import malformed
-from attention_ref.classroom.credentials import _BRIDGED, _guard_the_fastapi_bridge, _second_look
+from attention_ref.classroom.credentials import (
+    client_address,
+    guard_the_fastapi_bridge,
+    identify,
+)
 from attention_ref.classroom.homework_fence import (
     MAX_ANSWER_BYTES,
-    _experiment_tags,
-    _homework_fence,
-    _status,
-    _written_keys,
+    experiment_tags,
+    homework_fence,
+    run_status,
+    written_keys,
 )
-from attention_ref.classroom.ownership import _OWNERSHIP, OWNER_TAG, _stamp_owner, found_once
+from attention_ref.classroom.ownership import (
+    OWNER_TAG,
+    OWNERSHIP,
+    found_once,
+    keep_said,
+    stamp_owner,
+    unseen,
+)
+from attention_ref.classroom.parameters import RefusedError, graphql_refusal, read_request
 from attention_ref.classroom.refusals import (
     HIDDEN,
     REFUSAL,
-    _absent_as_forbidden,
-    _bad_request,
-    _forbidden,
+    absent_as_forbidden,
+    bad_request,
+    forbidden,
+    graphql_error,
 )
 
 if TYPE_CHECKING:
@@ -72,94 +84,72 @@ __all__ = [
 ]  # fmt: skip
 
 _ANSWER = "attnref_class_auth"
+_GRAPHQL = ("POST /graphql", "GET /graphql")
 
 
 def authenticate() -> Authorization | Response:
-    """The sender's credentials, or the 401/403/503 response that refuses the request.
+    """The sender's credentials, or the response that refuses the request.
 
     MLflow asks several times per request; the answer is computed once (kept in ``flask.g``).
     """
     from flask import g
 
-    _guard_the_fastapi_bridge()
-    uploads.install(_experiment_tags, _status)
+    guard_the_fastapi_bridge()
+    uploads.install(experiment_tags, run_status)
     answer = g.get(_ANSWER)
     if answer is None:
-        answer = _admitted() or _answer()
+        answer = _answer()
         setattr(g, _ANSWER, answer)
     return answer
-
-
-_ADMISSION: list[admission.Admission] = []  # the worker's, made at its first request
-
-
-def _admitted() -> Response | None:
-    """``None`` when the worker takes the request on (and counts it until it is answered);
-    else the 503 that tells the client to come back (`attention_ref.classroom.admission`).
-    The FastAPI routes' copy of a request is counted by none (it has no end here)."""
-    from flask import after_this_request, make_response
-
-    if _BRIDGED.get():
-        return None
-    if not _ADMISSION:
-        _ADMISSION.append(admission.from_environment())
-    gate = _ADMISSION[0]
-    if not gate.enter():
-        busy = make_response(
-            {"error_code": "TEMPORARILY_UNAVAILABLE",
-             "message": REFUSAL + "busy: too many requests at once; try again"}, 503,
-        )  # fmt: skip
-        busy.headers["Retry-After"] = str(gate.retry_after())
-        return busy
-
-    @after_this_request
-    def answered(response: Response) -> Response:
-        gate.leave()
-        return response
-
-    return None
 
 
 def _answer() -> Any:
     from flask import request
     from mlflow.server import auth as basic
+    from mlflow.server.auth.entities import User
 
     sent = request.authorization
     if sent is None or not sent.username:
         return basic.make_basic_auth_response()
-    user = basic._authenticate_cached(sent.username, sent.password or "")
-    if user is None:
-        from mlflow.server.auth.entities import User
-
-        user = _second_look(sent.username, sent.password or "")
-        if not isinstance(user, User):
-            return user
+    user = identify(sent.username, sent.password or "", client_address(request))
+    if not isinstance(user, User):
+        return user
     role = role_of(user.username, user.is_admin, basic.auth_config.admin_username)
     rule = request.url_rule.rule if request.url_rule is not None else None
     key, access = access_of(request.method, request.path, rule)
-    if access is not None and (why := malformed(request, key or "")):
-        return _bad_request(why)
     if role is Role.STUDENT:
         from flask import after_this_request
 
-        after_this_request(_absent_as_forbidden)
+        after_this_request(absent_as_forbidden)
     decided = verdict(role, access)
     if decided is Verdict.FORBIDDEN:
         what = f"{request.method} {request.path}"
         if access is None:
-            return _forbidden(f"{what} has no rule in the access table; refused to everyone")
-        return _forbidden(f"{what} ({key}) is the teacher's; {user.username!r} is a student")
+            return forbidden(f"{what} has no rule in the access table; refused to everyone")
+        return forbidden(f"{what} ({key}) is the teacher's; {user.username!r} is a student")
+    try:
+        said = read_request(
+            key or "", "GET" if request.method == "HEAD" else request.method,
+            dict(request.view_args or {}), request.args.to_dict(flat=False),
+            request.get_data(cache=True), judged=role is Role.STUDENT,
+        )  # fmt: skip
+    except RefusedError as e:
+        return graphql_error(str(e)) if key in _GRAPHQL else bad_request(str(e))
+    keep_said(said)
+    if key in _GRAPHQL and (why := graphql_refusal(said)):
+        return graphql_error(why)
+    if role is Role.STUDENT and (refused := unseen(user.username)):
+        return refused
     if access is Access.CREATE_RUN:
-        refused = _stamp_owner(user.username)
+        refused = stamp_owner(user.username)
         if refused is not None:
             return refused
     if decided is Verdict.IF_OWNER:
-        check = _OWNERSHIP[access]  # type: ignore[index]
-        refused = check(user.username)
+        refused = OWNERSHIP[access](user.username)  # type: ignore[index]
         if refused is not None:
             return refused
     if role is Role.STUDENT and access is not None:
-        refused = _homework_fence(user.username, access, key or "") or _no_prompts(access)
+        refused = homework_fence(user.username, access, key or "") or _no_prompts(access)
         if refused is not None:
             return refused
     if key == "GET /" and not request.query_string and (landing := _landing()) is not None:
@@ -234,12 +224,7 @@ def _no_prompts(access: Access) -> Response | None:
     no prompt registry, and a prompt's tags on a registered model are refused."""
     if access is not Access.REGISTRY:
         return None
-    from flask import request
-
-    names = [str(k) for k in _written_keys()]
-    body = request.get_json(force=True, silent=True)
-    if isinstance(body, dict) and isinstance(body.get("tags"), dict):
-        names += [str(k) for k in body["tags"]]
+    names = [str(k) for k in written_keys()]
     if bad := [k for k in names if k.startswith(_PROMPT_TAGS)]:
-        return _forbidden(f"{bad[0]!r} makes a prompt; the class server keeps no prompts")
+        return forbidden(f"{bad[0]!r} makes a prompt; the class server keeps no prompts")
     return None

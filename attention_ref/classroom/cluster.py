@@ -34,7 +34,7 @@ _SOCKET_PATH_MAX = 100  # a Unix socket path holds 107 bytes; "/.s.PGSQL.5432" i
 
 def class_exists(root: Path) -> bool:
     """Whether ``root`` holds a class already (its PostgreSQL cluster was made)."""
-    return (root.expanduser().absolute() / "postgres" / "data" / "PG_VERSION").is_file()
+    return (root.expanduser().resolve() / "postgres" / "data" / "PG_VERSION").is_file()
 
 
 def postgres_program(name: str) -> Path:

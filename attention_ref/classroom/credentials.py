@@ -1,31 +1,86 @@
-"""The class server's gate, who sent the request: a second look when MLflow's check says no.
+"""The class server's gate, who sent the request: one password check at most, failures throttled.
 
-MLflow's password check answers "no" both for a wrong password and for an accounts' database
-that could not be read (PostgreSQL restarting). These tell the two apart, so that the first
-gets 401 and the second 503 (which clients retry; a 401 would end a training): after
-MLflow's check (`_second_look`), and on MLflow's FastAPI routes, whose bridge to the gate is
-wrapped (`_guard_the_fastapi_bridge`). Step 1 of `attention_ref.classroom.auth`.
+Step 1 of `attention_ref.classroom.auth`. `identify` answers with the account, or with the
+response that refuses the request:
+
+1. credentials with a control character (a NUL in a name reaches PostgreSQL, which refuses it
+   with an error): 400, before anything is read;
+2. credentials MLflow's cache holds as right (``auth_cache_ttl_seconds``, keyed as MLflow keys
+   it): the account, with no hash computed;
+3. a sender whose failures are spent (`attention_ref.classroom.logins`): 429 with
+   ``Retry-After``, with no hash computed;
+4. one read of the account and one password check (an absent account is checked against a
+   hash of nothing, so that it costs what a wrong password costs): the account (kept in
+   MLflow's cache), or 401 (a failure counted), or 503 when the accounts' database could not
+   be read (PostgreSQL restarting: clients retry a 503; a 401 would end a training).
+
+MLflow's FastAPI routes (the artifact upload among them) call the gate through a bridge that
+reads the account once more after it; the bridge is wrapped (`guard_the_fastapi_bridge`) so
+that a failure of that read is a 503, never a second password check or a 401.
 """
 
 from __future__ import annotations
 
+import os
 from contextvars import ContextVar
+from functools import cache
 from typing import Any
 
-from attention_ref.classroom.refusals import _UNAVAILABLE
+from attention_ref.classroom.logins import LoginThrottle
+from attention_ref.classroom.refusals import UNAVAILABLE, bad_request, throttled
 
-_BRIDGED: ContextVar[bool] = ContextVar("attnref_bridged", default=False)
+#: set while MLflow's FastAPI bridge runs the gate (its copy of a request has no body)
+BRIDGED: ContextVar[bool] = ContextVar("attnref_bridged", default=False)
+#: the header the edge sets to the client's address (a client's own value is replaced)
+CLIENT_ADDRESS_HEADER = "X-Real-IP"
+_STUDENTS_PER_ADDRESS_ENV = "ATTNREF_STUDENTS_PER_ADDRESS"
 
 
-def _look_again(username: str, password: str) -> Any:
-    """One more read of the account: the account if the password is right, else why not.
+@cache
+def throttle() -> LoginThrottle:
+    """This worker's throttle of failed logins (its students per address from the server)."""
+    raw = os.environ.get(_STUDENTS_PER_ADDRESS_ENV, "")
+    return LoginThrottle.for_class(int(raw) if raw.isdigit() else 1)
 
-    MLflow's password check answers "no" both for a wrong password and for a database that
-    could not be read. This read tells them apart, and it decides alone: the store may have
-    come back between the two reads (PostgreSQL restarting), so an account that is found has
-    its password checked here against the hash just read. Returns the `User`, ``"unknown"``
-    (no such account, or a wrong password: 401) or ``"unavailable"`` (the store is down: 503).
-    """
+
+@cache
+def _hash_of_nothing() -> str:
+    """A hash made as MLflow makes its accounts' (werkzeug's default method), of a random
+    password: an absent account's check costs what a wrong password's costs."""
+    from werkzeug.security import generate_password_hash
+
+    return generate_password_hash(os.urandom(16).hex())
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 for c in text)
+
+
+def _cached(username: str, password: str) -> Any:
+    """The account, when MLflow's cache holds these credentials as right; else ``None``."""
+    from mlflow.server import auth as basic
+
+    if basic._USER_AUTH_CACHE is None:
+        return None
+    key = basic._auth_cache_key(username, password)
+    with basic._USER_AUTH_CACHE_LOCK:
+        return basic._USER_AUTH_CACHE.get(key)
+
+
+def _keep(username: str, password: str, user: Any) -> None:
+    """Keep right credentials in MLflow's cache, as MLflow's own check does."""
+    from mlflow.server import auth as basic
+
+    if basic._USER_AUTH_CACHE is None:
+        return
+    key = basic._auth_cache_key(username, password)
+    with basic._USER_AUTH_CACHE_LOCK:
+        basic._USER_AUTH_CACHE[key] = user
+
+
+def check_password(username: str, password: str) -> Any:
+    """One read of the account and one password check: the `User`, ``"unknown"`` (no such
+    account, or a wrong password: 401) or ``"unavailable"`` (the store is down: 503)."""
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
     from mlflow.server import auth as basic
@@ -34,8 +89,10 @@ def _look_again(username: str, password: str) -> Any:
     try:
         user = basic.store.get_user(username)
     except MlflowException as e:
-        gone = e.error_code == ErrorCode.Name(RESOURCE_DOES_NOT_EXIST)
-        return "unknown" if gone else "unavailable"
+        if e.error_code != ErrorCode.Name(RESOURCE_DOES_NOT_EXIST):
+            return "unavailable"
+        check_password_hash(_hash_of_nothing(), password)  # the same work as a wrong password
+        return "unknown"
     except Exception:  # a driver error MLflow did not wrap: the store is down all the same
         return "unavailable"
     if not check_password_hash(user.password_hash, password):
@@ -45,29 +102,45 @@ def _look_again(username: str, password: str) -> Any:
     return user
 
 
-def _second_look(username: str, password: str) -> Any:
-    """After MLflow's check said no: the account (the store came back), or the 401/503 response."""
+def identify(username: str, password: str, address: str) -> Any:
+    """The sender's `User`, or the 400/401/429/503 response that refuses the request."""
     from flask import make_response
     from mlflow.server import auth as basic
 
-    found = _look_again(username, password)
+    if _has_control(username) or _has_control(password):
+        return bad_request("an account name or password holds a control character")
+    user = _cached(username, password)
+    if user is not None:
+        return user
+    wait = throttle().take(address, username)
+    if wait:
+        return throttled(wait)
+    found = check_password(username, password)
     if found == "unavailable":
-        return make_response(_UNAVAILABLE, 503)
+        throttle().give_back(address, username)  # not a failure
+        return make_response(UNAVAILABLE, 503)
     if found == "unknown":
         return basic.make_basic_auth_response()
+    throttle().succeeded(address, username)
+    _keep(username, password, found)
     return found
 
 
-def _guard_the_fastapi_bridge() -> None:
-    """Make MLflow's FastAPI routes answer 503, not 401, when the accounts' store is down.
+def client_address(request: Any) -> str:
+    """The client's address: the edge's ``X-Real-IP``, else the peer (a request that did not
+    come through the edge: the tests' own app only)."""
+    return str(request.headers.get(CLIENT_ADDRESS_HEADER) or request.remote_addr or "")
+
+
+def guard_the_fastapi_bridge() -> None:
+    """Make MLflow's FastAPI routes answer 503, not 401, when the account cannot be read again.
 
     MLflow serves some routes (the artifact upload among them: a training's sample at each
     evaluation) from its FastAPI app, whose middleware calls this gate and then reads the
     account once more, turning any error of that read into "not authenticated": 401, which
-    ends a training, where a 503 is retried. The bridge it calls is wrapped here: when it
-    finds no account although the request carries credentials, the account is read again
-    (`_look_again`): the account if the store is back and the password right, 503 if the store
-    is still down, 401 otherwise. Installed by the first request a worker's gate sees.
+    ends a training, where a 503 is retried. The gate has decided by then (the credentials are
+    right); so when that read finds nothing for a request with credentials, the store is down:
+    503. Installed by the first request a worker's gate sees.
     """
     from mlflow.server import auth as basic
 
@@ -76,39 +149,20 @@ def _guard_the_fastapi_bridge() -> None:
         return
 
     def guarded(request: Any) -> Any:
-        token = _BRIDGED.set(True)
+        token = BRIDGED.set(True)
         try:
             found = bridge(request)
         finally:
-            _BRIDGED.reset(token)
-        if found is not None:
+            BRIDGED.reset(token)
+        if found is not None or not request.headers.get("authorization"):
             return found
-        sent = _basic_credentials(request.headers.get("authorization", ""))
-        if sent is None:
-            return None
-        again = _look_again(*sent)
-        if again == "unknown":
-            return None
-        if again == "unavailable":
-            from fastapi.responses import JSONResponse
+        from fastapi.responses import JSONResponse
 
-            return JSONResponse(status_code=503, content=_UNAVAILABLE)
-        return again
+        return JSONResponse(status_code=503, content=UNAVAILABLE)
 
     guarded.attnref_guard = True  # type: ignore[attr-defined]
     basic._authenticate_custom_for_fastapi = guarded
 
 
-def _basic_credentials(header: str) -> tuple[str, str] | None:
-    """``(username, password)`` of an ``Authorization: Basic …`` header, or None."""
-    import base64
-    import binascii
-
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "basic" or not token:
-        return None
-    try:
-        username, sep, password = base64.b64decode(token, validate=True).decode().partition(":")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-    return (username, password) if sep and username else None
+__all__ = ["BRIDGED", "check_password", "client_address", "guard_the_fastapi_bridge",
+           "identify", "throttle"]  # fmt: skip

@@ -1,10 +1,19 @@
-"""The class server's gate, is it theirs: what a request names, and whose it is.
+"""The class server's gate, is it theirs: what a request names, whose it is, whether it is seen.
 
-For the rules a student passes only for their own things (`Verdict.IF_OWNER`), the run,
-logged model, artifact folder or account the request names must be the sender's
-(`_OWNERSHIP`, by `Access`); a new run is stamped with its owner and the server's clock
-(`_stamp_owner`). The only caches of the gate are here (`found_once`): facts fixed when a
-thing is created, kept only once found. Step 3 of `attention_ref.classroom.auth`.
+Step 3 of `attention_ref.classroom.auth`. What the request names is read once
+(`attention_ref.classroom.parameters`, kept for the request: `said`). For a student:
+
+* **seen or not** (`unseen`): every run and logged model a request names must exist and be
+  readable by the student (MLflow's per-experiment grants), else the one answer `HIDDEN`. An
+  absent thing and another's cost the same work (one read of the thing, one read of a
+  permission), and the gate answers both before MLflow's own checks run;
+* **theirs** (`OWNERSHIP`, for `Verdict.IF_OWNER`): the run, logged model, artifact folder or
+  account a write names must be the sender's; a new logged model's ``experiment_id`` must be
+  its source run's; a new run is stamped with its owner and the server's clock
+  (`stamp_owner`).
+
+The only caches of the gate are here (`found_once`): facts fixed when a thing is created, kept
+only once found.
 """
 
 from __future__ import annotations
@@ -17,49 +26,49 @@ from threading import Lock
 from typing import TYPE_CHECKING, TypeVar
 
 from attention_ref.classroom.access import Access
-from attention_ref.classroom.refusals import _forbidden, _hidden
+from attention_ref.classroom.parameters import Said
+from attention_ref.classroom.refusals import forbidden, hidden
 
 if TYPE_CHECKING:
     from flask import Response
 
 #: where the artifact proxy keeps a run's and a logged model's files (``--artifacts-destination``)
-_RUN_ARTIFACTS = re.compile(r"^/?([^/]+)/(?!models/)([0-9a-f]{32})(?:/|$)")
-_MODEL_ARTIFACTS = re.compile(r"^/?([^/]+)/models/(m-[0-9a-f]+)(?:/|$)")
-_ARTIFACT_ROUTE = re.compile(r"/mlflow-artifacts/(?:artifacts|mpu/(?:create|complete|abort))/(.*)$")
-_MODEL_ROUTE = re.compile(r"/mlflow/logged-models/(m-[0-9a-f]+)")
+RUN_ARTIFACTS = re.compile(r"^/?([^/]+)/(?!models/)([0-9a-f]{32})(?:/|$)")
+MODEL_ARTIFACTS = re.compile(r"^/?([^/]+)/models/(m-[0-9a-f]+)(?:/|$)")
+ARTIFACT_ROUTE = re.compile(r"/mlflow-artifacts/(?:artifacts|mpu/(?:create|complete|abort))/(.*)$")
 #: the run tag that names its owner in MLflow's UI: set by the server, changed by no student
 OWNER_TAG = "mlflow.user"
+#: the parameters that name a run, and those that name a logged model
+RUN_NAMES = ("run_id", "run_uuid", "run_ids", "source_run_id")
+MODEL_NAMES = ("model_id",)
+_SAID = "attnref_said"
+#: the experiment whose permission an absent thing's check reads (the same work as a real one)
+_NO_EXPERIMENT = "0"
 
 
-# -------------------------------------------------------------------- what the request names
+def keep_said(said: Said) -> None:
+    """Keep what the request says for the gate's later steps (``flask.g``)."""
+    from flask import g
+
+    setattr(g, _SAID, said)
 
 
-def _values(name: str) -> list[str]:
-    """Every value of ``name`` the request carries: JSON body, query string, path."""
+def said() -> Said:
+    """What the request says, read once by the gate (`keep_said`)."""
+    from flask import g
+
+    return getattr(g, _SAID)
+
+
+def artifact_path() -> str | None:
+    """The artifact proxy's path the request names (its route's path parameter)."""
+    s = said()
+    if "artifact_path" in s.path:
+        return s.path["artifact_path"]
     from flask import request
 
-    found = []
-    # parsed as MLflow's handlers parse it (whatever the Content-Type says)
-    body = request.get_json(force=True, silent=True)
-    for source in (body if isinstance(body, dict) else {}, request.args, request.view_args or {}):
-        value = source.get(name)
-        if value is not None:
-            found.append(str(value))
-    return found
-
-
-def _tag_keys() -> list[str]:
-    """The tag keys a run write sets or deletes (``set-tag``, ``delete-tag``, ``log-batch``)."""
-    from flask import request
-
-    body = request.get_json(force=True, silent=True)
-    if not isinstance(body, dict):
-        return []
-    keys = [str(body["key"])] if "key" in body else []
-    tags = body.get("tags")
-    if isinstance(tags, list):
-        keys += [str(t.get("key")) for t in tags if isinstance(t, dict)]
-    return keys
+    m = ARTIFACT_ROUTE.search(request.path)
+    return m.group(1) if m else None
 
 
 _T = TypeVar("_T")
@@ -69,9 +78,10 @@ def found_once(maxsize: int) -> Callable[[Callable[[str], _T | None]], Callable[
     """Cache what a look-up *found*, never that it found nothing.
 
     The gate's only caches: facts fixed when the thing is created (a run's owner and
-    experiment, a logged model's source run), keyed by ids the server draws at random. A
-    "not found" is not cached: a request naming an id before it exists would otherwise decide
-    for the thing made later under that id. Oldest entries go first past ``maxsize``.
+    experiment, a logged model's source run and experiment), keyed by ids the server draws at
+    random. A "not found" is not cached: a request naming an id before it exists would
+    otherwise decide for the thing made later under that id. Oldest entries go first past
+    ``maxsize``.
     """
 
     def wrap(look_up: Callable[[str], _T | None]) -> Callable[[str], _T | None]:
@@ -92,147 +102,199 @@ def found_once(maxsize: int) -> Callable[[Callable[[str], _T | None]], Callable[
             return value
 
         cached.cache_clear = kept.clear  # type: ignore[attr-defined]
+        cached.peek = kept.get  # type: ignore[attr-defined]  # what is kept, with no read
         return cached
 
     return wrap
 
 
-@found_once(maxsize=4096)
-def _run(run_id: str) -> tuple[str, str] | None:
-    """``(owner, experiment id)`` of a run (both fixed at its creation), or ``None``."""
+def _not_found(e: Exception) -> bool:
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
+
+    return isinstance(e, MlflowException) and e.error_code in (
+        ErrorCode.Name(RESOURCE_DOES_NOT_EXIST), "INVALID_PARAMETER_VALUE",
+    )  # fmt: skip
+
+
+def read_run(run_id: str) -> tuple[str, str] | None:
+    """``(owner, experiment id)`` of a run, read from the store now, or ``None``."""
     from mlflow.server.handlers import _get_tracking_store
 
     try:
         info = _get_tracking_store().get_run(run_id).info
-    except MlflowException as e:
-        if e.error_code in (ErrorCode.Name(RESOURCE_DOES_NOT_EXIST), "INVALID_PARAMETER_VALUE"):
+    except Exception as e:
+        if _not_found(e):
             return None
         raise  # the store is down: MLflow answers 503, the client retries
     return str(info.user_id), str(info.experiment_id)
 
 
-@found_once(maxsize=4096)
-def _model_source(model_id: str) -> tuple[str | None] | None:
-    """``(source run id,)`` of a logged model (fixed at its creation), or ``None``: no model."""
-    from mlflow.exceptions import MlflowException
-    from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
+def read_model(model_id: str) -> tuple[str | None, str] | None:
+    """``(source run id, experiment id)`` of a logged model, read now, or ``None``."""
     from mlflow.server.handlers import _get_tracking_store
 
     try:
         model = _get_tracking_store().get_logged_model(model_id)
-    except MlflowException as e:
-        if e.error_code in (ErrorCode.Name(RESOURCE_DOES_NOT_EXIST), "INVALID_PARAMETER_VALUE"):
+    except Exception as e:
+        if _not_found(e):
             return None
         raise
-    return (model.source_run_id or None,)
+    return (model.source_run_id or None), str(model.experiment_id)
 
 
-def _may_read(experiment_id: str, username: str) -> bool:
+run_facts = found_once(maxsize=4096)(read_run)
+model_facts = found_once(maxsize=4096)(read_model)
+
+
+def may_read(experiment_id: str, username: str) -> bool:
     """Whether MLflow lets ``username`` read the experiment (its per-experiment grants)."""
     from mlflow.server import auth as basic
 
     try:
         return bool(basic._get_experiment_permission(experiment_id, username).can_read)
-    except Exception:  # no such experiment, or the store could not say: not readable
+    except Exception:  # the store could not say: not readable
         return False
+
+
+def _seen(experiment: str | None, owner: str | None, username: str) -> bool:
+    """One permission read whether the thing exists or not (`_NO_EXPERIMENT` for an absent
+    one), so that an absent thing costs what another's costs."""
+    readable = may_read(experiment or _NO_EXPERIMENT, username)
+    return experiment is not None and (owner == username or readable)
+
+
+def _run_seen(run_id: str, username: str) -> bool:
+    kept = run_facts.peek(run_id)  # type: ignore[attr-defined]
+    if kept is not None and kept[0] == username:
+        return True  # one's own run, known: no read (a training's every write)
+    found = read_run(run_id)
+    return _seen(found[1] if found else None, found[0] if found else None, username)
+
+
+def _model_seen(model_id: str, username: str) -> bool:
+    kept = model_facts.peek(model_id)  # type: ignore[attr-defined]
+    source = run_facts.peek(kept[0]) if kept and kept[0] else None  # type: ignore[attr-defined]
+    if source is not None and source[0] == username:
+        return True
+    found = read_model(model_id)
+    return _seen(found[1] if found else None, None, username)
+
+
+def _experiment_seen(name: str, username: str) -> bool:
+    from mlflow.server.handlers import _get_tracking_store
+
+    found = _get_tracking_store().get_experiment_by_name(name)
+    return _seen(str(found.experiment_id) if found else None, None, username)
+
+
+def unseen(username: str) -> Response | None:
+    """`HIDDEN` when a run, logged model or experiment (by name) the request names is absent
+    or not readable by ``username``; ``None`` when each is there to see. Each is read from the
+    store now, the same reads for an absent one as for another's; only one's own run (or
+    model), known from an earlier request, is passed with no read."""
+    s = said()
+    runs = {v for name in RUN_NAMES for v in s.values(name)}
+    if any(not _run_seen(run_id, username) for run_id in runs):
+        return hidden()
+    if any(not _model_seen(model_id, username) for model_id in set(s.values("model_id"))):
+        return hidden()
+    if any(not _experiment_seen(n, username) for n in set(s.values("experiment_name"))):
+        return hidden()
+    return None
 
 
 def _owns_run(username: str, run_id: str, experiment_id: str | None = None) -> Response | None:
     """``None`` when the run is ``username``'s (in ``experiment_id``, when given); else the
-    refusal: `_hidden` for a run that does not exist or that they may not read."""
-    found = _run(run_id)
+    refusal: `hidden` for a run that does not exist or that they may not read."""
+    found = run_facts(run_id)
     if found is None:
-        return _hidden()
+        return hidden()
     owner, experiment = found
     if owner != username:
-        if not _may_read(experiment, username):
-            return _hidden()
-        return _forbidden(
-            f"run {run_id} belongs to {owner!r}; {username!r} may read it, not change it"
-        )
+        if not may_read(experiment, username):
+            return hidden()
+        return forbidden(f"run {run_id} belongs to {owner!r}; {username!r} may read it, not "
+                         "change it")  # fmt: skip
     if experiment_id is not None and experiment_id != experiment:
-        return _forbidden(f"run {run_id} is in experiment {experiment}, not {experiment_id}")
+        return forbidden(f"run {run_id} is in experiment {experiment}, not {experiment_id}")
     return None
 
 
 def _owns_model(username: str, model_id: str, experiment_id: str | None = None) -> Response | None:
-    found = _model_source(model_id)
+    found = model_facts(model_id)
     if found is None:
-        return _hidden()
-    (run_id,) = found
+        return hidden()
+    run_id, experiment = found
     if run_id is None:
-        return _forbidden(f"logged model {model_id} has no source run; only a teacher changes it")
-    return _owns_run(username, run_id, experiment_id)
+        return forbidden(f"logged model {model_id} has no source run; only a teacher changes it")
+    if experiment_id is not None and experiment_id != experiment:
+        return forbidden(f"logged model {model_id} is in experiment {experiment}, not "
+                         f"{experiment_id}")  # fmt: skip
+    return _owns_run(username, run_id)
 
 
 # ------------------------------------------------------------------ the checks, by Access
 
 
+def _tag_keys(s: Said) -> list[str]:
+    """The tag keys a run write sets or deletes (``set-tag``, ``delete-tag``, ``log-batch``)."""
+    keys = [str(s.body["key"])] if "key" in s.body else []
+    tags = s.body.get("tags")
+    if isinstance(tags, list):
+        keys += [str(t.get("key")) for t in tags if isinstance(t, dict)]
+    return keys
+
+
 def _check_run(username: str) -> Response | None:
-    ids = _values("run_id") + _values("run_uuid")  # MLflow reads one or the other
-    if not ids:
-        return _forbidden("the request names no run")
-    for run_id in ids:
-        if refused := _owns_run(username, run_id):
-            return refused
-    if OWNER_TAG in _tag_keys():
-        return _forbidden(f"the tag {OWNER_TAG} names a run's owner; only a teacher changes it")
+    s = said()
+    run_id = s.one("run_id", "run_uuid")  # MLflow reads one or the other: they must agree
+    if run_id is None:
+        return forbidden("the request names no run")
+    if refused := _owns_run(username, run_id):
+        return refused
+    if OWNER_TAG in _tag_keys(s):
+        return forbidden(f"the tag {OWNER_TAG} names a run's owner; only a teacher changes it")
     return None
 
 
 def _check_new_model(username: str) -> Response | None:
-    runs = _values("source_run_id")
-    if not runs:
-        return _forbidden("a student's logged model comes from their own run (source_run_id)")
-    for run_id in runs:
-        if refused := _owns_run(username, run_id):
-            return refused
-    return None
+    s = said()
+    run_id = s.one("source_run_id")
+    if run_id is None:
+        return forbidden("a student's logged model comes from their own run (source_run_id)")
+    return _owns_run(username, run_id, s.one("experiment_id"))
 
 
 def _check_model(username: str) -> Response | None:
-    from flask import request
-
-    ids = _values("model_id")
-    if not ids and (m := _MODEL_ROUTE.search(request.path)):
-        ids = [m.group(1)]
-    if not ids:
-        return _forbidden("the request names no logged model")
-    for model_id in ids:
-        if refused := _owns_model(username, model_id):
-            return refused
-    return None
+    model_id = said().one("model_id")
+    if model_id is None:
+        return forbidden("the request names no logged model")
+    return _owns_model(username, model_id)
 
 
 def _check_artifact(username: str) -> Response | None:
-    from flask import request
-
-    # the path only: an upload's body is the file (never parsed here)
-    path = (request.view_args or {}).get("artifact_path")
-    if path is None and (m := _ARTIFACT_ROUTE.search(request.path)):
-        path = m.group(1)
+    path = artifact_path()
     if not path:
-        return _forbidden("the request names no artifact path")
-    if m := _RUN_ARTIFACTS.match(path):
+        return forbidden("the request names no artifact path")
+    if m := RUN_ARTIFACTS.match(path):
         return _owns_run(username, m.group(2), m.group(1))
-    if m := _MODEL_ARTIFACTS.match(path):
+    if m := MODEL_ARTIFACTS.match(path):
         return _owns_model(username, m.group(2), m.group(1))
-    return _forbidden(f"{path!r} is not a run's or a logged model's folder")
+    return forbidden(f"{path!r} is not a run's or a logged model's folder")
 
 
 def _check_self(username: str) -> Response | None:
-    names = _values("username")
-    if not names:
-        return _forbidden("the request names no account")
-    for name in names:
-        if name != username:
-            return _forbidden(f"account {name!r} is not {username!r}'s")
+    name = said().one("username")
+    if name is None:
+        return forbidden("the request names no account")
+    if name != username:
+        return forbidden(f"account {name!r} is not {username!r}'s")
     return None
 
 
-_OWNERSHIP = {
+#: the check of each access a student passes only for what is their own
+OWNERSHIP: dict[Access, Callable[[str], Response | None]] = {
     Access.OWN_RUN: _check_run,
     Access.CREATE_MODEL: _check_new_model,
     Access.OWN_MODEL: _check_model,
@@ -241,11 +303,12 @@ _OWNERSHIP = {
 }
 
 
-def _now_ms() -> int:
+def now_ms() -> int:
+    """The server's clock, in milliseconds since the epoch."""
     return int(time.time() * 1000)
 
 
-def _stamp_owner(username: str) -> Response | None:
+def stamp_owner(username: str) -> Response | None:
     """Set the new run's ``user_id`` and ``mlflow.user`` tag to ``username`` in the request,
     and its ``start_time`` to the server's clock."""
     from flask import request
@@ -254,12 +317,12 @@ def _stamp_owner(username: str) -> Response | None:
     if not isinstance(body, dict):
         return None  # not a run to create: MLflow rejects it
     body["user_id"] = username
-    body["start_time"] = _now_ms()
+    body["start_time"] = now_ms()
     tags = [t for t in body.get("tags") or [] if isinstance(t, dict)]
     body["tags"] = [t for t in tags if t.get("key") != OWNER_TAG]
     body["tags"].append({"key": OWNER_TAG, "value": username})
     # MLflow's handler reads the same cached object; if it would not, refuse rather than let
     # the client's own user_id through
     if request.get_json(force=True, silent=True) is not body:
-        return _forbidden("the server could not record the run's owner")
+        return forbidden("the server could not record the run's owner")
     return None

@@ -1,13 +1,14 @@
 """How a student's command talks to a busy class server: retry what is safe, read back the rest.
 
 In the last minute before a deadline a whole class submits at once, and the server answers some
-requests late (the client times out: `ServerTimeoutError`) or says it is busy (503: each
-server worker takes on a bounded number of requests, `attention_ref.classroom.admission`). A
-request is then asked again, after a pause that doubles (``first_pause_s``, ×2, … with jitter,
-for up to five minutes): reads always; writes only where
-asking again cannot make a second thing (`attention_ref.classroom.homework.submit` makes each
-write idempotent: the run carries a key the client drew, the upload and the finish are checked
-against what the server holds before they are sent again).
+requests late (the client times out: `ServerTimeoutError`) or says it is busy (503: the edge
+passes a bounded number of requests to the application at once, 429: an address sent more
+than its share; `attention_ref.classroom.edge`). A request is then asked again, after a pause
+that doubles (``first_pause_s``, ×2, … with jitter, for up to five minutes): reads always;
+writes only where asking again cannot make a second thing
+(`attention_ref.classroom.homework.submit` makes each write idempotent: the run carries a key
+the client drew, the upload and the finish are checked against what the server holds before
+they are sent again).
 
 A server that is not there at all (connection refused, a wrong name) is not retried: the student
 is told at once.

@@ -2,7 +2,7 @@
 
 Each says it is the gate's (`REFUSAL`, where MLflow's own say "Permission denied"). A student
 gets one answer, `HIDDEN`, for a thing that does not exist and for one that is another's, so
-that no name or id tells a classmate's thing from none (`_absent_as_forbidden`). A 503 (the
+that no name or id tells a classmate's thing from none (`absent_as_forbidden`). A 503 (the
 accounts' store or a submission's answer not available for a moment) is retried by clients.
 Used by `attention_ref.classroom.auth` and the gate's other parts; Flask is imported only when
 a refusal is made (inside ``mlflow server``).
@@ -19,19 +19,20 @@ if TYPE_CHECKING:
 #: the prefix of this gate's refusals (MLflow's own say "Permission denied")
 REFUSAL = "class server: "
 
-_UNAVAILABLE = {
+#: the accounts' store could not answer (clients retry a 503)
+UNAVAILABLE = {
     "error_code": "TEMPORARILY_UNAVAILABLE",
     "message": "the class server's accounts are unavailable for a moment; try again",
 }
 
 
-def _forbidden(message: str) -> Response:
+def forbidden(message: str) -> Response:
     from flask import make_response
 
     return make_response({"error_code": "PERMISSION_DENIED", "message": REFUSAL + message}, 403)
 
 
-def _bad_request(message: str) -> Response:
+def bad_request(message: str) -> Response:
     from flask import make_response
 
     return make_response({"error_code": "BAD_REQUEST", "message": REFUSAL + message}, 400)
@@ -41,19 +42,19 @@ def _bad_request(message: str) -> Response:
 HIDDEN = "it does not exist, or it is not yours to see"
 
 
-def _hidden() -> Response:
+def hidden() -> Response:
     """The same 403 and body for a thing that is absent and one that is another's."""
-    return _forbidden(HIDDEN)
+    return forbidden(HIDDEN)
 
 
-def _absent_as_forbidden(response: Response) -> Response:
+def absent_as_forbidden(response: Response) -> Response:
     """After MLflow answered a student: "not found" and MLflow's own "permission denied" become
-    one answer (`_hidden`), so that no name or id tells a classmate's thing from none; in a
+    one answer (`hidden`), so that no name or id tells a classmate's thing from none; in a
     GraphQL answer, an experiment or run it gave none of says so (`_said_in_graphql`)."""
     if response.status_code == 404 or (
         response.status_code == 403 and response.get_data() == b"Permission denied"
     ):
-        return _hidden()
+        return hidden()
     return _said_in_graphql(response)
 
 
@@ -83,7 +84,29 @@ def _said_in_graphql(response: Response) -> Response:
     return response
 
 
-def _unavailable(message: str) -> Response:
+def unavailable(message: str) -> Response:
+    """503: a moment's unavailability (clients retry it)."""
     from flask import make_response
 
     return make_response({"error_code": "TEMPORARILY_UNAVAILABLE", "message": message}, 503)
+
+
+def throttled(wait_s: int) -> Response:
+    """429 with ``Retry-After``: the sender's failed logins are spent for ``wait_s`` seconds
+    (`attention_ref.classroom.logins`); no password was checked."""
+    from flask import make_response
+
+    response = make_response(
+        {"error_code": "REQUEST_LIMIT_EXCEEDED",
+         "message": REFUSAL + f"too many failed logins; try again in {wait_s} s"}, 429,
+    )  # fmt: skip
+    response.headers["Retry-After"] = str(wait_s)
+    return response
+
+
+def graphql_error(message: str) -> Response:
+    """A GraphQL request refused as GraphQL answers an error: ``{"data": null, "errors":
+    [...]}``, 400 (GraphQL over HTTP: a request that could not be executed)."""
+    from flask import make_response
+
+    return make_response({"data": None, "errors": [REFUSAL + message]}, 400)

@@ -8,12 +8,15 @@ own users run at that scale, on one machine and in one directory (``root``):
   port, only on a Unix socket in ``root/postgres/socket`` (mode 0700): no port to pick, and no
   one but its owner (and root) can connect. PostgreSQL refuses to run as root; when the
   command runs as root, the cluster runs as the system user ``postgres`` (``runuser``).
-* ``mlflow server`` on ``host:port`` (127.0.0.1 unless asked), its runs in the database
+* ``mlflow server`` on a Unix socket in ``root/app`` (no TCP port), its runs in the database
   ``mlflow``, its accounts and permissions in ``mlflow_auth``, artifacts proxied to
   ``root/artifacts`` on local disk (``--artifacts-destination``), with MLflow's basic-auth
   app (``--app-name basic-auth``) and the class's gate (`attention_ref.classroom.auth`: the
-  access table of `attention_ref.classroom.access`, deny by default). On any host but
-  loopback it serves HTTPS (`attention_ref.classroom.tls`) unless told ``insecure``.
+  access table of `attention_ref.classroom.access`, deny by default).
+* The edge, Debian's nginx (`attention_ref.classroom.edge`), alone on ``host:port``
+  (127.0.0.1 unless asked): TLS, timeouts, limits per client address, the largest body, the
+  application's capacity. On any host but loopback it serves HTTPS
+  (`attention_ref.classroom.tls`) unless told ``insecure``.
 * Accounts: ``admin`` (the teacher), whose password is read from ``$ATTNREF_ADMIN_PASSWORD``
   or a file: there is no default, and it is never printed, logged, written to disk by us or
   put on a command line (the server gets it in its environment). Other admin accounts are
@@ -31,7 +34,8 @@ and, for HTTPS, the server's certificate in ``MLFLOW_TRACKING_SERVER_CERT_PATH``
 
 This module composes the class server (`ClassServer`) of its parts, each in a module of its
 own: the PostgreSQL cluster (`attention_ref.classroom.cluster`), the ``mlflow server``
-process (`attention_ref.classroom.tracking_server`), the REST calls
+process (`attention_ref.classroom.tracking_server`), the edge
+(`attention_ref.classroom.edge`), the REST calls
 (`attention_ref.classroom.client`), the accounts (`attention_ref.classroom.accounts`) and the
 folder's lock, pid file, status and stop (`attention_ref.classroom.server_folder`). The names
 the commands and tests use are importable from here as before.
@@ -51,12 +55,14 @@ from pathlib import Path
 
 from attention_ref.classroom import tracking_server
 from attention_ref.classroom.accounts import (
+    ADMIN_PASSWORD_ENV,
     ADMIN_USERNAME,
     MIN_PASSWORD_LENGTH,
     AccountChange,
     add_student,
     add_teacher,
     grant_experiment,
+    read_password,
     remove_student,
     reset_password,
 )
@@ -80,6 +86,7 @@ from attention_ref.classroom.cluster import (
     cluster_user,
     postgres_program,
 )
+from attention_ref.classroom.edge import APP_SOCKET, Edge, EdgeLimits, app_socket_dir, is_nginx
 from attention_ref.classroom.errors import ServerError, ServerTimeoutError
 from attention_ref.classroom.server_folder import (
     LOCK_NAME,
@@ -101,81 +108,72 @@ from attention_ref.classroom.tls import (
     primary_address,
     self_signed,
 )
-from attention_ref.classroom.tracking_server import (
-    AUTH_CACHE_TTL_S,
-    CLASS_EXPERIMENT_ENV,
-    CONNECTIONS_PER_WORKER,
-)
+from attention_ref.classroom.tracking_server import AUTH_CACHE_TTL_S, CLASS_EXPERIMENT_ENV
 from attention_ref.experiments.names import ui_experiment_url
 
 #: what the commands, the tests and the other modules import from here (each part's own
 #: module holds it)
 __all__ = [
-    "ADMIN_PASSWORD_ENV", "ADMIN_USERNAME", "AUTH_CACHE_TTL_S", "AUTH_DB", "CERT_PATH_ENV",
-    "CLASS_EXPERIMENT_ENV", "CONNECTIONS_PER_WORKER", "DB_USER", "DEFAULT_EXPERIMENT",
-    "DEFAULT_PORT", "DEFAULT_WORKERS", "LOCK_NAME", "MIN_PASSWORD_LENGTH", "PID_NAME",
-    "POSTGRES_SYSTEM_USER", "TRACKING_DB", "AccountChange", "ClassRun", "ClassServer",
-    "Postgres", "ServerError", "ServerTimeoutError", "Status", "add_student", "add_teacher",
-    "class_exists", "class_experiment_id", "class_runs", "cluster_user", "copied_from",
-    "folder_id", "grant_experiment", "healthy", "port_in_use", "postgres_program",
-    "read_password", "remove_student", "request_bytes", "reset_password", "rest",
-    "server_status", "stop_server",
+    "ADMIN_PASSWORD_ENV",
+    "ADMIN_USERNAME",
+    "AUTH_CACHE_TTL_S",
+    "AUTH_DB",
+    "CERT_PATH_ENV",
+    "CLASS_EXPERIMENT_ENV",
+    "DB_USER",
+    "DEFAULT_EXPERIMENT",
+    "DEFAULT_PORT",
+    "DEFAULT_WORKERS",
+    "LOCK_NAME",
+    "MIN_PASSWORD_LENGTH",
+    "PID_NAME",
+    "POSTGRES_SYSTEM_USER",
+    "TRACKING_DB",
+    "AccountChange",
+    "ClassRun",
+    "ClassServer",
+    "EdgeLimits",
+    "Postgres",
+    "ServerError",
+    "ServerTimeoutError",
+    "Status",
+    "add_student",
+    "add_teacher",
+    "class_exists",
+    "class_experiment_id",
+    "class_runs",
+    "cluster_user",
+    "copied_from",
+    "folder_id",
+    "grant_experiment",
+    "healthy",
+    "port_in_use",
+    "postgres_program",
+    "read_password",
+    "remove_student",
+    "request_bytes",
+    "reset_password",
+    "rest",
+    "server_status",
+    "stop_server",
 ]  # fmt: skip
 
-ADMIN_PASSWORD_ENV = "ATTNREF_ADMIN_PASSWORD"
 DEFAULT_EXPERIMENT = "shakespeare"
 DEFAULT_PORT = 5000
 DEFAULT_WORKERS = 2
 
 
-def read_password(
-    file: Path | None, env_var: str = ADMIN_PASSWORD_ENV, environ: dict[str, str] | None = None,
-    *, existing: bool = False,
-) -> str:  # fmt: skip
-    """A password from ``file`` (its first line), else from ``$env_var``; never a default.
-
-    Raises `ServerError` when neither gives one or it is shorter than MLflow accepts (12
-    characters): for a new class, that is the rule of the password being made; for an
-    ``existing`` one (its password was made at its first start), a short one is not it. The
-    message never contains the password.
-    """
-    env = os.environ if environ is None else environ
-    if file is not None:
-        try:
-            lines = file.read_text(encoding="utf-8").splitlines()
-        except OSError as e:
-            raise ServerError(f"cannot read the password file {file}: {e.strerror}") from None
-        password, where = (lines[0] if lines else ""), f"the file {file}"
-    else:
-        password, where = env.get(env_var, ""), f"${env_var}"
-        if not password:
-            raise ServerError(
-                f"no admin password: set {env_var} or pass --admin-password-file FILE "
-                "(the class server has no default password)"
-            )
-    if len(password) < MIN_PASSWORD_LENGTH and existing:
-        raise ServerError(
-            f"the password in {where} is not the class's admin password: that one was made at "
-            f"the class's first start, with at least {MIN_PASSWORD_LENGTH} characters"
-        )
-    if len(password) < MIN_PASSWORD_LENGTH:
-        raise ServerError(
-            f"the password in {where} is too short: MLflow's basic auth needs at least "
-            f"{MIN_PASSWORD_LENGTH} characters"
-        )
-    return password
-
-
 @dataclass
 class ClassServer:
-    """PostgreSQL + ``mlflow server`` with basic auth and the class's gate, all under ``root``.
+    """PostgreSQL + ``mlflow server`` with basic auth and the class's gate + the edge (nginx),
+    all under ``root``.
 
     `start` takes the folder's lock, checks the port, brings both up and creates the class
     experiment; `stop` takes down what it started (also as a context manager).
     `start_mlflow` / `stop_mlflow` and ``postgres`` act on one part (the tests restart each
     under a running class). TLS: ``tls_cert``/``tls_key`` (the teacher's), or ``tls=True``
     for a self-signed certificate made in ``root/tls``; a host other than loopback requires
-    one of them unless ``insecure``.
+    one of them unless ``insecure``. ``limits``: what the edge allows (`EdgeLimits`).
     """
 
     root: Path
@@ -188,10 +186,11 @@ class ClassServer:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     insecure: bool = False
+    limits: EdgeLimits = field(default_factory=EdgeLimits)
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        self.root = self.root.expanduser().absolute()
+        self.root = self.root.expanduser().resolve()  # the folder itself, not a symlink to it
         self.postgres = Postgres(self.root / "postgres")
         self._lock_fd: int | None = None
         self._own_postgres = False
@@ -208,6 +207,12 @@ class ClassServer:
                 "HTTP shows every password: serve HTTPS (--tls for a self-signed certificate, "
                 "or --tls-cert/--tls-key), or say --insecure"
             )
+        key = self.tls_key or self.root / "tls" / "key.pem"
+        self.edge = Edge(
+            self.root / "edge", self.host, self.port, self.app_socket, self.workers, self.limits,
+            self.root / "logs" / "edge-access.log",
+            (self.cert, key) if self.cert is not None else None,
+        )  # fmt: skip
 
     @property
     def scheme(self) -> str:
@@ -244,6 +249,11 @@ class ClassServer:
     def log(self) -> Path:
         """The MLflow server's log."""
         return self.root / "logs" / "mlflow-server.log"
+
+    @property
+    def app_socket(self) -> Path:
+        """The Unix socket ``mlflow server`` listens on (only the edge connects to it)."""
+        return self.root / APP_SOCKET
 
     @property
     def artifacts(self) -> Path:
@@ -284,6 +294,7 @@ class ClassServer:
         info = {
             "pid": os.getpid(), "url": self.url, "public_url": self.public_url,
             "mlflow_pid": self.process.pid if self.process else None,
+            "edge_pid": self.edge.process.pid if self.edge.process else None,
             "cert": str(self.cert) if self.cert else None, "experiment": self.experiment,
             "started": dt.datetime.now().isoformat(timespec="seconds"),
             "root": str(self.root), "root_id": folder_id(self.root),
@@ -297,8 +308,8 @@ class ClassServer:
 
     def start(self, timeout: float = 300) -> None:
         """Refuse if the folder's server runs or the port is taken (before touching anything
-        else); then PostgreSQL, the MLflow server, the class experiment. A failure stops only
-        what this call started."""
+        else); then PostgreSQL, the MLflow server, the edge, the class experiment. A failure
+        stops only what this call started."""
         existed = class_exists(self.root)
         self._take_lock()
         try:
@@ -316,6 +327,8 @@ class ClassServer:
             for db in (TRACKING_DB, AUTH_DB):
                 self.postgres.ensure_database(db)
             self.start_mlflow(timeout)
+            self.edge.start(self.url, self.cert, timeout=min(timeout, 60))
+            self._write_pid_file()
             try:
                 class_experiment_id(self.url, self.admin, self.experiment, self.cert)
             except ServerError as e:
@@ -339,32 +352,36 @@ class ClassServer:
                 f"the mlflow server (pid {left}) of a class server that did not stop is still "
                 f"running; stop it first: attnref server stop {self.root}"
             )
+        edge = info.get("edge_pid")
+        if info and _alive(edge) and is_nginx(edge, self.edge.directory):
+            raise ServerError(
+                f"the edge (nginx, pid {edge}) of a class server that did not stop is still "
+                f"running; stop it first: attnref server stop {self.root}"
+            )
 
     def start_mlflow(self, timeout: float = 300) -> int:
-        """Start ``mlflow server`` in a process group of its own; wait for ``/health``; its pid."""
+        """Start ``mlflow server`` in a process group of its own, on its socket; wait for
+        ``/health`` there; its pid."""
         self.artifacts.mkdir(parents=True, exist_ok=True)
+        app_socket_dir(self.root)
+        self.app_socket.unlink(missing_ok=True)  # left by a server that was killed
         self.log.parent.mkdir(parents=True, exist_ok=True)
         env = tracking_server.environment(
             tracking_server.write_auth_config(
                 self.root / "basic_auth.ini", self.postgres.uri(AUTH_DB), ADMIN_USERNAME
             ),
             self.admin_password, tracking_server.secret_key(self.root / "secret_key"),
-            self.experiment,
+            self.experiment, self.limits.students_per_address,
         )  # fmt: skip
-        key = self.tls_key or self.root / "tls" / "key.pem"
         cmd = tracking_server.command(
-            self.postgres.uri(TRACKING_DB), self.artifacts, self.host, self.port, self.workers,
-            (self.cert, key) if self.cert is not None else None,
-        )  # fmt: skip
+            self.postgres.uri(TRACKING_DB), self.artifacts, self.app_socket, self.workers
+        )
         self.process = tracking_server.launch(cmd, env, self.log)
         deadline = time.monotonic() + timeout
-        if not tracking_server.wait_until_healthy(self.process, self.url, self.cert, deadline):
+        if not tracking_server.wait_until_healthy(self.process, self.app_socket, deadline):
             self.stop_mlflow()
             last = tracking_server.last_log_line(self.log)
             raise ServerError(f"mlflow server did not start: {last} (see {self.log})")
-        if self.process.poll() is not None:  # another server answered /health: not ours
-            self.stop_mlflow()
-            raise ServerError(f"mlflow server exited; port {self.port} answers for another server")
         if self._lock_fd is not None:
             self._write_pid_file()
         return self.process.pid
@@ -376,16 +393,20 @@ class ClassServer:
             tracking_server.stop_process_group(proc)
 
     def stop(self) -> None:
-        """What this server started: the MLflow server, then PostgreSQL; then the lock."""
+        """What this server started: the edge, the MLflow server, then PostgreSQL; then the
+        lock (each step runs whatever the one before it raised)."""
         try:
-            self.stop_mlflow()
+            self.edge.stop()
         finally:
             try:
-                if self._own_postgres:
-                    self.postgres.stop()
-                    self._own_postgres = False
+                self.stop_mlflow()
             finally:
-                self._release_lock()
+                try:
+                    if self._own_postgres:
+                        self.postgres.stop()
+                        self._own_postgres = False
+                finally:
+                    self._release_lock()
 
     def __enter__(self) -> ClassServer:
         self.start()

@@ -25,6 +25,7 @@ from typing import Any
 
 from attention_ref.classroom.client import healthy
 from attention_ref.classroom.cluster import Postgres
+from attention_ref.classroom.edge import is_nginx, stop_group
 from attention_ref.classroom.errors import ServerError
 
 LOCK_NAME, PID_NAME = "server.lock", "server.json"
@@ -81,7 +82,9 @@ def copied_from(root: Path, info: dict[str, Any]) -> str | None:
     if written is None:
         return None
     try:
-        same = Path(str(written)) == root and info.get("root_id") in (None, folder_id(root))
+        same = Path(str(written)).resolve() == root.resolve() and info.get("root_id") in (
+            None, folder_id(root),
+        )  # fmt: skip
     except OSError:
         same = False
     return None if same else str(written)
@@ -143,7 +146,7 @@ def _lock_is_held(root: Path) -> bool:
 
 def server_status(root: Path) -> Status:
     """Whether the class server of ``root`` runs (its lock is held), and where."""
-    root = root.expanduser().absolute()
+    root = root.expanduser().resolve()  # a symlink or a ".." names the folder it leads to
     info = _read_pid_file(root)
     if copy_of := copied_from(root, info):
         return Status(root, False, copy_of=copy_of)
@@ -184,6 +187,10 @@ def stop_server(root: Path, timeout: float = 120) -> str:
     if not status.stale:
         return f"no class server running in {status.root}; nothing to stop"
     left = []
+    edge = _read_pid_file(status.root).get("edge_pid")
+    if _alive(edge) and is_nginx(edge, status.root / "edge"):
+        stop_group(int(edge))
+        left.append(f"its edge (nginx, pid {edge})")
     if _alive(status.mlflow_pid) and _is_mlflow(status.mlflow_pid, status.root):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(int(status.mlflow_pid), signal.SIGTERM)  # type: ignore[arg-type]

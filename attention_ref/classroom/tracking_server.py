@@ -4,32 +4,39 @@
 (``stop_mlflow``) with these: basic auth's configuration file (`write_auth_config`: no
 permission by default, the accounts in PostgreSQL, the class's gate as its
 ``authorization_function``), the process's environment (`environment`: the admin password is
-there, never on its command line), its command line (`command`: the workers, uvicorn's
-``--limit-concurrency``, TLS), its start in a process group of its own (`launch`), the wait
-for ``/health`` (`wait_until_healthy`) and the stop of the whole group (`stop_process_group`).
+there, never on its command line), its command line (`command`: the workers, the socket), its
+start in a process group of its own (`launch`), the wait
+for ``/health`` on its socket (`wait_until_healthy`) and the stop of the whole group
+(`stop_process_group`).
+
+It listens on a Unix socket in the class folder, never on a TCP port: the edge
+(`attention_ref.classroom.edge`, nginx) alone listens on the class's address, holds the TLS
+and the limits, and passes requests on through that socket.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import secrets
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from attention_ref.classroom.client import healthy
+from attention_ref.classroom.errors import ServerError
 
 #: a password's hash is checked once a minute per account and worker, not on every request
 #: (scrypt costs ~0.1 s of CPU: a class logs many requests a second); a changed password or a
 #: removed account is refused by every worker within this time
 AUTH_CACHE_TTL_S = 60
 _AUTHORIZATION_FUNCTION = "attention_ref.classroom.auth:authenticate"
-#: connections one ``mlflow server`` worker holds at once (uvicorn's ``--limit-concurrency``)
-CONNECTIONS_PER_WORKER = 64
+#: the longest path of a Unix socket (``sun_path`` holds 108 bytes with its NUL)
+SOCKET_PATH_MAX = 107
 #: the variable that names the class experiment to the gate inside ``mlflow server``
 CLASS_EXPERIMENT_ENV = "ATTNREF_CLASS_EXPERIMENT"
 
@@ -58,12 +65,17 @@ def write_auth_config(path: Path, database_uri: str, admin_username: str) -> Pat
     return path
 
 
+#: the variable that tells the gate how many students may share one client address (a NAT)
+STUDENTS_PER_ADDRESS_ENV = "ATTNREF_STUDENTS_PER_ADDRESS"
+
+
 def environment(
-    auth_config: Path, admin_password: str, flask_secret_key: str, experiment: str
-) -> dict[str, str]:
+    auth_config: Path, admin_password: str, flask_secret_key: str, experiment: str,
+    students_per_address: int = 1,
+) -> dict[str, str]:  # fmt: skip
     """``mlflow server``'s environment: ours without a client's ``MLFLOW_TRACKING_*``
-    variables, with basic auth's configuration and admin password, the Flask secret key and the
-    class experiment's name (for the gate)."""
+    variables, with basic auth's configuration and admin password, the Flask secret key, the
+    class experiment's name and the students per client address (for the gate)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING_")}
     env |= {
         "MLFLOW_AUTH_CONFIG_PATH": str(auth_config),
@@ -75,32 +87,30 @@ def environment(
         CLASS_EXPERIMENT_ENV: experiment,
         # a route no validator of MLflow's covers is refused (behind the class's own table)
         "MLFLOW_BASIC_AUTH_FAIL_CLOSED": "true",
+        STUDENTS_PER_ADDRESS_ENV: str(students_per_address),
     }
     return env
 
 
-def command(
-    backend_store_uri: str, artifacts: Path, host: str, port: int, workers: int,
-    tls: tuple[Path, Path] | None = None,
-) -> list[str]:  # fmt: skip
+def command(backend_store_uri: str, artifacts: Path, app_socket: Path, workers: int) -> list[str]:
     """``mlflow server``'s command line: runs in ``backend_store_uri``, artifacts proxied to
-    ``artifacts``, basic auth, ``workers`` workers of at most `CONNECTIONS_PER_WORKER`
-    connections each; HTTPS with ``tls`` (certificate, key)."""
+    ``artifacts``, basic auth, ``workers`` workers listening on the Unix socket ``app_socket``
+    (uvicorn's ``--uds``: the host and port ``mlflow server`` asks for are not listened on).
+
+    uvicorn takes the client's address from ``X-Forwarded-For``, which the edge sets (any value
+    a client sent replaced): only the edge reaches the socket."""
+    if len(os.fsencode(app_socket)) > SOCKET_PATH_MAX:
+        raise ServerError(
+            f"the class folder is too deep for the application's socket {app_socket} "
+            f"(at most {SOCKET_PATH_MAX} bytes); choose a shorter one"
+        )
     mlflow = str(Path(sys.executable).with_name("mlflow"))
-    cmd = [
+    opts = f"--uds {shlex.quote(str(app_socket))} --forwarded-allow-ips '*'"
+    return [
         mlflow, "server", "--backend-store-uri", backend_store_uri,
-        "--artifacts-destination", str(artifacts), "--host", host,
-        "--port", str(port), "--workers", str(workers), "--app-name", "basic-auth",
+        "--artifacts-destination", str(artifacts), "--host", "127.0.0.1", "--port", "0",
+        "--workers", str(workers), "--app-name", "basic-auth", "--uvicorn-opts", opts,
     ]  # fmt: skip
-    # a worker holds at most this many connections at once and answers the next with a
-    # 503 at once (clients retry it): queued, they would time out while the server works
-    opts = f"--limit-concurrency {CONNECTIONS_PER_WORKER}"
-    if tls is not None:
-        cert, key = tls
-        opts += (f" --ssl-certfile {shlex.quote(str(cert))} "
-                 f"--ssl-keyfile {shlex.quote(str(key))}")  # fmt: skip
-    cmd += ["--uvicorn-opts", opts]
-    return cmd
 
 
 def launch(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -111,12 +121,29 @@ def launch(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
         )
 
 
-def wait_until_healthy(
-    process: subprocess.Popen[bytes], url: str, cafile: Path | None, deadline: float
-) -> bool:
-    """Wait (every half second) until ``url`` answers ``/health``: ``True``; ``False`` when
-    ``process`` exited or ``deadline`` (``time.monotonic``) passed first."""
-    while not healthy(url, cafile=cafile):
+def healthy_on(app_socket: Path, timeout: float = 5) -> bool:
+    """Whether the application answers ``/health`` on its Unix socket."""
+
+    class _Unix(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(timeout)
+            self.sock.connect(str(app_socket))
+
+    conn = _Unix("localhost", timeout=timeout)
+    try:
+        conn.request("GET", "/health")
+        return conn.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
+
+
+def wait_until_healthy(process: subprocess.Popen[bytes], app_socket: Path, deadline: float) -> bool:
+    """Wait (every half second) until the application answers ``/health`` on its socket:
+    ``True``; ``False`` when ``process`` exited or ``deadline`` (``time.monotonic``) passed."""
+    while not healthy_on(app_socket):
         if process.poll() is not None or time.monotonic() > deadline:
             return False
         time.sleep(0.5)

@@ -146,62 +146,130 @@ def write_answer(
         write(data)
 
 
+def _refused(message: str) -> Exception:
+    """MLflow's exception for a refused write (its handlers answer it: 403, one line)."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import ErrorCode
+
+    code = ErrorCode.Value("PERMISSION_DENIED")
+    return MlflowException("class server: " + message, error_code=code)
+
+
+def in_submission(folder: str | None, tags_of: Callable[[str], dict[str, str]]) -> str | None:
+    """The experiment id when ``folder`` (a destination in the artifact store) lies in a
+    homework submissions experiment, else ``None``."""
+    parts = posixpath.normpath(folder or "").strip("/").split("/")
+    if not parts or not parts[0] or parts[0] in (".", ".."):
+        return None
+    return parts[0] if tags_of(parts[0]).get(ROLE_TAG) == SUBMISSIONS else None
+
+
+class FencedRepository:
+    """MLflow's artifact repository of the class (``--artifacts-destination``), with every write
+    into a homework submission judged here, whichever route asked for it: only a run's
+    ``answer.json``, at its root, bounded, under the run's lock, while the run is RUNNING and
+    has none (`write_answer`); any other file, folder, multipart upload or deletion in a
+    submission is refused. Every other write, and every read, is MLflow's own."""
+
+    def __init__(self, repo: Any, tags_of: Callable[[str], dict[str, str]],
+                 status_of: Callable[[str], str]) -> None:  # fmt: skip
+        self._repo, self._tags_of, self._status_of = repo, tags_of, status_of
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._repo, name)
+
+    def _answer_of(self, folder: str | None, name: str) -> str | None:
+        """The run id when ``folder/name`` may be a submission's answer; ``None`` when the
+        destination is no submission's; `_refused` for anything else in a submission."""
+        if in_submission(folder, self._tags_of) is None:
+            return None
+        found = submission_of(folder, name, self._tags_of)
+        if found is None:
+            raise _refused(f"a submission holds one file, {ANSWER_FILE}, at its root")
+        return found[1]
+
+    def _stored(self, folder: str | None) -> bool:
+        listed = self._repo.list_artifacts(folder) or []
+        return ANSWER_FILE in {posixpath.basename(f.path) for f in listed}
+
+    def _write(self, run_id: str, folder: str | None, name: str, data: bytes) -> None:
+        if len(data) > MAX_ANSWER_BYTES:
+            raise _refused(f"an answer is at most {MAX_ANSWER_BYTES} bytes; more were sent")
+
+        def write(payload: bytes) -> None:
+            self._repo.log_artifact_from_stream(io.BytesIO(payload), name, folder)
+
+        try:
+            write_answer(run_id, data, self._status_of, lambda: self._stored(folder), write)
+        except AnswerRefusedError as e:
+            from mlflow.exceptions import MlflowException
+            from mlflow.protos.databricks_pb2 import ErrorCode
+
+            raise MlflowException(e.message, error_code=ErrorCode.Value(e.code)) from None
+
+    def log_artifact(self, local_file: str, artifact_path: str | None = None) -> None:
+        """One file (MLflow's ``upload-artifact`` route, and its Flask upload)."""
+        name = os.path.basename(local_file)
+        run_id = self._answer_of(artifact_path, name)
+        if run_id is None:
+            return self._repo.log_artifact(local_file, artifact_path)
+        with open(local_file, "rb") as f:
+            data = f.read(MAX_ANSWER_BYTES + 1)
+        return self._write(run_id, artifact_path, name, data)
+
+    def log_artifacts(self, local_dir: str, artifact_path: str | None = None) -> None:
+        """A folder: never into a submission."""
+        if in_submission(artifact_path, self._tags_of) is not None:
+            raise _refused(f"a submission holds one file, {ANSWER_FILE}, not a folder")
+        return self._repo.log_artifacts(local_dir, artifact_path)
+
+    def log_artifact_from_stream(
+        self, stream: Any, artifact_file_name: str, artifact_path: str | None = None
+    ) -> None:
+        """A streamed file (the artifact proxy's upload, under Flask)."""
+        run_id = self._answer_of(artifact_path, artifact_file_name)
+        if run_id is None:
+            return self._repo.log_artifact_from_stream(stream, artifact_file_name, artifact_path)
+        data = stream.read(MAX_ANSWER_BYTES + 1)
+        return self._write(run_id, artifact_path, artifact_file_name, data)
+
+    async def log_artifact_from_async_stream(
+        self, chunks: AsyncIterable[bytes], artifact_file_name: str,
+        artifact_path: str | None = None,
+    ) -> None:  # fmt: skip
+        """A streamed file (the artifact proxy's upload, under uvicorn): counted as it comes."""
+        import asyncio
+
+        name, path = artifact_file_name, artifact_path
+        run_id = await asyncio.to_thread(self._answer_of, path, name)
+        if run_id is None:
+            return await self._repo.log_artifact_from_async_stream(chunks, name, path)
+        try:
+            data = await read_bounded(chunks)
+        except AnswerRefusedError as e:
+            raise _refused(e.message.removeprefix("class server: ")) from None
+        return await asyncio.to_thread(self._write, run_id, path, name, data)
+
+    def delete_artifacts(self, artifact_path: str | None = None) -> None:
+        """A deletion: never in a submission (finished is final)."""
+        if in_submission(artifact_path, self._tags_of) is not None:
+            raise _refused("a submission's answer is final: nothing in it is deleted")
+        return self._repo.delete_artifacts(artifact_path)
+
+
 def install(tags_of: Callable[[str], dict[str, str]], status_of: Callable[[str], str]) -> None:
-    """Route MLflow's artifact upload through `write_answer` for submissions' answers (once per
-    worker process; every other upload goes straight to MLflow's repository, as before)."""
-    from mlflow.server import artifact_router
+    """Put `FencedRepository` in front of MLflow's artifact repository (once per worker
+    process): every route that writes an artifact (the proxy's PUT under uvicorn or Flask,
+    ``upload-artifact``, a multipart upload) reaches it through MLflow's one getter."""
+    from mlflow.server import handlers
     from mlflow.store.artifact.artifact_repo import StreamUploadMixin
 
-    original = artifact_router._get_artifact_repo
-    if getattr(original, "attnref_fence", False):
+    repo = handlers._get_artifact_repo_mlflow_artifacts()
+    if isinstance(repo, FencedRepository):
         return
 
-    class FencedUploads(StreamUploadMixin):
-        """MLflow's repository, with a submission's answer bounded and written under the lock."""
-
-        def __init__(self, repo: Any) -> None:
-            self._repo = repo
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self._repo, name)
-
-        def log_artifact_from_stream(
-            self, stream: Any, artifact_file_name: str, artifact_path: str | None = None
-        ) -> None:
-            self._repo.log_artifact_from_stream(stream, artifact_file_name, artifact_path)
-
-        async def log_artifact_from_async_stream(
-            self, chunks: AsyncIterable[bytes], artifact_file_name: str,
-            artifact_path: str | None = None,
-        ) -> None:  # fmt: skip
-            import asyncio
-
-            name, path = artifact_file_name, artifact_path
-            found = await asyncio.to_thread(submission_of, path, name, tags_of)
-            if found is None:
-                return await self._repo.log_artifact_from_async_stream(chunks, name, path)
-            _, run_id = found
-
-            def stored() -> bool:
-                listed = self._repo.list_artifacts(path) or []
-                return ANSWER_FILE in {posixpath.basename(f.path) for f in listed}
-
-            def write(data: bytes) -> None:
-                self._repo.log_artifact_from_stream(io.BytesIO(data), name, path)
-
-            try:
-                data = await read_bounded(chunks)
-                await asyncio.to_thread(write_answer, run_id, data, status_of, stored, write)
-            except AnswerRefusedError as e:  # MLflow's handler answers its own exceptions
-                from mlflow.exceptions import MlflowException
-                from mlflow.protos.databricks_pb2 import ErrorCode
-
-                raise MlflowException(e.message, error_code=ErrorCode.Value(e.code)) from None
-            return None
-
-    def fenced() -> Any:
-        repo = original()
-        return FencedUploads(repo) if isinstance(repo, StreamUploadMixin) else repo
-
-    fenced.attnref_fence = True  # type: ignore[attr-defined]
-    artifact_router._get_artifact_repo = fenced
+    # a stream upload's repository (MLflow streams into one, else writes a temporary file)
+    kind = (FencedRepository, StreamUploadMixin) if isinstance(repo, StreamUploadMixin) else (
+        FencedRepository,)  # fmt: skip
+    fenced = type("FencedArtifactRepository", kind, {})(repo, tags_of, status_of)
+    handlers._artifact_repo = fenced

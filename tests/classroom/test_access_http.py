@@ -34,6 +34,7 @@ import pytest
 
 from attention_ref.classroom.access import Access, Role, Verdict, rules, verdict
 from attention_ref.classroom.auth import HIDDEN, REFUSAL
+from attention_ref.classroom.parameters import route_parameters
 from attention_ref.classroom.routes import Route, served_routes
 from attention_ref.classroom.server import ClassServer, ServerError, rest
 from tests.classroom.conftest import EXPERIMENT
@@ -101,6 +102,22 @@ def values(world: World, role: Role, whose: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def fit(given: dict[str, Any], message: type | None) -> dict[str, Any]:
+    """The values in the types of the route's request message (a number where it takes a
+    number): a request of the wrong type is refused before whose it is (test_gate_ids.py)."""
+    if message is None:
+        return given
+    from google.protobuf.descriptor import FieldDescriptor as F
+
+    numbers = {F.TYPE_DOUBLE, F.TYPE_FLOAT, F.TYPE_INT32, F.TYPE_INT64, F.TYPE_UINT32,
+               F.TYPE_UINT64, F.TYPE_SINT32, F.TYPE_SINT64}  # fmt: skip
+    out = dict(given)
+    for field in message.DESCRIPTOR.fields:  # type: ignore[attr-defined]
+        if field.name in out and field.type in numbers and isinstance(out[field.name], str):
+            out[field.name] = 1
+    return out
+
+
 def concrete(template: str, given: dict[str, Any]) -> str:
     """The route's path with its parameters filled in."""
 
@@ -115,6 +132,12 @@ def ask(server: ClassServer, route: Route, role: Role, whose: str, world: World,
         credentials: dict[Role, tuple[str, str] | None]) -> Probe:  # fmt: skip
     given = values(world, role, whose)
     path = concrete(route.template, given)
+    # a route's own parameters only: a student's request naming one the route does not read
+    # is refused (`attention_ref.classroom.parameters`; test_gate_ids.py tries that)
+    known = route_parameters(route.key, route.method)
+    if known is not None:
+        names = set(known[0].query) | set(known[0].body)
+        given = fit({k: v for k, v in given.items() if k in names}, known[1])
     query = {k: v for k, v in given.items() if isinstance(v, str)}
     body, data = None, None
     uploads = route.method == "PUT" and "artifacts/" in route.template

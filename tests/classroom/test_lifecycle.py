@@ -284,8 +284,16 @@ def test_attnref_server_start_tls_status_stop(tmp_path):
         again = attnref("server", "start", str(folder), "--port", str(free_port()), env=env)
         assert f"already running (pid {proc.pid}, {url})" in one_line_error(again)
         assert healthy(url, cafile=cert)  # still serving
+        # the folder by a symlink, or by a path with "..", is the folder (issue 39, 9: on
+        # 4104091 both were "a copy", and stop refused)
+        link = root / "link"
+        link.symlink_to(folder)
+        for other in (link, folder / ".." / "class"):
+            seen = attnref("server", "status", str(other), timeout=60)
+            assert seen.returncode == 0 and "is running: pid" in seen.stdout, seen.stdout
+            assert "copy" not in seen.stdout
 
-        stopped = attnref("server", "stop", str(folder), timeout=180)
+        stopped = attnref("server", "stop", str(link), timeout=180)
         assert stopped.returncode == 0, stopped.stderr
         assert stopped.stdout.startswith(f"stopped the class server in {folder} (pid {proc.pid}")
         assert proc.wait(timeout=60) == 0

@@ -1,0 +1,402 @@
+"""The class server's edge: Debian's nginx in front of ``mlflow server``, started like PostgreSQL.
+
+The class's address and port are nginx's alone. ``mlflow server`` (uvicorn) listens on a Unix
+socket in the class folder (``root/app/mlflow.sock``, its folder 0710: no one but the edge
+reaches it), so every request of anyone, from the network or from this machine, comes through
+the edge. The edge does what a proxy is for, with the numbers of `EdgeLimits`:
+
+* **TLS** (the teacher's certificate, or the self-signed one `attention_ref.classroom.tls`
+  makes);
+* **timeouts**: a request's header must arrive within ``header_timeout_s`` and its body keep
+  coming (``body_timeout_s`` between two reads); a connection that sends nothing costs an
+  nginx connection (a few hundred bytes) for that long, and never a worker of the application:
+  nginx passes a request on only once its header and body are whole (request buffering);
+* **per client address**: at most ``connections`` requests at once and ``rate`` requests a
+  second (a burst of ``burst`` at once), each times ``students_per_address`` (a class behind
+  a NAT sends all its students from one address); past them, 429 with ``Retry-After``. The
+  server's own machine (``own_addresses``: 127.0.0.1 and ::1, where the teacher's commands
+  run) is not limited per address;
+* **the largest body**: ``max_json_bytes`` for the API, ``max_upload_bytes`` for artifact
+  uploads (413 past it, before a byte reaches the application);
+* **the application's capacity**: at most ``in_flight`` requests per worker are passed on at
+  once (nginx's ``max_conns``); past it, 503 with ``Retry-After``, at once, which
+  `attention_ref.classroom.patience` waits out.
+
+Each refusal is a one-line JSON body in MLflow's error format (``error_code``, ``message``)
+that says it is the class server's. nginx sets ``X-Real-IP`` to the client's address (any
+value a client sent is replaced): the gate throttles failed logins by it.
+
+The process: `Edge.check` (``nginx -t`` on the written configuration), `Edge.start` (nginx in
+the foreground of a process group of its own, ``daemon off``; waits until ``/health`` answers
+through it), `Edge.stop` (SIGQUIT: finish what is in flight; SIGKILL what is left).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from attention_ref.classroom.client import healthy
+from attention_ref.classroom.errors import ServerError
+
+#: the system user nginx's workers run as when the edge is started as root (Debian's)
+WORKER_USER = "www-data"
+#: the application's socket, under the class folder
+APP_SOCKET = Path("app") / "mlflow.sock"
+
+
+@dataclass(frozen=True)
+class EdgeLimits:
+    """What the edge allows each client address, and the application at once.
+
+    The per-address numbers are for one student's machine (a training run and a browser on
+    the UI: a browser opens up to 6 connections to a server, and the UI's first page asks for
+    about 40 files at once); ``students_per_address`` multiplies them for a class that
+    reaches the server through one address (a NAT).
+    """
+
+    students_per_address: int = 1
+    connections: int = 16
+    rate: int = 20  # requests per second, sustained
+    at_once: int = 50  # requests above the rate answered at once (a browser's first page)
+    burst: int = 200  # requests above the rate held back to the rate, not refused
+    header_timeout_s: int = 10
+    body_timeout_s: int = 30
+    idle_timeout_s: int = 30  # an idle kept-alive connection is closed after it
+    send_timeout_s: int = 60
+    upstream_timeout_s: int = 300
+    in_flight: int = 24  # per worker of the application
+    max_json_bytes: str = "8m"
+    max_upload_bytes: str = "512m"
+    retry_after_s: int = 2
+    max_idle_connections: int = 4096  # connections nginx holds in all (each worker)
+    #: addresses the per-address limits leave alone: the server's own machine, where the
+    #: teacher's commands run (a second loopback address, 127.0.0.2, is limited like any other)
+    own_addresses: tuple[str, ...] = ("127.0.0.1", "::1")
+
+    def __post_init__(self) -> None:
+        for name in ("students_per_address", "connections", "rate", "at_once", "burst", "in_flight",
+                     "header_timeout_s", "body_timeout_s", "retry_after_s"):  # fmt: skip
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"the edge's {name} must be a positive integer, got {value!r}")
+
+    @property
+    def connections_per_address(self) -> int:
+        """Requests in progress at once from one address."""
+        return self.connections * self.students_per_address
+
+    @property
+    def rate_per_address(self) -> int:
+        """Requests a second from one address, sustained."""
+        return self.rate * self.students_per_address
+
+    @property
+    def at_once_per_address(self) -> int:
+        """Requests above the rate from one address answered at once."""
+        return self.at_once * self.students_per_address
+
+    @property
+    def burst_per_address(self) -> int:
+        """Requests above the rate from one address held back (to the rate) before any is
+        refused."""
+        return self.burst * self.students_per_address
+
+
+def nginx_program() -> Path:
+    """Debian's ``nginx`` (``/usr/sbin/nginx``, else on ``$PATH``)."""
+    for candidate in (Path("/usr/sbin/nginx"), shutil.which("nginx")):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    raise ServerError(
+        "nginx is not installed: the class server's edge is Debian's nginx "
+        "(make server, or apt-get install nginx)"
+    )
+
+
+def _refusal(status: int, code: str, message: str, retry_after: int | None) -> str:
+    """A named location that answers ``status`` with MLflow's error format, in one line."""
+    body = json.dumps({"error_code": code, "message": "class server: " + message})
+    body = body.replace("\\", "\\\\").replace("'", "\\'")
+    retry = f"        add_header Retry-After {retry_after} always;\n" if retry_after else ""
+    return (
+        f"    location @refused_{status} {{\n"
+        "        default_type application/json;\n"
+        f"{retry}"
+        f"        return {status} '{body}\\n';\n"
+        "    }\n"
+    )
+
+
+def render(
+    *, listen: str, app_socket: Path, workers: int, limits: EdgeLimits, directory: Path,
+    access_log: Path, tls: tuple[Path, Path] | None = None, user: str | None = None,
+) -> str:  # fmt: skip
+    """nginx's configuration for the edge (the whole file): pure, from its arguments."""
+    lim = limits
+    temp = directory / "tmp"
+    in_flight = lim.in_flight * workers
+    ssl = (
+        f" ssl;\n        ssl_certificate {tls[0]};\n        ssl_certificate_key {tls[1]};\n"
+        "        ssl_protocols TLSv1.2 TLSv1.3;\n        ssl_session_cache shared:tls:4m;\n"
+        "        ssl_session_timeout 10m"
+        if tls
+        else ""
+    )
+    user_line = f"user {user};\n" if user else ""
+    own = "".join(f"        {address} 0;\n" for address in lim.own_addresses)
+    at_once = lim.at_once_per_address
+    retry = lim.retry_after_s
+    refusals = "".join(
+        (
+            _refusal(429, "REQUEST_LIMIT_EXCEEDED",
+                     f"too many requests from your address at once; try again in {retry} s",
+                     retry),
+            _refusal(503, "TEMPORARILY_UNAVAILABLE",
+                     f"busy: too many requests at once; try again in {retry} s", retry),
+            _refusal(413, "INVALID_PARAMETER_VALUE",
+                     "the request's body is larger than the class server takes", None),
+        )
+    )  # fmt: skip
+    return f"""# the class server's edge (attention_ref.classroom.edge): written at each start
+{user_line}worker_processes auto;
+pid {directory / "nginx.pid"};
+error_log {directory / "error.log"} warn;
+daemon off;
+events {{
+    worker_connections {lim.max_idle_connections};
+}}
+http {{
+    server_tokens off;
+    access_log {access_log} combined;
+    client_body_temp_path {temp / "body"};
+    proxy_temp_path {temp / "proxy"};
+    fastcgi_temp_path {temp / "fastcgi"};
+    uwsgi_temp_path {temp / "uwsgi"};
+    scgi_temp_path {temp / "scgi"};
+
+    client_header_timeout {lim.header_timeout_s}s;
+    client_body_timeout {lim.body_timeout_s}s;
+    keepalive_timeout {lim.idle_timeout_s}s;
+    send_timeout {lim.send_timeout_s}s;
+    reset_timedout_connection on;
+    client_max_body_size {lim.max_json_bytes};
+
+    # the per-address limits count every address but the server's own (an empty key: none)
+    geo $limited {{
+        default 1;
+{own}    }}
+    map $limited $per_address {{
+        0 "";
+        1 $binary_remote_addr;
+    }}
+    limit_conn_zone $per_address zone=per_address:10m;
+    limit_req_zone $per_address zone=rate_per_address:10m rate={lim.rate_per_address}r/s;
+    limit_conn_status 429;
+    limit_req_status 429;
+    limit_conn_log_level warn;
+    limit_req_log_level warn;
+
+    upstream application {{
+        zone application 64k;
+        server unix:{app_socket} max_conns={in_flight};
+    }}
+
+    server {{
+        listen {listen}{ssl};
+        limit_conn per_address {lim.connections_per_address};
+        limit_req zone=rate_per_address burst={lim.burst_per_address} delay={at_once};
+
+        error_page 429 = @refused_429;
+        error_page 502 503 504 = @refused_503;
+        error_page 413 = @refused_413;
+        # a request nginx cannot read (400, 414, 494: a NUL in its path, a header too large)
+        # keeps nginx's own answer: its request line is no URI to redirect
+
+        proxy_http_version 1.1;
+        proxy_set_header Host $http_host;
+        proxy_set_header X-Real-IP $remote_addr;
+        proxy_set_header X-Forwarded-For $remote_addr;
+        proxy_set_header X-Forwarded-Proto $scheme;
+        proxy_set_header Connection "";
+        proxy_read_timeout {lim.upstream_timeout_s}s;
+        proxy_send_timeout {lim.upstream_timeout_s}s;
+        proxy_connect_timeout 5s;
+        proxy_next_upstream off;
+
+        location / {{
+            proxy_pass http://application;
+        }}
+        # artifact uploads: files, larger than the API's JSON bodies
+        location ~ ^/(ajax-)?api/[0-9.]+/mlflow(-artifacts/artifacts/|/upload-artifact) {{
+            client_max_body_size {lim.max_upload_bytes};
+            proxy_pass http://application;
+        }}
+{refusals}    }}
+}}
+"""
+
+
+@dataclass
+class Edge:
+    """nginx for one class: its files in ``directory`` (configuration, pid, logs, buffers)."""
+
+    directory: Path
+    listen_host: str
+    port: int
+    app_socket: Path
+    workers: int
+    limits: EdgeLimits
+    access_log: Path
+    tls: tuple[Path, Path] | None = None
+
+    def __post_init__(self) -> None:
+        self.directory = self.directory.absolute()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def config(self) -> Path:
+        """The configuration nginx runs with (written at each start)."""
+        return self.directory / "nginx.conf"
+
+    @property
+    def error_log(self) -> Path:
+        """nginx's own log: its refusals (limits) and errors."""
+        return self.directory / "error.log"
+
+    @property
+    def listen(self) -> str:
+        """nginx's ``listen`` address."""
+        host = self.listen_host or "0.0.0.0"
+        host = f"[{host}]" if ":" in host else host
+        return f"{host}:{self.port}"
+
+    def write(self) -> None:
+        """Write the configuration and make nginx's folders (its workers' when root)."""
+        user = _worker_user()
+        for d in (self.directory, *(self.directory / "tmp" / n for n in
+                                     ("body", "proxy", "fastcgi", "uwsgi", "scgi"))):  # fmt: skip
+            d.mkdir(parents=True, exist_ok=True)
+            if user is not None and d != self.directory:
+                entry = pwd.getpwnam(user)
+                os.chown(d, entry.pw_uid, entry.pw_gid)
+        self.access_log.parent.mkdir(parents=True, exist_ok=True)
+        self.config.write_text(
+            render(
+                listen=self.listen, app_socket=self.app_socket, workers=self.workers,
+                limits=self.limits, directory=self.directory, access_log=self.access_log,
+                tls=self.tls, user=user,
+            ),
+            encoding="utf-8",
+        )  # fmt: skip
+
+    def _command(self, *args: str) -> list[str]:
+        return [str(nginx_program()), "-p", str(self.directory), "-e", str(self.error_log),
+                "-c", str(self.config), *args]  # fmt: skip
+
+    def check(self) -> None:
+        """``nginx -t``: the configuration (and the certificate it names) is sound, or
+        `ServerError` with nginx's last word."""
+        out = subprocess.run(self._command("-t"), capture_output=True, text=True, timeout=60)
+        if out.returncode != 0:
+            lines = [ln for ln in out.stderr.splitlines() if "[emerg]" in ln or "failed" in ln]
+            first = (lines or out.stderr.splitlines() or ["no output"])[0]
+            raise ServerError(f"the edge (nginx) refused its configuration: {first}")
+
+    def start(self, url: str, cafile: Path | None, timeout: float = 60) -> int:
+        """Write and check the configuration, start nginx, wait until ``url`` answers
+        ``/health`` through it; its pid."""
+        self.write()
+        self.check()
+        with self.error_log.open("ab") as out:
+            self.process = subprocess.Popen(
+                self._command(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        deadline = time.monotonic() + timeout
+        while not healthy(url, cafile=cafile):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise ServerError(f"the edge (nginx) did not start: {_last_line(self.error_log)}")
+            time.sleep(0.2)
+        return self.process.pid
+
+    def is_running(self) -> bool:
+        """Whether this edge's nginx runs."""
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, timeout: float = 30) -> None:
+        """SIGQUIT (nginx finishes what is in flight), then SIGKILL to what is left."""
+        proc, self.process = self.process, None
+        if proc is None:
+            return
+        stop_group(proc.pid, timeout)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+
+
+def stop_group(pid: int, timeout: float = 30) -> None:
+    """Stop nginx's process group (its master ``pid`` and workers): SIGQUIT, then SIGKILL."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGQUIT)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def is_nginx(pid: int | None, directory: Path) -> bool:
+    """Whether ``pid`` is the nginx master of the edge in ``directory`` (not a pid the system
+    gave to another process)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return bool(cmdline) and b"nginx" in cmdline[0] and os.fsencode(directory) in cmdline
+
+
+def app_socket_dir(root: Path) -> Path:
+    """The folder of the application's socket (0710; its group the edge's workers' when root)."""
+    folder = root / APP_SOCKET.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o710)
+    user = _worker_user()
+    if user is not None:
+        os.chown(folder, -1, pwd.getpwnam(user).pw_gid)
+    return folder
+
+
+def _worker_user() -> str | None:
+    """nginx's workers' user: `WORKER_USER` when we are root (nginx switches to it), else us."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(WORKER_USER)
+    except KeyError:
+        raise ServerError(
+            f"the edge's workers run as {WORKER_USER!r} when the server starts as root, and "
+            "there is no such user: install Debian's nginx (it makes it)"
+        ) from None
+    return WORKER_USER
+
+
+def _last_line(log: Path) -> str:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return "no log"
+    return text.splitlines()[-1] if text else "no output"
