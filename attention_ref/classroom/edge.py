@@ -377,6 +377,12 @@ def app_socket_dir(root: Path) -> Path:
     user = _worker_user()
     if user is not None:
         os.chown(folder, -1, pwd.getpwnam(user).pw_gid)
+        probe = subprocess.run(["runuser", "-u", user, "--", "test", "-x", str(folder)])
+        if probe.returncode != 0:
+            raise ServerError(
+                f"the edge's workers run as the system user {user}, which cannot reach {folder}: "
+                "choose a directory whose parents it may enter (e.g. under /srv or /var/lib)"
+            )
     return folder
 
 

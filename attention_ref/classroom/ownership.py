@@ -117,10 +117,35 @@ def _not_found(e: Exception) -> bool:
     )  # fmt: skip
 
 
+def _row(table: str, columns: tuple[str, ...], key: str, value: str) -> tuple[str, ...] | None:
+    """One row's ``columns`` of MLflow's ``table`` where ``key`` is ``value``, in one query
+    that costs the same whether the row is there or not; ``None``: no row. ``LookupError``
+    where the store is not SQL (the caller asks MLflow's API instead)."""
+    from mlflow.server.handlers import _get_tracking_store
+    from mlflow.store.tracking.dbmodels import models
+
+    store = _get_tracking_store()
+    maker = getattr(store, "ManagedSessionMaker", None)
+    if maker is None:
+        raise LookupError(table)
+    model = getattr(models, table)
+    with maker() as session:
+        found = (
+            session.query(*(getattr(model, c) for c in columns))
+            .filter(getattr(model, key) == value)
+            .first()
+        )
+    return None if found is None else tuple(None if v is None else str(v) for v in found)
+
+
 def read_run(run_id: str) -> tuple[str, str] | None:
     """``(owner, experiment id)`` of a run, read from the store now, or ``None``."""
     from mlflow.server.handlers import _get_tracking_store
 
+    try:
+        return _row("SqlRun", ("user_id", "experiment_id"), "run_uuid", run_id)  # type: ignore[return-value]
+    except LookupError:
+        pass
     try:
         info = _get_tracking_store().get_run(run_id).info
     except Exception as e:
@@ -135,12 +160,28 @@ def read_model(model_id: str) -> tuple[str | None, str] | None:
     from mlflow.server.handlers import _get_tracking_store
 
     try:
+        return _row("SqlLoggedModel", ("source_run_id", "experiment_id"), "model_id", model_id)  # type: ignore[return-value]
+    except LookupError:
+        pass
+    try:
         model = _get_tracking_store().get_logged_model(model_id)
     except Exception as e:
         if _not_found(e):
             return None
         raise
     return (model.source_run_id or None), str(model.experiment_id)
+
+
+def read_experiment(name: str) -> str | None:
+    """The id of the experiment named ``name``, read now, or ``None``."""
+    from mlflow.server.handlers import _get_tracking_store
+
+    try:
+        found = _row("SqlExperiment", ("experiment_id",), "name", name)
+    except LookupError:
+        experiment = _get_tracking_store().get_experiment_by_name(name)
+        return str(experiment.experiment_id) if experiment else None
+    return found[0] if found else None
 
 
 run_facts = found_once(maxsize=4096)(read_run)
@@ -182,10 +223,7 @@ def _model_seen(model_id: str, username: str) -> bool:
 
 
 def _experiment_seen(name: str, username: str) -> bool:
-    from mlflow.server.handlers import _get_tracking_store
-
-    found = _get_tracking_store().get_experiment_by_name(name)
-    return _seen(str(found.experiment_id) if found else None, None, username)
+    return _seen(read_experiment(name), None, username)
 
 
 def unseen(username: str) -> Response | None:

@@ -113,10 +113,14 @@ def test_no_extra_file_and_no_large_answer_reach_a_submission_by_any_route(ids, 
     url, mallory = ids.url, people["mallory"]
     mine = hw.mine(url, mallory, "ids").experiment_id
     run_id = new_submission(ids, mallory, mine)
+    made = rest(url, "/api/2.0/mlflow/runs/create",
+                {"experiment_id": class_experiment(ids, mallory)}, auth=mallory)[1]  # fmt: skip
+    class_run = made["run"]["info"]["run_id"]
     big_answer = b'{"exercise": "x", "pad": "' + b"a" * (5 << 20) + b'"}'
     for path, data in (("extra.bin", b"\0" * (9 << 20)), ("answer.json", big_answer)):
-        status, said = upload_artifact(ids, mallory, run_id, run_id, path, data)
-        assert status in (400, 403, 413) and status != 200, (path, status, said[:200])
+        for judged in (class_run, run_id):  # the class run named to be judged, or the submission
+            status, said = upload_artifact(ids, mallory, judged, run_id, path, data)
+            assert status in (400, 403, 413), (path, status, said[:200])
     assert stored(ids, mine, run_id) is None
     folder = f"{mine}/{run_id}/artifacts"
     listed = rest(url, "/api/2.0/mlflow-artifacts/artifacts", auth=ids.admin,
