@@ -11,7 +11,6 @@ without it, so `attention_ref.experiments.local_store` can read a local store at
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import ssl
@@ -186,10 +185,12 @@ def migrate_once(uri: str) -> None:
 
     MLflow creates (or upgrades) a sqlite store's tables the first time a process opens it;
     two processes doing that at once crash in alembic's migration. Here the first process
-    migrates while holding an exclusive ``flock`` on ``<db>.lock``; the others wait for it,
+    migrates while holding an exclusive lock on ``<db>.lock`` (``filelock``, torch's own
+    dependency: ``flock`` on POSIX, ``msvcrt.locking`` on Windows); the others wait for it,
     then find the tables in place (opening a migrated store only checks its revision). Other
     stores (a server, PostgreSQL) migrate on their own side.
     """
+    from filelock import FileLock, Timeout
     from mlflow.exceptions import MlflowException
 
     path = sqlite_path(uri)
@@ -197,9 +198,11 @@ def migrate_once(uri: str) -> None:
         return
     lock = path.with_name(path.name + ".lock")
     try:
-        with lock.open("a") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)  # released when f closes
+        with FileLock(lock, timeout=600):
             migrate_store(uri)
+    except Timeout:
+        raise TrackingError(f"cannot use the tracking store {uri}: another process holds "
+                            f"{lock} for over 10 minutes") from None  # fmt: skip
     except OSError as e:
         raise TrackingError(f"cannot use the tracking store {uri}: {e}") from None
     except MlflowException as e:
