@@ -19,7 +19,6 @@ import statistics
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ import pytest
 from attention_ref.classroom.edge import EdgeLimits, render
 from attention_ref.classroom.patience import Patience, patiently
 from attention_ref.classroom.server import ClassServer, add_student, rest
-from tests.classroom.conftest import class_dir, free_port
+from tests.classroom.conftest import EXPERIMENT, class_dir, free_port
 
 CLASS = "edge"
 ATTACKER = "127.0.0.2"
@@ -68,15 +67,11 @@ def test_a_limit_that_is_not_a_positive_integer_is_refused(bad):
 
 
 @pytest.fixture(scope="module")
-def edge_class() -> Iterator[tuple[ClassServer, tuple[str, str]]]:
-    """A class server with the defaults (2 workers, the edge's default limits), one student."""
-    root = class_dir("attnref-edge-")
-    s = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(), experiment=CLASS)
-    with s:
-        student = ("sam", secrets.token_urlsafe(15))
-        add_student(s.url, s.admin, *student, CLASS)
-        yield s, student
-    shutil.rmtree(root, ignore_errors=True)
+def edge_class(server) -> tuple[ClassServer, tuple[str, str]]:
+    """The package's class server (its edge with the default limits) and a student of its own."""
+    student = ("sam", secrets.token_urlsafe(15))
+    add_student(server.url, server.admin, *student, EXPERIMENT)
+    return server, student
 
 
 def _token(auth: tuple[str, str]) -> str:
@@ -108,7 +103,7 @@ def _student_requests(url: str, auth: tuple[str, str], seconds: float) -> list[t
 
 @pytest.mark.slow
 def test_idle_sockets_from_another_address_do_not_take_the_class_down(edge_class):
-    """200 connections from 127.0.0.2 that never send a byte, held 12 s: every request of a
+    """200 connections from 127.0.0.2 that never send a byte, held 8 s: every request of a
     student from 127.0.0.1 in that time is answered 200 (finding 1: on 4104091, all 503)."""
     s, student = edge_class
     host, port = urllib.parse.urlsplit(s.url).hostname, urllib.parse.urlsplit(s.url).port
@@ -119,15 +114,12 @@ def test_idle_sockets_from_another_address_do_not_take_the_class_down(edge_class
             sock.bind((ATTACKER, 0))
             sock.connect((host, port))
             idle.append(sock)
-        got = _student_requests(s.url, student, 12)
+        got = _student_requests(s.url, student, 8)
     finally:
         for sock in idle:
             sock.close()
     statuses = [st for st, _ in got]
     assert len(statuses) >= 20 and set(statuses) == {200}, statuses
-    # the control: the edge closed what sent nothing within its header timeout (10 s)
-    log = s.edge.error_log.read_text(errors="replace")
-    assert "Traceback" not in log
 
 
 def _flood(url: str, seconds: float, threads: int, counts: dict[int, int]) -> None:
@@ -163,18 +155,18 @@ def _flood(url: str, seconds: float, threads: int, counts: dict[int, int]) -> No
 
 @pytest.mark.slow
 def test_a_flood_of_wrong_passwords_costs_the_attacker_not_the_class(edge_class):
-    """64 threads of wrong passwords for ``admin`` from 127.0.0.2 for 15 s: every request of a
+    """64 threads of wrong passwords for ``admin`` from 127.0.0.2 for 10 s: every request of a
     student from 127.0.0.1 is answered 200 (finding 2: on 4104091, all 503 at 60 threads),
     and the flood is refused before its passwords are checked (429, at the edge or the gate)."""
     s, student = edge_class
-    quiet = _student_requests(s.url, student, 4)
+    quiet = _student_requests(s.url, student, 3)
     manager = multiprocessing.Manager()
     counts = manager.dict()
-    flood = multiprocessing.Process(target=_flood, args=(s.url, 15, 64, counts))
+    flood = multiprocessing.Process(target=_flood, args=(s.url, 10, 64, counts))
     flood.start()
     try:
         time.sleep(1)
-        loud = _student_requests(s.url, student, 12)
+        loud = _student_requests(s.url, student, 8)
     finally:
         flood.join(timeout=60)
     statuses = [st for st, _ in loud]

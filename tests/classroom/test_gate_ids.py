@@ -15,9 +15,7 @@ import hashlib
 import http.client
 import json
 import secrets
-import shutil
 import urllib.parse
-from collections.abc import Iterator
 
 import pytest
 
@@ -25,28 +23,25 @@ from attention_ref.classroom import homework as hw
 from attention_ref.classroom.assignment import ANSWER_SHA_TAG, Assignment
 from attention_ref.classroom.auth import HIDDEN, REFUSAL
 from attention_ref.classroom.server import ClassServer, add_student, rest
-from tests.classroom.conftest import class_dir, free_port
+from tests.classroom.conftest import EXPERIMENT
 from tests.classroom.test_gate_seams import answer_of, finish, new_submission, put, tags_of
 
 pytestmark = pytest.mark.slow
 
-CLASS = "ids"
+CLASS = EXPERIMENT
 
 
 @pytest.fixture(scope="module")
-def ids() -> Iterator[ClassServer]:
-    root = class_dir("attnref-ids-")
-    s = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(), experiment=CLASS)
-    with s:
-        yield s
-    shutil.rmtree(root, ignore_errors=True)
+def ids(server) -> ClassServer:
+    """The package's class server (through its edge)."""
+    return server
 
 
 @pytest.fixture(scope="module")
 def people(ids) -> dict[str, tuple[str, str]]:
     made = {}
     for name in ("alice", "mallory"):
-        made[name] = (name, secrets.token_urlsafe(15))
+        made[name] = (f"{name}-ids", secrets.token_urlsafe(15))
         add_student(ids.url, ids.admin, *made[name], CLASS)
     return made
 
@@ -92,7 +87,7 @@ def stored(server, exp: str, run_id: str) -> bytes | None:
 def test_a_finished_answer_is_not_replaced_through_another_runs_id(ids, people, homework):
     url, mallory = ids.url, people["mallory"]
     mine = hw.mine(url, mallory, "ids").experiment_id
-    sent = hw.submit(url, mallory, "ids", answer_of(homework, "mallory"))
+    sent = hw.submit(url, mallory, "ids", answer_of(homework, mallory[0]))
     before = stored(ids, mine, sent.run_id)
     made = rest(url, "/api/2.0/mlflow/runs/create",
                 {"experiment_id": class_experiment(ids, mallory)}, auth=mallory)[1]  # fmt: skip
@@ -130,7 +125,7 @@ def test_no_extra_file_and_no_large_answer_reach_a_submission_by_any_route(ids, 
     assert status == 403 and b"at most" in said, (status, said[:200])
     assert finish(ids, mallory, run_id)[0] == 403  # no answer: not finished, nothing graded
     # the control: a right answer of the right size is stored and finished
-    text = answer_of(homework, "mallory")
+    text = answer_of(homework, mallory[0])
     assert put(ids, hw._answer_path(mine, run_id), text, mallory)[0] == 200
     assert finish(ids, mallory, run_id)[0] == 200
     got = rest(url, "/api/2.0/mlflow/runs/get", auth=mallory, query={"run_id": run_id})[1]
@@ -147,7 +142,7 @@ def test_runs_create_answers_a_classmates_homework_as_none(ids, people, homework
     one = rest(url, create, {"experiment_id": hers}, auth=mallory)
     none = rest(url, create, {"experiment_id": "987654321"}, auth=mallory)
     assert one == none and one[0] == 403 and one[1]["message"] == REFUSAL + HIDDEN, (one, none)
-    assert "alice" not in json.dumps(one[1])
+    assert "alice" not in json.dumps(one[1])  # nor her account, alice-ids
     # the control: in her own homework, a run is made
     assert rest(url, create, {"experiment_id": hers}, auth=alice)[0] == 200
 
