@@ -42,7 +42,9 @@ ROOT = Path(os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] or Path(__file
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from attention_ref.classroom.server import ClassServer, add_student, rest  # noqa: E402
+from attention_ref.classroom.accounts import add_student  # noqa: E402
+from attention_ref.classroom.client import rest  # noqa: E402
+from attention_ref.classroom.server import ClassServer  # noqa: E402
 
 CLASS = "timing"
 

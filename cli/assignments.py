@@ -8,14 +8,13 @@ what the class got wrong. The library is `attention_ref.classroom.homework`.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cli.errors import CLIError
-from cli.server import AdminPasswordFile, TrackingUri, _admin, _server_url
+from cli.server import AdminPasswordFile, TrackingUri, server_url, teacher_client
 
 if TYPE_CHECKING:
     from attention_ref.classroom.gradebook import Row, Summary
@@ -90,10 +89,10 @@ def assign(
     teacher's alone; each student's submissions go to homework/NAME/STUDENT, theirs alone.
     """
     from attention_ref.classroom.assignment import Assignment, AssignmentError, parse_due
-    from attention_ref.classroom.homework import assign as make
-    from attention_ref.classroom.server import ServerError
+    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.exchange.assign import assign as make
 
-    url = _server_url(tracking_uri)
+    url = server_url(tracking_uri)
     try:
         from cli.exercise import default_heads
 
@@ -103,7 +102,7 @@ def assign(
                            decimals=decimals, variant=variant, kv_heads=kv_heads,
                            window=window, due=parse_due(due) if due else None,
                            source=source)  # fmt: skip
-        done = make(url, _admin(admin_password_file, url), asked, due_given=due is not None)
+        done = make(teacher_client(url, admin_password_file), asked, due_given=due is not None)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     print(done.describe(url))
@@ -135,14 +134,14 @@ def grade(
     updated in place.
     """
     from attention_ref.classroom.assignment import AssignmentError
+    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.exchange.grade import grade as run_grade
     from attention_ref.classroom.gradebook import ui_url
-    from attention_ref.classroom.homework import grade as run_grade
-    from attention_ref.classroom.server import ServerError
     from cli.tables import say
 
-    url = _server_url(tracking_uri)
+    url = server_url(tracking_uri)
     try:
-        done = run_grade(url, _admin(admin_password_file, url), name, best=best, use=use or ())
+        done = run_grade(teacher_client(url, admin_password_file), name, best=best, use=use or ())
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     _print_book(name, url, list(done.rows))
@@ -189,23 +188,22 @@ def grades(
     account), else as admin.
     """
     from attention_ref.classroom.assignment import AssignmentError
+    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.exchange.assign import catalogue_names
+    from attention_ref.classroom.exchange.grade import gradebook, steps_asked
     from attention_ref.classroom.gradebook import summarize, to_csv
-    from attention_ref.classroom.homework import catalogue_names, gradebook, steps_asked
     from attention_ref.classroom.lms import SYSTEMS, to_lms_csv
-    from attention_ref.classroom.server import ServerError
 
     if csv_format not in ("attnref", *SYSTEMS):
         raise CLIError(f"--csv-format {csv_format!r}: choose attnref, {', '.join(SYSTEMS)}")
-    url = _server_url(tracking_uri)
+    url = server_url(tracking_uri)
     suffix = "grades" if csv_format == "attnref" else csv_format
     path = csv_path if csv_path is not None else Path(f"{name}-{suffix}.csv")
     if path.is_dir():
         raise CLIError(f"--csv {path} is a folder, not a file")
     try:
-        user, password = (os.environ.get("MLFLOW_TRACKING_USERNAME"),
-                          os.environ.get("MLFLOW_TRACKING_PASSWORD"))  # fmt: skip
-        auth = (user, password) if user and password else _admin(admin_password_file, url)
-        assignment, book = gradebook(url, auth, name)
+        client = teacher_client(url, admin_password_file, reader=True)
+        assignment, book = gradebook(client, name)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     if not book:

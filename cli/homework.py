@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cli.errors import CLIError
+
+if TYPE_CHECKING:
+    from attention_ref.classroom.class_client import ClassClient
 
 #: the commands are registered by `cli.main` (with their one-line summaries)
 homework_app = typer.Typer(
@@ -39,8 +43,13 @@ TrackingUri = Annotated[
 ]
 
 
-def account(tracking_uri: str | None) -> tuple[str, tuple[str, str]]:
-    """``(server URL, (username, password))`` from the option and MLflow's variables."""
+def account(tracking_uri: str | None, say: bool = False) -> ClassClient:
+    """The student's client of the class server, from the option and MLflow's variables
+    (``MLFLOW_TRACKING_SERVER_CERT_PATH`` for HTTPS); ``say``: each wait for a busy server is
+    said on the error stream, in one line."""
+    from attention_ref.classroom.class_client import ClassClient
+    from attention_ref.classroom.patience import PATIENCE
+
     url = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
     if not url or not url.startswith(("http://", "https://")):
         raise CLIError("--tracking-uri (or $MLFLOW_TRACKING_URI) must be the class server's URL")
@@ -49,7 +58,10 @@ def account(tracking_uri: str | None) -> tuple[str, tuple[str, str]]:
     if not user or not password:
         raise CLIError("set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD to your class "
                        "account (your teacher gave you both)")  # fmt: skip
-    return url, (user, password)
+    patience = PATIENCE
+    if say:
+        patience = replace(PATIENCE, say=lambda line: print(f"attnref: {line}", file=sys.stderr))
+    return ClassClient(url, (user, password), patience=patience)
 
 
 def fetch(
@@ -65,15 +77,15 @@ def fetch(
     An answer-K.json already there is kept (it may hold your work).
     """
     from attention_ref.classroom.assignment import AssignmentError
-    from attention_ref.classroom.homework import mine, write_exercises
-    from attention_ref.classroom.server import ServerError
+    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.exchange.fetch import mine, write_exercises
 
-    url, auth = account(tracking_uri)
+    client = account(tracking_uri)
     folder = out if out is not None else Path(name)
     if folder.exists() and not folder.is_dir():
         raise CLIError(f"--out {folder} is a file, not a folder")
     try:
-        me = mine(url, auth, name)
+        me = mine(client, name)
         done = write_exercises(me, folder)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
@@ -108,13 +120,16 @@ def submit(
     step of every answer is right, 1 otherwise.
     """
     from attention_ref.classroom.assignment import AssignmentError
-    from attention_ref.classroom.homework import check_text, mine, submitted_line
-    from attention_ref.classroom.homework import submit as send
-    from attention_ref.classroom.patience import Patience
-    from attention_ref.classroom.server import ServerError
+    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.exchange.fetch import mine
+    from attention_ref.classroom.exchange.submit import (
+        checked_answer,
+        submit_answers,
+        submitted_line,
+    )
     from attention_ref.exercises.grader import report_lines
 
-    url, auth = account(tracking_uri)
+    client = account(tracking_uri, say=True)
     texts = []
     for path in answers:
         if not path.exists():
@@ -128,22 +143,20 @@ def submit(
         except OSError as e:
             raise CLIError(f"cannot read {path}: {e.strerror}") from None
     try:
-        me = mine(url, auth, name)
+        me = mine(client, name)  # one request, inside the patience like every other
+        checked = []
         for path, text in zip(answers, texts, strict=True):
             try:
-                check_text(text, me)  # every file before anything is sent
+                checked.append(checked_answer(text, me))  # every file before anything is sent
             except (ValueError, TypeError) as e:
                 raise CLIError(f"{path}: {e}") from None
-        right = True
-        patience = Patience(say=lambda line: print(f"attnref: {line}", file=sys.stderr))
-        for path, text in zip(answers, texts, strict=True):
-            sent = send(url, auth, name, text, patience=patience)
-            print("\n".join(report_lines(sent.report)))
-            print(submitted_line(sent, str(path), name, me.assignment.lang))
-            right = right and sent.report.all_right
+        sent = submit_answers(client, me, checked)  # each file stored, then one read-back
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
-    if not right:
+    for path, one in zip(answers, sent, strict=True):
+        print("\n".join(report_lines(one.report)))
+        print(submitted_line(one, str(path), name, me.assignment.lang))
+    if not all(one.report.all_right for one in sent):
         raise typer.Exit(1)
     return 0
 
@@ -152,13 +165,13 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
     """Your submissions of an assignment: when each was received, late or not, and the
     teacher's grade once given."""
     from attention_ref.classroom.assignment import AssignmentError
-    from attention_ref.classroom.homework import my_submissions
-    from attention_ref.classroom.server import ServerError
+    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.exchange.submit import my_submissions
     from cli.tables import Column, console, print_table
 
-    url, auth = account(tracking_uri)
+    client = account(tracking_uri)
     try:
-        me, found = my_submissions(url, auth, name)
+        me, found = my_submissions(client, name)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     if not found:

@@ -23,6 +23,7 @@ import typer
 from cli.errors import CLIError
 
 if TYPE_CHECKING:
+    from attention_ref.classroom.class_client import ClassClient
     from attention_ref.classroom.server import ClassServer
 
 server_app = typer.Typer(
@@ -68,16 +69,17 @@ PasswordFile = Annotated[
 ]
 
 
-def _server_url(tracking_uri: str | None) -> str:
+def server_url(tracking_uri: str | None) -> str:
     url = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
     if not url or not url.startswith(("http://", "https://")):
         raise CLIError("--tracking-uri (or $MLFLOW_TRACKING_URI) must be the class server's URL")
     return url
 
 
-def _admin(admin_password_file: Path | None, url: str) -> tuple[str, str]:
+def admin_credentials(admin_password_file: Path | None, url: str) -> tuple[str, str]:
     """The admin's credentials, once the server is known to answer at ``url``."""
-    from attention_ref.classroom.server import ADMIN_USERNAME, healthy, read_password
+    from attention_ref.classroom.accounts import ADMIN_USERNAME, read_password
+    from attention_ref.classroom.client import healthy
 
     password = read_password(admin_password_file, existing=True)
     if not healthy(url, timeout=5):
@@ -85,9 +87,26 @@ def _admin(admin_password_file: Path | None, url: str) -> tuple[str, str]:
     return ADMIN_USERNAME, password
 
 
+def teacher_client(
+    tracking_uri: str | None, admin_password_file: Path | None, *, reader: bool = False
+) -> ClassClient:
+    """The teacher's client of the class server: the admin's account, or with ``reader`` the
+    account in $MLFLOW_TRACKING_USERNAME / $MLFLOW_TRACKING_PASSWORD when both are set."""
+    from attention_ref.classroom.class_client import ClassClient
+
+    url = server_url(tracking_uri)
+    user, password = (
+        os.environ.get("MLFLOW_TRACKING_USERNAME"),
+        os.environ.get("MLFLOW_TRACKING_PASSWORD"),
+    )
+    if reader and user and password:
+        return ClassClient(url, (user, password))
+    return ClassClient(url, admin_credentials(admin_password_file, url))
+
+
 def _new_password(password_file: Path | None) -> tuple[str, str]:
     """``(password, what to print)``: from the file (not printed), or made and shown once."""
-    from attention_ref.classroom.server import read_password
+    from attention_ref.classroom.accounts import read_password
 
     if password_file is not None:
         return read_password(password_file), ""
@@ -147,13 +166,11 @@ def start(
 ) -> None:
     """Start PostgreSQL, the MLflow server with accounts, and its edge (nginx); Ctrl-C stops
     them."""
-    from attention_ref.classroom.server import (
-        ClassServer,
-        EdgeLimits,
-        ServerError,
-        class_exists,
-        read_password,
-    )
+    from attention_ref.classroom.accounts import read_password
+    from attention_ref.classroom.cluster import class_exists
+    from attention_ref.classroom.edge import EdgeLimits
+    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.server import ClassServer
 
     if not 0 < port < 65536:
         raise CLIError(f"--port must be in 1..65535, got {port}")
@@ -193,7 +210,7 @@ def start(
 
 
 def _print_welcome(server: ClassServer) -> None:
-    from attention_ref.classroom.server import CERT_PATH_ENV, class_experiment_id
+    from attention_ref.classroom.client import CERT_PATH_ENV, class_experiment_id
     from attention_ref.classroom.tls import fingerprint
 
     url, pid = server.public_url, server.process.pid if server.process else None
@@ -251,7 +268,7 @@ class _StopOnSignal:
 @server_app.command("status")
 def status(directory: ClassDir) -> None:
     """Whether the class server of DIR runs: its pid and URL (exit 0), or not (exit 1)."""
-    from attention_ref.classroom.server import server_status
+    from attention_ref.classroom.server_folder import server_status
 
     found = server_status(directory)
     print(found.describe())
@@ -262,7 +279,8 @@ def status(directory: ClassDir) -> None:
 @server_app.command("stop")
 def stop(directory: ClassDir) -> None:
     """Stop the class server of DIR by its pid file (a stale one is cleaned up)."""
-    from attention_ref.classroom.server import ServerError, stop_server
+    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.server_folder import stop_server
 
     try:
         print(stop_server(directory))
@@ -283,17 +301,17 @@ def add_student(
 
     Run again, it completes an existing account (its password unchanged) and says what it did.
     """
+    from attention_ref.classroom.accounts import add_student as add
     from attention_ref.classroom.assignment import AssignmentError
-    from attention_ref.classroom.homework import enrol_everywhere
-    from attention_ref.classroom.server import ServerError
-    from attention_ref.classroom.server import add_student as add
+    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.exchange.assign import enrol_everywhere
 
-    url = _server_url(tracking_uri)
+    url = server_url(tracking_uri)
     try:
-        admin = _admin(admin_password_file, url)
+        client = teacher_client(url, admin_password_file)
         password, shown = _new_password(password_file)
-        change = add(url, admin, name, password, experiment)
-        given = enrol_everywhere(url, admin, name)
+        change = add(url, client.auth, name, password, experiment)
+        given = enrol_everywhere(client, name)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     print(change.describe(experiment, url) + (shown if change.created else ""))
@@ -310,12 +328,12 @@ def add_teacher(
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
     """Create a teacher's account (an MLflow admin: everything the admin may do)."""
-    from attention_ref.classroom.server import ServerError
-    from attention_ref.classroom.server import add_teacher as add
+    from attention_ref.classroom.accounts import add_teacher as add
+    from attention_ref.classroom.errors import ServerError
 
-    url = _server_url(tracking_uri)
+    url = server_url(tracking_uri)
     try:
-        admin = _admin(admin_password_file, url)
+        admin = admin_credentials(admin_password_file, url)
         password, shown = _new_password(password_file)
         change = add(url, admin, name, password)
     except ServerError as e:
@@ -328,12 +346,13 @@ def remove_student(
     name: Name, tracking_uri: TrackingUri = None, admin_password_file: AdminPasswordFile = None
 ) -> None:
     """Delete a student's account; their runs stay, under their name."""
-    from attention_ref.classroom.server import AUTH_CACHE_TTL_S, ServerError
-    from attention_ref.classroom.server import remove_student as remove
+    from attention_ref.classroom.accounts import remove_student as remove
+    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.tracking_server import AUTH_CACHE_TTL_S
 
-    url = _server_url(tracking_uri)
+    url = server_url(tracking_uri)
     try:
-        remove(url, _admin(admin_password_file, url), name)
+        remove(url, admin_credentials(admin_password_file, url), name)
     except ServerError as e:
         raise CLIError(str(e)) from None
     print(
@@ -350,12 +369,12 @@ def reset_password(
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
     """Give an account a new password (the old one stops working within a minute)."""
-    from attention_ref.classroom.server import ServerError
-    from attention_ref.classroom.server import reset_password as reset
+    from attention_ref.classroom.accounts import reset_password as reset
+    from attention_ref.classroom.errors import ServerError
 
-    url = _server_url(tracking_uri)
+    url = server_url(tracking_uri)
     try:
-        admin = _admin(admin_password_file, url)
+        admin = admin_credentials(admin_password_file, url)
         password, shown = _new_password(password_file)
         reset(url, admin, name, password)
     except ServerError as e:
@@ -373,18 +392,14 @@ def runs(
 
     Reads as $MLFLOW_TRACKING_USERNAME / $MLFLOW_TRACKING_PASSWORD if set, else as admin.
     """
-    from attention_ref.classroom.server import ServerError, class_runs
+    from attention_ref.classroom.class_client import HomeworkError, class_runs
+    from attention_ref.classroom.errors import ServerError
     from cli.tables import Column, console, print_table
 
-    url = _server_url(tracking_uri)
+    url = server_url(tracking_uri)
     try:
-        user, password = (
-            os.environ.get("MLFLOW_TRACKING_USERNAME"),
-            os.environ.get("MLFLOW_TRACKING_PASSWORD"),
-        )
-        auth = (user, password) if user and password else _admin(admin_password_file, url)
-        found = class_runs(url, auth, experiment)
-    except ServerError as e:
+        found = class_runs(teacher_client(url, admin_password_file, reader=True), experiment)
+    except (ServerError, HomeworkError) as e:
         raise CLIError(str(e)) from None
     # a run's name is its student's: anything, as long as they like (printed as written, over
     # lines where it must)

@@ -292,3 +292,79 @@ def test_no_module_is_over_450_lines_but_the_textbook():
     # the control: the textbook itself is long, and would be reported without its exception
     textbook = ROOT / "attention_ref/reference/attention.py"
     assert len(textbook.read_text(encoding="utf-8").splitlines()) > MAX_LINES
+
+
+# --- public names across modules, no façades ------------------------------------------------
+
+
+def private_imports(files: dict[str, Path]) -> list[str]:
+    """``file: module.name`` of every import of another module's private name (``_x``)."""
+    found = []
+    for path in files.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                ("attention_ref", "cli")
+            ):
+                found += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]  # fmt: skip
+    return found
+
+
+def re_exports(files: dict[str, Path]) -> list[str]:
+    """``file: name`` of every name a module's ``__all__`` lists that it imports rather than
+    defines (a façade for another module's names), and every ``import x as x``."""
+    found = []
+    for path in files.values():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported: set[str] = set()
+        listed: list[str] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom | ast.Import):
+                for a in node.names:
+                    imported.add(a.asname or a.name.split(".")[0])
+                    if a.asname is not None and a.asname == a.name.split(".")[-1]:
+                        found.append(f"{path.relative_to(ROOT)}: {a.name} as {a.asname}")
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+            ):
+                listed = [e.value for e in getattr(node.value, "elts", [])
+                          if isinstance(e, ast.Constant)]  # fmt: skip
+        found += [f"{path.relative_to(ROOT)}: {n}" for n in listed if n in imported]
+    return found
+
+
+def test_no_module_imports_another_modules_private_name():
+    files = module_files()
+    files |= {str(p): p for p in (ROOT / "cli").rglob("*.py")}
+    assert private_imports(files) == []
+
+
+def test_no_classroom_module_re_exports_another_modules_names():
+    """The class's modules (and the CLI) name each thing where it is defined: no façade that
+    re-exports another module's names for old import paths (the server's and the homework's
+    were, with about 50 names)."""
+    files = {k: p for k, p in module_files().items() if "/classroom/" in str(p)}
+    files |= {str(p): p for p in (ROOT / "cli").rglob("*.py")}
+    assert re_exports(files) == []
+
+
+def test_the_import_rules_find_a_private_import_and_a_facade(tmp_path):
+    """The controls: a private name imported, a name re-exported, are found."""
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from attention_ref.classroom.client import _x\n"
+        "from attention_ref.classroom.client import rest as rest\n"
+        "from attention_ref.classroom.client import healthy\n"
+        "__all__ = ['healthy', 'mine']\n"
+        "def mine(): ...\n",
+        encoding="utf-8",
+    )
+    real = {"bad": bad}
+    # the file is outside the project's root: reported by its name alone
+    real_root = ROOT
+    try:
+        globals()["ROOT"] = tmp_path
+        assert private_imports(real) == ["bad.py: attention_ref.classroom.client._x"]
+        assert sorted(re_exports(real)) == ["bad.py: healthy", "bad.py: rest as rest"]
+    finally:
+        globals()["ROOT"] = real_root

@@ -32,8 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
+from attention_ref.classroom.class_plan import class_of  # noqa: E402
 from attention_ref.classroom.server import ClassServer  # noqa: E402
-from attention_ref.classroom.simulate import class_of, run_class  # noqa: E402
+from attention_ref.classroom.simulate import run_class  # noqa: E402
 
 #: the recorded class's salt: the same variants at every recording
 SALT = "5eed0f0a77e47104"

@@ -84,7 +84,8 @@ def shoot(name: str, args: list[str], env: dict[str, str], out: Path, cwd: Path)
 
 
 def main(out: Path) -> int:
-    from attention_ref.classroom.server import DEFAULT_EXPERIMENT, ClassServer, add_student
+    from attention_ref.classroom.accounts import add_student
+    from attention_ref.classroom.server import DEFAULT_EXPERIMENT, ClassServer
     from attention_ref.classroom.simulate import run_class
 
     out.mkdir(parents=True, exist_ok=True)

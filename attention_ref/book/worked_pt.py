@@ -22,12 +22,12 @@ import torch
 from attention_ref.book.pages import Words
 from attention_ref.book.worked_pt_variants import (
     Step,
-    _list,
-    _num,
     alibi_words,
     forward_steps,
     gqa_words,
     groups_words,
+    listed_pt,
+    num_pt,
     rope_words,
     window_words,
 )
@@ -69,16 +69,16 @@ def kv_cache_words() -> Words:
     if row_gap < 1e-12:
         words.append(
             f"y_t é igual à linha t = {PROMPT} da saída da seed 000 (posições contadas a partir "
-            f"de 0: a sua última linha; maior diferença {_num(row_gap, '.1e')}; a lista a "
-            f"imprime com 3 casas decimais, com diferença de até {_num(doc_gap, '.1e')})."
+            f"de 0: a sua última linha; maior diferença {num_pt(row_gap, '.1e')}; a lista a "
+            f"imprime com 3 casas decimais, com diferença de até {num_pt(doc_gap, '.1e')})."
         )
     else:
         words.append(f"y_t NÃO é a linha t = {PROMPT} da saída da seed 000 "
-                     f"({_num(row_gap, '.1e')}).")  # fmt: skip
+                     f"({num_pt(row_gap, '.1e')}).")  # fmt: skip
     if all_gap < 1e-12:
         words.append(
             f"Decodificar os {n} tokens um de cada vez a partir de um cache vazio dá cada linha "
-            f"da passada causal completa (maior diferença {_num(all_gap, '.1e')})."
+            f"da passada causal completa (maior diferença {num_pt(all_gap, '.1e')})."
         )
     length = step.cache.length
     words.append(
@@ -129,9 +129,9 @@ def _tile_words(step: osm.TileStep, prev_m: torch.Tensor, tok: list[str]) -> str
             before, after = float(prev_m[i, r, 0]), float(step.m[i, r, 0])
             if math.isfinite(before) and after > before:
                 words.append(
-                    f"Cabeça {i + 1}, '{name}': o máximo cresce de {_num(before, '.3f')} para "
-                    f"{_num(after, '.3f')}, então α = e^(m − m') = "
-                    f"{_num(float(step.alpha[i, r, 0]), '.3f')} encolhe o que foi somado antes."
+                    f"Cabeça {i + 1}, '{name}': o máximo cresce de {num_pt(before, '.3f')} para "
+                    f"{num_pt(after, '.3f')}, então α = e^(m − m') = "
+                    f"{num_pt(float(step.alpha[i, r, 0]), '.3f')} encolhe o que foi somado antes."
                 )
     return " ".join(words)
 
@@ -145,7 +145,7 @@ def online_softmax_words() -> Words:
     h, d_out = int(trace.Q.shape[0]), int(seed.output.shape[-1])
     tiles = [tok[s.start : s.stop] for s in trace.steps]
     listed = "; ".join(
-        f"o bloco {j} é {_list([repr(w) for w in keys])}" for j, keys in enumerate(tiles, 1)
+        f"o bloco {j} é {listed_pt([repr(w) for w in keys])}" for j, keys in enumerate(tiles, 1)
     ).replace('"', "'")
     steps: list[Step] = [
         (f"Entradas: Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾ da seed 000, lidas em blocos de {TILE} chaves",
@@ -165,9 +165,9 @@ def online_softmax_words() -> Words:
     assert isinstance(gap, float)
     end = (
         "Depois do último bloco, uma divisão por linha. H⁽ⁱ⁾ é igual às saídas das cabeças da "
-        f"seed 000 (maior diferença {_num(gap, '.1e')}), então a saída é a da lista."
+        f"seed 000 (maior diferença {num_pt(gap, '.1e')}), então a saída é a da lista."
         if gap < 1e-12
-        else f"H⁽ⁱ⁾ NÃO é a da seed 000 (maior diferença {_num(gap, '.1e')})."
+        else f"H⁽ⁱ⁾ NÃO é a da seed 000 (maior diferença {num_pt(gap, '.1e')})."
     ) + (
         " L = m + log ℓ é tudo o que a retropropagação guarda da softmax: um número por linha, "
         "em vez dos n × n pesos."
@@ -200,7 +200,7 @@ def backward_words(tr: ref.AttentionTrace | None = None, source: str | None = No
     n = tr.X.shape[-2]
     sums = float(g.S_masked.sum(dim=-1).abs().max())
     rows = (
-        f"Cada linha de ∂S̃⁽ⁱ⁾ soma 0 (maior |soma de uma linha| {_num(sums, '.1e')}): a softmax "
+        f"Cada linha de ∂S̃⁽ⁱ⁾ soma 0 (maior |soma de uma linha| {num_pt(sums, '.1e')}): a softmax "
         "ignora um deslocamento da sua linha."
         if sums < 1e-9
         else ""
@@ -208,7 +208,7 @@ def backward_words(tr: ref.AttentionTrace | None = None, source: str | None = No
     rows += "".join(
         f" Na cabeça {i + 1} cada linha de ∂A{_sup(i)} tem entradas iguais, então "
         f"∂S̃{_sup(i)} = 0 (maior |entrada| "
-        f"{_num(float(g.S_masked[..., i, :, :].abs().max()), '.1e')}): nenhum gradiente chega "
+        f"{num_pt(float(g.S_masked[..., i, :, :].abs().max()), '.1e')}): nenhum gradiente chega "
         "ao seu Q e ao seu K com este G."
         for i in range(tr.h)
         if float((g.A[..., i, :, :] - g.A[..., i, :, :1]).abs().max()) < 1e-12

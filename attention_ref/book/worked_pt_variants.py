@@ -17,12 +17,12 @@ from attention_ref.reference import rope as ref_rope
 Step = tuple[str, str]
 
 
-def _num(v: float, spec: str) -> str:
+def num_pt(v: float, spec: str) -> str:
     """``v`` formatted by ``spec``, with a decimal comma."""
     return format(v, spec).replace(".", ",")
 
 
-def _list(items: list[str]) -> str:
+def listed_pt(items: list[str]) -> str:
     """``a, b e c``."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " e " + items[-1]
 
@@ -113,14 +113,14 @@ def gqa_words() -> Words:
         f"Por token, o cache KV desta camada guarda 2·g·d_k = {cache['gqa']} números (g = "
         f"{tr.g} chaves e valores de largura {tr.d_k}); a atenção multi-cabeça, com h = {tr.h} "
         f"cabeças K/V, guardaria {cache['mha']}, a multi-consulta {cache['mqa']}: a GQA guarda "
-        f"{_num(cache['mha'] / cache['gqa'], 'g')} vezes menos que a MHA. W_K e W_V têm "
+        f"{num_pt(cache['mha'] / cache['gqa'], 'g')} vezes menos que a MHA. W_K e W_V têm "
         f"{kv['gqa']} pesos, contra {kv['mha']} (MHA) e {kv['mqa']} (MQA); W_Q e W_O não mudam."
     )
     heads = same_as_seed_000(tr)
     if heads:
         text += (
-            f" As cabeças de consulta {_list([str(i) for i in heads])} dão exatamente as saídas "
-            "das cabeças da seed 000: as mesmas matrizes de consulta, chave e valor."
+            f" As cabeças de consulta {listed_pt([str(i) for i in heads])} dão exatamente as "
+            "saídas das cabeças da seed 000: as mesmas matrizes de consulta, chave e valor."
         )
     steps = forward_steps(
         tr,
@@ -154,7 +154,7 @@ def rope_words() -> Words:
     tok = list(tr.tokens)
     d = tr.d_k
     theta = ref_rope.rope_frequencies(d, ROPE_BASE).tolist()
-    theta_text = "; ".join(f"θ_{i} = {_num(v, 'g')}" for i, v in enumerate(theta))
+    theta_text = "; ".join(f"θ_{i} = {num_pt(v, 'g')}" for i, v in enumerate(theta))
     pairs = ", ".join(f"(x_{2 * i}, x_{2 * i + 1})" for i in range(d // 2))
     positions = ", ".join(str(int(m)) for m in tr.positions.tolist())
     angles = (
@@ -168,7 +168,7 @@ def rope_words() -> Words:
         "x'_2i+1 = x_2i sin mθ_i + x_2i+1 cos mθ_i",
         "As consultas e as chaves giram; os valores não. A linha m gira pelos seus próprios "
         f"ângulos, então '{tok[0]}' (m = {first}) não muda. Uma rotação preserva comprimentos: "
-        f"cada linha mantém a sua norma (maior mudança {_num(rotation_norm_gap(tr), '.1e')}).",
+        f"cada linha mantém a sua norma (maior mudança {num_pt(rotation_norm_gap(tr), '.1e')}).",
     )
     s0 = float(tr.QKt[0, SHIFT_QUERY, SHIFT_KEY])
     s_shift = shifted_score(tr, SHIFT)
@@ -176,9 +176,9 @@ def rope_words() -> Words:
     q, k = tok[SHIFT_QUERY], tok[SHIFT_KEY]
     changes = (
         f"Sem o RoPE a cabeça calcula os scores Q Kᵀ acima. Com ele, o score de '{q}' (m = "
-        f"{SHIFT_QUERY}) contra '{k}' (n = {SHIFT_KEY}) é {_num(s0, '.6f')}; os mesmos dois "
+        f"{SHIFT_QUERY}) contra '{k}' (n = {SHIFT_KEY}) é {num_pt(s0, '.6f')}; os mesmos dois "
         f"tokens levados às posições {SHIFT_QUERY + SHIFT} e {SHIFT_KEY + SHIFT} dão "
-        f"{_num(s_shift, '.6f')} (diferença {_num(gap, '.1e')}): "
+        f"{num_pt(s_shift, '.6f')} (diferença {num_pt(gap, '.1e')}): "
         + ("o score só depende da distância m − n." if gap < 1e-9 else "NÃO é o mesmo score.")
     )
     steps = forward_steps(
@@ -206,7 +206,7 @@ def window_words() -> Words:
     same, changed = changed_rows(tr)
 
     def names(rows: list[int]) -> str:
-        return _list([f"'{tok[r]}'" for r in rows])
+        return listed_pt([f"'{tok[r]}'" for r in rows])
 
     parts = []
     if same:
@@ -250,15 +250,15 @@ def alibi_words() -> Words:
     slopes, gaps, near = data["slopes"], data["largest_weight_change"], data["self_change"]
     assert isinstance(slopes, list) and isinstance(gaps, list) and isinstance(near, list)
     last = tok[-1]
-    slope_text = "; ".join(f"m_{i + 1} = {_num(s, 'g')}" for i, s in enumerate(slopes))
+    slope_text = "; ".join(f"m_{i + 1} = {num_pt(s, 'g')}" for i, s in enumerate(slopes))
     mask = ("ALiBi: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + B⁽ⁱ⁾ + M, com B⁽ⁱ⁾_tu = −m_i (t − u)",
             f"A cabeça i subtrai de cada score a sua inclinação vezes a distância: {slope_text} "
             f"(m_i = 2^(−8i/h), h = {tr.h}). Na diagonal o viés é 0; o futuro é −∞, como na "
             "máscara causal. Nenhum embedding de posição é somado a X.")  # fmt: skip
     parts = [
-        f"cabeça {i + 1} (m = {_num(slopes[i], 'g')}): maior mudança de um peso "
-        f"{_num(gaps[i], '.4f')}, o peso de '{last}' em si mesmo "
-        f"{'+' if near[i] >= 0 else '−'}{_num(abs(near[i]), '.4f')}"
+        f"cabeça {i + 1} (m = {num_pt(slopes[i], 'g')}): maior mudança de um peso "
+        f"{num_pt(gaps[i], '.4f')}, o peso de '{last}' em si mesmo "
+        f"{'+' if near[i] >= 0 else '−'}{num_pt(abs(near[i]), '.4f')}"
         for i in range(tr.h)
     ]
     text = ("Em relação aos pesos da seed 000 (os mesmos scores, sem viés): " + "; ".join(parts)

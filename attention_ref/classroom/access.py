@@ -54,9 +54,6 @@ from functools import cache
 
 from attention_ref.classroom.access_table import TABLE, Access
 
-#: the table's names, `TABLE` and `Access` (from `attention_ref.classroom.access_table`) with them
-__all__ = ["TABLE", "Access", "Role", "Verdict", "access_of", "route_key", "rules", "verdict"]
-
 
 class Role(StrEnum):
     """Who sends a request: MLflow's admin account, another admin account, a student, nobody."""

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from attention_ref.classroom.client import _checked, class_experiment_id, rest
+from attention_ref.classroom.client import checked, class_experiment_id, rest
 from attention_ref.classroom.errors import ServerError
 
 ADMIN_USERNAME = "admin"
@@ -53,7 +53,7 @@ def _user(url: str, admin: tuple[str, str], username: str, cafile: Path | None) 
         return dict(found["user"])
     if status == 404 or "not found" in str(found.get("message", "")).lower():
         return None
-    _checked(status, found, f"cannot look up the account {username!r}")
+    checked(status, found, f"cannot look up the account {username!r}")
     return None  # pragma: no cover
 
 
@@ -73,7 +73,7 @@ def _create_user(
     )  # fmt: skip
     if status != 200 and "already exists" in str(made.get("message", "")):
         return False  # made at the same moment by another add-student
-    _checked(status, made, f"cannot create the account {username!r}")
+    checked(status, made, f"cannot create the account {username!r}")
     return True
 
 
@@ -90,7 +90,7 @@ def grant_experiment(
     status, has = rest(
         url, "/api/3.0/mlflow/users/permissions/get", auth=admin, query=where, cafile=cafile
     )
-    _checked(status, has, f"cannot read the permissions of {username!r}")
+    checked(status, has, f"cannot read the permissions of {username!r}")
     order = ["NO_PERMISSIONS", "READ", "USE", "EDIT", "MANAGE"]
     current = str(has.get("permission", "NO_PERMISSIONS"))
     if current in order and order.index(current) >= order.index(permission):
@@ -104,7 +104,7 @@ def grant_experiment(
         status, answer = rest(
             url, "/api/3.0/mlflow/users/permissions/grant", grant, auth=admin, cafile=cafile
         )
-    _checked(status, answer, f"cannot let {username!r} edit experiment {experiment_id}")
+    checked(status, answer, f"cannot let {username!r} edit experiment {experiment_id}")
     return True
 
 
@@ -137,7 +137,7 @@ def add_teacher(
             url, "/api/2.0/mlflow/users/update-admin", {"username": username, "is_admin": True},
             auth=admin, method="PATCH", cafile=cafile,
         )  # fmt: skip
-        _checked(status, answer, f"cannot make {username!r} a teacher")
+        checked(status, answer, f"cannot make {username!r} a teacher")
     return AccountChange(username, created, granted)
 
 
@@ -154,7 +154,7 @@ def remove_student(
         url, "/api/2.0/mlflow/users/delete", {"username": username}, auth=admin,
         method="DELETE", cafile=cafile,
     )  # fmt: skip
-    _checked(status, answer, f"cannot remove the account {username!r}")
+    checked(status, answer, f"cannot remove the account {username!r}")
 
 
 def reset_password(
@@ -171,7 +171,7 @@ def reset_password(
         url, "/api/2.0/mlflow/users/update-password",
         {"username": username, "password": password}, auth=admin, method="PATCH", cafile=cafile,
     )  # fmt: skip
-    _checked(status, answer, f"cannot change the password of {username!r}")
+    checked(status, answer, f"cannot change the password of {username!r}")
 
 
 def read_password(

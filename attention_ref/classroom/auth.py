@@ -42,31 +42,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from attention_ref.classroom import uploads
-from attention_ref.classroom.access import Access, Role, Verdict, access_of, verdict
+from attention_ref.classroom.access import Role, Verdict, access_of, verdict
+from attention_ref.classroom.access_table import Access
 from attention_ref.classroom.credentials import (
     client_address,
     guard_the_fastapi_bridge,
     identify,
 )
 from attention_ref.classroom.homework_fence import (
-    MAX_ANSWER_BYTES,
     experiment_tags,
     homework_fence,
     run_status,
     written_keys,
 )
 from attention_ref.classroom.ownership import (
-    OWNER_TAG,
     OWNERSHIP,
-    found_once,
     keep_said,
     stamp_owner,
     unseen,
 )
 from attention_ref.classroom.parameters import RefusedError, graphql_refusal, read_request
 from attention_ref.classroom.refusals import (
-    HIDDEN,
-    REFUSAL,
     absent_as_forbidden,
     bad_request,
     forbidden,
@@ -76,12 +72,6 @@ from attention_ref.classroom.refusals import (
 if TYPE_CHECKING:
     from flask import Response
     from werkzeug.datastructures import Authorization
-
-#: the gate's names, with those of its parts that other modules and the tests import from here
-__all__ = [
-    "HIDDEN", "LANDED", "MAX_ANSWER_BYTES", "OWNER_TAG", "REFUSAL", "authenticate", "found_once",
-    "role_of",
-]  # fmt: skip
 
 _ANSWER = "attnref_class_auth"
 _GRAPHQL = ("POST /graphql", "GET /graphql")

@@ -118,8 +118,7 @@ def absent_on_the_class(record: dict[str, Any], names: Sequence[str], lang: str 
 def expected_verdicts(assignment: Assignment, behaviours: Sequence[Behaviour]) -> dict:
     """What the checker says of each student's counted answer, computed here, apart from the
     server (the gradebook must say the same)."""
-    from attention_ref.classroom.exchange.fetch import Mine
-    from attention_ref.classroom.exchange.submit import check_text
+    from attention_ref.classroom.exchange.answers import check_answer
     from attention_ref.inputs.attention_input import InputError
 
     out: dict[str, dict[str, object]] = {}
@@ -129,9 +128,8 @@ def expected_verdicts(assignment: Assignment, behaviours: Sequence[Behaviour]) -
         if counted is None:
             out[b.student] = {"standing": str(Standing.MISSING), "attempts": 0}
             continue
-        me = Mine(assignment, b.student, "", tuple(assignment.exercises_of(b.student)))
         try:
-            _, report = check_text(counted.text, me)
+            _, report = check_answer(counted.text, assignment, assignment.exercises_of(b.student))
         except (InputError, ValueError):
             out[b.student] = {"standing": str(Standing.MALFORMED), "steps_right": 0,
                               "attempts": n, "late": counted.late}  # fmt: skip

@@ -3,15 +3,14 @@
 What the teacher's commands, the accounts (`attention_ref.classroom.accounts`) and the class
 server itself (`attention_ref.classroom.server`) send to ``mlflow server``: `request_bytes`
 and `rest` (one HTTP call, verified against the server's certificate for HTTPS), `healthy`
-(``/health``), `class_experiment_id` (the class experiment, made if missing) and
-`class_runs` (every run of it, with its owner). No server there, or an answer lost on the
-way: `ServerError` / `ServerTimeoutError`, in one line.
+(``/health``), `checked` (an answer, or one line saying what failed) and
+`class_experiment_id` (the class experiment, made if missing). No server there, or an answer
+lost on the way: `ServerError` / `ServerTimeoutError`, in one line.
 """
 
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import http.client
 import json
 import os
@@ -19,7 +18,6 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +110,9 @@ def healthy(url: str, timeout: float = 2, cafile: Path | None = None) -> bool:
         return False
 
 
-def _checked(status: int, answer: dict[str, Any], what: str) -> dict[str, Any]:
+def checked(status: int, answer: dict[str, Any], what: str) -> dict[str, Any]:
+    """``answer`` of a call that succeeded; else `ServerError` saying ``what`` failed, and why,
+    in one line."""
     if status == 401:
         raise ServerError(f"{what}: the server refused the admin credentials (HTTP 401)")
     if status >= 400:
@@ -140,7 +140,7 @@ def class_experiment_id(
         if status == 200:
             return dict(found["experiment"])
         if status != 404:
-            _checked(status, found, f"cannot look up the experiment {name!r}")
+            checked(status, found, f"cannot look up the experiment {name!r}")
         return None
 
     kind = {"key": str(Tag.EXPERIMENT_KIND), "value": EXPERIMENT_KIND}
@@ -154,7 +154,7 @@ def class_experiment_id(
             return str(made["experiment_id"])
         found = look_up() if "already exists" in str(made.get("message", "")) else None
         if found is None:
-            _checked(status, made, f"cannot create the experiment {name!r}")
+            checked(status, made, f"cannot create the experiment {name!r}")
             raise ServerError(f"cannot create the experiment {name!r}")  # pragma: no cover
     exp_id = str(found["experiment_id"])
     tags = {t["key"]: t["value"] for t in found.get("tags", [])}
@@ -163,54 +163,5 @@ def class_experiment_id(
             url, "/api/2.0/mlflow/experiments/set-experiment-tag",
             {"experiment_id": exp_id, **kind}, auth=admin, cafile=cafile,
         )  # fmt: skip
-        _checked(status, answer, f"cannot tag the experiment {name!r}")
+        checked(status, answer, f"cannot tag the experiment {name!r}")
     return exp_id
-
-
-@dataclass(frozen=True)
-class ClassRun:
-    """One run of the class, as the teacher lists them: who owns it, and how it stands."""
-
-    run_id: str
-    name: str
-    owner: str
-    status: str
-    started: str
-    best_val_loss: float | None
-
-
-def class_runs(
-    url: str, auth: tuple[str, str], experiment: str, cafile: Path | None = None
-) -> list[ClassRun]:
-    """Every run of the class experiment with its owner (the account that created it), newest
-    first, read over REST."""
-    status, found = rest(
-        url, "/api/2.0/mlflow/experiments/get-by-name", auth=auth,
-        query={"experiment_name": experiment}, cafile=cafile,
-    )  # fmt: skip
-    _checked(status, found, f"cannot read the experiment {experiment!r}")
-    exp_id = found["experiment"]["experiment_id"]
-    runs: list[ClassRun] = []
-    token: str | None = None
-    while True:
-        body: dict[str, Any] = {"experiment_ids": [exp_id], "max_results": 1000,
-                                "order_by": ["attributes.start_time DESC"]}  # fmt: skip
-        if token:
-            body["page_token"] = token
-        status, page = rest(url, "/api/2.0/mlflow/runs/search", body, auth=auth, cafile=cafile)
-        _checked(status, page, f"cannot list the runs of {experiment!r}")
-        for r in page.get("runs", []):
-            info, data = r["info"], r.get("data", {})
-            metrics = {m["key"]: m["value"] for m in data.get("metrics", [])}
-            ms = int(info.get("start_time") or 0)
-            start = dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else ""
-            runs.append(
-                ClassRun(
-                    info["run_id"], info.get("run_name", ""), info.get("user_id", ""),
-                    info.get("status", ""), start,
-                    metrics.get("best_val_loss"),
-                )
-            )  # fmt: skip
-        token = page.get("next_page_token")
-        if not token:
-            return runs

@@ -77,6 +77,9 @@ class EdgeLimits:
     max_json_bytes: str = "8m"
     max_upload_bytes: str = "512m"
     retry_after_s: int = 2
+    #: the application does not answer at all (restarting): clients come back later than when
+    #: it is only full (MLflow's own client waits what Retry-After says, 7 times)
+    retry_after_down_s: int = 10
     max_idle_connections: int = 4096  # connections nginx holds in all (each worker)
     #: addresses the per-address limits leave alone: the server's own machine, where the
     #: teacher's commands run (a second loopback address, 127.0.0.2, is limited like any other)
@@ -122,7 +125,7 @@ def nginx_program() -> Path:
     )
 
 
-def _refusal(status: int, code: str, message: str, retry_after: int | None) -> str:
+def _refusal(status: int, code: str, message: str, retry_after: int | str | None) -> str:
     """A named location that answers ``status`` with MLflow's error format, in one line."""
     body = json.dumps({"error_code": code, "message": "class server: " + message})
     body = body.replace("\\", "\\\\").replace("'", "\\'")
@@ -160,8 +163,7 @@ def render(
             _refusal(429, "REQUEST_LIMIT_EXCEEDED",
                      f"too many requests from your address at once; try again in {retry} s",
                      retry),
-            _refusal(503, "TEMPORARILY_UNAVAILABLE",
-                     f"busy: too many requests at once; try again in {retry} s", retry),
+            _refusal(503, "TEMPORARILY_UNAVAILABLE", "$unavailable", "$retry_after"),
             _refusal(413, "INVALID_PARAMETER_VALUE",
                      "the request's body is larger than the class server takes", None),
         )
@@ -207,7 +209,18 @@ http {{
 
     upstream application {{
         zone application 64k;
-        server unix:{app_socket} max_conns={in_flight};
+        # never marked down: a request the application cannot take is told so, each time
+        server unix:{app_socket} max_conns={in_flight} max_fails=0;
+    }}
+    # full (every connection to the application in use: "no live upstreams", the group's
+    # name) or not answering (restarting: the socket's address): come back soon, or later
+    map $upstream_addr $retry_after {{
+        application {retry};
+        default {lim.retry_after_down_s};
+    }}
+    map $upstream_addr $unavailable {{
+        application "busy: too many requests at once; try again in {retry} s";
+        default "not answering for a moment (restarting?); try again in {lim.retry_after_down_s} s";
     }}
 
     server {{

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from attention_ref.classroom import uploads
-from attention_ref.classroom.access import Access
+from attention_ref.classroom.access_table import Access
 from attention_ref.classroom.assignment import (
     ANSWER_FILE,
     ANSWER_SHA_TAG,

@@ -25,7 +25,7 @@ from functools import wraps
 from threading import Lock
 from typing import TYPE_CHECKING, TypeVar
 
-from attention_ref.classroom.access import Access
+from attention_ref.classroom.access_table import Access
 from attention_ref.classroom.parameters import Said
 from attention_ref.classroom.refusals import forbidden, hidden
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from attention_ref.classroom.server import ServerTimeoutError
+from attention_ref.classroom.errors import ServerTimeoutError
 
 _T = TypeVar("_T")
 

@@ -37,8 +37,8 @@ own: the PostgreSQL cluster (`attention_ref.classroom.cluster`), the ``mlflow se
 process (`attention_ref.classroom.tracking_server`), the edge
 (`attention_ref.classroom.edge`), the REST calls
 (`attention_ref.classroom.client`), the accounts (`attention_ref.classroom.accounts`) and the
-folder's lock, pid file, status and stop (`attention_ref.classroom.server_folder`). The names
-the commands and tests use are importable from here as before.
+folder's lock, pid file, status and stop (`attention_ref.classroom.server_folder`). Each name
+is imported from the module that defines it (this module re-exports nothing).
 """
 
 from __future__ import annotations
@@ -54,52 +54,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attention_ref.classroom import tracking_server
-from attention_ref.classroom.accounts import (
-    ADMIN_PASSWORD_ENV,
-    ADMIN_USERNAME,
-    MIN_PASSWORD_LENGTH,
-    AccountChange,
-    add_student,
-    add_teacher,
-    grant_experiment,
-    read_password,
-    remove_student,
-    reset_password,
-)
-from attention_ref.classroom.client import (
-    CERT_PATH_ENV,
-    ClassRun,
-    class_experiment_id,
-    class_runs,
-    healthy,
-    request_bytes,
-    rest,
-)
-from attention_ref.classroom.client import _checked as _checked  # other modules import it from here
-from attention_ref.classroom.cluster import (
-    AUTH_DB,
-    DB_USER,
-    POSTGRES_SYSTEM_USER,
-    TRACKING_DB,
-    Postgres,
-    class_exists,
-    cluster_user,
-    postgres_program,
-)
+from attention_ref.classroom.accounts import ADMIN_USERNAME
+from attention_ref.classroom.client import class_experiment_id
+from attention_ref.classroom.cluster import AUTH_DB, TRACKING_DB, Postgres, class_exists
 from attention_ref.classroom.edge import APP_SOCKET, Edge, EdgeLimits, app_socket_dir, is_nginx
-from attention_ref.classroom.errors import ServerError, ServerTimeoutError
+from attention_ref.classroom.errors import ServerError
 from attention_ref.classroom.server_folder import (
     LOCK_NAME,
     PID_NAME,
-    Status,
-    _alive,
-    _is_mlflow,
-    _read_pid_file,
-    copied_from,
+    alive,
     folder_id,
+    is_mlflow,
     port_in_use,
-    server_status,
-    stop_server,
+    read_pid_file,
 )
 from attention_ref.classroom.tls import (
     check_pair,
@@ -108,55 +75,7 @@ from attention_ref.classroom.tls import (
     primary_address,
     self_signed,
 )
-from attention_ref.classroom.tracking_server import AUTH_CACHE_TTL_S, CLASS_EXPERIMENT_ENV
 from attention_ref.experiments.names import ui_experiment_url
-
-#: what the commands, the tests and the other modules import from here (each part's own
-#: module holds it)
-__all__ = [
-    "ADMIN_PASSWORD_ENV",
-    "ADMIN_USERNAME",
-    "AUTH_CACHE_TTL_S",
-    "AUTH_DB",
-    "CERT_PATH_ENV",
-    "CLASS_EXPERIMENT_ENV",
-    "DB_USER",
-    "DEFAULT_EXPERIMENT",
-    "DEFAULT_PORT",
-    "DEFAULT_WORKERS",
-    "LOCK_NAME",
-    "MIN_PASSWORD_LENGTH",
-    "PID_NAME",
-    "POSTGRES_SYSTEM_USER",
-    "TRACKING_DB",
-    "AccountChange",
-    "ClassRun",
-    "ClassServer",
-    "EdgeLimits",
-    "Postgres",
-    "ServerError",
-    "ServerTimeoutError",
-    "Status",
-    "add_student",
-    "add_teacher",
-    "class_exists",
-    "class_experiment_id",
-    "class_runs",
-    "cluster_user",
-    "copied_from",
-    "folder_id",
-    "grant_experiment",
-    "healthy",
-    "port_in_use",
-    "postgres_program",
-    "read_password",
-    "remove_student",
-    "request_bytes",
-    "reset_password",
-    "rest",
-    "server_status",
-    "stop_server",
-]  # fmt: skip
 
 DEFAULT_EXPERIMENT = "shakespeare"
 DEFAULT_PORT = 5000
@@ -273,7 +192,7 @@ class ClassServer:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            info = _read_pid_file(self.root)
+            info = read_pid_file(self.root)
             raise ServerError(
                 f"the class server in {self.root} is already running (pid {info.get('pid', '?')}, "
                 f"{info.get('url', 'starting')}); stop it first: attnref server stop {self.root}"
@@ -345,15 +264,15 @@ class ClassServer:
 
     def _check_leftovers(self) -> None:
         """A pid file of a server that died without stopping: its mlflow server may still run."""
-        info = _read_pid_file(self.root)
+        info = read_pid_file(self.root)
         left = info.get("mlflow_pid")
-        if info and _alive(left) and _is_mlflow(left, self.root):
+        if info and alive(left) and is_mlflow(left, self.root):
             raise ServerError(
                 f"the mlflow server (pid {left}) of a class server that did not stop is still "
                 f"running; stop it first: attnref server stop {self.root}"
             )
         edge = info.get("edge_pid")
-        if info and _alive(edge) and is_nginx(edge, self.edge.directory):
+        if info and alive(edge) and is_nginx(edge, self.edge.directory):
             raise ServerError(
                 f"the edge (nginx, pid {edge}) of a class server that did not stop is still "
                 f"running; stop it first: attnref server stop {self.root}"

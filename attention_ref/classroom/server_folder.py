@@ -45,7 +45,7 @@ def port_in_use(host: str, port: int) -> bool:
     return False
 
 
-def _alive(pid: int | None) -> bool:
+def alive(pid: int | None) -> bool:
     if not pid:
         return False
     try:
@@ -57,7 +57,7 @@ def _alive(pid: int | None) -> bool:
     return True
 
 
-def _is_mlflow(pid: int | None, root: Path | None = None) -> bool:
+def is_mlflow(pid: int | None, root: Path | None = None) -> bool:
     """Whether ``pid`` is still an ``mlflow server`` (not a pid the system gave to another),
     and, given ``root``, the one serving that class folder's artifacts."""
     try:
@@ -121,7 +121,7 @@ class Status:
         return f"no class server running in {self.root}"
 
 
-def _read_pid_file(root: Path) -> dict[str, Any]:
+def read_pid_file(root: Path) -> dict[str, Any]:
     try:
         found = json.loads((root / PID_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -147,7 +147,7 @@ def _lock_is_held(root: Path) -> bool:
 def server_status(root: Path) -> Status:
     """Whether the class server of ``root`` runs (its lock is held), and where."""
     root = root.expanduser().resolve()  # a symlink or a ".." names the folder it leads to
-    info = _read_pid_file(root)
+    info = read_pid_file(root)
     if copy_of := copied_from(root, info):
         return Status(root, False, copy_of=copy_of)
     pid, url, mlflow_pid = info.get("pid"), info.get("url"), info.get("mlflow_pid")
@@ -173,7 +173,7 @@ def stop_server(root: Path, timeout: float = 120) -> str:
             f"{status.copy_of})"
         )
     if status.running:
-        if not status.pid or not _alive(status.pid):
+        if not status.pid or not alive(status.pid):
             raise ServerError(f"the class server in {status.root} has no pid to stop")
         os.kill(status.pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
@@ -187,11 +187,11 @@ def stop_server(root: Path, timeout: float = 120) -> str:
     if not status.stale:
         return f"no class server running in {status.root}; nothing to stop"
     left = []
-    edge = _read_pid_file(status.root).get("edge_pid")
-    if _alive(edge) and is_nginx(edge, status.root / "edge"):
+    edge = read_pid_file(status.root).get("edge_pid")
+    if alive(edge) and is_nginx(edge, status.root / "edge"):
         stop_group(int(edge))
         left.append(f"its edge (nginx, pid {edge})")
-    if _alive(status.mlflow_pid) and _is_mlflow(status.mlflow_pid, status.root):
+    if alive(status.mlflow_pid) and is_mlflow(status.mlflow_pid, status.root):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(int(status.mlflow_pid), signal.SIGTERM)  # type: ignore[arg-type]
         left.append(f"its mlflow server (pid {status.mlflow_pid})")

@@ -32,84 +32,71 @@ from attention_ref.classroom.assignment import (
     ANSWER_FILE,
     ANSWER_SHA_TAG,
     Assignment,
-    lateness,
     parse_due,
 )
-from attention_ref.classroom.class_plan import NAMES, PAIR, Attempt, Behaviour, class_of, plan
-from attention_ref.classroom.class_record import ClassRecord, absent_on_the_class, expected_verdicts
-from attention_ref.classroom.patience import Patience, patiently
-from attention_ref.classroom.student_answers import (
-    STEPS,
-    carried_answer,
-    mistaken_answer,
-    partial_answer,
-    right_answer,
-    slip_answer,
-)
+from attention_ref.classroom.class_client import ClassClient
+from attention_ref.classroom.class_plan import NAMES, Attempt, Behaviour, plan
+from attention_ref.classroom.class_record import ClassRecord, expected_verdicts
 
 
-def _push_past_the_command(url: str, auth: tuple[str, str], name: str, text: bytes) -> None:
+def _push_past_the_command(client: ClassClient, name: str, text: bytes) -> None:
     """A submission made over REST without the command's checks (the gate still applies)."""
+    from attention_ref.classroom.class_client import answer_path
     from attention_ref.classroom.exchange.fetch import mine
-    from attention_ref.classroom.exchange.rest import _answer_path, _call
 
-    me = mine(url, auth, name)
-    made = _call(url, "/api/2.0/mlflow/runs/create", {"experiment_id": me.experiment_id},
-                 auth, "create", None)  # fmt: skip
+    me = mine(client, name)
+    made = client.call("/api/2.0/mlflow/runs/create", {"experiment_id": me.experiment_id},
+                       what="create")  # fmt: skip
     run_id = made["run"]["info"]["run_id"]
-    from attention_ref.classroom.server import _checked, rest
-
     # a raw client that asks a busy server again, as MLflow's own clients do
-    _checked(*patiently(lambda: rest(url, _answer_path(me.experiment_id, run_id), data=text,
-                                     method="PUT", auth=auth), CLASS_PATIENCE),
-             "upload")  # fmt: skip
-    _call(url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"}, auth,
-          "finish", None)  # fmt: skip
+    client.call(answer_path(me.experiment_id, run_id), data=text, method="PUT", what="upload")
+    client.call("/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"},
+                what="finish")  # fmt: skip
 
 
-def _send(url: str, auth: tuple[str, str], name: str, a: Attempt,
-          checked: tuple[Any, int, Any] | None = None) -> str:  # fmt: skip
-    """One attempt; returns what happened (``"stored"``, ``"refused"``). ``checked``: the
-    check the student's command made before sending (`prepare`)."""
-    from attention_ref.classroom.exchange.submit import submit
-    from attention_ref.inputs.attention_input import InputError
+def _send(client: ClassClient, name: str, a: Attempt, prepared: Any = None) -> str:
+    """One attempt; returns what happened (``"stored"``, ``"refused"``). ``prepared``: the
+    student's exercises and the check their command made before sending (`prepare`), sent by
+    the function ``attnref homework submit`` calls (`submit_answers`), with the client's
+    patience: the shipped one."""
+    from attention_ref.classroom.exchange.submit import submit_answers
 
     if a.via == "rest":
-        _push_past_the_command(url, auth, name, a.text)
+        _push_past_the_command(client, name, a.text)
         return "stored"
-    try:
-        submit(url, auth, name, a.text, patience=CLASS_PATIENCE, checked=checked)
-    except (InputError, ValueError):
+    if prepared is None:  # the command refuses the file on the student's machine
         if a.refused:
             return "refused"
-        raise
+        raise AssertionError("an attempt the command sends was not prepared")
     if a.refused:
-        raise AssertionError("the client stored a file it should have refused")
+        raise AssertionError("the client checked a file it should have refused")
+    me, checked = prepared
+    submit_answers(client, me, [checked])
     return "stored"
-
-
-#: how long a simulated student's command waits for a busy server: until it is served
-#: (10 minutes; the command's own patience is 5): what the class's burst costs is measured
-CLASS_PATIENCE = Patience(give_up_after_s=600.0)
 
 
 def prepare(
     url: str, name: str, behaviours: Sequence[Behaviour], passwords: dict[str, str]
-) -> dict[tuple[str, int], tuple[Any, int, Any]]:
-    """``(student, attempt index) -> (their assignment, exercise, report)`` of every attempt the
-    command would check before sending it (not those the command refuses, nor REST pushes)."""
+) -> dict[tuple[str, int], tuple[Any, Any]]:
+    """``(student, attempt index) -> (their exercises, the checked answer)`` of every attempt
+    the command would check before sending it; an attempt the command refuses is checked here
+    too, and must be refused (`InputError`), nothing sent."""
     from attention_ref.classroom.exchange.fetch import mine
-    from attention_ref.classroom.exchange.submit import check_text
+    from attention_ref.classroom.exchange.submit import checked_answer
+    from attention_ref.inputs.attention_input import InputError
 
-    out: dict[tuple[str, int], tuple[Any, int, Any]] = {}
+    out: dict[tuple[str, int], tuple[Any, Any]] = {}
     for b in behaviours:
         me = None
         for i, a in enumerate(b.attempts):
-            if a.refused or a.via == "rest":
+            if a.via == "rest":
                 continue
-            me = me or mine(url, (b.student, passwords[b.student]), name)
-            k, report = check_text(a.text, me)
-            out[(b.student, i)] = (me, k, report)
+            me = me or mine(ClassClient(url, (b.student, passwords[b.student])), name)
+            try:
+                out[(b.student, i)] = (me, checked_answer(a.text, me))
+            except (InputError, ValueError):
+                if not a.refused:
+                    raise
     return out
 
 
@@ -122,10 +109,10 @@ def run_class(
     password)`` makes a student's account (default: `attention_ref.classroom.server.add_student`
     into the server's class experiment); ``artifacts``: the server's artifact folder, to count
     the answers on disk."""
+    from attention_ref.classroom.accounts import add_student
     from attention_ref.classroom.exchange.assign import assign
-    from attention_ref.classroom.exchange.grade import _student_experiments, grade
-    from attention_ref.classroom.exchange.rest import _search_runs
-    from attention_ref.classroom.server import DEFAULT_EXPERIMENT, add_student
+    from attention_ref.classroom.exchange.grade import grade, student_experiments
+    from attention_ref.classroom.server import DEFAULT_EXPERIMENT
 
     passwords = {s: secrets.token_urlsafe(15) for s in students}
 
@@ -139,7 +126,8 @@ def run_class(
         list(pool.map(make, passwords))
     far = parse_due((dt.datetime.now(dt.UTC) + dt.timedelta(days=7)).isoformat())
     asked = Assignment(name=name, salt=salt or secrets.token_hex(8), due=far)
-    assignment = assign(url, admin, asked).assignment
+    teacher = ClassClient(url, admin)
+    assignment = assign(teacher, asked).assignment
     behaviours = plan(assignment, students)
     errors: list[str] = []
     timings: dict[str, float] = {}
@@ -157,8 +145,8 @@ def run_class(
             if a.late == late:
                 t = time.monotonic()
                 try:
-                    done.append(_send(url, (b.student, passwords[b.student]), name, a,
-                                      checked.get((b.student, i))))  # fmt: skip
+                    done.append(_send(ClassClient(url, (b.student, passwords[b.student])), name,
+                                      a, checked.get((b.student, i))))  # fmt: skip
                 except Exception as e:  # a failure is recorded, never hidden
                     errors.append(f"{b.student}: {type(e).__name__}: {e}")
                     said_failed.append((b.student, hashlib.sha256(a.text).hexdigest()))
@@ -173,7 +161,7 @@ def run_class(
     # the due time is kept to the second: the next one, so that every answer sent so far
     # was received before it
     now = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=1)
-    assignment = assign(url, admin, Assignment(name=name, due=now, salt=assignment.salt),
+    assignment = assign(teacher, Assignment(name=name, due=now, salt=assignment.salt),
                         due_given=True).assignment  # fmt: skip
     assert assignment.due is not None
     wait = (assignment.due - dt.datetime.now(dt.UTC)).total_seconds() + 1.5
@@ -183,14 +171,14 @@ def run_class(
         late = list(pool.map(lambda b: attempts_of(b, True), behaviours))
     timings["late_s"] = round(time.monotonic() - t0, 2)
     t0 = time.monotonic()
-    graded = grade(url, admin, name)
+    graded = grade(teacher, name)
     timings["grade_s"] = round(time.monotonic() - t0, 2)
     done = [x for run in on_time + late for x in run]
     finished = answers_on_disk = same_bytes = 0
     sent = {hashlib.sha256(a.text).hexdigest() for b in behaviours for a in b.stored}
     held: set[tuple[str, str]] = set()  # (student, sha256) of every finished submission
-    for student, exp_id in _student_experiments(url, admin, name, None).items():
-        for run in _search_runs(url, admin, exp_id, None):
+    for student, exp_id in student_experiments(teacher, name).items():
+        for run in teacher.search_runs(exp_id):
             if run["info"]["status"] != "FINISHED":
                 continue
             finished += 1
@@ -226,9 +214,3 @@ def run_class(
     expected = expected_verdicts(assignment, behaviours)
     return ClassRecord(assignment, behaviours, list(graded.rows), expected, counts, timings,
                        errors)  # fmt: skip
-
-
-__all__ = ["NAMES", "PAIR", "STEPS", "Attempt", "Behaviour", "ClassRecord", "absent_on_the_class",
-           "carried_answer", "class_of",
-           "expected_verdicts", "lateness", "mistaken_answer", "partial_answer", "plan",
-           "right_answer", "run_class", "slip_answer"]  # fmt: skip

@@ -1,11 +1,11 @@
 """How a run ends: its artifacts, final metrics and status, or the one line that says why it
 stopped.
 
-`_end_run` logs what the ending calls for (checkpoints, the model as a LoggedModel, the
+`end_run` logs what the ending calls for (checkpoints, the model as a LoggedModel, the
 attention maps of `HEATMAP_LINE`, the loss curves, `final_metrics`) and sets the run's
 `RunStatus`; `tracking_failure` says in one line what a refused or failed write to the store
-means, `_stopped_by_the_store` what a run the store stopped kept, and `StoppedAtOnce` carries
-what a second Ctrl-C kept (`_what_a_second_ctrl_c_kept`).
+means, `stopped_by_the_store` what a run the store stopped kept, and `StoppedAtOnce` carries
+what a second Ctrl-C kept (`what_a_second_ctrl_c_kept`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from attention_ref.experiments.names import (
     attention_map_title,
 )
 from attention_ref.experiments.plots import attention_heatmap, loss_curves, save
-from attention_ref.experiments.run_log import _RunLogger, describe_run, metric_curve
+from attention_ref.experiments.run_log import RunLogger, describe_run, metric_curve
 from attention_ref.experiments.store import first_line
 from attention_ref.lm.callbacks import TrainResult
 from attention_ref.lm.checkpoint import Checkpoint
@@ -110,7 +110,7 @@ class StoppedAtOnce(KeyboardInterrupt):
     """A second Ctrl-C stopped a run at once; ``str()`` says, in one line, what was kept."""
 
 
-def _what_a_second_ctrl_c_kept(run_id: str, out_dir: Path) -> str:
+def what_a_second_ctrl_c_kept(run_id: str, out_dir: Path) -> str:
     """What a run stopped at once kept, read from its folder: ``last.pt`` (the state to resume,
     saved whole or not at all) is written when a run stops on the first Ctrl-C, at the end of
     a step; a second Ctrl-C before that leaves nothing to resume."""
@@ -128,8 +128,8 @@ def _what_a_second_ctrl_c_kept(run_id: str, out_dir: Path) -> str:
     )
 
 
-def _stopped_by_the_store(
-    logger: _RunLogger, run_id: str, out_dir: Path, result: TrainResult | None
+def stopped_by_the_store(
+    logger: RunLogger, run_id: str, out_dir: Path, result: TrainResult | None
 ) -> str:
     """One line: why the run stopped, where its checkpoint and unsent metrics are, and how to
     go on. Nothing more is sent to the store (it refused, or is gone)."""
@@ -158,8 +158,8 @@ def _stopped_by_the_store(
     )
 
 
-def _end_run(
-    client: MlflowClient, run_id: str, cfg: TrainConfig, data: CharData, logger: _RunLogger,
+def end_run(
+    client: MlflowClient, run_id: str, cfg: TrainConfig, data: CharData, logger: RunLogger,
     status: RunStatus, failed_at: int | None, result: TrainResult | None, register: str | None,
     part_of: str | None,
 ) -> list[str]:  # fmt: skip

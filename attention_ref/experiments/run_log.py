@@ -1,6 +1,6 @@
 """One run's log as it goes: params, tags, the data set, step and evaluation metrics, samples.
 
-`_RunLogger` holds the training loop's callbacks that write a run (`StepMetricBuffer` batches
+`RunLogger` holds the training loop's callbacks that write a run (`StepMetricBuffer` batches
 the step metrics, `log_input_once` logs the data set); `mark_experiment` makes the MLflow UI
 open an experiment on its runs, `describe_run` writes the run's description
 (``mlflow.note.content``), `provenance_tags` what every run records about where it comes from,
@@ -164,7 +164,7 @@ def _tags(cfg: TrainConfig, data: CharData, device: str) -> dict[str, str]:
     }
 
 
-class _RunLogger:
+class RunLogger:
     """The loop's callbacks that write one run: params and tags at the start, metrics and
     samples as they come, and which checkpoint files exist."""
 

@@ -43,15 +43,15 @@ from attention_ref.experiments.resume import prepare_resume as prepare_resume
 from attention_ref.experiments.run_end import HEATMAP_LINE as HEATMAP_LINE
 from attention_ref.experiments.run_end import (
     StoppedAtOnce,
-    _end_run,
-    _stopped_by_the_store,
-    _what_a_second_ctrl_c_kept,
+    end_run,
+    stopped_by_the_store,
     tracking_failure,
+    what_a_second_ctrl_c_kept,
 )
 from attention_ref.experiments.run_end import final_metrics as final_metrics
 from attention_ref.experiments.run_log import STEP_METRICS_FLUSH as STEP_METRICS_FLUSH
+from attention_ref.experiments.run_log import RunLogger, describe_run, mark_experiment
 from attention_ref.experiments.run_log import StepMetricBuffer as StepMetricBuffer
-from attention_ref.experiments.run_log import _RunLogger, describe_run, mark_experiment
 from attention_ref.experiments.run_log import log_input_once as log_input_once
 from attention_ref.experiments.run_log import metric_curve as metric_curve
 from attention_ref.experiments.run_log import provenance_tags as provenance_tags
@@ -130,7 +130,7 @@ def run_training(
     if on_run_start is not None:
         on_run_start(run_id)
     out_dir = out_root / run_id
-    logger = _RunLogger(client, run_id, cfg, data, resume)
+    logger = RunLogger(client, run_id, cfg, data, resume)
     status, error, failed_at, result = RunStatus.FAILED, None, None, None
     model_uri: list[str] = []
     at_once = False
@@ -155,7 +155,7 @@ def run_training(
     finally:
         if logger.failure is None:
             try:
-                model_uri += _end_run(
+                model_uri += end_run(
                     client, run_id, cfg, data, logger, status, failed_at, result, register,
                     part_of if resume is None else None,
                 )  # fmt: skip
@@ -166,9 +166,9 @@ def run_training(
                 with contextlib.suppress(MlflowException, OSError, KeyboardInterrupt):
                     mlflow.end_run(status=RunStatus.KILLED)
     if logger.failure is not None:
-        raise TrackingError(_stopped_by_the_store(logger, run_id, out_dir, result))
+        raise TrackingError(stopped_by_the_store(logger, run_id, out_dir, result))
     if at_once:
-        raise StoppedAtOnce(_what_a_second_ctrl_c_kept(run_id, out_dir))
+        raise StoppedAtOnce(what_a_second_ctrl_c_kept(run_id, out_dir))
     return RunOutcome(
         run_id, status, out_dir, result, error, failed_at, resume.step if resume else None,
         model_uri[0] if model_uri else None,

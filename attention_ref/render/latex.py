@@ -20,15 +20,15 @@ from typing import Final
 
 from attention_ref.render.document import Explanation, Mat, Matrix
 from attention_ref.render.latex_math import (
-    _RADICAND,
     ACCENTS,
     COMBINING_TILDE,
     ESCAPES,
+    RADICAND,
     SUBSCRIPTS,
     SUPERSCRIPTS,
     TEXT_SYMBOLS,
-    _merge_math,
     math_name,
+    merge_math,
     prose_pieces,
 )
 from attention_ref.render.numbers import matrix_cells, shape_text
@@ -77,7 +77,7 @@ def latex_text(text: str) -> str:
             out.append("\\texttt{" + _text(piece, out) + "}")
         else:
             out.append(_text(piece, out))
-    return _merge_math(out)
+    return merge_math(out)
 
 
 def _text(text: str, before: list[str]) -> str:
@@ -110,7 +110,7 @@ def _text(text: str, before: list[str]) -> str:
         else:
             i += 1
             if c == "√":
-                m = _RADICAND.match(text, i)
+                m = RADICAND.match(text, i)
                 if m:
                     out.append(f"$\\sqrt{{{math_name(m[0])}}}$")
                     i = m.end()

@@ -62,7 +62,7 @@ ACCENTS: Final[dict[str, str]] = {
 COMBINING_TILDE: Final = "\u0303"
 
 #: What ``√`` applies to in the prose: a number (``√2``) or a name (``√d_k``, ``√head_dim``).
-_RADICAND = re.compile(r"\d+(?:\.\d+)?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
+RADICAND = re.compile(r"\d+(?:\.\d+)?|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
 
 
 def math_name(name: str) -> str:
@@ -115,7 +115,7 @@ _TOKEN: Final = re.compile(
             f"(?P<mathfn>log|cos|sin|exp)(?!{_WORD})",
             f"(?P<word>{_WORD}+)",
             f"(?P<number>{_NUMBER}{_SCRIPTS}){_END}",
-            f"(?P<sqrt>√(?:{_RADICAND.pattern})?)",
+            f"(?P<sqrt>√(?:{RADICAND.pattern})?)",
             r"(?P<inf>∞)|(?P<dots>…)",
             # an ASCII hyphen is a minus between blanks or before a number, else text (--seed)
             r"(?P<op>[=+−·⋅×/≈≤≥≠<>∈←→⊙|±]|(?<=\s)-(?=\s)|(?<![\w-])-(?=\d))",
@@ -329,7 +329,7 @@ def _operand(tok: str) -> str:
     return out
 
 
-def _merge_math(pieces: list[str]) -> str:
+def merge_math(pieces: list[str]) -> str:
     """Join the pieces, adjacent math as one formula: ``$-$``, ``$\\infty$`` → ``$-\\infty$``
     (never ``$-$$\\infty$``, whose ``$$`` could open display math)."""
     out: list[str] = []

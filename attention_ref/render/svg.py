@@ -28,13 +28,13 @@ from attention_ref.render.svg_cells import (
     PALETTE,
     Block,
     Cell,
-    _svg,
-    _text,
-    _tint,
     heatmap,
     number,
+    svg_element,
+    svg_text,
     tensor,
     text_width,
+    tint,
 )
 
 __all__ = [
@@ -89,7 +89,7 @@ def flow(stages: Sequence[Sequence[Box]], *, title: str, box_w: float = 150.0) -
     width = max(width, text_width(title, 14) + 12)
     top = 28.0
     centres: list[list[tuple[float, float]]] = []
-    body = [_text(width / 2, 11, title, size=14, weight="bold")]
+    body = [svg_text(width / 2, 11, title, size=14, weight="bold")]
     arrow = f"attn-arrow-{zlib.crc32(title.encode()):08x}"  # one id per diagram on a page
     body.append(
         f'<defs><marker id="{arrow}" viewBox="0 0 10 10" refX="9" refY="5" '
@@ -106,10 +106,10 @@ def flow(stages: Sequence[Sequence[Box]], *, title: str, box_w: float = 150.0) -
             colour = "#888888" if b.colour is None else PALETTE[b.colour % len(PALETTE)]
             body.append(
                 f'<g class="box"><rect x="{x:.1f}" y="{y:.1f}" width="{box_w:g}" '
-                f'height="{box_h:g}" rx="6" fill="{_tint(colour, 0.8)}" stroke="{colour}" '
+                f'height="{box_h:g}" rx="6" fill="{tint(colour, 0.8)}" stroke="{colour}" '
                 f'stroke-width="1.5"/>'
-                + _text(x + box_w / 2, y + 15, b.title, size=size, weight="bold")
-                + _text(x + box_w / 2, y + 31, b.detail, size=11, fill="#333")
+                + svg_text(x + box_w / 2, y + 15, b.title, size=size, weight="bold")
+                + svg_text(x + box_w / 2, y + 31, b.detail, size=11, fill="#333")
                 + "</g>"
             )
             row.append((x + box_w / 2, y))
@@ -127,7 +127,7 @@ def flow(stages: Sequence[Sequence[Box]], *, title: str, box_w: float = 150.0) -
                 f'stroke="#555" stroke-width="1.3" marker-end="url(#{arrow})"/>'
             )
     height = top + len(stages) * (box_h + vgap) - vgap + 8
-    return _svg(width, height, title, body)
+    return svg_element(width, height, title, body)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,7 +167,7 @@ def blocks(rows: Sequence[RectRow], *, title: str, unit: float = 8.0) -> str:
     right = 0.0
     for r in rows:
         tall = max((q.rows for q in r.rects), default=0) * unit
-        body.append(_text(6, y + tall / 2, r.label, size=size, anchor="start", weight="bold"))
+        body.append(svg_text(6, y + tall / 2, r.label, size=size, anchor="start", weight="bold"))
         x = label_w
         for q in r.rects:
             w, h = q.cols * unit, q.rows * unit
@@ -176,19 +176,19 @@ def blocks(rows: Sequence[RectRow], *, title: str, unit: float = 8.0) -> str:
             body.append(
                 f'<g class="block"><title>{escape(tip)}</title>'
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:g}" height="{h:g}" '
-                f'fill="{_tint(colour, 0.45)}" stroke="#fff" stroke-width="1.5"/>'
-                + _text(x + w / 2, y + tall + 9, q.label, size=9 if w < 24 else 11)
+                f'fill="{tint(colour, 0.45)}" stroke="#fff" stroke-width="1.5"/>'
+                + svg_text(x + w / 2, y + tall + 9, q.label, size=9 if w < 24 else 11)
                 + "</g>"
             )
             x += w + gap
         if r.note:
-            body.append(_text(x + 8, y + tall / 2, r.note, size=size, anchor="start"))
+            body.append(svg_text(x + 8, y + tall / 2, r.note, size=size, anchor="start"))
             x += 8 + text_width(r.note, size)
         right = max(right, x)
         y += tall + 34
     width = max(right + 8, text_width(title, 14) + 12)
-    body.insert(0, _text(width / 2, 11, title, size=14, weight="bold"))
-    return _svg(width, y - 34 + 24, title, body)
+    body.insert(0, svg_text(width / 2, 11, title, size=14, weight="bold"))
+    return svg_element(width, y - 34 + 24, title, body)
 
 
 def groups(
@@ -217,7 +217,7 @@ def groups(
     width = max(span + 16, text_width(title, 14) + 12)
     x0 = (width - span) / 2
     y_top, y_bottom = 28.0, 28.0 + box_h + gap
-    body = [_text(width / 2, 11, title, size=14, weight="bold")]
+    body = [svg_text(width / 2, 11, title, size=14, weight="bold")]
 
     def row(boxes: Sequence[Box], y: float) -> list[float]:
         step = span / len(boxes)  # each box centred in its share of the row
@@ -228,9 +228,9 @@ def groups(
             body.append(
                 f'<g class="box"><title>{escape(b.title)}</title><rect x="{cx - box_w / 2:.1f}" '
                 f'y="{y:.1f}" width="{box_w:g}" height="{box_h:g}" rx="6" '
-                f'fill="{_tint(colour, 0.8)}" stroke="{colour}" stroke-width="1.5"/>'
-                + _text(cx, y + 15, b.title, size=size, weight="bold")
-                + _text(cx, y + 31, b.detail, size=11, fill="#333")
+                f'fill="{tint(colour, 0.8)}" stroke="{colour}" stroke-width="1.5"/>'
+                + svg_text(cx, y + 15, b.title, size=size, weight="bold")
+                + svg_text(cx, y + 31, b.detail, size=11, fill="#333")
                 + "</g>"
             )
             centres.append(cx)
@@ -243,7 +243,7 @@ def groups(
             f'<line class="link" x1="{xs_top[i]:.1f}" y1="{y_top + box_h:.1f}" '
             f'x2="{xs_bottom[j]:.1f}" y2="{y_bottom:.1f}" stroke="{colour}" stroke-width="2"/>'
         )
-    return _svg(width, y_bottom + box_h + 8, title, body)
+    return svg_element(width, y_bottom + box_h + 8, title, body)
 
 
 def arrows(
@@ -273,7 +273,7 @@ def arrows(
     base = PALETTE[colour % len(PALETTE)]
     marker = f"attn-arrowhead-{zlib.crc32(title.encode()):08x}"
     body = [
-        _text(width / 2, 11, title, size=14, weight="bold"),
+        svg_text(width / 2, 11, title, size=14, weight="bold"),
         f'<defs><marker id="{marker}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
         'markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
         'fill="#555"/></marker></defs>',
@@ -287,7 +287,7 @@ def arrows(
     n = len(vectors)
     placed: list[tuple[float, float]] = []  # labels drawn so far: a crowded one is left out
     for k, ((x, y), label) in enumerate(zip(vectors, labels, strict=True)):
-        tone = _tint(base, 0.7 * k / max(n - 1, 1))
+        tone = tint(base, 0.7 * k / max(n - 1, 1))
         ex, ey = cx + x / radius * r_px, cy - y / radius * r_px  # y grows upwards in the plot
         lx = cx + x / radius * (r_px + 18)
         ly = cy - y / radius * (r_px + 18)
@@ -299,7 +299,7 @@ def arrows(
             f'<g class="arrow"><title>{escape(tip)}</title>'
             f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{ex:.1f}" y2="{ey:.1f}" stroke="{tone}" '
             f'stroke-width="2.2" marker-end="url(#{marker})"/>'
-            + (_text(lx, ly, label, size=11, fill="#222") if room else "")
+            + (svg_text(lx, ly, label, size=11, fill="#222") if room else "")
             + "</g>"
         )
-    return _svg(width, cy + r_px + pad, title, body)
+    return svg_element(width, cy + r_px + pad, title, body)

@@ -52,14 +52,14 @@ def _mix(t: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def _tint(colour: str, amount: float) -> str:
+def tint(colour: str, amount: float) -> str:
     """``colour`` mixed with white: ``amount`` 0 keeps it, 1 gives white."""
     r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
     r, g, b = (round(c + (255 - c) * amount) for c in (r, g, b))
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def _svg(width: float, height: float, label: str, body: Sequence[str]) -> str:
+def svg_element(width: float, height: float, label: str, body: Sequence[str]) -> str:
     """The ``<svg>`` element: pixel size, a matching viewBox (it scales down on narrow screens)."""
     w, h = math.ceil(width), math.ceil(height)
     head = (
@@ -69,7 +69,7 @@ def _svg(width: float, height: float, label: str, body: Sequence[str]) -> str:
     return head + f"<title>{escape(label)}</title>" + "".join(body) + "</svg>"
 
 
-def _text(x: float, y: float, s: str, *, size: float = 12, anchor: str = "middle",
+def svg_text(x: float, y: float, s: str, *, size: float = 12, anchor: str = "middle",
           fill: str = "#222", weight: str = "normal", extra: str = "") -> str:  # fmt: skip
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:g}" text-anchor="{anchor}" '
@@ -119,16 +119,20 @@ def heatmap(
     height = top + n * cell + 8
     body: list[str] = []
     if title:
-        body.append(_text(width / 2, 11, title, size=14, weight="bold"))
-    body.append(_text(left + m * cell / 2, top_title + 9, f"{col_title} →", size=11, fill="#555"))
+        body.append(svg_text(width / 2, 11, title, size=14, weight="bold"))
+    body.append(
+        svg_text(left + m * cell / 2, top_title + 9, f"{col_title} →", size=11, fill="#555")
+    )
     if row_title:
-        body.append(_text(4, top_title + 9, f"{row_title} ↓", size=11, fill="#555", anchor="start"))
+        body.append(
+            svg_text(4, top_title + 9, f"{row_title} ↓", size=11, fill="#555", anchor="start")
+        )
     for j, lab in enumerate(col_labels):
         x = left + (j + 0.5) * cell
-        body.append(_text(x, top - size / 2 - 4, lab, size=size))
+        body.append(svg_text(x, top - size / 2 - 4, lab, size=size))
     for i, row in enumerate(values):
         y = top + i * cell
-        body.append(_text(left - 6, y + cell / 2, row_labels[i], size=size, anchor="end"))
+        body.append(svg_text(left - 6, y + cell / 2, row_labels[i], size=size, anchor="end"))
         for j, v in enumerate(row):
             x = left + j * cell
             shown = number(v, precision, decimal)
@@ -142,7 +146,7 @@ def heatmap(
                 f'<g class="cell"><title>{escape(tip)}</title>'
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell:g}" height="{cell:g}" '
                 f'fill="{fill}" stroke="#fff" stroke-width="1"/>'
-                + _text(x + cell / 2, y + cell / 2, shown, size=11, fill=ink)
+                + svg_text(x + cell / 2, y + cell / 2, shown, size=11, fill=ink)
                 + "</g>"
             )
     for j in col_breaks:
@@ -153,7 +157,7 @@ def heatmap(
             f'<line class="break" x1="{x:.1f}" y1="{top - 4:.1f}" x2="{x:.1f}" '
             f'y2="{top + n * cell + 4:.1f}" stroke="{PALETTE[5]}" stroke-width="3"/>'
         )
-    return _svg(width, height, title or "heatmap", body)
+    return svg_element(width, height, title or "heatmap", body)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -192,25 +196,25 @@ def tensor(blocks: Sequence[Block], *, title: str, cell: float = 30.0, tones: in
     for b in blocks:
         ncols = max((len(r) for r in b.rows), default=0)
         bw = max(ncols * cell, text_width(b.label, size))
-        body.append(_text(x + left_pad + ncols * cell / 2, top - 10, b.label, size=size))
+        body.append(svg_text(x + left_pad + ncols * cell / 2, top - 10, b.label, size=size))
         for i, r in enumerate(b.rows):
             y = top + i * cell
             if b.row_labels:
-                body.append(_text(x + left_pad - 6, y + cell / 2, b.row_labels[i], size=size,
+                body.append(svg_text(x + left_pad - 6, y + cell / 2, b.row_labels[i], size=size,
                                   anchor="end"))  # fmt: skip
             for j, c in enumerate(r):
                 base = PALETTE[c.colour % len(PALETTE)]
-                fill = _tint(base, 0.15 + 0.6 * (c.tone % tones) / max(tones, 1))
+                fill = tint(base, 0.15 + 0.6 * (c.tone % tones) / max(tones, 1))
                 cx = x + left_pad + j * cell
                 body.append(
                     f'<g class="cell"><title>{escape(c.text)}</title>'
                     f'<rect x="{cx:.1f}" y="{y:.1f}" width="{cell:g}" height="{cell:g}" '
                     f'fill="{fill}" stroke="#fff" stroke-width="1.5"/>'
-                    + _text(cx + cell / 2, y + cell / 2, c.text, size=11)
+                    + svg_text(cx + cell / 2, y + cell / 2, c.text, size=11)
                     + "</g>"
                 )
         bottom = max(bottom, top + len(b.rows) * cell)
         x += left_pad + bw + gap
     width = max(x - gap + 6, text_width(title, 14) + 12)
-    body.insert(0, _text(width / 2, 11, title, size=14, weight="bold"))
-    return _svg(width, bottom + 8, title, body)
+    body.insert(0, svg_text(width / 2, 11, title, size=14, weight="bold"))
+    return svg_element(width, bottom + 8, title, body)

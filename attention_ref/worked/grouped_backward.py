@@ -17,7 +17,7 @@ from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import rope as ref_rope
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
 from attention_ref.worked.gradients import DEFAULT_G, NOTATION, check_grad_output, grad_mat
-from attention_ref.worked.grouped_layout import _count, _rot, share, sup, supT
+from attention_ref.worked.grouped_layout import counted, rotated_symbol, share, sup, supT
 from attention_ref.worked.trace import L, column_names
 
 # --- the backward -------------------------------------------------------------------------------
@@ -91,7 +91,7 @@ def backward_sections(
     items = []
     for i in range(h):
         s, j = sup(i), sup(groups[i])
-        Qr, Kr = _rot(f"Q{s}", rope), _rot(f"K{j}", rope)
+        Qr, Kr = rotated_symbol(f"Q{s}", rope), rotated_symbol(f"K{j}", rope)
         items += [
             grad_mat(
                 Qr, gr.Q_rot[i], f"\\frac{{\\partial S{s} {Kr}}}{{\\sqrt{{{d_k}}}}}", rows=tok
@@ -117,7 +117,7 @@ def backward_sections(
     members = {j: [i for i in range(h) if groups[i] == j] for j in range(g)}
     items = []
     for j in range(g):
-        Kr = _rot(f"K{sup(j)}", rope)
+        Kr = rotated_symbol(f"K{sup(j)}", rope)
         k_sum = " + ".join(f"\\partial {share('K', j, i, rope)}" for i in members[j])
         v_sum = " + ".join(f"\\partial {share('V', j, i, False)}" for i in members[j])
         items += [
@@ -177,8 +177,8 @@ def backward_sections(
         Section(
             title="Weights and input: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾, "
             "∂W_V⁽ʲ⁾ = Xᵀ ∂V⁽ʲ⁾, ∂X",
-            text=f"{_count(h, 'query weight')}, {_count(g, 'key weight')} and "
-            f"{_count(g, 'value weight')}; X collects every path.",
+            text=f"{counted(h, 'query weight')}, {counted(g, 'key weight')} and "
+            f"{counted(g, 'value weight')}; X collects every path.",
             items=items,
         )
     )

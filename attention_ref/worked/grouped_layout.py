@@ -34,7 +34,7 @@ def supT(i: int) -> str:
     return f"^{{({i + 1})\\top}}"
 
 
-def _count(n: int, noun: str) -> str:
+def counted(n: int, noun: str) -> str:
     """``1 query weight``, ``2 query weights``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -60,7 +60,7 @@ def share(role: str, j: int, i: int, rope: bool) -> str:
     return f"{role}_{{{sub}}}{sup(j)}"
 
 
-def _rot(symbol: str, rope: bool) -> str:
+def rotated_symbol(symbol: str, rope: bool) -> str:
     """``Q^{(1)}`` or, with RoPE, its rotated ``Q_{\\text{rot}}^{(1)}``."""
     if not rope:
         return symbol
@@ -125,8 +125,8 @@ def score_section(tr: ref_gqa.GQATrace) -> Section:
     items: list[Mat] = []
     for i in range(tr.h):
         j = ref_gqa.kv_group(i, tr.h, tr.g)
-        key = _rot(f"K^{{({j + 1})", rope) + "\\top}"  # K^{(j)\top}, rotated with RoPE
-        QKt = f"{_rot(f'Q{sup(i)}', rope)} {key}"
+        key = rotated_symbol(f"K^{{({j + 1})", rope) + "\\top}"  # K^{(j)\top}, rotated with RoPE
+        QKt = f"{rotated_symbol(f'Q{sup(i)}', rope)} {key}"
         items += [
             Mat(symbol=QKt, value=L(tr.QKt[i]), rows=tok, cols=tok),
             Mat(

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.server import ClassServer, add_student, add_teacher
+from attention_ref.classroom.accounts import add_student, add_teacher
+from attention_ref.classroom.server import ClassServer
 
 ATTNREF = str(Path(sys.executable).with_name("attnref"))
 EXPERIMENT = "class"

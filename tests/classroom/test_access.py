@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from attention_ref.classroom import access
-from attention_ref.classroom.access import Access, Role, Verdict, access_of, route_key, verdict
+from attention_ref.classroom.access import Role, Verdict, access_of, route_key, verdict
+from attention_ref.classroom.access_table import Access
 from attention_ref.classroom.routes import Route, served_routes
 
 

@@ -32,11 +32,14 @@ from typing import Any
 import mlflow
 import pytest
 
-from attention_ref.classroom.access import Access, Role, Verdict, rules, verdict
-from attention_ref.classroom.auth import HIDDEN, REFUSAL
+from attention_ref.classroom.access import Role, Verdict, rules, verdict
+from attention_ref.classroom.access_table import Access
+from attention_ref.classroom.client import rest
+from attention_ref.classroom.errors import ServerError
 from attention_ref.classroom.parameters import route_parameters
+from attention_ref.classroom.refusals import HIDDEN, REFUSAL
 from attention_ref.classroom.routes import Route, served_routes
-from attention_ref.classroom.server import ClassServer, ServerError, rest
+from attention_ref.classroom.server import ClassServer
 from tests.classroom.conftest import EXPERIMENT
 
 pytestmark = pytest.mark.slow

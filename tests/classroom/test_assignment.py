@@ -23,6 +23,7 @@ from attention_ref.classroom.assignment import (
     matching_exercise,
     parse_due,
 )
+from attention_ref.classroom.class_plan import NAMES
 from attention_ref.classroom.gradebook import (
     Chosen,
     Graded,
@@ -34,7 +35,6 @@ from attention_ref.classroom.gradebook import (
     summarize,
     to_csv,
 )
-from attention_ref.classroom.simulate import NAMES
 from attention_ref.exercises.catalogue import CATALOGUE
 from attention_ref.exercises.exercise import draw_problem
 
@@ -102,17 +102,18 @@ def test_an_answer_whose_exercise_is_none_says_what_is_wrong_with_it(change, sai
     """An answer's ``"exercise"`` is read as what it is: a seed that is not an integer (or an
     option no exercise has) is an `InputError` saying so, not "seed ![x](…) is not one of
     yours"; another student's exercise, a well-formed one, is still not theirs."""
+    from attention_ref.classroom.class_client import HomeworkError
+    from attention_ref.classroom.exchange.answers import identify
     from attention_ref.classroom.exchange.fetch import Mine
-    from attention_ref.classroom.homework import HomeworkError, identify
     from attention_ref.inputs.errors import InputError
 
     a = Assignment(name="hw", exercises=2, salt="s")
     me = Mine(a, "ana", "", tuple(a.exercises_of("ana")))
     with pytest.raises(InputError, match=re.escape(said)):
-        identify({"exercise": me.exercises[0].to_json() | change}, me)
+        identify({"exercise": me.exercises[0].to_json() | change}, me.assignment, me.exercises)
     # the control: a well-formed exercise of someone else's
     with pytest.raises(HomeworkError, match="not one of your exercises"):
-        identify({"exercise": a.exercises_of("bruno")[0].to_json()}, me)
+        identify({"exercise": a.exercises_of("bruno")[0].to_json()}, me.assignment, me.exercises)
 
 
 # --- variants --------------------------------------------------------------------------------

@@ -23,9 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from attention_ref.classroom.accounts import add_student
+from attention_ref.classroom.client import rest
 from attention_ref.classroom.edge import EdgeLimits, render
 from attention_ref.classroom.patience import Patience, patiently
-from attention_ref.classroom.server import ClassServer, add_student, rest
+from attention_ref.classroom.server import ClassServer
 from tests.classroom.conftest import EXPERIMENT, class_dir, free_port
 
 CLASS = "edge"
@@ -45,14 +47,16 @@ def test_the_configuration_says_each_limit_and_a_nat_multiplies_the_per_address_
     assert "limit_conn per_address 16;" in one and "rate=20r/s" in one
     assert "burst=200 delay=50;" in one and "client_max_body_size 8m;" in one
     assert "127.0.0.1 0;" in one  # the server's own machine: not limited per address
-    assert "server unix:/c/app/mlflow.sock max_conns=48;" in one  # 24 per worker, 2 workers
+    assert "server unix:/c/app/mlflow.sock max_conns=48 max_fails=0;" in one  # 24 a worker, 2
+    # full: come back in 2 s; not answering (restarting): in 10 s
+    assert "application 2;" in one and "default 10;" in one
     assert "add_header Retry-After 2 always;" in one and "user " not in one
     nat = render(listen="0.0.0.0:5000", app_socket=Path("/c/app/mlflow.sock"), workers=2,
                  limits=EdgeLimits(students_per_address=30), directory=Path("/c/edge"),
                  access_log=Path("/c/logs/a.log"), tls=(Path("/c/tls/cert.pem"),
                  Path("/c/tls/key.pem")), user="www-data")  # fmt: skip
     assert "limit_conn per_address 480;" in nat and "rate=600r/s" in nat
-    assert "burst=6000 delay=1500;" in nat and "max_conns=48;" in nat  # the application's: same
+    assert "burst=6000 delay=1500;" in nat and "max_conns=48 " in nat  # the application's: same
     assert "listen 0.0.0.0:5000 ssl;" in nat and "ssl_certificate /c/tls/cert.pem;" in nat
     assert nat.startswith("# the class server's edge") and "user www-data;" in nat
 

@@ -27,11 +27,16 @@ from typing import Any
 
 import pytest
 
-from attention_ref.classroom import homework as hw
-from attention_ref.classroom.access import Access, rules
+from attention_ref.classroom.access import rules
+from attention_ref.classroom.access_table import Access
+from attention_ref.classroom.accounts import add_student
 from attention_ref.classroom.assignment import Assignment
+from attention_ref.classroom.class_client import ClassClient
+from attention_ref.classroom.client import rest
+from attention_ref.classroom.exchange import assign as assigning
+from attention_ref.classroom.exchange import fetch
 from attention_ref.classroom.routes import served_routes
-from attention_ref.classroom.server import ClassServer, add_student, rest
+from attention_ref.classroom.server import ClassServer
 from tests.classroom.conftest import class_dir, free_port
 
 pytestmark = pytest.mark.slow
@@ -56,7 +61,7 @@ def _world(server: ClassServer) -> dict[str, Any]:
     people = {n: (n, secrets.token_urlsafe(15)) for n in ("mallory", "alice")}
     for who in people.values():
         add_student(server.url, server.admin, *who, CLASS)
-    hw.assign(server.url, server.admin, Assignment(name="fuzz"))
+    assigning.assign(ClassClient(server.url, server.admin), Assignment(name="fuzz"))
     exp = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=people["alice"],
                query={"experiment_name": CLASS})[1]["experiment"]["experiment_id"]  # fmt: skip
     runs, homework = {}, {}
@@ -64,7 +69,7 @@ def _world(server: ClassServer) -> dict[str, Any]:
         made = rest(server.url, "/api/2.0/mlflow/runs/create", {"experiment_id": exp},
                     auth=who)[1]  # fmt: skip
         runs[name] = made["run"]["info"]["run_id"]
-        homework[name] = hw.mine(server.url, who, "fuzz").experiment_id
+        homework[name] = fetch.mine(ClassClient(server.url, who), "fuzz").experiment_id
     model = rest(server.url, "/api/2.0/mlflow/logged-models",
                  {"experiment_id": exp, "source_run_id": runs["mallory"]},
                  auth=people["mallory"])[1]["model"]["info"]["model_id"]  # fmt: skip

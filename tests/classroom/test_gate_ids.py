@@ -19,10 +19,15 @@ import urllib.parse
 
 import pytest
 
-from attention_ref.classroom import homework as hw
+from attention_ref.classroom.accounts import add_student
 from attention_ref.classroom.assignment import ANSWER_SHA_TAG, Assignment
-from attention_ref.classroom.auth import HIDDEN, REFUSAL
-from attention_ref.classroom.server import ClassServer, add_student, rest
+from attention_ref.classroom.class_client import ClassClient, answer_path
+from attention_ref.classroom.client import rest
+from attention_ref.classroom.exchange import assign as assigning
+from attention_ref.classroom.exchange import fetch
+from attention_ref.classroom.exchange import submit as submitting
+from attention_ref.classroom.refusals import HIDDEN, REFUSAL
+from attention_ref.classroom.server import ClassServer
 from tests.classroom.conftest import EXPERIMENT
 from tests.classroom.test_gate_seams import answer_of, finish, new_submission, put, tags_of
 
@@ -48,7 +53,7 @@ def people(ids) -> dict[str, tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def homework(ids, people) -> Assignment:
-    return hw.assign(ids.url, ids.admin, Assignment(name="ids")).assignment
+    return assigning.assign(ClassClient(ids.url, ids.admin), Assignment(name="ids")).assignment
 
 
 def class_experiment(server: ClassServer, who: tuple[str, str]) -> str:
@@ -78,7 +83,7 @@ def upload_artifact(server, who, run_id: str, run_uuid: str, path: str, data: by
 
 
 def stored(server, exp: str, run_id: str) -> bytes | None:
-    return hw._download(server.url, server.admin, exp, run_id, None)
+    return ClassClient(server.url, server.admin).download_answer(exp, run_id)
 
 
 # --- finding 3: one run judged, another written -----------------------------------------------
@@ -86,8 +91,8 @@ def stored(server, exp: str, run_id: str) -> bytes | None:
 
 def test_a_finished_answer_is_not_replaced_through_another_runs_id(ids, people, homework):
     url, mallory = ids.url, people["mallory"]
-    mine = hw.mine(url, mallory, "ids").experiment_id
-    sent = hw.submit(url, mallory, "ids", answer_of(homework, mallory[0]))
+    mine = fetch.mine(ClassClient(url, mallory), "ids").experiment_id
+    sent = submitting.submit(ClassClient(url, mallory), "ids", answer_of(homework, mallory[0]))
     before = stored(ids, mine, sent.run_id)
     made = rest(url, "/api/2.0/mlflow/runs/create",
                 {"experiment_id": class_experiment(ids, mallory)}, auth=mallory)[1]  # fmt: skip
@@ -106,7 +111,7 @@ def test_a_finished_answer_is_not_replaced_through_another_runs_id(ids, people, 
 
 def test_no_extra_file_and_no_large_answer_reach_a_submission_by_any_route(ids, people, homework):
     url, mallory = ids.url, people["mallory"]
-    mine = hw.mine(url, mallory, "ids").experiment_id
+    mine = fetch.mine(ClassClient(url, mallory), "ids").experiment_id
     run_id = new_submission(ids, mallory, mine)
     made = rest(url, "/api/2.0/mlflow/runs/create",
                 {"experiment_id": class_experiment(ids, mallory)}, auth=mallory)[1]  # fmt: skip
@@ -121,12 +126,12 @@ def test_no_extra_file_and_no_large_answer_reach_a_submission_by_any_route(ids, 
     listed = rest(url, "/api/2.0/mlflow-artifacts/artifacts", auth=ids.admin,
                   query={"path": folder})[1]  # fmt: skip
     assert not listed.get("files"), listed
-    status, said = put(ids, hw._answer_path(mine, run_id), big_answer, mallory)
+    status, said = put(ids, answer_path(mine, run_id), big_answer, mallory)
     assert status == 403 and b"at most" in said, (status, said[:200])
     assert finish(ids, mallory, run_id)[0] == 403  # no answer: not finished, nothing graded
     # the control: a right answer of the right size is stored and finished
     text = answer_of(homework, mallory[0])
-    assert put(ids, hw._answer_path(mine, run_id), text, mallory)[0] == 200
+    assert put(ids, answer_path(mine, run_id), text, mallory)[0] == 200
     assert finish(ids, mallory, run_id)[0] == 200
     got = rest(url, "/api/2.0/mlflow/runs/get", auth=mallory, query={"run_id": run_id})[1]
     assert tags_of(got["run"])[ANSWER_SHA_TAG] == hashlib.sha256(text).hexdigest()
@@ -137,7 +142,7 @@ def test_no_extra_file_and_no_large_answer_reach_a_submission_by_any_route(ids, 
 
 def test_runs_create_answers_a_classmates_homework_as_none(ids, people, homework):
     url, alice, mallory = ids.url, people["alice"], people["mallory"]
-    hers = hw.mine(url, alice, "ids").experiment_id
+    hers = fetch.mine(ClassClient(url, alice), "ids").experiment_id
     create = "/api/2.0/mlflow/runs/create"
     one = rest(url, create, {"experiment_id": hers}, auth=mallory)
     none = rest(url, create, {"experiment_id": "987654321"}, auth=mallory)
@@ -152,7 +157,7 @@ def test_runs_create_answers_a_classmates_homework_as_none(ids, people, homework
 
 def test_a_logged_model_is_made_in_its_source_runs_experiment_only(ids, people, homework):
     url, mallory = ids.url, people["mallory"]
-    mine = hw.mine(url, mallory, "ids").experiment_id
+    mine = fetch.mine(ClassClient(url, mallory), "ids").experiment_id
     exp = class_experiment(ids, mallory)
     run = rest(url, "/api/2.0/mlflow/runs/create", {"experiment_id": exp}, auth=mallory)[1]
     source = run["run"]["info"]["run_id"]

@@ -24,19 +24,20 @@ from collections.abc import Iterator
 
 import pytest
 
-from attention_ref.classroom import homework as hw
+from attention_ref.classroom.accounts import add_student
 from attention_ref.classroom.assignment import ANSWER_SHA_TAG, RECEIVED_TAG, Assignment
-from attention_ref.classroom.auth import HIDDEN, MAX_ANSWER_BYTES, REFUSAL
-from attention_ref.classroom.server import (
-    DEFAULT_WORKERS,
-    ClassServer,
-    ServerError,
-    add_student,
-    rest,
-    server_status,
-    stop_server,
-)
-from attention_ref.classroom.simulate import right_answer
+from attention_ref.classroom.class_client import ClassClient, answer_path
+from attention_ref.classroom.client import rest
+from attention_ref.classroom.errors import ServerError
+from attention_ref.classroom.exchange import assign as assigning
+from attention_ref.classroom.exchange import fetch
+from attention_ref.classroom.exchange import grade as grading
+from attention_ref.classroom.exchange import submit as submitting
+from attention_ref.classroom.refusals import HIDDEN, REFUSAL
+from attention_ref.classroom.server import DEFAULT_WORKERS, ClassServer
+from attention_ref.classroom.server_folder import server_status, stop_server
+from attention_ref.classroom.student_answers import right_answer
+from attention_ref.classroom.uploads import MAX_ANSWER_BYTES
 from attention_ref.exercises.answer import Problem
 from tests.classroom.conftest import class_dir, free_port
 
@@ -137,11 +138,13 @@ def test_ids_poked_before_an_assignment_exists_do_not_switch_its_fence_off(seams
                              auth=bob)  # fmt: skip
             assert status in (403, 404)
     due = dt.datetime.now(UTC).replace(microsecond=0) + dt.timedelta(days=7)
-    a = hw.assign(url, seams.admin, Assignment(name="poked", due=due)).assignment
-    mine = hw.mine(url, bob, "poked").experiment_id
+    a = assigning.assign(
+        ClassClient(url, seams.admin), Assignment(name="poked", due=due)
+    ).assignment
+    mine = fetch.mine(ClassClient(url, bob), "poked").experiment_id
     assert top < int(mine) < top + 8  # the ids bob poked
     # alice's honest submission goes through on the first try
-    sent = hw.submit(url, alice, "poked", answer_of(a, "alice"))
+    sent = submitting.submit(ClassClient(url, alice), "poked", answer_of(a, "alice"))
     assert sent.attempt == 1 and sent.late is None
     # bob's run in his homework holds an answer and nothing else, on every worker
     run_id = new_submission(seams, bob, mine)
@@ -149,7 +152,7 @@ def test_ids_poked_before_an_assignment_exists_do_not_switch_its_fence_off(seams
         status, said = rest(url, "/api/2.0/mlflow/runs/set-tag",
                             {"run_id": run_id, "key": "free", "value": "x"}, auth=bob)  # fmt: skip
         assert status == 403 and said["message"].startswith(REFUSAL), said
-    assert put(seams, hw._answer_path(mine, run_id), answer_of(a, "bob"), bob)[0] == 200
+    assert put(seams, answer_path(mine, run_id), answer_of(a, "bob"), bob)[0] == 200
     claimed = {"run_id": run_id, "status": "FINISHED", "end_time": 1000}
     status, _ = rest(url, "/api/2.0/mlflow/runs/update", claimed, auth=bob)
     assert status == 200
@@ -158,7 +161,7 @@ def test_ids_poked_before_an_assignment_exists_do_not_switch_its_fence_off(seams
     again = rest(url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "RUNNING"},
                  auth=bob)  # fmt: skip
     assert again[0] == 403
-    rows = {r.student: r for r in hw.grade(url, seams.admin, "poked").rows}
+    rows = {r.student: r for r in grading.grade(ClassClient(url, seams.admin), "poked").rows}
     assert rows["alice"].steps_right == rows["alice"].steps_given > 0
     assert rows["bob"].standing.value == "graded" and rows["bob"].received.year > 2000
 
@@ -170,12 +173,12 @@ def test_a_run_finished_without_the_servers_stamp_is_not_graded_on_the_clients_t
     text = answer_of(a, "bob")
     run = {"info": {"run_id": "0" * 32, "run_name": "exercise 1", "end_time": 1000,
                     "start_time": 1000}, "data": {"tags": []}}  # fmt: skip
-    g = hw.grade_submission("bob", run, text, a)
+    g = grading.grade_submission("bob", run, text, a)
     assert g.standing.value == "malformed" and "server's stamp" in g.reason
     stamped = {"key": ANSWER_SHA_TAG, "value": hashlib.sha256(text).hexdigest()}
     when = {"key": RECEIVED_TAG, "value": "2030-01-01T00:00:00.000Z"}
     run["data"]["tags"] = [stamped, when]
-    g = hw.grade_submission("bob", run, text, a)
+    g = grading.grade_submission("bob", run, text, a)
     assert g.standing.value == "graded" and g.received.year == 2030
 
 
@@ -184,8 +187,8 @@ def test_a_run_finished_without_the_servers_stamp_is_not_graded_on_the_clients_t
 
 @pytest.fixture(scope="module")
 def sized(seams, accounts) -> tuple[Assignment, str]:
-    a = hw.assign(seams.url, seams.admin, Assignment(name="sized")).assignment
-    return a, hw.mine(seams.url, accounts["bob"], "sized").experiment_id
+    a = assigning.assign(ClassClient(seams.url, seams.admin), Assignment(name="sized")).assignment
+    return a, fetch.mine(ClassClient(seams.url, accounts["bob"]), "sized").experiment_id
 
 
 TYPES = [None, "application/json", "application/octet-stream", "text/plain",
@@ -199,11 +202,11 @@ def test_every_content_type_gets_the_same_limit(seams, accounts, sized, content_
     bob = accounts["bob"]
     # above the limit: refused, nothing stored, the run still open for a right one
     run_id = new_submission(seams, bob, mine)
-    path = hw._answer_path(mine, run_id)
+    path = answer_path(mine, run_id)
     big = b" " * MAX_ANSWER_BYTES + b"{}"
     status, said = put(seams, path, big, bob, content_type=content_type, chunked=chunked)
     assert status == 403 and b"at most 1048576 bytes" in said, (status, said[:200])
-    assert hw._download(seams.url, seams.admin, mine, run_id, None) is None
+    assert ClassClient(seams.url, seams.admin).download_answer(mine, run_id) is None
     # below it: stored, and finished with its hash
     text = answer_of(a, "bob")
     status, said = put(seams, path, text, bob, content_type=content_type, chunked=chunked)
@@ -226,7 +229,7 @@ def test_mlflows_own_client_and_homework_submit_upload_an_answer(
     monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", bob[1])
     MlflowClient(tracking_uri=seams.url).log_artifact(run_id, str(tmp_path / "answer.json"))
     assert finish(seams, bob, run_id)[0] == 200
-    sent = hw.submit(seams.url, bob, "sized", answer_of(a, "bob"))
+    sent = submitting.submit(ClassClient(seams.url, bob), "sized", answer_of(a, "bob"))
     assert sent.report.all_right
 
 
@@ -237,7 +240,7 @@ def test_an_upload_begun_before_the_finish_cannot_replace_the_answer(seams, acco
     a, mine = sized
     bob = accounts["bob"]
     run_id = new_submission(seams, bob, mine)
-    path = hw._answer_path(mine, run_id)
+    path = answer_path(mine, run_id)
     first, second = answer_of(a, "bob"), json.dumps({"exercise": "B"}).encode()
     # A: the headers and half the body, then nothing for a while
     conn = http.client.HTTPConnection(urllib.parse.urlsplit(seams.url).netloc, timeout=60)
@@ -257,7 +260,7 @@ def test_an_upload_begun_before_the_finish_cannot_replace_the_answer(seams, acco
     body = r.read()
     conn.close()
     assert r.status == 403 and b"final" in body, (r.status, body)
-    stored = hw._download(seams.url, seams.admin, mine, run_id, None)
+    stored = ClassClient(seams.url, seams.admin).download_answer(mine, run_id)
     assert stored == second
     got = rest(seams.url, "/api/2.0/mlflow/runs/get", auth=bob, query={"run_id": run_id})[1]
     assert tags_of(got["run"])[ANSWER_SHA_TAG] == hashlib.sha256(second).hexdigest()
@@ -269,8 +272,8 @@ def test_an_upload_begun_before_the_finish_cannot_replace_the_answer(seams, acco
 def test_a_classmates_homework_and_none_look_the_same(seams, accounts, sized):
     url, alice, bob = seams.url, accounts["alice"], accounts["bob"]
     a, _ = sized
-    hers = hw.mine(url, alice, "sized").experiment_id
-    sent = hw.submit(url, alice, "sized", answer_of(a, "alice"))
+    hers = fetch.mine(ClassClient(url, alice), "sized").experiment_id
+    sent = submitting.submit(ClassClient(url, alice), "sized", answer_of(a, "alice"))
     by_name = "/api/2.0/mlflow/experiments/get-by-name"
     pairs = {
         "her experiment by name": (
@@ -290,8 +293,8 @@ def test_a_classmates_homework_and_none_look_the_same(seams, accounts, sized):
             ("/api/2.0/mlflow/runs/get", {"run_id": "f" * 32}),
         ),
         "her answer": (
-            (hw._answer_path(hers, sent.run_id), None),
-            (hw._answer_path(hers, "f" * 32), None),
+            (answer_path(hers, sent.run_id), None),
+            (answer_path(hers, "f" * 32), None),
         ),
     }  # fmt: skip
     for what, ((e1, q1), (e2, q2)) in pairs.items():
@@ -449,22 +452,22 @@ def test_a_lost_reply_is_retried_once_in_effect_and_the_student_told_the_truth(
 ):
     a, mine = sized
     bob = accounts["bob"]
-    before = {r["info"]["run_id"] for r in hw._search_runs(seams.url, seams.admin, mine, None)}
+    before = {r["info"]["run_id"] for r in ClassClient(seams.url, seams.admin).search_runs(mine)}
     proxy = LossyProxy(seams.url, [lost])
     try:
-        sent = hw.submit(proxy.url, bob, "sized", answer_of(a, "bob"))
+        sent = submitting.submit(ClassClient(proxy.url, bob), "sized", answer_of(a, "bob"))
     finally:
         proxy.close()
     assert len(proxy.dropped) == 1 and lost in proxy.dropped[0]  # the reply was lost
-    runs = [r for r in hw._search_runs(seams.url, seams.admin, mine, None)
+    runs = [r for r in ClassClient(seams.url, seams.admin).search_runs(mine)
             if r["info"]["run_id"] not in before]  # fmt: skip
     assert [r["info"]["run_id"] for r in runs] == [sent.run_id]  # one run, not two
     assert runs[0]["info"]["status"] == "FINISHED" and sent.report.all_right
 
 
 def test_patience_retries_a_busy_answer_and_gives_up_in_one_line():
+    from attention_ref.classroom.errors import ServerTimeoutError
     from attention_ref.classroom.patience import Patience, StillBusyError, patiently
-    from attention_ref.classroom.server import ServerTimeoutError
 
     quick = Patience(tries=4, first_pause_s=0.01)
     answers = iter([(503, "busy"), (429, "busy"), (200, "done")])

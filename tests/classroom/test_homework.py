@@ -21,17 +21,22 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom import homework as hw
+from attention_ref.classroom.accounts import add_student
 from attention_ref.classroom.assignment import (
     ANSWER_SHA_TAG,
     RECEIVED_TAG,
     Assignment,
     gradebook_experiment,
 )
+from attention_ref.classroom.class_client import ClassClient, HomeworkError, answer_path
+from attention_ref.classroom.client import rest
+from attention_ref.classroom.exchange import assign as assigning
+from attention_ref.classroom.exchange import fetch
+from attention_ref.classroom.exchange import grade as grading
+from attention_ref.classroom.exchange import submit as submitting
 from attention_ref.classroom.gradebook import Standing
 from attention_ref.classroom.refusals import HIDDEN, REFUSAL
-from attention_ref.classroom.server import add_student, rest
-from attention_ref.classroom.simulate import mistaken_answer, right_answer
+from attention_ref.classroom.student_answers import mistaken_answer, right_answer
 from attention_ref.exercises.answer import Problem
 from tests.classroom.conftest import ATTNREF, free_port, one_line_error, student_env
 
@@ -83,7 +88,7 @@ def answer(a: Assignment, student: str, k: int = 1, mistake: str | None = None) 
 
 
 def finished_runs(server, exp_id: str) -> list[dict]:
-    found = hw._search_runs(server.url, server.admin, exp_id, None)
+    found = ClassClient(server.url, server.admin).search_runs(exp_id)
     return [r for r in found if r["info"]["status"] == "FINISHED"]
 
 
@@ -95,7 +100,9 @@ def tags_of(run: dict) -> dict[str, str]:
 def assignment(server, students) -> Assignment:
     """Two exercises for alice, bob, carol and dave, due in a week."""
     due = dt.datetime.now(UTC).replace(microsecond=0) + dt.timedelta(days=7)
-    done = hw.assign(server.url, server.admin, Assignment(name=NAME, exercises=2, due=due))
+    done = assigning.assign(
+        ClassClient(server.url, server.admin), Assignment(name=NAME, exercises=2, due=due)
+    )
     assert set(students) <= set(done.enrolled) and done.created
     return done.assignment
 
@@ -130,15 +137,15 @@ def test_the_gradebook_keeps_the_view_its_link_opens(server, assignment):
                 {"experiment_id": exp_id, "key": VIEW_TAG}, auth=server.admin)  # fmt: skip
     assert gone[0] == 200, gone
     assert VIEW_TAG not in tags()  # the control: a gradebook of an earlier attnref
-    again = hw.assign(server.url, server.admin, assignment, due_given=False)
+    again = assigning.assign(ClassClient(server.url, server.admin), assignment, due_given=False)
     assert not again.created and tags()[VIEW_TAG] == view_state()
 
 
 @pytest.fixture(scope="module")
-def alices(server, students, assignment) -> hw.Submitted:
+def alices(server, students, assignment) -> submitting.Submitted:
     """alice's right answer to her exercise 1, submitted."""
     auth = ("alice", students["alice"])
-    return hw.submit(server.url, auth, NAME, answer(assignment, "alice"))
+    return submitting.submit(ClassClient(server.url, auth), NAME, answer(assignment, "alice"))
 
 
 # --- copying: another student's answers cannot be read ------------------------------------------
@@ -146,13 +153,16 @@ def alices(server, students, assignment) -> hw.Submitted:
 
 def test_a_student_reads_no_other_students_answers(server, students, assignment, alices):
     url, bob, alice = server.url, ("bob", students["bob"]), ("alice", students["alice"])
-    theirs, mine = hw.mine(url, alice, NAME).experiment_id, hw.mine(url, bob, NAME).experiment_id
+    theirs, mine = (
+        fetch.mine(ClassClient(url, alice), NAME).experiment_id,
+        fetch.mine(ClassClient(url, bob), NAME).experiment_id,
+    )
     run_id = alices.run_id
     q = {"run_id": run_id}
     reads = {
         "the run": ("/api/2.0/mlflow/runs/get", None, q),
         "its files": ("/api/2.0/mlflow/artifacts/list", None, q),
-        "the answer (artifact proxy)": (hw._answer_path(theirs, run_id), None, None),
+        "the answer (artifact proxy)": (answer_path(theirs, run_id), None, None),
         "the answer (get-artifact)": ("/get-artifact", None, {**q, "path": "answer.json"}),
         "a presigned link": ("/api/2.0/mlflow/artifacts/presigned-download-url",
                              {"run_id": run_id, "path": "answer.json"}, None),
@@ -204,8 +214,8 @@ def test_a_student_reads_no_other_students_answers(server, students, assignment,
                        auth=alice)  # fmt: skip
     assert [r["info"]["run_id"] for r in got["runs"]] == [run_id]
     sent = answer(assignment, "alice")
-    assert hw._download(url, server.admin, theirs, run_id, None) == sent
-    assert hw._download(url, alice, theirs, run_id, None) == sent
+    assert ClassClient(url, server.admin).download_answer(theirs, run_id) == sent
+    assert ClassClient(url, alice).download_answer(theirs, run_id) == sent
 
 
 # --- forgery: no grade is written but the teacher's ---------------------------------------------
@@ -213,10 +223,10 @@ def test_a_student_reads_no_other_students_answers(server, students, assignment,
 
 def test_a_student_cannot_forge_a_grade_or_a_submission(server, students, assignment, alices):
     url, bob, alice = server.url, ("bob", students["bob"]), ("alice", students["alice"])
-    mine = hw.mine(url, bob, NAME).experiment_id
-    hers = hw.mine(url, alice, NAME).experiment_id
-    book = hw.grade(url, server.admin, NAME)  # the gradebook's runs exist
-    book_run = hw._search_runs(url, server.admin, book.gradebook_id, None)[0]["info"]["run_id"]
+    mine = fetch.mine(ClassClient(url, bob), NAME).experiment_id
+    hers = fetch.mine(ClassClient(url, alice), NAME).experiment_id
+    book = grading.grade(ClassClient(url, server.admin), NAME)  # the gradebook's runs exist
+    book_run = ClassClient(url, server.admin).search_runs(book.gradebook_id)[0]["info"]["run_id"]
 
     def create(exp: str, **more) -> tuple[int, dict]:
         return rest(url, "/api/2.0/mlflow/runs/create", {"experiment_id": exp, **more}, auth=bob)
@@ -262,7 +272,7 @@ def test_a_student_cannot_forge_a_grade_or_a_submission(server, students, assign
     sub = info["run_id"]
     assert info["user_id"] == "bob" and tags_of(made["run"])["mlflow.user"] == "bob"
     assert abs(int(info["start_time"]) / 1000 - t0.timestamp()) < 60  # not the 1970 claimed
-    path = hw._answer_path(mine, sub)
+    path = answer_path(mine, sub)
     refused = {
         "a tag": ("/api/2.0/mlflow/runs/set-tag", {"run_id": sub, "key": "n", "value": "x"}),
         "a metric": ("/api/2.0/mlflow/runs/log-metric", {"run_id": sub, "key": "steps_right",
@@ -310,17 +320,17 @@ def test_a_student_cannot_submit_as_someone_else(server, students, assignment, t
     """bob has alice's answer file: it names her exercise, not his, and is refused before
     anything is sent; whatever bob sends is bob's."""
     url, bob = server.url, ("bob", students["bob"])
-    mine = hw.mine(url, bob, NAME).experiment_id
-    before = len(hw._search_runs(url, server.admin, mine, None))
+    mine = fetch.mine(ClassClient(url, bob), NAME).experiment_id
+    before = len(ClassClient(url, server.admin).search_runs(mine))
     hers = tmp_path / "answer-1.json"
     hers.write_bytes(answer(assignment, "alice"))
     out = run(["homework", "submit", NAME, str(hers)], student_env(url, *bob), tmp_path)
     line = one_line_error(out)
     assert "not one of your exercises" in line and "seed" in line
-    assert len(hw._search_runs(url, server.admin, mine, None)) == before
-    with pytest.raises(hw.HomeworkError, match="not one of your exercises"):
-        hw.submit(url, bob, NAME, answer(assignment, "alice"))
-    assert len(hw._search_runs(url, server.admin, mine, None)) == before
+    assert len(ClassClient(url, server.admin).search_runs(mine)) == before
+    with pytest.raises(HomeworkError, match="not one of your exercises"):
+        submitting.submit(ClassClient(url, bob), NAME, answer(assignment, "alice"))
+    assert len(ClassClient(url, server.admin).search_runs(mine)) == before
 
 
 # --- the flow, through the commands ------------------------------------------------------------
@@ -353,7 +363,7 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert "answer.json" not in statement and "attnref exercise --out" not in statement
     numbers = json.loads((folder / "exercise-1.json").read_text(encoding="utf-8"))
     assert {"X", "heads"} <= set(numbers)  # the problem, for a program of the student's own
-    a = hw.mine(url, carol, "hw-cli").assignment
+    a = fetch.mine(ClassClient(url, carol), "hw-cli").assignment
     template = json.loads((folder / "answer-1.json").read_text(encoding="utf-8"))
     assert template["exercise"] == a.exercises_of("carol")[0].to_json()
     (folder / "answer-1.json").write_bytes(answer(a, "carol", 1))
@@ -408,13 +418,13 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
 
 def test_resubmissions_keep_the_history_and_the_latest_counts(server, students, assignment):
     url, dave = server.url, ("dave", students["dave"])
-    sent = [hw.submit(url, dave, NAME, answer(assignment, "dave", 1, m))
+    sent = [submitting.submit(ClassClient(url, dave), NAME, answer(assignment, "dave", 1, m))
             for m in ("no_scale", None, "K_Qt")]  # fmt: skip
     assert [s.attempt for s in sent] == [1, 2, 3]
     assert [s.report.all_right for s in sent] == [False, True, False]
 
     def daves(**kw) -> object:
-        done = hw.grade(url, server.admin, NAME, **kw)
+        done = grading.grade(ClassClient(url, server.admin), NAME, **kw)
         return next(r for r in done.rows if r.student == "dave" and r.exercise == 1)
 
     latest = daves()
@@ -423,10 +433,10 @@ def test_resubmissions_keep_the_history_and_the_latest_counts(server, students, 
     assert best.submission == sent[1].run_id and best.steps_right == best.steps_given
     chosen = daves(use=[sent[0].run_id])
     assert chosen.submission == sent[0].run_id and chosen.diagnosis == "no_scale"
-    with pytest.raises(hw.HomeworkError, match=r"--use 0+: no finished submission"):
-        hw.grade(url, server.admin, NAME, use=["0" * 32])
+    with pytest.raises(HomeworkError, match=r"--use 0+: no finished submission"):
+        grading.grade(ClassClient(url, server.admin), NAME, use=["0" * 32])
     # every attempt is kept, each with its own grade for dave to read
-    _, mine = hw.my_submissions(url, dave, NAME)
+    _, mine = submitting.my_submissions(ClassClient(url, dave), NAME)
     graded = {s.run_id: s.grade for s in mine}
     assert all(graded[s.run_id]["attnref.grade.exercise"] == "1" for s in sent)
     assert [graded[s.run_id]["attnref.grade.counts"] for s in sent] == ["yes", "no", "no"]
@@ -435,16 +445,26 @@ def test_resubmissions_keep_the_history_and_the_latest_counts(server, students, 
 def test_late_is_the_servers_clock_and_moves_with_the_due_time(server, students, tmp_path):
     url, bob = server.url, ("bob", students["bob"])
     past = dt.datetime.now(UTC).replace(microsecond=0) - dt.timedelta(hours=1)
-    a = hw.assign(url, server.admin, Assignment(name="hw-late", due=past)).assignment
-    sent = hw.submit(url, bob, "hw-late", answer(a, "bob"))
+    a = assigning.assign(
+        ClassClient(url, server.admin), Assignment(name="hw-late", due=past)
+    ).assignment
+    sent = submitting.submit(ClassClient(url, bob), "hw-late", answer(a, "bob"))
     assert sent.late is not None and sent.late >= dt.timedelta(hours=1)
-    row = next(r for r in hw.grade(url, server.admin, "hw-late").rows if r.student == "bob")
+    row = next(
+        r
+        for r in grading.grade(ClassClient(url, server.admin), "hw-late").rows
+        if r.student == "bob"
+    )
     assert row.late is not None and row.late_text.startswith("late by 1 h")
     # the teacher moves the due time: the same submission is on time
     later = dt.datetime.now(UTC).replace(microsecond=0) + dt.timedelta(days=1)
-    moved = hw.assign(url, server.admin, Assignment(name="hw-late", due=later))
+    moved = assigning.assign(ClassClient(url, server.admin), Assignment(name="hw-late", due=later))
     assert moved.due_moved and moved.assignment.salt == a.salt  # the same exercises
-    row = next(r for r in hw.grade(url, server.admin, "hw-late").rows if r.student == "bob")
+    row = next(
+        r
+        for r in grading.grade(ClassClient(url, server.admin), "hw-late").rows
+        if r.student == "bob"
+    )
     assert row.late is None and row.submission == sent.run_id
 
 
@@ -455,16 +475,18 @@ def test_an_answer_changed_after_it_was_finished_is_not_graded(server, students,
     """Only the server's side could change the file (the teacher's disk): the grader sees that
     it is not what the server received and grades nothing of it."""
     url, alice = server.url, ("alice", students["alice"])
-    sent = hw.submit(url, alice, NAME, answer(assignment, "alice", 2, "no_mask"))
-    mine = hw.mine(url, alice, NAME).experiment_id
+    sent = submitting.submit(
+        ClassClient(url, alice), NAME, answer(assignment, "alice", 2, "no_mask")
+    )
+    mine = fetch.mine(ClassClient(url, alice), NAME).experiment_id
     path = server.artifacts / mine / sent.run_id / "artifacts" / "answer.json"
     path.write_bytes(answer(assignment, "alice", 2))  # the right one, put there afterwards
-    row = next(r for r in hw.grade(url, server.admin, NAME).rows
+    row = next(r for r in grading.grade(ClassClient(url, server.admin), NAME).rows
                if r.student == "alice" and r.exercise == 2)  # fmt: skip
     assert row.standing is Standing.CHANGED and row.steps_right == 0
     assert "not the one the server received" in row.reason
     path.write_bytes(answer(assignment, "alice", 2, "no_mask"))  # the control: put back
-    row = next(r for r in hw.grade(url, server.admin, NAME).rows
+    row = next(r for r in grading.grade(ClassClient(url, server.admin), NAME).rows
                if r.student == "alice" and r.exercise == 2)  # fmt: skip
     assert row.standing is Standing.GRADED and row.diagnosis == "no_mask"
 
@@ -473,23 +495,25 @@ def test_a_submission_is_stored_whole_or_not_at_all(server, students, assignment
     """The artifact store refuses the upload (the student's folder is a file there): the
     submission ends FAILED, the student is told nothing was submitted, and it never counts."""
     url, carol = server.url, ("carol", students["carol"])
-    mine = hw.mine(url, carol, NAME).experiment_id
+    mine = fetch.mine(ClassClient(url, carol), NAME).experiment_id
     blocker = server.artifacts / mine
     assert not blocker.exists()
     before = len(finished_runs(server, mine))
     blocker.write_text("in the way")
     try:
-        with pytest.raises(hw.HomeworkError, match="nothing was submitted"):
-            hw.submit(url, carol, NAME, answer(assignment, "carol"))
+        with pytest.raises(HomeworkError, match="nothing was submitted"):
+            submitting.submit(ClassClient(url, carol), NAME, answer(assignment, "carol"))
     finally:
         blocker.unlink()
-    runs = hw._search_runs(url, server.admin, mine, None)
+    runs = ClassClient(url, server.admin).search_runs(mine)
     assert [r["info"]["status"] for r in runs][-1] == "FAILED"
     assert len(finished_runs(server, mine)) == before
-    rows = hw.grade(url, server.admin, NAME).rows
+    rows = grading.grade(ClassClient(url, server.admin), NAME).rows
     assert next(r for r in rows if r.student == "carol" and r.exercise == 1).attempts == 0
     # the control: with the store back, the same answer is stored
-    assert hw.submit(url, carol, NAME, answer(assignment, "carol")).attempt == 1
+    assert (
+        submitting.submit(ClassClient(url, carol), NAME, answer(assignment, "carol")).attempt == 1
+    )
 
 
 # --- bad input: one line, exit 2, nothing stored -----------------------------------------------
@@ -498,8 +522,8 @@ def test_a_submission_is_stored_whole_or_not_at_all(server, students, assignment
 def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, tmp_path, here):
     url, bob = server.url, ("bob", students["bob"])
     env, teacher = student_env(url, *bob), teacher_env(server)
-    mine = hw.mine(url, bob, NAME).experiment_id
-    before = len(hw._search_runs(url, server.admin, mine, None))
+    mine = fetch.mine(ClassClient(url, bob), NAME).experiment_id
+    before = len(ClassClient(url, server.admin).search_runs(mine))
     prob = Problem.of_exercise(assignment.exercises_of("bob")[0])
     files = {
         "exercise.json": json.dumps({"X": [[1]], "heads": []}).encode(),
@@ -549,7 +573,7 @@ def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, 
         here(["server", "grade", NAME], teacher_away, tmp_path)
     )
     # nothing of all that reached bob's homework
-    assert len(hw._search_runs(url, server.admin, mine, None)) == before
+    assert len(ClassClient(url, server.admin).search_runs(mine)) == before
     assert not (tmp_path / "no-such-hw").exists()
 
 
@@ -559,7 +583,7 @@ def test_add_student_gives_a_new_student_every_assignment(server, assignment, tm
     assert out.returncode == 0, out.stderr
     assert "hw-newcomer now has their exercises of: " in out.stdout and NAME in out.stdout
     password = out.stdout.split("password ")[1].split(" ")[0]
-    me = hw.mine(server.url, ("hw-newcomer", password), NAME)
+    me = fetch.mine(ClassClient(server.url, ("hw-newcomer", password)), NAME)
     assert list(me.exercises) == assignment.exercises_of("hw-newcomer")
     assert me.student == "hw-newcomer"
 
@@ -571,22 +595,24 @@ def test_an_assignment_of_todays_attention_is_graded_with_its_own_catalogue(serv
 
     url, alice, bob = server.url, ("alice", students["alice"]), ("bob", students["bob"])
     asked = Assignment(name="hw-gqa", variant="gqa", heads=4, kv_heads=2)
-    a = hw.assign(url, server.admin, asked).assignment
+    a = assigning.assign(ClassClient(url, server.admin), asked).assignment
     assert {o.variant for s in students for o in a.exercises_of(s)} == {"gqa"}
-    assert hw.mine(url, alice, "hw-gqa").exercises == tuple(a.exercises_of("alice"))
-    right = hw.submit(url, alice, "hw-gqa", answer(a, "alice"))
+    assert fetch.mine(ClassClient(url, alice), "hw-gqa").exercises == tuple(a.exercises_of("alice"))
+    right = submitting.submit(ClassClient(url, alice), "hw-gqa", answer(a, "alice"))
     assert right.report.all_right
-    wrong = hw.submit(url, bob, "hw-gqa", answer(a, "bob", mistake="gqa_interleaved"))
+    wrong = submitting.submit(
+        ClassClient(url, bob), "hw-gqa", answer(a, "bob", mistake="gqa_interleaved")
+    )
     assert not wrong.report.all_right
-    rows = {r.student: r for r in hw.grade(url, server.admin, "hw-gqa").rows}
+    rows = {r.student: r for r in grading.grade(ClassClient(url, server.admin), "hw-gqa").rows}
     assert rows["alice"].steps_right == rows["alice"].steps_given > 0
     assert rows["bob"].diagnosis == "gqa_interleaved"
-    names = hw.catalogue_names(a)
+    names = assigning.catalogue_names(a)
     assert names[:2] == ["gqa_interleaved", "gqa_one_kv"] and "no_mask" in names
     s = summarize(list(rows.values()), names)
     assert dict((m[0], m[1]) for m in s.mistakes)["gqa_interleaved"] == 1
     # the homework's own catalogue does not know the variant's mistakes (the control)
-    assert "gqa_interleaved" not in hw.catalogue_names(Assignment(name="x"))
+    assert "gqa_interleaved" not in assigning.catalogue_names(Assignment(name="x"))
 
 
 def test_messages_say_what_happened_and_what_to_do(server, students, assignment, tmp_path, here):
@@ -615,7 +641,7 @@ def test_messages_say_what_happened_and_what_to_do(server, students, assignment,
         assert "check again" not in line and "seed" not in line, (what, line)
     # no submission yet: a sentence, not an empty table and "1 submissions"
     add_student(url, server.admin, "hw-quiet", "hw-quiet-password", "class")
-    hw.assign(url, server.admin, assignment)  # enrols the newcomer
+    assigning.assign(ClassClient(url, server.admin), assignment)  # enrols the newcomer
     quiet = here(["homework", "status", NAME], student_env(url, "hw-quiet", "hw-quiet-password"),
                  tmp_path)  # fmt: skip
     assert quiet.returncode == 0 and "no submissions yet" in quiet.stdout, quiet

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from attention_ref.classroom.class_plan import NAMES
 from attention_ref.classroom.gradebook import Standing
-from attention_ref.classroom.simulate import NAMES, run_class
+from attention_ref.classroom.simulate import run_class
 from attention_ref.exercises.catalogue import CATALOGUE
 
 pytestmark = pytest.mark.slow

@@ -24,16 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.server import (
-    LOCK_NAME,
-    PID_NAME,
-    ClassServer,
-    Postgres,
-    ServerError,
-    healthy,
-    rest,
-    server_status,
-)
+from attention_ref.classroom.client import healthy, rest
+from attention_ref.classroom.cluster import Postgres
+from attention_ref.classroom.errors import ServerError
+from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.server_folder import LOCK_NAME, PID_NAME, server_status
 from attention_ref.classroom.tls import fingerprint, is_loopback, names_for
 from tests.classroom.conftest import ATTNREF, EXPERIMENT, class_dir, free_port, one_line_error
 

@@ -9,8 +9,8 @@ import io
 import pytest
 
 from attention_ref.classroom.assignment import Assignment
+from attention_ref.classroom.exchange.grade import steps_asked
 from attention_ref.classroom.gradebook import Row, Standing
-from attention_ref.classroom.homework import steps_asked
 from attention_ref.classroom.lms import SYSTEMS, feedback_of, grade_of, to_lms_csv
 
 BOOK = [

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from attention_ref.classroom.access import Access, rules
+from attention_ref.classroom.access import rules
+from attention_ref.classroom.access_table import Access
 from attention_ref.classroom.parameters import (
     HAND_READ,
     MAX_DEPTH,

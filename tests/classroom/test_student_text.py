@@ -18,10 +18,16 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from attention_ref.classroom import homework as hw
 from attention_ref.classroom.assignment import Assignment
-from attention_ref.classroom.server import rest
-from attention_ref.classroom.simulate import right_answer
+from attention_ref.classroom.class_client import ClassClient, tag_map
+from attention_ref.classroom.client import rest
+from attention_ref.classroom.exchange import assign as assigning
+from attention_ref.classroom.exchange import fetch
+from attention_ref.classroom.exchange import grade as grading
+from attention_ref.classroom.exchange import submit as submitting
+from attention_ref.classroom.exchange.answers import check_answer
+from attention_ref.classroom.exchange.submit import Checked
+from attention_ref.classroom.student_answers import right_answer
 from attention_ref.exercises.answer import Problem
 from tests.classroom.conftest import EXPERIMENT
 
@@ -104,20 +110,20 @@ def an_answer(a: Assignment, student: str, k: int = 1) -> dict:
 
 def send(server, students, name: str, student: str, k: int, doc: dict) -> None:
     """``doc`` stored as ``student``'s submission of exercise ``k`` of ``name``, whatever it
-    holds: over REST, without the check on the student's side (`hw.submit`'s ``checked``: a
-    student may skip attnref and send any bytes)."""
-    auth = (student, students[student])
-    me = hw.mine(server.url, auth, name)
+    holds: over REST, without the check on the student's side (`submit_answers` takes what
+    was checked as it is: a student may skip attnref and send any bytes)."""
+    client = ClassClient(server.url, (student, students[student]))
+    me = fetch.mine(client, name)
     right = right_answer(Problem.of_exercise(me.exercises[k - 1]), me.assignment.decimals)
-    _, report = hw.check_text(right, me)
-    hw.submit(server.url, auth, name, json.dumps(doc).encode(), checked=(me, k, report))
+    _, report = check_answer(right, me.assignment, me.exercises)
+    submitting.submit_answers(client, me, [Checked(json.dumps(doc).encode(), k, report)])
 
 
 def assigned(server, name: str, exercises: int) -> Assignment:
     """Assignment ``name`` of ``exercises`` exercises for every student, due in a week."""
     due = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(days=7)
     made = Assignment(name=name, exercises=exercises, due=due)
-    return hw.assign(server.url, server.admin, made).assignment
+    return assigning.assign(ClassClient(server.url, server.admin), made).assignment
 
 
 @pytest.fixture(scope="module")
@@ -173,11 +179,11 @@ def test_the_gradebooks_notes_hold_no_link_or_image_a_student_wrote(server, seed
     text as code: a CommonMark parse finds no link and no image, and the text is there, whole
     as far as the reason quotes it (dave's seed and variant, a step of alice's, a key of
     bob's). Dave's seed is not an integer, and the grade says so."""
-    book_id = hw.grade(server.url, server.admin, seeds).gradebook_id
-    runs = hw._search_runs(server.url, server.admin, book_id, None)
+    book_id = grading.grade(ClassClient(server.url, server.admin), seeds).gradebook_id
+    runs = ClassClient(server.url, server.admin).search_runs(book_id)
     notes = {}
     for run in runs:
-        tags = hw._tags(run["data"])
+        tags = tag_map(run["data"])
         notes[(tags["attnref.grade.student"], tags["attnref.grade.exercise"])] = tags[NOTE]
     assert '"exercise"."seed" must be an integer' in notes[("dave", "1")]
     for who, note in notes.items():

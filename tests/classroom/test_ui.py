@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.server import healthy, rest
+from attention_ref.classroom.client import healthy, rest
 from tests.classroom.conftest import EXPERIMENT, free_port
 
 pytestmark = pytest.mark.slow
@@ -151,22 +151,25 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
     the gradebook's view: the grade's columns (steps right, steps given, first wrong step,
     diagnosis) first, the runs by student. A student who opens that link reads why there is
     nothing (the gate's one answer), not a blank page."""
-    from attention_ref.classroom import homework as hw
     from attention_ref.classroom.assignment import Assignment
+    from attention_ref.classroom.class_client import ClassClient
+    from attention_ref.classroom.exchange import assign as assigning
+    from attention_ref.classroom.exchange import grade as grading
+    from attention_ref.classroom.exchange import submit as submitting
     from attention_ref.classroom.gradebook import SHOWN_COLUMNS, VIEW, ui_url
     from attention_ref.classroom.refusals import HIDDEN, REFUSAL
-    from attention_ref.classroom.simulate import mistaken_answer
+    from attention_ref.classroom.student_answers import mistaken_answer
     from attention_ref.exercises.answer import Problem
 
-    a = hw.assign(server.url, server.admin, Assignment(name="hw-ui")).assignment
+    a = assigning.assign(ClassClient(server.url, server.admin), Assignment(name="hw-ui")).assignment
     prob = Problem.of_exercise(a.exercises_of("alice")[0])
-    hw.submit(server.url, ("alice", students["alice"]), "hw-ui",
+    submitting.submit(ClassClient(server.url, ("alice", students["alice"])), "hw-ui",
               mistaken_answer(prob, a.decimals, ["no_mask"]) or b"")  # fmt: skip
-    done = hw.grade(server.url, server.admin, "hw-ui")
+    done = grading.grade(ClassClient(server.url, server.admin), "hw-ui")
     link = ui_url(server.url, done.gradebook_id)
     assert link == (f"{server.url}/#/experiments/{done.gradebook_id}/runs"
                     f"?workflowType=machine_learning&viewStateShareKey={VIEW}")  # fmt: skip
-    assert link in hw.Assigned(a, done.gradebook_id, True, (), ()).describe(server.url)
+    assert link in assigning.Assigned(a, done.gradebook_id, True, (), ()).describe(server.url)
     token = base64.b64encode(":".join(server.admin).encode()).decode()
     driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
                            {"headers": {"Authorization": f"Basic {token}"}})  # fmt: skip

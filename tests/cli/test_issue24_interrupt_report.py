@@ -12,7 +12,7 @@ from pathlib import Path
 import mlflow
 import pytest
 
-from attention_ref.experiments.runs import StoppedAtOnce, _what_a_second_ctrl_c_kept
+from attention_ref.experiments.runs import StoppedAtOnce, what_a_second_ctrl_c_kept
 from cli.main import main
 from tests.configs import TINY_ARGS as TINY
 
@@ -22,14 +22,14 @@ ATTNREF = str(Path(sys.executable).with_name("attnref"))
 def test_a_second_ctrl_c_says_what_was_kept(tmp_path):
     run, out = "f" * 32, tmp_path / "runs" / ("f" * 32)
     out.mkdir(parents=True)
-    nothing = _what_a_second_ctrl_c_kept(run, out)
+    nothing = what_a_second_ctrl_c_kept(run, out)
     assert "nothing to resume" in nothing and "start a new run" in nothing
     assert "--resume" not in nothing and "best model" not in nothing
     (out / "best.pt").write_bytes(b"")
-    best = _what_a_second_ctrl_c_kept(run, out)
+    best = what_a_second_ctrl_c_kept(run, out)
     assert f"its best model so far is in {out / 'best.pt'}" in best and "--resume" not in best
     (out / "last.pt").write_bytes(b"")
-    kept = _what_a_second_ctrl_c_kept(run, out)
+    kept = what_a_second_ctrl_c_kept(run, out)
     assert f"its checkpoint is {out / 'last.pt'}" in kept
     assert f"attnref train --resume {run}" in kept and "nothing" not in kept
     assert isinstance(StoppedAtOnce("x"), KeyboardInterrupt)  # Ctrl-C's exit code, 130

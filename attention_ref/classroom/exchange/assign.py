@@ -10,8 +10,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass, replace
-from pathlib import Path
 
+from attention_ref.classroom.accounts import ADMIN_USERNAME, grant_experiment
 from attention_ref.classroom.assignment import (
     DUE_TAG,
     GRADEBOOK,
@@ -23,18 +23,9 @@ from attention_ref.classroom.assignment import (
     iso,
     student_experiment,
 )
-from attention_ref.classroom.exchange.rest import (
-    Auth,
-    HomeworkError,
-    _call,
-    _create_experiment,
-    _experiment,
-    _set_experiment_tag,
-    _tags,
-    list_students,
-)
+from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
 from attention_ref.classroom.gradebook import VIEW_TAG, code_span, columns_text, ui_url, view_state
-from attention_ref.classroom.server import grant_experiment
+from attention_ref.experiments.names import EXPERIMENT_KIND, Tag
 
 #: the words of the experiments' descriptions in the MLflow UI (Markdown: the student's name,
 #: an account's, goes in as a `code_span`)
@@ -87,19 +78,50 @@ class Assigned:
         return "\n".join(lines)
 
 
-def assign(
-    url: str, admin: Auth, asked: Assignment, *, due_given: bool = True,
-    cafile: Path | None = None,
-) -> Assigned:  # fmt: skip
+def list_students(client: ClassClient) -> list[str]:
+    """The class's students: every account that is not an admin (a teacher), by name."""
+    found = client.call("/api/2.0/mlflow/users/list", what="cannot list the accounts")
+    return sorted(u["username"] for u in found.get("users", [])
+                  if not u.get("is_admin") and u["username"] != ADMIN_USERNAME)  # fmt: skip
+
+
+def _create_experiment(
+    client: ClassClient, name: str, tags: dict[str, str], note: str
+) -> tuple[str, bool]:
+    """``(id, created)`` of experiment ``name`` made with ``tags`` (found if it exists)."""
+    from attention_ref.classroom.client import checked
+
+    every = [{"key": k, "value": v} for k, v in tags.items()]
+    every += [{"key": str(Tag.EXPERIMENT_KIND), "value": EXPERIMENT_KIND},
+              {"key": str(Tag.NOTE), "value": note}]  # fmt: skip
+    status, made = client.send("/api/2.0/mlflow/experiments/create", {"name": name, "tags": every})
+    if status == 200:
+        return str(made["experiment_id"]), True
+    if "already exists" in str(made.get("message", "")):
+        found = client.experiment(name)
+        if found is not None:
+            return str(found["experiment_id"]), False
+    client.refused(status, made)
+    checked(status, made, f"cannot create the experiment {name!r}")
+    raise HomeworkError(f"cannot create the experiment {name!r}")  # pragma: no cover
+
+
+def _set_experiment_tag(client: ClassClient, exp_id: str, key: str, value: str) -> None:
+    client.call("/api/2.0/mlflow/experiments/set-experiment-tag",
+                {"experiment_id": exp_id, "key": key, "value": value},
+                what=f"cannot tag experiment {exp_id}")  # fmt: skip
+
+
+def assign(client: ClassClient, asked: Assignment, *, due_given: bool = True) -> Assigned:
     """Create assignment ``asked`` (or complete an existing one of the same exercises: its
     due time moved when ``due_given``, the students who joined since enrolled).
 
     An assignment of that name with other exercises is refused (its students have their
     variants already)."""
-    found = _experiment(url, admin, gradebook_experiment(asked.name), cafile)
+    found = client.experiment(gradebook_experiment(asked.name))
     due_before = None
     if found is not None:
-        current = Assignment.from_tags(_tags(found))
+        current = Assignment.from_tags(tag_map(found))
         if not current.same_exercises(asked):
             raise HomeworkError(
                 f"assignment {asked.name!r} exists with other exercises ({_shape(current)}); "
@@ -109,20 +131,20 @@ def assign(
         assignment = replace(current, due=asked.due if due_given else current.due)
         gradebook_id, created = str(found["experiment_id"]), False
         if assignment.due != current.due:
-            _set_experiment_tag(url, admin, gradebook_id, DUE_TAG,
-                                iso(assignment.due) if assignment.due else "", cafile)  # fmt: skip
-        if _tags(found).get(VIEW_TAG) != view_state():  # a gradebook of an earlier attnref
-            _set_experiment_tag(url, admin, gradebook_id, VIEW_TAG, view_state(), cafile)
+            _set_experiment_tag(client, gradebook_id, DUE_TAG,
+                                iso(assignment.due) if assignment.due else "")  # fmt: skip
+        if tag_map(found).get(VIEW_TAG) != view_state():  # a gradebook of an earlier attnref
+            _set_experiment_tag(client, gradebook_id, VIEW_TAG, view_state())
     else:
         assignment = asked
         gradebook_id, created = _create_experiment(
-            url, admin, gradebook_experiment(asked.name),
+            client, gradebook_experiment(asked.name),
             asked.tags(GRADEBOOK) | {VIEW_TAG: view_state()},
-            _GRADEBOOK_NOTE.format(name=asked.name) + "\n\n" + columns_text(), cafile,
+            _GRADEBOOK_NOTE.format(name=asked.name) + "\n\n" + columns_text(),
         )  # fmt: skip
     enrolled, already = [], []
-    for student in list_students(url, admin, cafile):
-        (enrolled if _enrol(url, admin, assignment, student, cafile) else already).append(student)
+    for student in list_students(client):
+        (enrolled if _enrol(client, assignment, student) else already).append(student)
     return Assigned(assignment, gradebook_id, created, tuple(enrolled), tuple(already),
                     due_before)  # fmt: skip
 
@@ -147,39 +169,35 @@ def catalogue_names(assignment: Assignment) -> list[str]:
     return [k.name for k in (chain.catalogue if chain is not None else CATALOGUE)]
 
 
-def _enrol(
-    url: str, admin: Auth, assignment: Assignment, student: str, cafile: Path | None
-) -> bool:
+def _enrol(client: ClassClient, assignment: Assignment, student: str) -> bool:
     """``student``'s experiment of ``assignment``, made or brought up to date (its due time),
     granted to them; whether it was made now."""
     name = student_experiment(assignment.name, student)
-    found = _experiment(url, admin, name, cafile)
+    found = client.experiment(name)
     if found is None:
         exp_id, created = _create_experiment(
-            url, admin, name, assignment.tags(SUBMISSIONS, student),
-            _STUDENT_NOTE.format(name=assignment.name, student=code_span(student)), cafile,
+            client, name, assignment.tags(SUBMISSIONS, student),
+            _STUDENT_NOTE.format(name=assignment.name, student=code_span(student)),
         )  # fmt: skip
     else:
         exp_id, created = str(found["experiment_id"]), False
-        tags = _tags(found)
+        tags = tag_map(found)
         if tags.get(SEEDS_TAG) != json.dumps(assignment.seeds(student)):
             raise HomeworkError(f"{name!r} holds other exercises than the assignment's")
         due = iso(assignment.due) if assignment.due else ""
         if tags.get(DUE_TAG, "") != due:
-            _set_experiment_tag(url, admin, exp_id, DUE_TAG, due, cafile)
-    grant_experiment(url, admin, student, exp_id, "EDIT", cafile=cafile)
+            _set_experiment_tag(client, exp_id, DUE_TAG, due)
+    grant_experiment(client.url, client.auth, student, exp_id, "EDIT", cafile=client.cafile)
     return created
 
 
-def assignments(url: str, admin: Auth, cafile: Path | None = None) -> list[Assignment]:
+def assignments(client: ClassClient) -> list[Assignment]:
     """Every assignment on the server (its gradebook's tags)."""
-    body = {"max_results": 1000, "filter": f"tags.`{ROLE_TAG}` = '{GRADEBOOK}'"}
-    found = _call(url, "/api/2.0/mlflow/experiments/search", body, admin,
-                  "cannot list the assignments", cafile)  # fmt: skip
-    return [Assignment.from_tags(_tags(e)) for e in found.get("experiments", [])]
+    found = client.search_experiments(f"tags.`{ROLE_TAG}` = '{GRADEBOOK}'",
+                                      "cannot list the assignments")  # fmt: skip
+    return [Assignment.from_tags(tag_map(e)) for e in found]
 
 
-def enrol_everywhere(url: str, admin: Auth, student: str, cafile: Path | None = None) -> list[str]:
+def enrol_everywhere(client: ClassClient, student: str) -> list[str]:
     """Give a new student their experiment in every assignment; the names of those made."""
-    return [a.name for a in assignments(url, admin, cafile)
-            if _enrol(url, admin, a, student, cafile)]  # fmt: skip
+    return [a.name for a in assignments(client) if _enrol(client, a, student)]

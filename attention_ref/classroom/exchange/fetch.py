@@ -22,7 +22,7 @@ from attention_ref.classroom.assignment import (
     matching_exercise,
     student_experiment,
 )
-from attention_ref.classroom.exchange.rest import Auth, HomeworkError, _experiment, _tags
+from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
 
 if TYPE_CHECKING:
     from attention_ref.exercises.exercise import ExerciseOptions
@@ -38,17 +38,17 @@ class Mine:
     exercises: tuple[ExerciseOptions, ...]
 
 
-def mine(url: str, auth: Auth, name: str, cafile: Path | None = None) -> Mine:
-    """The assignment ``name`` as student ``auth[0]`` has it."""
-    student = auth[0]
+def mine(client: ClassClient, name: str) -> Mine:
+    """The assignment ``name`` as the client's student has it (one request)."""
+    student = client.account
     check_name(name)
-    found = _experiment(url, auth, student_experiment(name, student), cafile)
+    found = client.experiment(student_experiment(name, student))
     if found is None:
         raise HomeworkError(
-            f"no assignment {name!r} for {student!r} on {url} (is the name right? your "
+            f"no assignment {name!r} for {student!r} on {client.url} (is the name right? your "
             f"teacher makes it with attnref server assign {name})"
         )
-    tags = _tags(found)
+    tags = tag_map(found)
     if tags.get(ROLE_TAG) != SUBMISSIONS or tags.get(STUDENT_TAG) != student:
         raise HomeworkError(f"{student_experiment(name, student)!r} is not {student!r}'s homework")
     assignment = Assignment.from_tags(tags)

@@ -13,7 +13,6 @@ import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from attention_ref.classroom.assignment import (
@@ -31,44 +30,31 @@ from attention_ref.classroom.assignment import (
     gradebook_experiment,
     lateness,
 )
-from attention_ref.classroom.exchange.fetch import Mine
-from attention_ref.classroom.exchange.rest import (
-    Auth,
-    HomeworkError,
-    _call,
-    _download,
-    _experiment,
-    _search_runs,
-    _tags,
-)
-from attention_ref.classroom.exchange.submit import check_text
+from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
+from attention_ref.classroom.exchange.answers import check_answer
 from attention_ref.classroom.gradebook import Graded, Row, Standing, rows
 from attention_ref.experiments.names import Tag
 
 
-def _student_experiments(url: str, admin: Auth, name: str, cafile: Path | None) -> dict[str, str]:
+def student_experiments(client: ClassClient, name: str) -> dict[str, str]:
     """``student -> experiment id`` of every student of assignment ``name``."""
-    body = {"max_results": 1000,
-            "filter": f"tags.`{ASSIGNMENT_TAG}` = '{name}' and tags.`{ROLE_TAG}` = "
-                      f"'{SUBMISSIONS}'"}  # fmt: skip
-    found = _call(url, "/api/2.0/mlflow/experiments/search", body, admin,
-                  f"cannot list the students of {name!r}", cafile)  # fmt: skip
-    out = {}
-    for e in found.get("experiments", []):
-        tags = _tags(e)
-        out[tags[STUDENT_TAG]] = str(e["experiment_id"])
+    found = client.search_experiments(
+        f"tags.`{ASSIGNMENT_TAG}` = '{name}' and tags.`{ROLE_TAG}` = '{SUBMISSIONS}'",
+        f"cannot list the students of {name!r}",
+    )
+    out = {tag_map(e)[STUDENT_TAG]: str(e["experiment_id"]) for e in found}
     return dict(sorted(out.items()))
 
 
-def _gradebook(url: str, admin: Auth, name: str, cafile: Path | None) -> tuple[Assignment, str]:
-    found = _experiment(url, admin, gradebook_experiment(name), cafile)
+def _gradebook(client: ClassClient, name: str) -> tuple[Assignment, str]:
+    found = client.experiment(gradebook_experiment(name))
     if found is None:
         raise HomeworkError(
-            f"no assignment {name!r} whose gradebook {admin[0]!r} may read on {url}: a teacher "
-            f"makes it with attnref server assign {name}; a student sees their own grades with "
-            f"attnref homework status {name}"
+            f"no assignment {name!r} whose gradebook {client.account!r} may read on "
+            f"{client.url}: a teacher makes it with attnref server assign {name}; a student sees "
+            f"their own grades with attnref homework status {name}"
         )
-    return Assignment.from_tags(_tags(found)), str(found["experiment_id"])
+    return Assignment.from_tags(tag_map(found)), str(found["experiment_id"])
 
 
 def grade_submission(
@@ -77,13 +63,12 @@ def grade_submission(
     """One stored submission graded on the teacher's side against the student's variant."""
     from attention_ref.inputs.attention_input import InputError
 
-    info, tags = run["info"], _tags(run.get("data", {}))
+    info, tags = run["info"], tag_map(run.get("data", {}))
     received = (from_iso(tags[RECEIVED_TAG]) if RECEIVED_TAG in tags
                 else from_ms(int(info.get("end_time") or 0)))  # fmt: skip
     base = {"student": student, "run_id": info["run_id"], "received": received,
             "started": int(info.get("start_time") or 0),
             "late": lateness(received, assignment.due)}  # fmt: skip
-    me = Mine(assignment, student, "", tuple(assignment.exercises_of(student)))
     # the exercise the submission says it answers (its run's name, given when it was made):
     # where an answer cannot be read, its attempt is counted there
     claimed = next((k for k in range(1, assignment.exercises + 1)
@@ -100,7 +85,7 @@ def grade_submission(
                       reason=f"its {ANSWER_FILE} is not the one the server received",
                       **base)  # fmt: skip
     try:
-        k, report = check_text(answer, me)
+        k, report = check_answer(answer, assignment, assignment.exercises_of(student))
     except (InputError, HomeworkError) as e:
         return Graded(exercise=claimed, standing=Standing.MALFORMED, reason=str(e)[:300],
                       **base)  # fmt: skip
@@ -137,74 +122,69 @@ class Grading:
 
 
 def grade(
-    url: str, admin: Auth, name: str, *, best: bool = False, use: Iterable[str] = (),
-    cafile: Path | None = None,
-) -> Grading:  # fmt: skip
+    client: ClassClient, name: str, *, best: bool = False, use: Iterable[str] = ()
+) -> Grading:
     """Grade every finished submission of assignment ``name`` from its stored answer and
     write the gradebook (one run per student and exercise, made or updated) and each
     submission's grade (tags on it, for the student)."""
-    assignment, book_id = _gradebook(url, admin, name, cafile)
-    students = _student_experiments(url, admin, name, cafile)
+    assignment, book_id = _gradebook(client, name)
+    students = student_experiments(client, name)
     use = list(use)
     graded: list[Graded] = []
     for student, exp_id in students.items():
-        for run in _search_runs(url, admin, exp_id, cafile):
+        for run in client.search_runs(exp_id):
             if run["info"].get("status") != "FINISHED":
                 continue  # not stored whole: never counts
-            answer = _download(url, admin, exp_id, run["info"]["run_id"], cafile)
+            answer = client.download_answer(exp_id, run["info"]["run_id"])
             graded.append(grade_submission(student, run, answer, assignment))
     known = {g.run_id for g in graded}
     if unknown := [r for r in use if r not in known]:
         raise HomeworkError(f"--use {unknown[0]}: no finished submission of {name!r} has that "
                             "run id")  # fmt: skip
     book = rows(graded, list(students), assignment.exercises, best=best, use=use)
-    written = _write_gradebook(url, admin, book_id, book, cafile)
+    written = _write_gradebook(client, book_id, book)
     counted = {r.submission for r in book}
     for g in graded:
-        _tag_submission(url, admin, g, g.run_id in counted, cafile)
+        _tag_submission(client, g, g.run_id in counted)
     return Grading(assignment, tuple(book), tuple(graded), book_id, written)
 
 
-def _log(url: str, admin: Auth, run_id: str, tags: dict[str, str], metrics: dict[str, float],
-         cafile: Path | None) -> None:  # fmt: skip
+def _log(client: ClassClient, run_id: str, tags: dict[str, str],
+         metrics: dict[str, float]) -> None:  # fmt: skip
     now = int(time.time() * 1000)
     body = {"run_id": run_id, "tags": [{"key": k, "value": v} for k, v in tags.items()],
             "metrics": [{"key": k, "value": v, "timestamp": now, "step": 0}
                         for k, v in metrics.items()]}  # fmt: skip
-    _call(url, "/api/2.0/mlflow/runs/log-batch", body, admin, f"cannot write run {run_id}",
-          cafile)  # fmt: skip
+    client.call("/api/2.0/mlflow/runs/log-batch", body, what=f"cannot write run {run_id}")
 
 
-def _write_gradebook(
-    url: str, admin: Auth, book_id: str, book: Sequence[Row], cafile: Path | None
-) -> int:
+def _write_gradebook(client: ClassClient, book_id: str, book: Sequence[Row]) -> int:
     """One teacher's run per row in the gradebook experiment, made or updated: the grade's
     metrics and tags, its name (`Row.run_name`) and its description in sentences
     (`Row.note`)."""
     from attention_ref.exercises.catalogue import mistake_words
 
     existing = {}
-    for run in _search_runs(url, admin, book_id, cafile):
-        tags = _tags(run.get("data", {}))
+    for run in client.search_runs(book_id):
+        tags = tag_map(run.get("data", {}))
         if GRADE + "student" in tags and run["info"].get("lifecycle_stage") == "active":
             key = (tags[GRADE + "student"], tags.get(GRADE + "exercise"))
             existing[key] = run["info"]["run_id"]
     for r in book:
         run_id = existing.get((r.student, str(r.exercise)))
         if run_id is None:
-            made = _call(url, "/api/2.0/mlflow/runs/create",
-                         {"experiment_id": book_id, "run_name": r.run_name},
-                         admin, "cannot write the gradebook", cafile)  # fmt: skip
+            made = client.call("/api/2.0/mlflow/runs/create",
+                               {"experiment_id": book_id, "run_name": r.run_name},
+                               what="cannot write the gradebook")  # fmt: skip
             run_id = made["run"]["info"]["run_id"]
-        _log(url, admin, run_id, r.tags() | {str(Tag.NOTE): r.note(mistake_words)}, r.metrics(),
-             cafile)  # fmt: skip
-        _call(url, "/api/2.0/mlflow/runs/update",
-              {"run_id": run_id, "status": "FINISHED", "run_name": r.run_name}, admin,
-              "cannot write the gradebook", cafile)  # fmt: skip
+        _log(client, run_id, r.tags() | {str(Tag.NOTE): r.note(mistake_words)}, r.metrics())
+        client.call("/api/2.0/mlflow/runs/update",
+                    {"run_id": run_id, "status": "FINISHED", "run_name": r.run_name},
+                    what="cannot write the gradebook")  # fmt: skip
     return len(book)
 
 
-def _tag_submission(url: str, admin: Auth, g: Graded, counts: bool, cafile: Path | None) -> None:
+def _tag_submission(client: ClassClient, g: Graded, counts: bool) -> None:
     """The teacher's grade of one submission, on it (the student reads their own)."""
     diagnosis = " | ".join(" + ".join(n) for n in g.diagnoses)
     tags = {GRADE + "status": str(g.standing), GRADE + "exercise": str(g.exercise or ""),
@@ -212,19 +192,17 @@ def _tag_submission(url: str, admin: Auth, g: Graded, counts: bool, cafile: Path
             GRADE + "first_wrong": g.first_wrong, GRADE + "diagnosis": diagnosis,
             GRADE + "late": "yes" if g.late else "no", GRADE + "counts": "yes" if counts else "no",
             GRADE + "reason": g.reason[:500]}  # fmt: skip
-    _log(url, admin, g.run_id, tags, {}, cafile)
+    _log(client, g.run_id, tags, {})
 
 
-def gradebook(
-    url: str, auth: Auth, name: str, cafile: Path | None = None
-) -> tuple[Assignment, list[Row]]:
+def gradebook(client: ClassClient, name: str) -> tuple[Assignment, list[Row]]:
     """The assignment and its gradebook as the teacher's runs hold it (what `grade` last
     wrote), by student and exercise."""
-    assignment, book_id = _gradebook(url, auth, name, cafile)
+    assignment, book_id = _gradebook(client, name)
     out = []
-    for run in _search_runs(url, auth, book_id, cafile):
+    for run in client.search_runs(book_id):
         data = run.get("data", {})
-        tags = _tags(data)
+        tags = tag_map(data)
         if GRADE + "student" not in tags or run["info"].get("lifecycle_stage") != "active":
             continue
         metrics = {m["key"]: float(m["value"]) for m in data.get("metrics", [])}
