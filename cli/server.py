@@ -10,7 +10,6 @@ the class's runs with their owners.
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import sys
 import time
@@ -106,11 +105,11 @@ def teacher_client(
 
 def _new_password(password_file: Path | None) -> tuple[str, str]:
     """``(password, what to print)``: from the file (not printed), or made and shown once."""
-    from attention_ref.classroom.accounts import read_password
+    from attention_ref.classroom.accounts import generated_password, read_password
 
     if password_file is not None:
         return read_password(password_file), ""
-    password = secrets.token_urlsafe(12)
+    password = generated_password()
     return password, f"; password {password} (shown once: hand it over)"
 
 
@@ -126,7 +125,14 @@ def start(
         ),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port of the MLflow server.")] = 5000,
-    workers: Annotated[int, typer.Option("--workers", help="MLflow server workers.")] = 2,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            help="Application servers (mlflow server, one worker each) behind the edge; each "
+            "account's requests go to one of them.",
+        ),
+    ] = 2,
     experiment: ClassExperiment = "shakespeare",
     admin_password_file: AdminPasswordFile = None,
     tls: Annotated[
@@ -199,8 +205,7 @@ def start(
         try:
             _print_welcome(server)
             while not stop.requested:
-                assert server.process is not None
-                if server.process.poll() is not None:
+                if server.stopped_app() is not None:
                     raise CLIError(f"the mlflow server stopped; its log: {server.log}")
                 time.sleep(0.5)
             print("stopping the edge, the mlflow server and PostgreSQL ...", flush=True)
@@ -215,6 +220,8 @@ def _print_welcome(server: ClassServer) -> None:
 
     url, pid = server.public_url, server.process.pid if server.process else None
     edge, lim = server.edge.process.pid if server.edge.process else None, server.limits
+    n = len(server.apps)
+    apps = f"{n} application server{'s' if n != 1 else ''} (mlflow server)"
     exp_id = class_experiment_id(server.url, server.admin, server.experiment, server.cert)
     cert = server.cert
     tls = ""
@@ -231,7 +238,7 @@ def _print_welcome(server: ClassServer) -> None:
         f"{server.artifacts}; logs in {server.log.parent}\n"
         f"  edge: nginx on {server.host}:{server.port} (pid {edge}), per address at most "
         f"{lim.connections_per_address} requests at once and {lim.rate_per_address}/s; the "
-        f"application behind it on {server.app_socket}\n"
+        f"{apps} behind it\n"
         f"{tls}"
         f"  add a student:  attnref server add-student NAME --tracking-uri {url}\n"
         f"  students run:   MLFLOW_TRACKING_URI={url} MLFLOW_TRACKING_USERNAME=NAME "

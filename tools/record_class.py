@@ -23,6 +23,7 @@ import platform
 import secrets
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,11 +34,14 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 from attention_ref.classroom.class_plan import class_of  # noqa: E402
+from attention_ref.classroom.patience import PATIENCE  # noqa: E402
 from attention_ref.classroom.server import ClassServer  # noqa: E402
 from attention_ref.classroom.simulate import run_class  # noqa: E402
 
 #: the recorded class's salt: the same variants at every recording
 SALT = "5eed0f0a77e47104"
+#: `attnref server start`'s default: two application servers (one a core here)
+APPLICATION_SERVERS = 2
 
 
 def free_port() -> int:
@@ -54,9 +58,10 @@ def main(out: Path, students: int = 30) -> int:
     root = Path(tempfile.mkdtemp(prefix="attnref-record-"))
     root.chmod(0o711)
     load_before = os.getloadavg()[0]
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     try:
         server = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(),
-                             workers=2)  # fmt: skip
+                             workers=APPLICATION_SERVERS)  # fmt: skip
         with server:
             t0 = time.monotonic()
             record = run_class(server.url, server.admin, salt=SALT, artifacts=server.artifacts,
@@ -65,11 +70,14 @@ def main(out: Path, students: int = 30) -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     doc = record.to_json()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()  # fmt: skip
     doc["conditions"] = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "started": started, "ended": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "commit": commit, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "load_1min_before": round(load_before, 2), "total_s": round(total, 1),
-        "server_workers": 2,
+        "application_servers": APPLICATION_SERVERS,
+        "patience_s": PATIENCE.give_up_after_s, "patience_tries": PATIENCE.tries,
     }  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

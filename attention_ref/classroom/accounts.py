@@ -11,6 +11,8 @@ the returned `AccountChange`. A password has at least `MIN_PASSWORD_LENGTH` char
 from __future__ import annotations
 
 import os
+import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,18 @@ ADMIN_USERNAME = "admin"
 MIN_PASSWORD_LENGTH = 12  # MLflow's basic auth refuses shorter passwords
 #: the variable that holds the class's admin password (there is no default)
 ADMIN_PASSWORD_ENV = "ATTNREF_ADMIN_PASSWORD"
+#: a password the class's commands drew (`generated_password`): 128 random bits
+GENERATED = re.compile(r"ar1_[A-Za-z0-9_-]{22}")
+
+
+def generated_password() -> str:
+    r"""A new account's password, drawn here: ``ar1_`` and 128 random bits (22 URL-safe
+    characters). A password of 128 random bits needs no slow hash: guessing it takes
+    :math:`2^{127}` tries on average, however fast each is; a slow hash (MLflow's scrypt,
+    about 0.16 s of a core here) only protects passwords people choose. The class server keeps
+    the hash of such a password cheap (`attention_ref.classroom.credentials`), so that a class
+    logging in at once costs the server milliseconds, not a core-second per student."""
+    return "ar1_" + secrets.token_urlsafe(16)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from attention_ref.classroom.credentials import (
     client_address,
     guard_the_fastapi_bridge,
     identify,
+    keep_fast_hash,
 )
 from attention_ref.classroom.homework_fence import (
     experiment_tags,
@@ -74,6 +75,41 @@ if TYPE_CHECKING:
     from werkzeug.datastructures import Authorization
 
 _ANSWER = "attnref_class_auth"
+_USER = "attnref_class_user"
+_LIGHT: list[bool] = []
+
+
+def _lighten_mlflow() -> None:
+    """Two reads MLflow makes at every request, made once (the first request of a worker):
+
+    * whether the sender is an admin: MLflow reads the account again after the gate read it
+      (or found it in MLflow's own cache of right credentials); the gate's reading is used;
+    * a ping before each use of a database connection (SQLAlchemy's ``pool_pre_ping``): about
+      a sixth of a class's burst. Without it, after PostgreSQL restarted, the first use of each
+      kept connection fails once, MLflow answers 503 and the pool makes new connections;
+      clients ask again (MLflow's, and `attention_ref.classroom.patience`).
+    """
+    if _LIGHT:
+        return
+    from mlflow.server import auth as basic
+    from mlflow.server.handlers import _get_tracking_store
+
+    def sender_is_admin() -> bool:
+        from flask import g
+
+        user = g.get(_USER)
+        if user is not None:
+            return bool(user.is_admin)
+        return bool(basic.store.get_user(basic.authenticate_request().username).is_admin)
+
+    basic.sender_is_admin = sender_is_admin
+    for store in (_get_tracking_store(), basic.store):
+        engine = getattr(store, "engine", None)
+        if engine is not None:
+            engine.pool._pre_ping = False
+    _LIGHT.append(True)
+
+
 _GRAPHQL = ("POST /graphql", "GET /graphql")
 
 
@@ -86,6 +122,7 @@ def authenticate() -> Authorization | Response:
 
     guard_the_fastapi_bridge()
     uploads.install(experiment_tags, run_status)
+    _lighten_mlflow()
     answer = g.get(_ANSWER)
     if answer is None:
         answer = _answer()
@@ -94,7 +131,7 @@ def authenticate() -> Authorization | Response:
 
 
 def _answer() -> Any:
-    from flask import request
+    from flask import g, request
     from mlflow.server import auth as basic
     from mlflow.server.auth.entities import User
 
@@ -104,6 +141,7 @@ def _answer() -> Any:
     user = identify(sent.username, sent.password or "", client_address(request))
     if not isinstance(user, User):
         return user
+    setattr(g, _USER, user)
     role = role_of(user.username, user.is_admin, basic.auth_config.admin_username)
     rule = request.url_rule.rule if request.url_rule is not None else None
     key, access = access_of(request.method, request.path, rule)
@@ -142,9 +180,31 @@ def _answer() -> Any:
         refused = homework_fence(user.username, access, key or "") or _no_prompts(access)
         if refused is not None:
             return refused
+    if role in (Role.ADMIN, Role.TEACHER) and key in _ACCOUNT_WRITES:
+        _fast_hash_after(said.body)
     if key == "GET /" and not request.query_string and (landing := _landing()) is not None:
         return landing
     return sent
+
+
+#: the admin's requests that make or change an account's password
+_ACCOUNT_WRITES = ("POST /mlflow/users/create", "PATCH /mlflow/users/update-password")
+
+
+def _fast_hash_after(body: dict[str, Any]) -> None:
+    """Once MLflow has made or changed the account (2xx), a password the class's commands drew
+    gets its cheap hash (`attention_ref.classroom.credentials.keep_fast_hash`)."""
+    from flask import after_this_request
+
+    username, password = body.get("username"), body.get("password")
+    if not isinstance(username, str) or not isinstance(password, str):
+        return
+
+    @after_this_request
+    def rehash(response: Response) -> Response:
+        if response.status_code < 300:
+            keep_fast_hash(username, password)
+        return response
 
 
 #: the query that marks the UI's root as already sent to the class's runs (no second redirect)

@@ -45,11 +45,13 @@ def throttle() -> LoginThrottle:
 
 @cache
 def _hash_of_nothing() -> str:
-    """A hash made as MLflow makes its accounts' (werkzeug's default method), of a random
-    password: an absent account's check costs what a wrong password's costs."""
+    """A hash made as the class's students' accounts are (`FAST_HASH`), of a random password:
+    an absent account's check costs what a wrong password's costs."""
     from werkzeug.security import generate_password_hash
 
-    return generate_password_hash(os.urandom(16).hex())
+    from attention_ref.classroom.accounts import generated_password
+
+    return generate_password_hash(generated_password(), method=FAST_HASH)
 
 
 def _has_control(text: str) -> bool:
@@ -126,6 +128,30 @@ def identify(username: str, password: str, address: str) -> Any:
     return found
 
 
+#: how the class server hashes a password its commands drew (`accounts.generated_password`):
+#: 128 random bits need no stretching; 1000 rounds of PBKDF2 cost under a millisecond
+FAST_HASH = "pbkdf2:sha256:1000"
+
+
+def keep_fast_hash(username: str, password: str) -> None:
+    """Store ``password``'s hash for ``username`` with `FAST_HASH`, when it is one the class's
+    commands drew (`attention_ref.classroom.accounts.GENERATED`); any other is left as MLflow
+    hashed it (scrypt). Called after MLflow made or changed the account, on the admin's
+    request only."""
+    from mlflow.server import auth as basic
+    from mlflow.server.auth.db.models import SqlUser
+    from werkzeug.security import generate_password_hash
+
+    from attention_ref.classroom.accounts import GENERATED
+
+    if not GENERATED.fullmatch(password):
+        return
+    with basic.store.ManagedSessionMaker(read_only=False) as session:
+        user = session.query(SqlUser).filter(SqlUser.username == username).one_or_none()
+        if user is not None:
+            user.password_hash = generate_password_hash(password, method=FAST_HASH)
+
+
 def client_address(request: Any) -> str:
     """The client's address: the edge's ``X-Real-IP``, else the peer (a request that did not
     come through the edge: the tests' own app only)."""
@@ -164,5 +190,5 @@ def guard_the_fastapi_bridge() -> None:
     basic._authenticate_custom_for_fastapi = guarded
 
 
-__all__ = ["BRIDGED", "check_password", "client_address", "guard_the_fastapi_bridge",
-           "identify", "throttle"]  # fmt: skip
+__all__ = ["BRIDGED", "FAST_HASH", "check_password", "client_address",
+           "guard_the_fastapi_bridge", "identify", "keep_fast_hash", "throttle"]  # fmt: skip

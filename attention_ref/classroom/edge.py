@@ -41,6 +41,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,8 +50,8 @@ from attention_ref.classroom.errors import ServerError
 
 #: the system user nginx's workers run as when the edge is started as root (Debian's)
 WORKER_USER = "www-data"
-#: the application's socket, under the class folder
-APP_SOCKET = Path("app") / "mlflow.sock"
+#: the folder of the application servers' sockets, under the class folder
+APP_DIR = Path("app")
 
 
 @dataclass(frozen=True)
@@ -139,14 +140,27 @@ def _refusal(status: int, code: str, message: str, retry_after: int | str | None
     )
 
 
+def upstream(address: Path | tuple[str, int]) -> str:
+    """nginx's name of an application server: its Unix socket, or its host and port."""
+    if isinstance(address, Path):
+        return f"unix:{address}"
+    host, port = address
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def render(
-    *, listen: str, app_socket: Path, workers: int, limits: EdgeLimits, directory: Path,
+    *, listen: str, apps: Sequence[Path | tuple[str, int]], limits: EdgeLimits, directory: Path,
     access_log: Path, tls: tuple[Path, Path] | None = None, user: str | None = None,
 ) -> str:  # fmt: skip
-    """nginx's configuration for the edge (the whole file): pure, from its arguments."""
+    """nginx's configuration for the edge (the whole file): pure, from its arguments. ``apps``:
+    the application servers, each taking `EdgeLimits.in_flight` requests at once; an account's
+    requests all go to one of them (its password is checked once, where it is kept)."""
     lim = limits
     temp = directory / "tmp"
-    in_flight = lim.in_flight * workers
+    servers = "".join(
+        f"        server {upstream(a)} max_conns={lim.in_flight} max_fails=0;\n" for a in apps
+    )
+    balance = "        hash $remote_user consistent;\n" if len(apps) > 1 else ""
     ssl = (
         f" ssl;\n        ssl_certificate {tls[0]};\n        ssl_certificate_key {tls[1]};\n"
         "        ssl_protocols TLSv1.2 TLSv1.3;\n        ssl_session_cache shared:tls:4m;\n"
@@ -178,7 +192,11 @@ events {{
 }}
 http {{
     server_tokens off;
-    access_log {access_log} combined;
+    # nginx's combined format, then which application server answered and in how long
+    log_format edge '$remote_addr - $remote_user [$time_local] "$request" $status '
+                    '$body_bytes_sent "$http_referer" "$http_user_agent" '
+                    'upstream=$upstream_addr $request_time';
+    access_log {access_log} edge;
     client_body_temp_path {temp / "body"};
     proxy_temp_path {temp / "proxy"};
     fastcgi_temp_path {temp / "fastcgi"};
@@ -209,9 +227,9 @@ http {{
 
     upstream application {{
         zone application 64k;
-        # never marked down: a request the application cannot take is told so, each time
-        server unix:{app_socket} max_conns={in_flight} max_fails=0;
-    }}
+        # an account's requests to one server (its password checked there once); a server is
+        # never marked down: a request none can take is told so, each time
+{balance}{servers}    }}
     # full (every connection to the application in use: "no live upstreams", the group's
     # name) or not answering (restarting: the socket's address): come back soon, or later
     map $upstream_addr $retry_after {{
@@ -243,7 +261,9 @@ http {{
         proxy_read_timeout {lim.upstream_timeout_s}s;
         proxy_send_timeout {lim.upstream_timeout_s}s;
         proxy_connect_timeout 5s;
-        proxy_next_upstream off;
+        # a server that cannot be reached: the next one (a request is never sent twice)
+        proxy_next_upstream error;
+        proxy_next_upstream_tries 2;
 
         location / {{
             proxy_pass http://application;
@@ -265,8 +285,7 @@ class Edge:
     directory: Path
     listen_host: str
     port: int
-    app_socket: Path
-    workers: int
+    apps: list[Path | tuple[str, int]]
     limits: EdgeLimits
     access_log: Path
     tls: tuple[Path, Path] | None = None
@@ -304,7 +323,7 @@ class Edge:
         self.access_log.parent.mkdir(parents=True, exist_ok=True)
         self.config.write_text(
             render(
-                listen=self.listen, app_socket=self.app_socket, workers=self.workers,
+                listen=self.listen, apps=self.apps,
                 limits=self.limits, directory=self.directory, access_log=self.access_log,
                 tls=self.tls, user=user,
             ),
@@ -384,7 +403,7 @@ def is_nginx(pid: int | None, directory: Path) -> bool:
 
 def app_socket_dir(root: Path) -> Path:
     """The folder of the application's socket (0710; its group the edge's workers' when root)."""
-    folder = root / APP_SOCKET.parent
+    folder = root / APP_DIR
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o710)
     user = _worker_user()

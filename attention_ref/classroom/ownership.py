@@ -117,6 +117,26 @@ def _not_found(e: Exception) -> bool:
     )  # fmt: skip
 
 
+def rows(table: str, columns: tuple[str, ...], key: str, value: str) -> list[tuple[str, ...]]:
+    """Every row's ``columns`` of MLflow's ``table`` where ``key`` is ``value``, in one query;
+    ``LookupError`` where the store is not SQL (the caller asks MLflow's API instead)."""
+    from mlflow.server.handlers import _get_tracking_store
+    from mlflow.store.tracking.dbmodels import models
+
+    store = _get_tracking_store()
+    maker = getattr(store, "ManagedSessionMaker", None)
+    if maker is None:
+        raise LookupError(table)
+    model = getattr(models, table)
+    with maker() as session:
+        found = (
+            session.query(*(getattr(model, c) for c in columns))
+            .filter(getattr(model, key) == value)
+            .all()
+        )
+    return [tuple(None if v is None else str(v) for v in row) for row in found]
+
+
 def _row(table: str, columns: tuple[str, ...], key: str, value: str) -> tuple[str, ...] | None:
     """One row's ``columns`` of MLflow's ``table`` where ``key`` is ``value``, in one query
     that costs the same whether the row is there or not; ``None``: no row. ``LookupError``

@@ -57,7 +57,7 @@ from attention_ref.classroom import tracking_server
 from attention_ref.classroom.accounts import ADMIN_USERNAME
 from attention_ref.classroom.client import class_experiment_id
 from attention_ref.classroom.cluster import AUTH_DB, TRACKING_DB, Postgres, class_exists
-from attention_ref.classroom.edge import APP_SOCKET, Edge, EdgeLimits, app_socket_dir, is_nginx
+from attention_ref.classroom.edge import APP_DIR, Edge, EdgeLimits, app_socket_dir, is_nginx
 from attention_ref.classroom.errors import ServerError
 from attention_ref.classroom.server_folder import (
     LOCK_NAME,
@@ -90,9 +90,11 @@ class ClassServer:
     `start` takes the folder's lock, checks the port, brings both up and creates the class
     experiment; `stop` takes down what it started (also as a context manager).
     `start_mlflow` / `stop_mlflow` and ``postgres`` act on one part (the tests restart each
-    under a running class). TLS: ``tls_cert``/``tls_key`` (the teacher's), or ``tls=True``
-    for a self-signed certificate made in ``root/tls``; a host other than loopback requires
-    one of them unless ``insecure``. ``limits``: what the edge allows (`EdgeLimits`).
+    under a running class). ``workers``: the application servers (each one ``mlflow server``
+    of one worker), behind the edge, which sends each account's requests to one of them.
+    TLS: ``tls_cert``/``tls_key`` (the teacher's), or ``tls=True`` for a self-signed
+    certificate made in ``root/tls``; a host other than loopback requires one of them unless
+    ``insecure``. ``limits``: what the edge allows (`EdgeLimits`).
     """
 
     root: Path
@@ -106,7 +108,10 @@ class ClassServer:
     tls_key: Path | None = None
     insecure: bool = False
     limits: EdgeLimits = field(default_factory=EdgeLimits)
-    process: subprocess.Popen[bytes] | None = field(default=None, init=False)
+    #: the application servers listen on loopback ports (as other hosts would on theirs)
+    #: instead of Unix sockets of the folder: one port each
+    app_ports: tuple[int, ...] = ()
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self.root = self.root.expanduser().resolve()  # the folder itself, not a symlink to it
@@ -127,8 +132,11 @@ class ClassServer:
                 "or --tls-cert/--tls-key), or say --insecure"
             )
         key = self.tls_key or self.root / "tls" / "key.pem"
+        if self.app_ports and len(self.app_ports) != self.workers:
+            raise ServerError(f"{self.workers} application servers need as many ports, not "
+                              f"{len(self.app_ports)}")  # fmt: skip
         self.edge = Edge(
-            self.root / "edge", self.host, self.port, self.app_socket, self.workers, self.limits,
+            self.root / "edge", self.host, self.port, list(self.apps), self.limits,
             self.root / "logs" / "edge-access.log",
             (self.cert, key) if self.cert is not None else None,
         )  # fmt: skip
@@ -170,9 +178,21 @@ class ClassServer:
         return self.root / "logs" / "mlflow-server.log"
 
     @property
-    def app_socket(self) -> Path:
-        """The Unix socket ``mlflow server`` listens on (only the edge connects to it)."""
-        return self.root / APP_SOCKET
+    def apps(self) -> list[tracking_server.Address]:
+        """Where each application server listens: ``workers`` Unix sockets of the folder (only
+        the edge reaches them), or ``app_ports`` on loopback."""
+        if self.app_ports:
+            return [("127.0.0.1", p) for p in self.app_ports]
+        return [self.root / APP_DIR / f"mlflow-{i}.sock" for i in range(self.workers)]
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The first application server's process (``None`` when none runs)."""
+        return self.processes[0] if self.processes else None
+
+    def stopped_app(self) -> subprocess.Popen[bytes] | None:
+        """An application server that exited by itself, if any."""
+        return next((p for p in self.processes if p.poll() is not None), None)
 
     @property
     def artifacts(self) -> Path:
@@ -213,6 +233,7 @@ class ClassServer:
         info = {
             "pid": os.getpid(), "url": self.url, "public_url": self.public_url,
             "mlflow_pid": self.process.pid if self.process else None,
+            "mlflow_pids": [p.pid for p in self.processes],
             "edge_pid": self.edge.process.pid if self.edge.process else None,
             "cert": str(self.cert) if self.cert else None, "experiment": self.experiment,
             "started": dt.datetime.now().isoformat(timespec="seconds"),
@@ -265,12 +286,12 @@ class ClassServer:
     def _check_leftovers(self) -> None:
         """A pid file of a server that died without stopping: its mlflow server may still run."""
         info = read_pid_file(self.root)
-        left = info.get("mlflow_pid")
-        if info and alive(left) and is_mlflow(left, self.root):
-            raise ServerError(
-                f"the mlflow server (pid {left}) of a class server that did not stop is still "
-                f"running; stop it first: attnref server stop {self.root}"
-            )
+        for left in info.get("mlflow_pids") or [info.get("mlflow_pid")]:
+            if alive(left) and is_mlflow(left, self.root):
+                raise ServerError(
+                    f"the mlflow server (pid {left}) of a class server that did not stop is "
+                    f"still running; stop it first: attnref server stop {self.root}"
+                )
         edge = info.get("edge_pid")
         if info and alive(edge) and is_nginx(edge, self.edge.directory):
             raise ServerError(
@@ -279,11 +300,11 @@ class ClassServer:
             )
 
     def start_mlflow(self, timeout: float = 300) -> int:
-        """Start ``mlflow server`` in a process group of its own, on its socket; wait for
-        ``/health`` there; its pid."""
+        """Start the application servers, each ``mlflow server`` in a process group of its own;
+        the first alone (it makes or upgrades the databases' tables), then the others; wait for
+        ``/health`` on each; the first's pid."""
         self.artifacts.mkdir(parents=True, exist_ok=True)
         app_socket_dir(self.root)
-        self.app_socket.unlink(missing_ok=True)  # left by a server that was killed
         self.log.parent.mkdir(parents=True, exist_ok=True)
         env = tracking_server.environment(
             tracking_server.write_auth_config(
@@ -292,23 +313,30 @@ class ClassServer:
             self.admin_password, tracking_server.secret_key(self.root / "secret_key"),
             self.experiment, self.limits.students_per_address,
         )  # fmt: skip
-        cmd = tracking_server.command(
-            self.postgres.uri(TRACKING_DB), self.artifacts, self.app_socket, self.workers
-        )
-        self.process = tracking_server.launch(cmd, env, self.log)
         deadline = time.monotonic() + timeout
-        if not tracking_server.wait_until_healthy(self.process, self.app_socket, deadline):
-            self.stop_mlflow()
-            last = tracking_server.last_log_line(self.log)
-            raise ServerError(f"mlflow server did not start: {last} (see {self.log})")
+        apps = self.apps
+        for batch in (apps[:1], apps[1:]):
+            started = []
+            for address in batch:
+                if isinstance(address, Path):
+                    address.unlink(missing_ok=True)  # left by a server that was killed
+                cmd = tracking_server.command(self.postgres.uri(TRACKING_DB), self.artifacts,
+                                              address)  # fmt: skip
+                started.append((tracking_server.launch(cmd, env, self.log), address))
+            self.processes += [p for p, _ in started]
+            for proc, address in started:
+                if not tracking_server.wait_until_healthy(proc, address, deadline):
+                    self.stop_mlflow()
+                    last = tracking_server.last_log_line(self.log)
+                    raise ServerError(f"mlflow server did not start: {last} (see {self.log})")
         if self._lock_fd is not None:
             self._write_pid_file()
-        return self.process.pid
+        return self.processes[0].pid
 
     def stop_mlflow(self) -> None:
-        """Stop the server and its workers: SIGTERM to its process group, SIGKILL what is left."""
-        proc, self.process = self.process, None
-        if proc is not None:
+        """Stop the application servers: SIGTERM to each process group, SIGKILL what is left."""
+        procs, self.processes = self.processes, []
+        for proc in procs:
             tracking_server.stop_process_group(proc)
 
     def stop(self) -> None:

@@ -191,10 +191,11 @@ def stop_server(root: Path, timeout: float = 120) -> str:
     if alive(edge) and is_nginx(edge, status.root / "edge"):
         stop_group(int(edge))
         left.append(f"its edge (nginx, pid {edge})")
-    if alive(status.mlflow_pid) and is_mlflow(status.mlflow_pid, status.root):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(int(status.mlflow_pid), signal.SIGTERM)  # type: ignore[arg-type]
-        left.append(f"its mlflow server (pid {status.mlflow_pid})")
+    for pid in read_pid_file(status.root).get("mlflow_pids") or [status.mlflow_pid]:
+        if alive(pid) and is_mlflow(pid, status.root):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(int(pid), signal.SIGTERM)
+            left.append(f"its mlflow server (pid {pid})")
     cluster = Postgres(status.root / "postgres")
     if cluster.is_running():
         cluster.stop()

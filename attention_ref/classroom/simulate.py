@@ -109,12 +109,13 @@ def run_class(
     password)`` makes a student's account (default: `attention_ref.classroom.server.add_student`
     into the server's class experiment); ``artifacts``: the server's artifact folder, to count
     the answers on disk."""
-    from attention_ref.classroom.accounts import add_student
+    from attention_ref.classroom.accounts import add_student, generated_password
     from attention_ref.classroom.exchange.assign import assign
     from attention_ref.classroom.exchange.grade import grade, student_experiments
     from attention_ref.classroom.server import DEFAULT_EXPERIMENT
 
-    passwords = {s: secrets.token_urlsafe(15) for s in students}
+    # drawn as `attnref server add-student` draws them (128 random bits: their cheap hash)
+    passwords = {s: generated_password() for s in students}
 
     def make(s: str) -> None:
         if add is None:

@@ -92,24 +92,34 @@ def environment(
     return env
 
 
-def command(backend_store_uri: str, artifacts: Path, app_socket: Path, workers: int) -> list[str]:
-    """``mlflow server``'s command line: runs in ``backend_store_uri``, artifacts proxied to
-    ``artifacts``, basic auth, ``workers`` workers listening on the Unix socket ``app_socket``
-    (uvicorn's ``--uds``: the host and port ``mlflow server`` asks for are not listened on).
+#: where one application server listens: a Unix socket, or (as another host would) host, port
+Address = Path | tuple[str, int]
+
+
+def command(backend_store_uri: str, artifacts: Path, address: Address) -> list[str]:
+    """One application server's command line (``mlflow server``, one uvicorn worker): runs in
+    ``backend_store_uri``, artifacts proxied to ``artifacts``, basic auth, listening on
+    ``address``: a Unix socket (uvicorn's ``--uds``: the host and port ``mlflow server`` asks
+    for are not listened on), or a host and port.
 
     uvicorn takes the client's address from ``X-Forwarded-For``, which the edge sets (any value
-    a client sent replaced): only the edge reaches the socket."""
-    if len(os.fsencode(app_socket)) > SOCKET_PATH_MAX:
-        raise ServerError(
-            f"the class folder is too deep for the application's socket {app_socket} "
-            f"(at most {SOCKET_PATH_MAX} bytes); choose a shorter one"
-        )
+    a client sent replaced): only the edge reaches the application."""
     mlflow = str(Path(sys.executable).with_name("mlflow"))
-    opts = f"--uds {shlex.quote(str(app_socket))} --forwarded-allow-ips '*'"
+    opts = "--forwarded-allow-ips '*'"
+    host, port = "127.0.0.1", 0
+    if isinstance(address, Path):
+        if len(os.fsencode(address)) > SOCKET_PATH_MAX:
+            raise ServerError(
+                f"the class folder is too deep for the application's socket {address} "
+                f"(at most {SOCKET_PATH_MAX} bytes); choose a shorter one"
+            )
+        opts = f"--uds {shlex.quote(str(address))} " + opts
+    else:
+        host, port = address
     return [
         mlflow, "server", "--backend-store-uri", backend_store_uri,
-        "--artifacts-destination", str(artifacts), "--host", "127.0.0.1", "--port", "0",
-        "--workers", str(workers), "--app-name", "basic-auth", "--uvicorn-opts", opts,
+        "--artifacts-destination", str(artifacts), "--host", host, "--port", str(port),
+        "--workers", "1", "--app-name", "basic-auth", "--uvicorn-opts", opts,
     ]  # fmt: skip
 
 
@@ -121,16 +131,19 @@ def launch(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
         )
 
 
-def healthy_on(app_socket: Path, timeout: float = 5) -> bool:
-    """Whether the application answers ``/health`` on its Unix socket."""
+def healthy_on(address: Address, timeout: float = 5) -> bool:
+    """Whether an application server answers ``/health`` at ``address``."""
 
     class _Unix(http.client.HTTPConnection):
         def connect(self) -> None:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock.settimeout(timeout)
-            self.sock.connect(str(app_socket))
+            self.sock.connect(str(address))
 
-    conn = _Unix("localhost", timeout=timeout)
+    if isinstance(address, Path):
+        conn: http.client.HTTPConnection = _Unix("localhost", timeout=timeout)
+    else:
+        conn = http.client.HTTPConnection(*address, timeout=timeout)
     try:
         conn.request("GET", "/health")
         return conn.getresponse().status == 200
@@ -140,10 +153,10 @@ def healthy_on(app_socket: Path, timeout: float = 5) -> bool:
         conn.close()
 
 
-def wait_until_healthy(process: subprocess.Popen[bytes], app_socket: Path, deadline: float) -> bool:
-    """Wait (every half second) until the application answers ``/health`` on its socket:
-    ``True``; ``False`` when ``process`` exited or ``deadline`` (``time.monotonic``) passed."""
-    while not healthy_on(app_socket):
+def wait_until_healthy(process: subprocess.Popen[bytes], address: Address, deadline: float) -> bool:
+    """Wait (every half second) until the application server answers ``/health``: ``True``;
+    ``False`` when ``process`` exited or ``deadline`` (``time.monotonic``) passed first."""
+    while not healthy_on(address):
         if process.poll() is not None or time.monotonic() > deadline:
             return False
         time.sleep(0.5)

@@ -39,24 +39,26 @@ SEARCH = "/api/2.0/mlflow/experiments/search?max_results=10"
 
 
 def test_the_configuration_says_each_limit_and_a_nat_multiplies_the_per_address_ones():
-    one = render(listen="127.0.0.1:5000", app_socket=Path("/c/app/mlflow.sock"), workers=2,
-                 limits=EdgeLimits(), directory=Path("/c/edge"),
-                 access_log=Path("/c/logs/a.log"))  # fmt: skip
+    apps = [Path("/c/app/mlflow-0.sock"), Path("/c/app/mlflow-1.sock")]
+    one = render(listen="127.0.0.1:5000", apps=apps, limits=EdgeLimits(),
+                 directory=Path("/c/edge"), access_log=Path("/c/logs/a.log"))  # fmt: skip
     assert "listen 127.0.0.1:5000;" in one and "ssl" not in one
     assert "client_header_timeout 10s;" in one and "client_body_timeout 30s;" in one
     assert "limit_conn per_address 16;" in one and "rate=20r/s" in one
     assert "burst=200 delay=50;" in one and "client_max_body_size 8m;" in one
     assert "127.0.0.1 0;" in one  # the server's own machine: not limited per address
-    assert "server unix:/c/app/mlflow.sock max_conns=48 max_fails=0;" in one  # 24 a worker, 2
+    assert "server unix:/c/app/mlflow-1.sock max_conns=24 max_fails=0;" in one  # 24 a server
+    assert "hash $remote_user consistent;" in one  # an account's requests to one server
     # full: come back in 2 s; not answering (restarting): in 10 s
     assert "application 2;" in one and "default 10;" in one
-    assert "add_header Retry-After 2 always;" in one and "user " not in one
-    nat = render(listen="0.0.0.0:5000", app_socket=Path("/c/app/mlflow.sock"), workers=2,
+    assert "add_header Retry-After 2 always;" in one and "\nuser " not in one
+    nat = render(listen="0.0.0.0:5000", apps=[("10.0.0.7", 5001)],
                  limits=EdgeLimits(students_per_address=30), directory=Path("/c/edge"),
                  access_log=Path("/c/logs/a.log"), tls=(Path("/c/tls/cert.pem"),
                  Path("/c/tls/key.pem")), user="www-data")  # fmt: skip
     assert "limit_conn per_address 480;" in nat and "rate=600r/s" in nat
-    assert "burst=6000 delay=1500;" in nat and "max_conns=48 " in nat  # the application's: same
+    assert "burst=6000 delay=1500;" in nat and "server 10.0.0.7:5001 max_conns=24 " in nat
+    assert "hash " not in nat  # one server: nothing to choose
     assert "listen 0.0.0.0:5000 ssl;" in nat and "ssl_certificate /c/tls/cert.pem;" in nat
     assert nat.startswith("# the class server's edge") and "user www-data;" in nat
 

@@ -1,0 +1,181 @@
+"""A class on two application servers behind one edge (``ClassServer(workers=2)``).
+
+Each server is ``mlflow server`` of one worker; here they listen on two loopback ports (as
+servers on other hosts would), so a test can also reach each one directly. What must hold:
+the edge sends each account's requests to one server and the class to both; the run's lock
+holds across the two (two uploads of one answer at once, one on each server: exactly one
+stored); a finished submission is final on either; when one server stops, the edge sends its
+accounts' requests to the other and the class goes on; the passwords the class's commands
+draw get the cheap hash, any other keeps MLflow's.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import re
+import secrets
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from attention_ref.classroom.accounts import add_student, generated_password
+from attention_ref.classroom.assignment import Assignment
+from attention_ref.classroom.class_client import ClassClient, answer_path
+from attention_ref.classroom.cluster import AUTH_DB
+from attention_ref.classroom.credentials import FAST_HASH
+from attention_ref.classroom.exchange import assign as assigning
+from attention_ref.classroom.exchange.fetch import mine
+from attention_ref.classroom.server import ClassServer
+from tests.classroom.conftest import class_dir, free_port
+
+pytestmark = pytest.mark.slow
+
+EXPERIMENT = "two"
+STUDENTS = tuple(f"s{i:02d}" for i in range(12))
+HOMEWORK = "hw-two"
+
+
+@pytest.fixture(scope="module")
+def two() -> Iterator[ClassServer]:
+    root = class_dir("attnref-two-")
+    s = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(), workers=2,
+                    experiment=EXPERIMENT, app_ports=(free_port(), free_port()))  # fmt: skip
+    with s:
+        yield s
+    assert not s.processes and not s.postgres.is_running()
+
+
+@pytest.fixture(scope="module")
+def accounts(two) -> dict[str, str]:
+    """The students, each with the homework `HOMEWORK` (one exercise)."""
+    assigning.assign(ClassClient(two.url, two.admin), Assignment(name=HOMEWORK, exercises=1))
+    made = {name: generated_password() for name in STUDENTS}
+    for name, password in made.items():
+        add_student(two.url, two.admin, name, password, EXPERIMENT)
+        assigning.enrol_everywhere(ClassClient(two.url, two.admin), name)
+    return made
+
+
+def upstreams(server: ClassServer, user: str) -> set[str]:
+    """The application servers that answered ``user``'s requests, from the edge's log."""
+    text = server.edge.access_log.read_text(encoding="utf-8", errors="replace")
+    return {m.group(1) for line in text.splitlines()
+            if f" - {user} [" in line and (m := re.search(r"upstream=(\S+)", line))}  # fmt: skip
+
+
+def direct(port: int, who: tuple[str, str], method: str, path: str, body: bytes = b"") -> int:
+    """One request straight to an application server (no edge): its status."""
+    token = base64.b64encode(f"{who[0]}:{who[1]}".encode()).decode()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request(method, path, body=body or None, headers={"Authorization": f"Basic {token}"})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def new_submission(server: ClassServer, who: tuple[str, str]) -> tuple[str, str]:
+    """A RUNNING submission of the student's homework: (experiment id, run id)."""
+    client = ClassClient(server.url, who)
+    exp = mine(client, HOMEWORK).experiment_id
+    status, made = client.send("/api/2.0/mlflow/runs/create",
+                               {"experiment_id": exp, "run_name": "exercise 1"})  # fmt: skip
+    assert status == 200, made
+    return exp, str(made["run"]["info"]["run_id"])
+
+
+def test_each_account_lands_on_one_server_and_the_class_on_both(two, accounts):
+    for name, password in accounts.items():
+        client = ClassClient(two.url, (name, password))
+        for _ in range(3):
+            client.experiment(EXPERIMENT)
+    each = {name: upstreams(two, name) for name in accounts}
+    assert all(len(u) == 1 for u in each.values()), each
+    ports = {f"127.0.0.1:{p}" for p in two.app_ports}
+    assert set().union(*each.values()) == ports, each
+
+
+def test_the_cheap_hash_is_for_drawn_passwords_only(two, accounts):
+    import sqlalchemy
+
+    chosen = ("chooser", "a password people chose")
+    add_student(two.url, two.admin, *chosen, EXPERIMENT)
+    engine = sqlalchemy.create_engine(two.postgres.uri(AUTH_DB))
+    try:
+        with engine.connect() as c:
+            found = c.execute(sqlalchemy.text("SELECT username, password_hash FROM users"))
+            hashes = {str(name): str(digest) for name, digest in found.all()}
+    finally:
+        engine.dispose()
+    assert all(hashes[s].startswith(FAST_HASH + "$") for s in accounts), hashes
+    assert hashes["chooser"].startswith("scrypt:")  # MLflow's, as it made it
+    assert ClassClient(two.url, chosen).experiment(EXPERIMENT)  # both log in
+
+
+@pytest.mark.parametrize("attempt", range(4))
+def test_two_uploads_of_one_answer_at_once_on_two_servers_store_one(two, accounts, attempt):
+    who = ("s00", accounts["s00"])
+    exp, run_id = new_submission(two, who)
+    texts = [b'{"from": "first server"}', b'{"from": "second server"}']
+    statuses: list[int] = [0, 0]
+    barrier = threading.Barrier(2)
+
+    def put(k: int) -> None:
+        barrier.wait()
+        statuses[k] = direct(two.app_ports[k], who, "PUT", answer_path(exp, run_id), texts[k])
+
+    threads = [threading.Thread(target=put, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(statuses) == [200, 403], statuses
+    stored = two.artifacts / exp / run_id / "artifacts" / "answer.json"
+    assert stored.read_bytes() == texts[statuses.index(200)]
+
+
+def test_a_finished_submission_is_final_on_either_server(two, accounts):
+    who = ("s01", accounts["s01"])
+    exp, run_id = new_submission(two, who)
+    client = ClassClient(two.url, who)
+    status, _ = client.send(answer_path(exp, run_id), data=b'{"a": 1}', method="PUT")
+    assert status == 200
+    status, said = client.send("/api/2.0/mlflow/runs/update",
+                               {"run_id": run_id, "status": "FINISHED"})  # fmt: skip
+    assert status == 200, said
+    stored = two.artifacts / exp / run_id / "artifacts" / "answer.json"
+    for port in two.app_ports:
+        assert direct(port, who, "PUT", answer_path(exp, run_id), b'{"a": 2}') == 403
+        extra = f"/api/2.0/mlflow-artifacts/artifacts/{exp}/{run_id}/artifacts/extra.txt"
+        assert direct(port, who, "PUT", extra, b"x") == 403
+        upload = f"/ajax-api/2.0/mlflow/upload-artifact?run_uuid={run_id}&path=answer.json"
+        assert direct(port, who, "POST", upload, b'{"a": 3}') in (400, 403)
+    assert stored.read_bytes() == b'{"a": 1}'
+    assert not (stored.parent / "extra.txt").exists()
+
+
+def test_when_one_server_stops_its_accounts_go_to_the_other(two, accounts):
+    first = f"127.0.0.1:{two.app_ports[0]}"
+    on_first = [n for n in accounts if upstreams(two, n) == {first}]
+    assert on_first  # the first test put some accounts there
+    stopped = two.processes[0]
+    from attention_ref.classroom.tracking_server import stop_process_group
+
+    stop_process_group(stopped)
+    assert two.stopped_app() is stopped
+    for name in on_first:
+        client = ClassClient(two.url, (name, accounts[name]))
+        assert client.experiment(EXPERIMENT)
+        exp, run_id = new_submission(two, (name, accounts[name]))
+        status, _ = client.send(answer_path(exp, run_id), data=b'{"b": 1}', method="PUT")
+        assert status == 200
+        assert (two.artifacts / exp / run_id / "artifacts" / "answer.json").is_file()
+    second = f"127.0.0.1:{two.app_ports[1]}"
+    log = Path(two.edge.access_log).read_text(encoding="utf-8").splitlines()
+    last = [line for line in log if f" - {on_first[0]} [" in line][-1]
+    assert f"upstream={first}, {second}" in last or f"upstream={second}" in last, last
