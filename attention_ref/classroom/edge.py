@@ -395,10 +395,12 @@ def is_nginx(pid: int | None, directory: Path) -> bool:
     """Whether ``pid`` is the nginx master of the edge in ``directory`` (not a pid the system
     gave to another process)."""
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    return bool(cmdline) and b"nginx" in cmdline[0] and os.fsencode(directory) in cmdline
+    # the master names itself "nginx: master process /usr/sbin/nginx -p DIR …" (one string)
+    words = raw.replace(b"\0", b" ").split()
+    return b"nginx" in raw.split(b"\0")[0] and os.fsencode(directory) in words
 
 
 def app_socket_dir(root: Path) -> Path:

@@ -10,7 +10,8 @@ body is written, inside ``mlflow server``'s workers:
   whatever the content type, the ``Content-Length`` or the transfer encoding; one byte more
   and the upload is refused (413), nothing written;
 * **final**: the answer is written, and a submission is finished, each under the run's lock
-  (``flock`` on a file of the run, shared by every worker process). An upload writes only if,
+  (PostgreSQL's advisory lock of the run, shared by every application server on any host;
+  a ``flock`` where the store is not PostgreSQL). An upload writes only if,
   holding the lock, the run is still RUNNING and has no answer yet; the finish records the
   answer's hash and sets the run FINISHED while holding it. So an upload that began before
   the finish and ends after it finds the run finished and writes nothing: after FINISHED, no
@@ -99,13 +100,47 @@ def lock_dir() -> Path:
     return Path(tempfile.gettempdir()) / "attnref-class-locks"
 
 
+def lock_key(run_id: str) -> int:
+    """The run's key among PostgreSQL's advisory locks: its id's first 15 hex digits (60 bits,
+    a positive ``bigint``; two runs sharing them only wait for each other)."""
+    return int(run_id[:15], 16)
+
+
+def _postgres() -> Any | None:
+    """The tracking store's SQLAlchemy engine when the store is PostgreSQL (the class
+    server's), else ``None``."""
+    try:
+        from mlflow.server.handlers import _get_tracking_store
+
+        engine = getattr(_get_tracking_store(), "engine", None)
+    except Exception:  # no tracking store in this process (a test of the lock alone)
+        return None
+    return engine if engine is not None and engine.dialect.name == "postgresql" else None
+
+
+def _busy() -> AnswerRefusedError:
+    return AnswerRefusedError("TEMPORARILY_UNAVAILABLE", "class server: busy; try again")
+
+
 @contextlib.contextmanager
-def run_lock(run_id: str, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
-    """The run's lock, across the server's worker processes (an exclusive ``flock``)."""
+def run_lock(run_id: str, wait_s: float = LOCK_WAIT_S, engine: Any | None = None) -> Iterator[None]:
+    """The run's lock, across every application server of the class, on any host.
+
+    On PostgreSQL (the class server's store, or ``engine``): a transaction-level advisory lock,
+    ``pg_try_advisory_xact_lock(lock_key(run_id))``, asked every 5 ms until it is granted or
+    ``wait_s`` passed (then 503, "busy"), held by a transaction that stays open while the
+    caller works and ends after it (the lock goes with it, even when the caller fails or the
+    connection drops). Any other store (one host only): an exclusive ``flock`` on a file of
+    the run in `lock_dir`."""
     if not re.fullmatch(r"[0-9a-f]{32}", run_id):
         raise AnswerRefusedError(
             "INVALID_PARAMETER_VALUE", f"class server: {run_id!r} is not a run id"
         )
+    engine = engine if engine is not None else _postgres()
+    if engine is not None:
+        with _advisory_lock(engine, lock_key(run_id), wait_s):
+            yield
+        return
     folder = lock_dir()
     folder.mkdir(parents=True, exist_ok=True)
     fd = os.open(folder / f"{run_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -117,13 +152,39 @@ def run_lock(run_id: str, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise AnswerRefusedError(
-                        "TEMPORARILY_UNAVAILABLE", "class server: busy; try again"
-                    ) from None
+                    raise _busy() from None
                 time.sleep(0.005)
         yield
     finally:
         os.close(fd)  # drops the lock
+
+
+@contextlib.contextmanager
+def _advisory_lock(engine: Any, key: int, wait_s: float) -> Iterator[None]:
+    """PostgreSQL's transaction-level advisory lock ``key``, held while the block runs; a
+    database that cannot be reached is "busy" (503: the clients ask again), not a 500."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    try_lock = text("SELECT pg_try_advisory_xact_lock(:key)")
+    try:
+        conn = engine.connect()
+    except DBAPIError:
+        raise _busy() from None
+    try:
+        deadline = time.monotonic() + wait_s
+        try:
+            while not conn.execute(try_lock, {"key": key}).scalar():
+                if time.monotonic() > deadline:
+                    raise _busy()
+                time.sleep(0.005)
+        except DBAPIError:
+            raise _busy() from None
+        yield
+    finally:
+        with contextlib.suppress(DBAPIError):
+            conn.rollback()  # ends the transaction: the lock is released
+        conn.close()
 
 
 def write_answer(

@@ -335,10 +335,10 @@ def test_a_restart_with_another_password_says_the_class_was_made_with_another(tm
     to be it, is refused in words that say so (not "too short", not a bare HTTP 401)."""
     root = class_dir("attnref-repass-")
     try:
-        first = ClassServer(root / "class", "first-password-1234", port=free_port())
+        first = ClassServer(root / "class", "first-password-1234", port=free_port(), workers=1)
         with first:
             assert "answering" in server_status(first.root).describe()
-        again = ClassServer(root / "class", "other-password-5678", port=free_port())
+        again = ClassServer(root / "class", "other-password-5678", port=free_port(), workers=1)
         with pytest.raises(ServerError, match="was made with another admin password"):
             again.start()
         assert again.process is None and not again.postgres.is_running()
@@ -348,7 +348,9 @@ def test_a_restart_with_another_password_says_the_class_was_made_with_another(tm
         line = one_line_error(out)
         assert "is not the class's admin password" in line and "too short" not in line
         # the control: the first password starts it again
-        with ClassServer(root / "class", "first-password-1234", port=free_port()) as back:
+        with ClassServer(
+            root / "class", "first-password-1234", port=free_port(), workers=1
+        ) as back:
             assert healthy(back.url)
     finally:
         shutil.rmtree(root, ignore_errors=True)

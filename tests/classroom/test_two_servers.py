@@ -16,6 +16,7 @@ import http.client
 import re
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -179,3 +180,56 @@ def test_when_one_server_stops_its_accounts_go_to_the_other(two, accounts):
     log = Path(two.edge.access_log).read_text(encoding="utf-8").splitlines()
     last = [line for line in log if f" - {on_first[0]} [" in line][-1]
     assert f"upstream={first}, {second}" in last or f"upstream={second}" in last, last
+
+
+def test_the_runs_lock_is_postgresqls_held_across_servers_and_hosts(two, accounts):
+    """A session of PostgreSQL's own (as a third host's) holding the run's advisory lock makes
+    an upload on either server wait for it; nothing is locked through a file of this host."""
+    import sqlalchemy
+
+    from attention_ref.classroom.cluster import TRACKING_DB
+    from attention_ref.classroom.uploads import AnswerRefusedError, lock_key, run_lock
+
+    who = ("s02", accounts["s02"])
+    exp, run_id = new_submission(two, who)
+    engine = sqlalchemy.create_engine(two.postgres.uri(TRACKING_DB))
+    held = threading.Event()
+    hold_s = 1.5
+
+    def hold() -> None:
+        with engine.connect() as c:
+            c.execute(sqlalchemy.text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_key(run_id)})
+            held.set()
+            time.sleep(hold_s)
+            c.rollback()
+
+    try:
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert held.wait(30)
+        # the lock as the servers take it
+        with pytest.raises(AnswerRefusedError) as busy, run_lock(run_id, 0.2, engine):
+            pass
+        assert busy.value.status == 503
+        with run_lock("f" * 32, wait_s=0.2, engine=engine):  # another run: not held
+            pass
+        t0 = time.monotonic()
+        status = direct(two.app_ports[1], who, "PUT", answer_path(exp, run_id), b'{"c": 1}')
+        waited = time.monotonic() - t0
+        holder.join()
+        assert status == 200 and waited > hold_s / 2, (status, waited)
+        with run_lock(run_id, wait_s=0.2, engine=engine):  # released with its transaction
+            pass
+    finally:
+        engine.dispose()
+    locks = two.root / "locks"
+    assert not locks.exists() or not any(locks.iterdir())
+
+
+def test_the_edge_is_known_by_its_folder(two):
+    from attention_ref.classroom.edge import is_nginx
+
+    assert two.edge.process is not None
+    assert is_nginx(two.edge.process.pid, two.edge.directory)
+    assert not is_nginx(two.edge.process.pid, two.edge.directory / "other")
+    assert not is_nginx(two.processes[-1].pid, two.edge.directory)  # an application server
