@@ -324,13 +324,13 @@ class ClassServer:
                                               address)  # fmt: skip
                 started.append((tracking_server.launch(cmd, env, self.log), address))
             self.processes += [p for p, _ in started]
+            if self._lock_fd is not None:  # their pids known at once: a kill now leaves none
+                self._write_pid_file()
             for proc, address in started:
                 if not tracking_server.wait_until_healthy(proc, address, deadline):
                     self.stop_mlflow()
                     last = tracking_server.last_log_line(self.log)
                     raise ServerError(f"mlflow server did not start: {last} (see {self.log})")
-        if self._lock_fd is not None:
-            self._write_pid_file()
         return self.processes[0].pid
 
     def stop_mlflow(self) -> None:
