@@ -106,16 +106,31 @@ def lock_key(run_id: str) -> int:
     return int(run_id[:15], 16)
 
 
+_LOCKS: list[Any] = []
+
+
 def _postgres() -> Any | None:
-    """The tracking store's SQLAlchemy engine when the store is PostgreSQL (the class
-    server's), else ``None``."""
+    """An engine of the locks' own on the tracking store's database when it is PostgreSQL
+    (the class server's), else ``None``.
+
+    Its own pool, not the store's: a request holds its lock's connection while MLflow's
+    store takes and gives back connections of its pool for the work under the lock; locks
+    drawn from that same pool would leave none for the work when as many requests hold locks
+    as the pool has connections, and every one of them would wait out the pool's timeout."""
+    if _LOCKS:
+        return _LOCKS[0]
     try:
         from mlflow.server.handlers import _get_tracking_store
 
         engine = getattr(_get_tracking_store(), "engine", None)
     except Exception:  # no tracking store in this process (a test of the lock alone)
         return None
-    return engine if engine is not None and engine.dialect.name == "postgresql" else None
+    if engine is None or engine.dialect.name != "postgresql":
+        return None
+    from sqlalchemy import create_engine
+
+    _LOCKS.append(create_engine(engine.url, pool_size=4, max_overflow=60, pool_timeout=5))
+    return _LOCKS[0]
 
 
 def _busy() -> AnswerRefusedError:
@@ -164,12 +179,12 @@ def _advisory_lock(engine: Any, key: int, wait_s: float) -> Iterator[None]:
     """PostgreSQL's transaction-level advisory lock ``key``, held while the block runs; a
     database that cannot be reached is "busy" (503: the clients ask again), not a 500."""
     from sqlalchemy import text
-    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
     try_lock = text("SELECT pg_try_advisory_xact_lock(:key)")
     try:
         conn = engine.connect()
-    except DBAPIError:
+    except SQLAlchemyError:  # the database unreachable, or every lock connection in use
         raise _busy() from None
     try:
         deadline = time.monotonic() + wait_s
