@@ -117,9 +117,12 @@ def _not_found(e: Exception) -> bool:
     )  # fmt: skip
 
 
-def rows(table: str, columns: tuple[str, ...], key: str, value: str) -> list[tuple[str, ...]]:
-    """Every row's ``columns`` of MLflow's ``table`` where ``key`` is ``value``, in one query;
-    ``LookupError`` where the store is not SQL (the caller asks MLflow's API instead)."""
+def rows(
+    table: str, columns: tuple[str, ...], key: str, value: str, limit: int | None = None
+) -> list[tuple[str, ...]]:
+    """Every row's ``columns`` of MLflow's ``table`` where ``key`` is ``value`` (at most
+    ``limit``), in one query; ``LookupError`` where the store is not SQL (the caller asks
+    MLflow's API instead)."""
     from mlflow.server.handlers import _get_tracking_store
     from mlflow.store.tracking.dbmodels import models
 
@@ -129,11 +132,9 @@ def rows(table: str, columns: tuple[str, ...], key: str, value: str) -> list[tup
         raise LookupError(table)
     model = getattr(models, table)
     with maker() as session:
-        found = (
-            session.query(*(getattr(model, c) for c in columns))
-            .filter(getattr(model, key) == value)
-            .all()
-        )
+        query = session.query(*(getattr(model, c) for c in columns))
+        query = query.filter(getattr(model, key) == value)
+        found = (query.limit(limit) if limit is not None else query).all()
     return [tuple(None if v is None else str(v) for v in row) for row in found]
 
 
@@ -141,21 +142,8 @@ def _row(table: str, columns: tuple[str, ...], key: str, value: str) -> tuple[st
     """One row's ``columns`` of MLflow's ``table`` where ``key`` is ``value``, in one query
     that costs the same whether the row is there or not; ``None``: no row. ``LookupError``
     where the store is not SQL (the caller asks MLflow's API instead)."""
-    from mlflow.server.handlers import _get_tracking_store
-    from mlflow.store.tracking.dbmodels import models
-
-    store = _get_tracking_store()
-    maker = getattr(store, "ManagedSessionMaker", None)
-    if maker is None:
-        raise LookupError(table)
-    model = getattr(models, table)
-    with maker() as session:
-        found = (
-            session.query(*(getattr(model, c) for c in columns))
-            .filter(getattr(model, key) == value)
-            .first()
-        )
-    return None if found is None else tuple(None if v is None else str(v) for v in found)
+    found = rows(table, columns, key, value, limit=1)
+    return found[0] if found else None
 
 
 def read_run(run_id: str) -> tuple[str, str] | None:

@@ -7,6 +7,7 @@ teacher are real accounts made through the server's REST API.
 
 from __future__ import annotations
 
+import http.client
 import os
 import secrets
 import shutil
@@ -40,6 +41,19 @@ def class_dir(prefix: str = "attnref-class-") -> Path:
     root = Path(tempfile.mkdtemp(prefix=prefix))
     root.chmod(0o711)
     return root
+
+
+def status_of(host: str, method: str, target: str, body: bytes = b"",
+              headers: dict[str, str] | None = None) -> int:  # fmt: skip
+    """One plain HTTP request to ``host`` (``"127.0.0.1:PORT"``), as sent: its status."""
+    conn = http.client.HTTPConnection(host, timeout=60)
+    try:
+        conn.request(method, target, body=body or None, headers=headers or {})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
 
 
 def one_line_error(out: subprocess.CompletedProcess[str]) -> str:

@@ -37,7 +37,7 @@ from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange import fetch
 from attention_ref.classroom.routes import served_routes
 from attention_ref.classroom.server import ClassServer
-from tests.classroom.conftest import class_dir, free_port
+from tests.classroom.conftest import class_dir, free_port, status_of
 
 pytestmark = pytest.mark.slow
 
@@ -156,14 +156,7 @@ def _request(rng: random.Random, route: Any, world: dict[str, Any]) -> Request:
 
 def _send(server: ClassServer, method: str, target: str, body: bytes,
           headers: dict[str, str]) -> int:  # fmt: skip
-    conn = http.client.HTTPConnection(urllib.parse.urlsplit(server.url).netloc, timeout=60)
-    try:
-        conn.request(method, target, body=body or None, headers=headers)
-        r = conn.getresponse()
-        r.read()
-        return r.status
-    finally:
-        conn.close()
+    return status_of(urllib.parse.urlsplit(server.url).netloc, method, target, body, headers)
 
 
 def test_no_route_answers_500_to_a_student_or_an_outsider(fuzzed):

@@ -12,7 +12,6 @@ draw get the cheap hash, any other keeps MLflow's.
 from __future__ import annotations
 
 import base64
-import http.client
 import re
 import secrets
 import threading
@@ -30,7 +29,7 @@ from attention_ref.classroom.credentials import FAST_HASH
 from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange.fetch import mine
 from attention_ref.classroom.server import ClassServer
-from tests.classroom.conftest import class_dir, free_port
+from tests.classroom.conftest import class_dir, free_port, status_of
 
 pytestmark = pytest.mark.slow
 
@@ -70,15 +69,8 @@ def upstreams(server: ClassServer, user: str) -> set[str]:
 def direct(port: int, who: tuple[str, str], method: str, path: str, body: bytes = b"") -> int:
     """One request straight to an application server (no edge): its status."""
     token = base64.b64encode(f"{who[0]}:{who[1]}".encode()).decode()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    try:
-        headers = {"Authorization": f"Basic {token}", "Content-Type": "application/json"}
-        conn.request(method, path, body=body or None, headers=headers)
-        response = conn.getresponse()
-        response.read()
-        return response.status
-    finally:
-        conn.close()
+    headers = {"Authorization": f"Basic {token}", "Content-Type": "application/json"}
+    return status_of(f"127.0.0.1:{port}", method, path, body, headers)
 
 
 def new_submission(server: ClassServer, who: tuple[str, str]) -> tuple[str, str]:
