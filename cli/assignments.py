@@ -13,7 +13,20 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from attention_ref.exercises.features import PLAIN
 from cli.errors import CLIError
+from cli.exercise_shape import (
+    Causal,
+    Decimals,
+    DModel,
+    Heads,
+    KvHeads,
+    Pos,
+    Tokens,
+    Variant,
+    Window,
+    shape,
+)
 from cli.server import AdminPasswordFile, TrackingUri, server_url, teacher_client
 
 if TYPE_CHECKING:
@@ -40,35 +53,15 @@ def assign(
     backward: Annotated[
         bool, typer.Option("--backward", help="Add the gradient question.")
     ] = False,
-    tokens: Annotated[int, typer.Option("--tokens", help="Tokens n (1-8).")] = 3,
-    d_model: Annotated[int, typer.Option("--d-model", help="Width of a token (1-8).")] = 4,
-    heads: Annotated[
-        int | None,
-        typer.Option(
-            "--heads",
-            help="Heads h; must divide d_model. Default 2; 4 with --variant gqa, 1 with "
-            "--variant rope.",
-            show_default=False,
-        ),
-    ] = None,
-    causal: Annotated[bool, typer.Option("--causal/--no-causal", help="Causal mask.")] = True,
-    decimals: Annotated[int, typer.Option("--decimals", help="Decimals asked (1-6).")] = 3,
-    variant: Annotated[
-        str,
-        typer.Option(
-            "--variant",
-            help="mha: the homework's attention; gqa, window, rope: today's (as attnref "
-            "exercise --variant; the forward pass).",
-        ),
-    ] = "mha",
-    kv_heads: Annotated[
-        int | None,
-        typer.Option("--kv-heads", help="gqa: K/V heads g (default h/2).", show_default=False),
-    ] = None,
-    window: Annotated[
-        int | None,
-        typer.Option("--window", help="window: keys a token sees (default 2).", show_default=False),
-    ] = None,
+    tokens: Tokens = 3,
+    d_model: DModel = None,
+    heads: Heads = None,
+    causal: Causal = True,
+    decimals: Decimals = 3,
+    variant: Variant = PLAIN,
+    kv_heads: KvHeads = None,
+    window: Window = None,
+    pos: Pos = "none",
     source: Annotated[
         bool,
         typer.Option(
@@ -94,9 +87,7 @@ def assign(
 
     url = server_url(tracking_uri)
     try:
-        from cli.exercise import default_heads
-
-        heads = default_heads(variant, heads)
+        variant, heads, d_model = shape(variant, pos, heads, d_model)
         asked = Assignment(name=name, exercises=exercises, tokens=tokens, d_model=d_model,
                            heads=heads, causal=causal, lang=lang, backward=backward,
                            decimals=decimals, variant=variant, kv_heads=kv_heads,

@@ -1,5 +1,6 @@
 """``attnref exercise``: a seed-000-like problem for a class, its statement, key and JSON; with
-``--variant gqa|window|rope``, the same on today's attention."""
+``--variant gqa|window|rope`` (or several joined by ``+``), the same on today's attention. The
+shape's options are `cli.exercise_shape`'s, shared with ``attnref server assign``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,20 @@ from typing import Annotated
 
 import typer
 
+from attention_ref.exercises.features import PLAIN
 from cli.errors import CLIError
+from cli.exercise_shape import (
+    Causal,
+    Decimals,
+    DModel,
+    Heads,
+    KvHeads,
+    Pos,
+    Tokens,
+    Variant,
+    Window,
+    shape,
+)
 
 #: What ``--format`` accepts: the statement or key as a document, or the problem as JSON.
 EXERCISE_FORMATS = ("markdown", "latex", "json", "rich")
@@ -17,43 +31,19 @@ EXERCISE_FORMATS = ("markdown", "latex", "json", "rich")
 OUT_FILES = ("statement.md", "statement.tex", "key.md", "key.tex", "exercise.json", "answer.json")
 
 
-def default_heads(variant: str, heads: int | None) -> int:
-    """``--heads`` when given, else the variant's default: 4 query heads for ``gqa`` (two K/V
-    heads to group), 1 head for ``rope`` (``d_k = 4``: two pairs, so that the pairs' mistakes
-    can show), else the homework's 2."""
-    if heads is not None:
-        return heads
-    return {"gqa": 4, "rope": 1}.get(variant, 2)
-
-
 def exercise(
     seed: Annotated[int, typer.Option(help="Same seed and options, same exercise.")] = 0,
-    tokens: Annotated[int, typer.Option("--tokens", help="Number of tokens n (1-8).")] = 3,
-    d_model: Annotated[int, typer.Option("--d-model", help="Width of a token (1-8).")] = 4,
-    heads: Annotated[
-        int | None,
-        typer.Option(
-            "--heads",
-            help="Heads h (query heads with --variant gqa); must divide d_model. Default 2; 4 "
-            "with --variant gqa; 1 with --variant rope (d_k = 4: two pairs to turn).",
-            show_default=False,
-        ),
-    ] = None,
-    causal: Annotated[
-        bool, typer.Option("--causal/--no-causal", help="Causal mask (as the homework).")
-    ] = True,
+    tokens: Tokens = 3,
+    d_model: DModel = None,
+    heads: Heads = None,
+    causal: Causal = True,
     lang: Annotated[
         str, typer.Option(help="Language of the statement and key: en, pt (decimal commas).")
     ] = "en",
     backward: Annotated[
         bool, typer.Option("--backward", help="Add a gradient question (and its key).")
     ] = False,
-    decimals: Annotated[
-        int,
-        typer.Option(
-            "--decimals", help="Decimals the statement asks for (1-6); check grades by them."
-        ),
-    ] = 3,
+    decimals: Decimals = 3,
     key: Annotated[
         bool, typer.Option("--key", help="Print the solution key (every step), not the statement.")
     ] = False,
@@ -68,34 +58,10 @@ def exercise(
             '"variant".',
         ),
     ] = "markdown",
-    variant: Annotated[
-        str,
-        typer.Option(
-            "--variant",
-            help="mha: the homework's masked multi-head attention; gqa: h query heads sharing "
-            "g K/V heads (--kv-heads); window: a causal sliding window of w keys (--window); "
-            "rope: rotary positions on Q and K (RoFormer's pairs, base 10000; the statement "
-            "gives the angles' cos and sin). The variants ask the forward pass.",
-        ),
-    ] = "mha",
-    kv_heads: Annotated[
-        int | None,
-        typer.Option(
-            "--kv-heads",
-            help="gqa: K/V heads g, a divisor of h smaller than h. Default h/2 (2 of the default "
-            "4; 1 with --heads 2, multi-query attention).",
-            show_default=False,
-        ),
-    ] = None,
-    window: Annotated[
-        int | None,
-        typer.Option(
-            "--window",
-            help="window: keys w a token sees, itself included, 1 <= w < tokens. Default 2 (1 "
-            "with 2 tokens).",
-            show_default=False,
-        ),
-    ] = None,
+    variant: Variant = PLAIN,
+    kv_heads: KvHeads = None,
+    window: Window = None,
+    pos: Pos = "none",
     precision: Annotated[
         int | None, typer.Option(help="Decimals of the key (default: --decimals).")
     ] = None,
@@ -112,8 +78,9 @@ def exercise(
     """Draw an exercise like the homework's: integer X and weights, every step to compute.
 
     Prints the statement; --key the solution key; --format json the problem; --out all.
-    --variant gqa, window or rope asks today's attention instead (attnref check grades it and
-    names its typical mistakes).
+    --variant gqa, window or rope asks today's attention instead, and gqa+window+rope (or
+    --kv-heads, --window, --pos rope) any of them together (attnref check grades it and names
+    its typical mistakes).
     """
     if fmt not in EXERCISE_FORMATS:
         raise CLIError(f"unknown format {fmt!r}; choose one of: {', '.join(EXERCISE_FORMATS)}")
@@ -121,9 +88,9 @@ def exercise(
         raise CLIError(f"--precision must be between 0 and 15, got {precision}")
     from attention_ref.exercises.exercise import ExerciseOptions
 
+    variant, heads, d_model = shape(variant, pos, heads, d_model)
     try:
-        opt = ExerciseOptions(seed=seed, tokens=tokens, d_model=d_model,
-                              heads=default_heads(variant, heads),
+        opt = ExerciseOptions(seed=seed, tokens=tokens, d_model=d_model, heads=heads,
                               causal=causal, lang=lang, backward=backward,
                               decimals=decimals, variant=variant, kv_heads=kv_heads,
                               window=window)  # fmt: skip

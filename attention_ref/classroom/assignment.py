@@ -38,6 +38,8 @@ import secrets
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from attention_ref.exercises.features import PLAIN
+
 if TYPE_CHECKING:
     from attention_ref.exercises.exercise import ExerciseOptions
 
@@ -171,9 +173,11 @@ class Assignment:
     lang: str = "en"
     backward: bool = False
     decimals: int = 3
-    variant: str = "mha"  # or today's attention: gqa, window, rope (the forward pass)
-    kv_heads: int | None = None  # gqa: K/V heads (None: the exercise's default, h/2)
-    window: int | None = None  # window: keys a token sees (None: the exercise's default)
+    #: the attention: ``mha`` (the homework's), or features (``gqa``, ``window``, ``rope``,
+    #: joined by ``+``: `attention_ref.exercises.features`; the forward pass)
+    variant: str = PLAIN
+    kv_heads: int | None = None  # g < h: K/V heads (None: the exercise's default, h/2)
+    window: int | None = None  # a window: keys a token sees (None: the exercise's default)
     salt: str = field(default_factory=lambda: secrets.token_hex(8))
     due: dt.datetime | None = None
     #: whether a statement prints its source, the ``attnref exercise`` command that draws it
@@ -186,7 +190,9 @@ class Assignment:
             raise AssignmentError(
                 f"--exercises must be between 1 and {MAX_EXERCISES}, got {self.exercises}"
             )
-        self.options(0)  # the shape's own checks (ExerciseOptions), one line each
+        # the shape's own checks (ExerciseOptions), one line each; the attention named by its
+        # features, as the exercise names it (--kv-heads alone asks gqa)
+        object.__setattr__(self, "variant", self.options(0).variant)
 
     def definition(self) -> dict[str, object]:
         """What defines the exercises (everything but the due time, which may move); the
@@ -195,7 +201,7 @@ class Assignment:
         del d["due"], d["name"]
         if self.source:  # the default, written as before the option existed
             del d["source"]
-        if self.variant == "mha":
+        if not self.options(0).features.any:
             del d["variant"], d["kv_heads"], d["window"]
         return d
 

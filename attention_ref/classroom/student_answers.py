@@ -9,9 +9,8 @@ file. The homework's grader counts the steps of a whole answer with `right_answe
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -19,32 +18,26 @@ if TYPE_CHECKING:
     from attention_ref.exercises.answer import Problem
 
 
-#: every step an answer may hold: the homework's, and a variant's (rotated, K/V heads)
-STEPS: Final = ("Q", "Q_rot", "K", "V", "kv.K", "kv.V", "kv.K_rot", "scores", "S", "S_masked",
-                "A", "H", "concat", "output")  # fmt: skip
-
-
 def _write(steps: dict[Any, Tensor], prob: Problem, decimals: int, **kw: Any) -> bytes:
     import torch
 
     from attention_ref.exercises.answer import answer_from_steps, answer_text
-    from attention_ref.exercises.problem import FINAL_STEPS, HEAD_STEPS
+    from attention_ref.exercises.problem import FINAL_STEPS
 
     steps = {k: v for k, v in steps.items() if not torch.isnan(v).any()}
-    # the homework's answer names its heads' steps only (its K/V heads are its heads)
-    keys = STEPS if prob.chain is not None else HEAD_STEPS + FINAL_STEPS
+    # the steps of the problem's layout: its heads', its K/V heads' (none apart from the heads
+    # in the homework's attention), then the concat and the output
+    lay = prob.chain.layout
+    keys = (*lay.heads, *(f"kv.{n}" for n in lay.kv_heads), *FINAL_STEPS)
     doc = answer_from_steps(steps, prob.naming, decimals, **{"keys": keys, **kw})
     return answer_text(doc, decimals).encode()
 
 
 def _chain(prob: Problem) -> tuple[Sequence[Any], Sequence[Any]]:
-    """The stages and the catalogue of the problem's attention (the homework's or a variant's)."""
-    from attention_ref.exercises.catalogue import CATALOGUE
+    """The forward stages (what an answer holds) and the catalogue of the problem."""
     from attention_ref.exercises.chain import FORWARD
 
-    if prob.chain is None:
-        return FORWARD, CATALOGUE
-    return prob.chain.stages, prob.chain.catalogue
+    return FORWARD, prob.chain.catalogue
 
 
 def right_answer(prob: Problem, decimals: int) -> bytes:
@@ -57,31 +50,14 @@ def right_answer(prob: Problem, decimals: int) -> bytes:
 
 def carried_answer(prob: Problem, decimals: int) -> bytes:
     r"""Each step computed from the earlier steps as the student wrote them (rounded to
-    ``decimals``): :math:`S = \mathrm{rnd}(QK^\top)/\sqrt{d_k}`, :math:`A = \mathrm{softmax}(
+    ``decimals``): :math:`S = \mathrm{rnd}(QK^\top/\sqrt{d_k})`, :math:`A = \mathrm{softmax}(
     \mathrm{rnd}(\tilde S))`, :math:`H = \mathrm{rnd}(A) V`, output :math:`= \mathrm{rnd}(
-    \text{concat}) W_O` (rounded at every step): right, within what the rounding carries."""
-    import torch
+    \text{concat}) W_O` (RoPE's cosines and sines as the statement prints them): right,
+    within what the rounding carries, on every problem."""
+    from attention_ref.exercises.chain import carried_steps
 
-    def rnd(t: Tensor) -> Tensor:
-        return torch.where(torch.isfinite(t), torch.round(t, decimals=decimals), t)
-
-    tr = prob.trace
-    steps: dict[Any, Tensor] = {}
-    hs = []
-    for i in range(tr.h):
-        Q, K, V = tr.Q[i], tr.K[i], tr.V[i]
-        scores = Q @ K.T
-        S = rnd(scores / math.sqrt(Q.shape[-1]))
-        S_masked = rnd(S + tr.M) if tr.M is not None else S
-        A = rnd(torch.softmax(S_masked, dim=-1))
-        H = rnd(A @ V)
-        steps |= {("Q", i): Q, ("K", i): K, ("V", i): V, ("scores", i): scores, ("S", i): S,
-                  ("S_masked", i): S_masked, ("A", i): A, ("H", i): H}  # fmt: skip
-        hs.append(H)
-    concat = torch.cat(hs, dim=-1)
-    steps[("concat", None)] = concat
-    steps[("output", None)] = rnd(concat @ tr.W_O) if tr.W_O is not None else concat
-    return _write(steps, prob, decimals)
+    stages, _ = _chain(prob)
+    return _write(carried_steps(prob.data(), stages, decimals), prob, decimals)
 
 
 def mistaken_answer(prob: Problem, decimals: int, names: Sequence[str]) -> bytes | None:

@@ -12,11 +12,12 @@ masked entry are `attention_ref.exercises.answer_words.MASKED_SPELLINGS`, which 
 prints; another spelling, ``null`` in a matrix, a number in quotes or with a decimal comma
 (``"1,0"``), and a large number standing in for −∞ (``-1e9``) are refused with what to write.
 
-An answer to a variant's exercise (``attnref exercise --variant gqa|window|rope``) has the
-variant's steps in the names of its ``explain`` example: per query head ``"heads": [{"Q",
-"Q_rot", "K", "V", "scores", "S", "S_masked", "A", "H"}]`` and per K/V head ``"kv_heads":
-[{"K", "V", "K_rot"}]`` (`attention_ref.exercises.problem.LAYOUTS`); its problem carries
-the variant's `Chain` (stages, catalogue, layout), and it asks no gradients.
+An answer to a problem with features (``attnref exercise --variant gqa|window|rope``, or
+several: ``gqa+rope``) has their steps in the names of its ``explain`` example: per query head
+``"heads": [{"Q", "Q_rot", "K", "V", "scores", "S", "S_masked", "A", "H"}]``, per K/V head
+``"kv_heads": [{"K", "V", "K_rot"}]``, the window's ``"M"``
+(`attention_ref.exercises.problem.layout`); every problem carries its `Chain` (stages,
+catalogue, layout), and one with a feature asks no gradients.
 
 Each number keeps the decimals it was written with (`attention_ref.inputs.jsonfile.Literal`),
 because the grade depends on them. Every problem with the document is one `InputError` line,
@@ -53,6 +54,7 @@ from attention_ref.exercises.answer_words import (
 )
 from attention_ref.exercises.chain import Given, Key
 from attention_ref.exercises.draw import DEFAULT_DECIMALS, Chain, Problem
+from attention_ref.exercises.features import Features
 from attention_ref.exercises.options import options_from_json
 from attention_ref.exercises.problem import (
     FINAL_STEPS,
@@ -60,6 +62,7 @@ from attention_ref.exercises.problem import (
     GRAD_STEPS,
     HEAD_STEPS,
     Layout,
+    ProblemTrace,
 )
 from attention_ref.inputs.errors import InputError
 from attention_ref.inputs.jsonfile import Literal, loads, read_text
@@ -187,26 +190,35 @@ def resolve(doc: dict[str, object], base: Path | None, lang: str | None = None) 
         from attention_ref.worked.gradients import input_trace
 
         p = Path(path) if Path(path).is_absolute() else base / path
-        trace = input_trace(load_input_file(p))
+        trace = ProblemTrace.of_attention(input_trace(load_input_file(p)))
         return Problem(trace, {"input": path}, f"--input {path}", lang)
     from attention_ref.worked.gradients import TRACES
 
     name = doc["example"]
     if not isinstance(name, str) or name not in TRACES:
         raise error(say, "example", names=", ".join(TRACES), shown=shown(name))
-    return Problem(TRACES[name]()[0], {"example": name}, f"example {name}", lang)
+    trace = ProblemTrace.of_attention(TRACES[name]()[0])
+    return Problem(trace, {"example": name}, f"example {name}", lang)
+
+
+def _naming(doc: dict[str, object], base: Path | None, lang: str) -> dict[str, object]:
+    """The naming object of the problem the answer names, as `resolve` writes it; an
+    exercise's from its options alone (nothing drawn)."""
+    if [k for k in NAMING_KEYS if k in doc] == ["exercise"] and "lang" not in doc:
+        return {"exercise": options_from_json(doc["exercise"], lang).to_json()}
+    return resolve(doc, base, lang).naming
 
 
 class _Reader:
-    """Reads the steps of one answer: the errors' language, the variant (the steps' names) and
-    the large entries found so far."""
+    """Reads the steps of one answer: the errors' language, the problem's features (the steps'
+    names) and the large entries found so far."""
 
-    def __init__(self, lang: str, variant: str) -> None:
-        self.lang, self.variant = lang, variant
+    def __init__(self, lang: str, features: Features) -> None:
+        self.lang, self.features = lang, features
         self.large: dict[Key, dict[tuple[int, int], str]] = {}
 
     def matrix(self, obj: object, key: Key) -> Given:
-        g, large = _matrix(obj, step_label(key, self.lang, self.variant), self.lang)
+        g, large = _matrix(obj, step_label(key, self.lang, self.features), self.lang)
         if large:
             self.large[key] = large
         return g
@@ -255,21 +267,26 @@ def parse_answer(
                     names=", ".join(sorted(ANSWER_KEYS)))  # fmt: skip
     if problem is None:
         problem = resolve(doc, base, say)
-    elif any(k in doc for k in NAMING_KEYS) and resolve(doc, base, say).naming != problem.naming:
+    elif any(k in doc for k in NAMING_KEYS) and _naming(doc, base, say) != problem.naming:
         raise error(say, "another_problem")
     if lang is not None and lang != problem.lang:
         problem = replace(problem, lang=lang)
     say = problem.lang
-    if "M" in doc and (problem.chain is None or "M" not in problem.chain.layout.top):
+    chain = problem.chain
+    lay = chain.layout
+    if "M" in doc and "M" not in lay.top:
         raise error(say, "unknown_key", shown=shown("M"), names=", ".join(sorted(ANSWER_KEYS)))
-    if problem.chain is not None:
-        return _parse_variant(doc, problem, problem.chain)
-    if "kv_heads" in doc:
+    if "kv_heads" in doc and not lay.kv_heads:
         raise error(say, "kv_heads", names=", ".join(sorted(ANSWER_KEYS)))
+    if not lay.grads:
+        for key in ("grads", "grad_output"):
+            if key in doc:
+                raise error(say, "no_gradients", key=key, name=chain.name)
     tr = problem.trace
-    read = _Reader(say, "mha")
-    steps = read.heads(doc.get("heads"), "heads", HEAD_STEPS, tr.h, "")
-    for name in FINAL_STEPS:
+    read = _Reader(say, chain.features)
+    steps = read.heads(doc.get("heads"), "heads", lay.heads, tr.h, "")
+    steps |= read.heads(doc.get("kv_heads"), "kv_heads", lay.kv_heads, tr.g, "kv.")
+    for name in (*lay.top, *FINAL_STEPS):
         if doc.get(name) is not None:
             steps[(name, None)] = read.matrix(doc[name], (name, None))
     g = doc.get("grads")
@@ -289,30 +306,11 @@ def parse_answer(
     G = None
     if doc.get("grad_output") is not None:
         G = given_matrix(doc["grad_output"], "grad_output", say).value
-        if G.shape != tr.output.shape or not torch.isfinite(G).all():
-            raise error(say, "grad_output", r=tr.output.shape[0], c=tr.output.shape[1])
+        if tuple(G.shape) != tr.output_shape or not torch.isfinite(G).all():
+            raise error(say, "grad_output", r=tr.output_shape[0], c=tr.output_shape[1])
     if not steps:
         raise InputError(NO_STEP[say])
     return Answer(problem, steps, G, read.large)
-
-
-def _parse_variant(doc: Mapping[str, object], problem: Problem, chain: Chain) -> Answer:
-    """The steps of an answer to a variant's exercise (forward only)."""
-    say = problem.lang
-    for key in ("grads", "grad_output"):
-        if key in doc:
-            raise error(say, "no_gradients", key=key, name=chain.name)
-    tr = problem.trace
-    read = _Reader(say, chain.name)
-    steps = read.heads(doc.get("heads"), "heads", chain.layout.heads, tr.h, "")
-    g = int(getattr(tr, "g", tr.h))
-    steps |= read.heads(doc.get("kv_heads"), "kv_heads", chain.layout.kv_heads, g, "kv.")
-    for name in (*chain.layout.top, *FINAL_STEPS):
-        if doc.get(name) is not None:
-            steps[(name, None)] = read.matrix(doc[name], (name, None))
-    if not steps:
-        raise InputError(NO_STEP[say])
-    return Answer(problem, steps, large=read.large)
 
 
 def load_answer(path: str | Path, lang: str | None = None) -> Answer:
@@ -342,28 +340,22 @@ def loads_answer(text: str, what: str = "answer", lang: str | None = None) -> ob
 
 
 def template(
-    naming: Mapping[str, object], h: int, *, backward: bool = False, has_w_o: bool = True
-) -> dict[str, object]:
-    """An answer to fill in: the problem's name and every step ``null`` (not given yet); with
-    ``backward``, the gradients the statement asks (∂W_O, ∂A⁽¹⁾, ∂S̃⁽¹⁾, ∂W_Q⁽¹⁾, ∂X)."""
-    doc: dict[str, object] = dict(naming)
-    doc["heads"] = [dict.fromkeys(HEAD_STEPS) for _ in range(h)]
+    naming: Mapping[str, object], layout: Layout, h: int, g: int, *, backward: bool = False,
+    has_w_o: bool = True,
+) -> dict[str, object]:  # fmt: skip
+    """An answer to fill in: the problem's name, then every step the layout asks ``null`` (not
+    given yet): the window's mask, the K/V heads (they come first in the computation), the
+    query heads, the concat and the output; with ``backward``, the gradients the statement
+    asks (∂W_O, ∂A⁽¹⁾, ∂S̃⁽¹⁾, ∂W_Q⁽¹⁾, ∂X)."""
+    doc: dict[str, object] = dict(naming) | dict.fromkeys(layout.top)
+    if layout.template_kv_heads:
+        doc["kv_heads"] = [dict.fromkeys(layout.template_kv_heads) for _ in range(g)]
+    doc["heads"] = [dict.fromkeys(layout.template_heads) for _ in range(h)]
     doc |= dict.fromkeys(FINAL_STEPS)
     if backward:
         grads: dict[str, object] = {"W_O": None} if has_w_o else {}
         doc["grads"] = grads | {"X": None, "heads": [{"A": None, "S_masked": None, "W_Q": None}]}
     return doc
-
-
-def chain_template(naming: Mapping[str, object], layout: Layout, h: int, g: int
-                   ) -> dict[str, object]:  # fmt: skip
-    """A variant's answer to fill in: the problem's name, then every step the layout asks
-    ``null``, the K/V heads' first (they come first in the computation)."""
-    doc: dict[str, object] = dict(naming) | dict.fromkeys(layout.top)
-    if layout.template_kv_heads:
-        doc["kv_heads"] = [dict.fromkeys(layout.template_kv_heads) for _ in range(g)]
-    doc["heads"] = [dict.fromkeys(layout.template_heads) for _ in range(h)]
-    return doc | dict.fromkeys(FINAL_STEPS)
 
 
 def answer_from_steps(
@@ -420,6 +412,6 @@ def read_answer_text(text: str, lang: str | None = None) -> object:
 
 
 __all__ = ["ANSWER_KEYS", "FINAL_STEPS", "GRAD_HEAD_STEPS", "GRAD_STEPS", "HEAD_STEPS",
-           "Answer", "Chain", "Problem", "answer_from_steps", "answer_text", "chain_template",
+           "Answer", "Chain", "Problem", "answer_from_steps", "answer_text",
            "given_matrix", "label", "load_answer", "loads_answer", "parse_answer",
            "read_answer_text", "resolve", "template"]  # fmt: skip

@@ -19,6 +19,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING, Final
 
+from attention_ref.exercises.features import Features
 from attention_ref.inputs.errors import InputError
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ def spellings(sep: str = ", ") -> str:
     """The accepted spellings, quoted: ``"-inf", "−∞"``."""
     return sep.join(f'"{s}"' for s in MASKED_SPELLINGS)
 
+
+#: The homework's attention: no feature.
+PLAIN: Final = Features()
 
 # --- step names ---------------------------------------------------------------------------------
 
@@ -68,29 +72,30 @@ SHORT_WORDS: Final = {"en": {"concat": "concat", "output": "output"},
 READ_WORDS: Final = {"en": "the {name} query head {i} reads", "pt": "o {name} que a cabeça de "
                      "consulta {i} lê"}  # fmt: skip
 #: The key of a query head's scores in grouped-query attention (its group's).
-GROUP_WORDS: Final = {"en": "(the K query head {i} reads)",
-                      "pt": "(o K que a cabeça de consulta {i} lê)"}  # fmt: skip
+GROUP_WORDS: Final = {"en": "(the {k} query head {i} reads)",
+                      "pt": "(o {k} que a cabeça de consulta {i} lê)"}  # fmt: skip
 
 
-def math_name(key: Key, lang: str = "en", variant: str = "mha") -> str:
-    """The step as the book writes it: ``A⁽²⁾``, ``∂W_Q⁽¹⁾``, ``the concat``; in a variant,
-    ``K⁽¹⁾`` for K/V head 1 (``kv_heads[0].K``), ``Q_rot⁽¹⁾``, ``K_rot⁽¹⁾``, and in ``gqa``
-    and ``rope`` the key and value a query head reads in words."""
+def math_name(key: Key, lang: str = "en", features: Features = PLAIN) -> str:
+    """The step as the book writes it: ``A⁽²⁾``, ``∂W_Q⁽¹⁾``, ``the concat``; with features,
+    ``K⁽¹⁾`` for K/V head 1 (``kv_heads[0].K``), ``Q_rot⁽¹⁾``, ``K_rot⁽¹⁾``, and where the K/V
+    heads are apart (``g < h`` or RoPE) the key and value a query head reads in words."""
     name, head = key
     if name.startswith("kv."):
         name = name[3:]
-    elif variant in ("gqa", "rope") and name in ("K", "V") and head is not None:
+    elif features.separate_kv and name in ("K", "V") and head is not None:
         return READ_WORDS[lang].format(name=name, i=head + 1)
-    if name == "M" and variant == "window":
+    if name == "M" and features.windowed:
         return "M_jan" if lang == "pt" else "M_win"
     grad = name.startswith("grad.")
     name = name[5:] if grad else name
     sym = {"scores": "QKᵀ", "S_masked": "S̃"}.get(name, name)
-    if name == "scores" and variant in ("gqa", "rope") and head is not None:
+    if name == "scores" and features.separate_kv and head is not None:
         s = sup(head)
-        if variant == "rope":
+        if not features.grouped:
             return f"Q_rot{s}K_rot{s}ᵀ"  # g = h: head i's own key
-        return f"Q{s}Kᵀ " + GROUP_WORDS[lang].format(i=head + 1)
+        q, k = ("Q_rot", "K_rot") if features.rotary else ("Q", "K")
+        return f"{q}{s}{k}ᵀ " + GROUP_WORDS[lang].format(k=k, i=head + 1)
     if not grad and name in STEP_WORDS[lang]:
         return STEP_WORDS[lang][name]
     if head is not None:
@@ -99,26 +104,26 @@ def math_name(key: Key, lang: str = "en", variant: str = "mha") -> str:
     return ("∂" if grad else "") + sym
 
 
-def step_name(key: Key, lang: str = "en", variant: str = "mha") -> str:
+def step_name(key: Key, lang: str = "en", features: Features = PLAIN) -> str:
     """The step as the statement writes it: ``Q⁽¹⁾``, ``S̃⁽²⁾``, ``Q⁽¹⁾K⁽¹⁾ᵀ``, ``∂L/∂W_Q⁽¹⁾``,
-    ``concat`` (``concatenação``), ``output`` (``saída``); in ``gqa`` and ``rope`` the key a
-    query head reads in words (`math_name`)."""
+    ``concat`` (``concatenação``), ``output`` (``saída``); where the K/V heads are apart, the
+    key a query head reads in words (`math_name`)."""
     name, head = key
     if name.startswith("grad."):
         short = name[5:]
         if head is None and short in ("concat", "output"):
             return "∂L/∂" + ("Concat" if short == "concat" else SHORT_WORDS[lang]["output"])
-        return "∂L/∂" + math_name(key, lang, variant)[1:]
+        return "∂L/∂" + math_name(key, lang, features)[1:]
     if head is None and name in SHORT_WORDS[lang]:
         return SHORT_WORDS[lang][name]
-    return math_name(key, lang, variant)
+    return math_name(key, lang, features)
 
 
-def step_label(key: Key, lang: str = "en", variant: str = "mha") -> str:
+def step_label(key: Key, lang: str = "en", features: Features = PLAIN) -> str:
     """The step's name with its JSON path beside: ``Q⁽¹⁾ (heads[0].Q)``; the name alone where
     they are the same (``output``); a name's own note after the path (``Q⁽²⁾Kᵀ
     (heads[1].scores; the K query head 2 reads)``)."""
-    name, path = step_name(key, lang, variant), label(key)
+    name, path = step_name(key, lang, features), label(key)
     if name == path:
         return name
     if name.endswith(")") and " (" in name:

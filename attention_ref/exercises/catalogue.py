@@ -2,9 +2,9 @@ r"""The one catalogue of mistakes ``attnref check`` can name, and the generator 
 
 Each entry (`attention_ref.exercises.mistakes.Kind`) is a name, its words in English and
 Portuguese, how to reproduce it (`attention_ref.exercises.reproduce`) and the problems it
-applies to: the homework's masked multi-head attention (``mha``) and today's variants
-(``gqa``, ``window``, ``rope``). `CATALOGUES` gives each problem's view of the one table, in
-its order; `CATALOGUE` is the homework's.
+applies to, by their features (`attention_ref.exercises.features`: ``g < h``, a window, RoPE;
+none is the homework's masked multi-head attention). `catalogue_of` gives each problem's view
+of the one table, in its order; `CATALOGUE` is the homework's, `CATALOGUES` the presets'.
 
 **Grouped-query attention** (``gqa``): query head :math:`i` (0-based) reads K/V head
 :math:`\gamma(i) = \lfloor i / r \rfloor`, :math:`r = h/g`: consecutive query heads share one
@@ -28,11 +28,13 @@ candidates); `hidden` lists those that change no asked step (the generator draws
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Final
 
 from attention_ref.exercises import reproduce as r
 from attention_ref.exercises.chain import FORWARD, Data, Iv, Key, Stage, rotate, run_chain
+from attention_ref.exercises.features import PRESETS, Features
 from attention_ref.exercises.mistakes import (
     LANGS,
     Kind,
@@ -44,8 +46,38 @@ from attention_ref.exercises.mistakes import (
     sup,
 )
 
-MHA: Final = frozenset({"mha"})
-ALL: Final = frozenset({"mha", "gqa", "window", "rope"})
+
+#: Which problems an entry applies to, by their features (`Kind.applies`).
+def _every(f: Features) -> bool:
+    return True
+
+
+def _plain(f: Features) -> bool:
+    """The homework's attention alone (its gradients: the problems with a backward)."""
+    return not f.any
+
+
+def _grouped(f: Features) -> bool:
+    return f.grouped
+
+
+def _windowed(f: Features) -> bool:
+    return f.windowed
+
+
+def _rotary(f: Features) -> bool:
+    return f.rotary
+
+
+def _unwindowed(f: Features) -> bool:
+    """No window: its wrong side is `window_ahead`, not the mask's wrong triangle."""
+    return not f.windowed
+
+
+def _ungrouped(f: Features) -> bool:
+    """``g = h``: with shared K/V heads, a query head's relabelled K and V are its group's
+    read another way (`gqa_interleaved`)."""
+    return not f.grouped
 
 
 def _single_token(d: Data) -> bool:
@@ -61,13 +93,13 @@ GQA_KINDS: Final[tuple[Kind, ...]] = (
         "pt": "as cabeças K/V repetidas na ordem errada: as cabeças de consulta 1 a {h} leram "
         "as cabeças K/V {wrong} (i mod g, alternadas: a ordem de K.repeat) em vez de {right} "
         "(cada cabeça K/V compartilhada por {r} cabeças de consulta consecutivas)",
-    }, r.interleaved, frozenset({"gqa"})),
+    }, r.interleaved, _grouped),
     Kind("gqa_one_kv", {
         "en": "every query head read K/V head 1, as in multi-query attention, instead of its "
         "group's: K/V heads {right} for query heads 1 to {h}",
         "pt": "toda cabeça de consulta leu a cabeça K/V 1, como na atenção multi-consulta, em "
         "vez da do seu grupo: cabeças K/V {right} para as cabeças de consulta 1 a {h}",
-    }, r.one_kv, frozenset({"gqa"})),
+    }, r.one_kv, _grouped),
 )  # fmt: skip
 
 WINDOW_KINDS: Final[tuple[Kind, ...]] = (
@@ -75,26 +107,25 @@ WINDOW_KINDS: Final[tuple[Kind, ...]] = (
         "en": "the window one key too wide: each token saw {keys} ({which}) instead of w = {w}",
         "pt": "a janela uma chave larga demais: cada token viu {keys} ({which}) em vez de "
         "w = {w}",
-    }, r.width(+1), frozenset({"window"})),
+    }, r.width(+1), _windowed),
     Kind("window_minus_one", {
         "en": "the window one key too narrow: each token saw {keys} ({which}) instead of "
         "w = {w}",
         "pt": "a janela uma chave estreita demais: cada token viu {keys} ({which}) em vez de "
         "w = {w}",
-    }, r.width(-1), frozenset({"window"})),
+    }, r.width(-1), _windowed),
     Kind("window_causal", {
         "en": "no window: the causal mask, every earlier token seen, instead of the last "
         "w = {w} keys",
         "pt": "sem a janela: a máscara causal, todos os tokens anteriores vistos, em vez das "
         "últimas w = {w} chaves",
-    }, r.window_causal, frozenset({"window"})),
+    }, r.window_causal, _windowed),
     Kind("window_ahead", {
         "en": "the window on the wrong side of the diagonal: each token saw itself and {which}",
         "pt": "a janela do lado errado da diagonal: cada token viu a si mesmo e {which}",
-    }, r.window_ahead, frozenset({"window"})),
+    }, r.window_ahead, _windowed),
 )  # fmt: skip
 
-_ROPE: Final = frozenset({"rope"})
 ROPE_KINDS: Final[tuple[Kind, ...]] = (
     Kind("rope_wrong_pair", {
         "en": "RoPE with the angle of the wrong pair: pair p turned by the angle of pair "
@@ -102,41 +133,41 @@ ROPE_KINDS: Final[tuple[Kind, ...]] = (
         "own m θ_p",
         "pt": "RoPE com o ângulo do par errado: o par p girou pelo ângulo do par {last} − p "
         "(as colunas da tabela de cos/sen na ordem inversa) em vez do seu m θ_p",
-    }, r.rope_only(lambda x, c, s: rotate(x, r.flip(c), r.flip(s)), pairs=2), _ROPE,
+    }, r.rope_only(lambda x, c, s: rotate(x, r.flip(c), r.flip(s)), pairs=2), _rotary,
         _single_token),
     Kind("rope_half_pairs", {
         "en": "RoPE on the wrong pairs of coordinates: (x_p, x_p+d/2), Hugging Face's "
         "rotate_half layout, instead of RoFormer's (x_2p, x_2p+1)",
         "pt": "RoPE nos pares de coordenadas errados: (x_p, x_p+d/2), o rotate_half do "
         "Hugging Face, em vez dos pares do RoFormer (x_2p, x_2p+1)",
-    }, r.rope_only(lambda x, c, s: rotate(x, c, s, halves=True), pairs=2), _ROPE,
+    }, r.rope_only(lambda x, c, s: rotate(x, c, s, halves=True), pairs=2), _rotary,
         _single_token),
     Kind("rope_wrong_sign", {
         "en": "RoPE turned the wrong way, by −m θ: x'_2p = x_2p cos + x_2p+1 sin and "
         "x'_2p+1 = −x_2p sin + x_2p+1 cos (x R_m instead of x R_mᵀ)",
         "pt": "RoPE girado no sentido errado, por −m θ: x'_2p = x_2p cos + x_2p+1 sen e "
         "x'_2p+1 = −x_2p sen + x_2p+1 cos (x R_m em vez de x R_mᵀ)",
-    }, r.rope_only(lambda x, c, s: rotate(x, c, r.neg(s))), _ROPE, _single_token),
+    }, r.rope_only(lambda x, c, s: rotate(x, c, r.neg(s))), _rotary, _single_token),
     Kind("rope_on_V", {
         "en": "RoPE applied to V too: the values rotated like the keys (RoPE turns only the "
         "queries and the keys)",
         "pt": "RoPE aplicado também a V: os valores girados como as chaves (o RoPE gira só as "
         "consultas e as chaves)",
-    }, r.rope_on_v, _ROPE, _single_token),
+    }, r.rope_on_v, _rotary, _single_token),
     Kind("rope_keys_not_rotated", {
         "en": "RoPE on the queries only: the keys were not rotated (K_rot = K)",
         "pt": "RoPE só nas consultas: as chaves não foram giradas (K_rot = K)",
-    }, r.rope_stages(**{"kv.K_rot": lambda d, e, i: e["kv.K", i]}), _ROPE, _single_token),
+    }, r.rope_stages(**{"kv.K_rot": lambda d, e, i: e["kv.K", i]}), _rotary, _single_token),
     Kind("rope_queries_not_rotated", {
         "en": "RoPE on the keys only: the queries were not rotated (Q_rot = Q)",
         "pt": "RoPE só nas chaves: as consultas não foram giradas (Q_rot = Q)",
-    }, r.rope_stages(Q_rot=lambda d, e, i: e["Q", i]), _ROPE, _single_token),
+    }, r.rope_stages(Q_rot=lambda d, e, i: e["Q", i]), _rotary, _single_token),
     Kind("rope_positions_from_1", {
         "en": "RoPE with the positions counted from 1: the token at position m turned by "
         "(m + 1) θ_p instead of m θ_p (the first token, m = 0, does not turn)",
         "pt": "RoPE com as posições contadas a partir de 1: o token na posição m girou por "
         "(m + 1) θ_p em vez de m θ_p (o primeiro token, m = 0, não gira)",
-    }, r.rope_stages(**r.POSITIONS_FROM_ONE), _ROPE),
+    }, r.rope_stages(**r.POSITIONS_FROM_ONE), _rotary),
 )  # fmt: skip
 
 #: Every mistake of every problem, in the order the grader tries them (a problem's own first).
@@ -147,28 +178,28 @@ ENTRIES: Final[tuple[Kind, ...]] = (
     Kind("no_mask", {
         "en": "no causal mask: S̃ = S, so each token also sees the tokens after it",
         "pt": "sem a máscara causal: S̃ = S, e cada token vê também os tokens depois dele",
-    }, r.masked_only(S_masked=lambda d, e, i: e["S", i]), ALL, _single_token),
+    }, r.masked_only(S_masked=lambda d, e, i: e["S", i]), _every, _single_token),
     Kind("mask_wrong_triangle", {
         "en": "the mask on the wrong triangle: −∞ below the diagonal instead of above",
         "pt": "a máscara no triângulo errado: −∞ abaixo da diagonal em vez de acima",
-    }, r.masked_only(S_masked=r.wrong_triangle), frozenset({"mha", "gqa", "rope"}),
+    }, r.masked_only(S_masked=r.wrong_triangle), _unwindowed,
         _single_token),  # the window's wrong side is window_ahead
     Kind("mask_after_softmax", {
         "en": "the mask applied after the softmax (masked weights set to 0, so rows no longer "
         "sum to 1)",
         "pt": "a máscara aplicada depois da softmax (pesos mascarados zerados, e as linhas não "
         "somam mais 1)",
-    }, r.after_softmax(zero=True), ALL, _single_token),
+    }, r.after_softmax(zero=True), _every, _single_token),
     Kind("mask_added_after_softmax", {
         "en": "the mask added after the softmax (A = softmax(S) + M)",
         "pt": "a máscara somada depois da softmax (A = softmax(S) + M)",
-    }, r.after_softmax(zero=False), ALL, _single_token),
+    }, r.after_softmax(zero=False), _every, _single_token),
     Kind("no_scale", {
         "en": "no scaling: S = Q Kᵀ was not divided by √d_k = {right}",
         "pt": "sem escala: S = Q Kᵀ não foi dividido por √d_k = {right}",
     }, lambda d, kind: one(kind, stages={"S": lambda d, e, i: e["scores", i]},
                            fields=r.right_scale(d)),
-        ALL, lambda d: d.trace.d_k == 1),
+        _every, lambda d: d.trace.d_k == 1),
     Kind("scale", {
         "en": "the scores were divided by {names} = {value} instead of √d_k = {right}",
         "pt": "os scores foram divididos por {names} = {value} em vez de √d_k = {right}",
@@ -178,30 +209,30 @@ ENTRIES: Final[tuple[Kind, ...]] = (
         "each row)",
         "pt": "softmax pelas colunas em vez das linhas (cada coluna de A soma 1, não cada linha)",
     }, lambda d, kind: one(kind, stages={"A": lambda d, e, i: e["S_masked", i].T
-                                         .softmax_rows().T}), ALL, _single_token),
+                                         .softmax_rows().T}), _every, _single_token),
     Kind("K_Qt", {
         "en": "K Qᵀ instead of Q Kᵀ (the scores transposed)",
         "pt": "K Qᵀ em vez de Q Kᵀ (os scores transpostos)",
-    }, r.k_qt, ALL, _single_token),
+    }, r.k_qt, _every, _single_token),
     Kind("transposed_W", {
         "en": "a transposed weight: X {sym}ᵀ instead of X {sym}",
         "pt": "um peso transposto: X {sym}ᵀ em vez de X {sym}",
-    }, r.transposed_weights, ALL, lambda d: d.trace.d_model == 1),
+    }, r.transposed_weights, _every, lambda d: d.trace.d_model == 1),
     Kind("transposed_W_O", {
         "en": "a transposed weight: Concat W_Oᵀ instead of Concat W_O",
         "pt": "um peso transposto: Concat W_Oᵀ em vez de Concat W_O",
-    }, r.transposed_w_o, ALL, lambda d: d.trace.d_model == 1),
+    }, r.transposed_w_o, _every, lambda d: d.trace.d_model == 1),
     *(Kind(f"gave_{role}t", {
         "en": "you gave {sym}ᵀ, the transpose of {sym}, instead of {sym}",
         "pt": "você deu {sym}ᵀ, a transposta de {sym}, em vez de {sym}",
-    }, r.gave_transposed(role, *steps), ALL,
+    }, r.gave_transposed(role, *steps), _every,
         lambda d: _single_token(d) and d.trace.d_k == 1)
       for role, steps in (("Q", ("Q", "Q_rot")), ("K", ("kv.K", "kv.K_rot", "K")),
                           ("V", ("kv.V", "V")))),
     Kind("gave_dW_Ot", {
         "en": "you gave (∂W_O)ᵀ, the transpose of ∂W_O, instead of ∂W_O",
         "pt": "você deu (∂W_O)ᵀ, a transposta de ∂W_O, em vez de ∂W_O",
-    }, r.gave_transposed("∂W_O", "grad.W_O"), MHA, lambda d: d.trace.d_model == 1),
+    }, r.gave_transposed("∂W_O", "grad.W_O"), _plain, lambda d: d.trace.d_model == 1),
     Kind("heads_swapped", {
         "en": "the heads in the wrong order in the concat: [{order}]",
         "pt": "as cabeças na ordem errada na concatenação: [{order}]",
@@ -221,7 +252,7 @@ ENTRIES: Final[tuple[Kind, ...]] = (
         "hold [{order}]",
         "pt": "as cabeças em outra ordem na sua resposta: a lista de cabeças e a "
         "concatenação trazem [{order}]",
-    }, r.heads_relabelled, frozenset({"mha", "window", "rope"}),
+    }, r.heads_relabelled, _ungrouped,
         given=frozenset({"Q", "K", "V", "Q_rot", "scores", "S", "S_masked", "A", "H"})),
     Kind("one_hot_A", {
         "en": "A one-hot: 1 at each row's largest score and 0 elsewhere (the argmax, hard "
@@ -229,17 +260,17 @@ ENTRIES: Final[tuple[Kind, ...]] = (
         "pt": "A one-hot: 1 no maior score de cada linha e 0 nas demais (o argmax, atenção "
         "rígida) em vez da softmax",
     }, lambda d, kind: one(kind, stages={"A": lambda d, e, i: r.one_hot(e["S_masked", i])}),
-        ALL, _single_token),
+        _every, _single_token),
     Kind("gave_At", {
         "en": "you gave Aᵀ, the transpose of A, instead of A",
         "pt": "você deu Aᵀ, a transposta de A, em vez de A",
-    }, lambda d, kind: one(kind, written={"A": lambda v: v.T}), ALL, _single_token),
+    }, lambda d, kind: one(kind, written={"A": lambda v: v.T}), _every, _single_token),
     Kind("At_V", {
         "en": "H = Aᵀ V instead of A V (the weights transposed: each column of A weighted "
         "the values)",
         "pt": "H = Aᵀ V em vez de A V (os pesos transpostos: cada coluna de A ponderou os "
         "valores)",
-    }, lambda d, kind: one(kind, stages={"H": lambda d, e, i: e["A", i].T @ e["V", i]}), ALL,
+    }, lambda d, kind: one(kind, stages={"H": lambda d, e, i: e["A", i].T @ e["V", i]}), _every,
         _single_token),
     Kind("slip", {
         "en": "an arithmetic slip in one entry: {step} at [{row}, {col}] is {yours} where "
@@ -249,12 +280,18 @@ ENTRIES: Final[tuple[Kind, ...]] = (
     }, r.slip),
 )  # fmt: skip
 
-#: Per problem (``mha``, ``gqa``, ``window``, ``rope``), the entries that apply, in order.
+@functools.cache
+def catalogue_of(f: Features) -> tuple[Kind, ...]:
+    """The entries that apply to a problem of features ``f``, in the grader's order."""
+    return tuple(k for k in ENTRIES if k.applies(f))
+
+
+#: The presets' catalogues (``mha``, ``gqa``, ``window``, ``rope``): views of `catalogue_of`.
 CATALOGUES: Final[dict[str, tuple[Kind, ...]]] = {
-    v: tuple(k for k in ENTRIES if v in k.variants) for v in sorted(ALL)
+    name: catalogue_of(p.features) for name, p in sorted(PRESETS.items())
 }
 #: The homework's catalogue: the entries that apply to masked multi-head attention.
-CATALOGUE: Final = CATALOGUES["mha"]
+CATALOGUE: Final = catalogue_of(Features())
 
 
 def mistakes_for(
@@ -342,6 +379,23 @@ def mistake_words(name: str, lang: str = "en") -> str:
     return re.sub(r"\{\w+\}", "…", short)
 
 
-__all__ = ["CATALOGUE", "CATALOGUES", "ENTRIES", "GQA_KINDS", "LANGS", "ROPE_KINDS",
-           "WINDOW_KINDS", "Iv", "Kind", "Mistake", "Style", "hidden", "mistake_id",
-           "mistake_words", "mistakes_for", "num", "sup"]  # fmt: skip
+__all__ = [
+    "CATALOGUE",
+    "CATALOGUES",
+    "ENTRIES",
+    "GQA_KINDS",
+    "LANGS",
+    "ROPE_KINDS",
+    "WINDOW_KINDS",
+    "Iv",
+    "Kind",
+    "Mistake",
+    "Style",
+    "catalogue_of",
+    "hidden",
+    "mistake_id",
+    "mistake_words",
+    "mistakes_for",
+    "num",
+    "sup",
+]  # fmt: skip

@@ -46,8 +46,7 @@ from torch import Tensor
 from attention_ref.exercises.intervals import SLACK, Given, Iv, carried, loosely, within
 
 if TYPE_CHECKING:
-    from attention_ref import reference as ref
-    from attention_ref.exercises.problem import VariantTrace
+    from attention_ref.exercises.problem import ProblemTrace
 
 #: A step: its stage name and head (0-based; ``None`` after the heads): ``("A", 1)``.
 Key = tuple[str, int | None]
@@ -58,22 +57,23 @@ Key = tuple[str, int | None]
 
 @dataclass(frozen=True)
 class Data:
-    """What the stages read: the problem's trace (X, weights, mask) and the upstream gradient
-    ``G`` of the backward (all ones: ``L = Σ output``). The homework's trace
-    (`attention_ref.reference.AttentionTrace`, :math:`g = h`) or a variant's
-    (`attention_ref.exercises.problem.VariantTrace`: GQA, RoPE, a sliding window)."""
+    """What the stages read: the problem's numbers
+    (`attention_ref.exercises.problem.ProblemTrace`: X, the weights, the mask, RoPE's base) and
+    the upstream gradient ``G`` of the backward (all ones: ``L = Σ output``)."""
 
-    trace: ref.AttentionTrace | VariantTrace
+    trace: ProblemTrace
     G: Tensor
 
     @classmethod
-    def of(cls, trace: ref.AttentionTrace | VariantTrace, G: Tensor | None = None) -> Data:
-        return cls(trace, G if G is not None else torch.ones_like(trace.output))
+    def of(cls, trace: ProblemTrace, G: Tensor | None = None) -> Data:
+        if G is None:
+            G = torch.ones(trace.output_shape, dtype=trace.X.dtype)
+        return cls(trace, G)
 
     @property
     def g(self) -> int:
         """The number of K/V heads (``h`` for the homework's attention)."""
-        return int(getattr(self.trace, "g", self.trace.h))
+        return self.trace.g
 
     def group(self, i: int) -> int:
         r"""The K/V head query head ``i`` reads (0-based): :math:`\gamma(i) = \lfloor i g/h
@@ -83,7 +83,7 @@ class Data:
     @property
     def rope(self) -> bool:
         """Whether Q and K are rotated."""
-        return bool(getattr(self.trace, "rope", False))
+        return self.trace.rope_base is not None
 
 
 Env = Mapping[Key, Iv]
@@ -144,7 +144,7 @@ def project(role: str, W: Tensor | None = None) -> StageFn:
         assert i is not None
         weight = Iv.point(W[i]) if W is not None else _w(d, f"W_{role}", i)
         out = Iv.point(d.trace.X) @ weight
-        b = getattr(d.trace, f"b_{role}", None)
+        b = getattr(d.trace, f"b_{role}")
         return out + Iv.point(b[i].expand_as(out.lo)) if b is not None else out
 
     return fn
@@ -191,7 +191,7 @@ def _rope(d: Data) -> bool:
 
 
 def _window(d: Data) -> bool:
-    return getattr(d.trace, "window", None) is not None
+    return d.trace.window is not None
 
 
 def kv_count(d: Data) -> int:
@@ -225,12 +225,12 @@ def output_of(concat: Iv, d: Data, W_O: Tensor | None) -> Iv:
     if W_O is None:
         return concat
     out = concat @ Iv.point(W_O)
-    b_O = getattr(d.trace, "b_O", None)
+    b_O = d.trace.b_O
     return out + Iv.point(b_O.expand_as(out.lo)) if b_O is not None else out
 
 
 def _angles(d: Data) -> Tensor:
-    return d.trace.angles  # type: ignore[union-attr]
+    return d.trace.angles
 
 
 FORWARD: Final[tuple[Stage, ...]] = (
@@ -312,6 +312,21 @@ def computed_steps(
     """Every step computed exactly (with ``mistakes``, if any), as written: for examples of
     answers, in the book and the tests."""
     return {k: v.lo for k, v in run_chain(d, stages, decimals=None, mistakes=mistakes).raw.items()}
+
+
+def carried_steps(d: Data, stages: Sequence[Stage], decimals: int) -> dict[Key, Tensor]:
+    """Every step computed from the earlier steps as a student writes them: each rounded to
+    ``decimals`` places before the next step reads it (masked entries stay −∞)."""
+    env: dict[Key, Iv] = {}
+    out: dict[Key, Tensor] = {}
+    for stage in stages:
+        if not stage.present(d):
+            continue
+        for i in stage.indices(d):
+            v = stage.fn(d, env, i).lo
+            v = torch.where(torch.isfinite(v), v.round(decimals=decimals), v)
+            env[stage.name, i], out[stage.name, i] = Iv.point(v), v
+    return out
 
 
 # --- running the chain -------------------------------------------------------------------------
@@ -411,7 +426,33 @@ def _meet(carry: Iv, g: Given, decimals: int | None) -> Iv:
     return Iv(lo, hi)
 
 
-__all__ = ["BACKWARD", "FORWARD", "SLACK", "Adjust", "Change", "Data", "Env", "Given", "Iv", "Key",
-           "Run", "Stage", "StageFn", "carried", "chain_keys", "computed_steps", "first_changed",
-           "key_name", "kv_count", "loosely", "output_of", "project", "query_name", "read_group",
-           "rotate", "run_chain", "within"]  # fmt: skip
+__all__ = [
+    "BACKWARD",
+    "FORWARD",
+    "SLACK",
+    "Adjust",
+    "Change",
+    "Data",
+    "Env",
+    "Given",
+    "Iv",
+    "Key",
+    "Run",
+    "Stage",
+    "StageFn",
+    "carried",
+    "carried_steps",
+    "chain_keys",
+    "computed_steps",
+    "first_changed",
+    "key_name",
+    "kv_count",
+    "loosely",
+    "output_of",
+    "project",
+    "query_name",
+    "read_group",
+    "rotate",
+    "run_chain",
+    "within",
+]

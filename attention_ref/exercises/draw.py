@@ -31,22 +31,21 @@ from typing import TYPE_CHECKING, Final
 
 from torch import Tensor
 
-from attention_ref.exercises.catalogue import CATALOGUES, Mistake, hidden, mistake_id
+from attention_ref.exercises.catalogue import Mistake, catalogue_of, hidden, mistake_id
 from attention_ref.exercises.chain import BACKWARD, FORWARD, Data, Key, Stage
+from attention_ref.exercises.features import Features
 from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.exercises.problem import (
     FINAL_STEPS,
-    HEAD_STEPS,
-    LAYOUTS,
     ROPE_BASE,
     Layout,
-    VariantTrace,
-    variant_trace,
+    ProblemTrace,
+    layout,
+    problem_trace,
 )
 from attention_ref.render import JSONValue, Matrix
 
 if TYPE_CHECKING:
-    from attention_ref import reference as ref
     from attention_ref.exercises.mistakes import Kind
 
 #: Token names drawn for an exercise, per language.
@@ -68,34 +67,42 @@ DEFAULT_DECIMALS: Final = 3
 
 @dataclass(frozen=True)
 class Chain:
-    """A problem's chain of steps: its name (``gqa``, ``window``, ``rope``), its stages, the
-    catalogue of its mistakes, and the steps an answer holds (`Layout`)."""
+    """A problem's chain of steps: its features (``name``: ``mha``, ``gqa+rope`` …), its
+    stages, the catalogue of its mistakes, and the steps an answer holds (`Layout`)."""
 
-    name: str
+    features: Features
     stages: tuple[Stage, ...]
     catalogue: tuple[Kind, ...]
     layout: Layout
 
+    @property
+    def name(self) -> str:
+        return self.features.name
 
-def chain_of(variant: str) -> Chain:
-    """The chain of one of today's variants."""
-    if variant not in LAYOUTS:
-        raise ValueError(f"variant must be one of {', '.join(LAYOUTS)}, got {variant!r}")
-    return Chain(variant, FORWARD, CATALOGUES[variant], LAYOUTS[variant])
+
+def chain_of(f: Features, *, backward: bool = False) -> Chain:
+    """The chain of a problem of features ``f`` (``backward``: its gradients too)."""
+    return Chain(f, FORWARD + BACKWARD if backward else FORWARD, catalogue_of(f), layout(f))
 
 
 @dataclass(frozen=True)
 class Problem:
-    """What an answer is checked against: the problem's trace, the language of the report and
-    the decimals asked; ``naming`` is the answer's object that names it."""
+    """What an answer is checked against: the problem's numbers, the language of the report
+    and the decimals asked; ``naming`` is the answer's object that names it; ``chain`` its
+    chain (default: the features' of ``trace``, with the backward where the problem has
+    one)."""
 
-    trace: ref.AttentionTrace | VariantTrace
+    trace: ProblemTrace
     naming: dict[str, object]
     source: str
     lang: str = "en"
     decimals: int = DEFAULT_DECIMALS
-    #: a variant's chain (``None``: the homework's masked multi-head attention)
-    chain: Chain | None = None
+    chain: Chain = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.chain is None:
+            f = self.trace.features
+            object.__setattr__(self, "chain", chain_of(f, backward=not f.any))
 
     def data(self, G: Tensor | None = None) -> Data:
         """What the chain of steps reads (``G``: the upstream gradient, default all ones)."""
@@ -132,10 +139,10 @@ def _output_weight(rng: random.Random, d: int) -> Matrix:
 
 
 def _numbers(rng: random.Random, opt: ExerciseOptions) -> dict[str, JSONValue]:
-    """One draw: the homework's ``--input`` format, with ``"variant"``, ``"kv_heads"``,
-    ``"window"`` or ``"rope"`` for today's attention."""
-    n, d, h, d_k = opt.tokens, opt.d_model, opt.heads, opt.d_k
-    problem: dict[str, JSONValue] = {} if opt.variant == "mha" else {"variant": opt.variant}
+    """One draw: the homework's ``--input`` format, with ``"variant"`` (the features' name),
+    ``"kv_heads"``, ``"window"`` or ``"rope"`` for today's attention."""
+    n, d, h, d_k, f = opt.tokens, opt.d_model, opt.heads, opt.d_k, opt.features
+    problem: dict[str, JSONValue] = {"variant": opt.variant} if f.any else {}
     problem["tokens"] = rng.sample(list(WORDS[opt.lang]), n)
     problem["X"] = _binary(rng, n, d, nonzero_rows=True)
     roles = ("W_Q", "W_K", "W_V") if opt.g == h else ("W_Q",)
@@ -149,37 +156,31 @@ def _numbers(rng: random.Random, opt: ExerciseOptions) -> dict[str, JSONValue]:
     if d >= 2:  # with one column there is no non-identity I + E: the output is the concat
         problem["W_O"] = _output_weight(rng, d)
     problem["causal"] = opt.causal
-    if opt.variant == "window":
+    if f.windowed:
         problem["window"] = opt.window
-    if opt.variant == "rope":
+    if f.rotary:
         problem["rope"] = {"base": ROPE_BASE, "positions": list(range(n))}
     return problem
 
 
-def trace_of(
-    opt: ExerciseOptions, problem: dict[str, JSONValue]
-) -> ref.AttentionTrace | VariantTrace:
-    """The reference computation of a drawn problem."""
-    if opt.variant == "mha":
-        from attention_ref.inputs.attention_input import parse_input
-        from attention_ref.worked.gradients import input_trace
-
-        return input_trace(parse_input(problem))
+def trace_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> ProblemTrace:
+    """The numbers of a drawn problem, as the chain reads them."""
     from attention_ref.worked.trace import t
 
     heads: list[dict[str, Matrix]] = problem["heads"]  # type: ignore[assignment]
     kv: list[dict[str, Matrix]] = problem.get("kv_heads", heads)  # type: ignore[assignment]
     W_O = t(problem["W_O"]) if "W_O" in problem else None  # type: ignore[arg-type]
-    return variant_trace(
-        opt.variant, t(problem["X"]), t([hd["W_Q"] for hd in heads]),  # type: ignore[arg-type]
-        t([hd["W_K"] for hd in kv]), t([hd["W_V"] for hd in kv]), W_O, causal=opt.causal,
-        window=opt.window, tokens=tuple(str(x) for x in problem["tokens"]),  # type: ignore[union-attr]
+    return problem_trace(
+        t(problem["X"]), t([hd["W_Q"] for hd in heads]),  # type: ignore[arg-type]
+        t([hd["W_K"] for hd in kv]), t([hd["W_V"] for hd in kv]), W_O, opt.features,
+        causal=opt.causal, window=opt.window,
+        tokens=tuple(str(x) for x in problem["tokens"]),  # type: ignore[union-attr]
     )  # fmt: skip
 
 
 def problem_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Problem:
     """What ``check`` grades an answer to the drawn ``problem`` against."""
-    chain = None if opt.variant == "mha" else chain_of(opt.variant)
+    chain = chain_of(opt.features, backward=not opt.features.any)
     return Problem(trace_of(opt, problem), {"exercise": opt.to_json()}, opt.source, opt.lang,
                    opt.decimals, chain)  # fmt: skip
 
@@ -189,15 +190,12 @@ def problem_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Problem:
 
 def asked_keys(opt: ExerciseOptions, has_w_o: bool) -> list[Key]:
     """The steps the answer asks (its template's), as the chain's keys."""
-    if opt.variant == "mha":
-        keys: list[Key] = [(n, i) for i in range(opt.heads) for n in HEAD_STEPS]
-        if opt.backward:
-            keys += [("grad.W_O", None)] * has_w_o + [("grad.X", None)]
-            keys += [(f"grad.{n}", 0) for n in ("A", "S_masked", "W_Q")]
-    else:
-        layout = LAYOUTS[opt.variant]
-        keys = [(n, i) for i in range(opt.heads) for n in layout.template_heads]
-        keys += [(f"kv.{n}", j) for j in range(opt.g) for n in layout.template_kv_heads]
+    lay = layout(opt.features)
+    keys: list[Key] = [(n, i) for i in range(opt.heads) for n in lay.template_heads]
+    keys += [(f"kv.{n}", j) for j in range(opt.g) for n in lay.template_kv_heads]
+    if opt.backward:
+        keys += [("grad.W_O", None)] * has_w_o + [("grad.X", None)]
+        keys += [(f"grad.{n}", 0) for n in ("A", "S_masked", "W_Q")]
     return keys + [(n, None) for n in FINAL_STEPS]
 
 
@@ -227,7 +225,7 @@ def draw(opt: ExerciseOptions) -> Drawn:
 @functools.lru_cache(maxsize=256)
 def _draw(opt: ExerciseOptions) -> Drawn:
     rng = random.Random(opt.seed)
-    catalogue, stages = CATALOGUES[opt.variant], _stages(opt)
+    catalogue, stages = catalogue_of(opt.features), _stages(opt)
 
     def look(
         problem: dict[str, JSONValue], *, skip: frozenset[str] = frozenset(),

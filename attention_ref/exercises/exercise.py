@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attention_ref.exercises.answer import chain_template, template
+from attention_ref.exercises.answer import template
 from attention_ref.exercises.draw import WORDS, draw, draw_problem, trace_of
 from attention_ref.exercises.key import key
 from attention_ref.exercises.options import (
@@ -34,7 +34,7 @@ from attention_ref.exercises.options import (
     OptionError,
     options_from_json,
 )
-from attention_ref.exercises.problem import LAYOUTS, VariantTrace
+from attention_ref.exercises.problem import layout
 from attention_ref.exercises.statement import statement
 from attention_ref.exercises.words import TEXT
 from attention_ref.render import Explanation, JSONValue
@@ -57,12 +57,9 @@ def make_exercise(opt: ExerciseOptions) -> Exercise:
     drawn = draw(opt)
     problem = drawn.problem
     tr = trace_of(opt, problem)
-    text = statement(opt, problem, tr if isinstance(tr, VariantTrace) else None, drawn.hidden)
-    naming = {"exercise": opt.to_json()}
-    if opt.variant == "mha":
-        answer = template(naming, opt.heads, backward=opt.backward, has_w_o="W_O" in problem)
-    else:
-        answer = chain_template(naming, LAYOUTS[opt.variant], opt.heads, opt.g)
+    text = statement(opt, problem, tr, drawn.hidden)
+    answer = template({"exercise": opt.to_json()}, layout(opt.features), opt.heads, opt.g,
+                      backward=opt.backward, has_w_o="W_O" in problem)  # fmt: skip
     return Exercise(options=opt, problem=problem, statement=text,
                     key=key(opt, problem, text, tr), answer=answer)  # fmt: skip
 

@@ -27,10 +27,10 @@ single one does, and then both are named.
 number (a masked entry is −∞) is what code writes for a mask, not an answer: the check refuses
 the answer (`InputError`, in its language) with the spelling to write, ``"-inf"``.
 
-**Variants.** A problem of ``attnref exercise --variant gqa|window|rope`` carries its own chain
-(`attention_ref.exercises.answer.Chain`: the stages of `attention_ref.exercises.problem` and
-the catalogue of `attention_ref.exercises.catalogue`); the grading and the walk are the
-same.
+**Every problem alike.** A problem carries its chain (`attention_ref.exercises.answer.Chain`:
+its stages, the catalogue of its features, `attention_ref.exercises.catalogue.catalogue_of`,
+and the layout of its answer); the homework's attention and ``--variant gqa+rope`` are graded
+and walked by the same code.
 """
 
 from __future__ import annotations
@@ -43,11 +43,10 @@ from typing import Final
 
 import torch
 
-from attention_ref.exercises.answer import Answer, Problem, load_answer, parse_answer
+from attention_ref.exercises.answer import Answer, Chain, Problem, load_answer, parse_answer
 from attention_ref.exercises.answer_words import error, spellings, step_label, words
 from attention_ref.exercises.catalogue import CATALOGUE, Kind, Mistake, Style, mistakes_for
 from attention_ref.exercises.chain import (
-    BACKWARD,
     FORWARD,
     Data,
     Given,
@@ -59,6 +58,7 @@ from attention_ref.exercises.chain import (
     run_chain,
     within,
 )
+from attention_ref.exercises.features import Features
 from attention_ref.exercises.verdicts import (
     Diagnosis,
     Off,
@@ -78,9 +78,9 @@ MAX_PAIRED: Final = 64
 # --- grading -----------------------------------------------------------------------------------
 
 
-def _stages(steps: Sequence[Key]) -> tuple:
-    """The forward, and the backward when a gradient is given."""
-    return FORWARD + BACKWARD if any(k[0].startswith("grad.") for k in steps) else FORWARD
+def _stages(chain: Chain, steps: Sequence[Key]) -> tuple:
+    """The problem's stages: its forward, and its backward only when a gradient is given."""
+    return chain.stages if any(k[0].startswith("grad.") for k in steps) else FORWARD
 
 
 def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
@@ -166,7 +166,7 @@ def diagnose(
     return found, True
 
 
-def _refuse_stand_ins(ans: Answer, exact: Run, variant: str) -> None:
+def _refuse_stand_ins(ans: Answer, exact: Run, features: Features) -> None:
     """Raise the `InputError` for the first large number written where the entry is not that
     number (``-1e9`` for −∞), in the order of the computation (`Answer.large`)."""
     lang = ans.problem.lang
@@ -180,36 +180,33 @@ def _refuse_stand_ins(ans: Answer, exact: Run, variant: str) -> None:
         for (r, c), text in sorted(ans.large[key].items()):
             x, v = float(ans.steps[key].value[r, c]), float(want[r, c]) if same else -math.inf
             if not math.isfinite(v) or abs(x - v) > max(1.0, 1e-3 * abs(v)):
-                where = words(lang, "entry", step=step_label(key, lang, variant), row=r + 1,
+                where = words(lang, "entry", step=step_label(key, lang, features), row=r + 1,
                               col=c + 1).rstrip(",")  # fmt: skip
                 raise error(lang, "stand_in", where=where, shown=text, spellings=spellings())
 
 
 def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report:
     """Judge every given step, then, if one is wrong, look for the mistakes of the
-    ``catalogue`` that explain it (``None``: the problem's own, `CATALOGUE` for the homework's
-    attention, the variant's for a variant)."""
+    ``catalogue`` that explain it (``None``: the problem's own, `Chain.catalogue`)."""
     prob = ans.problem
     d = Data.of(prob.trace, ans.G)
     chain = prob.chain
-    stages = chain.stages if chain is not None else _stages(list(ans.steps))
-    if catalogue is None:
-        catalogue = chain.catalogue if chain is not None else CATALOGUE
-    variant = chain.name if chain is not None else "mha"
-    p = prob.decimals
+    stages = _stages(chain, list(ans.steps))
+    catalogue = chain.catalogue if catalogue is None else catalogue
+    f, p = chain.features, prob.decimals
     band = run_chain(d, stages, decimals=p, asked=p, given=ans.steps)
     exact = run_chain(d, stages, decimals=None, asked=p)
-    _refuse_stand_ins(ans, exact, variant)
+    _refuse_stand_ins(ans, exact, f)
     order = [k for k in chain_keys(d, stages) if k in ans.steps]
     verdicts = tuple(_verdict(k, ans.steps[k], band.raw[k], exact.raw[k], p)
                      for k in order)  # fmt: skip
-    report = Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, variant=variant)
+    report = Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, variant=f.name)
     if report.first_wrong is None:
         return report
-    style = {lang: _style(lang, p, prob.trace.tokens, variant) for lang in ("en", "pt")}
+    style = {lang: _style(lang, p, prob.trace.tokens, f) for lang in ("en", "pt")}
     found, paired = diagnose(d, stages, ans, style, band, catalogue)
     return Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, tuple(found),
-                  pairs_tried=paired, variant=variant)  # fmt: skip
+                  pairs_tried=paired, variant=f.name)  # fmt: skip
 
 
 def check_document(
@@ -233,8 +230,8 @@ def check_file(path: str | Path, lang: str | None = None) -> Report:
     return check_answer(load_answer(path, lang))
 
 
-def _style(lang: str, p: int, tokens: tuple[str, ...], variant: str = "mha") -> Style:
-    return Style(lang, lambda x: number(x, p, lang), lambda key: math_name(key, lang, variant),
+def _style(lang: str, p: int, tokens: tuple[str, ...], features: Features) -> Style:
+    return Style(lang, lambda x: number(x, p, lang), lambda key: math_name(key, lang, features),
                  lambda key, r: row_name(tokens, key, r))  # fmt: skip
 
 

@@ -23,7 +23,7 @@ from typing import Final
 
 from attention_ref import reference as ref
 from attention_ref.exercises.options import ExerciseOptions
-from attention_ref.exercises.problem import VariantTrace
+from attention_ref.exercises.problem import ProblemTrace
 from attention_ref.exercises.statement import angle_mats, plural
 from attention_ref.exercises.words import TEXT
 from attention_ref.render import Explanation, JSONValue, Mat, Section
@@ -153,9 +153,9 @@ def _sup(i: int) -> str:
     return f"^{{({i + 1})}}"
 
 
-def rotated_mats(tr: VariantTrace, lang: str) -> list[Mat]:
+def rotated_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
     """``Q_rot`` per query head, ``K_rot`` per K/V head."""
-    tok, ref, rows = list(tr.tokens), tr.ref, TEXT[lang]["row_by_row"]
+    tok, ref, rows = list(tr.tokens), tr.reference(), TEXT[lang]["row_by_row"]
     items = [Mat(symbol=f"Q_{{\\text{{rot}}}}{_sup(i)}", value=L(ref.Q_rot[i]), rows=tok,
                  formula=f"Q{_sup(i)} R_m^\\top", formula_text=f"Q^({i + 1}) R_mᵀ, {rows}")
              for i in range(tr.h)]  # fmt: skip
@@ -165,34 +165,35 @@ def rotated_mats(tr: VariantTrace, lang: str) -> list[Mat]:
     return items
 
 
-def variant_sections_en(tr: VariantTrace, has_wo: bool) -> list[Section]:
+def variant_sections_en(tr: ProblemTrace, has_wo: bool) -> list[Section]:
     """``explain``'s walk through the variant's steps (`attention_ref.worked.grouped_layout`)."""
     v = TEXT["en"]
     after: list[Section] = []
     mask: Section | None = None
-    if tr.rope:
+    f = tr.features
+    if f.rotary:
         pairs = tr.d_k // 2
         text = v["key_rope_text"].format(d_k=tr.d_k, pairs=pairs, s="s" * (pairs != 1))
         items = [*angle_mats(tr, "en"), *rotated_mats(tr, "en")]
         after.append(Section(title=v["key_rope"], text=text, items=items))
-    if tr.variant == "window":
+    if f.windowed:
         w = tr.window or 1
-        mask = mask_section(tr.ref, title=v["key_window_mask"].format(w=w),
+        mask = mask_section(tr.reference(), title=v["key_window_mask"].format(w=w),
                             text=v["key_window_text"].format(w=w, before=w - 1),
                             symbol="M_{\\text{win}}")  # fmt: skip
     elif tr.M is None:
         mask = Section(title=v["key_nomask"], text=v["key_nomask_text"])
-    text = v["key_data_gqa"].format(r=tr.h // tr.g) if tr.variant == "gqa" else ""
+    text = v["key_data_gqa"].format(r=tr.h // tr.g) if f.grouped else ""
     note = v["output_note" if has_wo else "output_note_nowo"]
-    return forward_sections(tr.ref, input_text=text, after_projections=after, mask=mask,
+    return forward_sections(tr.reference(), input_text=text, after_projections=after, mask=mask,
                             output_note=note)  # fmt: skip
 
 
-def variant_sections_pt(tr: VariantTrace, statement: Explanation) -> list[Section]:
+def variant_sections_pt(tr: ProblemTrace, statement: Explanation) -> list[Section]:
     """The statement's questions answered in Portuguese, under its own titles."""
-    v = TEXT["pt"]
-    ref, tok = tr.ref, list(tr.tokens)
-    rope, h, g = tr.rope, tr.h, tr.g
+    v, f = TEXT["pt"], tr.features
+    ref, tok = tr.reference(), list(tr.tokens)
+    rope, h, g = f.rotary, tr.h, tr.g
     titles = [s.title for s in statement.sections]
     data = Section(title=titles[0], text=statement.sections[0].text,
                    items=list(statement.sections[0].items))  # fmt: skip
@@ -220,12 +221,12 @@ def variant_sections_pt(tr: VariantTrace, statement: Explanation) -> list[Sectio
             Mat(symbol=f"S{_sup(i)}", value=L(ref.S[i]), rows=tok, cols=tok,
                 formula=f"\\frac{{{qk}}}{{\\sqrt{{{tr.d_k}}}}}"),
         ]  # fmt: skip
-    scores_text = v["q_scores_rope" if rope else "q_scores_gqa" if tr.variant == "gqa"
+    scores_text = v["q_scores_rope" if rope else "q_scores_gqa" if f.grouped
                     else "q_scores"].format(d_k=tr.d_k)  # fmt: skip
     sections.append(Section(title=titles[len(sections)], text=scores_text, items=q_scores))
     q_mask: list[Mat] = []
     if tr.M is not None:
-        symbol = "M_{\\text{jan}}" if tr.variant == "window" else "M"
+        symbol = "M_{\\text{jan}}" if f.windowed else "M"
         q_mask.append(Mat(symbol=symbol, value=L(tr.M), rows=tok, cols=tok))
         q_mask += [Mat(symbol=f"\\tilde S{_sup(i)}", value=L(ref.S_masked[i]), rows=tok,
                        cols=tok, formula=f"S{_sup(i)} + {symbol}") for i in range(h)]  # fmt: skip
@@ -234,7 +235,7 @@ def variant_sections_pt(tr: VariantTrace, statement: Explanation) -> list[Sectio
                    formula=f"\\operatorname{{softmax}}({scores}{_sup(i)})")
                for i in range(h)]  # fmt: skip
     w = tr.window or 1
-    if tr.variant == "window":
+    if f.windowed:
         mask_text = v["q_window"].format(w=w, before=w - 1, **plural(w - 1, "pt"))
     else:
         mask_text = v["q_mask"] if tr.M is not None else v["q_nomask"]
@@ -259,29 +260,33 @@ def key(
     opt: ExerciseOptions,
     problem: dict[str, JSONValue],
     statement: Explanation,
-    tr: ref.AttentionTrace | VariantTrace,
+    tr: ProblemTrace,
 ) -> Explanation:
-    """The key of the drawn ``problem`` (its trace ``tr``): its JSON (``data``) the same in
+    """The key of the drawn ``problem`` (its numbers ``tr``): its JSON (``data``) the same in
     every language, its sections explain's steps in English, the statement's questions
     answered in Portuguese."""
     lang = opt.lang
-    if isinstance(tr, VariantTrace):
+    if opt.features.any:
         has_wo = "W_O" in problem
         sections = (variant_sections_pt(tr, statement) if lang == "pt"
                     else variant_sections_en(tr, has_wo))  # fmt: skip
-        data: dict[str, JSONValue] = {**trace_json(tr.ref)}
+        data: dict[str, JSONValue] = {**trace_json(tr.reference())}
         if tr.window is not None:
             data["window"] = tr.window
         precision = opt.decimals
     else:
         from attention_ref.inputs.attention_input import parse_input
-        from attention_ref.worked.gradients import explain_input_backward
+        from attention_ref.worked.gradients import explain_input_backward, input_trace
         from attention_ref.worked.your_input import explain_input
 
         inp = parse_input(problem)
         forward = explain_input_backward(inp) if opt.backward else explain_input(inp)
-        sections = (key_sections_pt(tr, TEXT["pt"], backward=opt.backward) if lang == "pt"
-                    else forward.sections)  # fmt: skip
+        if lang == "pt":
+            titles = dict(zip(("data", "q1", "q2", "q3", "q4", "q5"),
+                              (s.title for s in statement.sections), strict=False))  # fmt: skip
+            sections = key_sections_pt(input_trace(inp), titles, backward=opt.backward)
+        else:
+            sections = forward.sections
         data, precision = forward.data, forward.precision  # type: ignore[assignment]
     return Explanation(
         title=TEXT[lang]["key_title"].format(seed=opt.seed),

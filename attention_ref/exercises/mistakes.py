@@ -41,6 +41,7 @@ from attention_ref.exercises.chain import (
     loosely,
     run_chain,
 )
+from attention_ref.exercises.features import Features
 
 LANGS: Final = ("en", "pt")
 
@@ -93,8 +94,8 @@ class Kind:
     name: str
     words: Mapping[str, str]
     instances: Callable[[Data, Kind], Iterable[Mistake]]
-    #: the problems it applies to: the homework's (``mha``) and today's variants
-    variants: frozenset[str] = frozenset({"mha", "gqa", "window", "rope"})
+    #: the problems it applies to, by their features (default: every problem)
+    applies: Callable[[Features], bool] = lambda f: True
     #: whether no problem of this shape can show it (``d_k = 1``: no scaling divides by 1);
     #: the statement then says the check cannot tell it apart
     blind: Callable[[Data], bool] = lambda d: False

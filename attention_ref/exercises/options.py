@@ -12,14 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from attention_ref.exercises.features import PLAIN, PRESETS, Features
 from attention_ref.render import JSONValue
 
 LANGS: Final = ("en", "pt")
 MAX_TOKENS: Final = 8
 MAX_D_MODEL: Final = 8
 MAX_DECIMALS: Final = 6
-#: What ``--variant`` asks: the homework's attention, or one of today's.
-EXERCISE_VARIANTS: Final = ("mha", "gqa", "window", "rope")
+#: The presets ``--variant`` names: the homework's attention, or one of today's (features
+#: joined by ``+`` name their combinations: `attention_ref.exercises.features`).
+EXERCISE_VARIANTS: Final = tuple(PRESETS)
 
 
 class OptionError(ValueError):
@@ -52,7 +54,7 @@ class ExerciseOptions:
     lang: str = "en"
     backward: bool = False
     decimals: int = 3
-    variant: str = "mha"
+    variant: str = PLAIN
     kv_heads: int | None = None
     window: int | None = None
 
@@ -80,25 +82,25 @@ class ExerciseOptions:
         self._check_variant()
 
     def _check_variant(self) -> None:
-        """The variant's own options, checked; ``kv_heads`` and ``window`` filled in."""
-        v = self.variant
-        if v not in EXERCISE_VARIANTS:
-            raise OptionError({"en": "--variant must be one of {names}, got {got}",
-                               "pt": "--variant deve ser um de {names}, veio {got}"},
-                              names=", ".join(EXERCISE_VARIANTS), got=repr(v)[:60])  # fmt: skip
-        for name, value, owner in (("--kv-heads", self.kv_heads, "gqa"),
-                                   ("--window", self.window, "window")):  # fmt: skip
-            if value is not None and v != owner:
-                raise OptionError({"en": "{name} is an option of --variant {owner}, not of "
-                                   "--variant {v}", "pt": "{name} é uma opção de --variant "
-                                   "{owner}, não de --variant {v}"}, name=name, owner=owner,
-                                  v=v)  # fmt: skip
-        if v != "mha" and self.backward:
+        """The features' own options, checked; ``variant`` written as the features' name
+        (``--kv-heads`` alone asks ``gqa``, ``--window`` alone ``window``), ``kv_heads`` and
+        ``window`` filled in."""
+        f = Features.parse(self.variant) if isinstance(self.variant, str) else None
+        if f is None:
+            raise OptionError({"en": "--variant must be one of {names}, or features joined by "
+                               "+ (gqa+rope), got {got}", "pt": "--variant deve ser um de "
+                               "{names}, ou recursos unidos por + (gqa+rope), veio {got}"},
+                              names=", ".join(EXERCISE_VARIANTS),
+                              got=repr(self.variant)[:60])  # fmt: skip
+        f = f.with_(grouped=self.kv_heads is not None, windowed=self.window is not None)
+        object.__setattr__(self, "variant", f.name)
+        v = f.name
+        if f.any and self.backward:
             raise OptionError({"en": "--backward is for --variant mha: the --variant {v} exercise "
                                "asks the forward pass", "pt": "--backward é de --variant mha: o "
                                "exercício --variant {v} pede a passagem direta"}, v=v)  # fmt: skip
         h = self.heads
-        if v == "gqa":
+        if f.grouped:
             if h < 2:
                 raise OptionError({"en": "--variant gqa needs h >= 2 query heads (--heads) to "
                                    "share K/V heads, got h = 1", "pt": "--variant gqa precisa "
@@ -112,7 +114,7 @@ class ExerciseOptions:
                      "menor (g = h é --variant mha): h = {h}, g = {g}"}, h=h, g=g,
                 )  # fmt: skip
             object.__setattr__(self, "kv_heads", g)
-        if v == "window":
+        if f.windowed:
             if not self.causal:
                 raise OptionError({"en": "--variant window is a causal sliding window: leave "
                                    "out --no-causal", "pt": "--variant window é uma janela "
@@ -131,13 +133,20 @@ class ExerciseOptions:
                      "{w}"}, n1=self.tokens - 1, w=w,
                 )  # fmt: skip
             object.__setattr__(self, "window", w)
-        if v == "rope" and self.d_k % 2:
+        if f.rotary and self.d_k % 2:
             raise OptionError(
                 {"en": "--variant rope turns pairs of coordinates: d_k = d_model / h must be "
                  "even, got d_k = {d} / {h} = {d_k}", "pt": "--variant rope gira pares de "
                  "coordenadas: d_k = d_model / h deve ser par, veio d_k = {d} / {h} = {d_k}"},
                 d=self.d_model, h=h, d_k=self.d_k,
             )  # fmt: skip
+
+    @property
+    def features(self) -> Features:
+        """What the problem has beside the homework's attention (`Features`)."""
+        f = Features.parse(self.variant)
+        assert f is not None  # __post_init__ wrote the name
+        return f
 
     @property
     def d_k(self) -> int:
@@ -151,18 +160,19 @@ class ExerciseOptions:
             "seed": self.seed, "tokens": self.tokens, "d_model": self.d_model,
             "heads": self.heads, "causal": self.causal, "lang": self.lang,
             "decimals": self.decimals}  # fmt: skip
-        if self.variant != "mha":  # the homework's exercise names no variant
+        f = self.features
+        if f.any:  # the homework's exercise names no variant
             out["variant"] = self.variant
-            if self.variant == "gqa":
+            if f.grouped:
                 out["kv_heads"] = self.kv_heads
-            if self.variant == "window":
+            if f.windowed:
                 out["window"] = self.window
         return out
 
     @property
     def g(self) -> int:
         """The K/V heads: ``kv_heads`` with ``gqa``, else ``h`` (one per query head)."""
-        return self.kv_heads if self.variant == "gqa" and self.kv_heads else self.heads
+        return self.kv_heads if self.features.grouped and self.kv_heads else self.heads
 
     @property
     def source(self) -> str:
@@ -173,11 +183,12 @@ class ExerciseOptions:
 
     @property
     def flags(self) -> str:
-        """The variant's options on the command line (``""`` for ``mha``)."""
-        if self.variant == "mha":
+        """The features' options on the command line (``""`` for ``mha``)."""
+        f = self.features
+        if not f.any:
             return ""
-        extra = {"gqa": f" --kv-heads {self.kv_heads}", "window": f" --window {self.window}"}
-        return f" --variant {self.variant}" + extra.get(self.variant, "")
+        return (f" --variant {self.variant}" + f" --kv-heads {self.kv_heads}" * f.grouped
+                + f" --window {self.window}" * f.windowed)  # fmt: skip
 
 
 def options_from_json(obj: object, lang: str | None = None) -> ExerciseOptions:
@@ -206,7 +217,7 @@ def options_from_json(obj: object, lang: str | None = None) -> ExerciseOptions:
             raise error(say, "ex_bool", key=key)
     if not isinstance(obj.get("lang", "en"), str):
         raise error(say, "ex_one_of", key="lang", names=", ".join(LANGS))
-    if not isinstance(obj.get("variant", "mha"), str):
+    if not isinstance(obj.get("variant", PLAIN), str):
         raise error(say, "ex_one_of", key="variant", names=", ".join(EXERCISE_VARIANTS))
     for key in ("kv_heads", "window"):
         v = obj.get(key)

@@ -283,7 +283,7 @@ def one_kv(d: Data, kind: Kind) -> Iterable[Mistake]:
 
 
 def _window(d: Data) -> int | None:
-    return getattr(d.trace, "window", None)
+    return d.trace.window
 
 
 def _masked_by(blocked: torch.Tensor) -> dict[str, StageFn]:
@@ -408,7 +408,7 @@ def _from_one(part: str) -> StageFn:
     """cos or sin of the angles at positions counted from 1: ``(m + 1) θ_p``."""
 
     def fn(d: Data, e: Env, i: int | None) -> Iv:
-        angles = d.trace.angles + d.trace.theta  # type: ignore[union-attr]
+        angles = d.trace.angles + d.trace.theta
         return Iv.point(torch.cos(angles) if part == "cos" else torch.sin(angles))
 
     return fn

@@ -19,7 +19,7 @@ import torch
 from attention_ref.exercises.answer_words import MASKED_SPELLINGS
 from attention_ref.exercises.mistakes import Mistake
 from attention_ref.exercises.options import ExerciseOptions
-from attention_ref.exercises.problem import VariantTrace
+from attention_ref.exercises.problem import ProblemTrace, layout
 from attention_ref.exercises.words import TEXT, decimals_words
 from attention_ref.render import Explanation, JSONValue, Mat, Section
 from attention_ref.worked.trace import L
@@ -45,7 +45,7 @@ def plural(k: int, lang: str) -> dict[str, str]:
     return {"s": "s" * (k != 1), "es": "es" * (k != 1) if lang == "pt" else ""}
 
 
-def angle_mats(tr: VariantTrace, lang: str) -> list[Mat]:
+def angle_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
     r"""RoPE's table: :math:`\theta_p`, :math:`m\theta_p`, their cosines and sines."""
     w = TEXT[lang]
     pairs = [w["pair"].format(p=p) for p in range(tr.d_k // 2)]
@@ -78,27 +78,68 @@ def _weights(problem: dict[str, JSONValue]) -> list[Mat]:
 
 
 def _questions(opt: ExerciseOptions, fmt: dict[str, object], has_wo: bool) -> list[Section]:
-    """The questions after the data, per problem (the data's section is `_data_text`'s)."""
-    w, v = TEXT[opt.lang], opt.variant
-    q3 = Section(title=w["q3"], text=w["q3_text"] if opt.causal else w["q3_nomask"])
-    q4 = Section(title=w["q4"], text=w["q4_text"] if has_wo else w["q4_nowo"])
-    q1 = Section(title=w["q1"], text=w["q1_text"])
-    q2 = Section(title=w["q2"], text=w["q2_text"])
-    if v == "gqa":
-        return [Section(title=w["q1"], text=w["q1_gqa"].format(**fmt)),
-                Section(title=w["q2"], text=w["q2_gqa"]), q3,
-                Section(title=w["q4"], text=w["q4_gqa" if has_wo else "q4_gqa_nowo"])]  # fmt: skip
-    if v == "window":
-        return [q1, q2, Section(title=w["q3_window"], text=w["q3_window_text"].format(**fmt)), q4]
-    if v == "rope":
-        return [q1, Section(title=w["q_rot"], text=w["q_rot_text"]),
-                Section(title=w["q_rot_scores"], text=w["q_rot_scores_text"]),
-                Section(title=w["q_rot_mask"], text=q3.text),
-                Section(title=w["q_rot_out"], text=q4.text)]  # fmt: skip
-    out = [q1, q2, q3, q4]
+    """The questions after the data, numbered, each chosen by the problem's features."""
+    w, f = TEXT[opt.lang], opt.features
+    asked: list[tuple[str, str]] = [
+        ("q1", w["q1_gqa"].format(**fmt) if f.grouped else w["q1_text"])
+    ]
+    if f.rotary:
+        asked += [
+            ("q_rot", w["q_rot_text"]),
+            ("q2", w["q_rot_scores_gqa" if f.grouped else "q_rot_scores_text"]),
+        ]
+    else:
+        asked.append(("q2", w["q2_gqa" if f.grouped else "q2_text"]))
+    if f.windowed:
+        asked.append(("q3_window", w["q3_window_text"].format(**fmt)))
+    else:
+        asked.append(("q3", w["q3_text"] if opt.causal else w["q3_nomask"]))
+    out = (
+        ("q4_gqa" if has_wo else "q4_gqa_nowo")
+        if f.grouped
+        else ("q4_text" if has_wo else "q4_nowo")
+    )
+    asked.append(("q4", w[out]))
     if opt.backward:
-        out.append(Section(title=w["q5"], text=w["q5_text"] if has_wo else w["q5_nowo"]))
-    return out
+        asked.append(("q5", w["q5_text"] if has_wo else w["q5_nowo"]))
+    return [Section(title=w["question"].format(k=k, title=w[title]), text=text)
+            for k, (title, text) in enumerate(asked, start=1)]  # fmt: skip
+
+
+def _names(opt: ExerciseOptions) -> str:
+    """The names of answer.json's steps, from the problem's layout, in words."""
+    w, f = TEXT[opt.lang], opt.features
+    lay = layout(f)
+
+    def listed(steps: tuple[str, ...]) -> str:
+        return ", ".join(f'"{x}"' for x in steps)
+
+    out = w["names_m"] if f.windowed else ""
+    if lay.template_kv_heads:
+        note = w["names_kv_gqa" if f.grouped else "names_kv_rope"]
+        out += w["names_kv"].format(steps=listed(lay.template_kv_heads), note=note)
+    return out + w["names_heads"].format(
+        steps=listed(lay.template_heads), note=w["names_heads_gqa"] if f.grouped else "",
+        grads=w["grads"] if opt.backward else "",
+    )  # fmt: skip
+
+
+def _title(opt: ExerciseOptions) -> str:
+    """The statement's title: the first feature's attention, with the others."""
+    w, f = TEXT[opt.lang], opt.features
+    if f.grouped:
+        key = "title_mqa" if opt.g == 1 else "title_gqa"
+    elif f.windowed:
+        key = "title_window"
+    elif f.rotary:
+        key = "title_rope"
+    else:
+        key = "title" if opt.causal else "title_plain"
+    others = [w["with_window"]] * (f.windowed and f.grouped) + [w["with_rope"]] * (
+        f.rotary and (f.grouped or f.windowed)
+    )
+    more = w["with"].format(features=w["with_and"].join(others)) if others else ""
+    return w[key].format(seed=opt.seed, **{"with": more})
 
 
 def _hidden_note(opt: ExerciseOptions, hidden: Sequence[Mistake]) -> str:
@@ -112,50 +153,48 @@ def _hidden_note(opt: ExerciseOptions, hidden: Sequence[Mistake]) -> str:
 def statement(
     opt: ExerciseOptions,
     problem: dict[str, JSONValue],
-    tr: VariantTrace | None = None,
+    tr: ProblemTrace | None = None,
     hidden: Sequence[Mistake] = (),
 ) -> Explanation:
     """The statement as a document: the data as matrices, then one section per question
-    (``tr``: a variant's trace, for RoPE's table; ``hidden``: what the problem cannot tell)."""
-    w, v, lang = TEXT[opt.lang], opt.variant, opt.lang
+    (``tr``: the problem's numbers, for RoPE's table; ``hidden``: what the problem cannot
+    tell)."""
+    w, f, lang = TEXT[opt.lang], opt.features, opt.lang
     tokens = [str(x) for x in problem["tokens"]]  # type: ignore[union-attr]
     has_wo = "W_O" in problem
     items = [Mat(symbol="X", value=problem["X"], rows=tokens), *_weights(problem)]  # type: ignore[arg-type]
     if has_wo:
         items.append(Mat(symbol="W_O", value=problem["W_O"]))  # type: ignore[arg-type]
     g, h, d_k = opt.g, opt.heads, opt.d_k
+    before = (opt.window or 1) - 1
     fmt: dict[str, object] = {
         "seed": opt.seed, "n": opt.tokens, "d": opt.d_model, "h": h, "d_k": d_k, "g": g,
         "r": h // g, "tokens": ", ".join(tokens), "decimals": opt.decimals,
         "causal": "--causal" if opt.causal else "--no-causal",
         "pairs": f"p = 0 … {d_k // 2 - 1}" if d_k > 2 else "p = 0",
-        "w": opt.window, "before": (opt.window or 1) - 1,
+        "w": opt.window, "before": before,
         "mask": w["mask"] if opt.causal else w["nomask"], "wo": w["wo"] if has_wo else w["nowo"],
-        "hs": "s" * (h != 1),
         "heads": {"en": ("head", "heads"), "pt": ("cabeça", "cabeças")}[lang][h != 1],
+        "mqa": w["mqa"] if g == 1 else "",
     }  # fmt: skip
-    if v == "gqa":
-        fmt |= plural(g, lang) | {"mqa": w["mqa"] if g == 1 else ""}
-    if v == "window":
-        fmt |= plural(opt.window - 1 if opt.window else 0, lang)
-    data_text = w[{"mha": "data_text"}.get(v, f"data_{v}")].format(**fmt)
+    fmt |= plural(g, lang) | {"b" + k: v for k, v in plural(before, lang).items()}
+    data_text = (w["data_lead"] + (w["data_gqa"] if f.grouped else w["data_heads"])
+                 + w["data_window"] * f.windowed + w["data_rope"] * f.rotary
+                 + " {mask}" * (not f.windowed) + " {wo}").format(**fmt)  # fmt: skip
     sections = [Section(title=w["data"], text=data_text, items=items)]
-    if v == "rope":
+    if f.rotary:
         assert tr is not None
         sections.append(Section(title=w["table"], items=angle_mats(tr, lang)))
     sections += _questions(opt, fmt, has_wo)
-    names = w[f"names_{v}"].format(grads=w["grads"] if opt.backward else "")
     how = w["how_text"].format(options=json.dumps(opt.to_json(), ensure_ascii=False),
-                               names=names, **decimals_words(opt.decimals, lang))  # fmt: skip
+                               names=_names(opt), **decimals_words(opt.decimals, lang))  # fmt: skip
     sections.append(Section(title=w["how"], text=how + answer_notes(opt)
                             + _hidden_note(opt, hidden)))  # fmt: skip
-    title = {"gqa": "title_mqa" if g == 1 else "title_gqa", "window": "title_window",
-             "rope": "title_rope"}.get(v, "title" if opt.causal else "title_plain")  # fmt: skip
     return Explanation(
-        title=w[title].format(seed=opt.seed),
+        title=_title(opt),
         source="attnref " + opt.source + (" --lang pt" if lang == "pt" else ""),
         sections=sections,
-        data={"exercise": opt.to_json(), "input" if v == "mha" else "problem": problem},
+        data={"exercise": opt.to_json(), "problem" if f.any else "input": problem},
         lang=lang,
     )
 

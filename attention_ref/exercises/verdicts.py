@@ -27,6 +27,8 @@ from attention_ref.exercises.answer_words import (
     words,
 )
 from attention_ref.exercises.chain import Key
+from attention_ref.exercises.features import PLAIN as PLAIN_NAME
+from attention_ref.exercises.features import Features
 
 
 class Status(StrEnum):
@@ -92,9 +94,13 @@ class Report:
     diagnoses: tuple[Diagnosis, ...] = ()
     #: whether pairs of mistakes were tried (not when the problem has too many candidates)
     pairs_tried: bool = True
-    #: the attention the problem asks: ``mha`` (the homework's) or a variant (``gqa``,
-    #: ``window``, ``rope``): the words of its steps and of its catalogue
-    variant: str = "mha"
+    #: the attention the problem asks, by the name of its features (``mha``, the homework's;
+    #: ``gqa``, ``gqa+rope`` …): the words of its steps and of its catalogue
+    variant: str = PLAIN_NAME
+
+    @property
+    def features(self) -> Features:
+        return Features.parse(self.variant) or Features()
 
     @property
     def steps_given(self) -> int:
@@ -202,26 +208,24 @@ _HOMEWORK: Final = {
     "pt": "escala, direção da softmax ou A one-hot, máscara, K Qᵀ, um peso ou passo "
     "transposto, Aᵀ V, a ordem ou o V das cabeças, W_O, um erro de conta numa entrada",
 }
-#: The catalogue in a few words, per problem and language: what "none" says was tried.
-CATALOGUE_WORDS: Final[dict[str, dict[str, str]]] = {
-    "mha": _HOMEWORK,
-    "gqa": {
-        "en": "the order of the K/V groups, one K/V head for all, " + _HOMEWORK["en"],
-        "pt": "a ordem dos grupos K/V, uma cabeça K/V para todas, " + _HOMEWORK["pt"],
-    },
-    "window": {
-        "en": "the window's width off by one, no window, the window on the wrong side, "
-        + _HOMEWORK["en"],
-        "pt": "a largura da janela errada por um, sem janela, a janela do lado errado, "
-        + _HOMEWORK["pt"],
-    },
-    "rope": {
-        "en": "RoPE's angle of the wrong pair, its pairs, its sign, its positions, V rotated, "
-        "the keys or the queries not rotated, " + _HOMEWORK["en"],
-        "pt": "o ângulo do par errado no RoPE, os seus pares, o seu sinal, as suas posições, V "
-        "girado, as chaves ou as consultas não giradas, " + _HOMEWORK["pt"],
-    },
-}
+#: Each feature's own entries in a few words, per language, in the order of the features.
+_FEATURE_WORDS: Final = {
+    "en": ("the order of the K/V groups, one K/V head for all",
+           "the window's width off by one, no window, the window on the wrong side",
+           "RoPE's angle of the wrong pair, its pairs, its sign, its positions, V rotated, the "
+           "keys or the queries not rotated"),
+    "pt": ("a ordem dos grupos K/V, uma cabeça K/V para todas",
+           "a largura da janela errada por um, sem janela, a janela do lado errado",
+           "o ângulo do par errado no RoPE, os seus pares, o seu sinal, as suas posições, V "
+           "girado, as chaves ou as consultas não giradas"),
+}  # fmt: skip
+
+
+def catalogue_words(f: Features, lang: str) -> str:
+    """What "none" says was tried: the features' own entries, then the homework's."""
+    on = (f.grouped, f.windowed, f.rotary)
+    own = [w for w, yes in zip(_FEATURE_WORDS[lang], on, strict=True) if yes]
+    return ", ".join([*own, _HOMEWORK[lang]])
 
 
 def number(x: float, decimals: int, lang: str) -> str:
@@ -244,7 +248,7 @@ def row_name(tokens: tuple[str, ...], key: Key, r: int) -> str:
 
 def _step_line(r: Report, v: Verdict, w: dict[str, str], columns: int) -> str:
     lang, p = r.lang, r.decimals
-    head = f"  {pad(step_label(v.key, lang, r.variant), columns)}  "
+    head = f"  {pad(step_label(v.key, lang, r.features), columns)}  "
     if v.status is Status.RIGHT:
         if v.carried:
             return head + w["carried"].format(gap=number(v.carried, 4, lang), p=p)
@@ -274,19 +278,19 @@ def report_lines(r: Report) -> list[str]:
     n = r.steps_given
     given = w["one"] if n == 1 else w["many"].format(n=n)
     lines = [w["head"].format(source=r.source, given=given, p=r.decimals)]
-    columns = max(width(step_label(v.key, r.lang, r.variant)) for v in r.verdicts)
+    columns = max(width(step_label(v.key, r.lang, r.features)) for v in r.verdicts)
     lines += [_step_line(r, v, w, columns) for v in r.verdicts]
     if r.all_right:
         return [*lines, w["all"]]
     first = r.first_wrong
     if first is None:
-        few = ", ".join(step_label(v.key, r.lang, r.variant) for v in r.verdicts
+        few = ", ".join(step_label(v.key, r.lang, r.features) for v in r.verdicts
                         if v.status is Status.FEW_DECIMALS)  # fmt: skip
         return [*lines, w["not_yet"].format(p=r.decimals, steps=few)]
-    lines.append(w["first"].format(label=step_label(first.key, r.lang, r.variant)))
+    lines.append(w["first"].format(label=step_label(first.key, r.lang, r.features)))
     if not r.diagnoses:
         how = w["how" if r.pairs_tried else "how_alone"]
-        what = CATALOGUE_WORDS.get(r.variant, _HOMEWORK)[r.lang]
+        what = catalogue_words(r.features, r.lang)
         return [*lines, w["none"].format(what=what, how=how)]
     texts = [t[0] if len(t) == 1 else w["pair"].format(a=t[0], b=t[1])
              for t in (d.texts[r.lang] for d in r.diagnoses)]  # fmt: skip

@@ -10,30 +10,32 @@ from typing import Final
 #: The words of the statement and the key, per language.
 TEXT: Final[dict[str, dict[str, str]]] = {
     "en": {
-        "title": "Exercise {seed}: masked multi-head attention by hand",
-        "title_plain": "Exercise {seed}: multi-head attention by hand",
+        "title": "Exercise {seed}: masked multi-head attention{with} by hand",
+        "title_plain": "Exercise {seed}: multi-head attention{with} by hand",
         "source": "attnref exercise --seed {seed} --tokens {n} --d-model {d} --heads {h} {causal}",
         "data": "Data",
-        "data_text": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} "
-        "{heads}, d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. {mask} {wo}",
+        "data_lead": "Tokens ({tokens}); each token is a row of X (d_model = {d}).",
+        "data_heads": " h = {h} {heads}, d_k = d_v = d_model / h = {d_k}. Row convention: "
+        "Q = X W_Q.",
         "mask": "Causal mask: token t sees itself and the tokens before it.",
         "nomask": "No mask: every token sees every token.",
         "wo": "The output projection W_O is given below.",
         "nowo": "There is no output projection: the output is the concat.",
-        "q1": "Question 1: projections",
+        "question": "Question {k}: {title}",
+        "q1": "projections",
         "q1_text": "For each head i compute Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ and V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ "
         "(integers).",
-        "q2": "Question 2: scaled scores",
+        "q2": "scaled scores",
         "q2_text": "Compute Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ and S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k.",
-        "q3": "Question 3: mask and softmax",
+        "q3": "mask and softmax",
         "q3_text": "Compute S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M, with M = 0 on and below the diagonal and −∞ above, "
         "and A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), row by row.",
         "q3_nomask": "Compute A⁽ⁱ⁾ = softmax(S⁽ⁱ⁾), row by row.",
-        "q4": "Question 4: head outputs and output",
+        "q4": "head outputs and output",
         "q4_text": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾, the concat [H⁽¹⁾ | … | H⁽ʰ⁾] and the output "
         "Concat · W_O.",
         "q4_nowo": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾ and the output, the concat [H⁽¹⁾ | … | H⁽ʰ⁾].",
-        "q5": "Question 5: gradients",
+        "q5": "gradients",
         "q5_text": "Let L = Σ output, the sum of every entry of the output. Compute ∂L/∂W_O, "
         "∂L/∂A⁽¹⁾, ∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ and ∂L/∂X.",
         "q5_nowo": "Let L = Σ output, the sum of every entry of the output. Compute ∂L/∂A⁽¹⁾, "
@@ -45,8 +47,13 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "in the names of attnref explain --format json: {names}; it names this exercise, "
         '"exercise": {options}. Then run attnref check answer.json.',
         "place": "1 place", "places": "{p} places", "for": "{short} for {full}",
-        "names_mha": '"heads": [{{"Q", "K", "V", "scores", "S", "S_masked", "A", "H"}}, …], '
-        '"concat", "output"{grads}',
+        "names_m": '"M" (M_win), ',
+        "names_kv": '"kv_heads": [{{{steps}}}, …] ({note}), ',
+        "names_kv_gqa": "one per K/V head",
+        "names_kv_rope": "head i's key, value and rotated key, as attnref explain names them",
+        "names_heads": '"heads": [{{{steps}}}, …]{note}, "concat", "output"{grads}',
+        "names_heads_gqa": ' (one per query head; "K" and "V" there, if you write them, are the '
+        "key and value that head reads)",
         "hidden": "On this problem these mistakes give the right numbers, so the check cannot "
         "tell them apart from the right answer: {mistakes}.",
         "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
@@ -54,29 +61,28 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "null leaves a whole step out, and a large number such as -1e9 is not −∞.",
         "and": "and",
         "key_title": "Solution key of exercise {seed}",
-        "title_gqa": "Exercise {seed}: grouped-query attention by hand",
-        "title_mqa": "Exercise {seed}: multi-query attention by hand",
-        "title_window": "Exercise {seed}: sliding-window attention by hand",
+        "title_gqa": "Exercise {seed}: grouped-query attention{with} by hand",
+        "title_mqa": "Exercise {seed}: multi-query attention{with} by hand",
+        "title_window": "Exercise {seed}: sliding-window attention{with} by hand",
         "title_rope": "Exercise {seed}: rotary position embeddings (RoPE) by hand",
-        "data_gqa": "Tokens ({tokens}); each token is a row of X (d_model = {d}). Grouped-query "
+        "with": " with {features}", "with_and": " and ",
+        "with_window": "a sliding window", "with_rope": "RoPE",
+        "data_gqa": " Grouped-query "
         "attention: h = {h} query heads share g = {g} K/V head{s}{mqa}, d_k = d_v = d_model / "
         "h = {d_k}. The query heads are grouped in order, r = h / g = {r} per K/V head: query "
         "heads 1 … r read K/V head 1, query heads r + 1 … 2r read K/V head 2, and so on (the "
-        "order of PyTorch's repeat_interleave and enable_gqa). Row convention: Q = X W_Q. {mask} "
-        "{wo}",
+        "order of PyTorch's repeat_interleave and enable_gqa). Row convention: Q = X W_Q.",
         "mqa": " (one K/V head for all: multi-query attention)",
-        "data_window": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} "
-        "head{hs}, d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. Sliding window of "
-        "w = {w} keys: token t sees itself and the {before} token{s} before it, and no token "
-        "after it: M_win(t, u) = 0 where 0 ≤ t − u < w, −∞ elsewhere. {wo}",
-        "data_rope": "Tokens ({tokens}); each token is a row of X (d_model = {d}). h = {h} "
-        "head{hs}, d_k = d_v = d_model / h = {d_k}. Row convention: Q = X W_Q. Rotary position "
+        "data_window": " Sliding window of "
+        "w = {w} keys: token t sees itself and the {before} token{bs} before it, and no token "
+        "after it: M_win(t, u) = 0 where 0 ≤ t − u < w, −∞ elsewhere.",
+        "data_rope": " Rotary position "
         "embeddings (RoPE, RoFormer) on the queries and the keys, not the values: the token at "
         "position m (the first m = 0) has each pair of coordinates (x_2p, x_2p+1), {pairs}, "
         "turned by the angle m θ_p, θ_p = 10000^(−2p/d_k): x'_2p = x_2p cos mθ_p − "
         "x_2p+1 sin mθ_p and x'_2p+1 = x_2p sin mθ_p + x_2p+1 cos mθ_p. The table gives θ_p, "
         "m θ_p and their cosines and sines, rounded to {decimals} places: use them as they are "
-        "(or more exact ones). {mask} {wo}",
+        "(or more exact ones).",
         "q1_gqa": "Compute Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ for the h = {h} query heads, and K⁽ʲ⁾ = X W_K⁽ʲ⁾ "
         "and V⁽ʲ⁾ = X W_V⁽ʲ⁾ for the g = {g} K/V head{s} (integers).",
         "q2_gqa": "For each query head i, with j the K/V head of its group, compute Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ "
@@ -85,24 +91,15 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "concat [H⁽¹⁾ | … | H⁽ʰ⁾] and the output Concat · W_O.",
         "q4_gqa_nowo": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j the K/V head of query head i's group) and "
         "the output, the concat [H⁽¹⁾ | … | H⁽ʰ⁾].",
-        "q3_window": "Question 3: window mask and softmax",
+        "q3_window": "window mask and softmax",
         "q3_window_text": "Write M_win ({n}×{n}), then compute S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_win and "
         "A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), row by row.",
-        "q_rot": "Question 2: rotations",
+        "q_rot": "rotations",
         "q_rot_text": "Rotate every row of Q⁽ⁱ⁾ and K⁽ⁱ⁾ by the angles of its position: "
         "Q_rot⁽ⁱ⁾ and K_rot⁽ⁱ⁾ (the first token's row does not turn). V is not rotated.",
-        "q_rot_scores": "Question 3: scaled scores",
         "q_rot_scores_text": "Compute Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ and S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ / √d_k.",
-        "q_rot_mask": "Question 4: mask and softmax",
-        "q_rot_out": "Question 5: head outputs and output",
-        "names_gqa": '"kv_heads": [{{"K", "V"}}, …] (one per K/V head), "heads": [{{"Q", '
-        '"scores", "S", "S_masked", "A", "H"}}, …] (one per query head; "K" and "V" there, if '
-        'you write them, are the key and value that head reads), "concat", "output"',
-        "names_window": '"M" (M_win), "heads": [{{"Q", "K", "V", "scores", "S", "S_masked", '
-        '"A", "H"}}, …], "concat", "output"',
-        "names_rope": '"kv_heads": [{{"K", "V", "K_rot"}}, …] (head i\'s key, value and '
-        'rotated key, as attnref explain names them), "heads": [{{"Q", "Q_rot", "scores", "S", '
-        '"S_masked", "A", "H"}}, …], "concat", "output"',
+        "q_rot_scores_gqa": "For each query head i, with j the K/V head of its group, compute "
+        "Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ and S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ / √d_k.",
         "table": "RoPE's angles",
         "pair": "pair {p}",
         "row": "{token} (m = {m})",
@@ -123,31 +120,33 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "row_by_row": "row by row",
     },
     "pt": {
-        "title": "Exercício {seed}: atenção multi-cabeça mascarada à mão",
-        "title_plain": "Exercício {seed}: atenção multi-cabeça à mão",
+        "title": "Exercício {seed}: atenção multi-cabeça mascarada{with} à mão",
+        "title_plain": "Exercício {seed}: atenção multi-cabeça{with} à mão",
         "source": "attnref exercise --seed {seed} --tokens {n} --d-model {d} --heads {h} {causal} "
         "--lang pt",
         "data": "Dados",
-        "data_text": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}). h = {h} "
-        "{heads}, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: Q = X W_Q. {mask} {wo}",
+        "data_lead": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}).",
+        "data_heads": " h = {h} {heads}, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: "
+        "Q = X W_Q.",
         "mask": "Máscara causal: o token t vê a si mesmo e os tokens anteriores.",
         "nomask": "Sem máscara: todo token vê todos os tokens.",
         "wo": "A projeção de saída W_O está abaixo.",
         "nowo": "Não há projeção de saída: a saída é a concatenação.",
-        "q1": "Questão 1: projeções",
+        "question": "Questão {k}: {title}",
+        "q1": "projeções",
         "q1_text": "Para cada cabeça i, calcule Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ e "
         "V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ (inteiros).",
-        "q2": "Questão 2: scores divididos por √d_k",
+        "q2": "scores divididos por √d_k",
         "q2_text": "Calcule Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ e S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k.",
-        "q3": "Questão 3: máscara e softmax",
+        "q3": "máscara e softmax",
         "q3_text": "Calcule S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M, com M = 0 na diagonal e abaixo dela e −∞ acima, "
         "e A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), linha a linha.",
         "q3_nomask": "Calcule A⁽ⁱ⁾ = softmax(S⁽ⁱ⁾), linha a linha.",
-        "q4": "Questão 4: saídas das cabeças e saída final",
+        "q4": "saídas das cabeças e saída final",
         "q4_text": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾, a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾] e a saída "
         "Concat · W_O.",
         "q4_nowo": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾ e a saída, a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾].",
-        "q5": "Questão 5: gradientes",
+        "q5": "gradientes",
         "q5_text": "Seja L = Σ saída, a soma de todas as entradas da saída. Calcule ∂L/∂W_O, "
         "∂L/∂A⁽¹⁾, ∂L/∂S̃⁽¹⁾, ∂L/∂W_Q⁽¹⁾ e ∂L/∂X.",
         "q5_nowo": "Seja L = Σ saída, a soma de todas as entradas da saída. Calcule ∂L/∂A⁽¹⁾, "
@@ -159,8 +158,14 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         'com os nomes de attnref explain --format json: {names}; ele nomeia este exercício, '
         '"exercise": {options}. Depois rode attnref check answer.json.',
         "place": "1 casa decimal", "places": "{p} casas decimais", "for": "{short} para {full}",
-        "names_mha": '"heads": [{{"Q", "K", "V", "scores", "S", "S_masked", "A", "H"}}, …], '
-        '"concat", "output"{grads}',
+        "names_m": '"M" (M_jan), ',
+        "names_kv": '"kv_heads": [{{{steps}}}, …] ({note}), ',
+        "names_kv_gqa": "uma por cabeça K/V",
+        "names_kv_rope": "a chave, o valor e a chave girada da cabeça i, com os nomes de attnref "
+        "explain",
+        "names_heads": '"heads": [{{{steps}}}, …]{note}, "concat", "output"{grads}',
+        "names_heads_gqa": ' (uma por cabeça de consulta; "K" e "V" ali, se você os escrever, '
+        "são a chave e o valor que essa cabeça lê)",
         "hidden": "Neste problema estes erros dão os números certos, e o check não consegue "
         "distingui-los da resposta certa: {mistakes}.",
         "grads": ', "grads": {"W_O", "X", "heads": [{"A", "S_masked", "W_Q"}]}',
@@ -170,31 +175,31 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         '(`0.670`, não `"0,670"`): em JSON a vírgula separa as entradas.',
         "and": "e",
         "key_title": "Gabarito do exercício {seed}",
-        "title_gqa": "Exercício {seed}: atenção com consultas agrupadas (GQA) à mão",
-        "title_mqa": "Exercício {seed}: atenção multi-consulta (MQA) à mão",
-        "title_window": "Exercício {seed}: atenção com janela deslizante à mão",
+        "title_gqa": "Exercício {seed}: atenção com consultas agrupadas (GQA){with} à mão",
+        "title_mqa": "Exercício {seed}: atenção multi-consulta (MQA){with} à mão",
+        "title_window": "Exercício {seed}: atenção com janela deslizante{with} à mão",
         "title_rope": "Exercício {seed}: embeddings de posição rotativos (RoPE) à mão",
-        "data_gqa": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}). Atenção "
+        "with": ", com {features}", "with_and": " e ",
+        "with_window": "janela deslizante", "with_rope": "RoPE",
+        "data_gqa": " Atenção "
         "com consultas agrupadas: h = {h} cabeças de consulta compartilham g = {g} cabeça{s} "
         "K/V{mqa}, d_k = d_v = d_model / h = {d_k}. As cabeças de consulta se agrupam em ordem, "
         "r = h / g = {r} por cabeça K/V: as cabeças de consulta 1 … r leem a cabeça K/V 1, as "
         "cabeças de consulta r + 1 … 2r leem a cabeça K/V 2, e assim por diante (a ordem do "
         "repeat_interleave e do enable_gqa do PyTorch). "
-        "Convenção de linhas: Q = X W_Q. {mask} {wo}",
+        "Convenção de linhas: Q = X W_Q.",
         "mqa": " (uma cabeça K/V para todas: atenção multi-consulta)",
-        "data_window": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}). h = {h} "
-        "cabeça{hs}, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: Q = X W_Q. Janela "
-        "deslizante de w = {w} chaves: o token t vê a si mesmo e o{s} {before} token{s} "
-        "anterior{es}, e nenhum token depois dele: M_jan(t, u) = 0 onde 0 ≤ t − u < w, −∞ nas "
-        "demais entradas. {wo}",
-        "data_rope": "Tokens ({tokens}); cada token é uma linha de X (d_model = {d}). h = {h} "
-        "cabeça{hs}, d_k = d_v = d_model / h = {d_k}. Convenção de linhas: Q = X W_Q. Embeddings "
+        "data_window": " Janela "
+        "deslizante de w = {w} chaves: o token t vê a si mesmo e o{bs} {before} token{bs} "
+        "anterior{bes}, e nenhum token depois dele: M_jan(t, u) = 0 onde 0 ≤ t − u < w, −∞ nas "
+        "demais entradas.",
+        "data_rope": " Embeddings "
         "de posição rotativos (RoPE, RoFormer) nas consultas e nas chaves, não nos valores: o "
         "token na posição m (o primeiro tem m = 0) tem cada par de coordenadas (x_2p, x_2p+1), "
         "{pairs}, girado pelo ângulo m θ_p, θ_p = 10000^(−2p/d_k): x'_2p = x_2p cos mθ_p "
         "− x_2p+1 sen mθ_p e x'_2p+1 = x_2p sen mθ_p + x_2p+1 cos mθ_p. A tabela dá θ_p, m θ_p "
         "e os seus cossenos e senos, arredondados com {decimals} casas: use-os como estão (ou "
-        "valores mais exatos). {mask} {wo}",
+        "valores mais exatos).",
         "q1_gqa": "Calcule Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ para as h = {h} cabeças de consulta, e K⁽ʲ⁾ = "
         "X W_K⁽ʲ⁾ e V⁽ʲ⁾ = X W_V⁽ʲ⁾ para a{s} g = {g} cabeça{s} K/V (inteiros).",
         "q2_gqa": "Para cada cabeça de consulta i, com j a cabeça K/V do seu grupo, calcule "
@@ -203,24 +208,15 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾] e a saída Concat · W_O.",
         "q4_gqa_nowo": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j a cabeça K/V do grupo da cabeça de consulta "
         "i) e a saída, a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾].",
-        "q3_window": "Questão 3: máscara da janela e softmax",
+        "q3_window": "máscara da janela e softmax",
         "q3_window_text": "Escreva M_jan ({n}×{n}) e calcule S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_jan e "
         "A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), linha a linha.",
-        "q_rot": "Questão 2: rotações",
+        "q_rot": "rotações",
         "q_rot_text": "Gire cada linha de Q⁽ⁱ⁾ e de K⁽ⁱ⁾ pelos ângulos da sua posição: "
         "Q_rot⁽ⁱ⁾ e K_rot⁽ⁱ⁾ (a linha do primeiro token não gira). V não é girado.",
-        "q_rot_scores": "Questão 3: scores divididos por √d_k",
         "q_rot_scores_text": "Calcule Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ e S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ / √d_k.",
-        "q_rot_mask": "Questão 4: máscara e softmax",
-        "q_rot_out": "Questão 5: saídas das cabeças e saída final",
-        "names_gqa": '"kv_heads": [{{"K", "V"}}, …] (uma por cabeça K/V), "heads": [{{"Q", '
-        '"scores", "S", "S_masked", "A", "H"}}, …] (uma por cabeça de consulta; "K" e "V" ali, '
-        'se você os escrever, são a chave e o valor que essa cabeça lê), "concat", "output"',
-        "names_window": '"M" (M_jan), "heads": [{{"Q", "K", "V", "scores", "S", "S_masked", '
-        '"A", "H"}}, …], "concat", "output"',
-        "names_rope": '"kv_heads": [{{"K", "V", "K_rot"}}, …] (a chave, o valor e a chave '
-        'girada da cabeça i, com os nomes de attnref explain), "heads": [{{"Q", "Q_rot", '
-        '"scores", "S", "S_masked", "A", "H"}}, …], "concat", "output"',
+        "q_rot_scores_gqa": "Para cada cabeça de consulta i, com j a cabeça K/V do seu grupo, "
+        "calcule Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ e S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ / √d_k.",
         "table": "Os ângulos do RoPE",
         "pair": "par {p}",
         "row": "{token} (m = {m})",

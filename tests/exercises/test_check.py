@@ -25,10 +25,11 @@ from attention_ref.exercises.answer import (
 )
 from attention_ref.exercises.catalogue import mistakes_for
 from attention_ref.exercises.chain import computed_steps
-from attention_ref.exercises.exercise import ExerciseOptions
+from attention_ref.exercises.exercise import ExerciseOptions, draw_problem
 from attention_ref.exercises.grader import Status, check_document, report_lines
-from attention_ref.inputs.attention_input import InputError
+from attention_ref.inputs.attention_input import InputError, parse_input
 from attention_ref.worked import life_is_awesome as life
+from attention_ref.worked.gradients import input_trace
 
 FORWARD_NAMES = ("Q", "K", "V", "scores", "S", "S_masked", "A", "H", "concat", "output")
 
@@ -85,7 +86,7 @@ def life_problem() -> Problem:
 
 def test_the_one_hot_A_with_integer_H_and_output_is_not_right():
     """The issue's answer: A⁽¹⁾ = [[1,0,0],[1,0,0],[0,0,1]], H and output computed from it."""
-    tr = life_problem().trace
+    tr = life_problem().trace.reference()
     A = torch.tensor([[1, 0, 0], [1, 0, 0], [0, 0, 1]], dtype=torch.float64)
     H = A @ tr.V[0]
     concat = torch.cat([H, tr.H[1].round()], -1)
@@ -104,7 +105,7 @@ def test_integer_S_is_not_right():
     """2 for 2.121: "give 3 decimals"; the same S to 3 decimals is right."""
     for seed in range(6):
         prob = Problem.of_exercise(ExerciseOptions(seed=seed))
-        S = prob.trace.S[0]
+        S = prob.trace.reference().S[0]
         assert not torch.equal(S, S.round())  # √2 in the denominator: not integers
         integer = check_text(json.dumps(prob.naming | {"heads": [{"S": S.round().int().tolist()}]}))
         assert integer.verdicts[0].status is Status.FEW_DECIMALS and not integer.all_right
@@ -129,7 +130,7 @@ def test_answers_rounded_to_two_decimals_are_never_right():
 
 def test_a_wrong_entry_with_three_decimals_is_wrong_not_short_of_decimals():
     prob = Problem.of_exercise(ExerciseOptions(seed=3))
-    A = prob.trace.A[1].clone()
+    A = prob.trace.reference().A[1].clone()
     A[2, 0] += 0.004  # off by 8 half-units: no rounding of earlier steps explains it
     report = check_steps(prob, {("A", 1): A}, keys=("A",))
     assert report.verdicts[0].status is Status.WRONG and report.first_wrong.label == "heads[1].A"
@@ -163,7 +164,7 @@ def test_entries_with_fewer_decimals_are_read_with_their_zeros_put_back():
     row rounded to 2 is wrong, entry by entry; a matrix written to 2 places throughout is
     "give 3 decimals"; integers written as integers are right (2 for 2.000)."""
     prob = Problem.of_exercise(ExerciseOptions(seed=4, tokens=4))
-    tr = prob.trace
+    tr = prob.trace.reference()
     Q = tr.Q[0].int().tolist()  # integers written as integers: 2 for 2.000
     A = r(tr.A[0], 3)
     row = next(i for i in range(4) if any(0 < x < 1 and round(x * 100) != x * 100
@@ -222,7 +223,7 @@ def test_the_homeworks_printed_numbers_pass_as_an_answer():
 def test_gradients_are_graded_with_the_rounding_of_the_forward():
     opt = ExerciseOptions(seed=3, backward=True)
     prob = Problem.of_exercise(opt)
-    g = ref.attention_backward(prob.trace)
+    g = ref.attention_backward(input_trace(parse_input(draw_problem(opt))))
     grads = {"W_O": r(g.W_O, 3).tolist(), "X": r(g.X, 3).tolist(),
              "heads": [{"A": r(g.head(0)["A"], 3).tolist(),
                         "W_Q": r(g.head(0)["W_Q"], 3).tolist()}]}  # fmt: skip
@@ -231,7 +232,7 @@ def test_gradients_are_graded_with_the_rounding_of_the_forward():
     assert [v.label for v in right.verdicts] == ["grads.W_O", "grads.heads[0].A",
                                                  "grads.heads[0].W_Q", "grads.X"]  # fmt: skip
     # ∂S̃ from the student's A rounded to 3 decimals: right, though off the exact value
-    A = r(prob.trace.A[0], 3)
+    A = r(prob.trace.reference().A[0], 3)
     dA = g.head(0)["A"]
     dS = r(A * (dA - (dA * A).sum(-1, keepdim=True)), 3)
     mine = {"heads": [{"A": A.tolist()}], "grads": {"heads": [{"S_masked": dS.tolist()}]}}
@@ -249,7 +250,7 @@ def test_the_report_as_data_and_its_json():
     steps = computed_steps(prob.data())
     steps[("A", 1)] = steps[("A", 1)].clone()
     steps[("A", 1)][2, 1] += 0.2  # a slip, carried into H⁽²⁾
-    steps[("H", 1)] = steps[("A", 1)] @ prob.trace.V[1]
+    steps[("H", 1)] = steps[("A", 1)] @ prob.trace.reference().V[1]
     report = check_steps(prob, steps, keys=("S", "A", "H"))
     assert (report.steps_given, report.steps_right) == (6, 4)
     assert report.first_wrong.label == "heads[1].A"
@@ -259,7 +260,7 @@ def test_the_report_as_data_and_its_json():
     assert doc["first_wrong"] == "heads[1].A" and doc["diagnoses"] == [["slip"]]
     assert doc["verdicts"][3]["off"] == [{"row": 3, "col": 2, "yours": pytest.approx(
         float(steps[("A", 1)][2, 1]), abs=5e-4), "right": pytest.approx(
-        float(prob.trace.A[1][2, 1])), "verdict": "wrong"}]  # fmt: skip
+        float(prob.trace.reference().A[1][2, 1])), "verdict": "wrong"}]  # fmt: skip
     text = "\n".join(report_lines(report))
     tok = prob.trace.tokens[2]
     assert f"an arithmetic slip in one entry: A⁽²⁾ at [{tok}, 2]" in text
@@ -348,7 +349,7 @@ def test_nan_and_huge_numbers_in_the_file_are_refused():
 
 def test_masked_entries_may_be_written_minus_inf():
     prob = Problem.of_exercise(ExerciseOptions(seed=5, d_model=6))
-    S_masked = prob.trace.S_masked[0]
+    S_masked = prob.trace.reference().S_masked[0]
     assert math.isinf(float(S_masked[0, 1]))
     assert check_steps(prob, {("S_masked", 0): S_masked}, keys=("S_masked",)).all_right
     flipped = S_masked.clone()
@@ -359,7 +360,9 @@ def test_masked_entries_may_be_written_minus_inf():
 def test_a_document_checked_against_a_given_problem():
     """For the gradebook: the problem comes from the assignment, not from the document."""
     prob = Problem.of_exercise(ExerciseOptions(seed=8))
-    doc = read_answer_text(json.dumps({"heads": [{"A": r(prob.trace.A[0], 3).tolist()}]}))
+    doc = read_answer_text(
+        json.dumps({"heads": [{"A": r(prob.trace.reference().A[0], 3).tolist()}]})
+    )
     assert check_document(doc, prob).all_right
     with pytest.raises(InputError, match="exactly one of"):
         check_document(doc)  # negative control: alone, the document names no problem
@@ -367,7 +370,7 @@ def test_a_document_checked_against_a_given_problem():
     with pytest.raises(InputError, match="names another problem"):
         check_document(other, prob)
     same = read_answer_text(json.dumps({"exercise": {"seed": 8}, "heads": [{"Q": r(
-        prob.trace.Q[0], 3).tolist()}]}))  # fmt: skip
+        prob.trace.reference().Q[0], 3).tolist()}]}))  # fmt: skip
     assert check_document(same, prob).all_right
 
 

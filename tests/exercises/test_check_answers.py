@@ -21,6 +21,7 @@ from attention_ref.exercises.answer_words import MASKED_SPELLINGS, step_label, w
 from attention_ref.exercises.chain import BACKWARD, FORWARD, computed_steps
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.grader import check_document, report_lines
+from attention_ref.exercises.problem import ProblemTrace
 from attention_ref.inputs.attention_input import InputError, parse_input
 from attention_ref.render import render
 from attention_ref.worked.gradients import input_trace
@@ -125,7 +126,9 @@ def test_a_large_number_that_is_the_value_is_right():
     """A problem whose Q has -2000: written -2000 is right; -1e9 there is refused."""
     inp = parse_input({"X": [[-2000, 1], [1, 1]], "heads": [{"W_Q": [[1], [0]], "W_K": [[1], [0]],
                                                             "W_V": [[1], [1]]}]})  # fmt: skip
-    prob = Problem(input_trace(inp), {"input": "big.json"}, "--input big.json")
+    prob = Problem(
+        ProblemTrace.of_attention(input_trace(inp)), {"input": "big.json"}, "--input big.json"
+    )
     assert check_document(read_answer_text('{"heads": [{"Q": [[-2000], [1]]}]}'), prob).all_right
     with pytest.raises(InputError, match=re.escape("Q⁽¹⁾ (heads[0].Q), entry [1, 1]: -1e9 is a")):
         check_document(read_answer_text('{"heads": [{"Q": [[-1e9], [1]]}]}'), prob)

@@ -19,9 +19,13 @@ import torch
 from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text, read_answer_text
 from attention_ref.exercises.catalogue import CATALOGUE, Kind, Mistake, mistakes_for
 from attention_ref.exercises.chain import FORWARD, Data, chain_keys, computed_steps
-from attention_ref.exercises.draw import _numbers, trace_of
+from attention_ref.exercises.draw import _numbers, draw_problem, trace_of
 from attention_ref.exercises.exercise import ExerciseOptions
 from attention_ref.exercises.grader import check_answer, check_document, report_lines
+from attention_ref.exercises.problem import ProblemTrace
+from attention_ref.inputs.attention_input import parse_input
+from attention_ref.reference import attention_backward
+from attention_ref.worked.gradients import input_trace
 
 #: Shapes between them where every mistake of the catalogue shows: two heads with d_k = 3
 #: (√d_model ≠ d_k ≠ √d_k), one head with square weights (transposable), no mask, 4 heads.
@@ -137,7 +141,7 @@ def test_each_mistake_is_diagnosed_from_partial_answers(case):
 def test_no_causal_mask_is_diagnosed_on_the_issues_seeds(seed):
     """Built with torch alone: softmax over every column, from A only, the output only, all."""
     prob = problem(ExerciseOptions(seed=seed))
-    tr = prob.trace
+    tr = prob.trace.reference()
     A = [torch.softmax(tr.S[i], -1) for i in range(2)]
     H = [A[i] @ tr.V[i] for i in range(2)]
     concat = torch.cat(H, -1)
@@ -153,9 +157,10 @@ def test_a_transposed_Q_is_named_whether_its_shape_or_its_values_give_it_away():
     """Qᵀ of 2×3 for a 3×2 Q (the issue's case), and Qᵀ of a square Q."""
     for opt in (ExerciseOptions(seed=3), ExerciseOptions(seed=4, d_model=3, heads=1)):
         prob = problem(opt)
-        Q = prob.trace.Q
-        doc = prob.naming | {"heads": [{"Q": Q[i].T.int().tolist(), "K": prob.trace.K[i].int()
-                                        .tolist()} for i in range(opt.heads)]}  # fmt: skip
+        Q = prob.trace.reference().Q
+        K = prob.trace.reference().K
+        doc = prob.naming | {"heads": [{"Q": Q[i].T.int().tolist(), "K": K[i].int().tolist()}
+                                       for i in range(opt.heads)]}  # fmt: skip
         report = check_document(read_answer_text(json.dumps(doc)))
         assert report.diagnosis_names == [("gave_Qt",)], report_lines(report)
         text = "\n".join(report_lines(report))
@@ -168,7 +173,7 @@ def test_a_transposed_Q_is_named_whether_its_shape_or_its_values_give_it_away():
 def test_a_slip_is_named_by_row_and_column_carried_on_or_not():
     opt = ExerciseOptions(seed=9)
     prob = problem(opt)
-    tr = prob.trace
+    tr = prob.trace.reference()
     exact = computed_steps(prob.data())
     S = exact[("S", 1)].clone()
     S[2, 0] += 0.5  # the slip
@@ -219,8 +224,9 @@ def test_a_mistake_that_changes_nothing_is_not_offered():
     ):
         # the first draw of the seed's stream (the generator draws seed 0's again: it hides
         # K Qᵀ; a problem from a file may be any)
-        tr = trace_of(opt, _numbers(random.Random(opt.seed), opt))
-        names = {m.name for m in mistakes_for(Data.of(tr))}
+        numbers = trace_of(opt, _numbers(random.Random(opt.seed), opt))
+        tr = numbers.reference()
+        names = {m.name for m in mistakes_for(Data.of(numbers))}
         assert absent not in names, (opt, absent)
         if absent == "K_Qt":
             assert torch.equal(tr.QKt[0], tr.QKt[0].T)
@@ -249,7 +255,7 @@ def test_a_new_kind_of_mistake_plugs_in_without_touching_the_grader():
 def test_a_transposed_gradient_of_W_O_is_named():
     opt = ExerciseOptions(seed=3, backward=True)
     prob = problem(opt)
-    g = __import__("attention_ref.reference", fromlist=["x"]).attention_backward(prob.trace)
+    g = attention_backward(input_trace(parse_input(draw_problem(opt))))
     r3 = lambda t: [[round(x, 3) for x in row] for row in t.tolist()]  # noqa: E731
     assert not torch.equal(g.W_O, g.W_O.T)
     doc = prob.naming | {"grads": {"W_O": r3(g.W_O.T), "X": r3(g.X)}}
@@ -267,9 +273,15 @@ def test_too_many_candidates_are_not_tried_in_pairs_and_the_report_says_so():
 
     head = {"W_Q": [[1, 2], [0, 1]], "W_K": [[1, 0], [2, 1]], "W_V": [[1, 1], [0, 1]]}
     doc = {"X": [[1, 0], [0, 1], [1, 1]], "heads": [head] * 22}
-    prob = Problem(input_trace(parse_input(doc)), {"input": "many.json"}, "--input many.json")
+    prob = Problem(
+        ProblemTrace.of_attention(input_trace(parse_input(doc))),
+        {"input": "many.json"},
+        "--input many.json",
+    )
     assert len(mistakes_for(prob.data())) > 64
-    output = (prob.trace.output + torch.arange(3 * 44).reshape(3, 44) % 7 * 0.1).tolist()
+    output = (
+        prob.trace.reference().output + torch.arange(3 * 44).reshape(3, 44) % 7 * 0.1
+    ).tolist()
     report = check_document(read_answer_text(json.dumps({"output": output})), prob)
     assert not report.diagnoses and not report.pairs_tried
     assert (
@@ -278,6 +290,6 @@ def test_too_many_candidates_are_not_tried_in_pairs_and_the_report_says_so():
     )
     # negative control: a small problem tries pairs, and says so
     small = problem(PROBLEMS[0])
-    out = (small.trace.output + torch.arange(18).reshape(3, 6) % 7 * 0.1).tolist()
+    out = (small.trace.reference().output + torch.arange(18).reshape(3, 6) % 7 * 0.1).tolist()
     report = check_document(read_answer_text(json.dumps({"output": out})), small)
     assert report.pairs_tried and "alone or two together" in report_lines(report)[-1]

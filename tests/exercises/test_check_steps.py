@@ -27,7 +27,8 @@ from attention_ref.exercises.chain import (
     run_chain,
     within,
 )
-from attention_ref.exercises.exercise import ExerciseOptions
+from attention_ref.exercises.exercise import ExerciseOptions, draw_problem
+from attention_ref.exercises.problem import ProblemTrace
 from attention_ref.inputs.attention_input import parse_input
 from attention_ref.worked.gradients import input_trace
 from tests.inputs.test_inputs import BIASED
@@ -39,12 +40,14 @@ def test_points_are_the_reference_forward_and_backward():
     """Nothing rounded, points in: the trace's numbers, and attention_backward's, to 1e-12 (the
     last bits of a float64 product depend on the CPU's matrix kernel, which the chain's 2-D
     products and the trace's batched ones need not share)."""
-    traces = [Problem.of_exercise(ExerciseOptions(seed=s, tokens=4, d_model=4, heads=h)).trace
+    traces = [input_trace(parse_input(draw_problem(ExerciseOptions(seed=s, tokens=4, d_model=4,
+                                                                   heads=h))))
               for s, h in ((1, 2), (2, 1), (3, 4))]  # fmt: skip
     traces.append(input_trace(parse_input(BIASED)))  # biases everywhere, W_O 2×4
     for tr in traces:
         G = torch.randn(tr.output.shape, dtype=DT, generator=torch.Generator().manual_seed(0))
-        run = run_chain(Data.of(tr, G), FORWARD + BACKWARD, decimals=None)
+        run = run_chain(Data.of(ProblemTrace.of_attention(tr), G), FORWARD + BACKWARD,
+                        decimals=None)
         grads = ref.attention_backward(tr, G)
         for i in range(tr.h):
             for name, value in tr.head(i).items():

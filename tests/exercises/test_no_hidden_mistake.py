@@ -21,6 +21,7 @@ from attention_ref.exercises.catalogue import CATALOGUES, hidden, mistakes_for
 from attention_ref.exercises.chain import FORWARD, Data, computed_steps
 from attention_ref.exercises.draw import _numbers, asked_keys, draw, trace_of
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
+from attention_ref.exercises.features import default_shape
 from attention_ref.exercises.grader import Status, check_document, report_lines
 from attention_ref.render import render
 
@@ -35,7 +36,7 @@ def check(prob: Problem, steps: dict, keys: tuple[str, ...], decimals: int = 3):
 def interleaved(opt: ExerciseOptions) -> dict:
     """Query head i reads K/V head i mod g: computed by hand from the problem's numbers."""
     prob = Problem.of_exercise(opt)
-    tr = prob.trace.ref
+    tr = prob.trace.reference()
     g = tr.g
     K = torch.stack([tr.K[i % g] for i in range(tr.h)])
     V = torch.stack([tr.V[i % g] for i in range(tr.h)])
@@ -53,13 +54,15 @@ def test_the_first_draw_of_seed_0_hides_the_grouping_and_is_drawn_again():
     first = _numbers(random.Random(0), GQA)
     tr = trace_of(GQA, first)
     # the issue's K = [1, 1, 2], V = [0, 1, 1] for both K/V heads
-    assert torch.equal(tr.ref.K[0], tr.ref.K[1]) and torch.equal(tr.ref.V[0], tr.ref.V[1])
+    assert torch.equal(tr.reference().K[0], tr.reference().K[1]) and torch.equal(
+        tr.reference().V[0], tr.reference().V[1]
+    )
     d = Data.of(tr)
     shown, _ = hidden(d, FORWARD, 3, asked_keys(GQA, True), CATALOGUES["gqa"])
     assert "gqa_interleaved" in {m.name for m in shown}
     drawn = draw(GQA)
     assert drawn.draws > 1 and drawn.problem != first
-    again = trace_of(GQA, drawn.problem).ref
+    again = trace_of(GQA, drawn.problem).reference()
     assert not (torch.equal(again.K[0], again.K[1]) and torch.equal(again.V[0], again.V[1]))
 
 
@@ -132,9 +135,8 @@ def test_a_shape_that_cannot_show_a_mistake_says_which():
 
 def test_the_default_rope_exercise_can_show_rotate_half():
     """attnref exercise --variant rope draws one head of d_k = 4: two pairs."""
-    from cli.exercise import default_heads
-
-    opt = ExerciseOptions(seed=0, variant="rope", heads=default_heads("rope", None))
+    heads, d_model = default_shape("rope")
+    opt = ExerciseOptions(seed=0, variant="rope", heads=heads, d_model=d_model)
     assert opt.d_k == 4
     names = {m.name for m in mistakes_for(Problem.of_exercise(opt).data(), FORWARD, 3,
                                           CATALOGUES["rope"])}  # fmt: skip
@@ -157,7 +159,7 @@ def test_a_right_matrix_with_every_zero_dropped_is_right():
             assert report.all_right, report_lines(report)
     # a matrix truly rounded to 2 places where 3 are asked is still short of decimals
     prob = Problem.of_exercise(ExerciseOptions(seed=4))
-    A = prob.trace.A[0]
+    A = prob.trace.reference().A[0]
     assert not torch.equal(A.round(decimals=2), A.round(decimals=3))
     doc = prob.naming | {"heads": [{"A": A.round(decimals=2).tolist()}]}
     report = check_document(read_answer_text(json.dumps(doc)))

@@ -325,7 +325,7 @@ def by_hand(opt: ExerciseOptions, *, repeat=None, M=None, turn_q=None, turn_k=No
     """The problem computed with torch and the reference's pieces, with one change: the K/V
     heads ``repeat``ed another way, another mask ``M``, another rotation of Q or K, or V
     rotated."""
-    tr = problem(opt).trace.ref
+    tr = problem(opt).trace.reference()
     n = tr.X.shape[0]
     pos = torch.arange(n, dtype=torch.float64)
     rope = opt.variant == "rope"

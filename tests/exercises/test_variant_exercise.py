@@ -27,7 +27,7 @@ from attention_ref.exercises.exercise import (
     make_exercise,
     options_from_json,
 )
-from attention_ref.exercises.problem import LAYOUTS
+from attention_ref.exercises.problem import layout as layout_of
 from attention_ref.inputs.attention_input import InputError
 from attention_ref.reference import rope as ref_rope
 from attention_ref.render import render
@@ -94,7 +94,7 @@ def test_the_key_is_pytorchs_kernel_on_the_problem(opt: ExerciseOptions):
     # the draw is the homework's: X and every weight 0/1, no zero column, Q, K, V integers
     tr = problem_trace(opt, ex.problem)
     assert set(torch.tensor(ex.problem["X"]).unique().tolist()) <= {0.0, 1.0}
-    for t in (tr.ref.Q, tr.ref.K, tr.ref.V):
+    for t in (tr.reference().Q, tr.reference().K, tr.reference().V):
         assert torch.equal(t, t.round()) and (t.abs().sum(dim=-2) > 0).all()
     assert tr.h == opt.heads and tr.g == (opt.kv_heads or opt.heads)
 
@@ -163,12 +163,31 @@ def test_the_homeworks_options_json_is_unchanged():
     assert ExerciseOptions(variant="window").flags == " --variant window --window 2"
 
 
+def test_features_combine_and_are_named_once():
+    """--kv-heads alone asks gqa, --window alone window; features in any order are one name,
+    stored in the answer's "exercise" and read back to the same exercise."""
+    assert ExerciseOptions(kv_heads=1).variant == "gqa"
+    assert ExerciseOptions(window=1).variant == "window"
+    both = ExerciseOptions(variant="rope+gqa", heads=4, d_model=8, window=2)
+    assert both.variant == "gqa+window+rope" and both.kv_heads == 2 and both.window == 2
+    assert both.features.grouped and both.features.windowed and both.features.rotary
+    assert both.flags == " --variant gqa+window+rope --kv-heads 2 --window 2"
+    assert options_from_json(json.loads(json.dumps(both.to_json()))) == both
+    # the presets' stored forms are what they were (negative control: a combination's is not)
+    assert ExerciseOptions(variant="gqa", heads=4).to_json()["variant"] == "gqa"
+    assert "variant" not in ExerciseOptions().to_json()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
         ({"variant": "flash"}, "--variant must be one of mha, gqa, window, rope"),
-        ({"kv_heads": 1}, "--kv-heads is an option of --variant gqa, not of --variant mha"),
-        ({"variant": "rope", "window": 2}, "--window is an option of --variant window"),
+        ({"kv_heads": 2}, "g = h is --variant mha"),  # --kv-heads alone asks gqa
+        ({"variant": "rope+rope"}, "or features joined by + (gqa+rope), got 'rope+rope'"),
+        ({"variant": "gqa+mha"}, "--variant must be one of mha, gqa, window, rope"),
+        ({"variant": "rope", "window": 3}, "--window must be between 1 and n - 1 = 2"),
+        ({"variant": "gqa+window", "heads": 4, "causal": False}, "causal sliding window"),
+        ({"variant": "gqa+rope", "heads": 4}, "d_k = d_model / h must be even, got d_k = 4 / 4"),
         ({"variant": "gqa", "heads": 1, "d_model": 4}, "--variant gqa needs h >= 2"),
         ({"variant": "gqa", "heads": 4, "kv_heads": 3}, "--kv-heads must divide --heads"),
         ({"variant": "gqa", "heads": 4, "kv_heads": 4}, "g = h is --variant mha"),
@@ -203,11 +222,13 @@ def test_bad_variant_objects_in_an_answer(obj, message):
     assert message in str(e.value)
 
 
-@pytest.mark.parametrize("variant", ["gqa", "window", "rope"])
+@pytest.mark.parametrize("variant", ["gqa", "window", "rope", "gqa+rope", "gqa+window"])
 def test_the_template_asks_the_layouts_steps_in_explains_names(variant):
-    opt = ExerciseOptions(seed=2, variant=variant, heads=4 if variant == "gqa" else 2)
+    grouped = variant.startswith("gqa")
+    opt = ExerciseOptions(seed=2, variant=variant, heads=4 if grouped else 2,
+                          d_model=8 if grouped else 4)  # fmt: skip
     ex = make_exercise(opt)
-    layout = LAYOUTS[variant]
+    layout = layout_of(opt.features)
     assert ex.answer["exercise"] == opt.to_json()
     assert ex.answer["heads"] == [dict.fromkeys(layout.template_heads)] * opt.heads
     assert ex.answer.get("kv_heads", []) == [dict.fromkeys(layout.template_kv_heads)] * (
@@ -303,7 +324,7 @@ def test_the_homeworks_problem_is_the_one_check_grades():
     for opt in (ExerciseOptions(seed=2, variant="gqa", heads=4), ExerciseOptions(seed=2)):
         prob = Problem.of_exercise(opt)
         assert prob.naming == {"exercise": opt.to_json()}
-        assert (prob.chain is None) == (opt.variant == "mha")
+        assert prob.chain.name == opt.variant
         assert prob.source.startswith("exercise --seed 2 --tokens 3 --d-model 4 --heads ")
     assert Problem.of_exercise(ExerciseOptions(seed=2, variant="gqa", heads=4)).source.endswith(
         "--causal --variant gqa --kv-heads 2"

@@ -153,7 +153,7 @@ def _shape(a: Assignment) -> str:
     s = a.shape()
     mask = "causal" if s["causal"] else "no mask"
     back = ", backward" if s["backward"] else ""
-    variant = f", --variant {a.variant}" if a.variant != "mha" else ""
+    variant = f", --variant {a.variant}" if a.options(0).features.any else ""
     return (f"{s['exercises']} exercises of {s['tokens']} tokens, d_model {s['d_model']}, "
             f"{s['heads']} heads, {mask}, {s['decimals']} decimals, {s['lang']}{back}"
             f"{variant}")  # fmt: skip
@@ -162,11 +162,9 @@ def _shape(a: Assignment) -> str:
 def catalogue_names(assignment: Assignment) -> list[str]:
     """The names of the catalogue that grades this assignment's exercises (the homework's, or
     a variant's own), in its order: the rows of the class's summary."""
-    from attention_ref.exercises.answer import Problem
-    from attention_ref.exercises.catalogue import CATALOGUE
+    from attention_ref.exercises.catalogue import catalogue_of
 
-    chain = Problem.of_exercise(assignment.options(0)).chain
-    return [k.name for k in (chain.catalogue if chain is not None else CATALOGUE)]
+    return [k.name for k in catalogue_of(assignment.options(0).features)]
 
 
 def _enrol(client: ClassClient, assignment: Assignment, student: str) -> bool:
