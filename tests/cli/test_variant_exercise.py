@@ -123,6 +123,9 @@ def test_the_statements_are_the_pinned_bytes_but_for_the_answer_notes(
         ),
         (["--variant", "window", "--tokens", "5", "--window", "3"], "sliding-window", 0),
         (["--variant", "rope", "--heads", "1"], "rotary position embeddings (RoPE)", 1),
+        (["--variant", "gqa+rope"], "grouped-query attention with RoPE by hand", 2),
+        (["--variant", "gqa+window"], "grouped-query attention with a sliding window by", 2),
+        (["--variant", "window+rope"], "sliding-window attention with RoPE by hand", 2),
     ],
 )
 def test_out_writes_every_document_then_check_grades_the_filled_answer(
@@ -155,6 +158,28 @@ def test_out_writes_every_document_then_check_grades_the_filled_answer(
     assert code == 0, (stdout, err)
     assert stdout.rstrip().endswith("Every step you gave is right.")
     assert f"--variant {variant}" in stdout.splitlines()[0]
+
+
+def test_the_features_options_ask_the_same_exercise_as_the_joined_name(tmp_path, capsys):
+    """--kv-heads, --window and --pos rope add their features to the preset: the documents are
+    byte for byte those of --variant gqa+window+rope; the GQA preset's default has d_k = 2,
+    so its statement does not say that scaling cannot be told apart."""
+    joined = ["--variant", "gqa+window+rope", "--heads", "4", "--d-model", "8"]
+    apart = ["--kv-heads", "2", "--window", "2", "--pos", "rope", "--heads", "4", "--d-model", "8"]
+    for name, args in (("joined", joined), ("apart", apart)):
+        code, _, err = run(["exercise", "--seed", "4", *args, "--out", str(tmp_path / name)],
+                           capsys)  # fmt: skip
+        assert code == 0, err
+    for name in OUT_FILES:
+        assert (tmp_path / "joined" / name).read_bytes() == (tmp_path / "apart" / name).read_bytes()
+    code, out, _ = run(["exercise", "--variant", "gqa", "-f", "json"], capsys)
+    problem = json.loads(out)
+    assert code == 0 and len(problem["heads"]) == 4 and len(problem["heads"][0]["W_Q"][0]) == 2
+    code, out, _ = run(["exercise", "--variant", "gqa"], capsys)
+    assert "d_k = d_v = d_model / h = 2" in out and "no scaling" not in out
+    # the control: with d_k = 1 the statement says scaling cannot be told apart
+    code, out, _ = run(["exercise", "--variant", "gqa", "--d-model", "4"], capsys)
+    assert "no scaling" in out
 
 
 def test_a_gqa_answer_with_the_groups_interleaved_exits_1_named(tmp_path, capsys):
@@ -195,14 +220,16 @@ def test_a_gqa_answer_with_the_groups_interleaved_exits_1_named(tmp_path, capsys
     ("args", "message"),
     [
         (["--variant", "flash"], "--variant must be one of mha, gqa, window, rope"),
-        (["--kv-heads", "1"], "--kv-heads is an option of --variant gqa"),
+        (["--kv-heads", "2"], "g = h is --variant mha"),  # --kv-heads asks gqa; h = 2
         (["--variant", "gqa", "--kv-heads", "3"], "--kv-heads must divide --heads"),
         (["--variant", "gqa", "--heads", "1"], "--variant gqa needs h >= 2"),
         (["--variant", "window", "--window", "3"], "--window must be between 1 and n - 1 = 2"),
         (["--variant", "window", "--no-causal"], "causal sliding window"),
         (["--variant", "rope", "--heads", "4"], "d_k = d_model / h must be even"),
         (["--variant", "rope", "--backward"], "--backward is for --variant mha"),
-        (["--window", "2"], "--window is an option of --variant window"),
+        (["--window", "3"], "--window must be between 1 and n - 1 = 2"),  # asks window
+        (["--pos", "alibi"], "--pos must be one of none, rope, got 'alibi'"),
+        (["--variant", "gqa+gqa"], "or features joined by + (gqa+rope), got 'gqa+gqa'"),
     ],
 )
 def test_bad_variant_options_are_one_line_exit_2(capsys, args, message):

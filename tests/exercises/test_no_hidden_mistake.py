@@ -17,11 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text, read_answer_text
-from attention_ref.exercises.catalogue import CATALOGUES, hidden, mistakes_for
+from attention_ref.exercises.catalogue import CATALOGUES, catalogue_of, hidden, mistakes_for
 from attention_ref.exercises.chain import FORWARD, Data, computed_steps
 from attention_ref.exercises.draw import _numbers, asked_keys, draw, trace_of
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
-from attention_ref.exercises.features import default_shape
+from attention_ref.exercises.features import Features, default_shape
 from attention_ref.exercises.grader import Status, check_document, report_lines
 from attention_ref.render import render
 
@@ -78,35 +78,41 @@ def test_the_interleaved_grouping_is_wrong_and_named_on_every_seed(seed):
 # --- the invariant, over seeds, shapes and variants ------------------------------------------
 
 
+#: The four presets and two combinations: every problem the property draws from.
+VARIANTS = ("mha", "gqa", "window", "rope", "gqa+rope", "gqa+window")
+
+
 @st.composite
 def exercise_options(draw_):
-    variant = draw_(st.sampled_from(["mha", "gqa", "window", "rope"]))
+    variant = draw_(st.sampled_from(VARIANTS))
+    f = Features.parse(variant)
     d_model = draw_(st.sampled_from([2, 3, 4, 6, 8]))
     heads = draw_(st.sampled_from([h for h in (1, 2, 3, 4) if d_model % h == 0]))
     tokens = draw_(st.integers(2, 5))
     kw: dict = {}
-    if variant == "gqa":
+    if f.grouped:
         if heads < 2:
             heads = 2 if d_model % 2 == 0 else 3
         if d_model % heads:
             d_model = heads * 2
-    if variant == "rope" and (d_model // heads) % 2:
-        d_model, heads = 4, draw_(st.sampled_from([1, 2]))
-    if variant == "window":
+    if f.rotary and (d_model // heads) % 2:
+        d_model, heads = (8, 2 * draw_(st.sampled_from([1, 2]))) if f.grouped else (
+            4, draw_(st.sampled_from([1, 2])))  # fmt: skip
+    if f.windowed:
         kw["window"] = draw_(st.integers(1, tokens - 1))
     return ExerciseOptions(seed=draw_(st.integers(0, 10_000)), tokens=tokens, d_model=d_model,
-                           heads=heads, variant=variant, causal=variant == "window" or
+                           heads=heads, variant=variant, causal=f.windowed or
                            draw_(st.booleans()), **kw)  # fmt: skip
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(exercise_options())
 def test_every_mistake_that_applies_changes_an_asked_step(opt):
     """The drawn problem hides nothing but what its shape cannot show, and says so."""
     drawn = draw(opt)
     d = Data.of(trace_of(opt, drawn.problem))
     keys = asked_keys(opt, "W_O" in drawn.problem)
-    shown, blind = hidden(d, FORWARD, opt.decimals, keys, CATALOGUES[opt.variant])
+    shown, blind = hidden(d, FORWARD, opt.decimals, keys, catalogue_of(opt.features))
     said = {m.words["en"] for m in drawn.hidden}
     assert {m.words["en"] for m in shown} <= said  # (only when the draws ran out)
     assert {m.words["en"] for m in blind} <= said

@@ -34,6 +34,7 @@ from attention_ref.exercises.catalogue import (
 )
 from attention_ref.exercises.chain import FORWARD, chain_keys, computed_steps
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
+from attention_ref.exercises.features import Features
 from attention_ref.exercises.grader import check_answer, check_document, report_lines
 from attention_ref.inputs.attention_input import InputError
 from attention_ref.reference import gqa as ref_gqa
@@ -64,6 +65,16 @@ PROBLEMS = {
         ExerciseOptions(seed=5, variant="rope"),
         ExerciseOptions(seed=9, variant="rope", d_model=8, heads=2, tokens=4),
         ExerciseOptions(seed=1, variant="rope", heads=1, causal=False),
+    ),
+    # two combinations: every feature's mistakes on one problem, beside the other's
+    "gqa+rope": (
+        ExerciseOptions(seed=3, variant="gqa+rope", heads=4, d_model=8),
+        ExerciseOptions(seed=6, variant="gqa+rope", heads=2, d_model=8, tokens=4),  # MQA, d_k = 4
+        ExerciseOptions(seed=2, variant="gqa+rope", heads=4, d_model=8, causal=False),
+    ),
+    "gqa+window": (
+        ExerciseOptions(seed=3, variant="gqa+window", heads=4, d_model=8, tokens=4),
+        ExerciseOptions(seed=7, variant="gqa+window", heads=4, tokens=5, window=3),
     ),
 }
 VARIANT_MISTAKES = {k.name for k in (*GQA_KINDS, *WINDOW_KINDS, *ROPE_KINDS)}
@@ -188,7 +199,7 @@ def students_chain(opt: ExerciseOptions, p: int = 3) -> dict:
     steps: dict = {}
     steps |= {("Q", i): Q[i] for i in range(h)}
     steps |= {("kv.K", j): K[j] for j in range(g)} | {("kv.V", j): V[j] for j in range(g)}
-    if opt.variant == "rope":
+    if opt.features.rotary:
         d = Q[0].shape[-1]
         theta = torch.tensor([10000.0 ** (-2 * q / d) for q in range(d // 2)], dtype=torch.float64)
         angles = torch.arange(n, dtype=torch.float64).unsqueeze(1) * theta
@@ -204,7 +215,7 @@ def students_chain(opt: ExerciseOptions, p: int = 3) -> dict:
         steps |= {("kv.K_rot", j): K[j] for j in range(g)}
     M = torch.zeros(n, n, dtype=torch.float64)
     if opt.causal:
-        w = opt.window if opt.variant == "window" else n
+        w = opt.window if opt.features.windowed else n
         M = windows.sliding_window_mask(n, w)
     H = []
     for i in range(h):
@@ -220,14 +231,26 @@ def students_chain(opt: ExerciseOptions, p: int = 3) -> dict:
     return steps | {("concat", None): concat, ("output", None): r(out, p)}
 
 
-@pytest.mark.parametrize("variant", ["gqa", "window", "rope"])
+def shape_of(variant: str, seed: int = 0) -> dict:
+    """A shape each feature can show its mistakes on: 4 query heads (d_k = 2) with g < h,
+    4 tokens with a window, one head or two with RoPE alone."""
+    f = Features.parse(variant)
+    kw: dict = {"heads": 4, "d_model": 8} if f.grouped else {}
+    if f.windowed:
+        kw["tokens"] = 4
+    if f.rotary and not f.grouped:
+        kw["heads"] = 1 + seed % 2
+    return kw
+
+
+@pytest.mark.parametrize("variant", list(PROBLEMS))
 def test_right_answers_are_right_on_many_seeds(variant):
     """The key rounded to 3 decimals, and a student's chain rounded step by step, on 25 seeds
     and two shapes; with 2 decimals asked, both to 2 decimals."""
     for seed in range(25):
-        kw = {"gqa": {"heads": 4}, "window": {"tokens": 4}, "rope": {"heads": 1 + seed % 2}}
         for decimals in (3, 2) if seed < 5 else (3,):
-            opt = ExerciseOptions(seed=seed, variant=variant, decimals=decimals, **kw[variant])
+            opt = ExerciseOptions(seed=seed, variant=variant, decimals=decimals,
+                                  **shape_of(variant, seed))  # fmt: skip
             prob = problem(opt)
             key = computed_steps(prob.data(), (), FORWARD)
             for steps in (key, students_chain(opt, decimals)):
@@ -236,11 +259,11 @@ def test_right_answers_are_right_on_many_seeds(variant):
                 assert report.steps_given == len([k for k in steps if k[0] in ALL])
 
 
-@pytest.mark.parametrize("variant", ["gqa", "window", "rope"])
+@pytest.mark.parametrize("variant", list(PROBLEMS))
 def test_the_template_filled_from_the_keys_json_is_right(variant):
     """The names of answer.json are the key's JSON names (explain's): filled from the key's
     numbers, every step is right."""
-    opt = ExerciseOptions(seed=11, variant=variant, heads=4 if variant == "gqa" else 2)
+    opt = ExerciseOptions(seed=11, variant=variant, **shape_of(variant, 1))
     ex = make_exercise(opt)
     doc = json.loads(json.dumps(ex.answer))
     rounded = lambda m: [[x if isinstance(x, str) or math.isinf(x) else round(x, 3)  # noqa: E731
@@ -255,7 +278,7 @@ def test_the_template_filled_from_the_keys_json_is_right(variant):
     assert report.all_right and report.steps_given > 10, report_lines(report)
 
 
-@pytest.mark.parametrize("variant", ["gqa", "window", "rope"])
+@pytest.mark.parametrize("variant", list(PROBLEMS))
 def test_wrong_answers_are_never_right(variant):
     """Rounded to fewer decimals than asked, one entry off by 0.01, every mistake: not right
     (graded only: the diagnoses are the tests below)."""
@@ -328,7 +351,7 @@ def by_hand(opt: ExerciseOptions, *, repeat=None, M=None, turn_q=None, turn_k=No
     tr = problem(opt).trace.reference()
     n = tr.X.shape[0]
     pos = torch.arange(n, dtype=torch.float64)
-    rope = opt.variant == "rope"
+    rope = opt.features.rotary
     same = (lambda x: ref_rope.apply_rope(x, pos)) if rope else (lambda x: x)
     Q, K, V = (turn_q or same)(tr.Q), (turn_k or same)(tr.K), tr.V
     if turn_v is not None:
@@ -358,7 +381,12 @@ def diagnosed(opt: ExerciseOptions, steps: dict, keys) -> list:
     return report.diagnosis_names
 
 
-@pytest.mark.parametrize("opt", [o for o in PROBLEMS["gqa"] if 1 < (o.kv_heads or 1) < o.heads])
+def having(feature: str) -> list[ExerciseOptions]:
+    """Every problem of `PROBLEMS` with the feature, presets and combinations."""
+    return [o for opts in PROBLEMS.values() for o in opts if getattr(o.features, feature)]
+
+
+@pytest.mark.parametrize("opt", [o for o in having("grouped") if 1 < o.kv_heads < o.heads])
 def test_kv_groups_repeated_interleaved_by_hand(opt):
     """``K.repeat`` (tile: K/V heads 1, 2, 1, 2) where ``repeat_interleave`` is right."""
     r = opt.heads // opt.kv_heads
@@ -369,7 +397,7 @@ def test_kv_groups_repeated_interleaved_by_hand(opt):
     assert "the K/V heads repeated in the wrong order: query heads 1 to" in words
 
 
-@pytest.mark.parametrize("opt", PROBLEMS["window"])
+@pytest.mark.parametrize("opt", having("windowed"))
 def test_a_window_off_by_one_by_hand(opt):
     n, w = opt.tokens, opt.window
     for wrong, name in ((w + 1, "window_plus_one"), (w - 1, "window_minus_one"),
@@ -381,7 +409,7 @@ def test_a_window_off_by_one_by_hand(opt):
             assert diagnosed(opt, steps, keys) == [(name,)], (keys, wrong)
 
 
-@pytest.mark.parametrize("opt", PROBLEMS["rope"])
+@pytest.mark.parametrize("opt", having("rotary"))
 def test_ropes_mistakes_by_hand(opt):
     tr = problem(opt).trace
     n, d = tr.X.shape[0], tr.d_k
