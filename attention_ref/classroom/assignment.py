@@ -35,7 +35,7 @@ import hashlib
 import json
 import re
 import secrets
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Final
 
 from attention_ref.exercises.features import PLAIN
@@ -219,12 +219,9 @@ class Assignment:
         """The exercise of this shape drawn from ``seed``."""
         from attention_ref.exercises.exercise import ExerciseOptions
 
+        shape = {f.name: getattr(self, f.name) for f in fields(ExerciseOptions) if f.name != "seed"}
         try:
-            return ExerciseOptions(seed=seed, tokens=self.tokens, d_model=self.d_model,
-                                   heads=self.heads, causal=self.causal, lang=self.lang,
-                                   backward=self.backward, decimals=self.decimals,
-                                   variant=self.variant, kv_heads=self.kv_heads,
-                                   window=self.window)  # fmt: skip
+            return ExerciseOptions(seed=seed, **shape)
         except ValueError as e:
             raise AssignmentError(str(e)) from None
 

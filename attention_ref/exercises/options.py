@@ -9,7 +9,7 @@ of one line, in English (the CLI's, naming its flags) and in every language of `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Final
 
 from attention_ref.exercises.features import PLAIN, PRESETS, Features
@@ -201,28 +201,23 @@ def options_from_json(obj: object, lang: str | None = None) -> ExerciseOptions:
     assert isinstance(say, str)
     if not isinstance(obj, dict):
         raise error(say, "ex_object")
-    allowed = {"seed", "tokens", "d_model", "heads", "causal", "lang", "backward", "decimals",
-               "variant", "kv_heads", "window"}  # fmt: skip
+    allowed = {f.name for f in fields(ExerciseOptions)}  # the shape, declared once
     unknown = sorted(set(obj) - allowed)
     if unknown:
         raise error(say, "ex_unknown", shown=shown(unknown[0]), names=", ".join(sorted(allowed)))
     if "seed" not in obj:
         raise error(say, "ex_seed")
-    for key in ("seed", "tokens", "d_model", "heads", "decimals"):
-        v = obj.get(key, 0)
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise error(say, "ex_integer", key=key, shown=shown(v))
-    for key in ("causal", "backward"):
-        if not isinstance(obj.get(key, True), bool):
-            raise error(say, "ex_bool", key=key)
-    if not isinstance(obj.get("lang", "en"), str):
-        raise error(say, "ex_one_of", key="lang", names=", ".join(LANGS))
-    if not isinstance(obj.get("variant", PLAIN), str):
-        raise error(say, "ex_one_of", key="variant", names=", ".join(EXERCISE_VARIANTS))
-    for key in ("kv_heads", "window"):
-        v = obj.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-            raise error(say, "ex_integer", key=key, shown=shown(v))
+    one_of = {"lang": LANGS, "variant": EXERCISE_VARIANTS}
+    for f in fields(ExerciseOptions):  # each value of the type its field declares
+        v = obj.get(f.name)
+        if v is None and (f.name not in obj or f.type == "int | None"):
+            continue
+        if f.type in ("int", "int | None") and (isinstance(v, bool) or not isinstance(v, int)):
+            raise error(say, "ex_integer", key=f.name, shown=shown(v))
+        if f.type == "bool" and not isinstance(v, bool):
+            raise error(say, "ex_bool", key=f.name)
+        if f.type == "str" and not isinstance(v, str):
+            raise error(say, "ex_one_of", key=f.name, names=", ".join(one_of[f.name]))
     try:
         return ExerciseOptions(**obj)
     except OptionError as e:

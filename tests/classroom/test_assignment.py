@@ -248,3 +248,21 @@ def test_the_csv_has_a_line_per_row_with_the_columns_named():
         "received_utc": "2026-12-01T00:00:00Z", "submission": "r1",
         "counted": "latest"}  # fmt: skip
     assert read[1]["status"] == "no submission" and read[1]["late"] == "no"
+
+
+def test_the_assignment_holds_the_exercises_shape_and_names_it_by_its_features():
+    """The shape is ExerciseOptions' (every field but the seed, none more); --kv-heads alone
+    asks grouped-query attention, so the assignment is stored as gqa, as the exercise is."""
+    from dataclasses import fields
+
+    from attention_ref.exercises.options import ExerciseOptions
+
+    shape = {f.name for f in fields(ExerciseOptions)} - {"seed"}
+    assert shape <= {f.name for f in fields(Assignment)}
+    a = Assignment(name="hw", heads=4, d_model=8, kv_heads=2, salt="s")
+    assert a.variant == "gqa" and a.options(3).features.grouped
+    assert a.definition()["variant"] == "gqa" and a.definition()["kv_heads"] == 2
+    # the homework's attention is stored as before the variants: no variant key (the control)
+    assert "variant" not in Assignment(name="hw", salt="s").definition()
+    both = Assignment(name="hw", heads=4, d_model=8, variant="rope+gqa", window=2, salt="s")
+    assert both.variant == "gqa+window+rope" and both.options(0).to_json()["window"] == 2
