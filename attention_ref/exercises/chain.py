@@ -416,11 +416,15 @@ def first_changed(stages: Sequence[Stage], mistakes: Sequence[Change]) -> int:
 
 
 def _meet(carry: Iv, g: Given, decimals: int | None) -> Iv:
-    """The carried interval narrowed to what the student's written value allows (their value
-    or what it rounds); never empty: it keeps the written value."""
+    """The carried interval narrowed to what the student's written value allows: their value,
+    or an unrounded one that rounds to it, strictly inside its half unit (a value on the edge
+    would be a tie, and the edges of every later step's band would take in the next unit: 2.401
+    carried on is never 2.400 or 2.402); never empty: it keeps the written value."""
     if decimals is None:
         return Iv.point(g.value)
-    h = g.half_unit(15)
+    # the comparisons' float slack (`within`) ten times over, off each edge
+    edge = 10 * SLACK * (1 + g.value.abs().clamp(max=1e6))
+    h = torch.clamp(g.half_unit(15) - edge, min=0.0)
     lo = torch.minimum(torch.maximum(carry.lo, g.value - h), g.value)
     hi = torch.maximum(torch.minimum(carry.hi, g.value + h), g.value)
     return Iv(lo, hi)

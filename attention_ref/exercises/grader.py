@@ -23,9 +23,10 @@ slip in one entry) come only when none of a lower rank does; two mistakes togeth
 single one does, and then both are named.
 
 **Stand-ins for −∞.** An entry written as a large negative number (at most
-`attention_ref.exercises.answer_words.STAND_IN`, ``-1e9``) where the step's value is not that
-number (a masked entry is −∞) is what code writes for a mask, not an answer: the check refuses
-the answer (`InputError`, in its language) with the spelling to write, ``"-inf"``.
+`attention_ref.exercises.answer_words.STAND_IN`, ``-1e9``) where a −∞ belongs (a masked entry
+of a masked step) is what code writes for a mask, not an answer: the check refuses the answer
+(`InputError`, in its language) with the spelling to write, ``"-inf"``. Anywhere else a large
+number is a number, graded like any other.
 
 **Every problem alike.** A problem carries its chain (`attention_ref.exercises.answer.Chain`:
 its stages, the catalogue of its features, `attention_ref.exercises.catalogue.catalogue_of`,
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Final
 
 import torch
+from torch import Tensor
 
 from attention_ref.exercises.answer import Answer, Chain, Problem, load_answer, parse_answer
 from attention_ref.exercises.answer_words import error, spellings, step_label, words
@@ -59,6 +61,7 @@ from attention_ref.exercises.chain import (
     within,
 )
 from attention_ref.exercises.features import Features
+from attention_ref.exercises.mistakes import changes_something
 from attention_ref.exercises.verdicts import (
     Diagnosis,
     Off,
@@ -91,6 +94,11 @@ def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
     u = 0.5 * 10.0**-p
     # every entry read with its trailing zeros put back (0.67 is 0.670): right or not alike
     right = within(g.value, band, u)
+    if not g.shows(p):
+        # no entry to p places: the matrix was rounded to fewer places wherever the exact
+        # value at p places holds a digit past those written (12.00 for 12.000 is zeros
+        # dropped; 3.97 for 3.966 is a matrix rounded to 2 places, whatever the band allows)
+        right &= ~_needs_more_places(exact.lo, g, p)
     # right at the decimals written: "give p decimals". A short entry beside entries to p
     # places holds p places (`Given.half_unit`), so there it is wrong, not short: a slip onto a
     # trailing zero (0.269 as 0.27) is a slip
@@ -105,6 +113,16 @@ def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
     finite = right & torch.isfinite(g.value) & torch.isfinite(exact.lo)
     gap = float((g.value - exact.lo)[finite].abs().max()) if bool(finite.any()) else 0.0
     return Verdict(key, status, g.value.numel(), off, carried=gap if gap > u + 1e-9 else 0.0)
+
+
+def _needs_more_places(exact: Tensor, g: Given, p: int) -> Tensor:
+    """Per entry: the exact value rounded to ``p`` places differs from it rounded to the places
+    the entry was written with (finite entries only)."""
+    at = 10.0 ** g.decimals.clamp(max=p).to(torch.float64)
+    written = torch.round(exact * at) / at
+    asked = torch.round(exact, decimals=p)
+    finite = torch.isfinite(exact) & torch.isfinite(g.value)
+    return finite & ((asked - written).abs() > 1e-9 * (1 + exact.abs()))
 
 
 def _reproduces(
@@ -139,11 +157,21 @@ def diagnose(
     candidates = [m for m in mistakes_for(d, stages, ans.problem.decimals, catalogue)
                   if not m.given or m.given & names]  # fmt: skip
     found: list[Diagnosis] = []
+    given, p = list(ans.steps), ans.problem.decimals
+    runs: list[Run] = []  # the runs without mistakes, rounded and exact: computed once, if asked
+
+    def changes_a_given_step(m: Mistake) -> bool:
+        """A mistake that changes none of the steps given cannot be their diagnosis (RoPE's
+        positions counted from 1 leave the scores as they are: they depend on t − u only)."""
+        if not runs:
+            runs.extend((run_chain(d, stages, decimals=p, asked=p),
+                         run_chain(d, stages, decimals=None, asked=p)))  # fmt: skip
+        return changes_something(d, m, stages, p, runs[0], runs[1], keys=given)
 
     def attempt(ms: Sequence[Mistake]) -> None:
         notes = _reproduces(d, stages, ans, ms, band)
-        if notes is None:
-            return
+        if notes is None or (len(ms) == 1 and not changes_a_given_step(ms[0])):
+            return  # (a pair is tried only where no single mistake reproduces the answer)
         texts = {lang: tuple(m.text(notes, s) for m in ms) for lang, s in style.items()}
         if all(texts["en"] != f.texts["en"] for f in found):
             found.append(Diagnosis(tuple(m.name for m in ms), texts))
@@ -167,19 +195,18 @@ def diagnose(
 
 
 def _refuse_stand_ins(ans: Answer, exact: Run, features: Features) -> None:
-    """Raise the `InputError` for the first large number written where the entry is not that
-    number (``-1e9`` for −∞), in the order of the computation (`Answer.large`)."""
+    """Raise the `InputError` for the first large number (``-1e9``) written where a −∞ belongs:
+    a masked entry, in the order of the computation (`Answer.large`). Only a step with a masked
+    entry can hold one; elsewhere a large number is a number, graded like any other (a wrong
+    gradient of −1502 is wrong, not a stand-in)."""
     lang = ans.problem.lang
     for key in exact.raw:
-        if key not in ans.large:
-            continue
         want = exact.raw[key].lo
+        if key not in ans.large or not bool(torch.isinf(want).any()):
+            continue
         same = tuple(want.shape) == tuple(ans.steps[key].value.shape)
-        if not same and not bool(torch.isinf(want).any()):
-            continue  # another shape: the verdict says so; a masked step's -1e9 is still said
         for (r, c), text in sorted(ans.large[key].items()):
-            x, v = float(ans.steps[key].value[r, c]), float(want[r, c]) if same else -math.inf
-            if not math.isfinite(v) or abs(x - v) > max(1.0, 1e-3 * abs(v)):
+            if not same or math.isinf(float(want[r, c])):  # another shape: any entry may be
                 where = words(lang, "entry", step=step_label(key, lang, features), row=r + 1,
                               col=c + 1).rstrip(",")  # fmt: skip
                 raise error(lang, "stand_in", where=where, shown=text, spellings=spellings())
@@ -200,13 +227,14 @@ def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report
     order = [k for k in chain_keys(d, stages) if k in ans.steps]
     verdicts = tuple(_verdict(k, ans.steps[k], band.raw[k], exact.raw[k], p)
                      for k in order)  # fmt: skip
-    report = Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, variant=f.name)
+    report = Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, variant=f.name,
+                    heads=prob.trace.h)
     if report.first_wrong is None:
         return report
     style = {lang: _style(lang, p, prob.trace.tokens, f) for lang in ("en", "pt")}
     found, paired = diagnose(d, stages, ans, style, band, catalogue)
     return Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, tuple(found),
-                  pairs_tried=paired, variant=f.name)  # fmt: skip
+                  pairs_tried=paired, variant=f.name, heads=prob.trace.h)  # fmt: skip
 
 
 def check_document(

@@ -98,6 +98,9 @@ class Report:
     #: ``gqa``, ``gqa+rope`` …): the words of its steps and of its catalogue
     variant: str = PLAIN_NAME
 
+    #: the problem's query heads (the orders of the heads tried depend on them)
+    heads: int = 0
+
     @property
     def features(self) -> Features:
         return Features.parse(self.variant) or Features()
@@ -221,11 +224,25 @@ _FEATURE_WORDS: Final = {
 }  # fmt: skip
 
 
-def catalogue_words(f: Features, lang: str) -> str:
-    """What "none" says was tried: the features' own entries, then the homework's."""
+#: The heads' orders tried beyond `attention_ref.exercises.reproduce.EVERY_ORDER_UP_TO` heads.
+_SOME_ORDERS: Final = {
+    "en": ("the heads' order or V", "the heads' order (two swapped, or all reversed) or V"),
+    "pt": ("a ordem ou o V das cabeças",
+           "a ordem das cabeças (duas trocadas, ou todas invertidas) ou o V delas"),
+}  # fmt: skip
+
+
+def catalogue_words(f: Features, lang: str, heads: int = 0) -> str:
+    """What "none" says was tried: the features' own entries, then the homework's (with more
+    than `EVERY_ORDER_UP_TO` heads, the orders of the heads tried)."""
+    from attention_ref.exercises.reproduce import EVERY_ORDER_UP_TO
+
     on = (f.grouped, f.windowed, f.rotary)
     own = [w for w, yes in zip(_FEATURE_WORDS[lang], on, strict=True) if yes]
-    return ", ".join([*own, _HOMEWORK[lang]])
+    homework = _HOMEWORK[lang]
+    if heads > EVERY_ORDER_UP_TO:
+        homework = homework.replace(*_SOME_ORDERS[lang])
+    return ", ".join([*own, homework])
 
 
 def number(x: float, decimals: int, lang: str) -> str:
@@ -290,7 +307,7 @@ def report_lines(r: Report) -> list[str]:
     lines.append(w["first"].format(label=step_label(first.key, r.lang, r.features)))
     if not r.diagnoses:
         how = w["how" if r.pairs_tried else "how_alone"]
-        what = catalogue_words(r.features, r.lang)
+        what = catalogue_words(r.features, r.lang, r.heads)
         return [*lines, w["none"].format(what=what, how=how)]
     texts = [t[0] if len(t) == 1 else w["pair"].format(a=t[0], b=t[1])
              for t in (d.texts[r.lang] for d in r.diagnoses)]  # fmt: skip

@@ -1,0 +1,130 @@
+"""The checker's band and names, exact (issue 41): each case is one an independent solver found
+the checker getting wrong, written as the answer a student sends.
+
+- after a step the student gave, the band is that step's rounding and nothing wider: a slip onto
+  the next unit (2.400 or 2.402 where the given concat carries 2.401) is a slip;
+- a matrix written wholly to fewer places than asked is not right, though the band may hold it;
+- a large number is a stand-in for −∞ only where a −∞ belongs;
+- a mistake that changes none of the steps given is never their diagnosis;
+- with more than four heads, two heads swapped are tried (and the generator draws again where
+  a swap would be hidden).
+"""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from attention_ref.exercises.answer import answer_from_steps, answer_text, read_answer_text
+from attention_ref.exercises.catalogue import mistakes_for
+from attention_ref.exercises.chain import BACKWARD, FORWARD, computed_steps
+from attention_ref.exercises.draw import Problem, draw
+from attention_ref.exercises.grader import Status, check_document, report_lines
+from attention_ref.exercises.options import ExerciseOptions
+
+
+def check(text: str):
+    return check_document(read_answer_text(text))
+
+
+def test_a_slip_onto_the_next_unit_after_a_given_step_is_wrong():
+    """Seed 23: W_O's second column is a unit column, so output[3, 2] is concat[3, 2]; the
+    concat given to 3 places (2.401) carries 2.401, and nothing else rounds to it."""
+    prob = Problem.of_exercise(ExerciseOptions(seed=23))
+    W_O = prob.trace.W_O
+    assert W_O is not None and W_O[:, 1].tolist() == [0.0, 1.0, 0.0, 0.0]
+    steps = computed_steps(prob.data())
+    text = answer_text(answer_from_steps(steps, prob.naming, 3, keys=("concat", "output")), 3)
+    assert "[1.802, 2.401, 4.816, 5.217]" in text
+    assert check(text).all_right  # the control: the right answer
+    for slip in ("2.40", "2.400", "2.402"):
+        report = check(text.replace("[1.802, 2.401, 4.816", f"[1.802, {slip}, 4.816"))
+        output = report.verdicts[-1]
+        assert output.key == ("output", None) and output.status is Status.WRONG, slip
+        assert [(o.row, o.col) for o in output.off] == [(2, 1)], slip
+
+
+def test_a_matrix_written_wholly_to_fewer_places_is_not_right():
+    """RoPE seed 1 (one head): the scores to 2 places, every one within what the rounded
+    cosines carry, is a matrix rounded to 2 places: "give 3 decimals", not right."""
+    prob = Problem.of_exercise(ExerciseOptions(seed=1, variant="rope", heads=1))
+    two = ('[[12.00, 8.20, 5.60], [3.97, 5.00, 10.68], [-4.07, -0.87, 15.00]]')
+    doc = json.dumps(prob.naming)[:-1] + ', "heads": [{"scores": ' + two + "}]}"
+    report = check(doc)
+    assert report.verdicts[0].status is Status.FEW_DECIMALS, report_lines(report)
+    # the controls: the same to 3 places is right; a matrix whose values need no third place
+    # (integers, 0.5) may drop its zeros
+    exact = computed_steps(prob.data())[("scores", 0)]
+    three = json.dumps(torch.round(exact, decimals=3).tolist())
+    assert check(json.dumps(prob.naming)[:-1] + ', "heads": [{"scores": ' + three + "}]}").all_right
+    plain = Problem.of_exercise(ExerciseOptions(seed=1))
+    Q = computed_steps(plain.data())[("Q", 0)]
+    assert check(json.dumps(plain.naming | {"heads": [{"Q": Q.int().tolist()}]})).all_right
+
+
+def test_a_large_wrong_gradient_is_graded_not_refused_as_a_stand_in():
+    """--backward, 4 tokens, d_model 8, 2 heads, seed 5: softmax over the columns with the
+    key's backward formulas gives ∂L/∂X near −1502; ∂X has no masked entry."""
+    prob = Problem.of_exercise(ExerciseOptions(seed=5, backward=True, tokens=4, d_model=8,
+                                               heads=2))  # fmt: skip
+    d, stages = prob.data(), FORWARD + BACKWARD
+    columns = [m for m in mistakes_for(d, stages, 3, prob.chain.catalogue)
+               if m.name == "softmax_columns"]  # fmt: skip
+    steps = computed_steps(d, columns, stages)
+    assert float(steps[("grad.X", None)].min()) < -1000
+    report = check(answer_text(answer_from_steps(steps, prob.naming, 3, keys=("grad.X",)), 3))
+    assert not report.all_right and report.first_wrong.key == ("grad.X", None)
+    # the control: -1e9 where a −∞ belongs is still refused with the spelling to write
+    masked = computed_steps(d)[("S_masked", 0)]
+    rows = [["-1e9" if torch.isinf(x) else round(float(x), 3) for x in row] for row in masked]
+    text = json.dumps(prob.naming | {"heads": [{"S_masked": rows}]}).replace('"-1e9"', "-1e9")
+    try:
+        check(text)
+    except ValueError as e:
+        assert 'write "-inf" for a masked entry' in str(e)
+    else:
+        raise AssertionError("a stand-in for −∞ was graded")
+
+
+def test_a_mistake_that_cannot_change_the_steps_given_is_not_their_diagnosis():
+    """RoPE seed 0 (one head): S alone with one entry 0.001 off. Positions counted from 1 turn
+    every row further but leave Q_rot K_rotᵀ as it is (it depends on t − u only): the slip is
+    the diagnosis."""
+    prob = Problem.of_exercise(ExerciseOptions(seed=0, variant="rope", heads=1))
+    S = torch.round(computed_steps(prob.data())[("S", 0)], decimals=3)
+    assert float(S[2, 0]) == -1.059
+    S[2, 0] = -1.060
+    report = check(json.dumps(prob.naming | {"heads": [{"S": S.tolist()}]}))
+    assert report.diagnosis_names == [("slip",)], report_lines(report)
+    # the control: with Q_rot given too, positions from 1 change a step given, and are named
+    shifted = [m for m in mistakes_for(prob.data(), FORWARD, 3, prob.chain.catalogue)
+               if m.name == "rope_positions_from_1"]  # fmt: skip
+    steps = computed_steps(prob.data(), shifted)
+    text = answer_text(answer_from_steps(steps, prob.naming, 3, keys=("Q_rot", "S")), 3)
+    assert check(text).diagnosis_names == [("rope_positions_from_1",)]
+
+
+def test_two_heads_swapped_are_named_with_eight_heads():
+    prob = Problem.of_exercise(ExerciseOptions(seed=0, d_model=8, heads=8))
+    H = [computed_steps(prob.data())[("H", i)] for i in range(8)]
+    swapped = torch.round(torch.cat([H[1], H[0], *H[2:]], -1), decimals=3)
+    report = check(json.dumps(prob.naming | {"concat": swapped.tolist()}))
+    assert report.diagnosis_names == [("heads_swapped",)], report_lines(report)
+    assert "[H⁽²⁾ | H⁽¹⁾ | H⁽³⁾" in "\n".join(report_lines(report))
+    # when nothing reproduces, the report says which orders it tried (not every one of 8!)
+    off = swapped.clone()
+    off[0, 0] += 0.5
+    off[1, 1] += 0.5
+    lines = "\n".join(report_lines(check(json.dumps(prob.naming | {"concat": off.tolist()}))))
+    assert "the heads' order (two swapped, or all reversed)" in lines
+
+
+def test_the_generator_draws_again_where_two_of_eight_heads_would_hide_a_swap():
+    """GQA with 8 query heads, seed 37: its first draw gives two query heads the same H, so a
+    swap of them changes nothing; the generator draws again."""
+    opt = ExerciseOptions(seed=37, variant="gqa", heads=8, d_model=8)
+    drawn = draw(opt)
+    assert drawn.draws > 1 and {m.name for m in drawn.hidden} == {"no_scale"}  # d_k = 1
+    H = [computed_steps(Problem.of_exercise(opt).data())[("H", i)] for i in range(8)]
+    assert all(not torch.allclose(H[i], H[j], atol=1e-3) for i in range(8) for j in range(i))
