@@ -197,8 +197,8 @@ ENTRIES: Final[tuple[Kind, ...]] = (
     Kind("no_scale", {
         "en": "no scaling: S = Q Kᵀ was not divided by √d_k = {right}",
         "pt": "sem escala: S = Q Kᵀ não foi dividido por √d_k = {right}",
-    }, lambda d, kind: one(kind, stages={"S": lambda d, e, i: e["scores", i]},
-                           fields=r.right_scale(d)),
+    }, r.carried_back(lambda d, kind: one(kind, stages={"S": lambda d, e, i: e["scores", i]},
+                                          fields=r.right_scale(d))),
         _every, lambda d: d.trace.d_k == 1),
     Kind("scale", {
         "en": "the scores were divided by {names} = {value} instead of √d_k = {right}",
@@ -208,12 +208,13 @@ ENTRIES: Final[tuple[Kind, ...]] = (
         "en": "softmax over the columns instead of the rows (each column of A sums to 1, not "
         "each row)",
         "pt": "softmax pelas colunas em vez das linhas (cada coluna de A soma 1, não cada linha)",
-    }, lambda d, kind: one(kind, stages={"A": lambda d, e, i: e["S_masked", i].T
-                                         .softmax_rows().T}), _every, _single_token),
+    }, r.carried_back(lambda d, kind: one(kind, stages={"A": lambda d, e, i: e["S_masked", i].T
+                                                        .softmax_rows().T})), _every,
+        _single_token),
     Kind("K_Qt", {
         "en": "K Qᵀ instead of Q Kᵀ (the scores transposed)",
         "pt": "K Qᵀ em vez de Q Kᵀ (os scores transpostos)",
-    }, r.k_qt, _every, _single_token),
+    }, r.carried_back(r.k_qt), _every, _single_token),
     Kind("transposed_W", {
         "en": "a transposed weight: X {sym}ᵀ instead of X {sym}",
         "pt": "um peso transposto: X {sym}ᵀ em vez de X {sym}",
@@ -221,7 +222,7 @@ ENTRIES: Final[tuple[Kind, ...]] = (
     Kind("transposed_W_O", {
         "en": "a transposed weight: Concat W_Oᵀ instead of Concat W_O",
         "pt": "um peso transposto: Concat W_Oᵀ em vez de Concat W_O",
-    }, r.transposed_w_o, _every, lambda d: d.trace.d_model == 1),
+    }, r.carried_back(r.transposed_w_o), _every, lambda d: d.trace.d_model == 1),
     *(Kind(f"gave_{role}t", {
         "en": "you gave {sym}ᵀ, the transpose of {sym}, instead of {sym}",
         "pt": "você deu {sym}ᵀ, a transposta de {sym}, em vez de {sym}",
@@ -270,7 +271,8 @@ ENTRIES: Final[tuple[Kind, ...]] = (
         "the values)",
         "pt": "H = Aᵀ V em vez de A V (os pesos transpostos: cada coluna de A ponderou os "
         "valores)",
-    }, lambda d, kind: one(kind, stages={"H": lambda d, e, i: e["A", i].T @ e["V", i]}), _every,
+    }, r.carried_back(lambda d, kind: one(kind, stages={"H": lambda d, e, i: e["A", i].T
+                                                        @ e["V", i]})), _every,
         _single_token),
     Kind("slip", {
         "en": "an arithmetic slip in one entry: {step} at [{row}, {col}] is {yours} where "
@@ -303,8 +305,14 @@ def mistakes_for(
     """The catalogue's mistakes that exist for this problem and change something on it."""
     right = run_chain(d, stages, decimals=decimals, asked=decimals)
     exact = run_chain(d, stages, decimals=None, asked=decimals)
+    back = _has_backward(stages)
     return [m for kind in catalogue for m in kind.instances(d, kind)
-            if changes_something(d, m, stages, decimals, right, exact)]  # fmt: skip
+            if (back or not m.backward)
+            and changes_something(d, m, stages, decimals, right, exact)]  # fmt: skip
+
+
+def _has_backward(stages: Sequence[Stage]) -> bool:
+    return any(s.name.startswith("grad.") for s in stages)
 
 
 def _runs(m: Mistake, stages: Sequence[Stage]) -> bool:
@@ -343,7 +351,7 @@ def hidden(
     tried: list[Mistake] = []
     for kind in catalogue:
         for m in kind.instances(d, kind):
-            if m.rank or not _runs(m, stages):
+            if m.rank or not _runs(m, stages) or (m.backward and not _has_backward(stages)):
                 continue
             (blind if kind.blind(d) or mistake_id(m) in skip else tried).append(m)
     tried.sort(key=lambda m: mistake_id(m) not in watch)  # stable: the catalogue's order

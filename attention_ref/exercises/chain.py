@@ -216,7 +216,11 @@ def _turn(source: str) -> StageFn:
 
 
 def _s_masked(d: Data, e: Env, i: int | None) -> Iv:
+    """``S + M``: the window's ``M`` as the student wrote it where it is a step (a slip in it
+    carries on), else the problem's mask."""
     S = e["S", i]
+    if ("M", None) in e:
+        return S + e["M", None]
     return S.fill(torch.isinf(d.trace.M), -math.inf) if d.trace.M is not None else S
 
 

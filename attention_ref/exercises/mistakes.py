@@ -72,6 +72,9 @@ class Mistake:
     given: frozenset[str] = frozenset()
     #: the words from what the run recorded (``None``: ``words`` as they are)
     describe: Callable[[Mapping[str, object], Style], str] | None = None
+    #: the mistake written consistently into the backward too (its gradients' formulas the
+    #: mistaken forward's): tried only on a chain with a backward
+    backward: bool = False
 
     def text(self, notes: Mapping[str, object], style: Style) -> str:
         """The mistake in words, in ``style.lang``."""

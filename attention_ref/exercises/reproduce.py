@@ -15,11 +15,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from dataclasses import replace
 from typing import Final
 
 import torch
 
 from attention_ref.exercises.chain import (
+    SLACK,
     Data,
     Env,
     Given,
@@ -87,12 +89,14 @@ def scales(d: Data, kind: Kind) -> Iterable[Mistake]:
             factors.setdefault(round(value, 12), []).append(symbol)
     for value, symbols in factors.items():
         name = "scale_" + "_".join(s.lstrip("√") for s in symbols)
-        yield kind.mistake(
+        m = kind.mistake(
             name,
             stages={"S": lambda d, e, i, c=value: e["scores", i] / c},
             fields={lang: {"names": " = ".join(symbols), "value": num(value, lang),
                            "right": num(right, lang)} for lang in LANGS},
         )  # fmt: skip
+        yield m
+        yield replace(m, stages={**m.stages, **scaled_back(value)}, backward=True)
 
 
 def right_scale(d: Data) -> dict[str, dict[str, object]]:
@@ -105,6 +109,51 @@ def one_hot(x: Iv) -> Iv:
     mid = torch.where(torch.isinf(x.lo), x.lo, x.mid)
     hot = torch.zeros_like(mid).scatter_(-1, mid.argmax(-1, keepdim=True), 1.0)
     return Iv.point(hot)
+
+
+# --- the same mistake carried consistently into the backward ----------------------------------
+
+
+def _col_softmax_backward(d: Data, e: Env, i: int | None) -> Iv:
+    """∂S̃ of a softmax over the columns: A ⊙ (∂A − colsum(∂A ⊙ A))."""
+    A, dA = e["A", i], e["grad.A", i]
+    return A * (dA - (dA * A).T.rowsum().T)
+
+
+#: Per forward mistake, the backward stages of a student who differentiates what they computed
+#: (the scores not scaled, K Qᵀ, Aᵀ V, Concat W_Oᵀ, the softmax over the columns).
+CONSISTENT_BACKWARD: Final[dict[str, dict[str, StageFn]]] = {
+    "no_scale": {"grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i],
+                 "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i]},
+    "K_Qt": {"grad.Q": lambda d, e, i: e["grad.S", i].T @ e["K", i] / math.sqrt(d.trace.d_k),
+             "grad.K": lambda d, e, i: e["grad.S", i] @ e["Q", i] / math.sqrt(d.trace.d_k)},
+    "At_V": {"grad.A": lambda d, e, i: e["V", i] @ e["grad.H", i].T,
+             "grad.V": lambda d, e, i: e["A", i] @ e["grad.H", i]},
+    "transposed_W_O": {
+        "grad.concat": lambda d, e, i: e["grad.output", None] @ Iv.point(d.trace.W_O),  # type: ignore[arg-type]
+        "grad.W_O": lambda d, e, i: e["grad.output", None].T @ e["concat", None]},
+    "softmax_columns": {"grad.S_masked": _col_softmax_backward},
+}  # fmt: skip
+
+
+def carried_back(instances: Instances) -> Instances:
+    """The kind's mistakes, and each again written consistently into the backward
+    (`CONSISTENT_BACKWARD`; `Mistake.backward`)."""
+
+    def both(d: Data, kind: Kind) -> Iterable[Mistake]:
+        for m in instances(d, kind):
+            yield m
+            back = CONSISTENT_BACKWARD.get(kind.name)
+            if back is not None:
+                yield replace(m, stages={**m.stages, **back}, backward=True)
+
+    return both
+
+
+def scaled_back(c: float) -> dict[str, StageFn]:
+    """The backward of scores divided by ``c``: ∂Q = ∂S K / c, ∂K = ∂Sᵀ Q / c."""
+    return {"grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i] / c,
+            "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i] / c}  # fmt: skip
 
 
 # --- factors in the wrong order, transposed weights and steps -------------------------------------
@@ -222,7 +271,9 @@ def _slip_adjust(
     key: Key, raw: Iv, g: Given | None, notes: MutableMapping[str, object], decimals: int
 ) -> Iv:
     """At the first step where the student's numbers differ in exactly one entry, take that
-    entry as they wrote it (the next steps then follow from it, or not: ``adjust_carries``)."""
+    entry as they wrote it (the next steps then follow from it, or not: ``adjust_carries``):
+    their written value, or an unrounded one that rounds to it, strictly inside its half unit
+    (a student carries either, as at every step given)."""
     if "slip" in notes or g is None or g.value.shape != raw.shape or g.value.numel() < 2:
         return raw
     off = ~loosely(g, raw, decimals)
@@ -231,7 +282,9 @@ def _slip_adjust(
     r, c = (int(x) for x in off.nonzero()[0])
     notes["slip"] = (key, r, c, float(g.value[r, c]), float(raw.mid[r, c]))
     lo, hi = raw.lo.clone(), raw.hi.clone()
-    lo[r, c] = hi[r, c] = g.value[r, c]
+    x = g.value[r, c]
+    h = max(float(g.half_unit(15)[r, c]) - 10 * SLACK * (1 + min(abs(float(x)), 1e6)), 0.0)
+    lo[r, c], hi[r, c] = x - h, x + h
     return Iv(lo, hi)
 
 

@@ -70,7 +70,7 @@ def test_a_large_wrong_gradient_is_graded_not_refused_as_a_stand_in():
                                                heads=2))  # fmt: skip
     d, stages = prob.data(), FORWARD + BACKWARD
     columns = [m for m in mistakes_for(d, stages, 3, prob.chain.catalogue)
-               if m.name == "softmax_columns"]  # fmt: skip
+               if m.name == "softmax_columns" and not getattr(m, "backward", False)]  # fmt: skip
     steps = computed_steps(d, columns, stages)
     assert float(steps[("grad.X", None)].min()) < -1000
     report = check(answer_text(answer_from_steps(steps, prob.naming, 3, keys=("grad.X",)), 3))
@@ -128,3 +128,71 @@ def test_the_generator_draws_again_where_two_of_eight_heads_would_hide_a_swap():
     assert drawn.draws > 1 and {m.name for m in drawn.hidden} == {"no_scale"}  # d_k = 1
     H = [computed_steps(Problem.of_exercise(opt).data())[("H", i)] for i in range(8)]
     assert all(not torch.allclose(H[i], H[j], atol=1e-3) for i in range(8) for j in range(i))
+
+
+def test_a_slip_is_named_whether_the_student_carried_it_rounded_or_not():
+    """Seed 15: A⁽¹⁾[3, 3] slipped to 0.943 (0.993 is right); H⁽¹⁾[3, 2] is 3.786 from the A
+    written, 3.785 from its unrounded entries (0.007032·2 + 0.000416 + 0.9428·4): both name
+    the slip."""
+    prob = Problem.of_exercise(ExerciseOptions(seed=15))
+    steps = computed_steps(prob.data())
+    A = torch.round(steps[("A", 0)], decimals=3)
+    H = torch.round(steps[("H", 0)], decimals=3)
+    assert A[2].tolist() == [0.007, 0.0, 0.993]
+    A[2, 2] = 0.943
+    for h in (3.786, 3.785):
+        H[2] = torch.tensor([0.943, h], dtype=torch.float64)
+        doc = prob.naming | {"heads": [{"A": A.tolist(), "H": H.tolist()}]}
+        report = check(json.dumps(doc))
+        assert report.diagnosis_names == [("slip",)], (h, report_lines(report))
+    H[2, 1] = 3.790  # the control: no rounding of the slipped row gives 3.790
+    report = check(json.dumps(prob.naming | {"heads": [{"A": A.tolist(), "H": H.tolist()}]}))
+    assert report.diagnosis_names != [("slip",)]
+
+
+def test_a_slip_in_the_windows_mask_is_carried_into_the_masked_scores():
+    """A window of 2 keys over 4 tokens: M_win[4, 2] written 0 (token 4 sees token 2 too), and
+    S̃ and A computed from that M: the slip in M is the diagnosis."""
+    prob = Problem.of_exercise(ExerciseOptions(seed=3, variant="window", tokens=4))
+    steps = computed_steps(prob.data())
+    M = steps[("M", None)].clone()
+    assert float(M[3, 1]) == float("-inf")
+    M[3, 1] = 0.0
+    steps[("M", None)] = M
+    for i in range(prob.trace.h):
+        steps[("S_masked", i)] = steps[("S", i)] + M
+        steps[("A", i)] = torch.softmax(steps[("S_masked", i)], -1)
+    text = answer_text(answer_from_steps(steps, prob.naming, 3, keys=("M", "S_masked", "A")), 3)
+    report = check(text.replace("-Infinity", '"-inf"'))
+    assert report.diagnosis_names == [("slip",)], report_lines(report)
+    assert "M_win at [sleep, 2] is 0.000 where −∞ is right" in "\n".join(report_lines(report))
+
+
+def test_a_forward_mistake_carried_consistently_into_the_backward_is_named():
+    """--backward, seed 3: a student who did not scale S and then differentiated what they
+    computed (∂Q = ∂S K, ∂K = ∂Sᵀ Q, no 1/√d_k) gives every gradient from that: no scaling is
+    the diagnosis, as it is for the same S with the key's backward formulas; and so for each
+    forward mistake the catalogue carries into the backward."""
+    from dataclasses import replace
+
+    from attention_ref.exercises.reproduce import CONSISTENT_BACKWARD
+
+    prob = Problem.of_exercise(ExerciseOptions(seed=3, backward=True))
+    d, stages = prob.data(), FORWARD + BACKWARD
+    forward = {m.name: m for m in mistakes_for(d, FORWARD, 3, prob.chain.catalogue)}
+    keys = ("S", "A", "H", "output", "grad.W_O", "grad.A", "grad.S_masked", "grad.W_Q",
+            "grad.X")  # fmt: skip
+
+    def diagnosis(m) -> list:
+        steps = computed_steps(d, [m], stages)
+        text = answer_text(answer_from_steps(steps, prob.naming, 3, keys=keys), 3)
+        return check(text.replace("-Infinity", '"-inf"')).diagnosis_names
+
+    by_hand = {"grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i],
+               "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i]}  # fmt: skip
+    no_scale = forward["no_scale"]
+    assert diagnosis(replace(no_scale, stages={**no_scale.stages, **by_hand})) == [("no_scale",)]
+    assert diagnosis(no_scale) == [("no_scale",)]  # the key's backward formulas
+    for name, back in CONSISTENT_BACKWARD.items():
+        m = forward[name]
+        assert diagnosis(replace(m, stages={**m.stages, **back})) == [(name,)], name
