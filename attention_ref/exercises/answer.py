@@ -59,6 +59,7 @@ from attention_ref.exercises.options import options_from_json
 from attention_ref.exercises.problem import (
     FINAL_STEPS,
     GRAD_HEAD_STEPS,
+    GRAD_KV_STEPS,
     GRAD_STEPS,
     HEAD_STEPS,
     Layout,
@@ -293,10 +294,11 @@ def parse_answer(
     if g is not None:
         if not isinstance(g, dict):
             raise error(say, "grads_object")
-        bad = sorted(set(g) - {*GRAD_STEPS, "heads"})
+        bad = sorted(set(g) - {*GRAD_STEPS, "heads", *("kv_heads",) * bool(lay.kv_heads)})
         if bad:
             raise error(say, "grads_key", shown=shown(bad[0]))
         steps |= read.heads(g.get("heads"), "grads.heads", GRAD_HEAD_STEPS, tr.h, "grad.")
+        steps |= read.heads(g.get("kv_heads"), "grads.kv_heads", GRAD_KV_STEPS, tr.g, "grad.kv.")
         for name in GRAD_STEPS:
             if g.get(name) is not None:
                 key = (f"grad.{name}", None)
@@ -378,9 +380,11 @@ def answer_from_steps(
     for (name, head), value in steps.items():
         if name not in keys:
             continue
-        grad, kv = name.startswith("grad."), name.startswith("kv.")
+        grad = name.startswith("grad.")
         where: dict[str, object] = doc.setdefault("grads", {}) if grad else doc  # type: ignore[assignment]
-        short = name[5:] if grad else name[3:] if kv else name
+        short = name[5:] if grad else name
+        kv = short.startswith("kv.")
+        short = short[3:] if kv else short
         if head is None:
             where[short] = written(value)
         else:

@@ -55,9 +55,9 @@ def label(key: Key) -> str:
     """The JSON path of a step in the answer: ``heads[1].A``, ``concat``, ``grads.heads[0].W_Q``,
     ``grads.X``, ``kv_heads[0].K`` (heads count from 0, as JSON lists do)."""
     name, head = key
-    if name.startswith("kv."):
-        return f"kv_heads[{head}].{name[3:]}"
     prefix, name = ("grads.", name[5:]) if name.startswith("grad.") else ("", name)
+    if name.startswith("kv."):
+        return f"{prefix}kv_heads[{head}].{name[3:]}"
     return prefix + (f"heads[{head}].{name}" if head is not None else name)
 
 
@@ -71,6 +71,9 @@ SHORT_WORDS: Final = {"en": {"concat": "concat", "output": "output"},
 #: name a K/V head: the one the query head reads (its group's, rotated with RoPE).
 READ_WORDS: Final = {"en": "the {name} query head {i} reads", "pt": "o {name} que a cabeça de "
                      "consulta {i} lê"}  # fmt: skip
+#: A query head's share of its K/V head's gradient, in grouped-query attention.
+THROUGH_WORDS: Final = {"en": "(through query head {i})",
+                        "pt": "(pela cabeça de consulta {i})"}  # fmt: skip
 #: The key of a query head's scores in grouped-query attention (its group's).
 GROUP_WORDS: Final = {"en": "(the {k} query head {i} reads)",
                       "pt": "(o {k} que a cabeça de consulta {i} lê)"}  # fmt: skip
@@ -89,6 +92,10 @@ def math_name(key: Key, lang: str = "en", features: Features = PLAIN) -> str:
         return "M_jan" if lang == "pt" else "M_win"
     grad = name.startswith("grad.")
     name = name[5:] if grad else name
+    if grad and name.startswith("kv."):  # a K/V head's gradient: its group's sum
+        return f"∂{name[3:]}{sup(head or 0)}"
+    if grad and features.grouped and name in ("K", "V", "W_K", "W_V") and head is not None:
+        return f"∂{name}{sup(head)} " + THROUGH_WORDS[lang].format(i=head + 1)
     sym = {"scores": "QKᵀ", "S_masked": "S̃"}.get(name, name)
     if name == "scores" and features.separate_kv and head is not None:
         s = sup(head)

@@ -52,11 +52,6 @@ def _every(f: Features) -> bool:
     return True
 
 
-def _plain(f: Features) -> bool:
-    """The homework's attention alone (its gradients: the problems with a backward)."""
-    return not f.any
-
-
 def _grouped(f: Features) -> bool:
     return f.grouped
 
@@ -233,7 +228,8 @@ ENTRIES: Final[tuple[Kind, ...]] = (
     Kind("gave_dW_Ot", {
         "en": "you gave (∂W_O)ᵀ, the transpose of ∂W_O, instead of ∂W_O",
         "pt": "você deu (∂W_O)ᵀ, a transposta de ∂W_O, em vez de ∂W_O",
-    }, r.gave_transposed("∂W_O", "grad.W_O"), _plain, lambda d: d.trace.d_model == 1),
+    }, r.gave_transposed("∂W_O", "grad.W_O"), _every, lambda d: d.trace.d_model == 1,
+        backward_only=True),
     Kind("heads_swapped", {
         "en": "the heads in the wrong order in the concat: [{order}]",
         "pt": "as cabeças na ordem errada na concatenação: [{order}]",
@@ -283,9 +279,12 @@ ENTRIES: Final[tuple[Kind, ...]] = (
 )  # fmt: skip
 
 @functools.cache
-def catalogue_of(f: Features) -> tuple[Kind, ...]:
-    """The entries that apply to a problem of features ``f``, in the grader's order."""
-    return tuple(k for k in ENTRIES if k.applies(f))
+def catalogue_of(f: Features, backward: bool | None = None) -> tuple[Kind, ...]:
+    """The entries that apply to a problem of features ``f``, in the grader's order; those of
+    the gradients alone where it has a backward (``None``: the homework's attention has one,
+    always: an answer may give its gradients; a problem with features, when asked)."""
+    backward = not f.any if backward is None else backward
+    return tuple(k for k in ENTRIES if k.applies(f) and (backward or not k.backward_only))
 
 
 #: The presets' catalogues (``mha``, ``gqa``, ``window``, ``rope``): views of `catalogue_of`.

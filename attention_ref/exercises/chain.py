@@ -25,7 +25,9 @@ query head ``Q``, ``Q_rot``, ``K`` and ``V`` (the key and value that head reads:
 rotated with RoPE), ``scores``, ``S``, ``S_masked``, ``A``, ``H``; per K/V head (``"kv_heads"``
 in an answer, ``("kv.K", j)`` here) ``K``, ``V``, ``K_rot``; RoPE's cosines and sines are a
 stage of their own, rounded like every step, so that a student who uses the printed values is
-carried. The backward (`BACKWARD`, the homework's: :math:`g = h`) follows the forward.
+carried. The backward (`BACKWARD`, of every ``g``, without RoPE) follows the forward: per
+query head ``grad.K``, ``grad.V`` are what comes through it, per K/V head (``grad.kv.K`` …) their
+group's sum.
 
 A chain is data (`Stage`), and a `Change` (a catalogue mistake,
 `attention_ref.exercises.mistakes.Mistake`) replaces some of its stages. With
@@ -261,12 +263,29 @@ FORWARD: Final[tuple[Stage, ...]] = (
 
 
 def _grad_x(d: Data, e: Env, i: int | None) -> Iv:
-    """∂X = Σ_i ∂Q⁽ⁱ⁾ W_Q⁽ⁱ⁾ᵀ + ∂K⁽ⁱ⁾ W_K⁽ⁱ⁾ᵀ + ∂V⁽ⁱ⁾ W_V⁽ⁱ⁾ᵀ: the three paths of every head."""
+    """∂X = Σ_i ∂Q⁽ⁱ⁾ W_Q⁽ⁱ⁾ᵀ + Σ_j ∂K⁽ʲ⁾ W_K⁽ʲ⁾ᵀ + ∂V⁽ʲ⁾ W_V⁽ʲ⁾ᵀ: the query path of every
+    query head, the key and value paths of every K/V head (each its group's sum)."""
     total = Iv.point(torch.zeros_like(d.trace.X))
-    for j in range(d.trace.h):
-        for role in ("Q", "K", "V"):
-            total = total + e[f"grad.{role}", j] @ _w(d, f"W_{role}", j).T
+    for i in range(d.trace.h):
+        total = total + e["grad.Q", i] @ _w(d, "W_Q", i).T
+    for j in range(d.g):
+        for role in ("K", "V"):
+            total = total + e[f"grad.kv.{role}", j] @ _w(d, f"W_{role}", j).T
     return total
+
+
+def _group_sum(role: str) -> StageFn:
+    r"""∂K⁽ʲ⁾ (or ∂V⁽ʲ⁾) of K/V head j: the sum over the query heads of its group of what
+    came through each (:math:`\sum_{i: \gamma(i) = j} \partial K^{(i)}`)."""
+
+    def fn(d: Data, e: Env, j: int | None) -> Iv:
+        parts = [e[f"grad.{role}", i] for i in range(d.trace.h) if d.group(i) == j]
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        return total
+
+    return fn
 
 
 def _grad_h(d: Data, e: Env, i: int | None) -> Iv:
@@ -301,6 +320,13 @@ BACKWARD: Final[tuple[Stage, ...]] = (
     Stage("grad.W_Q", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.Q", i]),
     Stage("grad.W_K", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.K", i]),
     Stage("grad.W_V", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.V", i]),
+    # the K/V heads collect their groups' gradients (with g = h, each its one head's)
+    Stage("grad.kv.K", True, _group_sum("K"), count=kv_count),
+    Stage("grad.kv.V", True, _group_sum("V"), count=kv_count),
+    Stage("grad.kv.W_K", True, lambda d, e, j: Iv.point(d.trace.X).T @ e["grad.kv.K", j],
+          count=kv_count),
+    Stage("grad.kv.W_V", True, lambda d, e, j: Iv.point(d.trace.X).T @ e["grad.kv.V", j],
+          count=kv_count),
     Stage("grad.X", False, _grad_x),
 )  # fmt: skip
 

@@ -82,7 +82,8 @@ class Chain:
 
 def chain_of(f: Features, *, backward: bool = False) -> Chain:
     """The chain of a problem of features ``f`` (``backward``: its gradients too)."""
-    return Chain(f, FORWARD + BACKWARD if backward else FORWARD, catalogue_of(f), layout(f))
+    stages = FORWARD + BACKWARD if backward else FORWARD
+    return Chain(f, stages, catalogue_of(f, backward), layout(f, backward))
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,8 @@ def trace_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> ProblemTrac
 
 def problem_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Problem:
     """What ``check`` grades an answer to the drawn ``problem`` against."""
-    chain = chain_of(opt.features, backward=not opt.features.any)
+    f = opt.features
+    chain = chain_of(f, backward=opt.backward or not f.any)
     return Problem(trace_of(opt, problem), {"exercise": opt.to_json()}, opt.source, opt.lang,
                    opt.decimals, chain)  # fmt: skip
 
@@ -225,7 +227,8 @@ def draw(opt: ExerciseOptions) -> Drawn:
 @functools.lru_cache(maxsize=256)
 def _draw(opt: ExerciseOptions) -> Drawn:
     rng = random.Random(opt.seed)
-    catalogue, stages = catalogue_of(opt.features), _stages(opt)
+    f = opt.features
+    catalogue, stages = catalogue_of(f, opt.backward or not f.any), _stages(opt)
 
     def look(
         problem: dict[str, JSONValue], *, skip: frozenset[str] = frozenset(),

@@ -26,8 +26,10 @@ from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.exercises.problem import ProblemTrace
 from attention_ref.exercises.statement import angle_mats, plural
 from attention_ref.exercises.words import TEXT
+from attention_ref.reference import gqa as ref_gqa
 from attention_ref.render import Explanation, JSONValue, Mat, Section
-from attention_ref.worked.gradients import grad_mat
+from attention_ref.worked.gradients import DEFAULT_G, grad_mat
+from attention_ref.worked.grouped_backward import backward_sections, grads_json
 from attention_ref.worked.grouped_layout import forward_sections, mask_section, trace_json
 from attention_ref.worked.trace import L, score_mats
 
@@ -58,6 +60,8 @@ KEY_TEXT: Final[dict[str, str]] = {
     "cabeça i em G, ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) "
     "(zero nas entradas mascaradas), ∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X "
     "soma os caminhos da consulta, da chave e do valor.",
+    "q5_kv": "Cada cabeça K/V soma os gradientes que chegam por cada cabeça de consulta do seu "
+    "grupo: ∂K⁽ʲ⁾ = Σ ∂K⁽ⁱ⁾, ∂V⁽ʲ⁾ = Σ ∂V⁽ⁱ⁾, e ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾.",
     "output": "Saída",
 }
 
@@ -144,6 +148,25 @@ def key_sections_pt(
             Section(title=titles["q5"], text=KEY_TEXT["q5" if has_wo else "q5_nowo"], items=q5)
         )
     return sections
+
+
+def grouped_q5_pt(tr: ProblemTrace, gr: ref_gqa.GQAGradientTrace, title: str) -> Section:
+    """The statement's gradient question answered in Portuguese, for K/V heads of their own:
+    ∂W_O, ∂A⁽¹⁾, ∂S̃⁽¹⁾, ∂W_Q⁽¹⁾ and ∂X of `attention_ref.reference.gqa.gqa_backward`."""
+    tok, has_wo = list(tr.tokens), tr.W_O is not None
+    items: list[Mat] = []
+    if gr.W_O is not None:
+        items.append(grad_mat("W_O", gr.W_O, "\\operatorname{Concat}^\\top G"))
+    items += [
+        grad_mat("A^{(1)}", gr.A[0], "\\partial H^{(1)} V^{(1)\\top}", rows=tok, cols=tok),
+        grad_mat("\\tilde S^{(1)}", gr.S_masked[0],
+                 "A^{(1)} \\odot (\\partial A^{(1)} - "
+                 "\\operatorname{rowsum}(\\partial A^{(1)} \\odot A^{(1)}))", rows=tok, cols=tok),
+        grad_mat("W_Q^{(1)}", gr.W_Q[0], "X^\\top \\partial Q^{(1)}"),
+        grad_mat("X", gr.X, rows=tok),
+    ]  # fmt: skip
+    text = KEY_TEXT["q5" if has_wo else "q5_nowo"] + (" " + KEY_TEXT["q5_kv"]) * tr.features.grouped
+    return Section(title=title, text=text, items=items)
 
 
 # --- the key -------------------------------------------------------------------------------------
@@ -270,9 +293,17 @@ def key(
         has_wo = "W_O" in problem
         sections = (variant_sections_pt(tr, statement) if lang == "pt"
                     else variant_sections_en(tr, has_wo))  # fmt: skip
-        data: dict[str, JSONValue] = {**trace_json(tr.reference())}
+        ref_tr = tr.reference()
+        data: dict[str, JSONValue] = {**trace_json(ref_tr)}
         if tr.window is not None:
             data["window"] = tr.window
+        if opt.backward:  # L = Σ output: G all ones
+            gr = ref_gqa.gqa_backward(ref_tr)
+            if lang == "pt":  # under the statement's own title of the question
+                sections.append(grouped_q5_pt(tr, gr, statement.sections[len(sections)].title))
+            else:
+                sections += backward_sections(ref_tr, gr, G_note=DEFAULT_G)
+            data |= {"loss": "sum", "grads": grads_json(ref_tr, gr)}
         precision = opt.decimals
     else:
         from attention_ref.inputs.attention_input import parse_input

@@ -104,6 +104,9 @@ class Kind:
     blind: Callable[[Data], bool] = lambda d: False
     #: `Mistake.given`, for each of its mistakes
     given: frozenset[str] = frozenset()
+    #: whether it is a mistake of the gradients alone: in the catalogue of a problem whose
+    #: chain has a backward
+    backward_only: bool = False
 
     def mistake(self, name: str = "", **kw: object) -> Mistake:
         """A `Mistake` of this kind; the words' ``{fields}`` filled per language from

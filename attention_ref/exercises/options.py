@@ -95,10 +95,11 @@ class ExerciseOptions:
         f = f.with_(grouped=self.kv_heads is not None, windowed=self.window is not None)
         object.__setattr__(self, "variant", f.name)
         v = f.name
-        if f.any and self.backward:
-            raise OptionError({"en": "--backward is for --variant mha: the --variant {v} exercise "
-                               "asks the forward pass", "pt": "--backward é de --variant mha: o "
-                               "exercício --variant {v} pede a passagem direta"}, v=v)  # fmt: skip
+        if f.rotary and self.backward:
+            raise OptionError({"en": "--backward is not asked with RoPE yet: the --variant {v} "
+                               "exercise asks the forward pass", "pt": "--backward ainda não é "
+                               "pedido com RoPE: o exercício --variant {v} pede a passagem "
+                               "direta"}, v=v)  # fmt: skip
         h = self.heads
         if f.grouped:
             if h < 2:
@@ -161,8 +162,10 @@ class ExerciseOptions:
             "heads": self.heads, "causal": self.causal, "lang": self.lang,
             "decimals": self.decimals}  # fmt: skip
         f = self.features
-        if f.any:  # the homework's exercise names no variant
-            out["variant"] = self.variant
+        if f.any:  # the homework's exercise names no variant (nor its backward: any answer
+            out["variant"] = self.variant  # to it may give gradients)
+            if self.backward:
+                out["backward"] = True
             if f.grouped:
                 out["kv_heads"] = self.kv_heads
             if f.windowed:

@@ -148,7 +148,7 @@ class Layout:
     """The steps an answer to a problem holds: the names accepted per query head (under
     ``"heads"``) and per K/V head (``"kv_heads"``), those its template asks, the steps of the
     whole problem beside ``concat`` and ``output`` (the window's mask ``M``), and whether it
-    takes gradients (``"grads"``: the homework's attention)."""
+    takes gradients (``"grads"``: every problem but RoPE's, not yet)."""
 
     heads: tuple[str, ...]
     kv_heads: tuple[str, ...]
@@ -164,26 +164,32 @@ FINAL_STEPS: Final = ("concat", "output")
 #: Gradient names: per head, and of the whole (``"grads"`` of the answer).
 GRAD_HEAD_STEPS: Final = ("H", "A", "S_masked", "S", "Q", "K", "V", "W_Q", "W_K", "W_V")
 GRAD_STEPS: Final = ("output", "W_O", "b_O", "concat", "X")
+#: Gradient names per K/V head (``"grads": {"kv_heads": [...]}``): its group's sums.
+GRAD_KV_STEPS: Final = ("K", "V", "W_K", "W_V")
 _AFTER: Final = ("scores", "S", "S_masked", "A", "H")
 
 
-def layout(f: Features) -> Layout:
+def layout(f: Features, backward: bool | None = None) -> Layout:
     """What an answer to a problem of features ``f`` holds. Per query head: ``Q`` (and
     ``Q_rot`` with RoPE), the ``K`` and ``V`` it reads, then ``scores`` … ``H``; per K/V head
     (any feature: the homework's attention has none apart from its heads) ``K``, ``V`` (and
     ``K_rot``). The template asks each step once: where the K/V heads are apart (``g < h`` or
-    RoPE) it asks them there and not again per query head."""
+    RoPE) it asks them there and not again per query head. Gradients where the problem has a
+    backward (``None``: the homework's attention has one, always; a problem with features when
+    its exercise asks it)."""
     rot_q, rot_k = ("Q_rot",) * f.rotary, ("K_rot",) * f.rotary
     heads = ("Q", *rot_q, "K", "V", *_AFTER)
     kv = ("K", "V", *rot_k) if f.any else ()
+    grads = not f.any if backward is None else backward
     if f.separate_kv:
-        return Layout(heads, kv, ("Q", *rot_q, *_AFTER), kv, ("M",) * f.windowed)
-    return Layout(heads, kv, heads, (), ("M",) * f.windowed, grads=not f.any)
+        return Layout(heads, kv, ("Q", *rot_q, *_AFTER), kv, ("M",) * f.windowed, grads)
+    return Layout(heads, kv, heads, (), ("M",) * f.windowed, grads)
 
 
 __all__ = [
     "FINAL_STEPS",
     "GRAD_HEAD_STEPS",
+    "GRAD_KV_STEPS",
     "GRAD_STEPS",
     "HEAD_STEPS",
     "ROPE_BASE",

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text, read_answer_text
-from attention_ref.exercises.catalogue import CATALOGUES, catalogue_of, hidden, mistakes_for
-from attention_ref.exercises.chain import FORWARD, Data, computed_steps
-from attention_ref.exercises.draw import _numbers, asked_keys, draw, trace_of
+from attention_ref.exercises.catalogue import CATALOGUES, hidden, mistakes_for
+from attention_ref.exercises.chain import BACKWARD, FORWARD, Data, computed_steps
+from attention_ref.exercises.draw import _numbers, asked_keys, draw, problem_of, trace_of
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.features import Features, default_shape
 from attention_ref.exercises.grader import Status, check_document, report_lines
@@ -102,7 +102,8 @@ def exercise_options(draw_):
         kw["window"] = draw_(st.integers(1, tokens - 1))
     return ExerciseOptions(seed=draw_(st.integers(0, 10_000)), tokens=tokens, d_model=d_model,
                            heads=heads, variant=variant, causal=f.windowed or
-                           draw_(st.booleans()), **kw)  # fmt: skip
+                           draw_(st.booleans()), backward=not f.rotary and draw_(st.booleans()),
+                           **kw)  # fmt: skip
 
 
 @settings(max_examples=60, deadline=None)
@@ -112,7 +113,10 @@ def test_every_mistake_that_applies_changes_an_asked_step(opt):
     drawn = draw(opt)
     d = Data.of(trace_of(opt, drawn.problem))
     keys = asked_keys(opt, "W_O" in drawn.problem)
-    shown, blind = hidden(d, FORWARD, opt.decimals, keys, catalogue_of(opt.features))
+    stages = FORWARD + BACKWARD if opt.backward else FORWARD
+    shown, blind = hidden(
+        d, stages, opt.decimals, keys, problem_of(opt, drawn.problem).chain.catalogue
+    )
     said = {m.words["en"] for m in drawn.hidden}
     assert {m.words["en"] for m in shown} <= said  # (only when the draws ran out)
     assert {m.words["en"] for m in blind} <= said

@@ -164,7 +164,8 @@ def catalogue_names(assignment: Assignment) -> list[str]:
     a variant's own), in its order: the rows of the class's summary."""
     from attention_ref.exercises.catalogue import catalogue_of
 
-    return [k.name for k in catalogue_of(assignment.options(0).features)]
+    opt = assignment.options(0)
+    return [k.name for k in catalogue_of(opt.features, opt.backward or not opt.features.any)]
 
 
 def _enrol(client: ClassClient, assignment: Assignment, student: str) -> bool:
