@@ -51,7 +51,7 @@ Variant = Annotated[
     typer.Option(
         "--variant",
         help=f"The attention: {_PRESETS_HELP}. Join features with + for several "
-        "(gqa+window+rope). Every one but mha asks the forward pass.",
+        "(gqa+window+rope). --backward asks the gradients of all but rope.",
     ),
 ]
 KvHeads = Annotated[

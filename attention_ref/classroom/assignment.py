@@ -174,7 +174,7 @@ class Assignment:
     backward: bool = False
     decimals: int = 3
     #: the attention: ``mha`` (the homework's), or features (``gqa``, ``window``, ``rope``,
-    #: joined by ``+``: `attention_ref.exercises.features`; the forward pass)
+    #: joined by ``+``: `attention_ref.exercises.features`; with RoPE, the forward pass)
     variant: str = PLAIN
     kv_heads: int | None = None  # g < h: K/V heads (None: the exercise's default, h/2)
     window: int | None = None  # a window: keys a token sees (None: the exercise's default)
