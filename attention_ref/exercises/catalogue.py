@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from attention_ref.exercises import reproduce as r
+from attention_ref.exercises.backward import carried_back
 from attention_ref.exercises.chain import FORWARD, Data, Iv, Key, Stage, rotate, run_chain
 from attention_ref.exercises.features import PRESETS, Features
 from attention_ref.exercises.mistakes import (
@@ -192,7 +193,7 @@ ENTRIES: Final[tuple[Kind, ...]] = (
     Kind("no_scale", {
         "en": "no scaling: S = Q Kᵀ was not divided by √d_k = {right}",
         "pt": "sem escala: S = Q Kᵀ não foi dividido por √d_k = {right}",
-    }, r.carried_back(lambda d, kind: one(kind, stages={"S": lambda d, e, i: e["scores", i]},
+    }, carried_back(lambda d, kind: one(kind, stages={"S": lambda d, e, i: e["scores", i]},
                                           fields=r.right_scale(d))),
         _every, lambda d: d.trace.d_k == 1),
     Kind("scale", {
@@ -203,13 +204,13 @@ ENTRIES: Final[tuple[Kind, ...]] = (
         "en": "softmax over the columns instead of the rows (each column of A sums to 1, not "
         "each row)",
         "pt": "softmax pelas colunas em vez das linhas (cada coluna de A soma 1, não cada linha)",
-    }, r.carried_back(lambda d, kind: one(kind, stages={"A": lambda d, e, i: e["S_masked", i].T
+    }, carried_back(lambda d, kind: one(kind, stages={"A": lambda d, e, i: e["S_masked", i].T
                                                         .softmax_rows().T})), _every,
         _single_token),
     Kind("K_Qt", {
         "en": "K Qᵀ instead of Q Kᵀ (the scores transposed)",
         "pt": "K Qᵀ em vez de Q Kᵀ (os scores transpostos)",
-    }, r.carried_back(r.k_qt), _every, _single_token),
+    }, carried_back(r.k_qt), _every, _single_token),
     Kind("transposed_W", {
         "en": "a transposed weight: X {sym}ᵀ instead of X {sym}",
         "pt": "um peso transposto: X {sym}ᵀ em vez de X {sym}",
@@ -217,7 +218,7 @@ ENTRIES: Final[tuple[Kind, ...]] = (
     Kind("transposed_W_O", {
         "en": "a transposed weight: Concat W_Oᵀ instead of Concat W_O",
         "pt": "um peso transposto: Concat W_Oᵀ em vez de Concat W_O",
-    }, r.carried_back(r.transposed_w_o), _every, lambda d: d.trace.d_model == 1),
+    }, carried_back(r.transposed_w_o), _every, lambda d: d.trace.d_model == 1),
     *(Kind(f"gave_{role}t", {
         "en": "you gave {sym}ᵀ, the transpose of {sym}, instead of {sym}",
         "pt": "você deu {sym}ᵀ, a transposta de {sym}, em vez de {sym}",
@@ -267,7 +268,7 @@ ENTRIES: Final[tuple[Kind, ...]] = (
         "the values)",
         "pt": "H = Aᵀ V em vez de A V (os pesos transpostos: cada coluna de A ponderou os "
         "valores)",
-    }, r.carried_back(lambda d, kind: one(kind, stages={"H": lambda d, e, i: e["A", i].T
+    }, carried_back(lambda d, kind: one(kind, stages={"H": lambda d, e, i: e["A", i].T
                                                         @ e["V", i]})), _every,
         _single_token),
     Kind("slip", {

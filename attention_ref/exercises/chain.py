@@ -133,7 +133,8 @@ class Stage:
         return list(range(self.count(d) if self.count is not None else d.trace.h))
 
 
-def _w(d: Data, role: str, i: int | None) -> Iv:
+def weight(d: Data, role: str, i: int | None) -> Iv:
+    """The problem's ``W_{role}`` of head ``i`` (a K/V head's for K and V), as a point."""
     assert i is not None
     return Iv.point(getattr(d.trace, role)[i])
 
@@ -144,8 +145,8 @@ def project(role: str, W: Tensor | None = None) -> StageFn:
 
     def fn(d: Data, e: Env, i: int | None) -> Iv:
         assert i is not None
-        weight = Iv.point(W[i]) if W is not None else _w(d, f"W_{role}", i)
-        out = Iv.point(d.trace.X) @ weight
+        w = Iv.point(W[i]) if W is not None else weight(d, f"W_{role}", i)
+        out = Iv.point(d.trace.X) @ w
         b = getattr(d.trace, f"b_{role}")
         return out + Iv.point(b[i].expand_as(out.lo)) if b is not None else out
 
@@ -260,75 +261,6 @@ FORWARD: Final[tuple[Stage, ...]] = (
     Stage("concat", False, lambda d, e, i: Iv.cat([e["H", j] for j in range(d.trace.h)])),
     Stage("output", False, lambda d, e, i: output_of(e["concat", None], d, d.trace.W_O)),
 )
-
-
-def _grad_x(d: Data, e: Env, i: int | None) -> Iv:
-    """∂X = Σ_i ∂Q⁽ⁱ⁾ W_Q⁽ⁱ⁾ᵀ + Σ_j ∂K⁽ʲ⁾ W_K⁽ʲ⁾ᵀ + ∂V⁽ʲ⁾ W_V⁽ʲ⁾ᵀ: the query path of every
-    query head, the key and value paths of every K/V head (each its group's sum)."""
-    total = Iv.point(torch.zeros_like(d.trace.X))
-    for i in range(d.trace.h):
-        total = total + e["grad.Q", i] @ _w(d, "W_Q", i).T
-    for j in range(d.g):
-        for role in ("K", "V"):
-            total = total + e[f"grad.kv.{role}", j] @ _w(d, f"W_{role}", j).T
-    return total
-
-
-def _group_sum(role: str) -> StageFn:
-    r"""∂K⁽ʲ⁾ (or ∂V⁽ʲ⁾) of K/V head j: the sum over the query heads of its group of what
-    came through each (:math:`\sum_{i: \gamma(i) = j} \partial K^{(i)}`)."""
-
-    def fn(d: Data, e: Env, j: int | None) -> Iv:
-        parts = [e[f"grad.{role}", i] for i in range(d.trace.h) if d.group(i) == j]
-        total = parts[0]
-        for part in parts[1:]:
-            total = total + part
-        return total
-
-    return fn
-
-
-def _grad_h(d: Data, e: Env, i: int | None) -> Iv:
-    assert i is not None
-    d_v = d.trace.d_v
-    return e["grad.concat", None].cols(i * d_v, (i + 1) * d_v)
-
-
-def _grad_s_masked(d: Data, e: Env, i: int | None) -> Iv:
-    """∂S̃ = A ⊙ (∂A − rowsum(∂A ⊙ A))."""
-    A, dA = e["A", i], e["grad.A", i]
-    return A * (dA - (dA * A).rowsum())
-
-
-BACKWARD: Final[tuple[Stage, ...]] = (
-    Stage("grad.output", False, lambda d, e, i: Iv.point(d.G)),
-    Stage("grad.W_O", False, lambda d, e, i: e["concat", None].T @ e["grad.output", None],
-          present=lambda d: d.trace.W_O is not None),
-    Stage("grad.b_O", False, lambda d, e, i: e["grad.output", None].colsum(),
-          present=lambda d: d.trace.b_O is not None),
-    Stage("grad.concat", False, lambda d, e, i: e["grad.output", None] @ Iv.point(d.trace.W_O).T
-          if d.trace.W_O is not None else e["grad.output", None]),
-    Stage("grad.H", True, _grad_h),
-    Stage("grad.A", True, lambda d, e, i: e["grad.H", i] @ e["V", i].T),
-    Stage("grad.V", True, lambda d, e, i: e["A", i].T @ e["grad.H", i]),
-    Stage("grad.S_masked", True, _grad_s_masked),
-    Stage("grad.S", True, lambda d, e, i: e["grad.S_masked", i]),
-    Stage("grad.Q", True,
-          lambda d, e, i: e["grad.S", i] @ e["K", i] / math.sqrt(d.trace.d_k)),
-    Stage("grad.K", True,
-          lambda d, e, i: e["grad.S", i].T @ e["Q", i] / math.sqrt(d.trace.d_k)),
-    Stage("grad.W_Q", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.Q", i]),
-    Stage("grad.W_K", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.K", i]),
-    Stage("grad.W_V", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.V", i]),
-    # the K/V heads collect their groups' gradients (with g = h, each its one head's)
-    Stage("grad.kv.K", True, _group_sum("K"), count=kv_count),
-    Stage("grad.kv.V", True, _group_sum("V"), count=kv_count),
-    Stage("grad.kv.W_K", True, lambda d, e, j: Iv.point(d.trace.X).T @ e["grad.kv.K", j],
-          count=kv_count),
-    Stage("grad.kv.W_V", True, lambda d, e, j: Iv.point(d.trace.X).T @ e["grad.kv.V", j],
-          count=kv_count),
-    Stage("grad.X", False, _grad_x),
-)  # fmt: skip
 
 
 def chain_keys(d: Data, stages: Sequence[Stage]) -> list[Key]:
@@ -461,7 +393,6 @@ def _meet(carry: Iv, g: Given, decimals: int | None) -> Iv:
 
 
 __all__ = [
-    "BACKWARD",
     "FORWARD",
     "SLACK",
     "Adjust",
@@ -488,5 +419,6 @@ __all__ = [
     "read_group",
     "rotate",
     "run_chain",
+    "weight",
     "within",
 ]

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Final
 
 from torch import Tensor
 
+from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import Mistake, catalogue_of, hidden, mistake_id
-from attention_ref.exercises.chain import BACKWARD, FORWARD, Data, Key, Stage
+from attention_ref.exercises.chain import FORWARD, Data, Key, Stage
 from attention_ref.exercises.features import Features
 from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.exercises.problem import (

@@ -20,6 +20,7 @@ from typing import Final
 
 import torch
 
+from attention_ref.exercises.backward import scaled_back
 from attention_ref.exercises.chain import (
     SLACK,
     Data,
@@ -109,51 +110,6 @@ def one_hot(x: Iv) -> Iv:
     mid = torch.where(torch.isinf(x.lo), x.lo, x.mid)
     hot = torch.zeros_like(mid).scatter_(-1, mid.argmax(-1, keepdim=True), 1.0)
     return Iv.point(hot)
-
-
-# --- the same mistake carried consistently into the backward ----------------------------------
-
-
-def _col_softmax_backward(d: Data, e: Env, i: int | None) -> Iv:
-    """∂S̃ of a softmax over the columns: A ⊙ (∂A − colsum(∂A ⊙ A))."""
-    A, dA = e["A", i], e["grad.A", i]
-    return A * (dA - (dA * A).T.rowsum().T)
-
-
-#: Per forward mistake, the backward stages of a student who differentiates what they computed
-#: (the scores not scaled, K Qᵀ, Aᵀ V, Concat W_Oᵀ, the softmax over the columns).
-CONSISTENT_BACKWARD: Final[dict[str, dict[str, StageFn]]] = {
-    "no_scale": {"grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i],
-                 "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i]},
-    "K_Qt": {"grad.Q": lambda d, e, i: e["grad.S", i].T @ e["K", i] / math.sqrt(d.trace.d_k),
-             "grad.K": lambda d, e, i: e["grad.S", i] @ e["Q", i] / math.sqrt(d.trace.d_k)},
-    "At_V": {"grad.A": lambda d, e, i: e["V", i] @ e["grad.H", i].T,
-             "grad.V": lambda d, e, i: e["A", i] @ e["grad.H", i]},
-    "transposed_W_O": {
-        "grad.concat": lambda d, e, i: e["grad.output", None] @ Iv.point(d.trace.W_O),  # type: ignore[arg-type]
-        "grad.W_O": lambda d, e, i: e["grad.output", None].T @ e["concat", None]},
-    "softmax_columns": {"grad.S_masked": _col_softmax_backward},
-}  # fmt: skip
-
-
-def carried_back(instances: Instances) -> Instances:
-    """The kind's mistakes, and each again written consistently into the backward
-    (`CONSISTENT_BACKWARD`; `Mistake.backward`)."""
-
-    def both(d: Data, kind: Kind) -> Iterable[Mistake]:
-        for m in instances(d, kind):
-            yield m
-            back = CONSISTENT_BACKWARD.get(kind.name)
-            if back is not None:
-                yield replace(m, stages={**m.stages, **back}, backward=True)
-
-    return both
-
-
-def scaled_back(c: float) -> dict[str, StageFn]:
-    """The backward of scores divided by ``c``: ∂Q = ∂S K / c, ∂K = ∂Sᵀ Q / c."""
-    return {"grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i] / c,
-            "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i] / c}  # fmt: skip
 
 
 # --- factors in the wrong order, transposed weights and steps -------------------------------------

@@ -18,7 +18,8 @@ from attention_ref.exercises.answer import (
     read_answer_text,
 )
 from attention_ref.exercises.answer_words import MASKED_SPELLINGS, step_label, width
-from attention_ref.exercises.chain import BACKWARD, FORWARD, computed_steps
+from attention_ref.exercises.backward import BACKWARD
+from attention_ref.exercises.chain import FORWARD, computed_steps
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.grader import check_document, report_lines
 from attention_ref.exercises.problem import ProblemTrace

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from attention_ref import reference as ref
 from attention_ref.exercises.answer import Problem
+from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.chain import (
-    BACKWARD,
     FORWARD,
     Data,
     Given,

@@ -17,8 +17,9 @@ import json
 import torch
 
 from attention_ref.exercises.answer import answer_from_steps, answer_text, read_answer_text
+from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import mistakes_for
-from attention_ref.exercises.chain import BACKWARD, FORWARD, computed_steps
+from attention_ref.exercises.chain import FORWARD, computed_steps
 from attention_ref.exercises.draw import Problem, draw
 from attention_ref.exercises.grader import Status, check_document, report_lines
 from attention_ref.exercises.options import ExerciseOptions
@@ -175,7 +176,7 @@ def test_a_forward_mistake_carried_consistently_into_the_backward_is_named():
     forward mistake the catalogue carries into the backward."""
     from dataclasses import replace
 
-    from attention_ref.exercises.reproduce import CONSISTENT_BACKWARD
+    from attention_ref.exercises.backward import CONSISTENT_BACKWARD
 
     prob = Problem.of_exercise(ExerciseOptions(seed=3, backward=True))
     d, stages = prob.data(), FORWARD + BACKWARD

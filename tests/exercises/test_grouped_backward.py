@@ -11,8 +11,9 @@ import pytest
 import torch
 
 from attention_ref.exercises.answer import answer_from_steps, answer_text, read_answer_text
+from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import mistakes_for
-from attention_ref.exercises.chain import BACKWARD, FORWARD, computed_steps
+from attention_ref.exercises.chain import FORWARD, computed_steps
 from attention_ref.exercises.draw import Problem
 from attention_ref.exercises.exercise import make_exercise
 from attention_ref.exercises.grader import check_document, report_lines

@@ -17,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text, read_answer_text
+from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import CATALOGUES, hidden, mistakes_for
-from attention_ref.exercises.chain import BACKWARD, FORWARD, Data, computed_steps
+from attention_ref.exercises.chain import FORWARD, Data, computed_steps
 from attention_ref.exercises.draw import _numbers, asked_keys, draw, problem_of, trace_of
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.features import Features, default_shape
