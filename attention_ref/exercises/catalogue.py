@@ -279,6 +279,7 @@ ENTRIES: Final[tuple[Kind, ...]] = (
     }, r.slip),
 )  # fmt: skip
 
+
 @functools.cache
 def catalogue_of(f: Features, backward: bool | None = None) -> tuple[Kind, ...]:
     """The entries that apply to a problem of features ``f``, in the grader's order; those of

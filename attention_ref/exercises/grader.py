@@ -227,8 +227,9 @@ def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report
     order = [k for k in chain_keys(d, stages) if k in ans.steps]
     verdicts = tuple(_verdict(k, ans.steps[k], band.raw[k], exact.raw[k], p)
                      for k in order)  # fmt: skip
-    report = Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, variant=f.name,
-                    heads=prob.trace.h)
+    report = Report(
+        prob.source, prob.lang, p, prob.trace.tokens, verdicts, variant=f.name, heads=prob.trace.h
+    )
     if report.first_wrong is None:
         return report
     style = {lang: _style(lang, p, prob.trace.tokens, f) for lang in ("en", "pt")}

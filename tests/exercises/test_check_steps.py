@@ -46,8 +46,9 @@ def test_points_are_the_reference_forward_and_backward():
     traces.append(input_trace(parse_input(BIASED)))  # biases everywhere, W_O 2×4
     for tr in traces:
         G = torch.randn(tr.output.shape, dtype=DT, generator=torch.Generator().manual_seed(0))
-        run = run_chain(Data.of(ProblemTrace.of_attention(tr), G), FORWARD + BACKWARD,
-                        decimals=None)
+        run = run_chain(
+            Data.of(ProblemTrace.of_attention(tr), G), FORWARD + BACKWARD, decimals=None
+        )
         grads = ref.attention_backward(tr, G)
         for i in range(tr.h):
             for name, value in tr.head(i).items():

@@ -50,7 +50,7 @@ def test_a_matrix_written_wholly_to_fewer_places_is_not_right():
     """RoPE seed 1 (one head): the scores to 2 places, every one within what the rounded
     cosines carry, is a matrix rounded to 2 places: "give 3 decimals", not right."""
     prob = Problem.of_exercise(ExerciseOptions(seed=1, variant="rope", heads=1))
-    two = ('[[12.00, 8.20, 5.60], [3.97, 5.00, 10.68], [-4.07, -0.87, 15.00]]')
+    two = "[[12.00, 8.20, 5.60], [3.97, 5.00, 10.68], [-4.07, -0.87, 15.00]]"
     doc = json.dumps(prob.naming)[:-1] + ', "heads": [{"scores": ' + two + "}]}"
     report = check(doc)
     assert report.verdicts[0].status is Status.FEW_DECIMALS, report_lines(report)
