@@ -14,19 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from attention_ref.exercises.features import PLAIN
+from cli import exercise_shape as opts
 from cli.errors import CLIError
-from cli.exercise_shape import (
-    Causal,
-    Decimals,
-    DModel,
-    Heads,
-    KvHeads,
-    Pos,
-    Tokens,
-    Variant,
-    Window,
-    shape,
-)
 from cli.server import AdminPasswordFile, TrackingUri, server_url, teacher_client
 
 if TYPE_CHECKING:
@@ -53,15 +42,15 @@ def assign(
     backward: Annotated[
         bool, typer.Option("--backward", help="Add the gradient question.")
     ] = False,
-    tokens: Tokens = 3,
-    d_model: DModel = None,
-    heads: Heads = None,
-    causal: Causal = True,
-    decimals: Decimals = 3,
-    variant: Variant = PLAIN,
-    kv_heads: KvHeads = None,
-    window: Window = None,
-    pos: Pos = "none",
+    tokens: opts.Tokens = 3,
+    d_model: opts.DModel = None,
+    heads: opts.Heads = None,
+    causal: opts.Causal = True,
+    decimals: opts.Decimals = 3,
+    variant: opts.Variant = PLAIN,
+    kv_heads: opts.KvHeads = None,
+    window: opts.Window = None,
+    pos: opts.Pos = "none",
     source: Annotated[
         bool,
         typer.Option(
@@ -87,7 +76,7 @@ def assign(
 
     url = server_url(tracking_uri)
     try:
-        variant, heads, d_model = shape(variant, pos, heads, d_model)
+        variant, heads, d_model = opts.shape(variant, pos, heads, d_model)
         asked = Assignment(name=name, exercises=exercises, tokens=tokens, d_model=d_model,
                            heads=heads, causal=causal, lang=lang, backward=backward,
                            decimals=decimals, variant=variant, kv_heads=kv_heads,

@@ -10,19 +10,8 @@ from typing import Annotated
 import typer
 
 from attention_ref.exercises.features import PLAIN
+from cli import exercise_shape as opts
 from cli.errors import CLIError
-from cli.exercise_shape import (
-    Causal,
-    Decimals,
-    DModel,
-    Heads,
-    KvHeads,
-    Pos,
-    Tokens,
-    Variant,
-    Window,
-    shape,
-)
 
 #: What ``--format`` accepts: the statement or key as a document, or the problem as JSON.
 EXERCISE_FORMATS = ("markdown", "latex", "json", "rich")
@@ -33,17 +22,17 @@ OUT_FILES = ("statement.md", "statement.tex", "key.md", "key.tex", "exercise.jso
 
 def exercise(
     seed: Annotated[int, typer.Option(help="Same seed and options, same exercise.")] = 0,
-    tokens: Tokens = 3,
-    d_model: DModel = None,
-    heads: Heads = None,
-    causal: Causal = True,
+    tokens: opts.Tokens = 3,
+    d_model: opts.DModel = None,
+    heads: opts.Heads = None,
+    causal: opts.Causal = True,
     lang: Annotated[
         str, typer.Option(help="Language of the statement and key: en, pt (decimal commas).")
     ] = "en",
     backward: Annotated[
         bool, typer.Option("--backward", help="Add a gradient question (and its key).")
     ] = False,
-    decimals: Decimals = 3,
+    decimals: opts.Decimals = 3,
     key: Annotated[
         bool, typer.Option("--key", help="Print the solution key (every step), not the statement.")
     ] = False,
@@ -58,10 +47,10 @@ def exercise(
             '"variant".',
         ),
     ] = "markdown",
-    variant: Variant = PLAIN,
-    kv_heads: KvHeads = None,
-    window: Window = None,
-    pos: Pos = "none",
+    variant: opts.Variant = PLAIN,
+    kv_heads: opts.KvHeads = None,
+    window: opts.Window = None,
+    pos: opts.Pos = "none",
     precision: Annotated[
         int | None, typer.Option(help="Decimals of the key (default: --decimals).")
     ] = None,
@@ -88,7 +77,7 @@ def exercise(
         raise CLIError(f"--precision must be between 0 and 15, got {precision}")
     from attention_ref.exercises.exercise import ExerciseOptions
 
-    variant, heads, d_model = shape(variant, pos, heads, d_model)
+    variant, heads, d_model = opts.shape(variant, pos, heads, d_model)
     try:
         opt = ExerciseOptions(seed=seed, tokens=tokens, d_model=d_model, heads=heads,
                               causal=causal, lang=lang, backward=backward,
