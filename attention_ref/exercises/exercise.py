@@ -1,8 +1,8 @@
 r"""Exercises like seed 000's, for teachers: ``attnref exercise``.
 
 An exercise is four documents: the statement (`attention_ref.exercises.statement`), the
-solution key (`attention_ref.exercises.key`: every step as ``attnref explain`` prints it, with
-the backward pass when asked; in Portuguese, the statement's questions answered in its words),
+solution key (`attention_ref.exercises.key`: the statement's questions answered under their
+titles, the gradients' when asked; one writer for both languages, the numbers computed once),
 its problem as JSON (`Exercise.problem`: the ``--input`` format, which ``explain --input``
 takes, with ``"variant"`` and its keys for today's attention), and the answer to fill in
 (`Exercise.answer`: the ``"exercise"`` object with its language and decimals, every step

@@ -103,20 +103,46 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "table": "RoPE's angles",
         "pair": "pair {p}",
         "row": "{token} (m = {m})",
-        "key_data_gqa": "The K/V heads are computed once each; each serves r = {r} "
-        "consecutive query heads.",
-        "key_window_mask": "Sliding-window mask, w = {w}: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_win",
-        "key_window_text": "M_win is 0 where 0 ≤ t − u < {w} (token t sees itself and the "
-        "{before} before it) and −∞ elsewhere: the future, as in the causal mask, and the keys "
-        "that are too old.",
-        "key_nomask": "No mask: S̃⁽ⁱ⁾ = S⁽ⁱ⁾",
-        "key_nomask_text": "Every token sees every token.",
-        "key_rope": "RoPE: the angles m θ_p and the rotated queries and keys",
+        "key_q1": "Each head projects every token with its own matrices; with X and the "
+        "weights in {0, 1}, the projections are integers.",
+        "key_q1_gqa": "The K/V heads are computed once each; each serves r = {r} consecutive "
+        "query heads. With X and the weights in {{0, 1}}, the projections are integers.",
         "key_rope_text": "d_k = {d_k}: {pairs} pair{s} of coordinates, θ_p = 10000^(−2p/d_k). "
         "Each row m of Q and K turns by its own angles (the first token, m = 0, does not "
         "turn); V does not turn. A rotation keeps lengths: every row keeps its norm.",
-        "output_note": "The output is Concat · W_O.",
-        "output_note_nowo": "There is no W_O: the output is the concat.",
+        "key_scores": "Entry (t, u) of Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ is the query of token t against the key of "
+        "token u; S⁽ⁱ⁾ divides it by √{d_k}.",
+        "key_scores_gqa": "Entry (t, u) of Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ is the query of token t in head i against "
+        "the key of token u in K/V head j of its group; S⁽ⁱ⁾ divides it by √{d_k}.",
+        "key_scores_rope": "Entry (t, u) of Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ compares the rotated query of "
+        "token t with the rotated key of token u; it depends on the positions only through "
+        "t − u. S⁽ⁱ⁾ divides it by √{d_k}.",
+        "key_mask": "M is 0 on and below the diagonal and −∞ above: token t sees itself and the "
+        "tokens before it, never those after it (u > t). As e^(−∞) = 0, each row of A⁽ⁱ⁾ is a "
+        "distribution over the visible tokens, and the first row is (1, 0, …, 0).",
+        "key_nomask": "Without a mask, S̃⁽ⁱ⁾ = S⁽ⁱ⁾: each row of A⁽ⁱ⁾ is a distribution over "
+        "every token.",
+        "key_window": "M_win is 0 where 0 ≤ t − u < {w} (token t sees itself and the {before} "
+        "before it) and −∞ elsewhere: the future, as in the causal mask, and the keys that are "
+        "too old. Each row of A⁽ⁱ⁾ is a distribution over the keys of the window.",
+        "key_out": "Row t of H⁽ⁱ⁾ is the average of the rows of the V its head reads, weighted "
+        "by row t of A⁽ⁱ⁾; the heads side by side make the concat{wo}.",
+        "key_out_wo": ", and W_O projects it onto the output",
+        "key_out_nowo": ", which is the output (there is no W_O)",
+        "key_q5": "L = Σ output, so G = ∂L/∂output is all ones. Each ∂Z below is ∂L/∂Z, a "
+        "matrix of Z's shape: ∂W_O = Concatᵀ G, ∂H⁽ⁱ⁾ is head i's block of G W_Oᵀ, "
+        "∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero on the "
+        "masked entries), ∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X adds the paths "
+        "of the query, the key and the value.",
+        "key_q5_nowo": "L = Σ output, so G = ∂L/∂output is all ones; without W_O, G is the "
+        "gradient of the concat. Each ∂Z below is ∂L/∂Z, a matrix of Z's shape: ∂H⁽ⁱ⁾ is head "
+        "i's block of G, ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) "
+        "(zero on the masked entries), ∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X "
+        "adds the paths of the query, the key and the value.",
+        "key_q5_kv": "Each K/V head adds the gradients that reach it through each query head of "
+        "its group: ∂K⁽ʲ⁾ = Σ ∂K⁽ⁱ⁾, ∂V⁽ʲ⁾ = Σ ∂V⁽ⁱ⁾, and ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾.",
+        "output": "Output",
+        "window_symbol": "M_{\\text{win}}",
         "row_by_row": "row by row",
     },
     "pt": {
@@ -220,32 +246,49 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "table": "Os ângulos do RoPE",
         "pair": "par {p}",
         "row": "{token} (m = {m})",
-        "key_data_gqa": "As cabeças K/V são calculadas uma vez cada; cada uma serve r = {r} "
-        "cabeças de consulta consecutivas.",
-        "key_rope": "RoPE: os ângulos m θ_p e as consultas e chaves giradas",
+        "key_q1": "Cada cabeça projeta todos os tokens com as suas próprias matrizes; com X e "
+        "os pesos em {0, 1}, as projeções são inteiras.",
+        "key_q1_gqa": "As cabeças K/V são calculadas uma vez cada; cada uma serve r = {r} "
+        "cabeças de consulta consecutivas. Com X e os pesos em {{0, 1}}, as projeções são "
+        "inteiras.",
         "key_rope_text": "d_k = {d_k}: {pairs} par{es} de coordenadas, θ_p = 10000^(−2p/d_k). "
         "Cada linha m de Q e de K gira pelos seus próprios ângulos (o primeiro token, m = 0, "
         "não gira); V não gira. Uma rotação preserva comprimentos: cada linha mantém a sua "
         "norma.",
-        "q_scores_gqa": "A entrada (t, u) de Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ é a consulta do token t na cabeça i "
-        "contra a chave do token u na cabeça K/V j do seu grupo; S⁽ⁱ⁾ a divide por √{d_k}.",
-        "q_scores": "A entrada (t, u) de Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ é a consulta do token t contra a chave do "
+        "key_scores": "A entrada (t, u) de Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ é a consulta do token t contra a chave do "
         "token u; S⁽ⁱ⁾ a divide por √{d_k}.",
-        "q_scores_rope": "A entrada (t, u) de Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ compara a consulta girada do "
+        "key_scores_gqa": "A entrada (t, u) de Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ é a consulta do token t na cabeça i "
+        "contra a chave do token u na cabeça K/V j do seu grupo; S⁽ⁱ⁾ a divide por √{d_k}.",
+        "key_scores_rope": "A entrada (t, u) de Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ compara a consulta girada do "
         "token t com a chave girada do token u; ela só depende das posições pela diferença "
         "t − u. S⁽ⁱ⁾ a divide por √{d_k}.",
-        "q_window": "M_jan vale 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e o{s} {before} "
-        "anterior{es}) e −∞ nas demais entradas: o futuro, como na máscara causal, e as chaves "
-        "antigas demais. Cada linha de A⁽ⁱ⁾ é uma distribuição sobre as chaves da janela.",
-        "q_mask": "M vale 0 na diagonal e abaixo dela e −∞ acima: cada linha de A⁽ⁱ⁾ é uma "
-        "distribuição sobre os tokens visíveis.",
-        "q_nomask": "Sem máscara, S̃⁽ⁱ⁾ = S⁽ⁱ⁾: cada linha de A⁽ⁱ⁾ é uma distribuição sobre "
+        "key_mask": "M vale 0 na diagonal e abaixo dela e −∞ acima: o token t vê a si mesmo e os "
+        "tokens anteriores, nunca os posteriores (u > t). Como e^(−∞) = 0, cada linha de A⁽ⁱ⁾ "
+        "é uma distribuição sobre os tokens visíveis, e a primeira linha é (1; 0; …; 0).",
+        "key_nomask": "Sem máscara, S̃⁽ⁱ⁾ = S⁽ⁱ⁾: cada linha de A⁽ⁱ⁾ é uma distribuição sobre "
         "todos os tokens.",
-        "q_out": "A linha t de H⁽ⁱ⁾ é a média das linhas do V que a cabeça lê, ponderada pela "
+        "key_window": "M_jan vale 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e o{s} "
+        "{before} anterior{es}) e −∞ nas demais entradas: o futuro, como na máscara causal, e "
+        "as chaves antigas demais. Cada linha de A⁽ⁱ⁾ é uma distribuição sobre as chaves da "
+        "janela.",
+        "key_out": "A linha t de H⁽ⁱ⁾ é a média das linhas do V que a cabeça lê, ponderada pela "
         "linha t de A⁽ⁱ⁾; as cabeças lado a lado formam a concatenação{wo}.",
-        "q_out_wo": ", e W_O a projeta na saída",
-        "q_out_nowo": ", que é a saída (não há W_O)",
+        "key_out_wo": ", e W_O a projeta na saída",
+        "key_out_nowo": ", que é a saída (não há W_O)",
+        "key_q5": "L = Σ saída, logo G = ∂L/∂saída é toda de uns. Cada ∂Z abaixo é ∂L/∂Z, uma "
+        "matriz do formato de Z: ∂W_O = Concatᵀ G, ∂H⁽ⁱ⁾ é o bloco da cabeça i em G W_Oᵀ, "
+        "∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero nas "
+        "entradas mascaradas), ∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X soma os "
+        "caminhos da consulta, da chave e do valor.",
+        "key_q5_nowo": "L = Σ saída, logo G = ∂L/∂saída é toda de uns; sem W_O, G é o gradiente "
+        "da concatenação. Cada ∂Z abaixo é ∂L/∂Z, uma matriz do formato de Z: ∂H⁽ⁱ⁾ é o bloco "
+        "da cabeça i em G, ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − "
+        "rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero nas entradas mascaradas), ∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, "
+        "∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X soma os caminhos da consulta, da chave e do valor.",
+        "key_q5_kv": "Cada cabeça K/V soma os gradientes que chegam por cada cabeça de consulta "
+        "do seu grupo: ∂K⁽ʲ⁾ = Σ ∂K⁽ⁱ⁾, ∂V⁽ʲ⁾ = Σ ∂V⁽ⁱ⁾, e ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾.",
         "output": "Saída",
+        "window_symbol": "M_{\\text{jan}}",
         "row_by_row": "linha a linha",
     },
 }  # fmt: skip

@@ -165,14 +165,20 @@ def test_portuguese_key_answers_the_statements_questions_with_decimal_commas():
     assert DECIMAL_POINT.search(en_md) and "Source:" in en_md and "Fonte" not in en_md
 
 
-def test_portuguese_key_without_mask_or_output_projection():
-    ex = make_exercise(ExerciseOptions(seed=1, d_model=1, heads=1, causal=False, lang="pt",
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [("pt", ("Sem máscara", "que é a saída (não há W_O)", "sem W_O, G é o gradiente")),
+     ("en", ("Without a mask", "which is the output (there is no W_O)", "without W_O, G is"))],
+)  # fmt: skip
+def test_the_key_without_mask_or_output_projection(lang, said):
+    ex = make_exercise(ExerciseOptions(seed=1, d_model=1, heads=1, causal=False, lang=lang,
                                        backward=True))  # fmt: skip
     md = render(ex.key, "markdown", 3)
     assert isinstance(md, str)
-    assert "Sem máscara" in md and "sem W_O, a saída é a concatenação" in md
+    for words in said:
+        assert words in md, words
     assert "**M**" not in md and "∂W_O" not in md and "**W_O**" not in md
-    assert not DECIMAL_POINT.search(md)
+    assert bool(DECIMAL_POINT.search(md)) == (lang == "en")
 
 
 @pytest.mark.parametrize(

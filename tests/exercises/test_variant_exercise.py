@@ -306,19 +306,52 @@ def test_portuguese_statement_and_key(variant):
     assert [s.title for s in ex.key.sections] == titles
 
 
-def test_the_english_key_is_explains_walk_through_the_variant():
-    ex = make_exercise(ExerciseOptions(seed=3, variant="rope"))
-    key = render(ex.key, "markdown", 3)
-    for title in (
-        "Inputs: X, the query heads' W_Q",
-        "RoPE: the angles m θ_p",
-        "Q_rot^(1)",
-        "Scores: S⁽ⁱ⁾",
-        "Softmax, row by row",
-        "Concat and output projection",
-    ):
-        assert title in key, title
-    assert ex.key.data["rope"] == {"base": 10000.0, "positions": [0.0, 1.0, 2.0]}
+#: every preset and the two combinations, with the backward where it is asked (not with RoPE)
+ONE_WRITER = [
+    ExerciseOptions(seed=3, backward=True),
+    ExerciseOptions(seed=1, d_model=1, heads=1, causal=False, backward=True),
+    ExerciseOptions(seed=3, variant="gqa", heads=4, d_model=8, backward=True),
+    ExerciseOptions(seed=3, variant="window", backward=True),
+    ExerciseOptions(seed=3, variant="rope", heads=1),
+    ExerciseOptions(seed=2, variant="gqa+rope", heads=4, d_model=8),
+    ExerciseOptions(seed=2, variant="gqa+window", heads=4, d_model=8, backward=True),
+]
+
+
+@pytest.mark.parametrize("opt", ONE_WRITER, ids=lambda o: o.variant + "-backward" * o.backward)
+def test_the_key_has_one_writer_in_both_languages(opt):
+    """The English and the Portuguese key answer the statement's questions under its titles,
+    with the same matrices in the same order, the same numbers and the same JSON: only the
+    words differ."""
+    en = make_exercise(opt)
+    pt = make_exercise(ExerciseOptions(**{**opt.__dict__, "lang": "pt"}))
+    for ex in (en, pt):
+        titles = [s.title for s in ex.statement.sections][:-1]  # all but "How to answer"
+        assert [s.title for s in ex.key.sections] == titles
+        answers = ex.key.sections[1 + opt.features.rotary :]  # after the data (and RoPE's table)
+        assert all(s.text and s.items for s in answers)
+    mats = [[m for s in ex.key.sections for m in s.items] for ex in (en, pt)]
+    assert len(mats[0]) == len(mats[1]) > 0
+    words = {"{jan}": "{win}", "{sen}": "{sin}"}  # M_win and sin are M_jan and sen in PT
+
+    def english(latex: str) -> str:
+        for pt_word, en_word in words.items():
+            latex = latex.replace(pt_word, en_word)
+        return latex
+
+    for a, b in zip(*mats, strict=True):
+        assert a.symbol == english(b.symbol) and a.formula == english(b.formula), a.symbol
+        assert a.value == b.value, a.symbol
+    assert {k: v for k, v in en.key.data.items() if k != "tokens"} == {
+        k: v for k, v in pt.key.data.items() if k != "tokens"
+    }
+    en_md, pt_md = render(en.key, "markdown", 3), render(pt.key, "markdown", 3)
+    assert "Question 1" in en_md and "Questão 1" in pt_md and "Question" not in pt_md
+    if opt.backward:
+        assert "∂W_Q^(1)" in en_md and "∂W_Q^(1)" in pt_md and "grads" in en.key.data
+    if opt.features.rotary:
+        assert en.key.data["rope"] == {"base": 10000.0, "positions": [0.0, 1.0, 2.0]}
+        assert "Q_rot^(1)" in en_md and "Q_rot^(1)" in pt_md
 
 
 def test_the_homeworks_problem_is_the_one_check_grades():
