@@ -119,8 +119,10 @@ def ablation(
     check_log_every(log_every)
     if seeds < 1:
         raise CLIError(f"--seeds must be a positive number of seeds, got {seeds}")
-    cfg, warmup_note = fit_warmup(TrainConfig().with_options(**(config_overrides or {})),
-                                  given="warmup_steps" in (config_overrides or {}))  # fmt: skip
+    cfg, warmup_note = fit_warmup(
+        TrainConfig().with_options(**(config_overrides or {})),
+        given="warmup_steps" in (config_overrides or {}),
+    )
     if heads_list is not None:
         for h in heads_list:  # a number of heads that does not divide n_embd fails here
             cfg.with_options(n_head=h, attention="multihead")
@@ -152,9 +154,15 @@ def ablation(
     keys = [seed_key(a, cfg.seed + i, seeds) for a in names for i in range(seeds)]
     with stop, ArmReporters(console, cfg.max_steps, log_every, keys) as reporters:
         outcome = run_ablation(
-            cfg, dataset, arms=names, out_root=out_dir, callbacks_for=reporters.callbacks_for,
-            should_stop=stop, on_run_start=_announcer(console, "ablation", keys), seeds=seeds,
-        )  # fmt: skip
+            cfg,
+            dataset,
+            arms=names,
+            out_root=out_dir,
+            callbacks_for=reporters.callbacks_for,
+            should_stop=stop,
+            on_run_start=_announcer(console, "ablation", keys),
+            seeds=seeds,
+        )
     if outcome.rows:
         table = comparison_markdown(outcome.rows, outcome.bigram_floor)
         if console.is_terminal:
@@ -196,9 +204,13 @@ def _announcer(console: Console, parent: str, arms: list[str]) -> Callable[[str,
 
 
 def _variants_sweep(
-    cfg: TrainConfig, dataset: CharData, out_dir: Path, log_every: int, console: Console,
+    cfg: TrainConfig,
+    dataset: CharData,
+    out_dir: Path,
+    log_every: int,
+    console: Console,
     seeds: int = 1,
-) -> None:  # fmt: skip
+) -> None:
     """``--arms variants``: the sweep, its table and sentences."""
     from attention_ref.experiments.ablation import run_variants_sweep, seed_key, variants
     from attention_ref.experiments.names import RunStatus
@@ -210,9 +222,14 @@ def _variants_sweep(
     stop = StopFlag(console)
     with stop, ArmReporters(console, cfg.max_steps, log_every, arms) as reporters:
         outcome = run_variants_sweep(
-            cfg, dataset, out_root=out_dir, callbacks_for=reporters.callbacks_for,
-            should_stop=stop, on_run_start=_announcer(console, "variants", arms), seeds=seeds,
-        )  # fmt: skip
+            cfg,
+            dataset,
+            out_root=out_dir,
+            callbacks_for=reporters.callbacks_for,
+            should_stop=stop,
+            on_run_start=_announcer(console, "variants", arms),
+            seeds=seeds,
+        )
     if any(r.attention == "mha" for r in outcome.rows):
         _print_markdown(console, variants_table(outcome.rows))
         for sentence in variants_sentences(outcome.rows):
@@ -227,25 +244,40 @@ def _variants_sweep(
 
 
 def _heads_sweep(
-    cfg: TrainConfig, dataset: CharData, heads: list[int], out_dir: Path, log_every: int,
-    console: Console, seeds: int = 1,
-) -> None:  # fmt: skip
+    cfg: TrainConfig,
+    dataset: CharData,
+    heads: list[int],
+    out_dir: Path,
+    log_every: int,
+    console: Console,
+    seeds: int = 1,
+) -> None:
     """``--heads``: the sweep, its table and how to read the result."""
-    from attention_ref.experiments.ablation import heads_arm, run_heads_sweep, seed_key
+    from attention_ref.experiments.ablation import run_heads_sweep, seed_key
+    from attention_ref.experiments.comparison_log import heads_arm
     from attention_ref.experiments.heads_report import heads_table
     from attention_ref.experiments.names import RunStatus
     from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
     from cli.progress import ArmReporters, StopFlag, command, ui_hint
 
     arms = [seed_key(str(h), cfg.seed + i, seeds) for h in heads for i in range(seeds)]
-    labels = {seed_key(str(h), cfg.seed + i, seeds): seed_key(heads_arm(h), cfg.seed + i, seeds)
-              for h in heads for i in range(seeds)}  # fmt: skip
+    labels = {
+        seed_key(str(h), cfg.seed + i, seeds): seed_key(heads_arm(h), cfg.seed + i, seeds)
+        for h in heads
+        for i in range(seeds)
+    }
     stop = StopFlag(console)
     with stop, ArmReporters(console, cfg.max_steps, log_every, arms, labels) as reporters:
         outcome = run_heads_sweep(
-            cfg, dataset, heads=heads, out_root=out_dir, callbacks_for=reporters.callbacks_for,
-            should_stop=stop, on_run_start=_announcer(console, "heads", arms), seeds=seeds,
-        )  # fmt: skip
+            cfg,
+            dataset,
+            heads=heads,
+            out_root=out_dir,
+            callbacks_for=reporters.callbacks_for,
+            should_stop=stop,
+            on_run_start=_announcer(console, "heads", arms),
+            seeds=seeds,
+        )
     if outcome.rows:
         _print_markdown(console, heads_table(outcome.rows))
         counts = sorted({r.n_params for r in outcome.rows})

@@ -92,13 +92,18 @@ def decode_check() -> DecodeCheck:
     allowed = step.M == 0  # the step's own mask: the window's keys only
     causal = F.scaled_dot_product_attention(q, K, V, enable_gqa=True, is_causal=True)
     return DecodeCheck(
-        n=n, h=h, g=g, w=w, cached_heads=K.shape[0], cached_tokens=cache.length,
+        n=n,
+        h=h,
+        g=g,
+        w=w,
+        cached_heads=K.shape[0],
+        cached_tokens=cache.length,
         decode_gap=float((torch.cat(rows) - full).abs().max()),
         windowed_sdpa_gap=float((sdpa(attn_mask=allowed) - decoded).abs().max()),
         is_causal_off=float((merge_heads(causal) - decoded).abs().max()),
         is_causal_sees_key_0=bool(torch.allclose(causal, gqa.repeat_kv(V, h)[:, :1, :])),
         no_mask_off=float((sdpa() - decoded).abs().max()),
-    )  # fmt: skip
+    )
 
 
 #: the contexts of the KV-cache page's table of Llama 3 8B's cache
@@ -145,9 +150,14 @@ def class_claims(record: Mapping[str, Any]) -> ClassClaims:
     )
     late = record["counts"]["late_rows"]
     return ClassClaims(
-        on_time=record["counts"]["stored"] - late, late=late, steps=steps, every_step=len(full),
-        partial_all_right=len(partial), every_step_students=full, partial_students=partial,
-    )  # fmt: skip
+        on_time=record["counts"]["stored"] - late,
+        late=late,
+        steps=steps,
+        every_step=len(full),
+        partial_all_right=len(partial),
+        every_step_students=full,
+        partial_students=partial,
+    )
 
 
 # ------------------------------------------------------------------- the variants page
@@ -210,8 +220,11 @@ def two_recordings(results: Any, page7: str = "") -> TwoRecordings:
     page7_about = read(f"{folder}provenance.json")
     here = next(r for r in sweep["rows"] if r["attention"] == "mha")
     seed = here["config"]["seed"]
-    there = next(r for r in page7_doc["rows"]
-                 if r["attention"] == "multihead" and r["config"]["seed"] == seed)  # fmt: skip
+    there = next(
+        r
+        for r in page7_doc["rows"]
+        if r["attention"] == "multihead" and r["config"]["seed"] == seed
+    )
 
     @dataclass
     class _Row:  # what `comparability` reads of a row
@@ -220,13 +233,17 @@ def two_recordings(results: Any, page7: str = "") -> TwoRecordings:
         config: dict[str, str]
         data_sha256: str | None
 
-    rows = [_Row(name, r["steps"], r["config"], r.get("data_sha256")) for name, r in
-            (("here", here), ("there", there))]  # fmt: skip
+    rows = [
+        _Row(name, r["steps"], r["config"], r.get("data_sha256"))
+        for name, r in (("here", here), ("there", there))
+    ]
     keys = [k for k in COMPARED_KEYS if k != "data" or all(r.data_sha256 for r in rows)]
     shared = comparability(rows, keys)
     return TwoRecordings(
-        here=here["best_val_loss"], there=there["best_val_loss"],
+        here=here["best_val_loss"],
+        there=there["best_val_loss"],
         here_precision=recorded_precision(here["config"]["precision"], sweep_about["machine"]),
         there_precision=recorded_precision(there["config"]["precision"], page7_about["machine"]),
-        same=shared.comparable, differ=tuple(sorted({*shared.differ, *shared.unknown})),
-    )  # fmt: skip
+        same=shared.comparable,
+        differ=tuple(sorted({*shared.differ, *shared.unknown})),
+    )

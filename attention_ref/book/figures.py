@@ -66,8 +66,15 @@ def mask_figure(n: int, tokens: Sequence[str] = (), *, lang: str = "en") -> str:
 
     labels = list(tokens) if tokens else [str(i + 1) for i in range(n)]
     words = {"en": ("query", "key"), "pt": ("consulta", "chave")}[lang]
-    return heatmap(ref.causal_mask(n).tolist(), labels, labels, title="M", precision=0,
-                   row_title=words[0], col_title=words[1])  # fmt: skip
+    return heatmap(
+        ref.causal_mask(n).tolist(),
+        labels,
+        labels,
+        title="M",
+        precision=0,
+        row_title=words[0],
+        col_title=words[1],
+    )
 
 
 def _shape(t: Tensor | tuple[int, ...]) -> str:
@@ -77,15 +84,27 @@ def _shape(t: Tensor | tuple[int, ...]) -> str:
 
 #: the words of the data-flow figure, per language of the book
 FLOW_WORDS = {
-    "en": {"title": "Masked multi-head attention", "unmasked": "Multi-head attention",
-           "scores": "scores", "mask": "+ M (causal mask)", "no_mask": "no mask",
-           "softmax": "A = softmax by row", "concat": "Concat of {h} heads",
-           "output": "output"},
-    "pt": {"title": "Atenção multi-cabeça com máscara", "unmasked": "Atenção multi-cabeça",
-           "scores": "scores", "mask": "+ M (máscara causal)", "no_mask": "sem máscara",
-           "softmax": "A = softmax por linha", "concat": "Concat das {h} cabeças",
-           "output": "saída"},
-}  # fmt: skip
+    "en": {
+        "title": "Masked multi-head attention",
+        "unmasked": "Multi-head attention",
+        "scores": "scores",
+        "mask": "+ M (causal mask)",
+        "no_mask": "no mask",
+        "softmax": "A = softmax by row",
+        "concat": "Concat of {h} heads",
+        "output": "output",
+    },
+    "pt": {
+        "title": "Atenção multi-cabeça com máscara",
+        "unmasked": "Atenção multi-cabeça",
+        "scores": "scores",
+        "mask": "+ M (máscara causal)",
+        "no_mask": "sem máscara",
+        "softmax": "A = softmax por linha",
+        "concat": "Concat das {h} cabeças",
+        "output": "saída",
+    },
+}
 
 
 def flow_figure(trace: AttentionTrace, lang: str = "en") -> str:
@@ -128,11 +147,21 @@ def flow_figure(trace: AttentionTrace, lang: str = "en") -> str:
 
 #: the words of seed 002's split/merge figure, per language of the book
 SPLIT_WORDS = {
-    "en": {"features": "tokens × features", "head": "head", "reshape": "reshape",
-           "swap": "swap", "back": "swap back, reshape"},
-    "pt": {"features": "tokens × dimensões", "head": "cabeça", "reshape": "reshape",
-           "swap": "troca de eixos", "back": "destroca, reshape"},
-}  # fmt: skip
+    "en": {
+        "features": "tokens × features",
+        "head": "head",
+        "reshape": "reshape",
+        "swap": "swap",
+        "back": "swap back, reshape",
+    },
+    "pt": {
+        "features": "tokens × dimensões",
+        "head": "cabeça",
+        "reshape": "reshape",
+        "swap": "troca de eixos",
+        "back": "destroca, reshape",
+    },
+}
 
 
 def split_merge_figure(lang: str = "en") -> list[str]:
@@ -157,22 +186,34 @@ def split_merge_figure(lang: str = "en") -> list[str]:
         return f"{v:g}"
 
     def flat(M: Tensor, label: str) -> Block:  # (T, h*d_k): head of column j is j // d_k
-        cells = [[Cell(text=num(v), colour=j // d_k, tone=t) for j, v in enumerate(row)]
-                 for t, row in enumerate(M.tolist())]  # fmt: skip
+        cells = [
+            [Cell(text=num(v), colour=j // d_k, tone=t) for j, v in enumerate(row)]
+            for t, row in enumerate(M.tolist())
+        ]
         return Block(label=label, rows=cells, row_labels=tok)
 
     by_token = [
-        Block(label=tok[t], row_labels=[f"{w['head']} {k + 1}" for k in range(h)],
-              rows=[[Cell(text=num(v), colour=k, tone=t) for v in piece]
-                    for k, piece in enumerate(Qr[t].tolist())])
+        Block(
+            label=tok[t],
+            row_labels=[f"{w['head']} {k + 1}" for k in range(h)],
+            rows=[
+                [Cell(text=num(v), colour=k, tone=t) for v in piece]
+                for k, piece in enumerate(Qr[t].tolist())
+            ],
+        )
         for t in range(Qr.shape[0])
-    ]  # fmt: skip
+    ]
     by_head = [
-        Block(label=f"{w['head']} {k + 1}", row_labels=tok if k == 0 else (),
-              rows=[[Cell(text=num(v), colour=k, tone=t) for v in piece]
-                    for t, piece in enumerate(Qs[k].tolist())])
+        Block(
+            label=f"{w['head']} {k + 1}",
+            row_labels=tok if k == 0 else (),
+            rows=[
+                [Cell(text=num(v), colour=k, tone=t) for v in piece]
+                for t, piece in enumerate(Qs[k].tolist())
+            ],
+        )
         for k in range(h)
-    ]  # fmt: skip
+    ]
     return [
         tensor([flat(Q, w["features"])], title=f"Q {_shape(r.Q)}"),
         tensor(by_token, title=f"{w['reshape']} {_shape(r.Q_reshaped)}"),
@@ -209,8 +250,15 @@ def weight_blocks_figure(
         for i in range(h):
             for name in ("Q", "K", "V"):
                 r, c = shapes[f"W_{name}^(i)"]
-                rects.append(Rect(label=f"{name}{i + 1}", rows=r, cols=c, colour=i,
-                                  tip=f"W_{name}^({i + 1}): {r} × {c}"))  # fmt: skip
+                rects.append(
+                    Rect(
+                        label=f"{name}{i + 1}",
+                        rows=r,
+                        cols=c,
+                        colour=i,
+                        tip=f"W_{name}^({i + 1}): {r} × {c}",
+                    )
+                )
         r, c = shapes["W_O"]
         rects.append(Rect(label="W_O", rows=r, cols=c, colour=6, tip=f"W_O: {r} × {c}"))
         rows.append(
@@ -225,15 +273,29 @@ def weight_blocks_figure(
 
 #: the words of the validation-curves figure, per language of the book
 CURVE_WORDS = {
-    "en": {"title": "Validation loss of each arm", "x": "step",
-           "y": "cross-entropy (nats per character)", "bigram": "bigram baseline",
-           "arms": {"multihead": "with attention (Q02)", "none": "without attention (Q03)",
-                    "uniform": "uniform attention"}},
-    "pt": {"title": "Perda de validação de cada braço", "x": "passo",
-           "y": "entropia cruzada (nats por caractere)", "bigram": "linha de base do bigrama",
-           "arms": {"multihead": "com atenção (Q02)", "none": "sem atenção (Q03)",
-                    "uniform": "atenção uniforme"}},
-}  # fmt: skip
+    "en": {
+        "title": "Validation loss of each arm",
+        "x": "step",
+        "y": "cross-entropy (nats per character)",
+        "bigram": "bigram baseline",
+        "arms": {
+            "multihead": "with attention (Q02)",
+            "none": "without attention (Q03)",
+            "uniform": "uniform attention",
+        },
+    },
+    "pt": {
+        "title": "Perda de validação de cada braço",
+        "x": "passo",
+        "y": "entropia cruzada (nats por caractere)",
+        "bigram": "linha de base do bigrama",
+        "arms": {
+            "multihead": "com atenção (Q02)",
+            "none": "sem atenção (Q03)",
+            "uniform": "atenção uniforme",
+        },
+    },
+}
 
 
 def validation_curves_figure(doc: Mapping[str, Any], lang: str = "en") -> str:
@@ -257,12 +319,19 @@ def validation_curves_figure(doc: Mapping[str, Any], lang: str = "en") -> str:
         fig, ax = plt.subplots(figsize=(7.0, 4.0), dpi=100)
         for i, (arm, series) in enumerate(doc["curves"].items()):
             points = sorted(series.get("val_loss", []))
-            ax.plot([s for s, _ in points], [v for _, v in points], marker="o", markersize=3.5,
-                    linewidth=1.8, color=COLORS.get(arm, f"C{i}"),
-                    label=w["arms"].get(arm, arm))  # fmt: skip
+            ax.plot(
+                [s for s, _ in points],
+                [v for _, v in points],
+                marker="o",
+                markersize=3.5,
+                linewidth=1.8,
+                color=COLORS.get(arm, f"C{i}"),
+                label=w["arms"].get(arm, arm),
+            )
         number = f"{bigram:.3f}".replace(".", DECIMAL[lang])
-        ax.axhline(bigram, color="black", linestyle="--", linewidth=1,
-                   label=f"{w['bigram']} {number}")  # fmt: skip
+        ax.axhline(
+            bigram, color="black", linestyle="--", linewidth=1, label=f"{w['bigram']} {number}"
+        )
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: thousands(int(v), lang)))
         ax.yaxis.set_major_formatter(
             FuncFormatter(lambda v, _: f"{v:.1f}".replace(".", DECIMAL[lang]))

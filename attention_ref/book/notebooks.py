@@ -390,9 +390,12 @@ def page_notebook(
     setup_args = repr(page) if directory_urls else f"{page!r}, directory_urls=False"
     cells = [
         _cell("markdown", words["intro"].format(page=page), 0),
-        _cell("code", f"{words['setup']}from attention_ref.book.kernel import setup\n\n"
-                      f"setup({setup_args})", 1),
-    ]  # fmt: skip
+        _cell(
+            "code",
+            f"{words['setup']}from attention_ref.book.kernel import setup\n\nsetup({setup_args})",
+            1,
+        ),
+    ]
     for block in split_page(text, page):
         if block.kind == "code":
             source = f"{PLAIN_MARK}\n{block.text}" if block.plain else block.text
@@ -400,9 +403,12 @@ def page_notebook(
         elif block.kind == "api":
             module = block.text
             cells.append(
-                _cell("code", f"from attention_ref.book.kernel import api\n\napi({module!r})",
-                      len(cells))
-            )  # fmt: skip
+                _cell(
+                    "code",
+                    f"from attention_ref.book.kernel import api\n\napi({module!r})",
+                    len(cells),
+                )
+            )
         else:
             for section in _headed(block.text):
                 source, attachments = _attachments(

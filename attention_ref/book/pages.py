@@ -75,8 +75,18 @@ def matrix(
 
 def _tex_text(s: str) -> str:
     """``s`` inside ``\\text{…}``: TeX's special characters escaped."""
-    special = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "#": r"\#",
-               "%": r"\%", "&": r"\&", "$": r"\$", "^": r"\^{}", "~": r"\~{}"}  # fmt: skip
+    special = {
+        "\\": r"\textbackslash{}",
+        "{": r"\{",
+        "}": r"\}",
+        "_": r"\_",
+        "#": r"\#",
+        "%": r"\%",
+        "&": r"\&",
+        "$": r"\$",
+        "^": r"\^{}",
+        "~": r"\~{}",
+    }
     return "".join(special.get(c, c) for c in s)
 
 

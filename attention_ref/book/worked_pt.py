@@ -73,8 +73,9 @@ def kv_cache_words() -> Words:
             f"imprime com 3 casas decimais, com diferença de até {num_pt(doc_gap, '.1e')})."
         )
     else:
-        words.append(f"y_t NÃO é a linha t = {PROMPT} da saída da seed 000 "
-                     f"({num_pt(row_gap, '.1e')}).")  # fmt: skip
+        words.append(
+            f"y_t NÃO é a linha t = {PROMPT} da saída da seed 000 ({num_pt(row_gap, '.1e')})."
+        )
     if all_gap < 1e-12:
         words.append(
             f"Decodificar os {n} tokens um de cada vez a partir de um cache vazio dá cada linha "
@@ -86,22 +87,32 @@ def kv_cache_words() -> Words:
         f"tokens ocupam {per_token * length}."
     )
     steps = [
-        (f'Preenchimento: o cache do prompt "{" ".join(prompt)}"',
-         f"As chaves e os valores do prompt, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ e V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ para os seus "
-         f"{PROMPT} tokens, um bloco por cabeça: é isto que o cache guarda."),
-        (f'Decodificar "{new}" (t = {step.position}): só o token novo é projetado',
-         "q_t = x_t W_Q⁽ⁱ⁾, k_t = x_t W_K⁽ⁱ⁾, v_t = x_t W_V⁽ⁱ⁾: uma linha de cada, por cabeça. "
-         "O prompt não é projetado de novo."),
-        ("Anexar: K⁽ⁱ⁾ ← [K⁽ⁱ⁾; k_t⁽ⁱ⁾], V⁽ⁱ⁾ ← [V⁽ⁱ⁾; v_t⁽ⁱ⁾]",
-         f"A chave e o valor novos vão para baixo dos guardados: agora o cache tem {length} "
-         "tokens."),
-        ("Uma linha de atenção: s_t = q_t Kᵀ / √d_k, a_t = softmax(s_t), h_t = a_t V",
-         "Sem máscara: cada chave do cache está no passado do token novo (ou é o próprio "
-         "token), que é o que a máscara causal permitia na sua linha."),
-        ("Concatenação e projeção de saída: y_t = Concat(h_t⁽¹⁾ | … | h_t⁽ʰ⁾) W_O",
-         f"W_O = I_{d_out}, então y_t é a concatenação."),
+        (
+            f'Preenchimento: o cache do prompt "{" ".join(prompt)}"',
+            f"As chaves e os valores do prompt, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ e V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ para os seus "
+            f"{PROMPT} tokens, um bloco por cabeça: é isto que o cache guarda.",
+        ),
+        (
+            f'Decodificar "{new}" (t = {step.position}): só o token novo é projetado',
+            "q_t = x_t W_Q⁽ⁱ⁾, k_t = x_t W_K⁽ⁱ⁾, v_t = x_t W_V⁽ⁱ⁾: uma linha de cada, por cabeça. "
+            "O prompt não é projetado de novo.",
+        ),
+        (
+            "Anexar: K⁽ⁱ⁾ ← [K⁽ⁱ⁾; k_t⁽ⁱ⁾], V⁽ⁱ⁾ ← [V⁽ⁱ⁾; v_t⁽ⁱ⁾]",
+            f"A chave e o valor novos vão para baixo dos guardados: agora o cache tem {length} "
+            "tokens.",
+        ),
+        (
+            "Uma linha de atenção: s_t = q_t Kᵀ / √d_k, a_t = softmax(s_t), h_t = a_t V",
+            "Sem máscara: cada chave do cache está no passado do token novo (ou é o próprio "
+            "token), que é o que a máscara causal permitia na sua linha.",
+        ),
+        (
+            "Concatenação e projeção de saída: y_t = Concat(h_t⁽¹⁾ | … | h_t⁽ʰ⁾) W_O",
+            f"W_O = I_{d_out}, então y_t é a concatenação.",
+        ),
         ("Verificação: os mesmos números da passada causal completa", " ".join(words)),
-    ]  # fmt: skip
+    ]
     return Words(
         lang="pt",
         source=f"os números da seed 000 (h = {h}, W_O = I_{d_out}), gerados um token de cada vez",
@@ -148,11 +159,13 @@ def online_softmax_words() -> Words:
         f"o bloco {j} é {listed_pt([repr(w) for w in keys])}" for j, keys in enumerate(tiles, 1)
     ).replace('"', "'")
     steps: list[Step] = [
-        (f"Entradas: Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾ da seed 000, lidas em blocos de {TILE} chaves",
-         f"As chaves e os valores são lidos {TILE} de cada vez: {listed}. A matriz n × n de "
-         "scores nunca é formada: os scores S_j de cada bloco são usados e descartados. M_j são "
-         "as colunas do bloco j da máscara causal."),
-    ]  # fmt: skip
+        (
+            f"Entradas: Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾ da seed 000, lidas em blocos de {TILE} chaves",
+            f"As chaves e os valores são lidos {TILE} de cada vez: {listed}. A matriz n × n de "
+            "scores nunca é formada: os scores S_j de cada bloco são usados e descartados. M_j são "
+            "as colunas do bloco j da máscara causal.",
+        ),
+    ]
     prev_m = torch.full_like(trace.m, -math.inf)
     for j, (step, keys) in enumerate(zip(trace.steps, tiles, strict=True), start=1):
         start = "Antes do primeiro bloco m = −∞, ℓ = 0, O = 0 em cada linha. " if j == 1 else ""
@@ -178,9 +191,12 @@ def online_softmax_words() -> Words:
         source=f"os números da seed 000 (h = {h}, causal, W_O = I_{d_out}), a passada direta do "
         "FlashAttention-2",
         steps=steps,
-        math={r"\text{the output over the keys read so far}":
-              r"\text{a saída sobre as chaves lidas até aqui}"},
-    )  # fmt: skip
+        math={
+            r"\text{the output over the keys read so far}": (
+                r"\text{a saída sobre as chaves lidas até aqui}"
+            ),
+        },
+    )
 
 
 def _sup(i: int) -> str:
@@ -226,34 +242,48 @@ def backward_words(tr: ref.AttentionTrace | None = None, source: str | None = No
         softmax = f"{zeros} das {total} entradas acima da diagonal são exatamente 0. " + rows
     assert tr.W_O is not None and tr.M is not None  # the example's: a W_O, the causal mask
     steps: list[Step] = [
-        ("Retropropagação: o gradiente que chega, G = ∂L/∂saída",
-         "L = Σ saída, a soma de todas as entradas da saída, então G = ∂L/∂saída é toda de uns "
-         "(--grad-output ARQUIVO dá outro G). Cada ∂Z abaixo é ∂L/∂Z, uma matriz do formato "
-         "de Z."),
-        ("Projeção de saída: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ",
-         "A saída é Concat · W_O (+ b_O): um produto de matrizes, cujo gradiente é um produto "
-         "pelo outro fator transposto."),
-        ("Para dentro das cabeças e através de H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, "
-         "∂V⁽ⁱ⁾ = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾",
-         "∂H⁽ⁱ⁾ é o bloco de d_v colunas da cabeça i em ∂Concat (a concatenação só moveu "
-         "números). A linha j dos valores recebe o gradiente de cada token que a olha, "
-         "ponderado por A."),
+        (
+            "Retropropagação: o gradiente que chega, G = ∂L/∂saída",
+            "L = Σ saída, a soma de todas as entradas da saída, então G = ∂L/∂saída é toda de uns "
+            "(--grad-output ARQUIVO dá outro G). Cada ∂Z abaixo é ∂L/∂Z, uma matriz do formato "
+            "de Z.",
+        ),
+        (
+            "Projeção de saída: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ",
+            "A saída é Concat · W_O (+ b_O): um produto de matrizes, cujo gradiente é um produto "
+            "pelo outro fator transposto.",
+        ),
+        (
+            "Para dentro das cabeças e através de H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, "
+            "∂V⁽ⁱ⁾ = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾",
+            "∂H⁽ⁱ⁾ é o bloco de d_v colunas da cabeça i em ∂Concat (a concatenação só moveu "
+            "números). A linha j dos valores recebe o gradiente de cada token que a olha, "
+            "ponderado por A.",
+        ),
         ("Retropropagação da softmax: ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))", softmax),
-        (f"Máscara e escala: ∂S⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾, ∂Q⁽ⁱ⁾ = ∂S⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, "
-         f"∂K⁽ⁱ⁾ = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k, com d_k = {tr.d_k}",
-         "M é uma constante, então ∂S = ∂S̃; a escala 1/√d_k divide o gradiente como dividiu "
-         "os scores. A consulta t recebe de cada chave que comparou, a chave j de cada "
-         "consulta."),
-        ("Pesos: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ⁱ⁾ = Xᵀ ∂K⁽ⁱ⁾, ∂W_V⁽ⁱ⁾ = Xᵀ ∂V⁽ⁱ⁾",
-         "A linha r de ∂W é Σ_t X_tr ∂Q_t: o gradiente de cada token, ponderado pela sua "
-         "entrada. Na visão fundida (seeds 001/002) ∂W_Q = [∂W_Q⁽¹⁾ | … | ∂W_Q⁽ʰ⁾], as cabeças "
-         "lado a lado."),
-        ("Entrada: ∂X = ∂X_Q + ∂X_K + ∂X_V, a soma dos seus três caminhos",
-         "X entra três vezes (consultas, chaves, valores); pela regra da cadeia o seu gradiente "
-         "é a soma dos gradientes pelos três caminhos."),
-    ]  # fmt: skip
+        (
+            f"Máscara e escala: ∂S⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾, ∂Q⁽ⁱ⁾ = ∂S⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, "
+            f"∂K⁽ⁱ⁾ = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k, com d_k = {tr.d_k}",
+            "M é uma constante, então ∂S = ∂S̃; a escala 1/√d_k divide o gradiente como dividiu "
+            "os scores. A consulta t recebe de cada chave que comparou, a chave j de cada "
+            "consulta.",
+        ),
+        (
+            "Pesos: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ⁱ⁾ = Xᵀ ∂K⁽ⁱ⁾, ∂W_V⁽ⁱ⁾ = Xᵀ ∂V⁽ⁱ⁾",
+            "A linha r de ∂W é Σ_t X_tr ∂Q_t: o gradiente de cada token, ponderado pela sua "
+            "entrada. Na visão fundida (seeds 001/002) ∂W_Q = [∂W_Q⁽¹⁾ | … | ∂W_Q⁽ʰ⁾], as cabeças "
+            "lado a lado.",
+        ),
+        (
+            "Entrada: ∂X = ∂X_Q + ∂X_K + ∂X_V, a soma dos seus três caminhos",
+            "X entra três vezes (consultas, chaves, valores); pela regra da cadeia o seu gradiente "
+            "é a soma dos gradientes pelos três caminhos.",
+        ),
+    ]
     d_model = int(tr.X.shape[-1])
     if source is None:
-        source = (f"seed 000, lista de MAE5911, Questão 01 (d_model = {d_model}, h = {tr.h}, "
-                  f"máscara causal, W_O = I_{int(tr.W_O.shape[-1])})")  # fmt: skip
+        source = (
+            f"seed 000, lista de MAE5911, Questão 01 (d_model = {d_model}, h = {tr.h}, "
+            f"máscara causal, W_O = I_{int(tr.W_O.shape[-1])})"
+        )
     return Words(lang="pt", source=source, steps=steps)

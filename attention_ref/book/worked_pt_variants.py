@@ -57,8 +57,10 @@ def forward_steps(
         f"n = {n} tokens, d_model = {d_model}, h = {h} cabeça{'s' * (h > 1)} de consulta, "
         f"g = {g} cabeça{'s' * (g > 1)} K/V, d_k = {d_k}, d_v = {d_v}: {groups_words(h, g)}."
     )
-    inputs = ("Entradas: X, as W_Q das cabeças de consulta e as W_K, W_V das cabeças K/V",
-              " ".join(x for x in (shapes, input_text) if x))  # fmt: skip
+    inputs = (
+        "Entradas: X, as W_Q das cabeças de consulta e as W_K, W_V das cabeças K/V",
+        " ".join(x for x in (shapes, input_text) if x),
+    )
     projections = (
         "Projeções: Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ para as h cabeças de consulta, K⁽ʲ⁾ = X W_K⁽ʲ⁾ e "
         "V⁽ʲ⁾ = X W_V⁽ʲ⁾ para as g cabeças K/V",
@@ -68,37 +70,49 @@ def forward_steps(
         else "Aqui cada cabeça de consulta tem a sua própria cabeça de chaves e de valores "
         "(g = h).",
     )
-    entry = (f"A entrada (t, u) é o encontro da consulta do token t com a chave do token u, "
-             f"dividido por √{d_k}.")  # fmt: skip
+    entry = (
+        f"A entrada (t, u) é o encontro da consulta do token t com a chave do token u, "
+        f"dividido por √{d_k}."
+    )
     if g == h:
-        whose = ("as consultas giradas com as chaves" if rope
-                 else "as suas consultas com as suas próprias chaves")  # fmt: skip
-        scores = (f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, d_k = {d_k}",
-                  f"Cada cabeça compara {whose}. "
-                  + entry)  # fmt: skip
+        whose = (
+            "as consultas giradas com as chaves"
+            if rope
+            else "as suas consultas com as suas próprias chaves"
+        )
+        scores = (
+            f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, d_k = {d_k}",
+            f"Cada cabeça compara {whose}. " + entry,
+        )
     else:
-        which = ("as consultas e as chaves giradas" if rope
-                 else "a sua consulta com as chaves do seu grupo")  # fmt: skip
+        which = (
+            "as consultas e as chaves giradas"
+            if rope
+            else "a sua consulta com as chaves do seu grupo"
+        )
         scores = (
             f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k com j = γ(i), d_k = {d_k}",
             f"A cabeça de consulta i compara {which}: a cabeça K/V γ(i). " + entry,
         )
-    causal = ("Máscara causal: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M",
-              "M é 0 na diagonal e abaixo dela e −∞ acima: um token vê a si mesmo e os tokens "
-              "anteriores.")  # fmt: skip
+    causal = (
+        "Máscara causal: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M",
+        "M é 0 na diagonal e abaixo dela e −∞ acima: um token vê a si mesmo e os tokens "
+        "anteriores.",
+    )
     softmax = (
         "Softmax, linha a linha: A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾)",
         "Cada linha é uma distribuição de probabilidade sobre as chaves que ela pode ver.",
     )
     own = g == h
-    heads = ("Saídas das cabeças: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾" if own
-             else "Saídas das cabeças: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ com j = γ(i)",
-             "A linha t é uma média ponderada das linhas de valores "
-             + ("da própria cabeça." if own else "do grupo da cabeça."))  # fmt: skip
-    output = ("Concatenação e projeção de saída: saída = Concat(H⁽¹⁾ | … | H⁽ʰ⁾) W_O",
-              output_note)  # fmt: skip
-    return [inputs, projections, *after_projections, scores, mask or causal, softmax, heads,
-            output]  # fmt: skip
+    heads = (
+        "Saídas das cabeças: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾"
+        if own
+        else "Saídas das cabeças: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ com j = γ(i)",
+        "A linha t é uma média ponderada das linhas de valores "
+        + ("da própria cabeça." if own else "do grupo da cabeça."),
+    )
+    output = ("Concatenação e projeção de saída: saída = Concat(H⁽¹⁾ | … | H⁽ʰ⁾) W_O", output_note)
+    return [inputs, projections, *after_projections, scores, mask or causal, softmax, heads, output]
 
 
 def gqa_words() -> Words:
@@ -224,20 +238,25 @@ def window_words() -> Words:
             f"{'a sua chave mais antiga sai' if one else 'cada uma tem chaves que saem'} da "
             f"janela de {w} (toda chave {w} ou mais posições atrás)."
         )
-    mask = (f"Máscara de janela deslizante, w = {w}: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_win",
-            f"M_win é 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e {w - 1} "
-            f"token{'' if w == 2 else 's'} anterior{'' if w == 2 else 'es'}) e −∞ nas demais "
-            "posições: o futuro, como na máscara causal, e as chaves antigas demais.")  # fmt: skip
+    mask = (
+        f"Máscara de janela deslizante, w = {w}: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_win",
+        f"M_win é 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e {w - 1} "
+        f"token{'' if w == 2 else 's'} anterior{'' if w == 2 else 'es'}) e −∞ nas demais "
+        "posições: o futuro, como na máscara causal, e as chaves antigas demais.",
+    )
     d_out = int(tr.output.shape[-1])
-    steps = forward_steps(tr, mask=mask, output_note=f"W_O = I_{d_out}, então a saída é a "
-                          "concatenação.")  # fmt: skip
+    steps = forward_steps(
+        tr, mask=mask, output_note=f"W_O = I_{d_out}, então a saída é a concatenação."
+    )
     return Words(
         lang="pt",
         source=f"os números da seed 000 (h = {tr.h}, W_O = I_{d_out}) com uma janela deslizante "
         f"de {w} chaves",
-        steps=[*steps, (f"Contra a máscara causal: que linhas a janela de {w} muda",
-                        " ".join(parts))],
-    )  # fmt: skip
+        steps=[
+            *steps,
+            (f"Contra a máscara causal: que linhas a janela de {w} muda", " ".join(parts)),
+        ],
+    )
 
 
 def alibi_words() -> Words:
@@ -251,18 +270,21 @@ def alibi_words() -> Words:
     assert isinstance(slopes, list) and isinstance(gaps, list) and isinstance(near, list)
     last = tok[-1]
     slope_text = "; ".join(f"m_{i + 1} = {num_pt(s, 'g')}" for i, s in enumerate(slopes))
-    mask = ("ALiBi: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + B⁽ⁱ⁾ + M, com B⁽ⁱ⁾_tu = −m_i (t − u)",
-            f"A cabeça i subtrai de cada score a sua inclinação vezes a distância: {slope_text} "
-            f"(m_i = 2^(−8i/h), h = {tr.h}). Na diagonal o viés é 0; o futuro é −∞, como na "
-            "máscara causal. Nenhum embedding de posição é somado a X.")  # fmt: skip
+    mask = (
+        "ALiBi: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + B⁽ⁱ⁾ + M, com B⁽ⁱ⁾_tu = −m_i (t − u)",
+        f"A cabeça i subtrai de cada score a sua inclinação vezes a distância: {slope_text} "
+        f"(m_i = 2^(−8i/h), h = {tr.h}). Na diagonal o viés é 0; o futuro é −∞, como na "
+        "máscara causal. Nenhum embedding de posição é somado a X.",
+    )
     parts = [
         f"cabeça {i + 1} (m = {num_pt(slopes[i], 'g')}): maior mudança de um peso "
         f"{num_pt(gaps[i], '.4f')}, o peso de '{last}' em si mesmo "
         f"{'+' if near[i] >= 0 else '−'}{num_pt(abs(near[i]), '.4f')}"
         for i in range(tr.h)
     ]
-    text = ("Em relação aos pesos da seed 000 (os mesmos scores, sem viés): " + "; ".join(parts)
-            + ".")  # fmt: skip
+    text = (
+        "Em relação aos pesos da seed 000 (os mesmos scores, sem viés): " + "; ".join(parts) + "."
+    )
     steeper = max(range(tr.h), key=lambda i: gaps[i])
     if slopes[steeper] == max(slopes) and gaps[steeper] > min(gaps):
         text += f" A inclinação mais íngreme move mais os pesos (cabeça {steeper + 1})."
@@ -272,8 +294,9 @@ def alibi_words() -> Words:
             "viés é a única informação de posição que a ALiBi dá."
         )
     d_out = int(tr.output.shape[-1])
-    steps = forward_steps(tr, mask=mask, output_note=f"W_O = I_{d_out}, então a saída é a "
-                          "concatenação.")  # fmt: skip
+    steps = forward_steps(
+        tr, mask=mask, output_note=f"W_O = I_{d_out}, então a saída é a concatenação."
+    )
     return Words(
         lang="pt",
         source=f"os números da seed 000 (h = {tr.h}, causal, W_O = I_{d_out}) com as "

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,8 +40,6 @@ from torch import Tensor
 
 from attention_ref.exercises.answer_words import (
     LANGS,
-    MASKED_SPELLINGS,
-    STAND_IN,
     answer_lang,
     error,
     label,
@@ -54,6 +51,7 @@ from attention_ref.exercises.answer_words import (
 )
 from attention_ref.exercises.chain import Given, Key
 from attention_ref.exercises.draw import DEFAULT_DECIMALS, Chain, Problem
+from attention_ref.exercises.entries import given_matrix, written_matrix
 from attention_ref.exercises.features import Features
 from attention_ref.exercises.options import options_from_json
 from attention_ref.exercises.problem import (
@@ -66,19 +64,12 @@ from attention_ref.exercises.problem import (
     ProblemTrace,
 )
 from attention_ref.inputs.errors import InputError
-from attention_ref.inputs.jsonfile import Literal, loads, read_text
+from attention_ref.inputs.jsonfile import loads, read_text
 
 NAMING_KEYS: Final = ("exercise", "input", "example")
-ANSWER_KEYS: Final = frozenset({*NAMING_KEYS, "lang", "heads", *FINAL_STEPS, "grads",
-                                "grad_output"})  # fmt: skip
-#: What each accepted spelling of a masked entry reads as (the statement's table, no other).
-INFINITIES: Final[dict[str, float]] = dict.fromkeys(MASKED_SPELLINGS, -math.inf)
-#: Spellings of +∞: no step has it, so they are refused with the words of −∞.
-_PLUS_INF: Final = frozenset({"inf", "+inf", "∞", "+∞", "infinity", "+infinity"})
-#: A number written as a string: ``"0.670"``, ``"1,0"``, ``"−2"``.
-_NUMBER_TEXT: Final = re.compile(r"[-+−]?(\d+([.,]\d*)?|[.,]\d+)([eE][-+]?\d+)?")
-#: The largest matrix an answer may hold, in rows and in columns.
-MAX_SIDE: Final = 1024
+ANSWER_KEYS: Final = frozenset(
+    {*NAMING_KEYS, "lang", "heads", *FINAL_STEPS, "grads", "grad_output"}
+)
 #: What to write instead of NaN or Infinity in an answer.
 INF_HINT: Final = words("en", "inf_hint", spellings=spellings())
 #: What check says when no step is filled in yet, per language of the answer.
@@ -98,66 +89,6 @@ class Answer:
     steps: dict[Key, Given]
     G: Tensor | None = None
     large: dict[Key, dict[tuple[int, int], str]] = field(default_factory=dict)
-
-
-def _entry(v: object, where: str, lang: str) -> tuple[float, int]:
-    """One entry as written: its value and its decimals (else the `InputError` that says what
-    to write instead, in ``lang``)."""
-    if v is None:
-        raise error(lang, "null", where=where)
-    if isinstance(v, bool):
-        raise error(lang, "bool", where=where, shown=shown(v))
-    if isinstance(v, int):
-        return float(v), 0
-    if isinstance(v, Literal):
-        return float(v), min(v.decimals, 15)
-    if isinstance(v, float):  # a document decoded without Literal: its shortest repr
-        return v, min(Literal(repr(v)).decimals, 15) if math.isfinite(v) else 0
-    if isinstance(v, str):
-        s = v.strip()
-        if s in INFINITIES:
-            return INFINITIES[s], 15
-        if s.lower() in _PLUS_INF:
-            raise error(lang, "plus_inf", where=where, shown=shown(v), spellings=spellings())
-        if _NUMBER_TEXT.fullmatch(s):
-            plain = s.replace("−", "-").replace(",", ".").lstrip("+")
-            kind = "comma" if "," in s else "quoted"
-            raise error(lang, kind, where=where, shown=shown(v), plain=plain)
-        raise error(lang, "spelling", where=where, shown=shown(v), spellings=spellings())
-    raise error(lang, "not_number", where=where, shown=shown(v))
-
-
-def _matrix(obj: object, where: str, lang: str = "en") -> tuple[Given, dict[tuple[int, int], str]]:
-    """A student's matrix and its entries written at most `STAND_IN` (see `Answer.large`)."""
-    if isinstance(obj, list) and obj and not any(isinstance(r, list) for r in obj):
-        obj = [obj]  # a vector (a bias, b_O) as one row
-    if not isinstance(obj, list) or not obj or not all(isinstance(r, list) for r in obj):
-        raise error(lang, "rows", where=where)
-    width = len(obj[0])
-    if width == 0:
-        raise error(lang, "empty_row", where=where)
-    if len(obj) > MAX_SIDE or width > MAX_SIDE:
-        raise error(lang, "too_big", where=where, r=len(obj), c=width, m=MAX_SIDE)
-    values, decimals = [], []
-    large: dict[tuple[int, int], str] = {}
-    for i, row in enumerate(obj):
-        if len(row) != width:
-            raise error(lang, "ragged", where=where, i=i + 1, k=len(row), w=width,
-                        hint=words(lang, "comma_hint"))  # fmt: skip
-        pairs = [_entry(v, words(lang, "entry", step=where, row=i + 1, col=j + 1), lang)
-                 for j, v in enumerate(row)]  # fmt: skip
-        for j, (x, _) in enumerate(pairs):
-            if math.isfinite(x) and x <= STAND_IN:
-                large[(i, j)] = str(row[j])
-        values.append([x for x, _ in pairs])
-        decimals.append([r for _, r in pairs])
-    return Given(torch.tensor(values, dtype=torch.float64), torch.tensor(decimals)), large
-
-
-def given_matrix(obj: object, where: str, lang: str = "en") -> Given:
-    """A student's matrix (list of rows; a vector is one row), else `InputError` (``where``:
-    the step's name in messages, ``lang`` their language)."""
-    return _matrix(obj, where, lang)[0]
 
 
 def _lang(obj: object, lang: str) -> str:
@@ -219,13 +150,14 @@ class _Reader:
         self.large: dict[Key, dict[tuple[int, int], str]] = {}
 
     def matrix(self, obj: object, key: Key) -> Given:
-        g, large = _matrix(obj, step_label(key, self.lang, self.features), self.lang)
+        g, large = written_matrix(obj, step_label(key, self.lang, self.features), self.lang)
         if large:
             self.large[key] = large
         return g
 
-    def heads(self, obj: object, where: str, names: tuple[str, ...], h: int, prefix: str
-              ) -> dict[Key, Given]:  # fmt: skip
+    def heads(
+        self, obj: object, where: str, names: tuple[str, ...], h: int, prefix: str
+    ) -> dict[Key, Given]:
         if obj is None:
             return {}
         lang = self.lang
@@ -242,8 +174,13 @@ class _Reader:
                 raise error(lang, "head_object", where=f"{where}[{i}]", names=", ".join(names))
             unknown = sorted(set(head) - set(names))
             if unknown:
-                raise error(lang, "unknown_step", where=f"{where}[{i}]", shown=shown(unknown[0]),
-                            names=", ".join(names))  # fmt: skip
+                raise error(
+                    lang,
+                    "unknown_step",
+                    where=f"{where}[{i}]",
+                    shown=shown(unknown[0]),
+                    names=", ".join(names),
+                )
             for name in names:
                 if head.get(name) is not None:
                     out[(prefix + name, i)] = self.matrix(head[name], (prefix + name, i))
@@ -251,9 +188,12 @@ class _Reader:
 
 
 def parse_answer(
-    doc: object, base: Path | None = None, problem: Problem | None = None, *,
+    doc: object,
+    base: Path | None = None,
+    problem: Problem | None = None,
+    *,
     lang: str | None = None,
-) -> Answer:  # fmt: skip
+) -> Answer:
     """Validate a decoded answer; ``problem``, when given, is what it answers (the document may
     then leave out its naming key, or must name the same problem). ``lang`` (``en``, ``pt``):
     the language of the errors and of the report; ``None``: the problem's, else the answer's."""
@@ -264,8 +204,9 @@ def parse_answer(
         raise error(say, "not_an_answer")
     unknown = sorted(set(doc) - ANSWER_KEYS - {"kv_heads", "M"})
     if unknown:
-        raise error(say, "unknown_key", shown=shown(unknown[0]),
-                    names=", ".join(sorted(ANSWER_KEYS)))  # fmt: skip
+        raise error(
+            say, "unknown_key", shown=shown(unknown[0]), names=", ".join(sorted(ANSWER_KEYS))
+        )
     if problem is None:
         problem = resolve(doc, base, say)
     elif any(k in doc for k in NAMING_KEYS) and _naming(doc, base, say) != problem.naming:
@@ -342,9 +283,14 @@ def loads_answer(text: str, what: str = "answer", lang: str | None = None) -> ob
 
 
 def template(
-    naming: Mapping[str, object], layout: Layout, h: int, g: int, *, backward: bool = False,
+    naming: Mapping[str, object],
+    layout: Layout,
+    h: int,
+    g: int,
+    *,
+    backward: bool = False,
     has_w_o: bool = True,
-) -> dict[str, object]:  # fmt: skip
+) -> dict[str, object]:
     """An answer to fill in: the problem's name, then every step the layout asks ``null`` (not
     given yet): the window's mask, the K/V heads (they come first in the computation), the
     query heads, the concat and the output; with ``backward``, the gradients the statement
@@ -373,8 +319,10 @@ def answer_from_steps(
 
     def written(t: Tensor) -> list[list[object]]:
         t = t.reshape(1, -1) if t.dim() == 1 else t
-        return [[("-inf" if x < 0 else "inf") if math.isinf(x) else round(x, decimals)
-                 for x in row] for row in t.tolist()]  # fmt: skip
+        return [
+            [("-inf" if x < 0 else "inf") if math.isinf(x) else round(x, decimals) for x in row]
+            for row in t.tolist()
+        ]
 
     doc: dict[str, object] = dict(naming)
     for (name, head), value in steps.items():
@@ -402,8 +350,11 @@ def answer_text(doc: object, decimals: int = DEFAULT_DECIMALS) -> str:
     if isinstance(doc, float):
         return f"{doc:.{decimals}f}"
     if isinstance(doc, dict):
-        return "{" + ", ".join(f"{json.dumps(k)}: {answer_text(v, decimals)}"
-                               for k, v in doc.items()) + "}"  # fmt: skip
+        return (
+            "{"
+            + ", ".join(f"{json.dumps(k)}: {answer_text(v, decimals)}" for k, v in doc.items())
+            + "}"
+        )
     if isinstance(doc, list):
         return "[" + ", ".join(answer_text(v, decimals) for v in doc) + "]"
     return json.dumps(doc, ensure_ascii=False)
@@ -415,7 +366,22 @@ def read_answer_text(text: str, lang: str | None = None) -> object:
     return loads_answer(text, "answer", lang)
 
 
-__all__ = ["ANSWER_KEYS", "FINAL_STEPS", "GRAD_HEAD_STEPS", "GRAD_STEPS", "HEAD_STEPS",
-           "Answer", "Chain", "Problem", "answer_from_steps", "answer_text",
-           "given_matrix", "label", "load_answer", "loads_answer", "parse_answer",
-           "read_answer_text", "resolve", "template"]  # fmt: skip
+__all__ = [
+    "ANSWER_KEYS",
+    "FINAL_STEPS",
+    "GRAD_HEAD_STEPS",
+    "GRAD_STEPS",
+    "HEAD_STEPS",
+    "Answer",
+    "Chain",
+    "Problem",
+    "answer_from_steps",
+    "answer_text",
+    "label",
+    "load_answer",
+    "loads_answer",
+    "parse_answer",
+    "read_answer_text",
+    "resolve",
+    "template",
+]

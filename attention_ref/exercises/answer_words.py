@@ -62,21 +62,28 @@ def label(key: Key) -> str:
 
 
 #: The steps without a symbol, in words.
-STEP_WORDS: Final = {"en": {"concat": "the concat", "output": "the output"},
-                     "pt": {"concat": "a concatenação", "output": "a saída"}}  # fmt: skip
+STEP_WORDS: Final = {
+    "en": {"concat": "the concat", "output": "the output"},
+    "pt": {"concat": "a concatenação", "output": "a saída"},
+}
 #: The same, as the name of a step in a list (the statement's words without the article).
-SHORT_WORDS: Final = {"en": {"concat": "concat", "output": "output"},
-                      "pt": {"concat": "concatenação", "output": "saída"}}  # fmt: skip
+SHORT_WORDS: Final = {
+    "en": {"concat": "concat", "output": "output"},
+    "pt": {"concat": "concatenação", "output": "saída"},
+}
 #: A query head's key and value in grouped-query attention and RoPE, where ``K⁽ⁱ⁾`` would
 #: name a K/V head: the one the query head reads (its group's, rotated with RoPE).
-READ_WORDS: Final = {"en": "the {name} query head {i} reads", "pt": "o {name} que a cabeça de "
-                     "consulta {i} lê"}  # fmt: skip
+READ_WORDS: Final = {
+    "en": "the {name} query head {i} reads",
+    "pt": "o {name} que a cabeça de consulta {i} lê",
+}
 #: A query head's share of its K/V head's gradient, in grouped-query attention.
-THROUGH_WORDS: Final = {"en": "(through query head {i})",
-                        "pt": "(pela cabeça de consulta {i})"}  # fmt: skip
+THROUGH_WORDS: Final = {"en": "(through query head {i})", "pt": "(pela cabeça de consulta {i})"}
 #: The key of a query head's scores in grouped-query attention (its group's).
-GROUP_WORDS: Final = {"en": "(the {k} query head {i} reads)",
-                      "pt": "(o {k} que a cabeça de consulta {i} lê)"}  # fmt: skip
+GROUP_WORDS: Final = {
+    "en": "(the {k} query head {i} reads)",
+    "pt": "(o {k} que a cabeça de consulta {i} lê)",
+}
 
 
 def math_name(key: Key, lang: str = "en", features: Features = PLAIN) -> str:
@@ -394,6 +401,23 @@ def error(lang: str, message: str, /, **kw: object) -> InputError:
     return InputError(words(lang, message, **kw))
 
 
-__all__ = ["LANGS", "MASKED_SPELLINGS", "MESSAGES", "STAND_IN", "STEP_WORDS", "answer_lang",
-           "error", "label", "math_name", "pad", "shown", "spellings", "step_label", "step_name",
-           "sup", "text_lang", "width", "words"]  # fmt: skip
+__all__ = [
+    "LANGS",
+    "MASKED_SPELLINGS",
+    "MESSAGES",
+    "STAND_IN",
+    "STEP_WORDS",
+    "answer_lang",
+    "error",
+    "label",
+    "math_name",
+    "pad",
+    "shown",
+    "spellings",
+    "step_label",
+    "step_name",
+    "sup",
+    "text_lang",
+    "width",
+    "words",
+]

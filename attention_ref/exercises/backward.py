@@ -76,33 +76,54 @@ def _grad_s_masked(d: Data, e: Env, i: int | None) -> Iv:
 
 BACKWARD: Final[tuple[Stage, ...]] = (
     Stage("grad.output", False, lambda d, e, i: Iv.point(d.G)),
-    Stage("grad.W_O", False, lambda d, e, i: e["concat", None].T @ e["grad.output", None],
-          present=lambda d: d.trace.W_O is not None),
-    Stage("grad.b_O", False, lambda d, e, i: e["grad.output", None].colsum(),
-          present=lambda d: d.trace.b_O is not None),
-    Stage("grad.concat", False, lambda d, e, i: e["grad.output", None] @ Iv.point(d.trace.W_O).T
-          if d.trace.W_O is not None else e["grad.output", None]),
+    Stage(
+        "grad.W_O",
+        False,
+        lambda d, e, i: e["concat", None].T @ e["grad.output", None],
+        present=lambda d: d.trace.W_O is not None,
+    ),
+    Stage(
+        "grad.b_O",
+        False,
+        lambda d, e, i: e["grad.output", None].colsum(),
+        present=lambda d: d.trace.b_O is not None,
+    ),
+    Stage(
+        "grad.concat",
+        False,
+        lambda d, e, i: (
+            e["grad.output", None] @ Iv.point(d.trace.W_O).T
+            if d.trace.W_O is not None
+            else e["grad.output", None]
+        ),
+    ),
     Stage("grad.H", True, _grad_h),
     Stage("grad.A", True, lambda d, e, i: e["grad.H", i] @ e["V", i].T),
     Stage("grad.V", True, lambda d, e, i: e["A", i].T @ e["grad.H", i]),
     Stage("grad.S_masked", True, _grad_s_masked),
     Stage("grad.S", True, lambda d, e, i: e["grad.S_masked", i]),
-    Stage("grad.Q", True,
-          lambda d, e, i: e["grad.S", i] @ e["K", i] / math.sqrt(d.trace.d_k)),
-    Stage("grad.K", True,
-          lambda d, e, i: e["grad.S", i].T @ e["Q", i] / math.sqrt(d.trace.d_k)),
+    Stage("grad.Q", True, lambda d, e, i: e["grad.S", i] @ e["K", i] / math.sqrt(d.trace.d_k)),
+    Stage("grad.K", True, lambda d, e, i: e["grad.S", i].T @ e["Q", i] / math.sqrt(d.trace.d_k)),
     Stage("grad.W_Q", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.Q", i]),
     Stage("grad.W_K", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.K", i]),
     Stage("grad.W_V", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.V", i]),
     # the K/V heads collect their groups' gradients (with g = h, each its one head's)
     Stage("grad.kv.K", True, _group_sum("K"), count=kv_count),
     Stage("grad.kv.V", True, _group_sum("V"), count=kv_count),
-    Stage("grad.kv.W_K", True, lambda d, e, j: Iv.point(d.trace.X).T @ e["grad.kv.K", j],
-          count=kv_count),
-    Stage("grad.kv.W_V", True, lambda d, e, j: Iv.point(d.trace.X).T @ e["grad.kv.V", j],
-          count=kv_count),
+    Stage(
+        "grad.kv.W_K",
+        True,
+        lambda d, e, j: Iv.point(d.trace.X).T @ e["grad.kv.K", j],
+        count=kv_count,
+    ),
+    Stage(
+        "grad.kv.W_V",
+        True,
+        lambda d, e, j: Iv.point(d.trace.X).T @ e["grad.kv.V", j],
+        count=kv_count,
+    ),
     Stage("grad.X", False, _grad_x),
-)  # fmt: skip
+)
 
 
 # --- the same mistake carried consistently into the backward ----------------------------------
@@ -117,17 +138,24 @@ def _col_softmax_backward(d: Data, e: Env, i: int | None) -> Iv:
 #: Per forward mistake, the backward stages of a student who differentiates what they computed
 #: (the scores not scaled, K Qᵀ, Aᵀ V, Concat W_Oᵀ, the softmax over the columns).
 CONSISTENT_BACKWARD: Final[dict[str, dict[str, StageFn]]] = {
-    "no_scale": {"grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i],
-                 "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i]},
-    "K_Qt": {"grad.Q": lambda d, e, i: e["grad.S", i].T @ e["K", i] / math.sqrt(d.trace.d_k),
-             "grad.K": lambda d, e, i: e["grad.S", i] @ e["Q", i] / math.sqrt(d.trace.d_k)},
-    "At_V": {"grad.A": lambda d, e, i: e["V", i] @ e["grad.H", i].T,
-             "grad.V": lambda d, e, i: e["A", i] @ e["grad.H", i]},
+    "no_scale": {
+        "grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i],
+        "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i],
+    },
+    "K_Qt": {
+        "grad.Q": lambda d, e, i: e["grad.S", i].T @ e["K", i] / math.sqrt(d.trace.d_k),
+        "grad.K": lambda d, e, i: e["grad.S", i] @ e["Q", i] / math.sqrt(d.trace.d_k),
+    },
+    "At_V": {
+        "grad.A": lambda d, e, i: e["V", i] @ e["grad.H", i].T,
+        "grad.V": lambda d, e, i: e["A", i] @ e["grad.H", i],
+    },
     "transposed_W_O": {
         "grad.concat": lambda d, e, i: e["grad.output", None] @ Iv.point(d.trace.W_O),  # type: ignore[arg-type]
-        "grad.W_O": lambda d, e, i: e["grad.output", None].T @ e["concat", None]},
+        "grad.W_O": lambda d, e, i: e["grad.output", None].T @ e["concat", None],
+    },
     "softmax_columns": {"grad.S_masked": _col_softmax_backward},
-}  # fmt: skip
+}
 
 
 def carried_back(instances: Instances) -> Instances:
@@ -146,8 +174,10 @@ def carried_back(instances: Instances) -> Instances:
 
 def scaled_back(c: float) -> dict[str, StageFn]:
     """The backward of scores divided by ``c``: ∂Q = ∂S K / c, ∂K = ∂Sᵀ Q / c."""
-    return {"grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i] / c,
-            "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i] / c}  # fmt: skip
+    return {
+        "grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i] / c,
+        "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i] / c,
+    }
 
 
 __all__ = ["BACKWARD", "CONSISTENT_BACKWARD", "carried_back", "scaled_back"]

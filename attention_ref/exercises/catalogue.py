@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from attention_ref.exercises import reproduce as r
+from attention_ref.exercises import reproduce_today as rt
 from attention_ref.exercises.backward import carried_back
 from attention_ref.exercises.chain import FORWARD, Data, Iv, Key, Stage, rotate, run_chain
 from attention_ref.exercises.features import PRESETS, Features
@@ -89,13 +90,13 @@ GQA_KINDS: Final[tuple[Kind, ...]] = (
         "pt": "as cabeças K/V repetidas na ordem errada: as cabeças de consulta 1 a {h} leram "
         "as cabeças K/V {wrong} (i mod g, alternadas: a ordem de K.repeat) em vez de {right} "
         "(cada cabeça K/V compartilhada por {r} cabeças de consulta consecutivas)",
-    }, r.interleaved, _grouped),
+    }, rt.interleaved, _grouped),
     Kind("gqa_one_kv", {
         "en": "every query head read K/V head 1, as in multi-query attention, instead of its "
         "group's: K/V heads {right} for query heads 1 to {h}",
         "pt": "toda cabeça de consulta leu a cabeça K/V 1, como na atenção multi-consulta, em "
         "vez da do seu grupo: cabeças K/V {right} para as cabeças de consulta 1 a {h}",
-    }, r.one_kv, _grouped),
+    }, rt.one_kv, _grouped),
 )  # fmt: skip
 
 WINDOW_KINDS: Final[tuple[Kind, ...]] = (
@@ -103,23 +104,23 @@ WINDOW_KINDS: Final[tuple[Kind, ...]] = (
         "en": "the window one key too wide: each token saw {keys} ({which}) instead of w = {w}",
         "pt": "a janela uma chave larga demais: cada token viu {keys} ({which}) em vez de "
         "w = {w}",
-    }, r.width(+1), _windowed),
+    }, rt.width(+1), _windowed),
     Kind("window_minus_one", {
         "en": "the window one key too narrow: each token saw {keys} ({which}) instead of "
         "w = {w}",
         "pt": "a janela uma chave estreita demais: cada token viu {keys} ({which}) em vez de "
         "w = {w}",
-    }, r.width(-1), _windowed),
+    }, rt.width(-1), _windowed),
     Kind("window_causal", {
         "en": "no window: the causal mask, every earlier token seen, instead of the last "
         "w = {w} keys",
         "pt": "sem a janela: a máscara causal, todos os tokens anteriores vistos, em vez das "
         "últimas w = {w} chaves",
-    }, r.window_causal, _windowed),
+    }, rt.window_causal, _windowed),
     Kind("window_ahead", {
         "en": "the window on the wrong side of the diagonal: each token saw itself and {which}",
         "pt": "a janela do lado errado da diagonal: cada token viu a si mesmo e {which}",
-    }, r.window_ahead, _windowed),
+    }, rt.window_ahead, _windowed),
 )  # fmt: skip
 
 ROPE_KINDS: Final[tuple[Kind, ...]] = (
@@ -129,41 +130,41 @@ ROPE_KINDS: Final[tuple[Kind, ...]] = (
         "own m θ_p",
         "pt": "RoPE com o ângulo do par errado: o par p girou pelo ângulo do par {last} − p "
         "(as colunas da tabela de cos/sen na ordem inversa) em vez do seu m θ_p",
-    }, r.rope_only(lambda x, c, s: rotate(x, r.flip(c), r.flip(s)), pairs=2), _rotary,
+    }, rt.rope_only(lambda x, c, s: rotate(x, rt.flip(c), rt.flip(s)), pairs=2), _rotary,
         _single_token),
     Kind("rope_half_pairs", {
         "en": "RoPE on the wrong pairs of coordinates: (x_p, x_p+d/2), Hugging Face's "
         "rotate_half layout, instead of RoFormer's (x_2p, x_2p+1)",
         "pt": "RoPE nos pares de coordenadas errados: (x_p, x_p+d/2), o rotate_half do "
         "Hugging Face, em vez dos pares do RoFormer (x_2p, x_2p+1)",
-    }, r.rope_only(lambda x, c, s: rotate(x, c, s, halves=True), pairs=2), _rotary,
+    }, rt.rope_only(lambda x, c, s: rotate(x, c, s, halves=True), pairs=2), _rotary,
         _single_token),
     Kind("rope_wrong_sign", {
         "en": "RoPE turned the wrong way, by −m θ: x'_2p = x_2p cos + x_2p+1 sin and "
         "x'_2p+1 = −x_2p sin + x_2p+1 cos (x R_m instead of x R_mᵀ)",
         "pt": "RoPE girado no sentido errado, por −m θ: x'_2p = x_2p cos + x_2p+1 sen e "
         "x'_2p+1 = −x_2p sen + x_2p+1 cos (x R_m em vez de x R_mᵀ)",
-    }, r.rope_only(lambda x, c, s: rotate(x, c, r.neg(s))), _rotary, _single_token),
+    }, rt.rope_only(lambda x, c, s: rotate(x, c, rt.neg(s))), _rotary, _single_token),
     Kind("rope_on_V", {
         "en": "RoPE applied to V too: the values rotated like the keys (RoPE turns only the "
         "queries and the keys)",
         "pt": "RoPE aplicado também a V: os valores girados como as chaves (o RoPE gira só as "
         "consultas e as chaves)",
-    }, r.rope_on_v, _rotary, _single_token),
+    }, rt.rope_on_v, _rotary, _single_token),
     Kind("rope_keys_not_rotated", {
         "en": "RoPE on the queries only: the keys were not rotated (K_rot = K)",
         "pt": "RoPE só nas consultas: as chaves não foram giradas (K_rot = K)",
-    }, r.rope_stages(**{"kv.K_rot": lambda d, e, i: e["kv.K", i]}), _rotary, _single_token),
+    }, rt.rope_stages(**{"kv.K_rot": lambda d, e, i: e["kv.K", i]}), _rotary, _single_token),
     Kind("rope_queries_not_rotated", {
         "en": "RoPE on the keys only: the queries were not rotated (Q_rot = Q)",
         "pt": "RoPE só nas chaves: as consultas não foram giradas (Q_rot = Q)",
-    }, r.rope_stages(Q_rot=lambda d, e, i: e["Q", i]), _rotary, _single_token),
+    }, rt.rope_stages(Q_rot=lambda d, e, i: e["Q", i]), _rotary, _single_token),
     Kind("rope_positions_from_1", {
         "en": "RoPE with the positions counted from 1: the token at position m turned by "
         "(m + 1) θ_p instead of m θ_p (the first token, m = 0, does not turn)",
         "pt": "RoPE com as posições contadas a partir de 1: o token na posição m girou por "
         "(m + 1) θ_p em vez de m θ_p (o primeiro token, m = 0, não gira)",
-    }, r.rope_stages(**r.POSITIONS_FROM_ONE), _rotary),
+    }, rt.rope_stages(**rt.POSITIONS_FROM_ONE), _rotary),
 )  # fmt: skip
 
 #: Every mistake of every problem, in the order the grader tries them (a problem's own first).
@@ -307,9 +308,12 @@ def mistakes_for(
     right = run_chain(d, stages, decimals=decimals, asked=decimals)
     exact = run_chain(d, stages, decimals=None, asked=decimals)
     back = _has_backward(stages)
-    return [m for kind in catalogue for m in kind.instances(d, kind)
-            if (back or not m.backward)
-            and changes_something(d, m, stages, decimals, right, exact)]  # fmt: skip
+    return [
+        m
+        for kind in catalogue
+        for m in kind.instances(d, kind)
+        if (back or not m.backward) and changes_something(d, m, stages, decimals, right, exact)
+    ]
 
 
 def _has_backward(stages: Sequence[Stage]) -> bool:
@@ -407,4 +411,4 @@ __all__ = [
     "mistakes_for",
     "num",
     "sup",
-]  # fmt: skip
+]

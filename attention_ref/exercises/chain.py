@@ -73,6 +73,11 @@ class Data:
         return cls(trace, G)
 
     @property
+    def n(self) -> int:
+        """The number of tokens."""
+        return int(self.trace.X.shape[0])
+
+    @property
     def g(self) -> int:
         """The number of K/V heads (``h`` for the homework's attention)."""
         return self.trace.g
@@ -175,8 +180,9 @@ def rotate(x: Iv, cos: Iv, sin: Iv, *, halves: bool = False) -> Iv:
     if halves:
         return Iv.cat([ra, rb])
     # (n, d/2) twice -> (n, d/2, 2) -> (n, d): back to x_0, x_1, x_2, …
-    return Iv(torch.stack((ra.lo, rb.lo), -1).flatten(-2), torch.stack((ra.hi, rb.hi), -1)
-              .flatten(-2))  # fmt: skip
+    return Iv(
+        torch.stack((ra.lo, rb.lo), -1).flatten(-2), torch.stack((ra.hi, rb.hi), -1).flatten(-2)
+    )
 
 
 def query_name(d: Data) -> str:
@@ -360,8 +366,11 @@ def run_chain(
             carry = carried(raw, decimals)
             g = given.get(key)
             if g is not None and shown is raw and g.value.shape == raw.shape:
-                accepted = (loosely(g, raw, asked) if decimals is not None
-                            else within(g.value, raw, 0.5 * 10.0**-asked))  # fmt: skip
+                accepted = (
+                    loosely(g, raw, asked)
+                    if decimals is not None
+                    else within(g.value, raw, 0.5 * 10.0**-asked)
+                )
                 if bool(accepted.all()):
                     carry = _meet(carry, g, decimals)
                     out.taken.append(key)

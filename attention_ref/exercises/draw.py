@@ -148,8 +148,9 @@ def _numbers(rng: random.Random, opt: ExerciseOptions) -> dict[str, JSONValue]:
     problem["tokens"] = rng.sample(list(WORDS[opt.lang]), n)
     problem["X"] = _binary(rng, n, d, nonzero_rows=True)
     roles = ("W_Q", "W_K", "W_V") if opt.g == h else ("W_Q",)
-    problem["heads"] = [{r: _binary(rng, d, d_k, nonzero_rows=False) for r in roles}
-                        for _ in range(h)]  # fmt: skip
+    problem["heads"] = [
+        {r: _binary(rng, d, d_k, nonzero_rows=False) for r in roles} for _ in range(h)
+    ]
     if opt.g != h:
         problem["kv_heads"] = [
             {r: _binary(rng, d, d_k, nonzero_rows=False) for r in ("W_K", "W_V")}
@@ -173,19 +174,30 @@ def trace_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> ProblemTrac
     kv: list[dict[str, Matrix]] = problem.get("kv_heads", heads)  # type: ignore[assignment]
     W_O = t(problem["W_O"]) if "W_O" in problem else None  # type: ignore[arg-type]
     return problem_trace(
-        t(problem["X"]), t([hd["W_Q"] for hd in heads]),  # type: ignore[arg-type]
-        t([hd["W_K"] for hd in kv]), t([hd["W_V"] for hd in kv]), W_O, opt.features,
-        causal=opt.causal, window=opt.window,
+        t(problem["X"]),
+        t([hd["W_Q"] for hd in heads]),  # type: ignore[arg-type]
+        t([hd["W_K"] for hd in kv]),
+        t([hd["W_V"] for hd in kv]),
+        W_O,
+        opt.features,
+        causal=opt.causal,
+        window=opt.window,
         tokens=tuple(str(x) for x in problem["tokens"]),  # type: ignore[union-attr]
-    )  # fmt: skip
+    )
 
 
 def problem_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Problem:
     """What ``check`` grades an answer to the drawn ``problem`` against."""
     f = opt.features
     chain = chain_of(f, backward=opt.backward or not f.any)
-    return Problem(trace_of(opt, problem), {"exercise": opt.to_json()}, opt.source, opt.lang,
-                   opt.decimals, chain)  # fmt: skip
+    return Problem(
+        trace_of(opt, problem),
+        {"exercise": opt.to_json()},
+        opt.source,
+        opt.lang,
+        opt.decimals,
+        chain,
+    )
 
 
 # --- the invariant ------------------------------------------------------------------------------
@@ -232,12 +244,23 @@ def _draw(opt: ExerciseOptions) -> Drawn:
     catalogue, stages = catalogue_of(f, opt.backward or not f.any), _stages(opt)
 
     def look(
-        problem: dict[str, JSONValue], *, skip: frozenset[str] = frozenset(),
-        watch: frozenset[str] = frozenset(), first: bool = False,
-    ) -> tuple[list[Mistake], list[Mistake]]:  # fmt: skip
+        problem: dict[str, JSONValue],
+        *,
+        skip: frozenset[str] = frozenset(),
+        watch: frozenset[str] = frozenset(),
+        first: bool = False,
+    ) -> tuple[list[Mistake], list[Mistake]]:
         d = Data.of(trace_of(opt, problem))
-        return hidden(d, stages, opt.decimals, asked_keys(opt, "W_O" in problem), catalogue,
-                      skip=skip, watch=watch, first=first)  # fmt: skip
+        return hidden(
+            d,
+            stages,
+            opt.decimals,
+            asked_keys(opt, "W_O" in problem),
+            catalogue,
+            skip=skip,
+            watch=watch,
+            first=first,
+        )
 
     skip: frozenset[str] = frozenset()
     watch: frozenset[str] | None = None  # hidden on every draw so far
@@ -263,5 +286,16 @@ def draw_problem(opt: ExerciseOptions) -> dict[str, JSONValue]:
     return draw(opt).problem
 
 
-__all__ = ["MAX_DRAWS", "WORDS", "Chain", "Drawn", "Problem", "asked_keys", "chain_of", "draw",
-           "draw_problem", "problem_of", "trace_of"]  # fmt: skip
+__all__ = [
+    "MAX_DRAWS",
+    "WORDS",
+    "Chain",
+    "Drawn",
+    "Problem",
+    "asked_keys",
+    "chain_of",
+    "draw",
+    "draw_problem",
+    "problem_of",
+    "trace_of",
+]

@@ -58,12 +58,31 @@ def make_exercise(opt: ExerciseOptions) -> Exercise:
     problem = drawn.problem
     tr = trace_of(opt, problem)
     text = statement(opt, problem, tr, drawn.hidden)
-    answer = template({"exercise": opt.to_json()}, layout(opt.features), opt.heads, opt.g,
-                      backward=opt.backward, has_w_o="W_O" in problem)  # fmt: skip
-    return Exercise(options=opt, problem=problem, statement=text,
-                    key=key(opt, problem, text, tr), answer=answer)  # fmt: skip
+    answer = template(
+        {"exercise": opt.to_json()},
+        layout(opt.features),
+        opt.heads,
+        opt.g,
+        backward=opt.backward,
+        has_w_o="W_O" in problem,
+    )
+    return Exercise(
+        options=opt, problem=problem, statement=text, key=key(opt, problem, text, tr), answer=answer
+    )
 
 
-__all__ = ["EXERCISE_VARIANTS", "LANGS", "MAX_DECIMALS", "MAX_D_MODEL", "MAX_TOKENS", "TEXT",
-           "WORDS", "Exercise", "ExerciseOptions", "OptionError", "draw_problem",
-           "make_exercise", "options_from_json"]  # fmt: skip
+__all__ = [
+    "EXERCISE_VARIANTS",
+    "LANGS",
+    "MAX_DECIMALS",
+    "MAX_D_MODEL",
+    "MAX_TOKENS",
+    "TEXT",
+    "WORDS",
+    "Exercise",
+    "ExerciseOptions",
+    "OptionError",
+    "draw_problem",
+    "make_exercise",
+    "options_from_json",
+]

@@ -65,8 +65,9 @@ class Features:
             return None
         return cls(*(n in parts for n in FEATURES))
 
-    def with_(self, *, grouped: bool = False, windowed: bool = False, rotary: bool = False
-              ) -> Features:  # fmt: skip
+    def with_(
+        self, *, grouped: bool = False, windowed: bool = False, rotary: bool = False
+    ) -> Features:
         """These features and the ones given."""
         return Features(self.grouped or grouped, self.windowed or windowed, self.rotary or rotary)
 

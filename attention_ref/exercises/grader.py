@@ -89,8 +89,13 @@ def _stages(chain: Chain, steps: Sequence[Key]) -> tuple:
 def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
     """One step's verdict (the rules of the module docstring)."""
     if g.value.shape != band.shape:
-        return Verdict(key, Status.WRONG, band.lo.numel(), shape=band.shape,  # type: ignore[arg-type]
-                       given_shape=tuple(g.value.shape))  # type: ignore[arg-type]  # fmt: skip
+        return Verdict(
+            key,
+            Status.WRONG,
+            band.lo.numel(),
+            shape=band.shape,  # type: ignore[arg-type]
+            given_shape=tuple(g.value.shape),
+        )  # type: ignore[arg-type]
     u = 0.5 * 10.0**-p
     # every entry read with its trailing zeros put back (0.67 is 0.670): right or not alike
     right = within(g.value, band, u)
@@ -103,13 +108,22 @@ def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
     # places holds p places (`Given.half_unit`), so there it is wrong, not short: a slip onto a
     # trailing zero (0.269 as 0.27) is a slip
     few = ~right & (g.decimals < p) & loosely(g, band, p)
-    status = Status.WRONG if bool((~right & ~few).any()) else (
-        Status.FEW_DECIMALS if bool(few.any()) else Status.RIGHT)  # fmt: skip
+    status = (
+        Status.WRONG
+        if bool((~right & ~few).any())
+        else (Status.FEW_DECIMALS if bool(few.any()) else Status.RIGHT)
+    )
     off = tuple(
-        Off(r, c, float(g.value[r, c]), int(g.decimals[r, c]), float(exact.lo[r, c]),
-            Status.FEW_DECIMALS if bool(few[r, c]) else Status.WRONG)
+        Off(
+            r,
+            c,
+            float(g.value[r, c]),
+            int(g.decimals[r, c]),
+            float(exact.lo[r, c]),
+            Status.FEW_DECIMALS if bool(few[r, c]) else Status.WRONG,
+        )
         for r, c in (~right).nonzero().tolist()
-    )  # fmt: skip
+    )
     finite = right & torch.isfinite(g.value) & torch.isfinite(exact.lo)
     gap = float((g.value - exact.lo)[finite].abs().max()) if bool(finite.any()) else 0.0
     return Verdict(key, status, g.value.numel(), off, carried=gap if gap > u + 1e-9 else 0.0)
@@ -136,8 +150,16 @@ def _reproduces(
         g = ans.steps.get(key)
         return g is None or (g.value.shape == shown.shape and bool(loosely(g, shown, p).all()))
 
-    run = run_chain(d, stages, decimals=p, asked=p, given=ans.steps, mistakes=mistakes,
-                    until=keep_going, base=base)  # fmt: skip
+    run = run_chain(
+        d,
+        stages,
+        decimals=p,
+        asked=p,
+        given=ans.steps,
+        mistakes=mistakes,
+        until=keep_going,
+        base=base,
+    )
     return None if run.stopped else {**run.notes, "given": [k for k in run.raw if k in ans.steps]}
 
 
@@ -154,8 +176,11 @@ def diagnose(
     run without mistakes (its steps before those a mistake changes are reused). Returns the
     diagnoses and whether pairs were tried."""
     names = {k[0] for k in ans.steps}
-    candidates = [m for m in mistakes_for(d, stages, ans.problem.decimals, catalogue)
-                  if not m.given or m.given & names]  # fmt: skip
+    candidates = [
+        m
+        for m in mistakes_for(d, stages, ans.problem.decimals, catalogue)
+        if not m.given or m.given & names
+    ]
     found: list[Diagnosis] = []
     given, p = list(ans.steps), ans.problem.decimals
     runs: list[Run] = []  # the runs without mistakes, rounded and exact: computed once, if asked
@@ -164,8 +189,12 @@ def diagnose(
         """A mistake that changes none of the steps given cannot be their diagnosis (RoPE's
         positions counted from 1 leave the scores as they are: they depend on t − u only)."""
         if not runs:
-            runs.extend((run_chain(d, stages, decimals=p, asked=p),
-                         run_chain(d, stages, decimals=None, asked=p)))  # fmt: skip
+            runs.extend(
+                (
+                    run_chain(d, stages, decimals=p, asked=p),
+                    run_chain(d, stages, decimals=None, asked=p),
+                )
+            )
         return changes_something(d, m, stages, p, runs[0], runs[1], keys=given)
 
     def attempt(ms: Sequence[Mistake]) -> None:
@@ -207,8 +236,9 @@ def _refuse_stand_ins(ans: Answer, exact: Run, features: Features) -> None:
         same = tuple(want.shape) == tuple(ans.steps[key].value.shape)
         for (r, c), text in sorted(ans.large[key].items()):
             if not same or math.isinf(float(want[r, c])):  # another shape: any entry may be
-                where = words(lang, "entry", step=step_label(key, lang, features), row=r + 1,
-                              col=c + 1).rstrip(",")  # fmt: skip
+                where = words(
+                    lang, "entry", step=step_label(key, lang, features), row=r + 1, col=c + 1
+                ).rstrip(",")
                 raise error(lang, "stand_in", where=where, shown=text, spellings=spellings())
 
 
@@ -225,8 +255,7 @@ def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report
     exact = run_chain(d, stages, decimals=None, asked=p)
     _refuse_stand_ins(ans, exact, f)
     order = [k for k in chain_keys(d, stages) if k in ans.steps]
-    verdicts = tuple(_verdict(k, ans.steps[k], band.raw[k], exact.raw[k], p)
-                     for k in order)  # fmt: skip
+    verdicts = tuple(_verdict(k, ans.steps[k], band.raw[k], exact.raw[k], p) for k in order)
     report = Report(
         prob.source, prob.lang, p, prob.trace.tokens, verdicts, variant=f.name, heads=prob.trace.h
     )
@@ -234,8 +263,17 @@ def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report
         return report
     style = {lang: _style(lang, p, prob.trace.tokens, f) for lang in ("en", "pt")}
     found, paired = diagnose(d, stages, ans, style, band, catalogue)
-    return Report(prob.source, prob.lang, p, prob.trace.tokens, verdicts, tuple(found),
-                  pairs_tried=paired, variant=f.name, heads=prob.trace.h)  # fmt: skip
+    return Report(
+        prob.source,
+        prob.lang,
+        p,
+        prob.trace.tokens,
+        verdicts,
+        tuple(found),
+        pairs_tried=paired,
+        variant=f.name,
+        heads=prob.trace.h,
+    )
 
 
 def check_document(
@@ -260,9 +298,22 @@ def check_file(path: str | Path, lang: str | None = None) -> Report:
 
 
 def _style(lang: str, p: int, tokens: tuple[str, ...], features: Features) -> Style:
-    return Style(lang, lambda x: number(x, p, lang), lambda key: math_name(key, lang, features),
-                 lambda key, r: row_name(tokens, key, r))  # fmt: skip
+    return Style(
+        lang,
+        lambda x: number(x, p, lang),
+        lambda key: math_name(key, lang, features),
+        lambda key, r: row_name(tokens, key, r),
+    )
 
 
-__all__ = ["Diagnosis", "Report", "Status", "Verdict", "check_answer", "check_document",
-           "check_file", "diagnose", "report_lines"]  # fmt: skip
+__all__ = [
+    "Diagnosis",
+    "Report",
+    "Status",
+    "Verdict",
+    "check_answer",
+    "check_document",
+    "check_file",
+    "diagnose",
+    "report_lines",
+]

@@ -83,8 +83,9 @@ class Iv:
 
     def __mul__(self, other: Iv) -> Iv:
         """Entry by entry (⊙): the least and greatest of the four products of the ends."""
-        p = torch.stack([self.lo * other.lo, self.lo * other.hi, self.hi * other.lo,
-                         self.hi * other.hi])  # fmt: skip
+        p = torch.stack(
+            [self.lo * other.lo, self.lo * other.hi, self.hi * other.lo, self.hi * other.hi]
+        )
         return Iv(p.amin(0), p.amax(0))
 
     def __truediv__(self, c: float) -> Iv:
@@ -140,8 +141,10 @@ def carried(raw: Iv, decimals: int | None) -> Iv:
     anything between (``None``: nothing is rounded)."""
     if decimals is None:
         return raw
-    return Iv(torch.minimum(raw.lo, rounded_down(raw.lo, decimals)),
-              torch.maximum(raw.hi, rounded_up(raw.hi, decimals)))  # fmt: skip
+    return Iv(
+        torch.minimum(raw.lo, rounded_down(raw.lo, decimals)),
+        torch.maximum(raw.hi, rounded_up(raw.hi, decimals)),
+    )
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,26 @@ def _sup(i: int) -> str:
 def rotated_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
     """``Q_rot`` per query head, ``K_rot`` per K/V head."""
     tok, ref, rows = list(tr.tokens), tr.reference(), TEXT[lang]["row_by_row"]
-    items = [Mat(symbol=f"Q_{{\\text{{rot}}}}{_sup(i)}", value=L(ref.Q_rot[i]), rows=tok,
-                 formula=f"Q{_sup(i)} R_m^\\top", formula_text=f"Q^({i + 1}) R_mᵀ, {rows}")
-             for i in range(tr.h)]  # fmt: skip
-    items += [Mat(symbol=f"K_{{\\text{{rot}}}}{_sup(j)}", value=L(ref.K_rot[j]), rows=tok,
-                  formula=f"K{_sup(j)} R_m^\\top", formula_text=f"K^({j + 1}) R_mᵀ, {rows}")
-              for j in range(tr.g)]  # fmt: skip
+    items = [
+        Mat(
+            symbol=f"Q_{{\\text{{rot}}}}{_sup(i)}",
+            value=L(ref.Q_rot[i]),
+            rows=tok,
+            formula=f"Q{_sup(i)} R_m^\\top",
+            formula_text=f"Q^({i + 1}) R_mᵀ, {rows}",
+        )
+        for i in range(tr.h)
+    ]
+    items += [
+        Mat(
+            symbol=f"K_{{\\text{{rot}}}}{_sup(j)}",
+            value=L(ref.K_rot[j]),
+            rows=tok,
+            formula=f"K{_sup(j)} R_m^\\top",
+            formula_text=f"K^({j + 1}) R_mᵀ, {rows}",
+        )
+        for j in range(tr.g)
+    ]
     return items
 
 
@@ -57,8 +71,12 @@ def _projections(tr: ProblemTrace, ref: ref_gqa.GQATrace) -> list[Mat]:
     tok = list(tr.tokens)
 
     def mat(role: str, k: int) -> Mat:
-        return Mat(symbol=f"{role}{_sup(k)}", value=L(getattr(ref, role)[k]),
-                   formula=f"X W_{role}{_sup(k)}", rows=tok)  # fmt: skip
+        return Mat(
+            symbol=f"{role}{_sup(k)}",
+            value=L(getattr(ref, role)[k]),
+            formula=f"X W_{role}{_sup(k)}",
+            rows=tok,
+        )
 
     if not tr.features.grouped:
         return [mat(role, i) for i in range(tr.h) for role in ("Q", "K", "V")]
@@ -72,13 +90,21 @@ def _scores(tr: ProblemTrace, ref: ref_gqa.GQATrace) -> list[Mat]:
     tok, rope, items = list(tr.tokens), tr.features.rotary, []
     for i in range(tr.h):
         j = tr.group(i)
-        qk = (f"Q_{{\\text{{rot}}}}{_sup(i)} K_{{\\text{{rot}}}}^{{({j + 1})\\top}}" if rope
-              else f"Q{_sup(i)} K^{{({j + 1})\\top}}")  # fmt: skip
+        qk = (
+            f"Q_{{\\text{{rot}}}}{_sup(i)} K_{{\\text{{rot}}}}^{{({j + 1})\\top}}"
+            if rope
+            else f"Q{_sup(i)} K^{{({j + 1})\\top}}"
+        )
         items += [
             Mat(symbol=qk, value=L(ref.QKt[i]), rows=tok, cols=tok),
-            Mat(symbol=f"S{_sup(i)}", value=L(ref.S[i]), rows=tok, cols=tok,
-                formula=f"\\frac{{{qk}}}{{\\sqrt{{{tr.d_k}}}}}"),
-        ]  # fmt: skip
+            Mat(
+                symbol=f"S{_sup(i)}",
+                value=L(ref.S[i]),
+                rows=tok,
+                cols=tok,
+                formula=f"\\frac{{{qk}}}{{\\sqrt{{{tr.d_k}}}}}",
+            ),
+        ]
     return items
 
 
@@ -88,28 +114,67 @@ def _softmax(tr: ProblemTrace, ref: ref_gqa.GQATrace, lang: str) -> list[Mat]:
     if tr.M is not None:
         symbol = TEXT[lang]["window_symbol"] if tr.features.windowed else "M"
         items.append(Mat(symbol=symbol, value=L(tr.M), rows=tok, cols=tok))
-        items += [Mat(symbol=f"\\tilde S{_sup(i)}", value=L(ref.S_masked[i]), rows=tok,
-                      cols=tok, formula=f"S{_sup(i)} + {symbol}") for i in range(tr.h)]  # fmt: skip
+        items += [
+            Mat(
+                symbol=f"\\tilde S{_sup(i)}",
+                value=L(ref.S_masked[i]),
+                rows=tok,
+                cols=tok,
+                formula=f"S{_sup(i)} + {symbol}",
+            )
+            for i in range(tr.h)
+        ]
     scores = "\\tilde S" if tr.M is not None else "S"
-    items += [Mat(symbol=f"A{_sup(i)}", value=L(ref.A[i]), rows=tok, cols=tok,
-                  formula=f"\\operatorname{{softmax}}({scores}{_sup(i)})")
-              for i in range(tr.h)]  # fmt: skip
+    items += [
+        Mat(
+            symbol=f"A{_sup(i)}",
+            value=L(ref.A[i]),
+            rows=tok,
+            cols=tok,
+            formula=f"\\operatorname{{softmax}}({scores}{_sup(i)})",
+        )
+        for i in range(tr.h)
+    ]
     return items
 
 
 def _outputs(tr: ProblemTrace, ref: ref_gqa.GQATrace, lang: str) -> list[Mat]:
     """``H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ᵞ⁽ⁱ⁾⁾``, the concat and the output."""
     tok, h, w = list(tr.tokens), tr.h, TEXT[lang]
-    items = [Mat(symbol=f"H{_sup(i)}", value=L(ref.H[i]), rows=tok,
-                 formula=f"A{_sup(i)} V{_sup(tr.group(i))}") for i in range(h)]  # fmt: skip
-    concat = ("[" + " \\mid ".join(f"H{_sup(i)}" for i in range(h)) + "]" if h <= 2
-              else f"[H{_sup(0)} \\mid \\dots \\mid H{_sup(h - 1)}]")  # fmt: skip
-    items.append(Mat(symbol="\\operatorname{Concat}", value=L(ref.concat), formula=concat,
-                     formula_text=None if h <= 2 else f"[H^(1) | … | H^({h})]",
-                     rows=tok))  # fmt: skip
-    items.append(Mat(symbol="\\operatorname{MultiHead}", text=w["output"], value=L(ref.output),
-                     formula="\\operatorname{Concat} \\cdot W_O" if tr.W_O is not None
-                     else "\\operatorname{Concat}", rows=tok))  # fmt: skip
+    items = [
+        Mat(
+            symbol=f"H{_sup(i)}",
+            value=L(ref.H[i]),
+            rows=tok,
+            formula=f"A{_sup(i)} V{_sup(tr.group(i))}",
+        )
+        for i in range(h)
+    ]
+    concat = (
+        "[" + " \\mid ".join(f"H{_sup(i)}" for i in range(h)) + "]"
+        if h <= 2
+        else f"[H{_sup(0)} \\mid \\dots \\mid H{_sup(h - 1)}]"
+    )
+    items.append(
+        Mat(
+            symbol="\\operatorname{Concat}",
+            value=L(ref.concat),
+            formula=concat,
+            formula_text=None if h <= 2 else f"[H^(1) | … | H^({h})]",
+            rows=tok,
+        )
+    )
+    items.append(
+        Mat(
+            symbol="\\operatorname{MultiHead}",
+            text=w["output"],
+            value=L(ref.output),
+            formula="\\operatorname{Concat} \\cdot W_O"
+            if tr.W_O is not None
+            else "\\operatorname{Concat}",
+            rows=tok,
+        )
+    )
     return items
 
 
@@ -124,12 +189,17 @@ def gradient_section(
         items.append(grad_mat("W_O", gr.W_O, "\\operatorname{Concat}^\\top G"))
     items += [
         grad_mat("A^{(1)}", gr.A[0], "\\partial H^{(1)} V^{(1)\\top}", rows=tok, cols=tok),
-        grad_mat("\\tilde S^{(1)}", gr.S_masked[0],
-                 "A^{(1)} \\odot (\\partial A^{(1)} - "
-                 "\\operatorname{rowsum}(\\partial A^{(1)} \\odot A^{(1)}))", rows=tok, cols=tok),
+        grad_mat(
+            "\\tilde S^{(1)}",
+            gr.S_masked[0],
+            "A^{(1)} \\odot (\\partial A^{(1)} - "
+            "\\operatorname{rowsum}(\\partial A^{(1)} \\odot A^{(1)}))",
+            rows=tok,
+            cols=tok,
+        ),
         grad_mat("W_Q^{(1)}", gr.W_Q[0], "X^\\top \\partial Q^{(1)}"),
         grad_mat("X", gr.X, rows=tok),
-    ]  # fmt: skip
+    ]
     text = w["key_q5" if tr.W_O is not None else "key_q5_nowo"]
     if tr.features.grouped:
         text += " " + w["key_q5_kv"]
@@ -154,8 +224,10 @@ def key_sections(tr: ProblemTrace, statement: Explanation, backward: bool) -> li
     answer(w["key_q1_gqa"].format(r=r) if f.grouped else w["key_q1"], _projections(tr, ref))
     if f.rotary:
         pairs = tr.d_k // 2
-        answer(w["key_rope_text"].format(d_k=tr.d_k, pairs=pairs, **plural(pairs, lang)),
-               rotated_mats(tr, lang))  # fmt: skip
+        answer(
+            w["key_rope_text"].format(d_k=tr.d_k, pairs=pairs, **plural(pairs, lang)),
+            rotated_mats(tr, lang),
+        )
     scores = "key_scores_rope" if f.rotary else "key_scores_gqa" if f.grouped else "key_scores"
     answer(w[scores].format(d_k=tr.d_k), _scores(tr, ref))
     if f.windowed:

@@ -85,9 +85,11 @@ class Mistake:
     def compatible(self, other: Mistake) -> bool:
         """Whether the two can happen together: they change different stages and writings,
         and at most one looks at the student's numbers."""
-        return (not set(self.stages) & set(other.stages)
-                and not set(self.written) & set(other.written)
-                and (self.adjust is None or other.adjust is None))  # fmt: skip
+        return (
+            not set(self.stages) & set(other.stages)
+            and not set(self.written) & set(other.written)
+            and (self.adjust is None or other.adjust is None)
+        )
 
 
 @dataclass(frozen=True)
@@ -162,8 +164,9 @@ def changes_something(
         if value.shape != band.shape or bool(torch.isnan(value).any()):
             return True
         rounded = torch.where(torch.isinf(value), value, value.round(decimals=decimals))
-        if not bool(loosely(Given(rounded, torch.full(value.shape, decimals)), band, decimals)
-                    .all()):  # fmt: skip
+        if not bool(
+            loosely(Given(rounded, torch.full(value.shape, decimals)), band, decimals).all()
+        ):
             return True
     return False
 

@@ -59,8 +59,10 @@ class ExerciseOptions:
     window: int | None = None
 
     def __post_init__(self) -> None:
-        between = {"en": "{flag} must be between {lo} and {hi}, got {got}",
-                   "pt": "{flag} deve estar entre {lo} e {hi}, veio {got}"}  # fmt: skip
+        between = {
+            "en": "{flag} must be between {lo} and {hi}, got {got}",
+            "pt": "{flag} deve estar entre {lo} e {hi}, veio {got}",
+        }
         if not 0 <= self.seed < 2**63:
             raise OptionError(between, flag="--seed", lo=0, hi="2**63 - 1", got=self.seed)
         if not 1 <= self.tokens <= MAX_TOKENS:
@@ -69,14 +71,24 @@ class ExerciseOptions:
             raise OptionError(between, flag="--d-model", lo=1, hi=MAX_D_MODEL, got=self.d_model)
         if self.heads < 1 or self.d_model % self.heads:
             raise OptionError(
-                {"en": "--heads must divide --d-model (d_k = d_model / h): d_model = {d}, h = {h}",
-                 "pt": "--heads deve dividir --d-model (d_k = d_model / h): d_model = {d}, "
-                 "h = {h}"}, d=self.d_model, h=self.heads,
-            )  # fmt: skip
+                {
+                    "en": "--heads must divide --d-model (d_k = d_model / h): d_model = {d}, "
+                    "h = {h}",
+                    "pt": "--heads deve dividir --d-model (d_k = d_model / h): d_model = {d}, "
+                    "h = {h}",
+                },
+                d=self.d_model,
+                h=self.heads,
+            )
         if self.lang not in LANGS:
-            raise OptionError({"en": "--lang must be one of {langs}, got {got}",
-                               "pt": "--lang deve ser um de {langs}, veio {got}"},
-                              langs=", ".join(LANGS), got=repr(self.lang)[:40])  # fmt: skip
+            raise OptionError(
+                {
+                    "en": "--lang must be one of {langs}, got {got}",
+                    "pt": "--lang deve ser um de {langs}, veio {got}",
+                },
+                langs=", ".join(LANGS),
+                got=repr(self.lang)[:40],
+            )
         if not 1 <= self.decimals <= MAX_DECIMALS:
             raise OptionError(between, flag="--decimals", lo=1, hi=MAX_DECIMALS, got=self.decimals)
         self._check_variant()
@@ -87,60 +99,99 @@ class ExerciseOptions:
         ``window`` filled in."""
         f = Features.parse(self.variant) if isinstance(self.variant, str) else None
         if f is None:
-            raise OptionError({"en": "--variant must be one of {names}, or features joined by "
-                               "+ (gqa+rope), got {got}", "pt": "--variant deve ser um de "
-                               "{names}, ou recursos unidos por + (gqa+rope), veio {got}"},
-                              names=", ".join(EXERCISE_VARIANTS),
-                              got=repr(self.variant)[:60])  # fmt: skip
+            raise OptionError(
+                {
+                    "en": "--variant must be one of {names}, or features joined by "
+                    "+ (gqa+rope), got {got}",
+                    "pt": "--variant deve ser um de "
+                    "{names}, ou recursos unidos por + (gqa+rope), veio {got}",
+                },
+                names=", ".join(EXERCISE_VARIANTS),
+                got=repr(self.variant)[:60],
+            )
         f = f.with_(grouped=self.kv_heads is not None, windowed=self.window is not None)
         object.__setattr__(self, "variant", f.name)
         v = f.name
         if f.rotary and self.backward:
-            raise OptionError({"en": "--backward is not asked with RoPE yet: the --variant {v} "
-                               "exercise asks the forward pass", "pt": "--backward ainda não é "
-                               "pedido com RoPE: o exercício --variant {v} pede a passagem "
-                               "direta"}, v=v)  # fmt: skip
+            raise OptionError(
+                {
+                    "en": "--backward is not asked with RoPE yet: the --variant {v} "
+                    "exercise asks the forward pass",
+                    "pt": "--backward ainda não é "
+                    "pedido com RoPE: o exercício --variant {v} pede a passagem "
+                    "direta",
+                },
+                v=v,
+            )
         h = self.heads
         if f.grouped:
             if h < 2:
-                raise OptionError({"en": "--variant gqa needs h >= 2 query heads (--heads) to "
-                                   "share K/V heads, got h = 1", "pt": "--variant gqa precisa "
-                                   "de h >= 2 cabeças de consulta (--heads) para compartilhar "
-                                   "cabeças K/V, veio h = 1"})  # fmt: skip
+                raise OptionError(
+                    {
+                        "en": "--variant gqa needs h >= 2 query heads (--heads) to "
+                        "share K/V heads, got h = 1",
+                        "pt": "--variant gqa precisa "
+                        "de h >= 2 cabeças de consulta (--heads) para compartilhar "
+                        "cabeças K/V, veio h = 1",
+                    }
+                )
             g = self.kv_heads if self.kv_heads is not None else (h // 2 if h % 2 == 0 else 1)
             if not 1 <= g < h or h % g:
                 raise OptionError(
-                    {"en": "--kv-heads must divide --heads and be fewer (g = h is --variant "
-                     "mha): h = {h}, g = {g}", "pt": "--kv-heads deve dividir --heads e ser "
-                     "menor (g = h é --variant mha): h = {h}, g = {g}"}, h=h, g=g,
-                )  # fmt: skip
+                    {
+                        "en": "--kv-heads must divide --heads and be fewer (g = h is --variant "
+                        "mha): h = {h}, g = {g}",
+                        "pt": "--kv-heads deve dividir --heads e ser "
+                        "menor (g = h é --variant mha): h = {h}, g = {g}",
+                    },
+                    h=h,
+                    g=g,
+                )
             object.__setattr__(self, "kv_heads", g)
         if f.windowed:
             if not self.causal:
-                raise OptionError({"en": "--variant window is a causal sliding window: leave "
-                                   "out --no-causal", "pt": "--variant window é uma janela "
-                                   "deslizante causal: tire --no-causal"})  # fmt: skip
+                raise OptionError(
+                    {
+                        "en": "--variant window is a causal sliding window: leave out --no-causal",
+                        "pt": "--variant window é uma janela deslizante causal: tire --no-causal",
+                    }
+                )
             if self.tokens < 2:
-                raise OptionError({"en": "--variant window needs at least 2 tokens (--tokens) "
-                                   "for a window narrower than the causal mask", "pt": "--variant "
-                                   "window precisa de ao menos 2 tokens (--tokens) para uma "
-                                   "janela mais estreita que a máscara causal"})  # fmt: skip
+                raise OptionError(
+                    {
+                        "en": "--variant window needs at least 2 tokens (--tokens) "
+                        "for a window narrower than the causal mask",
+                        "pt": "--variant "
+                        "window precisa de ao menos 2 tokens (--tokens) para uma "
+                        "janela mais estreita que a máscara causal",
+                    }
+                )
             w = self.window if self.window is not None else min(2, self.tokens - 1)
             if not 1 <= w < self.tokens:
                 raise OptionError(
-                    {"en": "--window must be between 1 and n - 1 = {n1} keys (w >= n is the "
-                     "causal mask: --variant mha), got {w}", "pt": "--window deve estar entre 1 "
-                     "e n - 1 = {n1} chaves (w >= n é a máscara causal: --variant mha), veio "
-                     "{w}"}, n1=self.tokens - 1, w=w,
-                )  # fmt: skip
+                    {
+                        "en": "--window must be between 1 and n - 1 = {n1} keys (w >= n is the "
+                        "causal mask: --variant mha), got {w}",
+                        "pt": "--window deve estar entre 1 "
+                        "e n - 1 = {n1} chaves (w >= n é a máscara causal: --variant mha), veio "
+                        "{w}",
+                    },
+                    n1=self.tokens - 1,
+                    w=w,
+                )
             object.__setattr__(self, "window", w)
         if f.rotary and self.d_k % 2:
             raise OptionError(
-                {"en": "--variant rope turns pairs of coordinates: d_k = d_model / h must be "
-                 "even, got d_k = {d} / {h} = {d_k}", "pt": "--variant rope gira pares de "
-                 "coordenadas: d_k = d_model / h deve ser par, veio d_k = {d} / {h} = {d_k}"},
-                d=self.d_model, h=h, d_k=self.d_k,
-            )  # fmt: skip
+                {
+                    "en": "--variant rope turns pairs of coordinates: d_k = d_model / h must be "
+                    "even, got d_k = {d} / {h} = {d_k}",
+                    "pt": "--variant rope gira pares de "
+                    "coordenadas: d_k = d_model / h deve ser par, veio d_k = {d} / {h} = {d_k}",
+                },
+                d=self.d_model,
+                h=h,
+                d_k=self.d_k,
+            )
 
     @property
     def features(self) -> Features:
@@ -158,9 +209,14 @@ class ExerciseOptions:
         """The options as the ``"exercise"`` object of an answer file: the problem, its
         language (the check reports in it) and the decimals asked (the check grades by them)."""
         out: dict[str, JSONValue] = {
-            "seed": self.seed, "tokens": self.tokens, "d_model": self.d_model,
-            "heads": self.heads, "causal": self.causal, "lang": self.lang,
-            "decimals": self.decimals}  # fmt: skip
+            "seed": self.seed,
+            "tokens": self.tokens,
+            "d_model": self.d_model,
+            "heads": self.heads,
+            "causal": self.causal,
+            "lang": self.lang,
+            "decimals": self.decimals,
+        }
         f = self.features
         if f.any:  # the homework's exercise names no variant (nor its backward: any answer
             out["variant"] = self.variant  # to it may give gradients)
@@ -181,8 +237,10 @@ class ExerciseOptions:
     def source(self) -> str:
         """The command that draws the exercise, without ``attnref``."""
         causal = "--causal" if self.causal else "--no-causal"
-        return (f"exercise --seed {self.seed} --tokens {self.tokens} --d-model {self.d_model} "
-                f"--heads {self.heads} {causal}{self.flags}")  # fmt: skip
+        return (
+            f"exercise --seed {self.seed} --tokens {self.tokens} --d-model {self.d_model} "
+            f"--heads {self.heads} {causal}{self.flags}"
+        )
 
     @property
     def flags(self) -> str:
@@ -190,8 +248,11 @@ class ExerciseOptions:
         f = self.features
         if not f.any:
             return ""
-        return (f" --variant {self.variant}" + f" --kv-heads {self.kv_heads}" * f.grouped
-                + f" --window {self.window}" * f.windowed)  # fmt: skip
+        return (
+            f" --variant {self.variant}"
+            + f" --kv-heads {self.kv_heads}" * f.grouped
+            + f" --window {self.window}" * f.windowed
+        )
 
 
 def options_from_json(obj: object, lang: str | None = None) -> ExerciseOptions:
@@ -199,8 +260,7 @@ def options_from_json(obj: object, lang: str | None = None) -> ExerciseOptions:
     ``lang`` (``None``: the object's own ``"lang"`` when it is one of `LANGS`, else English)."""
     from attention_ref.exercises.answer_words import error, shown
 
-    say = lang or (obj.get("lang") if isinstance(obj, dict) and obj.get("lang") in LANGS
-                   else "en")  # fmt: skip
+    say = lang or (obj.get("lang") if isinstance(obj, dict) and obj.get("lang") in LANGS else "en")
     assert isinstance(say, str)
     if not isinstance(obj, dict):
         raise error(say, "ex_object")

@@ -57,9 +57,19 @@ class ProblemTrace:
     def of_attention(cls, tr: ref.AttentionTrace) -> ProblemTrace:
         """The numbers of a reference trace of the homework's attention (an ``--input``
         file's, an example's: biases and all)."""
-        return cls(tokens=tuple(tr.tokens), X=tr.X, W_Q=tr.W_Q, W_K=tr.W_K, W_V=tr.W_V,
-                   W_O=tr.W_O, M=tr.M, b_Q=tr.b_Q, b_K=tr.b_K, b_V=tr.b_V,
-                   b_O=tr.b_O)  # fmt: skip
+        return cls(
+            tokens=tuple(tr.tokens),
+            X=tr.X,
+            W_Q=tr.W_Q,
+            W_K=tr.W_K,
+            W_V=tr.W_V,
+            W_O=tr.W_O,
+            M=tr.M,
+            b_Q=tr.b_Q,
+            b_K=tr.b_K,
+            b_V=tr.b_V,
+            b_O=tr.b_O,
+        )
 
     @property
     def h(self) -> int:
@@ -112,9 +122,16 @@ class ProblemTrace:
         if any(b is not None for b in (self.b_Q, self.b_K, self.b_V, self.b_O)):
             raise ValueError("a problem with biases: its reference is its --input trace")
         return ref_gqa.grouped_query_attention(
-            self.X, self.W_Q, self.W_K, self.W_V, self.W_O, causal=False, M=self.M,
-            rope_base=self.rope_base, tokens=self.tokens,
-        )  # fmt: skip
+            self.X,
+            self.W_Q,
+            self.W_K,
+            self.W_V,
+            self.W_O,
+            causal=False,
+            M=self.M,
+            rope_base=self.rope_base,
+            tokens=self.tokens,
+        )
 
 
 def problem_trace(
@@ -138,9 +155,17 @@ def problem_trace(
         M = windows.sliding_window_mask(n, window, dtype=X.dtype)
     else:
         M = causal_mask(n, dtype=X.dtype) if causal else None
-    return ProblemTrace(tokens=tokens, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, M=M,
-                        window=window if features.windowed else None,
-                        rope_base=ROPE_BASE if features.rotary else None)  # fmt: skip
+    return ProblemTrace(
+        tokens=tokens,
+        X=X,
+        W_Q=W_Q,
+        W_K=W_K,
+        W_V=W_V,
+        W_O=W_O,
+        M=M,
+        window=window if features.windowed else None,
+        rope_base=ROPE_BASE if features.rotary else None,
+    )
 
 
 @dataclass(frozen=True)

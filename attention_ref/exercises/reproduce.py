@@ -4,8 +4,9 @@ One function per family of mistakes, for every problem the chain computes (the h
 attention is :math:`g = h`, causal, no rotation): the mask (forgotten, on the wrong triangle,
 applied after the softmax), the scaling, the softmax (over the columns, one-hot), the order of
 the factors (``K Qᵀ``, ``Aᵀ``), a transposed weight or step, the heads (their order, the other
-head's ``V``), ``W_O``, a slip in one entry; then today's: the K/V groups, the window's width
-and side, RoPE's pairs, sign, positions and what it turns. Each gives the `Mistake` objects
+head's ``V``), ``W_O``, a slip in one entry (today's, the K/V groups, the window's width and
+side, RoPE's pairs, sign, positions and what it turns, are in
+`attention_ref.exercises.reproduce_today`). Each gives the `Mistake` objects
 that exist on the problem's *shape* (a transposed weight only where it is square); whether
 one shows on the numbers is `attention_ref.exercises.mistakes.changes_something`.
 """
@@ -35,16 +36,10 @@ from attention_ref.exercises.chain import (
     project,
     query_name,
     read_group,
-    rotate,
 )
 from attention_ref.exercises.mistakes import LANGS, Kind, Mistake, Style, num, one, sup
-from attention_ref.reference import windows
 
 Instances = Callable[[Data, Kind], Iterable[Mistake]]
-
-
-def _n(d: Data) -> int:
-    return int(d.trace.X.shape[0])
 
 
 # --- the mask, the scaling, the softmax -------------------------------------------------------
@@ -74,8 +69,10 @@ def after_softmax(zero: bool) -> Instances:
             weights = e["S", i].softmax_rows()
             return weights.fill(blocked, 0.0) if zero else weights + Iv.point(d.trace.M)
 
-        return [kind.mistake(stages={"S_masked": lambda d, e, i: e["S", i], "A": A}),
-                kind.mistake(stages={"A": A})]  # fmt: skip
+        return [
+            kind.mistake(stages={"S_masked": lambda d, e, i: e["S", i], "A": A}),
+            kind.mistake(stages={"A": A}),
+        ]
 
     return instances
 
@@ -93,9 +90,15 @@ def scales(d: Data, kind: Kind) -> Iterable[Mistake]:
         m = kind.mistake(
             name,
             stages={"S": lambda d, e, i, c=value: e["scores", i] / c},
-            fields={lang: {"names": " = ".join(symbols), "value": num(value, lang),
-                           "right": num(right, lang)} for lang in LANGS},
-        )  # fmt: skip
+            fields={
+                lang: {
+                    "names": " = ".join(symbols),
+                    "value": num(value, lang),
+                    "right": num(right, lang),
+                }
+                for lang in LANGS
+            },
+        )
         yield m
         yield replace(m, stages={**m.stages, **scaled_back(value)}, backward=True)
 
@@ -130,8 +133,11 @@ def transposed_weights(d: Data, kind: Kind) -> Iterable[Mistake]:
             symbol = f"W_{role}{sup(i) if W.shape[0] > 1 else ''}"
             turned = W.clone()
             turned[i] = W[i].T
-            yield kind.mistake(f"transposed_W_{role}", stages={stage: project(role, turned)},
-                               fields={lang: {"sym": symbol} for lang in LANGS})  # fmt: skip
+            yield kind.mistake(
+                f"transposed_W_{role}",
+                stages={stage: project(role, turned)},
+                fields={lang: {"sym": symbol} for lang in LANGS},
+            )
 
 
 def transposed_w_o(d: Data, kind: Kind) -> Iterable[Mistake]:
@@ -198,12 +204,15 @@ def heads_relabelled(d: Data, kind: Kind) -> Iterable[Mistake]:
     for perm in _orders(d):
         W_Q = d.trace.W_Q[list(perm)]
         yield kind.mistake(
-            stages={"Q": project("Q", W_Q),
-                    "K": lambda d, e, i, p=perm: read_group(
-                        key_name(d), lambda d, i: d.group(p[i]))(d, e, i),
-                    "V": read_group("kv.V", lambda d, i, p=perm: d.group(p[i]))},
+            stages={
+                "Q": project("Q", W_Q),
+                "K": lambda d, e, i, p=perm: read_group(key_name(d), lambda d, i: d.group(p[i]))(
+                    d, e, i
+                ),
+                "V": read_group("kv.V", lambda d, i, p=perm: d.group(p[i])),
+            },
             fields=_order_words(perm),
-        )  # fmt: skip
+        )
 
 
 def other_heads_v(d: Data, kind: Kind) -> Iterable[Mistake]:
@@ -260,188 +269,34 @@ def _slip_words(words: Mapping[str, str]) -> Callable[[Mapping[str, object], Sty
 
 def slip(d: Data, kind: Kind) -> Iterable[Mistake]:
     """The slip carried on (rank 1), then the slip only written, the rest right (rank 2)."""
-    return [Mistake(name=kind.name, words=kind.words, adjust=_slip_adjust, rank=1 + (not carry),
-                    adjust_carries=carry, describe=_slip_words(kind.words))
-            for carry in (True, False)]  # fmt: skip
+    return [
+        Mistake(
+            name=kind.name,
+            words=kind.words,
+            adjust=_slip_adjust,
+            rank=1 + (not carry),
+            adjust_carries=carry,
+            describe=_slip_words(kind.words),
+        )
+        for carry in (True, False)
+    ]
 
 
-# --- grouped-query attention ---------------------------------------------------------------------
-
-
-def _heads_list(heads: Iterable[int]) -> str:
-    return ", ".join(str(j + 1) for j in heads)
-
-
-def _reads(pick: Callable[[int], int]) -> dict[str, StageFn]:
-    """Every query head ``i`` reads K/V head ``pick(i)`` (its K and its V)."""
-    return {"K": lambda d, e, i: e[key_name(d), pick(i or 0)],
-            "V": lambda d, e, i: e["kv.V", pick(i or 0)]}  # fmt: skip
-
-
-def _group_fields(d: Data, wrong: list[int]) -> dict[str, dict[str, object]]:
-    h, g = d.trace.h, d.g
-    right = [d.group(i) for i in range(h)]
-    return {lang: {"h": h, "g": g, "r": h // g, "wrong": _heads_list(wrong),
-                   "right": _heads_list(right)} for lang in LANGS}  # fmt: skip
-
-
-def interleaved(d: Data, kind: Kind) -> Iterable[Mistake]:
-    """Query head ``i`` reads K/V head ``i mod g`` (needs ``1 < g < h``)."""
-    g = d.g
-    if not 1 < g < d.trace.h:
-        return []
-    wrong = [i % g for i in range(d.trace.h)]
-    return one(kind, stages=_reads(lambda i: i % g), fields=_group_fields(d, wrong))
-
-
-def one_kv(d: Data, kind: Kind) -> Iterable[Mistake]:
-    """Every query head reads K/V head 1 (needs ``1 < g < h``)."""
-    if not 1 < d.g < d.trace.h:
-        return []
-    return one(kind, stages=_reads(lambda i: 0), fields=_group_fields(d, [0] * d.trace.h))
-
-
-# --- the sliding window -------------------------------------------------------------------------
-
-
-def _window(d: Data) -> int | None:
-    return d.trace.window
-
-
-def _masked_by(blocked: torch.Tensor) -> dict[str, StageFn]:
-    """The window's mask ``M`` and ``S̃ = S + M`` with another band ``blocked``."""
-    M = torch.zeros(blocked.shape, dtype=torch.float64).masked_fill(blocked, float("-inf"))
-    return {"M": lambda d, e, i: Iv.point(M),
-            "S_masked": lambda d, e, i: e["S", i].fill(blocked, float("-inf"))}  # fmt: skip
-
-
-def _seen(keys: int, lang: str) -> dict[str, str]:
-    """``keys`` keys in words: how many (``3 keys``) and which (``itself and the 2 before
-    it``, ``only itself``)."""
-    if lang == "pt":
-        count = f"{keys} chave{'s' * (keys != 1)}"
-        which = "só ele mesmo" if keys == 1 else f"ele mesmo e os {keys - 1} anteriores"
-        if keys == 2:
-            which = "ele mesmo e o anterior"
-    else:
-        count = f"{keys} key{'s' * (keys != 1)}"
-        which = "only itself" if keys == 1 else f"itself and the {keys - 1} before it"
-    return {"keys": count, "which": which}
-
-
-def width(delta: int) -> Instances:
-    """A window of ``w + delta`` keys, when that is a window (``1 <= w + delta < n``)."""
-
-    def instances(d: Data, kind: Kind) -> Iterable[Mistake]:
-        n, w = _n(d), _window(d)
-        if w is None or not 1 <= w + delta < n:
-            return []
-        blocked = ~windows.window_allowed(n, w + delta)
-        fields = {lang: {"w": w, **_seen(w + delta, lang)} for lang in LANGS}
-        return one(kind, stages=_masked_by(blocked), fields=fields)
-
-    return instances
-
-
-def window_causal(d: Data, kind: Kind) -> Iterable[Mistake]:
-    """The causal mask instead of the window."""
-    n, w = _n(d), _window(d)
-    if w is None:
-        return []
-    blocked = ~windows.window_allowed(n, n)  # w >= n: the causal mask
-    return one(kind, stages=_masked_by(blocked),
-               fields={lang: {"w": w} for lang in LANGS})  # fmt: skip
-
-
-def window_ahead(d: Data, kind: Kind) -> Iterable[Mistake]:
-    """The band on the other side of the diagonal: token t sees t .. t + w − 1."""
-    n, w = _n(d), _window(d)
-    if w is None:
-        return []
-    blocked = ~windows.window_allowed(n, w).T
-    k = w - 1
-    fields = {
-        "en": {"which": "the token after it instead of the one before it" if k == 1
-               else f"the {k} tokens after it instead of the {k} before it"},
-        "pt": {"which": "o token seguinte em vez do anterior" if k == 1
-               else f"os {k} tokens seguintes em vez dos {k} anteriores"},
-    }  # fmt: skip
-    return one(kind, stages=_masked_by(blocked), fields=fields)
-
-
-# --- RoPE ---------------------------------------------------------------------------------------
-
-
-def flip(x: Iv) -> Iv:
-    """The columns in the reverse order (pair p takes pair d/2 − 1 − p's angle)."""
-    return Iv(x.lo.flip(-1), x.hi.flip(-1))
-
-
-def neg(x: Iv) -> Iv:
-    """``−x``."""
-    return Iv(-x.hi, -x.lo)
-
-
-Turn = Callable[[Iv, Iv, Iv], Iv]
-
-
-def _turned(turn: Turn) -> dict[str, StageFn]:
-    """Q and K rotated by ``turn(x, cos, sin)`` instead of RoPE's rotation."""
-    return {
-        "Q_rot": lambda d, e, i: turn(e["Q", i], e["cos", None], e["sin", None]),
-        "kv.K_rot": lambda d, e, i: turn(e["kv.K", i], e["cos", None], e["sin", None]),
-    }
-
-
-def rope_only(turn: Turn, *, pairs: int = 1) -> Instances:
-    """The rotation replaced by ``turn``, when the head has at least ``pairs`` pairs."""
-
-    def instances(d: Data, kind: Kind) -> Iterable[Mistake]:
-        if not d.rope or d.trace.d_k // 2 < pairs:
-            return []
-        last = d.trace.d_k // 2 - 1
-        fields = {lang: {"last": last, "theta": f"θ_{last}"} for lang in LANGS}
-        return one(kind, stages=_turned(turn), fields=fields)
-
-    return instances
-
-
-def rope_stages(**stages: StageFn) -> Instances:
-    """The stages changed, with RoPE."""
-    return lambda d, kind: one(kind, stages=stages) if d.rope else []
-
-
-def rope_on_v(d: Data, kind: Kind) -> Iterable[Mistake]:
-    """V rotated too: written rotated on the K/V heads, or only used rotated in H."""
-    if not d.rope:
-        return []
-
-    def kv_v(d: Data, e: Env, j: int | None) -> Iv:
-        return rotate(project("V")(d, e, j), e["cos", None], e["sin", None])
-
-    def read_v(d: Data, e: Env, i: int | None) -> Iv:
-        assert i is not None
-        return rotate(e["kv.V", d.group(i)], e["cos", None], e["sin", None])
-
-    return [kind.mistake(stages={"kv.V": kv_v}), kind.mistake(stages={"V": read_v})]
-
-
-def _from_one(part: str) -> StageFn:
-    """cos or sin of the angles at positions counted from 1: ``(m + 1) θ_p``."""
-
-    def fn(d: Data, e: Env, i: int | None) -> Iv:
-        angles = d.trace.angles + d.trace.theta
-        return Iv.point(torch.cos(angles) if part == "cos" else torch.sin(angles))
-
-    return fn
-
-
-#: RoPE's positions counted from 1 (the first token turns too).
-POSITIONS_FROM_ONE: Final = {"cos": _from_one("cos"), "sin": _from_one("sin")}
-
-
-__all__ = ["POSITIONS_FROM_ONE", "after_softmax", "flip", "gave_transposed", "heads_relabelled",
-           "heads_swapped", "interleaved", "k_qt", "masked_only", "neg", "no_w_o", "one_hot",
-           "one_kv", "other_heads_v", "right_scale", "rope_on_v", "rope_only", "rope_stages",
-           "scales", "slip", "transposed_w_o", "transposed_weights", "width", "window_ahead",
-           "window_causal", "wrong_triangle"]  # fmt: skip
+__all__ = [
+    "Instances",
+    "after_softmax",
+    "gave_transposed",
+    "heads_relabelled",
+    "heads_swapped",
+    "k_qt",
+    "masked_only",
+    "no_w_o",
+    "one_hot",
+    "other_heads_v",
+    "right_scale",
+    "scales",
+    "slip",
+    "transposed_w_o",
+    "transposed_weights",
+    "wrong_triangle",
+]

@@ -54,11 +54,21 @@ def angle_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
     return [
         Mat(symbol="\\theta", text="θ_p", value=L(tr.theta), cols=pairs),
         Mat(symbol="m \\theta_p", text="m θ_p", value=L(tr.angles), rows=rows, cols=pairs),
-        Mat(symbol="\\cos m\\theta_p", text="cos mθ_p", value=L(torch.cos(tr.angles)),
-            rows=rows, cols=pairs),
-        Mat(symbol=f"\\operatorname{{{sin}}} m\\theta_p", text=f"{sin} mθ_p",
-            value=L(torch.sin(tr.angles)), rows=rows, cols=pairs),
-    ]  # fmt: skip
+        Mat(
+            symbol="\\cos m\\theta_p",
+            text="cos mθ_p",
+            value=L(torch.cos(tr.angles)),
+            rows=rows,
+            cols=pairs,
+        ),
+        Mat(
+            symbol=f"\\operatorname{{{sin}}} m\\theta_p",
+            text=f"{sin} mθ_p",
+            value=L(torch.sin(tr.angles)),
+            rows=rows,
+            cols=pairs,
+        ),
+    ]
 
 
 def _weights(problem: dict[str, JSONValue]) -> list[Mat]:
@@ -72,8 +82,11 @@ def _weights(problem: dict[str, JSONValue]) -> list[Mat]:
         for role in ("W_Q", "W_K", "W_V")
         if role in head
     ]
-    items += [Mat(symbol=f"{role}^{{({j + 1})}}", value=head[role])  # type: ignore[arg-type]
-              for j, head in enumerate(kv) for role in ("W_K", "W_V")]  # fmt: skip
+    items += [
+        Mat(symbol=f"{role}^{{({j + 1})}}", value=head[role])  # type: ignore[arg-type]
+        for j, head in enumerate(kv)
+        for role in ("W_K", "W_V")
+    ]
     return items
 
 
@@ -102,8 +115,10 @@ def _questions(opt: ExerciseOptions, fmt: dict[str, object], has_wo: bool) -> li
     asked.append(("q4", w[out]))
     if opt.backward:
         asked.append(("q5", w["q5_text"] if has_wo else w["q5_nowo"]))
-    return [Section(title=w["question"].format(k=k, title=w[title]), text=text)
-            for k, (title, text) in enumerate(asked, start=1)]  # fmt: skip
+    return [
+        Section(title=w["question"].format(k=k, title=w[title]), text=text)
+        for k, (title, text) in enumerate(asked, start=1)
+    ]
 
 
 def _names(opt: ExerciseOptions) -> str:
@@ -119,9 +134,10 @@ def _names(opt: ExerciseOptions) -> str:
         note = w["names_kv_gqa" if f.grouped else "names_kv_rope"]
         out += w["names_kv"].format(steps=listed(lay.template_kv_heads), note=note)
     return out + w["names_heads"].format(
-        steps=listed(lay.template_heads), note=w["names_heads_gqa"] if f.grouped else "",
+        steps=listed(lay.template_heads),
+        note=w["names_heads_gqa"] if f.grouped else "",
         grads=w["grads"] if opt.backward else "",
-    )  # fmt: skip
+    )
 
 
 def _title(opt: ExerciseOptions) -> str:
@@ -168,28 +184,46 @@ def statement(
     g, h, d_k = opt.g, opt.heads, opt.d_k
     before = (opt.window or 1) - 1
     fmt: dict[str, object] = {
-        "seed": opt.seed, "n": opt.tokens, "d": opt.d_model, "h": h, "d_k": d_k, "g": g,
-        "r": h // g, "tokens": ", ".join(tokens), "decimals": opt.decimals,
+        "seed": opt.seed,
+        "n": opt.tokens,
+        "d": opt.d_model,
+        "h": h,
+        "d_k": d_k,
+        "g": g,
+        "r": h // g,
+        "tokens": ", ".join(tokens),
+        "decimals": opt.decimals,
         "causal": "--causal" if opt.causal else "--no-causal",
         "pairs": f"p = 0 … {d_k // 2 - 1}" if d_k > 2 else "p = 0",
-        "w": opt.window, "before": before,
-        "mask": w["mask"] if opt.causal else w["nomask"], "wo": w["wo"] if has_wo else w["nowo"],
+        "w": opt.window,
+        "before": before,
+        "mask": w["mask"] if opt.causal else w["nomask"],
+        "wo": w["wo"] if has_wo else w["nowo"],
         "heads": {"en": ("head", "heads"), "pt": ("cabeça", "cabeças")}[lang][h != 1],
         "mqa": w["mqa"] if g == 1 else "",
-    }  # fmt: skip
+    }
     fmt |= plural(g, lang) | {"b" + k: v for k, v in plural(before, lang).items()}
-    data_text = (w["data_lead"] + (w["data_gqa"] if f.grouped else w["data_heads"])
-                 + w["data_window"] * f.windowed + w["data_rope"] * f.rotary
-                 + " {mask}" * (not f.windowed) + " {wo}").format(**fmt)  # fmt: skip
+    data_text = (
+        w["data_lead"]
+        + (w["data_gqa"] if f.grouped else w["data_heads"])
+        + w["data_window"] * f.windowed
+        + w["data_rope"] * f.rotary
+        + " {mask}" * (not f.windowed)
+        + " {wo}"
+    ).format(**fmt)
     sections = [Section(title=w["data"], text=data_text, items=items)]
     if f.rotary:
         assert tr is not None
         sections.append(Section(title=w["table"], items=angle_mats(tr, lang)))
     sections += _questions(opt, fmt, has_wo)
-    how = w["how_text"].format(options=json.dumps(opt.to_json(), ensure_ascii=False),
-                               names=_names(opt), **decimals_words(opt.decimals, lang))  # fmt: skip
-    sections.append(Section(title=w["how"], text=how + answer_notes(opt)
-                            + _hidden_note(opt, hidden)))  # fmt: skip
+    how = w["how_text"].format(
+        options=json.dumps(opt.to_json(), ensure_ascii=False),
+        names=_names(opt),
+        **decimals_words(opt.decimals, lang),
+    )
+    sections.append(
+        Section(title=w["how"], text=how + answer_notes(opt) + _hidden_note(opt, hidden))
+    )
     return Explanation(
         title=_title(opt),
         source="attnref " + opt.source + (" --lang pt" if lang == "pt" else ""),

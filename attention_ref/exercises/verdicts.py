@@ -131,21 +131,36 @@ class Report:
         (catalogue names; a pair when two mistakes together reproduce it), every verdict."""
         first = self.first_wrong
         return {
-            "problem": self.source, "lang": self.lang, "decimals": self.decimals,
-            "steps_given": self.steps_given, "steps_right": self.steps_right,
-            "all_right": self.all_right, "first_wrong": first.label if first else None,
+            "problem": self.source,
+            "lang": self.lang,
+            "decimals": self.decimals,
+            "steps_given": self.steps_given,
+            "steps_right": self.steps_right,
+            "all_right": self.all_right,
+            "first_wrong": first.label if first else None,
             "pairs_tried": self.pairs_tried,
             "diagnoses": [list(d.names) for d in self.diagnoses],
             "diagnosis_texts": [list(d.texts[self.lang]) for d in self.diagnoses],
             "verdicts": [
-                {"step": v.label, "verdict": str(v.status), "entries": v.entries,
-                 "shape": list(v.shape) if v.shape else None,
-                 "off": [{"row": o.row + 1, "col": o.col + 1, "yours": _json_number(o.yours),
-                          "right": _json_number(o.right), "verdict": str(o.status)}
-                         for o in v.off]}
+                {
+                    "step": v.label,
+                    "verdict": str(v.status),
+                    "entries": v.entries,
+                    "shape": list(v.shape) if v.shape else None,
+                    "off": [
+                        {
+                            "row": o.row + 1,
+                            "col": o.col + 1,
+                            "yours": _json_number(o.yours),
+                            "right": _json_number(o.right),
+                            "verdict": str(o.status),
+                        }
+                        for o in v.off
+                    ],
+                }
                 for v in self.verdicts
             ],
-        }  # fmt: skip
+        }
 
 
 def _json_number(x: float) -> float | str:
@@ -158,51 +173,63 @@ def _json_number(x: float) -> float | str:
 WORDS: Final[dict[str, dict[str, str]]] = {
     "en": {
         "head": "Checking your answer to {source}: {given}, graded to {p} decimals.",
-        "one": "1 step given", "many": "{n} steps given", "right": "right",
+        "one": "1 step given",
+        "many": "{n} steps given",
+        "right": "right",
         "carried": "right; off the exact value by up to {gap}, which the rounding of earlier "
         "steps explains",
-        "few": "give {p} decimals", "wrong": "WRONG",
-        "of": "{k} of {n} entries off", "few_of": "{k} of {n} entries have fewer than {p} "
+        "few": "give {p} decimals",
+        "wrong": "WRONG",
+        "of": "{k} of {n} entries off",
+        "few_of": "{k} of {n} entries have fewer than {p} "
         "decimals and are not the exact value to {p} decimals",
-        "shape": "shape {got}, expected {want}", "entry": "[{row}, {col}] yours {yours}, "
-        "right {right}", "more": "and {k} more",
+        "shape": "shape {got}, expected {want}",
+        "entry": "[{row}, {col}] yours {yours}, right {right}",
+        "more": "and {k} more",
         "all": "Every step you gave is right.",
         "not_yet": "Not right yet: give {p} decimals in {steps} (the exercise asks for {p}).",
         "first": "First wrong step: {label}.",
-        "one_diag": "Diagnosis: {text}.", "many_diag": "Diagnosis (each of these reproduces "
-        "it): {text}.", "pair": "two mistakes together: {a}; and {b}", "or": "; or ",
+        "one_diag": "Diagnosis: {text}.",
+        "many_diag": "Diagnosis (each of these reproduces it): {text}.",
+        "pair": "two mistakes together: {a}; and {b}",
+        "or": "; or ",
         "redo": "Recomputing with this mistake reproduces every step you gave.",
         "redo_pair": "Recomputing with both mistakes reproduces every step you gave.",
         "none": "No mistake of the catalogue ({what}), {how}, reproduces your numbers: check "
         "the arithmetic of the first wrong step.",
-        "how": "alone or two together", "how_alone": "alone (this problem has too many "
-        "candidates to try two at a time)",
+        "how": "alone or two together",
+        "how_alone": "alone (this problem has too many candidates to try two at a time)",
     },
     "pt": {
-        "head": "Conferindo a sua resposta a {source}: {given}, avaliação com {p} casas "
-        "decimais.",
-        "one": "1 passo dado", "many": "{n} passos dados", "right": "certo",
+        "head": "Conferindo a sua resposta a {source}: {given}, avaliação com {p} casas decimais.",
+        "one": "1 passo dado",
+        "many": "{n} passos dados",
+        "right": "certo",
         "carried": "certo; difere do valor exato em até {gap}, o que o arredondamento dos "
         "passos anteriores explica",
-        "few": "dê {p} casas decimais", "wrong": "ERRADO",
-        "of": "{k} de {n} entradas erradas", "few_of": "{k} de {n} entradas têm menos de {p} "
+        "few": "dê {p} casas decimais",
+        "wrong": "ERRADO",
+        "of": "{k} de {n} entradas erradas",
+        "few_of": "{k} de {n} entradas têm menos de {p} "
         "casas e não são o valor exato com {p} casas",
-        "shape": "formato {got}, esperado {want}", "entry": "[{row}, {col}] sua {yours}, "
-        "certa {right}", "more": "e mais {k}",
+        "shape": "formato {got}, esperado {want}",
+        "entry": "[{row}, {col}] sua {yours}, certa {right}",
+        "more": "e mais {k}",
         "all": "Todos os passos que você deu estão certos.",
-        "not_yet": "Ainda não está certo: dê {p} casas decimais em {steps} (o exercício pede "
-        "{p}).",
+        "not_yet": "Ainda não está certo: dê {p} casas decimais em {steps} (o exercício pede {p}).",
         "first": "Primeiro passo errado: {label}.",
-        "one_diag": "Diagnóstico: {text}.", "many_diag": "Diagnóstico (cada um destes o "
-        "reproduz): {text}.", "pair": "dois erros juntos: {a}; e {b}", "or": "; ou ",
+        "one_diag": "Diagnóstico: {text}.",
+        "many_diag": "Diagnóstico (cada um destes o reproduz): {text}.",
+        "pair": "dois erros juntos: {a}; e {b}",
+        "or": "; ou ",
         "redo": "Refazer a conta com esse erro reproduz todos os passos que você deu.",
         "redo_pair": "Refazer a conta com os dois erros reproduz todos os passos que você deu.",
         "none": "Nenhum erro do catálogo ({what}), {how}, reproduz os seus números: confira "
         "as contas do primeiro passo errado.",
-        "how": "sozinho ou dois juntos", "how_alone": "sozinho (este problema tem candidatos "
-        "demais para tentar dois de cada vez)",
+        "how": "sozinho ou dois juntos",
+        "how_alone": "sozinho (este problema tem candidatos demais para tentar dois de cada vez)",
     },
-}  # fmt: skip
+}
 
 #: The homework's catalogue in a few words, per language (every problem's ends with it).
 _HOMEWORK: Final = {
@@ -213,23 +240,29 @@ _HOMEWORK: Final = {
 }
 #: Each feature's own entries in a few words, per language, in the order of the features.
 _FEATURE_WORDS: Final = {
-    "en": ("the order of the K/V groups, one K/V head for all",
-           "the window's width off by one, no window, the window on the wrong side",
-           "RoPE's angle of the wrong pair, its pairs, its sign, its positions, V rotated, the "
-           "keys or the queries not rotated"),
-    "pt": ("a ordem dos grupos K/V, uma cabeça K/V para todas",
-           "a largura da janela errada por um, sem janela, a janela do lado errado",
-           "o ângulo do par errado no RoPE, os seus pares, o seu sinal, as suas posições, V "
-           "girado, as chaves ou as consultas não giradas"),
-}  # fmt: skip
+    "en": (
+        "the order of the K/V groups, one K/V head for all",
+        "the window's width off by one, no window, the window on the wrong side",
+        "RoPE's angle of the wrong pair, its pairs, its sign, its positions, V rotated, the "
+        "keys or the queries not rotated",
+    ),
+    "pt": (
+        "a ordem dos grupos K/V, uma cabeça K/V para todas",
+        "a largura da janela errada por um, sem janela, a janela do lado errado",
+        "o ângulo do par errado no RoPE, os seus pares, o seu sinal, as suas posições, V "
+        "girado, as chaves ou as consultas não giradas",
+    ),
+}
 
 
 #: The heads' orders tried beyond `attention_ref.exercises.reproduce.EVERY_ORDER_UP_TO` heads.
 _SOME_ORDERS: Final = {
     "en": ("the heads' order or V", "the heads' order (two swapped, or all reversed) or V"),
-    "pt": ("a ordem ou o V das cabeças",
-           "a ordem das cabeças (duas trocadas, ou todas invertidas) ou o V delas"),
-}  # fmt: skip
+    "pt": (
+        "a ordem ou o V das cabeças",
+        "a ordem das cabeças (duas trocadas, ou todas invertidas) ou o V delas",
+    ),
+}
 
 
 def catalogue_words(f: Features, lang: str, heads: int = 0) -> str:
@@ -277,11 +310,20 @@ def _step_line(r: Report, v: Verdict, w: dict[str, str], columns: int) -> str:
         return head + w["wrong"] + ": " + w["shape"].format(got=dims[0], want=dims[1]) + hint
     wrong = [o for o in v.off if o.status is Status.WRONG]
     shown = wrong or list(v.off)
-    count = (w["of"].format(k=len(wrong), n=v.entries) if wrong else
-             w["few_of"].format(k=len(v.off), n=v.entries, p=p))  # fmt: skip
-    cells = [w["entry"].format(row=row_name(r.tokens, v.key, o.row), col=o.col + 1,
-                               yours=number(o.yours, o.yours_decimals, lang),
-                               right=number(o.right, p, lang)) for o in shown[:4]]  # fmt: skip
+    count = (
+        w["of"].format(k=len(wrong), n=v.entries)
+        if wrong
+        else w["few_of"].format(k=len(v.off), n=v.entries, p=p)
+    )
+    cells = [
+        w["entry"].format(
+            row=row_name(r.tokens, v.key, o.row),
+            col=o.col + 1,
+            yours=number(o.yours, o.yours_decimals, lang),
+            right=number(o.right, p, lang),
+        )
+        for o in shown[:4]
+    ]
     if len(shown) > 4:
         cells.append(w["more"].format(k=len(shown) - 4))
     verdict = w["wrong"] if wrong else w["few"].format(p=p)
@@ -301,21 +343,38 @@ def report_lines(r: Report) -> list[str]:
         return [*lines, w["all"]]
     first = r.first_wrong
     if first is None:
-        few = ", ".join(step_label(v.key, r.lang, r.features) for v in r.verdicts
-                        if v.status is Status.FEW_DECIMALS)  # fmt: skip
+        few = ", ".join(
+            step_label(v.key, r.lang, r.features)
+            for v in r.verdicts
+            if v.status is Status.FEW_DECIMALS
+        )
         return [*lines, w["not_yet"].format(p=r.decimals, steps=few)]
     lines.append(w["first"].format(label=step_label(first.key, r.lang, r.features)))
     if not r.diagnoses:
         how = w["how" if r.pairs_tried else "how_alone"]
         what = catalogue_words(r.features, r.lang, r.heads)
         return [*lines, w["none"].format(what=what, how=how)]
-    texts = [t[0] if len(t) == 1 else w["pair"].format(a=t[0], b=t[1])
-             for t in (d.texts[r.lang] for d in r.diagnoses)]  # fmt: skip
+    texts = [
+        t[0] if len(t) == 1 else w["pair"].format(a=t[0], b=t[1])
+        for t in (d.texts[r.lang] for d in r.diagnoses)
+    ]
     lead = w["one_diag"] if len(texts) == 1 else w["many_diag"]
     lines.append(lead.format(text=w["or"].join(texts)))
     pair = all(len(d.names) == 2 for d in r.diagnoses)
     return [*lines, w["redo_pair"] if pair else w["redo"]]
 
 
-__all__ = ["STEP_WORDS", "WORDS", "Diagnosis", "Off", "Report", "Status", "Verdict",
-           "math_name", "number", "report_lines", "row_name", "step_label"]  # fmt: skip
+__all__ = [
+    "STEP_WORDS",
+    "WORDS",
+    "Diagnosis",
+    "Off",
+    "Report",
+    "Status",
+    "Verdict",
+    "math_name",
+    "number",
+    "report_lines",
+    "row_name",
+    "step_label",
+]

@@ -8,22 +8,28 @@
 * `run_heads_sweep`: seed 003 meets Q02: the Q02 model with h = 1, 2, 4, 8 heads (same
   parameter count: ``d_k = d_model / h``). The parent ``heads`` holds ``heads/1``, ``heads/2``…;
   its comparison is `attention_ref.experiments.heads_report`'s table.
+
+What each parent gets at the end is written by `attention_ref.experiments.comparison_log`.
 """
 
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import mlflow
 from mlflow.tracking import MlflowClient
 
+from attention_ref.experiments.comparison_log import (
+    log_ablation_comparison,
+    log_heads_comparison,
+    log_variants_comparison,
+)
 from attention_ref.experiments.findings import ArmRow, Baselines
-from attention_ref.experiments.heads_report import HeadsRow, heads_table
+from attention_ref.experiments.heads_report import HeadsRow
 from attention_ref.experiments.names import (
     ABLATION_RUN_NAME,
     HEADS_SWEEP_RUN_NAME,
@@ -33,22 +39,16 @@ from attention_ref.experiments.names import (
     RunKind,
     RunStatus,
     Tag,
-    arm_metric,
     arm_run_name,
 )
-from attention_ref.experiments.plots import loss_curves, save
-from attention_ref.experiments.report import comparison_markdown
 from attention_ref.experiments.results import baselines
 from attention_ref.experiments.runs import (
     RunOutcome,
     final_metrics,
     mark_experiment,
-    metric_curve,
     provenance_tags,
     run_training,
 )
-from attention_ref.experiments.spread import spread
-from attention_ref.experiments.variants_report import variants_table
 from attention_ref.lm.config import ATTENTION_MODES, TrainConfig
 from attention_ref.lm.data import CharData, bigram_val_loss
 from attention_ref.lm.train import Callbacks
@@ -88,19 +88,32 @@ def run_ablation(
     """
     arm_cfgs = {arm: cfg.with_options(attention=arm) for arm in arms}  # a bad arm fails here
     return _run_arms(
-        arm_cfgs, data, ABLATION_RUN_NAME, RunKind.ABLATION, {"arms": ",".join(arms)},
+        arm_cfgs,
+        data,
+        ABLATION_RUN_NAME,
+        RunKind.ABLATION,
+        {"arms": ",".join(arms)},
         "Q03's ablation: the same model with attention, without it and with uniform weights",
-        _log_comparison, out_root=out_root, callbacks_for=callbacks_for,
-        should_stop=should_stop, log_system_metrics=log_system_metrics,
-        on_run_start=on_run_start, seeds=seeds,
-    )  # fmt: skip
+        log_ablation_comparison,
+        out_root=out_root,
+        callbacks_for=callbacks_for,
+        should_stop=should_stop,
+        log_system_metrics=log_system_metrics,
+        on_run_start=on_run_start,
+        seeds=seeds,
+    )
 
 
 def _run_arms(
-    arm_cfgs: dict[str, TrainConfig], data: CharData, parent_name: str, kind: RunKind,
-    params: dict[str, str], what: str,
-    log: Callable[[MlflowClient, AblationOutcome], None], **sweep: Any,
-) -> AblationOutcome:  # fmt: skip
+    arm_cfgs: dict[str, TrainConfig],
+    data: CharData,
+    parent_name: str,
+    kind: RunKind,
+    params: dict[str, str],
+    what: str,
+    log: Callable[[MlflowClient, str, list[ArmRow], float, Baselines | None], None],
+    **sweep: Any,
+) -> AblationOutcome:
     """`_sweep` of arms compared as `ArmRow` (the ablation, the variants): each finished arm a
     row, ``log`` writing the comparison on the parent at the end."""
     base = baselines(data)
@@ -112,14 +125,24 @@ def _run_arms(
         r = o.result
         metrics = {**final_metrics(r), Metric.BEST_VAL_LOSS: r.best_val_loss}
         outcome.rows.append(
-            ArmRow.from_metrics(arm, o.run_id, o.status, r.n_params, r.steps_done, metrics,
-                                config=run_cfg.to_flat(), data_sha256=data.text_sha256,
-                                precision=_precision(client, o.run_id))
-        )  # fmt: skip
+            ArmRow.from_metrics(
+                arm,
+                o.run_id,
+                o.status,
+                r.n_params,
+                r.steps_done,
+                metrics,
+                config=run_cfg.to_flat(),
+                data_sha256=data.text_sha256,
+                precision=_precision(client, o.run_id),
+            )
+        )
 
     def end() -> None:
         if outcome.rows:
-            log(client, outcome)
+            log(
+                client, outcome.parent_run_id, outcome.rows, outcome.bigram_floor, outcome.baselines
+            )
 
     _sweep(outcome, arm_cfgs, data, parent_name, kind, params, what, row, end, **sweep)
     return outcome
@@ -148,24 +171,30 @@ def seed_key(arm: str, seed: int, seeds: int) -> str:
 
 
 def heads_row(
-    heads: int, d_k: int, o: RunOutcome, cfg: TrainConfig | None = None,
+    heads: int,
+    d_k: int,
+    o: RunOutcome,
+    cfg: TrainConfig | None = None,
     precision: str | None = None,
-) -> HeadsRow:  # fmt: skip
+) -> HeadsRow:
     """A row of the heads sweep from an arm's finished run (``cfg``: the run's options)."""
     assert o.result is not None
     r = o.result
     return HeadsRow(
-        heads, d_k, o.run_id, r.n_params, r.best_val_loss, r.final_val_loss, r.final_train_loss,
-        r.tokens_per_sec, r.wall_time_s, r.steps_done,
+        heads,
+        d_k,
+        o.run_id,
+        r.n_params,
+        r.best_val_loss,
+        r.final_val_loss,
+        r.final_train_loss,
+        r.tokens_per_sec,
+        r.wall_time_s,
+        r.steps_done,
         [(int(h["step"]), float(h["val_loss"])) for h in r.history if "val_loss" in h],
         config={k: str(v) for k, v in cfg.to_flat().items()} if cfg is not None else {},
         precision=precision,
-    )  # fmt: skip
-
-
-def heads_arm(heads: int) -> str:
-    """The label of a heads-sweep arm (curves, parent metrics): ``h4``."""
-    return f"h{heads}"
+    )
 
 
 def run_heads_sweep(
@@ -202,15 +231,26 @@ def run_heads_sweep(
 
     def end() -> None:
         if outcome.rows:
-            _log_heads_comparison(client, outcome)
+            log_heads_comparison(client, outcome.parent_run_id, outcome.rows, outcome.bigram_floor)
 
     _sweep(
-        outcome, arm_cfgs, data, HEADS_SWEEP_RUN_NAME, RunKind.HEADS_SWEEP,
-        {"heads": ",".join(map(str, heads))}, "The heads sweep (seed 003 meets Q02): the Q02 "
-        "model with different numbers of heads at a fixed number of parameters", row, end,
-        out_root=out_root, callbacks_for=callbacks_for, should_stop=should_stop,
-        log_system_metrics=log_system_metrics, on_run_start=on_run_start, seeds=seeds,
-    )  # fmt: skip
+        outcome,
+        arm_cfgs,
+        data,
+        HEADS_SWEEP_RUN_NAME,
+        RunKind.HEADS_SWEEP,
+        {"heads": ",".join(map(str, heads))},
+        "The heads sweep (seed 003 meets Q02): the Q02 "
+        "model with different numbers of heads at a fixed number of parameters",
+        row,
+        end,
+        out_root=out_root,
+        callbacks_for=callbacks_for,
+        should_stop=should_stop,
+        log_system_metrics=log_system_metrics,
+        on_run_start=on_run_start,
+        seeds=seeds,
+    )
     return outcome
 
 
@@ -246,36 +286,20 @@ def run_variants_sweep(
         name: cfg.with_options(attention="multihead", **change) for name, change in chosen.items()
     }  # a variant the model cannot be built with fails here, before any run
     return _run_arms(
-        arm_cfgs, data, VARIANTS_RUN_NAME, RunKind.VARIANTS, {"variants": ",".join(chosen)},
+        arm_cfgs,
+        data,
+        VARIANTS_RUN_NAME,
+        RunKind.VARIANTS,
+        {"variants": ",".join(chosen)},
         "Q02's model with today's attention: one K/V head, RoPE, a sliding window",
-        _log_variants_comparison, out_root=out_root, callbacks_for=callbacks_for,
-        should_stop=should_stop, log_system_metrics=log_system_metrics,
-        on_run_start=on_run_start, seeds=seeds,
-    )  # fmt: skip
-
-
-def _log_variants_comparison(client: MlflowClient, outcome: AblationOutcome) -> None:
-    """The variants' table, rows, arm metrics and overlaid curves, on their parent."""
-    from attention_ref.experiments.variants_report import variants_sentences
-
-    run_id = outcome.parent_run_id
-    rows = outcome.rows
-    words = variants_table(rows) if any(r.attention == "mha" for r in rows) else ""
-    if words:
-        words += "\n" + "\n\n".join(variants_sentences(rows)) + "\n"
-    client.log_text(run_id, words or "no mha arm finished: nothing to compare with\n",
-                    Artifact.COMPARISON_MD)  # fmt: skip
-    client.log_dict(
-        run_id,
-        {
-            "bigram_floor": outcome.bigram_floor,
-            "baselines": asdict(outcome.baselines) if outcome.baselines else None,
-            "rows": [asdict(r) for r in rows],
-        },
-        Artifact.COMPARISON_JSON,
+        log_variants_comparison,
+        out_root=out_root,
+        callbacks_for=callbacks_for,
+        should_stop=should_stop,
+        log_system_metrics=log_system_metrics,
+        on_run_start=on_run_start,
+        seeds=seeds,
     )
-    _log_arms(client, run_id, [(r.attention, r.attention, r) for r in rows],
-              "Q02's model with today's attention", outcome.bigram_floor)  # fmt: skip
 
 
 def _sweep(
@@ -304,8 +328,11 @@ def _sweep(
         raise ValueError(f"--seeds must be >= 1, got {seeds}")
     for arm_cfg in arm_cfgs.values():
         arm_cfg.check_fits(data.smallest_split)
-    runs = [(arm, arm_cfg.with_options(seed=arm_cfg.seed + i))
-            for arm, arm_cfg in arm_cfgs.items() for i in range(seeds)]  # fmt: skip
+    runs = [
+        (arm, arm_cfg.with_options(seed=arm_cfg.seed + i))
+        for arm, arm_cfg in arm_cfgs.items()
+        for i in range(seeds)
+    ]
     parent = mlflow.start_run(run_name=parent_name, tags={Tag.KIND: kind})
     pid = outcome.parent_run_id = parent.info.run_id
     mark_experiment(parent.info.experiment_id)
@@ -320,30 +347,42 @@ def _sweep(
     if on_run_start is not None:
         on_run_start("", pid)
     first = next(iter(arm_cfgs.values()))
-    varying = {k for c in arm_cfgs.values() for k, v in c.to_flat().items()
-               if v != first.to_flat()[k]}  # fmt: skip
+    varying = {
+        k for c in arm_cfgs.values() for k, v in c.to_flat().items() if v != first.to_flat()[k]
+    }
     shared = {k: v for k, v in first.to_flat().items() if k not in varying}
     floor = outcome.bigram_floor
     mlflow.log_params(
-        {**shared, **params, "bigram_floor": round(floor, 6), **({"seeds": seeds} if seeds > 1
-                                                                else {})}
-    )  # fmt: skip
+        {
+            **shared,
+            **params,
+            "bigram_floor": round(floor, 6),
+            **({"seeds": seeds} if seeds > 1 else {}),
+        }
+    )
     mlflow.set_tags(provenance_tags(data))
     mlflow.log_metric(Metric.BIGRAM_FLOOR, floor)
     try:
         for arm, run_cfg in runs:
             key = seed_key(arm, run_cfg.seed, seeds)
             o = run_training(
-                run_cfg, data, out_root=out_root,
+                run_cfg,
+                data,
+                out_root=out_root,
                 run_name=arm_run_name(parent_name, arm, run_cfg.seed if seeds > 1 else None),
-                nested=True, callbacks=callbacks_for(key) if callbacks_for else None,
-                should_stop=should_stop, log_system_metrics=log_system_metrics,
+                nested=True,
+                callbacks=callbacks_for(key) if callbacks_for else None,
+                should_stop=should_stop,
+                log_system_metrics=log_system_metrics,
                 part_of=f"`{parent_name}` run `{pid}` (arm `{arm}`"
                 + (f", seed {run_cfg.seed})" if seeds > 1 else ")"),
                 on_run_start=(lambda rid, k=key: on_run_start(k, rid)) if on_run_start else None,
-                tags={Tag.ARM: arm, Tag.SEED: str(run_cfg.seed),
-                      Tag.GROUP: arm_run_name(parent_name, arm)},
-            )  # fmt: skip
+                tags={
+                    Tag.ARM: arm,
+                    Tag.SEED: str(run_cfg.seed),
+                    Tag.GROUP: arm_run_name(parent_name, arm),
+                },
+            )
             if o.result is not None and o.status == RunStatus.FINISHED:
                 on_finished(arm, run_cfg, o)
             if o.status != RunStatus.FINISHED:
@@ -359,66 +398,3 @@ def _sweep(
         on_end()
         ended = outcome.status if outcome.status != RunStatus.RUNNING else RunStatus.FAILED
         mlflow.end_run(status=ended)
-
-
-def _log_comparison(client: MlflowClient, outcome: AblationOutcome) -> None:
-    run_id = outcome.parent_run_id
-    client.log_text(
-        run_id, comparison_markdown(outcome.rows, outcome.bigram_floor), Artifact.COMPARISON_MD
-    )
-    client.log_dict(
-        run_id,
-        {
-            "bigram_floor": outcome.bigram_floor,
-            "baselines": asdict(outcome.baselines) if outcome.baselines else None,
-            "rows": [asdict(r) for r in outcome.rows],
-        },
-        Artifact.COMPARISON_JSON,
-    )
-    arms = [(r.attention, r.attention, r) for r in outcome.rows]
-    _log_arms(client, run_id, arms, "Q03: the same model with and without attention",
-              outcome.bigram_floor)  # fmt: skip
-
-
-def _log_arms(
-    client: MlflowClient, run_id: str, arms: list[tuple[str, str, Any]], title: str, floor: float
-) -> None:
-    """Each arm's runs ``(name, curve label, row)``: its figures as ``{name}_{metric}`` on the
-    parent (`ArmRow.METRICS`; an arm of several seeds: the mean over them), each run's train
-    and validation curves overlaid in ``plots/loss_curves.png`` (labelled with the seed where
-    an arm has several)."""
-    by_name: dict[str, list[Any]] = {}
-    for name, _, r in arms:
-        by_name.setdefault(name, []).append(r)
-    for name, rows in by_name.items():
-        for key, metric in ArmRow.METRICS.items():
-            mlflow.log_metric(
-                arm_metric(name, metric), spread([getattr(r, key) for r in rows]).mean
-            )
-    keys = (Metric.TRAIN_LOSS, Metric.VAL_LOSS)
-    curves = {}
-    for name, label, r in arms:
-        if len(by_name[name]) > 1:
-            label = f"{label} seed {r.config.get('seed', '?')}"
-        curves[label] = {str(k): metric_curve(client, r.run_id, k) for k in keys}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = save(
-            loss_curves(curves, title=title, floor=floor),
-            Path(tmp) / Path(Artifact.LOSS_CURVES).name,
-        )
-        client.log_artifact(run_id, str(path), str(Path(Artifact.LOSS_CURVES).parent))
-
-
-def _log_heads_comparison(client: MlflowClient, outcome: HeadsSweepOutcome) -> None:
-    """The heads sweep's table, rows, arm metrics and overlaid curves, on its parent."""
-    run_id = outcome.parent_run_id
-    rows = sorted(outcome.rows, key=lambda r: r.heads)
-    client.log_text(run_id, heads_table(rows), Artifact.COMPARISON_MD)
-    client.log_dict(
-        run_id,
-        {"bigram_floor": outcome.bigram_floor, "rows": [asdict(r) for r in rows]},
-        Artifact.COMPARISON_JSON,
-    )
-    _log_arms(client, run_id, [(heads_arm(r.heads), f"h = {r.heads}", r) for r in rows],
-              "Heads sweep: the Q02 model with h heads, the same parameters",
-              outcome.bigram_floor)  # fmt: skip

@@ -53,11 +53,20 @@ class ArmRow:
 
     @classmethod
     def from_metrics(
-        cls, attention: str, run_id: str, status: str, n_params: int, steps: int,
-        metrics: Mapping[str, float], val_curve: Sequence[tuple[int, float]] = (), *,
-        config: Mapping[str, object] | None = None, data_sha256: str | None = None,
-        param_groups: Mapping[str, int] | None = None, precision: str | None = None,
-    ) -> ArmRow:  # fmt: skip
+        cls,
+        attention: str,
+        run_id: str,
+        status: str,
+        n_params: int,
+        steps: int,
+        metrics: Mapping[str, float],
+        val_curve: Sequence[tuple[int, float]] = (),
+        *,
+        config: Mapping[str, object] | None = None,
+        data_sha256: str | None = None,
+        param_groups: Mapping[str, int] | None = None,
+        precision: str | None = None,
+    ) -> ArmRow:
         """A row from a run's metrics, keyed by `Metric` name (as logged, or as read back).
 
         ``config`` is the run's flat options; values are kept as strings, as MLflow returns
@@ -65,9 +74,19 @@ class ArmRow:
         """
         figures = {k: float(metrics[m]) for k, m in cls.METRICS.items()}
         opts = {k: str(v) for k, v in (config or {}).items()}
-        return cls(attention, run_id, status, n_params, steps=steps, val_curve=list(val_curve),
-                   config=opts, data_sha256=data_sha256, param_groups=dict(param_groups or {}),
-                   precision=precision, **figures)  # fmt: skip
+        return cls(
+            attention,
+            run_id,
+            status,
+            n_params,
+            steps=steps,
+            val_curve=list(val_curve),
+            config=opts,
+            data_sha256=data_sha256,
+            param_groups=dict(param_groups or {}),
+            precision=precision,
+            **figures,
+        )
 
     @property
     def seed(self) -> str | None:
@@ -173,14 +192,22 @@ class ArmSeeds:
         steps = sorted(set.intersection(*(set(c) for c in curves)))
         curve = [(s, math.fsum(c[s] for c in curves) / self.n) for s in steps]
         keys = list(dict.fromkeys(k for r in self.rows for k in r.config))
-        config = {k: v for k in keys
-                  if (v := _joined([r.config.get(k) for r in self.rows])) is not None}  # fmt: skip
+        config = {
+            k: v for k in keys if (v := _joined([r.config.get(k) for r in self.rows])) is not None
+        }
         return ArmRow(
-            self.attention, ", ".join(r.run_id for r in self.rows), first.status, first.n_params,
-            steps=first.steps, val_curve=curve, config=config,
+            self.attention,
+            ", ".join(r.run_id for r in self.rows),
+            first.status,
+            first.n_params,
+            steps=first.steps,
+            val_curve=curve,
+            config=config,
             data_sha256=_joined([r.data_sha256 for r in self.rows]),
-            param_groups=dict(first.param_groups), precision=self.precision, **figures,
-        )  # fmt: skip
+            param_groups=dict(first.param_groups),
+            precision=self.precision,
+            **figures,
+        )
 
 
 def _seed_key(row: ArmRow) -> tuple[int, str]:

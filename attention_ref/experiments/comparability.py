@@ -13,11 +13,19 @@ from typing import Any, Protocol
 #: the options arms must share to be compared, by the words a sentence uses for them (keys of
 #: the flat `TrainConfig`, as MLflow params); the seed, the steps and the data come on top
 SHARED_OPTIONS: dict[str, tuple[str, ...]] = {
-    "model shape": ("n_embd", "n_layer", "n_head", "kv_heads", "pos", "window", "block_size",
-                    "dropout"),
+    "model shape": (
+        "n_embd",
+        "n_layer",
+        "n_head",
+        "kv_heads",
+        "pos",
+        "window",
+        "block_size",
+        "dropout",
+    ),
     "schedule": ("batch_size", "lr", "min_lr", "warmup_steps", "weight_decay", "grad_clip"),
     "evaluation": ("eval_interval", "eval_batches"),
-}  # fmt: skip
+}
 
 #: the value a row that does not record an option ran with: these options came after the first
 #: recorded runs, whose code had only this behaviour (multi-head, learned positions, no window)

@@ -205,12 +205,19 @@ def findings(rows: Sequence[ArmRow], base: Baselines) -> Findings:
     lead = (
         None
         if len(ranking) < 2
-        else compare(groups[ranking[0].attention].best, groups[ranking[1].attention].best,
-                     BASELINE_TOLERANCE).side == Side.BELOW
-    )  # fmt: skip
+        else compare(
+            groups[ranking[0].attention].best, groups[ranking[1].attention].best, BASELINE_TOLERANCE
+        ).side
+        == Side.BELOW
+    )
     arms = {r.attention: arm_findings(r, base) for r in means}
     mh, no = arms.get("multihead"), arms.get("none")
     return Findings(
-        base, arms, comparability(means), ranking, lead,
-        cost(mh.row, no.row) if mh is not None and no is not None else None, groups,
-    )  # fmt: skip
+        base,
+        arms,
+        comparability(means),
+        ranking,
+        lead,
+        cost(mh.row, no.row) if mh is not None and no is not None else None,
+        groups,
+    )

@@ -118,10 +118,19 @@ def _joined_row(arm: HeadsArm) -> HeadsRow:
             config[k] = ", ".join(dict.fromkeys(v for v in values if v is not None))
     shas = {r.data_sha256 for r in arm.rows}
     return HeadsRow(
-        first.heads, first.d_k, first.run_id, first.n_params, first.best_val_loss,
-        first.final_val_loss, first.final_train_loss, first.tokens_per_sec, first.wall_time_s,
-        first.steps, config=config, data_sha256=shas.pop() if len(shas) == 1 else None,
-    )  # fmt: skip
+        first.heads,
+        first.d_k,
+        first.run_id,
+        first.n_params,
+        first.best_val_loss,
+        first.final_val_loss,
+        first.final_train_loss,
+        first.tokens_per_sec,
+        first.wall_time_s,
+        first.steps,
+        config=config,
+        data_sha256=shas.pop() if len(shas) == 1 else None,
+    )
 
 
 def sweep_sentence(rows: Sequence[HeadsRow]) -> str:
@@ -166,20 +175,35 @@ def heads_table(rows: Sequence[HeadsRow]) -> str:
     arms = heads_arms(rows)
     several = any(a.n > 1 for a in arms)
     precise = any(r.precision is not None for r in rows)
-    cols = ["heads h", "d_k", *(["seeds"] if several else []),
-            *(["precision"] if precise else []), "parameters",
-            *(["best val loss (mean)", "min–max", "95 % interval"] if several
-              else ["best val loss"]),
-            "final val loss", "final train loss", "tokens/s", "wall time (s)", "steps"]  # fmt: skip
+    cols = [
+        "heads h",
+        "d_k",
+        *(["seeds"] if several else []),
+        *(["precision"] if precise else []),
+        "parameters",
+        *(["best val loss (mean)", "min–max", "95 % interval"] if several else ["best val loss"]),
+        "final val loss",
+        "final train loss",
+        "tokens/s",
+        "wall time (s)",
+        "steps",
+    ]
     lines = ["| " + " | ".join(cols) + " |", "|---" + "|---:" * (len(cols) - 1) + "|"]
     for a in arms:
         mean, rng, ci = spread_cells(a.best)
-        cells = [str(a.heads), str(a.d_k), *([str(a.n)] if several else []),
-                 *([a.precision or "not recorded"] if precise else []), f"{a.n_params:,}",
-                 *([mean, rng, ci] if several else [mean]),
-                 f"{a.mean('final_val_loss'):.4f}", f"{a.mean('final_train_loss'):.4f}",
-                 f"{a.mean('tokens_per_sec'):,.0f}", f"{a.mean('wall_time_s'):.0f}",
-                 str(a.rows[0].steps)]  # fmt: skip
+        cells = [
+            str(a.heads),
+            str(a.d_k),
+            *([str(a.n)] if several else []),
+            *([a.precision or "not recorded"] if precise else []),
+            f"{a.n_params:,}",
+            *([mean, rng, ci] if several else [mean]),
+            f"{a.mean('final_val_loss'):.4f}",
+            f"{a.mean('final_train_loss'):.4f}",
+            f"{a.mean('tokens_per_sec'):,.0f}",
+            f"{a.mean('wall_time_s'):.0f}",
+            str(a.rows[0].steps),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

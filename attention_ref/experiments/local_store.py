@@ -268,10 +268,16 @@ class LocalStore:
         rows = []
         for run_id, name, status, start, exp in runs:
             row = make_run_row(
-                run_id, name or "", names[str(exp)], status, start, tags[run_id],
-                params[run_id], metrics[run_id],
+                run_id,
+                name or "",
+                names[str(exp)],
+                status,
+                start,
+                tags[run_id],
+                params[run_id],
+                metrics[run_id],
                 lambda run_id=run_id: self._last_train_step(run_id),
-            )  # fmt: skip
+            )
             rows.append(row)
         return rows
 

@@ -67,8 +67,10 @@ def ui_experiment_url(base: str, experiment_id: str, view: str = "") -> str:
     """The MLflow UI's page of an experiment's runs, at the server ``base``; with ``view``, in
     the view the experiment keeps under that name (its ``mlflow.sharedViewState.<view>`` tag)."""
     if view:  # the runs tab itself: the UI's way there from the experiment keeps no view
-        return (f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs?{UI_RUNS_QUERY}"
-                f"&viewStateShareKey={view}")  # fmt: skip
+        return (
+            f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs?{UI_RUNS_QUERY}"
+            f"&viewStateShareKey={view}"
+        )
     return f"{base.rstrip('/')}/#/experiments/{experiment_id}?{UI_RUNS_QUERY}"
 
 

@@ -72,15 +72,22 @@ def loss_curves(
             ax.plot(
                 [s for s, _ in train],
                 smooth([v for _, v in train], smooth_window),
-                color=color, alpha=0.45, linewidth=1, label=f"{label}: train (batch, smoothed)",
-            )  # fmt: skip
+                color=color,
+                alpha=0.45,
+                linewidth=1,
+                label=f"{label}: train (batch, smoothed)",
+            )
         val = sorted(series.get("val_loss", []))
         if val:
             ax.plot(
-                [s for s, _ in val], [v for _, v in val],
-                color=color, marker="o", markersize=3.5, linewidth=1.8,
+                [s for s, _ in val],
+                [v for _, v in val],
+                color=color,
+                marker="o",
+                markersize=3.5,
+                linewidth=1.8,
                 label=f"{label}: validation",
-            )  # fmt: skip
+            )
     if floor is not None:
         ax.axhline(
             floor, color="black", linestyle="--", linewidth=1, label=f"{floor_label} {floor:.3f}"

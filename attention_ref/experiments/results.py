@@ -307,9 +307,16 @@ def run_row(client: MlflowClient, run: Run, experiment: str) -> RunRow:
         return curve[-1][0] if curve else 0
 
     return make_run_row(
-        run.info.run_id, run.info.run_name or "", experiment, run.info.status,
-        run.info.start_time, run.data.tags, run.data.params, run.data.metrics, last_train_step,
-    )  # fmt: skip
+        run.info.run_id,
+        run.info.run_name or "",
+        experiment,
+        run.info.status,
+        run.info.start_time,
+        run.data.tags,
+        run.data.params,
+        run.data.metrics,
+        last_train_step,
+    )
 
 
 def list_runs(experiment: str | None, max_results: int = 1000) -> list[RunRow]:

@@ -159,10 +159,17 @@ def stopped_by_the_store(
 
 
 def end_run(
-    client: MlflowClient, run_id: str, cfg: TrainConfig, data: CharData, logger: RunLogger,
-    status: RunStatus, failed_at: int | None, result: TrainResult | None, register: str | None,
+    client: MlflowClient,
+    run_id: str,
+    cfg: TrainConfig,
+    data: CharData,
+    logger: RunLogger,
+    status: RunStatus,
+    failed_at: int | None,
+    result: TrainResult | None,
+    register: str | None,
     part_of: str | None,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     """Flush, log what the ending calls for, and set the run's status; the model's URI (a
     finished run), else nothing."""
     logger.buffer.flush()

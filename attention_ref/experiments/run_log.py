@@ -169,12 +169,20 @@ class RunLogger:
     samples as they come, and which checkpoint files exist."""
 
     def __init__(
-        self, client: MlflowClient, run_id: str, cfg: TrainConfig, data: CharData,
+        self,
+        client: MlflowClient,
+        run_id: str,
+        cfg: TrainConfig,
+        data: CharData,
         resume: ResumePoint | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.client, self.run_id, self.cfg, self.data, self.resume = (
-            client, run_id, cfg, data, resume,
-        )  # fmt: skip
+            client,
+            run_id,
+            cfg,
+            data,
+            resume,
+        )
         self.buffer = StepMetricBuffer(client, run_id)
         self.checkpoints: dict[str, Path] = {}
         #: what the tracking store answered when it refused a write or went away; the loop
@@ -194,8 +202,11 @@ class RunLogger:
             log_input_once(dataset)
             mlflow.log_dict(flat, Artifact.CONFIG)
         else:
-            tags = {Tag.DEVICE: info.device, Tag.RESUMED_AT_STEP: str(info.start_step),
-                    Tag.PRECISION: info.precision}  # fmt: skip
+            tags = {
+                Tag.DEVICE: info.device,
+                Tag.RESUMED_AT_STEP: str(info.start_step),
+                Tag.PRECISION: info.precision,
+            }
             tags |= {_RESUME_TAGS[k]: str(v) for k, v in self.resume.changed.items()}
             mlflow.set_tags(tags)
 

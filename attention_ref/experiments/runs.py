@@ -140,11 +140,14 @@ def run_training(
 
     try:
         result = train(
-            cfg, data, out_dir,
+            cfg,
+            data,
+            out_dir,
             callbacks=Callbacks.chain(logger.callbacks(), callbacks or Callbacks()),
-            resume_from=resume.checkpoint if resume else None, should_stop=stop,
+            resume_from=resume.checkpoint if resume else None,
+            should_stop=stop,
             metrics_every=metrics_every,
-        )  # fmt: skip
+        )
         status = RunStatus.KILLED if result.interrupted else RunStatus.FINISHED
     except NonFiniteLossError as e:
         error, failed_at = str(e), e.step
@@ -156,9 +159,17 @@ def run_training(
         if logger.failure is None:
             try:
                 model_uri += end_run(
-                    client, run_id, cfg, data, logger, status, failed_at, result, register,
+                    client,
+                    run_id,
+                    cfg,
+                    data,
+                    logger,
+                    status,
+                    failed_at,
+                    result,
+                    register,
                     part_of if resume is None else None,
-                )  # fmt: skip
+                )
             except (MlflowException, OSError) as e:
                 logger.failure = e
             except KeyboardInterrupt:  # Ctrl-C again while the ending was being logged
@@ -170,6 +181,12 @@ def run_training(
     if at_once:
         raise StoppedAtOnce(what_a_second_ctrl_c_kept(run_id, out_dir))
     return RunOutcome(
-        run_id, status, out_dir, result, error, failed_at, resume.step if resume else None,
+        run_id,
+        status,
+        out_dir,
+        result,
+        error,
+        failed_at,
+        resume.step if resume else None,
         model_uri[0] if model_uri else None,
-    )  # fmt: skip
+    )

@@ -204,8 +204,10 @@ def gpu_claims(gs: Mapping[str, Any], batch: int = 32) -> list[str]:
             f"This run was on {m.get('device', 'an unnamed device')}, not a GPU: the GPU "
             "targets are not judged."
         ]
-    ms = {arm: gpu_step_ms(gs, batch, arm) for arm in
-          ("eager fp32", "eager bf16", "graph fp32", "graph bf16")}  # fmt: skip
+    ms = {
+        arm: gpu_step_ms(gs, batch, arm)
+        for arm in ("eager fp32", "eager bf16", "graph fp32", "graph bf16")
+    }
     out = []
     other = sorted({r["batch"] for r in gs["steps"]} - {batch})
     if other:
@@ -301,15 +303,18 @@ def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = (
     to the level both reached. Nothing is judged off a GPU or without nanoGPT's evaluations."""
     m = bg["machine"]
     if m.get("device") != "cuda":
-        return [f"This run was on {m.get('device', 'an unnamed device')}, not a GPU: the "
-                "stretch target is not judged."]  # fmt: skip
+        return [
+            f"This run was on {m.get('device', 'an unnamed device')}, not a GPU: the "
+            "stretch target is not judged."
+        ]
     target = bg["target"]
     ours = [a for a in bg["arms"] if a["arm"].startswith("attnref")]
-    nano = next((a for a in bg["arms"] if a["arm"].startswith("nanoGPT") and a.get("evals")),
-                None)  # fmt: skip
+    nano = next((a for a in bg["arms"] if a["arm"].startswith("nanoGPT") and a.get("evals")), None)
     if not ours or nano is None:
-        return ["nanoGPT's `train.py` or attnref's preset has no evaluations in this run: the "
-                "stretch target is not judged."]  # fmt: skip
+        return [
+            "nanoGPT's `train.py` or attnref's preset has no evaluations in this run: the "
+            "stretch target is not judged."
+        ]
     same = ours[0]
     out = []
     mine, theirs = same.get("reached"), nano.get("reached")
@@ -337,8 +342,9 @@ def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = (
         hit = [a for a in seeds if a.get("reached")]
         where = "; ".join(
             f"seed {a['options']['seed']} at step {a['reached']['step']:,}, "
-            f"{a['reached']['s']:.1f} s" for a in hit
-        )  # fmt: skip
+            f"{a['reached']['s']:.1f} s"
+            for a in hit
+        )
         later = [a["options"]["seed"] for a in seeds[len(ours) :]]
         gpus = {run["machine"].get("gpu") for run in [bg, *more]}
         kind = f"the same kind of GPU, {gpus.pop()}" if len(gpus) == 1 else "another GPU"
@@ -347,8 +353,10 @@ def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = (
         inside = min(bests) <= nano["best_val"] <= max(bests)
         spread = (
             "within that spread: the two reach the same quality, told apart by no more than "
-            "the seeds." if inside else "outside that spread."
-        )  # fmt: skip
+            "the seeds."
+            if inside
+            else "outside that spread."
+        )
         reached = f" ({where})" if hit else ""
         out.append(
             f"Over {len(seeds)} seeds{whose if later else ''}, attnref's best validation loss "
@@ -367,9 +375,12 @@ def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = (
             f"its imports and the data read included) and nanoGPT's `train.py` {b['s']:.1f} s "
             f"from its launch (step {b['step']:,}; {nano['to_first_iter_s']:.1f} s of it "
             f"before its first iteration: start, compilation, the evaluation at step 0): "
-            + (f"from launch, nanoGPT's took {ratio:.2f}× as long as attnref's." if ratio > 1
-               else f"from launch, attnref's took {1 / ratio:.2f}× as long as nanoGPT's.")
-        )  # fmt: skip
+            + (
+                f"from launch, nanoGPT's took {ratio:.2f}× as long as attnref's."
+                if ratio > 1
+                else f"from launch, attnref's took {1 / ratio:.2f}× as long as nanoGPT's."
+            )
+        )
     return out
 
 

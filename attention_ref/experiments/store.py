@@ -201,8 +201,9 @@ def migrate_once(uri: str) -> None:
         with FileLock(lock, timeout=600):
             migrate_store(uri)
     except Timeout:
-        raise TrackingError(f"cannot use the tracking store {uri}: another process holds "
-                            f"{lock} for over 10 minutes") from None  # fmt: skip
+        raise TrackingError(
+            f"cannot use the tracking store {uri}: another process holds {lock} for over 10 minutes"
+        ) from None
     except OSError as e:
         raise TrackingError(f"cannot use the tracking store {uri}: {e}") from None
     except MlflowException as e:
@@ -227,12 +228,18 @@ def git_commit(root: Path | None = None) -> str:
     try:
         out = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True, text=True, timeout=5, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
         dirty = subprocess.run(
             ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=5, check=True,
-        ).stdout.strip()  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.stdout.strip() + ("-dirty" if dirty else "")

@@ -103,13 +103,21 @@ def variant_facts(rows: Sequence[ArmRow]) -> list[VariantFact]:
         cache = kv_cache_bytes(r.config)
         facts.append(
             VariantFact(
-                r.attention, what, r.n_params, r.n_params - base.n_params, cache,
-                base_cache / cache, r.best_val_loss, r.best_val_loss - base.best_val_loss,
+                r.attention,
+                what,
+                r.n_params,
+                r.n_params - base.n_params,
+                cache,
+                base_cache / cache,
+                r.best_val_loss,
+                r.best_val_loss - base.best_val_loss,
                 r.tokens_per_sec,
-                None if r.attention == BASE
-                else compare(g.best, groups[BASE].best, BASELINE_TOLERANCE), g,
+                None
+                if r.attention == BASE
+                else compare(g.best, groups[BASE].best, BASELINE_TOLERANCE),
+                g,
             )
-        )  # fmt: skip
+        )
     return facts
 
 
@@ -120,22 +128,33 @@ def variants_table(rows: Sequence[ArmRow]) -> str:
     facts = variant_facts(rows)
     several = any(f.seeds is not None and f.seeds.n > 1 for f in facts)
     precise = any(r.precision is not None for r in rows)
-    cols = ["arm", "what changes", *(["seeds"] if several else []),
-            *(["precision"] if precise else []), "parameters",
-            "KV cache (bytes per character)",
-            *(["best val loss (mean)", "min–max", "95 % interval"] if several
-              else ["best val loss"]), f"against {BASE}", "tokens/s"]  # fmt: skip
-    out = ["| " + " | ".join(cols) + " |",
-           "|---|---|" + "---:|" * (len(cols) - 2)]  # fmt: skip
+    cols = [
+        "arm",
+        "what changes",
+        *(["seeds"] if several else []),
+        *(["precision"] if precise else []),
+        "parameters",
+        "KV cache (bytes per character)",
+        *(["best val loss (mean)", "min–max", "95 % interval"] if several else ["best val loss"]),
+        f"against {BASE}",
+        "tokens/s",
+    ]
+    out = ["| " + " | ".join(cols) + " |", "|---|---|" + "---:|" * (len(cols) - 2)]
     for f in facts:
         assert f.seeds is not None
         change = "" if f.name == BASE else f"{f.val_change:+.4f}"
         mean, rng, ci = spread_cells(f.seeds.best)
-        cells = [f.name, f.what, *([str(f.seeds.n)] if several else []),
-                 *([f.seeds.precision or "not recorded"] if precise else []),
-                 f"{f.n_params:,}", f"{f.cache_bytes:,}",
-                 *([mean, rng, ci] if several else [f"{f.best_val_loss:.4f}"]), change,
-                 f"{f.tokens_per_sec:,.0f}"]  # fmt: skip
+        cells = [
+            f.name,
+            f.what,
+            *([str(f.seeds.n)] if several else []),
+            *([f.seeds.precision or "not recorded"] if precise else []),
+            f"{f.n_params:,}",
+            f"{f.cache_bytes:,}",
+            *([mean, rng, ci] if several else [f"{f.best_val_loss:.4f}"]),
+            change,
+            f"{f.tokens_per_sec:,.0f}",
+        ]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 

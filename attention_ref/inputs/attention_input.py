@@ -116,8 +116,11 @@ class AttentionInput:
         else:
             heads: list[dict[str, object]] = []
             for i in range(self.h):
-                head: dict[str, object] = {"W_Q": self.W_Q[i], "W_K": self.W_K[i],
-                                           "W_V": self.W_V[i]}  # fmt: skip
+                head: dict[str, object] = {
+                    "W_Q": self.W_Q[i],
+                    "W_K": self.W_K[i],
+                    "W_V": self.W_V[i],
+                }
                 head |= {k: b[i] for k, b in biases.items() if b is not None}
                 heads.append(head)
             doc["heads"] = heads

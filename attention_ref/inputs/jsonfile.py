@@ -81,8 +81,11 @@ WORDS: Final[dict[str, dict[str, str]]] = {
     },
 }
 #: The file's name in a message, per language (``what`` as the callers write it in English).
-_WHAT_PT: Final = {"answer file": "arquivo de resposta", "answer": "resposta",
-                   "input file": "arquivo de entrada"}  # fmt: skip
+_WHAT_PT: Final = {
+    "answer file": "arquivo de resposta",
+    "answer": "resposta",
+    "input file": "arquivo de entrada",
+}
 #: json's own messages, in Portuguese.
 _JSON_PT: Final = {
     "Expecting value": "esperava um valor",
@@ -211,9 +214,18 @@ def read_json(
 ) -> object:
     """A JSON file decoded within the bounds above; every failure is one `InputError` line
     naming ``what`` and the file (see the module docstring), in ``lang``."""
-    return loads(read_text(path, what, lang=lang), f"{what} {Path(path)}", exact=exact,
-                 hint=hint, lang=lang)  # fmt: skip
+    return loads(
+        read_text(path, what, lang=lang), f"{what} {Path(path)}", exact=exact, hint=hint, lang=lang
+    )
 
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "WORDS", "Literal", "loads", "nesting_depth", "read_json",
-           "read_text"]  # fmt: skip
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "WORDS",
+    "Literal",
+    "loads",
+    "nesting_depth",
+    "read_json",
+    "read_text",
+]

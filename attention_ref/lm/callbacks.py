@@ -81,9 +81,11 @@ class Callbacks:
             return call
 
         return Callbacks(
-            on_start=fan("on_start"), on_step=fan("on_step"),
-            on_eval=fan("on_eval"), on_checkpoint=fan("on_checkpoint"),
-        )  # fmt: skip
+            on_start=fan("on_start"),
+            on_step=fan("on_step"),
+            on_eval=fan("on_eval"),
+            on_checkpoint=fan("on_checkpoint"),
+        )
 
 
 @dataclass

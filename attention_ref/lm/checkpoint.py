@@ -51,9 +51,13 @@ class Checkpoint:
     def slim(self) -> Checkpoint:
         """The model alone (what a run logs as ``model/model.pt``)."""
         return replace(
-            self, optimizer=None, history=[], batch_rng=None, torch_rng=None,
+            self,
+            optimizer=None,
+            history=[],
+            batch_rng=None,
+            torch_rng=None,
             device_batch_rng=None,
-        )  # fmt: skip
+        )
 
     def to_state(self) -> dict[str, Any]:
         """The dict written to disk."""

@@ -127,8 +127,17 @@ class ModelConfig:
 
 
 #: the model fields a user chooses (the vocabulary comes from the data)
-MODEL_OPTIONS: tuple[str, ...] = ("n_embd", "n_layer", "n_head", "kv_heads", "pos", "window",
-                                  "block_size", "dropout", "attention")  # fmt: skip
+MODEL_OPTIONS: tuple[str, ...] = (
+    "n_embd",
+    "n_layer",
+    "n_head",
+    "kv_heads",
+    "pos",
+    "window",
+    "block_size",
+    "dropout",
+    "attention",
+)
 
 
 @dataclass(frozen=True)
@@ -240,8 +249,11 @@ def fit_warmup(cfg: TrainConfig, *, given: bool = True) -> tuple[TrainConfig, st
     limit = int(cfg.max_steps * MAX_WARMUP_FRACTION)
     if cfg.warmup_steps <= limit:
         return cfg, None
-    what = (f"--warmup-steps {cfg.warmup_steps}" if given
-            else f"the default warm-up of {cfg.warmup_steps} steps")  # fmt: skip
+    what = (
+        f"--warmup-steps {cfg.warmup_steps}"
+        if given
+        else f"the default warm-up of {cfg.warmup_steps} steps"
+    )
     note = (
         f"{what} is more than {MAX_WARMUP_FRACTION:.0%} of "
         f"--max-steps {cfg.max_steps}: warming up for {limit} steps, then the cosine decay "
@@ -300,11 +312,22 @@ CONFIG_HELP: dict[str, str] = {
 PRESETS: dict[str, dict[str, Any]] = {
     "q02": {},
     "nanogpt-shakespeare-char": {
-        "n_layer": 6, "n_head": 6, "n_embd": 384, "block_size": 256, "dropout": 0.2,
-        "batch_size": 64, "max_steps": 5000, "lr": 1e-3, "min_lr": 1e-4, "warmup_steps": 100,
-        "weight_decay": 0.1, "grad_clip": 1.0, "eval_interval": 250, "eval_batches": 200,
+        "n_layer": 6,
+        "n_head": 6,
+        "n_embd": 384,
+        "block_size": 256,
+        "dropout": 0.2,
+        "batch_size": 64,
+        "max_steps": 5000,
+        "lr": 1e-3,
+        "min_lr": 1e-4,
+        "warmup_steps": 100,
+        "weight_decay": 0.1,
+        "grad_clip": 1.0,
+        "eval_interval": 250,
+        "eval_batches": 200,
     },
-}  # fmt: skip
+}
 
 #: one line per preset: ``--preset``'s help and the book
 PRESET_HELP: dict[str, str] = {

@@ -130,9 +130,14 @@ class CausalSelfAttention(nn.Module):
         if self.window or (past and q.size(2) > 1):  # else PyTorch's own causal mask (or none)
             allowed = visible(past + T - q.size(2), q.size(2), k.size(2), self.window, x.device)
         y = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=allowed, is_causal=allowed is None and past == 0 and not last_only,
-            dropout_p=self.dropout if self.training else 0.0, enable_gqa=g != self.n_head,
-        )  # softmax(Q Kᵀ/√d_k + M) V, head i reading K/V head ⌊i g/h⌋: (B, h, T, d_k)  # fmt: skip
+            q,
+            k,
+            v,
+            attn_mask=allowed,
+            is_causal=allowed is None and past == 0 and not last_only,
+            dropout_p=self.dropout if self.training else 0.0,
+            enable_gqa=g != self.n_head,
+        )  # softmax(Q Kᵀ/√d_k + M) V, head i reading K/V head ⌊i g/h⌋: (B, h, T, d_k)
         T_out = y.size(2)
         y = y.transpose(1, 2).contiguous().view(B, T_out, C)  # (B, h, T, d_k) -> (B, T, C)
         return self.resid_drop(self.proj(y))  # Concat · W_O

@@ -55,9 +55,17 @@ class UnsupportedModelError(ValueError):
 
 # --- reading torch.save's zip without torch ---------------------------------------------------
 
-_DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
-           "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
-           "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_}  # fmt: skip
+_DTYPES = {
+    "FloatStorage": np.float32,
+    "DoubleStorage": np.float64,
+    "HalfStorage": np.float16,
+    "LongStorage": np.int64,
+    "IntStorage": np.int32,
+    "ShortStorage": np.int16,
+    "CharStorage": np.int8,
+    "ByteStorage": np.uint8,
+    "BoolStorage": np.bool_,
+}
 
 
 def _rebuild_tensor_v2(
@@ -218,14 +226,20 @@ class NumpyCharGPT:
                 b_qkv = take(p + lin + ".bias", (width,))
                 W_O = take(p + "attn.proj.weight", (C, C)).T.copy()
                 b_O = take(p + "attn.proj.bias", (C,))
-            self.layers.append(_Layer(
-                ln1=ln1, W_qkv=W_qkv, b_qkv=b_qkv, W_O=W_O, b_O=b_O,
-                ln2=(take(p + "ln_2.weight", (C,)), take(p + "ln_2.bias", (C,))),
-                W_1=take(p + "mlp.fc.weight", (4 * C, C)).T.copy(),
-                b_1=take(p + "mlp.fc.bias", (4 * C,)),
-                W_2=take(p + "mlp.proj.weight", (C, 4 * C)).T.copy(),
-                b_2=take(p + "mlp.proj.bias", (C,)),
-            ))  # fmt: skip
+            self.layers.append(
+                _Layer(
+                    ln1=ln1,
+                    W_qkv=W_qkv,
+                    b_qkv=b_qkv,
+                    W_O=W_O,
+                    b_O=b_O,
+                    ln2=(take(p + "ln_2.weight", (C,)), take(p + "ln_2.bias", (C,))),
+                    W_1=take(p + "mlp.fc.weight", (4 * C, C)).T.copy(),
+                    b_1=take(p + "mlp.fc.bias", (4 * C,)),
+                    W_2=take(p + "mlp.proj.weight", (C, 4 * C)).T.copy(),
+                    b_2=take(p + "mlp.proj.bias", (C,)),
+                )
+            )
         self.ln_f = (take("ln_f.weight", (C,)), take("ln_f.bias", (C,)))
         self.W_head = take("head.weight", (V, C)).T.copy()
         if self._expect:
@@ -255,8 +269,9 @@ class NumpyCharGPT:
         d_k = C // h
         qkv = x @ layer.W_qkv + layer.b_qkv  # (T, 3C)
         # (T, C) -> (T, h, d_k) -> (h, T, d_k)
-        q, k, v = (qkv[:, j * C:(j + 1) * C].reshape(T, h, d_k).transpose(1, 0, 2)
-                   for j in range(3))  # fmt: skip
+        q, k, v = (
+            qkv[:, j * C : (j + 1) * C].reshape(T, h, d_k).transpose(1, 0, 2) for j in range(3)
+        )
         if last_only:
             q = q[:, -1:]  # (h, T, d_k) -> (h, 1, d_k): the last query sees every key
         if cache:
@@ -310,7 +325,7 @@ class NumpyCharGPT:
         u: Iterator[float],
     ) -> list[int]:
         """``idx`` and ``new_tokens`` characters drawn after it, as
-        `attention_ref.lm.sampling.generate` does with ``uniforms``."""  # fmt: skip
+        `attention_ref.lm.sampling.generate` does with ``uniforms``."""
         block = self.cfg.block_size
         out = list(idx)
         fresh = out[-block:]
@@ -347,8 +362,10 @@ class NumpyCheckpoint:
         if not isinstance(weights, dict) or not all(isinstance(c, str) for c in chars):
             raise UnsupportedModelError(f"{path} is not an attnref checkpoint")
         cfg = config.model
-        model_cfg = ModelConfig(**{f.name: getattr(cfg, f.name) for f in fields(ModelConfig)
-                                   if f.name != "vocab_size"}, vocab_size=len(chars))  # fmt: skip
+        model_cfg = ModelConfig(
+            **{f.name: getattr(cfg, f.name) for f in fields(ModelConfig) if f.name != "vocab_size"},
+            vocab_size=len(chars),
+        )
         return cls(config, chars, NumpyCharGPT(model_cfg, weights))
 
 
@@ -362,7 +379,7 @@ def sample_text(
     seed: int,
 ) -> str:
     """``prompt`` continued by ``tokens`` characters: `attention_ref.lm.sampling.sample_text`
-    without torch (the same characters for the same model and settings)."""  # fmt: skip
+    without torch (the same characters for the same model and settings)."""
     from attention_ref.lm.draw import uniforms
 
     stoi = {c: i for i, c in enumerate(checkpoint.chars)}
@@ -373,7 +390,10 @@ def sample_text(
             f"{prompt!r} has {unknown!r}"
         )
     out = checkpoint.model.generate(
-        [stoi[c] for c in prompt], tokens, temperature=temperature, top_k=top_k,
+        [stoi[c] for c in prompt],
+        tokens,
+        temperature=temperature,
+        top_k=top_k,
         u=uniforms(seed),
-    )  # fmt: skip
+    )
     return "".join(checkpoint.chars[i] for i in out)

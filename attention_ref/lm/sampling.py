@@ -302,7 +302,11 @@ def sample_text(checkpoint: Checkpoint, prompt: str, p: SampleParams) -> str:
         )
     idx = torch.tensor([checkpoint.vocab.encode(prompt)])
     out = generate(
-        checkpoint.build_model(), idx, p.max_new_tokens, temperature=p.temperature,
-        top_k=p.top_k or None, u=uniforms(p.seed),
-    )  # fmt: skip
+        checkpoint.build_model(),
+        idx,
+        p.max_new_tokens,
+        temperature=p.temperature,
+        top_k=p.top_k or None,
+        u=uniforms(p.seed),
+    )
     return checkpoint.vocab.decode(out[0].tolist())

@@ -37,9 +37,11 @@ def make_optimizer(
             {"params": decay, "weight_decay": cfg.weight_decay},
             {"params": no_decay, "weight_decay": 0.0},
         ],
-        lr=cfg.lr if lr is None else lr, betas=(0.9, 0.99), fused=fused or None,
+        lr=cfg.lr if lr is None else lr,
+        betas=(0.9, 0.99),
+        fused=fused or None,
         capturable=device.type == "cuda",
-    )  # fmt: skip
+    )
 
 
 def training_step(
@@ -141,9 +143,11 @@ class TrainStep:
             self.y.copy_(y)
             return
         starts = torch.randint(
-            len(self.split) - self.block_size, (self.batch_size,),
-            generator=self.device_gen, device=self.device,
-        )  # fmt: skip
+            len(self.split) - self.block_size,
+            (self.batch_size,),
+            generator=self.device_gen,
+            device=self.device,
+        )
         windows = self.split[starts[:, None] + self.offsets]  # (B, 1) + (T + 1,) -> (B, T + 1)
         self.x.copy_(windows[:, :-1])  # (B, T + 1) -> (B, T)
         self.y.copy_(windows[:, 1:])  # (B, T + 1) -> (B, T)
@@ -152,9 +156,14 @@ class TrainStep:
         """Draw a batch and take one optimizer step on it (`training_step`)."""
         self.draw()
         self.loss, self.grad_norm = training_step(
-            self.model, self.optimizer, self.x, self.y, grad_clip=self.grad_clip,
-            precision=self.precision, autocast_cache=not self.on_device,
-        )  # fmt: skip
+            self.model,
+            self.optimizer,
+            self.x,
+            self.y,
+            grad_clip=self.grad_clip,
+            precision=self.precision,
+            autocast_cache=not self.on_device,
+        )
         return self.loss, self.grad_norm
 
     def state(self) -> dict[str, Any]:

@@ -228,18 +228,32 @@ def train(
     n_params = count_parameters(model)
     if cb.on_start:
         cb.on_start(
-            StartInfo(n_params, str(device), step, cfg.max_steps, str(cfg.attention), precision,
-                      graph=graph is not None, graph_note=graph_note)
-        )  # fmt: skip
+            StartInfo(
+                n_params,
+                str(device),
+                step,
+                cfg.max_steps,
+                str(cfg.attention),
+                precision,
+                graph=graph is not None,
+                graph_note=graph_note,
+            )
+        )
 
     def checkpoint(name: str) -> Path:
         path = out_dir / name
         Checkpoint(
-            config=cfg, vocab=data.vocab, model=model.state_dict(), step=step, best_val_loss=best,
-            optimizer=optimizer.state_dict(), history=history,
-            batch_rng=batch_gen.get_state(), torch_rng=torch.get_rng_state(),
+            config=cfg,
+            vocab=data.vocab,
+            model=model.state_dict(),
+            step=step,
+            best_val_loss=best,
+            optimizer=optimizer.state_dict(),
+            history=history,
+            batch_rng=batch_gen.get_state(),
+            torch_rng=torch.get_rng_state(),
             device_batch_rng=None if step_fn.device_gen is None else step_fn.device_gen.get_state(),
-        ).save(path)  # fmt: skip
+        ).save(path)
         if cb.on_checkpoint:
             cb.on_checkpoint(path, name)
         return path

@@ -31,17 +31,44 @@ _REEXPORTED = ("attention_ref.reference.attention", "attention_ref.reference.bac
 #: every re-exported name, written out so that ``__all__`` needs no import (a test checks it
 #: against the modules' own ``__all__``)
 _ATTENTION_ALL = (
-    "AttentionTrace", "add_mask", "attention_dropout", "causal_mask", "concat_heads",
-    "fuse_heads", "masked_multihead_attention", "masked_multihead_attention_fused",
-    "merge_heads", "output_projection", "project", "project_heads", "scale", "scores",
-    "softmax_rows", "split_heads", "unfuse_heads", "weighted_sum",
-)  # fmt: skip
+    "AttentionTrace",
+    "add_mask",
+    "attention_dropout",
+    "causal_mask",
+    "concat_heads",
+    "fuse_heads",
+    "masked_multihead_attention",
+    "masked_multihead_attention_fused",
+    "merge_heads",
+    "output_projection",
+    "project",
+    "project_heads",
+    "scale",
+    "scores",
+    "softmax_rows",
+    "split_heads",
+    "unfuse_heads",
+    "weighted_sum",
+)
 _BACKWARD_ALL = (
-    "GradientTrace", "attention_backward", "bias_grad", "concat_grad", "heads_grad",
-    "input_grad", "input_grad_path", "key_grad", "mask_backward", "output_weight_grad",
-    "query_grad", "scale_backward", "softmax_rows_backward", "value_grad",
-    "weight_grad_fused", "weight_grad_heads", "weights_grad",
-)  # fmt: skip
+    "GradientTrace",
+    "attention_backward",
+    "bias_grad",
+    "concat_grad",
+    "heads_grad",
+    "input_grad",
+    "input_grad_path",
+    "key_grad",
+    "mask_backward",
+    "output_weight_grad",
+    "query_grad",
+    "scale_backward",
+    "softmax_rows_backward",
+    "value_grad",
+    "weight_grad_fused",
+    "weight_grad_heads",
+    "weights_grad",
+)
 _HOME = {name: _REEXPORTED[0] for name in _ATTENTION_ALL} | {
     name: _REEXPORTED[1] for name in _BACKWARD_ALL
 }
@@ -50,8 +77,16 @@ __all__ = [*_ATTENTION_ALL, *_BACKWARD_ALL]
 
 
 #: the submodules, reachable as attributes (``ref.rope.apply_rope``) before their first import
-_SUBMODULES = ("attention", "backward", "params", "gqa", "rope", "windows", "kv_cache",
-               "online_softmax")  # fmt: skip
+_SUBMODULES = (
+    "attention",
+    "backward",
+    "params",
+    "gqa",
+    "rope",
+    "windows",
+    "kv_cache",
+    "online_softmax",
+)
 
 
 def __getattr__(name: str) -> Any:  # Any: a function, a class or a submodule

@@ -485,12 +485,27 @@ def masked_multihead_attention(
     Q = project_heads(X, W_Q, b_Q)
     K = project_heads(X, W_K, b_K)  # K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ + b_K⁽ⁱ⁾
     V = project_heads(X, W_V, b_V)  # V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ + b_V⁽ⁱ⁾
-    weights = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "b_Q": b_Q, "b_K": b_K, "b_V": b_V,
-               "W_O": W_O, "b_O": b_O}  # fmt: skip
+    weights = {
+        "W_Q": W_Q,
+        "W_K": W_K,
+        "W_V": W_V,
+        "b_Q": b_Q,
+        "b_K": b_K,
+        "b_V": b_V,
+        "W_O": W_O,
+        "b_O": b_O,
+    }
     return _attend(
-        X, Q, K, V, weights=weights, causal=causal, tokens=tokens,
-        dropout_p=dropout_p, generator=generator,
-    )  # fmt: skip
+        X,
+        Q,
+        K,
+        V,
+        weights=weights,
+        causal=causal,
+        tokens=tokens,
+        dropout_p=dropout_p,
+        generator=generator,
+    )
 
 
 def masked_multihead_attention_fused(
@@ -544,13 +559,27 @@ def masked_multihead_attention_fused(
     Q = split_heads(project(X, W_Q, fused_bias(b_Q)), h)  # Q = X W_Q + b_Q, split
     K = split_heads(project(X, W_K, fused_bias(b_K)), h)
     V = split_heads(project(X, W_V, fused_bias(b_V)), h)  # (..., n, h*d_v) -> (..., h, n, d_v)
-    weights = {"W_Q": unfuse_heads(W_Q, h), "W_K": unfuse_heads(W_K, h),
-               "W_V": unfuse_heads(W_V, h), "b_Q": b_Q, "b_K": b_K, "b_V": b_V,
-               "W_O": W_O, "b_O": b_O}  # fmt: skip
+    weights = {
+        "W_Q": unfuse_heads(W_Q, h),
+        "W_K": unfuse_heads(W_K, h),
+        "W_V": unfuse_heads(W_V, h),
+        "b_Q": b_Q,
+        "b_K": b_K,
+        "b_V": b_V,
+        "W_O": W_O,
+        "b_O": b_O,
+    }
     return _attend(
-        X, Q, K, V, weights=weights, causal=causal, tokens=tokens,
-        dropout_p=dropout_p, generator=generator,
-    )  # fmt: skip
+        X,
+        Q,
+        K,
+        V,
+        weights=weights,
+        causal=causal,
+        tokens=tokens,
+        dropout_p=dropout_p,
+        generator=generator,
+    )
 
 
 def _output_weight(

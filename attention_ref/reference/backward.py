@@ -288,8 +288,16 @@ class GradientTrace:
 
     def head(self, i: int) -> dict[str, Tensor]:
         """The gradients of head ``i`` (0-based): H, A, S_masked, S, QKt, Q, K, V, W_Q, W_K, W_V."""
-        acts = {"H": self.H, "A": self.A, "S_masked": self.S_masked, "S": self.S,
-                "QKt": self.QKt, "Q": self.Q, "K": self.K, "V": self.V}  # fmt: skip
+        acts = {
+            "H": self.H,
+            "A": self.A,
+            "S_masked": self.S_masked,
+            "S": self.S,
+            "QKt": self.QKt,
+            "Q": self.Q,
+            "K": self.K,
+            "V": self.V,
+        }
         out = {name: t[..., i, :, :] for name, t in acts.items()}
         out |= {"W_Q": self.W_Q[i], "W_K": self.W_K[i], "W_V": self.W_V[i]}
         return out

@@ -276,10 +276,30 @@ def grouped_query_attention(
     if len(names) != n:
         raise ValueError(f"{len(names)} token names given for n={n} rows of X")
     return GQATrace(
-        tokens=names, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, Q=Q, K=K, V=V, positions=pos,
-        rope_base=rope_base, Q_rot=Q_rot, K_rot=K_rot, K_rep=K_rep, V_rep=V_rep, QKt=QKt, S=S,
-        M=M, S_masked=S_masked, A=A, H=H, concat=concat, W_O=W_O, output=output,
-    )  # fmt: skip
+        tokens=names,
+        X=X,
+        W_Q=W_Q,
+        W_K=W_K,
+        W_V=W_V,
+        Q=Q,
+        K=K,
+        V=V,
+        positions=pos,
+        rope_base=rope_base,
+        Q_rot=Q_rot,
+        K_rot=K_rot,
+        K_rep=K_rep,
+        V_rep=V_rep,
+        QKt=QKt,
+        S=S,
+        M=M,
+        S_masked=S_masked,
+        A=A,
+        H=H,
+        concat=concat,
+        W_O=W_O,
+        output=output,
+    )
 
 
 # --8<-- [end:grouped_query_attention]
@@ -365,11 +385,26 @@ def gqa_backward(trace: GQATrace, G: Tensor | None = None) -> GQAGradientTrace:
         input_grad_path(dV, trace.W_V),
     )
     return GQAGradientTrace(
-        output=G, W_O=dW_O, concat=dconcat, H=dH, A=dA, S_masked=dS_masked, S=dS, QKt=dQKt,
-        Q_rot=dQ_rot, K_rep=dK_rep, V_rep=dV_rep, K_rot=dK_rot, Q=dQ, K=dK, V=dV,
-        W_Q=weight_grad_heads(X, dQ), W_K=weight_grad_heads(X, dK), W_V=weight_grad_heads(X, dV),
+        output=G,
+        W_O=dW_O,
+        concat=dconcat,
+        H=dH,
+        A=dA,
+        S_masked=dS_masked,
+        S=dS,
+        QKt=dQKt,
+        Q_rot=dQ_rot,
+        K_rep=dK_rep,
+        V_rep=dV_rep,
+        K_rot=dK_rot,
+        Q=dQ,
+        K=dK,
+        V=dV,
+        W_Q=weight_grad_heads(X, dQ),
+        W_K=weight_grad_heads(X, dK),
+        W_V=weight_grad_heads(X, dV),
         X=dX,
-    )  # fmt: skip
+    )
 
 
 # --8<-- [end:gqa_backward]

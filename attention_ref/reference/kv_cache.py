@@ -204,9 +204,23 @@ def decode_step(
     concat = merge_heads(h_t)  # (..., h, 1, d_v) -> (..., 1, h*d_v)
     output = output_projection(concat, W_O) if W_O is not None else concat
     return DecodeTrace(
-        position=t, x=x, q=q, k=k, v=v, cache=new, K_rep=K_rep, V_rep=V_rep, QKt=QKt, S=S, M=M,
-        S_masked=S_masked, a=a, h_t=h_t, concat=concat, output=output,
-    )  # fmt: skip
+        position=t,
+        x=x,
+        q=q,
+        k=k,
+        v=v,
+        cache=new,
+        K_rep=K_rep,
+        V_rep=V_rep,
+        QKt=QKt,
+        S=S,
+        M=M,
+        S_masked=S_masked,
+        a=a,
+        h_t=h_t,
+        concat=concat,
+        output=output,
+    )
 
 
 # --8<-- [end:decode_step]
@@ -284,10 +298,22 @@ def decode_step_backward(
     before = torch.zeros_like(X[..., :t, :])  # (..., t, d_model)
     dX = torch.cat((before, dX_q), dim=-2) + input_grad_path(dK, W_K) + input_grad_path(dV, W_V)
     return DecodeGradients(
-        output=G, W_O=dW_O, concat=dconcat, h_t=dh, a=da, S_masked=dS, q=dq, K_rep=dK_rep,
-        V_rep=dV_rep, K=dK, V=dV, W_Q=weight_grad_heads(x, dq), W_K=weight_grad_heads(X, dK),
-        W_V=weight_grad_heads(X, dV), X=dX,
-    )  # fmt: skip
+        output=G,
+        W_O=dW_O,
+        concat=dconcat,
+        h_t=dh,
+        a=da,
+        S_masked=dS,
+        q=dq,
+        K_rep=dK_rep,
+        V_rep=dV_rep,
+        K=dK,
+        V=dV,
+        W_Q=weight_grad_heads(x, dq),
+        W_K=weight_grad_heads(X, dK),
+        W_V=weight_grad_heads(X, dV),
+        X=dX,
+    )
 
 
 # --8<-- [end:decode_step_backward]

@@ -201,11 +201,22 @@ def online_softmax_attention(
         ell = running_sum(ell, alpha, P_j)
         O = running_output(O, alpha, P_j, V_j)
         m = m_new
-        steps.append(TileStep(start=start, stop=stop, S_j=S_j, P_j=P_j, alpha=alpha, m=m,
-                              ell=ell, O=O))  # fmt: skip
+        steps.append(
+            TileStep(start=start, stop=stop, S_j=S_j, P_j=P_j, alpha=alpha, m=m, ell=ell, O=O)
+        )
     H = O / ell  # the softmax's normalisation, once, at the end
-    return OnlineSoftmaxTrace(Q=Q, K=K, V=V, M=M, tile=tile, steps=tuple(steps), m=m, ell=ell,
-                              H=H, L=logsumexp_rows(m, ell))  # fmt: skip
+    return OnlineSoftmaxTrace(
+        Q=Q,
+        K=K,
+        V=V,
+        M=M,
+        tile=tile,
+        steps=tuple(steps),
+        m=m,
+        ell=ell,
+        H=H,
+        L=logsumexp_rows(m, ell),
+    )
 
 
 # --8<-- [end:online_softmax_attention]
@@ -273,8 +284,11 @@ def online_softmax_backward(trace: OnlineSoftmaxTrace, dH: Tensor) -> OnlineGrad
         dS_j = P_j * (dP_j - D)
         dQ = dQ + dS_j @ K_j / root  # (..., n_q, b) @ (..., b, d_k)
         dK_j = dS_j.transpose(-2, -1) @ Q / root  # (..., b, n_q) @ (..., n_q, d_k)
-        tiles.append(BackwardTile(start=start, stop=stop, P_j=P_j, dP_j=dP_j, dS_j=dS_j,
-                                  dK_j=dK_j, dV_j=dV_j, dQ=dQ))  # fmt: skip
+        tiles.append(
+            BackwardTile(
+                start=start, stop=stop, P_j=P_j, dP_j=dP_j, dS_j=dS_j, dK_j=dK_j, dV_j=dV_j, dQ=dQ
+            )
+        )
     return OnlineGradients(
         Q=dQ,
         K=torch.cat([tile.dK_j for tile in tiles], dim=-2),  # the tiles' rows, in order

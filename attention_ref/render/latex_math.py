@@ -17,47 +17,115 @@ from attention_ref.render.symbols import SYMBOLS
 
 #: ASCII characters that mean something to TeX, written so that they print as themselves.
 ESCAPES: Final[dict[str, str]] = {
-    "\\": "\\textbackslash{}", "{": "\\{", "}": "\\}", "_": "\\_", "%": "\\%", "#": "\\#",
-    "&": "\\&", "$": "\\$", "^": "\\textasciicircum{}", "~": "\\textasciitilde{}",
-    "<": "\\textless{}", ">": "\\textgreater{}", "|": "\\textbar{}",
-}  # fmt: skip
+    "\\": "\\textbackslash{}",
+    "{": "\\{",
+    "}": "\\}",
+    "_": "\\_",
+    "%": "\\%",
+    "#": "\\#",
+    "&": "\\&",
+    "$": "\\$",
+    "^": "\\textasciicircum{}",
+    "~": "\\textasciitilde{}",
+    "<": "\\textless{}",
+    ">": "\\textgreater{}",
+    "|": "\\textbar{}",
+}
 
 #: Unicode symbols of the prose and their LaTeX (math in ``$…$``).
 TEXT_SYMBOLS: Final[dict[str, str]] = {
-    "−": "$-$", "∞": "$\\infty$", "·": "$\\cdot$", "⋅": "$\\cdot$", "×": "$\\times$",
-    "→": "$\\to$", "←": "$\\leftarrow$", "≈": "$\\approx$", "≤": "$\\le$", "≥": "$\\ge$",
-    "≠": "$\\ne$", "≡": "$\\equiv$", "∈": "$\\in$", "±": "$\\pm$", "∑": "$\\sum$",
-    "⊙": "$\\odot$", "°": "$^\\circ$", "ℝ": "$\\mathbb{R}$", "ℕ": "$\\mathbb{N}$",
-    "ℤ": "$\\mathbb{Z}$", "∂": "$\\partial$", "∇": "$\\nabla$", "∘": "$\\circ$",
-    "⊗": "$\\otimes$", "∝": "$\\propto$", "⇒": "$\\Rightarrow$", "∉": "$\\notin$",
-    "⊂": "$\\subset$", "∀": "$\\forall$", "∃": "$\\exists$", "µ": "$\\mu$",
-    "½": "$\\frac{1}{2}$", "¼": "$\\frac{1}{4}$", "¾": "$\\frac{3}{4}$", "…": "\\dots{}",
-    "ℓ": "$\\ell$", "–": "--", "—": "---", "‘": "`", "’": "'", "“": "``", "”": "''", "\u00a0": "~",
+    "−": "$-$",
+    "∞": "$\\infty$",
+    "·": "$\\cdot$",
+    "⋅": "$\\cdot$",
+    "×": "$\\times$",
+    "→": "$\\to$",
+    "←": "$\\leftarrow$",
+    "≈": "$\\approx$",
+    "≤": "$\\le$",
+    "≥": "$\\ge$",
+    "≠": "$\\ne$",
+    "≡": "$\\equiv$",
+    "∈": "$\\in$",
+    "±": "$\\pm$",
+    "∑": "$\\sum$",
+    "⊙": "$\\odot$",
+    "°": "$^\\circ$",
+    "ℝ": "$\\mathbb{R}$",
+    "ℕ": "$\\mathbb{N}$",
+    "ℤ": "$\\mathbb{Z}$",
+    "∂": "$\\partial$",
+    "∇": "$\\nabla$",
+    "∘": "$\\circ$",
+    "⊗": "$\\otimes$",
+    "∝": "$\\propto$",
+    "⇒": "$\\Rightarrow$",
+    "∉": "$\\notin$",
+    "⊂": "$\\subset$",
+    "∀": "$\\forall$",
+    "∃": "$\\exists$",
+    "µ": "$\\mu$",
+    "½": "$\\frac{1}{2}$",
+    "¼": "$\\frac{1}{4}$",
+    "¾": "$\\frac{3}{4}$",
+    "…": "\\dots{}",
+    "ℓ": "$\\ell$",
+    "–": "--",
+    "—": "---",
+    "‘": "`",
+    "’": "'",
+    "“": "``",
+    "”": "''",
+    "\u00a0": "~",
 } | {
     char: f"$\\{name}$"  # the Greek letters of the labels: α -> $\alpha$, Σ -> $\Sigma$
     for name, char in reversed(SYMBOLS.items())
     if len(char) == 1 and unicodedata.name(char, "").startswith("GREEK")
-}  # fmt: skip
+}
 
 #: Superscript characters and what they stand for in math (``⁽ⁱ⁾ᵀ`` -> ``^{(i)\top}``).
 SUPERSCRIPTS: Final[dict[str, str]] = {
     **{s: str(d) for d, s in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")},
-    "⁽": "(", "⁾": ")", "⁺": "+", "⁻": "-", "ⁱ": "i", "ʲ": "j", "ᵏ": "k", "ʰ": "h",
-    "ⁿ": "n", "ᵗ": "t", "ᵀ": "\\top ",
-}  # fmt: skip
+    "⁽": "(",
+    "⁾": ")",
+    "⁺": "+",
+    "⁻": "-",
+    "ⁱ": "i",
+    "ʲ": "j",
+    "ᵏ": "k",
+    "ʰ": "h",
+    "ⁿ": "n",
+    "ᵗ": "t",
+    "ᵀ": "\\top ",
+}
 
 #: Subscript characters and what they stand for in math (``ᵢⱼ`` -> ``_{ij}``).
 SUBSCRIPTS: Final[dict[str, str]] = {
     **{s: str(d) for d, s in enumerate("₀₁₂₃₄₅₆₇₈₉")},
-    "₍": "(", "₎": ")", "ᵢ": "i", "ⱼ": "j", "ₖ": "k", "ₜ": "t", "ₙ": "n",
-}  # fmt: skip
+    "₍": "(",
+    "₎": ")",
+    "ᵢ": "i",
+    "ⱼ": "j",
+    "ₖ": "k",
+    "ₜ": "t",
+    "ₙ": "n",
+}
 
 #: Combining accents over a Latin letter (``ã`` = a + U+0303) and their text-mode commands.
 ACCENTS: Final[dict[str, str]] = {
-    "\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0308": '"',
-    "\u0327": "c", "\u030c": "v", "\u030a": "r", "\u0304": "=", "\u0306": "u",
-    "\u030b": "H", "\u0307": ".",
-}  # fmt: skip
+    "\u0300": "`",
+    "\u0301": "'",
+    "\u0302": "^",
+    "\u0303": "~",
+    "\u0308": '"',
+    "\u0327": "c",
+    "\u030c": "v",
+    "\u030a": "r",
+    "\u0304": "=",
+    "\u0306": "u",
+    "\u030b": "H",
+    "\u0307": ".",
+}
 
 COMBINING_TILDE: Final = "\u0303"
 
@@ -128,9 +196,24 @@ _TOKEN: Final = re.compile(
 )
 #: the kinds a formula is made of, and those that make a run a formula on their own
 _MATH: Final = frozenset(
-    {"sym", "juxt", "dword", "funcs", "func", "mathfn", "number", "sqrt", "inf", "dots", "op",
-     "open", "close", "sep", "ws"}
-)  # fmt: skip
+    {
+        "sym",
+        "juxt",
+        "dword",
+        "funcs",
+        "func",
+        "mathfn",
+        "number",
+        "sqrt",
+        "inf",
+        "dots",
+        "op",
+        "open",
+        "close",
+        "sep",
+        "ws",
+    }
+)
 _OPERANDS: Final = frozenset(
     {"sym", "juxt", "dword", "funcs", "mathfn", "number", "sqrt", "inf", "dots", "close"}
 )

@@ -81,8 +81,9 @@ def flow(stages: Sequence[Sequence[Box]], *, title: str, box_w: float = 150.0) -
         raise ValueError("a flow needs at least one stage, and every stage a box")
     box_h, vgap, hgap = 44.0, 26.0, 14.0
     size = 12.0
-    widest = max(max(text_width(b.title, size), text_width(b.detail, 11)) for s in stages
-                 for b in s)  # fmt: skip
+    widest = max(
+        max(text_width(b.title, size), text_width(b.detail, 11)) for s in stages for b in s
+    )
     box_w = max(box_w, widest + 16)
     ncols = max(len(s) for s in stages)
     width = ncols * box_w + (ncols - 1) * hgap + 16

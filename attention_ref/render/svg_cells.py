@@ -69,8 +69,17 @@ def svg_element(width: float, height: float, label: str, body: Sequence[str]) ->
     return head + f"<title>{escape(label)}</title>" + "".join(body) + "</svg>"
 
 
-def svg_text(x: float, y: float, s: str, *, size: float = 12, anchor: str = "middle",
-          fill: str = "#222", weight: str = "normal", extra: str = "") -> str:  # fmt: skip
+def svg_text(
+    x: float,
+    y: float,
+    s: str,
+    *,
+    size: float = 12,
+    anchor: str = "middle",
+    fill: str = "#222",
+    weight: str = "normal",
+    extra: str = "",
+) -> str:
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:g}" text-anchor="{anchor}" '
         f'dominant-baseline="central" fill="{fill}" font-weight="{weight}"{extra}>'
@@ -200,8 +209,11 @@ def tensor(blocks: Sequence[Block], *, title: str, cell: float = 30.0, tones: in
         for i, r in enumerate(b.rows):
             y = top + i * cell
             if b.row_labels:
-                body.append(svg_text(x + left_pad - 6, y + cell / 2, b.row_labels[i], size=size,
-                                  anchor="end"))  # fmt: skip
+                body.append(
+                    svg_text(
+                        x + left_pad - 6, y + cell / 2, b.row_labels[i], size=size, anchor="end"
+                    )
+                )
             for j, c in enumerate(r):
                 base = PALETTE[c.colour % len(PALETTE)]
                 fill = tint(base, 0.15 + 0.6 * (c.tone % tones) / max(tones, 1))

@@ -148,11 +148,16 @@ def gradient_sections(
         title="Backward pass: the upstream gradient G = ∂L/∂output",
         text=" ".join(x for x in (where, G_note, NOTATION) if x),
         items=[
-            Mat(symbol="G", value=L(g.output),
+            Mat(
+                symbol="G",
+                value=L(g.output),
                 formula="\\partial L / \\partial \\operatorname{out}",
-                formula_text="∂L/∂output", rows=tok, cols=column_names("y", tr.output.shape[-1]))
+                formula_text="∂L/∂output",
+                rows=tok,
+                cols=column_names("y", tr.output.shape[-1]),
+            )
         ],
-    )  # fmt: skip
+    )
     if g.W_O is not None:
         proj_items = [grad_mat("W_O", g.W_O, "\\operatorname{Concat}^\\top G")]
         title = "Output projection: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ"
@@ -160,9 +165,12 @@ def gradient_sections(
             proj_items.append(grad_mat("b_O", g.b_O, "\\sum_t G_t"))
             title += ", ∂b_O = column sums of G"
         proj_items.append(grad_mat("\\operatorname{Concat}", g.concat, "G W_O^\\top", rows=tok))
-        proj = Section(title=title, text="The output is Concat · W_O (+ b_O): a matrix "
-                       "product, whose gradient is a product with the other factor transposed.",
-                       items=proj_items)  # fmt: skip
+        proj = Section(
+            title=title,
+            text="The output is Concat · W_O (+ b_O): a matrix "
+            "product, whose gradient is a product with the other factor transposed.",
+            items=proj_items,
+        )
     else:
         proj = Section(
             title="No output projection: ∂Concat = G",
@@ -183,17 +191,22 @@ def gradient_sections(
                 grad_mat(f"V{s}", hd["V"], f"A{st} \\partial H{s}", rows=tok),
             )
         ],
-    )  # fmt: skip
+    )
     softmax = Section(
         title="Softmax backward: ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))",
         text=masked_zero_note(tr, g),
         items=[
-            grad_mat(f"\\tilde S{s}", hd["S_masked"],
-                     f"A{s} \\odot (\\partial A{s} - \\operatorname{{rowsum}}(\\partial A{s} "
-                     f"\\odot A{s}))", rows=tok, cols=tok)
+            grad_mat(
+                f"\\tilde S{s}",
+                hd["S_masked"],
+                f"A{s} \\odot (\\partial A{s} - \\operatorname{{rowsum}}(\\partial A{s} "
+                f"\\odot A{s}))",
+                rows=tok,
+                cols=tok,
+            )
             for s, hd in zip(sup, heads, strict=True)
         ],
-    )  # fmt: skip
+    )
     scores = Section(
         title=f"Mask and scale: ∂S⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾, ∂Q⁽ⁱ⁾ = ∂S⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, "
         f"∂K⁽ⁱ⁾ = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k, with d_k = {d_k}",
@@ -203,13 +216,15 @@ def gradient_sections(
             m
             for s, st, hd in zip(sup, supT, heads, strict=True)
             for m in (
-                grad_mat(f"Q{s}", hd["Q"], f"\\frac{{\\partial S{s} K{s}}}{{\\sqrt{{{d_k}}}}}",
-                         rows=tok),
-                grad_mat(f"K{s}", hd["K"], f"\\frac{{\\partial S{st} Q{s}}}{{\\sqrt{{{d_k}}}}}",
-                         rows=tok),
+                grad_mat(
+                    f"Q{s}", hd["Q"], f"\\frac{{\\partial S{s} K{s}}}{{\\sqrt{{{d_k}}}}}", rows=tok
+                ),
+                grad_mat(
+                    f"K{s}", hd["K"], f"\\frac{{\\partial S{st} Q{s}}}{{\\sqrt{{{d_k}}}}}", rows=tok
+                ),
             )
         ],
-    )  # fmt: skip
+    )
     weight_items: list[Mat] = []
     for i, (s, hd) in enumerate(zip(sup, heads, strict=True)):
         for role in ("Q", "K", "V"):
@@ -232,9 +247,14 @@ def gradient_sections(
         grad_mat("X_Q", g.X_from_Q, "\\sum_i \\partial Q^{(i)} W_Q^{(i)\\top}", rows=tok),
         grad_mat("X_K", g.X_from_K, "\\sum_i \\partial K^{(i)} W_K^{(i)\\top}", rows=tok),
         grad_mat("X_V", g.X_from_V, "\\sum_i \\partial V^{(i)} W_V^{(i)\\top}", rows=tok),
-        grad_mat("X", g.X, "\\partial X_Q + \\partial X_K + \\partial X_V", rows=tok,
-                 cols=column_names("dim ", tr.X.shape[-1])),
-    ]  # fmt: skip
+        grad_mat(
+            "X",
+            g.X,
+            "\\partial X_Q + \\partial X_K + \\partial X_V",
+            rows=tok,
+            cols=column_names("dim ", tr.X.shape[-1]),
+        ),
+    ]
     inputs = Section(
         title="Input: ∂X = ∂X_Q + ∂X_K + ∂X_V, the sum of its three paths",
         text="X enters three times (queries, keys, values); by the chain rule its gradient is "
@@ -263,7 +283,10 @@ def with_backward(
         title=forward.title + ", with its backward pass",
         source=forward.source,
         sections=[*forward.sections, *gradient_sections(tr, grads, G_note=note, where=where)],
-        data={**forward.data, "loss": "sum" if G is None else "grad-output",
-              "grads": grads_to_json(grads)},
+        data={
+            **forward.data,
+            "loss": "sum" if G is None else "grad-output",
+            "grads": grads_to_json(grads),
+        },
         precision=forward.precision,
-    )  # fmt: skip
+    )

@@ -82,8 +82,9 @@ def load_grad_output(path: str | Path) -> Matrix:
 
     Its shape is checked against the output when the forward has run (`check_grad_output`).
     """
-    return matrix(read_json(path, "--grad-output file"), "--grad-output", max_rows=4096,
-                  max_cols=4096)  # fmt: skip
+    return matrix(
+        read_json(path, "--grad-output file"), "--grad-output", max_rows=4096, max_cols=4096
+    )
 
 
 # --- the examples -----------------------------------------------------------------------------
@@ -100,9 +101,15 @@ def _journey() -> tuple[ref.AttentionTrace, str]:
 
     m = journey_numbers()["multihead"]
     tr = ref.masked_multihead_attention_fused(
-        t(JOURNEY_X), m["W_query"], m["W_key"], m["W_value"], m["W_O"], h=m["trace"].h,
-        b_O=m["b_O"], tokens=JOURNEY_TOKENS,
-    )  # fmt: skip
+        t(JOURNEY_X),
+        m["W_query"],
+        m["W_key"],
+        m["W_value"],
+        m["W_O"],
+        h=m["trace"].h,
+        b_O=m["b_O"],
+        tokens=JOURNEY_TOKENS,
+    )
     return tr, (
         "The backward pass of the MultiHeadAttention module (2 heads of width 1, out_proj with "
         "its bias b_O), on one copy of the input (the code's batch holds two identical copies)."
@@ -160,30 +167,45 @@ def hello_backward(G: Matrix | None) -> tuple[list[Section], dict[str, JSONValue
         Section(
             title="Backward pass: the upstream gradient ∂z",
             text=(DEFAULT_DZ if G is None else "∂z is the matrix of --grad-output.")
-            + " " + NOTATION,
+            + " "
+            + NOTATION,
             items=[grad_mat("z", dz, rows=["shiny"], cols=column_names("z", 3))],
         ),
         Section(
             title="Through z = α X and the softmax: ∂α = ∂z Xᵀ, ∂ω = α ⊙ (∂α − rowsum(∂α ⊙ α))",
             text="The same formulas as for a head, with A = α, V = X and no scale.",
-            items=[grad_mat("\\alpha", dalpha, "\\partial z X^\\top", rows=["shiny"], cols=tok),
-                   grad_mat("\\omega", domega, "\\alpha \\odot (\\partial \\alpha - "
-                            "\\operatorname{rowsum}(\\partial\\alpha \\odot \\alpha))",
-                            rows=["shiny"], cols=tok)],
+            items=[
+                grad_mat("\\alpha", dalpha, "\\partial z X^\\top", rows=["shiny"], cols=tok),
+                grad_mat(
+                    "\\omega",
+                    domega,
+                    "\\alpha \\odot (\\partial \\alpha - "
+                    "\\operatorname{rowsum}(\\partial\\alpha \\odot \\alpha))",
+                    rows=["shiny"],
+                    cols=tok,
+                ),
+            ],
         ),
         Section(
             title="Input: ∂X, the sum of three paths (values, keys, the query)",
-            text="X is the values, the keys and (row \"shiny\") the query at once: its gradient "
+            text='X is the values, the keys and (row "shiny") the query at once: its gradient '
             "is the sum of the three.",
-            items=[grad_mat("X_V", from_values, "\\alpha^\\top \\partial z", rows=tok, cols=cols),
-                   grad_mat("X_K", from_keys, "\\partial\\omega^\\top x_{shiny}", rows=tok,
-                            cols=cols),
-                   grad_mat("X_q", from_query, "\\partial\\omega X \\text{ (row shiny)}",
-                            rows=tok, cols=cols),
-                   grad_mat("X", dX, "\\partial X_V + \\partial X_K + \\partial X_q", rows=tok,
-                            cols=cols)],
+            items=[
+                grad_mat("X_V", from_values, "\\alpha^\\top \\partial z", rows=tok, cols=cols),
+                grad_mat("X_K", from_keys, "\\partial\\omega^\\top x_{shiny}", rows=tok, cols=cols),
+                grad_mat(
+                    "X_q",
+                    from_query,
+                    "\\partial\\omega X \\text{ (row shiny)}",
+                    rows=tok,
+                    cols=cols,
+                ),
+                grad_mat(
+                    "X", dX, "\\partial X_V + \\partial X_K + \\partial X_q", rows=tok, cols=cols
+                ),
+            ],
         ),
-    ]  # fmt: skip
+    ]
     data: dict[str, JSONValue] = {
         "context": L(dz),
         "weights": L(dalpha),
@@ -218,9 +240,15 @@ def input_trace(inp: AttentionInput) -> ref.AttentionTrace:
         if (value := getattr(inp, name, None)) is not None
     }
     return ref.masked_multihead_attention(
-        t(inp.X), t(inp.W_Q), t(inp.W_K), t(inp.W_V), W_O, causal=inp.causal,
-        tokens=inp.tokens, **biases,
-    )  # fmt: skip
+        t(inp.X),
+        t(inp.W_Q),
+        t(inp.W_K),
+        t(inp.W_V),
+        W_O,
+        causal=inp.causal,
+        tokens=inp.tokens,
+        **biases,
+    )
 
 
 def explain_input_backward(inp: AttentionInput, G: Matrix | None = None) -> Explanation:
@@ -252,5 +280,10 @@ def backward_steps(name: str, G: Matrix | None = None) -> Explanation:
     """Only the backward sections of an example (the book shows the forward on its own page)."""
     full = explain_example_backward(name, G)
     n_forward = len(explain_example(name).sections)
-    return Explanation(title=full.title, source=full.source, sections=full.sections[n_forward:],
-                       data=full.data, precision=full.precision)  # fmt: skip
+    return Explanation(
+        title=full.title,
+        source=full.source,
+        sections=full.sections[n_forward:],
+        data=full.data,
+        precision=full.precision,
+    )

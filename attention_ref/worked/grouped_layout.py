@@ -141,13 +141,17 @@ def score_section(tr: ref_gqa.GQATrace) -> Section:
     if tr.g == tr.h:  # every head its own keys: no group to name
         title = f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, d_k = {tr.d_k}"
         whose = "its own keys" if tr.h > 1 else "the keys"
-        text = (f"Each head scores {'the rotated queries against ' if rope else ''}{whose}. "
-                f"Entry (t, u) is the match of token t's query with token u's key, divided by "
-                f"√{tr.d_k}.")  # fmt: skip
+        text = (
+            f"Each head scores {'the rotated queries against ' if rope else ''}{whose}. "
+            f"Entry (t, u) is the match of token t's query with token u's key, divided by "
+            f"√{tr.d_k}."
+        )
     else:
         title = f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k with j = γ(i), d_k = {tr.d_k}"
-        text = (f"Query head i scores {which}: K/V head γ(i). Entry (t, u) is the match of "
-                f"token t's query with token u's key, divided by √{tr.d_k}.")  # fmt: skip
+        text = (
+            f"Query head i scores {which}: K/V head γ(i). Entry (t, u) is the match of "
+            f"token t's query with token u's key, divided by √{tr.d_k}."
+        )
     return Section(
         title=title,
         text=text,
@@ -169,10 +173,15 @@ def mask_section(
         added = [symbol] * tr.h
         masks = [Mat(symbol=symbol, value=L(tr.M), rows=tok, cols=tok)]
     masked = [
-        Mat(symbol=f"\\tilde S{sup(i)}", value=L(tr.S_masked[i]), rows=tok, cols=tok,
-            formula=f"S{sup(i)} + {added[i]}")
+        Mat(
+            symbol=f"\\tilde S{sup(i)}",
+            value=L(tr.S_masked[i]),
+            rows=tok,
+            cols=tok,
+            formula=f"S{sup(i)} + {added[i]}",
+        )
         for i in range(tr.h)
-    ]  # fmt: skip
+    ]
     return Section(title=title, text=text, items=[*masks, *masked])
 
 

@@ -124,11 +124,13 @@ def slips(r: HelloNumbers) -> list[Slip]:
         lo, hi = r["implied_low"][j], r["implied_high"][j]
         a, b = int(lo.argmax()), int(hi.argmin())
         if lo[a] > hi[b]:
-            out.append({
-                "token": name,
-                "first": (float(doc[j, a]), float(X[j, a]), float(lo[a]), float(hi[a])),
-                "second": (float(doc[j, b]), float(X[j, b]), float(lo[b]), float(hi[b])),
-            })  # fmt: skip
+            out.append(
+                {
+                    "token": name,
+                    "first": (float(doc[j, a]), float(X[j, a]), float(lo[a]), float(hi[a])),
+                    "second": (float(doc[j, b]), float(X[j, b]), float(lo[b]), float(hi[b])),
+                }
+            )
     return out
 
 
@@ -190,51 +192,107 @@ def hello_sections(r: HelloNumbers) -> list[Section]:
         Section(
             title="Embeddings",
             text="Three tokens, 3-dimensional embeddings; the query is the embedding of "
-            "\"shiny\" itself (no trainable weights yet).",
+            '"shiny" itself (no trainable weights yet).',
             items=[Mat(symbol="X", value=L(t(HELLO_X)), rows=tok, cols=x_cols)],
         ),
         Section(
             title="Step 1, attention scores: ω_j = x_shiny · x_j",
-            items=[Mat(symbol="\\omega", value=L(r["scores"]), formula="x_{shiny} X^\\top",
-                       rows=["shiny"], cols=tok)],
+            items=[
+                Mat(
+                    symbol="\\omega",
+                    value=L(r["scores"]),
+                    formula="x_{shiny} X^\\top",
+                    rows=["shiny"],
+                    cols=tok,
+                )
+            ],
         ),
         Section(
             title="Step 2, attention weights: α = softmax(ω)",
             text="The document names the exponentials and their sum but its figures for them "
             "are missing; here they are. The weights sum to 1.",
-            items=[Mat(symbol="e^{\\omega}", value=L(r["exp_scores"]),
-                       formula="e^{\\omega_j}", rows=["shiny"], cols=tok),
-                   Mat(symbol="\\Sigma", value=[[float(r["exp_sum"])]],
-                       formula="\\sum_l e^{\\omega_l}", rows=["shiny"], cols=["Σ"]),
-                   Mat(symbol="\\alpha", value=L(r["weights"]),
-                       formula="e^{\\omega_j} / \\Sigma", rows=["shiny"], cols=tok)],
+            items=[
+                Mat(
+                    symbol="e^{\\omega}",
+                    value=L(r["exp_scores"]),
+                    formula="e^{\\omega_j}",
+                    rows=["shiny"],
+                    cols=tok,
+                ),
+                Mat(
+                    symbol="\\Sigma",
+                    value=[[float(r["exp_sum"])]],
+                    formula="\\sum_l e^{\\omega_l}",
+                    rows=["shiny"],
+                    cols=["Σ"],
+                ),
+                Mat(
+                    symbol="\\alpha",
+                    value=L(r["weights"]),
+                    formula="e^{\\omega_j} / \\Sigma",
+                    rows=["shiny"],
+                    cols=tok,
+                ),
+            ],
         ),
         Section(
             title="Step 3, context vector: z = Σ_j α_j x_j",
             items=[
-                Mat(symbol="\\alpha_j x_j", value=L(r["weighted"]),
-                    formula_text="weighted embeddings (exact)", rows=tok, cols=x_cols),
-                Mat(symbol="z", value=L(r["context"]), formula="\\sum_j \\alpha_j x_j",
-                    formula_text="Σ_j α_j x_j (exact)", rows=["shiny"], cols=z_cols),
+                Mat(
+                    symbol="\\alpha_j x_j",
+                    value=L(r["weighted"]),
+                    formula_text="weighted embeddings (exact)",
+                    rows=tok,
+                    cols=x_cols,
+                ),
+                Mat(
+                    symbol="z",
+                    value=L(r["context"]),
+                    formula="\\sum_j \\alpha_j x_j",
+                    formula_text="Σ_j α_j x_j (exact)",
+                    rows=["shiny"],
+                    cols=z_cols,
+                ),
             ],
         ),
         Section(
             title="The document's numbers beside the exact ones",
             text=document_note(r),
             items=[
-                Mat(symbol="\\text{doc } \\alpha_j x_j", text="document: α_j x_j",
-                    value=L(r["doc_weighted"]), rows=tok, cols=x_cols),
-                Mat(symbol="\\text{implied } \\alpha_j", value=L(r["implied_weights"]),
-                    formula_text="document's α_j x_j / x_j", rows=tok, cols=x_cols),
-                Mat(symbol="z_{doc}", text="document: z", value=L(r["doc_context"]),
-                    rows=["shiny"], cols=z_cols),
-                Mat(symbol="z", text="exact: z", value=L(r["context"]), rows=["shiny"],
-                    cols=z_cols),
-                Mat(symbol="z_{doc} - z", text="document − exact", value=L(r["difference"]),
-                    rows=["shiny"], cols=z_cols),
+                Mat(
+                    symbol="\\text{doc } \\alpha_j x_j",
+                    text="document: α_j x_j",
+                    value=L(r["doc_weighted"]),
+                    rows=tok,
+                    cols=x_cols,
+                ),
+                Mat(
+                    symbol="\\text{implied } \\alpha_j",
+                    value=L(r["implied_weights"]),
+                    formula_text="document's α_j x_j / x_j",
+                    rows=tok,
+                    cols=x_cols,
+                ),
+                Mat(
+                    symbol="z_{doc}",
+                    text="document: z",
+                    value=L(r["doc_context"]),
+                    rows=["shiny"],
+                    cols=z_cols,
+                ),
+                Mat(
+                    symbol="z", text="exact: z", value=L(r["context"]), rows=["shiny"], cols=z_cols
+                ),
+                Mat(
+                    symbol="z_{doc} - z",
+                    text="document − exact",
+                    value=L(r["difference"]),
+                    rows=["shiny"],
+                    cols=z_cols,
+                ),
             ],
         ),
-    ]  # fmt: skip
+    ]
 
 
 def hello_json(r: HelloNumbers) -> dict[str, JSONValue]:

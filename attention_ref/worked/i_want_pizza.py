@@ -77,8 +77,9 @@ def pizza_numbers() -> PizzaNumbers:
     d_k = d // h
     X = t(PIZZA_X).unsqueeze(0)  # (T, d) -> (B=1, T, d)
     eye = torch.eye(d, dtype=DTYPE)
-    trace = ref.masked_multihead_attention_fused(X, eye, eye, eye, eye, h=h, causal=False,
-                                                 tokens=PIZZA_TOKENS)  # fmt: skip
+    trace = ref.masked_multihead_attention_fused(
+        X, eye, eye, eye, eye, h=h, causal=False, tokens=PIZZA_TOKENS
+    )
     Q = ref.project(X, eye)  # (1, 4, 6)
     Q_reshaped = Q.reshape(B, T, h, d_k)  # (1, 4, 6) -> (1, 4, 3, 2)
     Q_swapped = Q_reshaped.transpose(1, 2)  # (1, 4, 3, 2) -> (1, 3, 4, 2)
@@ -138,32 +139,61 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
         Section(
             title="Input and weights",
             text=f"batch_size = {B}, seq_len = {T}, embedding_dim = {d}, heads = {h}. The document "
-            "numbers the entries of Q row by row (\"Пиццу\" = [13..18]); to get exactly those "
+            'numbers the entries of Q row by row ("Пиццу" = [13..18]); to get exactly those '
             "numbers this example takes X with rows 1..6, 7..12, 13..18, 19..24 and "
             "W_q = W_k = W_v = W_o = I_6, so Q = K = V = X. As in the document, no mask.",
-            items=[Mat(symbol="X", text="X[0]", value=L(X[0]), rows=tok, cols=column_names("e", d)),
-                   Shape(name="X", operation="token embeddings", before=(B, T),
-                         after=tuple(X.shape)),
-                   Shape(name="Q, K, V", operation="X W_q, X W_k, X W_v with W (6, 6)",
-                         before=tuple(X.shape), after=tuple(Q.shape))],
+            items=[
+                Mat(symbol="X", text="X[0]", value=L(X[0]), rows=tok, cols=column_names("e", d)),
+                Shape(name="X", operation="token embeddings", before=(B, T), after=tuple(X.shape)),
+                Shape(
+                    name="Q, K, V",
+                    operation="X W_q, X W_k, X W_v with W (6, 6)",
+                    before=tuple(X.shape),
+                    after=tuple(Q.shape),
+                ),
+            ],
         ),
         Section(
             title="Split into heads: reshape, then swap",
             text=f"head_dim = embedding_dim / heads = {d_k}. Reshape cuts each token's vector "
             f"into {h} pieces of {d_k}; swap moves the head axis before the tokens so every head "
             f"is a ({T}, {d_k}) matrix.",
-            items=[Shape(name="Q", operation="reshape(B, T, heads, head_dim)",
-                         before=tuple(Q.shape), after=tuple(Q_reshaped.shape)),
-                   Mat(symbol="q_{Пиццу}", text=f"Q[0, {i}] (\"{tok[i]}\")", value=L(Q[0, i]),
-                       rows=[tok[i]]),
-                   Mat(symbol="\\operatorname{reshape}(q_{Пиццу})",
-                       text=f"Q reshaped[0, {i}] (\"{tok[i]}\")",
-                       value=L(Q_reshaped[0, i]), rows=heads, cols=column_names("d", d_k)),
-                   Shape(name="Q", operation="swap = transpose(1, 2)",
-                         before=tuple(Q_reshaped.shape), after=tuple(Q_swapped.shape)),
-                   *(Mat(symbol=f"Q^{{({k + 1})}}", text=f"Q[0, head {k + 1}]",
-                         value=L(Q_swapped[0, k]), rows=tok)
-                     for k in range(h))],
+            items=[
+                Shape(
+                    name="Q",
+                    operation="reshape(B, T, heads, head_dim)",
+                    before=tuple(Q.shape),
+                    after=tuple(Q_reshaped.shape),
+                ),
+                Mat(
+                    symbol="q_{Пиццу}",
+                    text=f'Q[0, {i}] ("{tok[i]}")',
+                    value=L(Q[0, i]),
+                    rows=[tok[i]],
+                ),
+                Mat(
+                    symbol="\\operatorname{reshape}(q_{Пиццу})",
+                    text=f'Q reshaped[0, {i}] ("{tok[i]}")',
+                    value=L(Q_reshaped[0, i]),
+                    rows=heads,
+                    cols=column_names("d", d_k),
+                ),
+                Shape(
+                    name="Q",
+                    operation="swap = transpose(1, 2)",
+                    before=tuple(Q_reshaped.shape),
+                    after=tuple(Q_swapped.shape),
+                ),
+                *(
+                    Mat(
+                        symbol=f"Q^{{({k + 1})}}",
+                        text=f"Q[0, head {k + 1}]",
+                        value=L(Q_swapped[0, k]),
+                        rows=tok,
+                    )
+                    for k in range(h)
+                ),
+            ],
         ),
         Section(
             title="Attention in every head at once",
@@ -171,32 +201,70 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
             "scores, so the weights are almost one-hot (the largest weight of each row is at "
             f"least {_floor6(float(trace.A.max(-1).values.min())):.6f}): the walkthrough is "
             "about shapes.",
-            items=[Shape(name="Q Kᵀ", operation="(B, h, T, d_k) @ (B, h, d_k, T)",
-                         before=tuple(trace.Q.shape), after=tuple(trace.S.shape)),
-                   Shape(name="head outputs", operation="A V", before=tuple(trace.A.shape),
-                         after=tuple(trace.H.shape)),
-                   *(Mat(symbol=f"A^{{({k + 1})}}", text=f"A[0, head {k + 1}]",
-                         value=L(trace.A[0, k]), rows=tok, cols=tok)
-                     for k in range(h))],
+            items=[
+                Shape(
+                    name="Q Kᵀ",
+                    operation="(B, h, T, d_k) @ (B, h, d_k, T)",
+                    before=tuple(trace.Q.shape),
+                    after=tuple(trace.S.shape),
+                ),
+                Shape(
+                    name="head outputs",
+                    operation="A V",
+                    before=tuple(trace.A.shape),
+                    after=tuple(trace.H.shape),
+                ),
+                *(
+                    Mat(
+                        symbol=f"A^{{({k + 1})}}",
+                        text=f"A[0, head {k + 1}]",
+                        value=L(trace.A[0, k]),
+                        rows=tok,
+                        cols=tok,
+                    )
+                    for k in range(h)
+                ),
+            ],
         ),
         Section(
             title="Concat: the inverse operations",
             text="Swap back, then reshape: each token's three head outputs become one vector of "
             "6. " + reshape_first_note(r),
-            items=[Shape(name="head outputs", operation="swap = transpose(1, 2)",
-                         before=tuple(trace.H.shape), after=tuple(r.H_swapped.shape)),
-                   Shape(name="concat", operation="reshape(B, T, heads × head_dim)",
-                         before=tuple(r.H_swapped.shape), after=tuple(trace.concat.shape)),
-                   Mat(symbol="\\operatorname{Concat}", text="concat[0]", value=L(trace.concat[0]),
-                       rows=tok),
-                   Shape(name="final output", operation="concat × W_o, W_o (6, 6)",
-                         before=tuple(trace.concat.shape), after=tuple(trace.output.shape)),
-                   Mat(symbol="\\operatorname{reshape}(Q_{split})", text="reshape first[0]",
-                       formula_text="the split Q reshaped to (B, T, heads, head_dim) first",
-                       value=[[v for p in row for v in p] for row in L(r.Q_reshape_first[0])],
-                       rows=tok)],
+            items=[
+                Shape(
+                    name="head outputs",
+                    operation="swap = transpose(1, 2)",
+                    before=tuple(trace.H.shape),
+                    after=tuple(r.H_swapped.shape),
+                ),
+                Shape(
+                    name="concat",
+                    operation="reshape(B, T, heads × head_dim)",
+                    before=tuple(r.H_swapped.shape),
+                    after=tuple(trace.concat.shape),
+                ),
+                Mat(
+                    symbol="\\operatorname{Concat}",
+                    text="concat[0]",
+                    value=L(trace.concat[0]),
+                    rows=tok,
+                ),
+                Shape(
+                    name="final output",
+                    operation="concat × W_o, W_o (6, 6)",
+                    before=tuple(trace.concat.shape),
+                    after=tuple(trace.output.shape),
+                ),
+                Mat(
+                    symbol="\\operatorname{reshape}(Q_{split})",
+                    text="reshape first[0]",
+                    formula_text="the split Q reshaped to (B, T, heads, head_dim) first",
+                    value=[[v for p in row for v in p] for row in L(r.Q_reshape_first[0])],
+                    rows=tok,
+                ),
+            ],
         ),
-    ]  # fmt: skip
+    ]
 
 
 def pizza_json(r: PizzaNumbers) -> dict[str, JSONValue]:

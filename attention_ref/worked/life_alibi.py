@@ -28,9 +28,14 @@ def alibi_trace() -> ref_gqa.GQATrace:
     """Seed 000's heads with ALiBi's per-head biases and the causal mask."""
     n, h = len(life.LIFE_TOKENS), len(life.LIFE_W_Q)
     return ref_gqa.grouped_query_attention(
-        t(life.LIFE_X), t(life.LIFE_W_Q), t(life.LIFE_W_K), t(life.LIFE_W_V), t(life.LIFE_W_O),
-        M=windows.alibi_mask(windows.alibi_slopes(h), n), tokens=life.LIFE_TOKENS,
-    )  # fmt: skip
+        t(life.LIFE_X),
+        t(life.LIFE_W_Q),
+        t(life.LIFE_W_K),
+        t(life.LIFE_W_V),
+        t(life.LIFE_W_O),
+        M=windows.alibi_mask(windows.alibi_slopes(h), n),
+        tokens=life.LIFE_TOKENS,
+    )
 
 
 def weight_shift(tr: ref_gqa.GQATrace) -> tuple[Section, dict[str, JSONValue]]:
@@ -77,8 +82,9 @@ def explain() -> Explanation:
         symbol="B",
     )
     shift, numbers = weight_shift(tr)
-    sections = forward_sections(tr, mask=mask, output_note="W_O = I_4, so the output is the "
-                                "concat.")  # fmt: skip
+    sections = forward_sections(
+        tr, mask=mask, output_note="W_O = I_4, so the output is the concat."
+    )
     return Explanation(
         title='ALiBi, attention with linear biases: "Life is awesome"',
         source="seed 000's numbers (h = 2, causal, W_O = I_4) with ALiBi's slopes 2^(−8i/h)",

@@ -44,9 +44,11 @@ def rope_weights() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tens
 def rope_trace(rope: bool = True) -> ref_gqa.GQATrace:
     """The example with RoPE (``rope=False``: the same head without it, for comparison)."""
     return ref_gqa.grouped_query_attention(
-        t(life.LIFE_X), *rope_weights(), rope_base=ROPE_BASE if rope else None,
+        t(life.LIFE_X),
+        *rope_weights(),
+        rope_base=ROPE_BASE if rope else None,
         tokens=life.LIFE_TOKENS,
-    )  # fmt: skip
+    )
 
 
 def shifted_score(tr: ref_gqa.GQATrace, shift: int) -> float:
@@ -83,10 +85,20 @@ def rope_sections(tr: ref_gqa.GQATrace) -> list[Section]:
             items=[
                 Mat(symbol="\\theta", value=L(theta), cols=pairs),
                 Mat(symbol="m \\theta_i", value=L(angles), rows=rows, cols=pairs),
-                Mat(symbol="\\cos m\\theta_i", text="cos mθ_i", value=L(torch.cos(angles)),
-                    rows=rows, cols=pairs),
-                Mat(symbol="\\sin m\\theta_i", text="sin mθ_i", value=L(torch.sin(angles)),
-                    rows=rows, cols=pairs),
+                Mat(
+                    symbol="\\cos m\\theta_i",
+                    text="cos mθ_i",
+                    value=L(torch.cos(angles)),
+                    rows=rows,
+                    cols=pairs,
+                ),
+                Mat(
+                    symbol="\\sin m\\theta_i",
+                    text="sin mθ_i",
+                    value=L(torch.sin(angles)),
+                    rows=rows,
+                    cols=pairs,
+                ),
             ],
         ),
         Section(
@@ -96,13 +108,23 @@ def rope_sections(tr: ref_gqa.GQATrace) -> list[Section]:
             "angles, so 'Life' (m = 0) is unchanged. A rotation keeps lengths: every row has "
             f"its norm (largest change {norm_gap:.1e}).",
             items=[
-                Mat(symbol="Q_{\\text{rot}}", value=L(tr.Q_rot[0]), rows=tok,
-                    formula="Q R_m^\\top", formula_text="Q R_mᵀ, row by row"),
-                Mat(symbol="K_{\\text{rot}}", value=L(tr.K_rot[0]), rows=tok,
-                    formula="K R_m^\\top", formula_text="K R_mᵀ, row by row"),
+                Mat(
+                    symbol="Q_{\\text{rot}}",
+                    value=L(tr.Q_rot[0]),
+                    rows=tok,
+                    formula="Q R_m^\\top",
+                    formula_text="Q R_mᵀ, row by row",
+                ),
+                Mat(
+                    symbol="K_{\\text{rot}}",
+                    value=L(tr.K_rot[0]),
+                    rows=tok,
+                    formula="K R_m^\\top",
+                    formula_text="K R_mᵀ, row by row",
+                ),
             ],
         ),
-    ]  # fmt: skip
+    ]
 
 
 def what_rope_changes(tr: ref_gqa.GQATrace) -> tuple[Section, dict[str, JSONValue]]:
@@ -128,9 +150,16 @@ def what_rope_changes(tr: ref_gqa.GQATrace) -> tuple[Section, dict[str, JSONValu
     section = Section(
         title="What RoPE changes: the scores, which now depend on m − n",
         text=text,
-        items=[Mat(symbol="Q K^\\top", text="Q Kᵀ without RoPE", value=L(plain.QKt[0]),
-                   rows=tok, cols=tok)],
-    )  # fmt: skip
+        items=[
+            Mat(
+                symbol="Q K^\\top",
+                text="Q Kᵀ without RoPE",
+                value=L(plain.QKt[0]),
+                rows=tok,
+                cols=tok,
+            )
+        ],
+    )
     data: dict[str, JSONValue] = {
         "score": s0,
         "shift": SHIFT,

@@ -33,9 +33,14 @@ def window_trace(w: int = WINDOW) -> ref_gqa.GQATrace:
     """Seed 000's heads with the sliding-window mask of ``w`` keys."""
     n = len(life.LIFE_TOKENS)
     return ref_gqa.grouped_query_attention(
-        t(life.LIFE_X), t(life.LIFE_W_Q), t(life.LIFE_W_K), t(life.LIFE_W_V), t(life.LIFE_W_O),
-        M=windows.sliding_window_mask(n, w), tokens=life.LIFE_TOKENS,
-    )  # fmt: skip
+        t(life.LIFE_X),
+        t(life.LIFE_W_Q),
+        t(life.LIFE_W_K),
+        t(life.LIFE_W_V),
+        t(life.LIFE_W_O),
+        M=windows.sliding_window_mask(n, w),
+        tokens=life.LIFE_TOKENS,
+    )
 
 
 def changed_rows(tr: ref_gqa.GQATrace) -> tuple[list[int], list[int]]:
@@ -71,9 +76,16 @@ def against_causal(tr: ref_gqa.GQATrace, w: int) -> tuple[Section, dict[str, JSO
     section = Section(
         title=f"Against the causal mask: which rows the window of {w} changes",
         text=" ".join(parts),
-        items=[Mat(symbol="\\operatorname{out}_{\\text{causal}}", text="Output of seed 000 "
-                   "(causal mask)", value=L(seed), rows=tok, cols=column_names("y", 4))],
-    )  # fmt: skip
+        items=[
+            Mat(
+                symbol="\\operatorname{out}_{\\text{causal}}",
+                text="Output of seed 000 (causal mask)",
+                value=L(seed),
+                rows=tok,
+                cols=column_names("y", 4),
+            )
+        ],
+    )
     return section, {"rows_unchanged": same, "rows_changed": changed}
 
 
@@ -89,8 +101,9 @@ def explain(w: int = WINDOW) -> Explanation:
         symbol="M_{\\text{win}}",
     )
     verdict, numbers = against_causal(tr, w)
-    sections = forward_sections(tr, mask=mask, output_note="W_O = I_4, so the output is the "
-                                "concat.")  # fmt: skip
+    sections = forward_sections(
+        tr, mask=mask, output_note="W_O = I_4, so the output is the concat."
+    )
     return Explanation(
         title=f'Sliding-window attention (w = {w}): "Life is awesome"',
         source=f"seed 000's numbers (h = 2, W_O = I_4) with a sliding window of {w} keys",

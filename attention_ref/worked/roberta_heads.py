@@ -39,17 +39,31 @@ ROBERTA_PRESETS: Final[dict[str, tuple[str, EncoderMLMConfig]]] = {
     "roberta-base": (
         "RobertaForMaskedLM, roberta-base's published configuration "
         "(vocab 50,265, 514 positions, 1 token type)",
-        EncoderMLMConfig(vocab_size=50_265, hidden=768, layers=12, heads=12,
-                         intermediate=3072, max_positions=514, type_vocab_size=1),
+        EncoderMLMConfig(
+            vocab_size=50_265,
+            hidden=768,
+            layers=12,
+            heads=12,
+            intermediate=3072,
+            max_positions=514,
+            type_vocab_size=1,
+        ),
     ),
     "seed-003": (
         "RobertaForMaskedLM(RobertaConfig(num_attention_heads=h)) as seed 003 ran it: the "
         "defaults RobertaConfig inherited from BertConfig (vocab 30,522, 512 positions, "
         "2 token types)",
-        EncoderMLMConfig(vocab_size=30_522, hidden=768, layers=12, heads=12,
-                         intermediate=3072, max_positions=512, type_vocab_size=2),
+        EncoderMLMConfig(
+            vocab_size=30_522,
+            hidden=768,
+            layers=12,
+            heads=12,
+            intermediate=3072,
+            max_positions=512,
+            type_vocab_size=2,
+        ),
     ),
-}  # fmt: skip
+}
 
 COLUMNS: Final = (
     "h",
@@ -92,10 +106,17 @@ def params_table(d_model: int, heads: Sequence[int]) -> Table:
     layers = [attention_params(d_model, h) for h in heads]
     models = [model_params(n_embd=d_model, n_head=h) for h in heads]
     rows = [
-        (p.h, p.d_k, f"{p.h} × ({p.d_model}×{p.d_k})", f"({p.h * p.d_k})×{p.d_model}",
-         p.per_head, p.total, m)
+        (
+            p.h,
+            p.d_k,
+            f"{p.h} × ({p.d_model}×{p.d_k})",
+            f"({p.h * p.d_k})×{p.d_model}",
+            p.per_head,
+            p.total,
+            m,
+        )
         for p, m in zip(layers, models, strict=True)
-    ]  # fmt: skip
+    ]
     same, claim = counts_claim([p.total for p in layers], models)
     return Table(
         title=f"One attention layer and the default model (d_model = {d_model}, biases included)",

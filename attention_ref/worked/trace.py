@@ -109,10 +109,17 @@ def trace_input_json(
         weights = tuple(ref.fuse_heads(W) for W in weights)  # (h, d_model, d) -> (d_model, h*d)
         biases = tuple(b.reshape(-1) if b is not None else None for b in biases)  # (h*d,)
     return input_json(
-        X, *weights, trace.W_O, tokens=names, causal=trace.M is not None,
-        h=trace.h if fused else None, b_Q=biases[0], b_K=biases[1], b_V=biases[2],
+        X,
+        *weights,
+        trace.W_O,
+        tokens=names,
+        causal=trace.M is not None,
+        h=trace.h if fused else None,
+        b_Q=biases[0],
+        b_K=biases[1],
+        b_V=biases[2],
         b_O=trace.b_O,
-    )  # fmt: skip
+    )
 
 
 def unscaled_input_json(X: Tensor, tokens: Sequence[str]) -> dict[str, JSONValue]:
@@ -197,10 +204,16 @@ def _output_section(trace: ref.AttentionTrace, sup: list[str], W_O_note: str) ->
             "MultiHeadAttentionWrapper).",
             items=[
                 concat,
-                Mat(symbol="\\operatorname{MultiHead}", text="Output", value=L(trace.output),
-                    formula="\\operatorname{Concat}", rows=tok, cols=column_names("y", d_out)),
+                Mat(
+                    symbol="\\operatorname{MultiHead}",
+                    text="Output",
+                    value=L(trace.output),
+                    formula="\\operatorname{Concat}",
+                    rows=tok,
+                    cols=column_names("y", d_out),
+                ),
             ],
-        )  # fmt: skip
+        )
     bias = trace.b_O is not None
     where = "back to d_model" if d_out == d_model else f"to d_out = {d_out}"
     default = f"The heads side by side, then one linear map W_O {where}" + (
@@ -210,10 +223,15 @@ def _output_section(trace: ref.AttentionTrace, sup: list[str], W_O_note: str) ->
     if trace.b_O is not None:
         items.append(Mat(symbol="b_O", value=L(trace.b_O)))
     items.append(
-        Mat(symbol="\\operatorname{MultiHead}", text="Output", value=L(trace.output),
-            formula="\\operatorname{Concat} \\cdot W_O" + (" + b_O" if bias else ""), rows=tok,
-            cols=column_names("y", d_out))
-    )  # fmt: skip
+        Mat(
+            symbol="\\operatorname{MultiHead}",
+            text="Output",
+            value=L(trace.output),
+            formula="\\operatorname{Concat} \\cdot W_O" + (" + b_O" if bias else ""),
+            rows=tok,
+            cols=column_names("y", d_out),
+        )
+    )
     return Section(
         title=f"Concat and output projection: MultiHead = {heads} W_O" + (" + b_O" if bias else ""),
         text=W_O_note or default,
@@ -231,9 +249,14 @@ def score_mats(
         QKt = f"Q{s} K^{{({i + 1})\\top}}"
         out += [
             Mat(symbol=QKt, value=L(hd["QKt"]), rows=tok, cols=tok),
-            Mat(symbol=f"S{s}", value=L(hd["S"]), formula=f"\\frac{{{QKt}}}{{\\sqrt{{{d_k}}}}}",
-                rows=tok, cols=tok),
-        ]  # fmt: skip
+            Mat(
+                symbol=f"S{s}",
+                value=L(hd["S"]),
+                formula=f"\\frac{{{QKt}}}{{\\sqrt{{{d_k}}}}}",
+                rows=tok,
+                cols=tok,
+            ),
+        ]
     return out
 
 
@@ -294,10 +317,15 @@ def trace_sections(
         shapes += f", d_out = {trace.d_out}"
     scores = score_mats(sup, heads, tok, d_k)
     softmax = [
-        Mat(symbol=f"A{s}", value=L(hd["A"]), formula=f"\\operatorname{{softmax}}(\\tilde S{s})",
-            rows=tok, cols=tok)
+        Mat(
+            symbol=f"A{s}",
+            value=L(hd["A"]),
+            formula=f"\\operatorname{{softmax}}(\\tilde S{s})",
+            rows=tok,
+            cols=tok,
+        )
         for s, hd in zip(sup, heads, strict=True)
-    ]  # fmt: skip
+    ]
     outputs = [
         Mat(symbol=f"H{s}", value=L(hd["H"]), formula=f"A{s} V{s}", rows=tok)
         for s, hd in zip(sup, heads, strict=True)
@@ -310,12 +338,17 @@ def trace_sections(
             items=[
                 Mat(symbol="M", value=L(trace.M), rows=tok, cols=tok),
                 *(
-                    Mat(symbol=f"\\tilde S{s}", value=L(hd["S_masked"]), formula=f"S{s} + M",
-                        rows=tok, cols=tok)
+                    Mat(
+                        symbol=f"\\tilde S{s}",
+                        value=L(hd["S_masked"]),
+                        formula=f"S{s} + M",
+                        rows=tok,
+                        cols=tok,
+                    )
                     for s, hd in zip(sup, heads, strict=True)
                 ),
             ],
-        )  # fmt: skip
+        )
     else:
         mask = Section(
             title="No mask", text="causal = false: every token sees every token (S̃ = S)."

@@ -27,10 +27,18 @@ def input_trace(inp: AttentionInput) -> ref.AttentionTrace:
         return t(m) if m is not None else None
 
     return ref.masked_multihead_attention(
-        t(inp.X), t(inp.W_Q), t(inp.W_K), t(inp.W_V), opt(inp.W_O),
-        b_Q=opt(inp.b_Q), b_K=opt(inp.b_K), b_V=opt(inp.b_V), b_O=opt(inp.b_O),
-        causal=inp.causal, tokens=inp.tokens,
-    )  # fmt: skip
+        t(inp.X),
+        t(inp.W_Q),
+        t(inp.W_K),
+        t(inp.W_V),
+        opt(inp.W_O),
+        b_Q=opt(inp.b_Q),
+        b_K=opt(inp.b_K),
+        b_V=opt(inp.b_V),
+        b_O=opt(inp.b_O),
+        causal=inp.causal,
+        tokens=inp.tokens,
+    )
 
 
 def explain_input(inp: AttentionInput) -> Explanation:

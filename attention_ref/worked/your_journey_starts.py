@@ -18,6 +18,7 @@ from torch import Tensor
 
 from attention_ref import reference as ref
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, Shape
+from attention_ref.worked.journey_mask import mask_section
 from attention_ref.worked.trace import DTYPE, L, column_names, t, trace_input_json
 
 JOURNEY_TOKENS: Final = ("Your", "journey", "starts", "with", "one", "step")
@@ -135,9 +136,15 @@ def journey_numbers() -> JourneyNumbers:
     return {
         "self": {"W_query": Wq, "W_key": Wk, "W_value": Wv, "trace": self_attn},
         "causal": {"W_query": cWq, "W_key": cWk, "W_value": cWv, "trace": causal},
-        "multihead": {"W_query": mWq, "W_key": mWk, "W_value": mWv, "W_O": mWo, "b_O": mbo,
-                      "trace": mha},
-    }  # fmt: skip
+        "multihead": {
+            "W_query": mWq,
+            "W_key": mWk,
+            "W_value": mWv,
+            "W_O": mWo,
+            "b_O": mbo,
+            "trace": mha,
+        },
+    }
 
 
 def init_bound(fan_in: int) -> float:
@@ -212,99 +219,6 @@ def document_words(r: JourneyNumbers) -> str:
 #: The row label of the notebook's printed output.
 BOOK = "rasbt's ch03 notebook prints"
 
-#: Seed 001's mask line ("Aplicando uma Máscara de Atenção Causal"), as the document writes it
-#: (`seed_mask` runs exactly this; a test holds the two together).
-SEED_MASK_CODE: Final = "torch.triu(torch.ones(n, n), diagonal=1) * float('-inf')"
-#: A correct form of the same mask: 0 where a token may look, −∞ above the diagonal.
-MASK_FIX_CODE: Final = (
-    "torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float('-inf'))"
-)
-
-
-def seed_mask(n: int) -> Tensor:
-    """Seed 001's mask, run as written: ``0 · (−∞)`` is NaN, so every entry on and below the
-    diagonal is NaN, not 0."""
-    return torch.triu(torch.ones(n, n), diagonal=1) * float("-inf")  # (n, n), NaN below
-
-
-def fixed_mask(n: int) -> Tensor:
-    """The additive causal mask seed 001 means (`MASK_FIX_CODE`): 0 on and below the
-    diagonal, −∞ above."""
-    blocked = torch.ones(n, n, dtype=torch.bool).triu(1)  # above the diagonal
-    return torch.zeros(n, n).masked_fill(blocked, float("-inf"))
-
-
-class MaskAsWritten(TypedDict):
-    """`mask_as_written`: what seed 001's mask line does to the scores ``S``."""
-
-    n: int
-    mask: Tensor  # seed 001's, as written
-    weights: Tensor  # softmax(S + mask), rows
-    fixed: Tensor  # the mask meant
-    fixed_weights: Tensor  # softmax(S + fixed)
-    nan_mask: int  # NaN entries of the mask
-    nan_weights: int  # NaN entries of its weights
-    fixed_row_error: float  # largest |row sum − 1| of the fixed mask's weights
-
-
-def mask_as_written(S: Tensor) -> MaskAsWritten:
-    """Seed 001's mask line and the fixed one, each added to the scores ``S`` ``(n, n)`` and
-    put through the softmax, row by row."""
-    n = S.shape[-1]
-    mask, fixed = seed_mask(n).to(S.dtype), fixed_mask(n).to(S.dtype)
-    weights, fixed_weights = torch.softmax(S + mask, dim=-1), torch.softmax(S + fixed, dim=-1)
-    return {
-        "n": n, "mask": mask, "weights": weights, "fixed": fixed,
-        "fixed_weights": fixed_weights,
-        "nan_mask": int(mask.isnan().sum()), "nan_weights": int(weights.isnan().sum()),
-        "fixed_row_error": float((fixed_weights.sum(-1) - 1).abs().max()),
-    }  # fmt: skip
-
-
-def mask_words(m: MaskAsWritten) -> str:
-    """What seed 001's mask line does, in words computed from `mask_as_written`."""
-    n = m["n"]
-    lower = n * (n + 1) // 2  # entries on and below the diagonal
-    code = f"mask = {SEED_MASK_CODE}"
-    if m["nan_mask"] == 0:
-        return f"Seed 001 builds the mask as `{code}`; run here, it has no NaN entry."
-    where = "every entry on and below the diagonal" if m["nan_mask"] == lower else "entries"
-    text = (
-        f"Seed 001 builds the mask as `{code}`. Run as written (n = {n}), 0 · (−∞) is NaN, so "
-        f"the mask has NaN in {m['nan_mask']} of its {n * n} entries ({where}, where it should "
-        f"be 0), and softmax(S + mask) is NaN in {m['nan_weights']} of {n * n}"
-    )
-    text += (
-        ": every weight is NaN, so is every output." if m["nan_weights"] == n * n else " weights."
-    )
-    return text + (
-        f" The mask meant has 0 where a token may look: `{MASK_FIX_CODE}` (or "
-        "`torch.full((n, n), float('-inf')).triu(1)`) gives 0 on and below the diagonal, −∞ "
-        f"above, and weights whose rows sum to 1 (largest |row sum − 1| "
-        f"{m['fixed_row_error']:.1e})."
-    )
-
-
-def mask_section(S: Tensor, tokens: Sequence[str]) -> Section:
-    """Seed 001's mask line run on ``S`` (the causal module's scaled scores): where the NaNs
-    land, and the mask it means."""
-    m = mask_as_written(S)
-    tok = list(tokens)
-    return Section(
-        title="Seed 001's mask line, run as written",
-        text=mask_words(m),
-        items=[
-            Mat(symbol="\\operatorname{isnan}(\\text{mask})", text="isnan(mask) (1: NaN)",
-                value=L(m["mask"].isnan().to(DTYPE)), rows=tok, cols=tok),
-            Mat(symbol="\\operatorname{isnan}(\\operatorname{softmax}(S + \\text{mask}))",
-                text="isnan(softmax(S + mask)) (1: NaN)",
-                value=L(m["weights"].isnan().to(DTYPE)), rows=tok, cols=tok),
-            Mat(symbol="M", text="the mask meant", value=L(m["fixed"]), rows=tok, cols=tok),
-            Mat(symbol="A", text="softmax(S + M)", value=L(m["fixed_weights"]), rows=tok,
-                cols=tok),
-        ],
-    )  # fmt: skip
-
 
 def weight_mats(m: JourneyModule) -> list[Mat]:
     """``W_query``, ``W_key``, ``W_value`` of one module."""
@@ -322,9 +236,11 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
     st, ct, mt = s["trace"], c["trace"], m["trace"]
     d_k = JOURNEY_D_OUT
     return [
-        Section(title="Inputs", text="Six tokens, 3-dimensional embeddings (the code's `inputs`).",
-                items=[Mat(symbol="X", value=L(t(JOURNEY_X)), rows=tok,
-                           cols=column_names("dim ", 3))]),
+        Section(
+            title="Inputs",
+            text="Six tokens, 3-dimensional embeddings (the code's `inputs`).",
+            items=[Mat(symbol="X", value=L(t(JOURNEY_X)), rows=tok, cols=column_names("dim ", 3))],
+        ),
         Section(
             title="Self-attention with trainable weights (SelfAttention_v2)",
             text=draw_text(JOURNEY_SEED_SELF, QKV_LAYERS)
@@ -335,18 +251,38 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                 Mat(symbol="Q", text="queries", value=L(st.Q[0]), formula="X W_{query}", rows=tok),
                 Mat(symbol="K", text="keys", value=L(st.K[0]), formula="X W_{key}", rows=tok),
                 Mat(symbol="V", text="values", value=L(st.V[0]), formula="X W_{value}", rows=tok),
-                Mat(symbol="Q K^\\top", text="attn_scores", value=L(st.QKt[0]),
-                    formula_text="queries keysᵀ", rows=tok, cols=tok),
-                Mat(symbol="A", text="attn_weights", value=L(st.A[0]),
+                Mat(
+                    symbol="Q K^\\top",
+                    text="attn_scores",
+                    value=L(st.QKt[0]),
+                    formula_text="queries keysᵀ",
+                    rows=tok,
+                    cols=tok,
+                ),
+                Mat(
+                    symbol="A",
+                    text="attn_weights",
+                    value=L(st.A[0]),
                     formula=f"\\operatorname{{softmax}}(Q K^\\top / \\sqrt{{{d_k}}})",
-                    formula_text=f"softmax(attn_scores / √{d_k})", rows=tok, cols=tok),
-                Mat(symbol="Z", text="context_vec", value=L(st.output), formula="A V",
-                    formula_text="attn_weights values", rows=tok),
+                    formula_text=f"softmax(attn_scores / √{d_k})",
+                    rows=tok,
+                    cols=tok,
+                ),
+                Mat(
+                    symbol="Z",
+                    text="context_vec",
+                    value=L(st.output),
+                    formula="A V",
+                    formula_text="attn_weights values",
+                    rows=tok,
+                ),
                 Mat(symbol="Z_{book}", text=BOOK, value=BOOK_JOURNEY_SELF, rows=tok),
             ],
         ),
-        Section(title="What seed 001 says about the weights, and what its code does",
-                text=document_words(r)),
+        Section(
+            title="What seed 001 says about the weights, and what its code does",
+            text=document_words(r),
+        ),
         Section(
             title="Causal attention (CausalAttention, dropout 0)",
             text=draw_text(JOURNEY_SEED_CAUSAL, QKV_LAYERS)
@@ -356,23 +292,50 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
             "weights (seed 001) is a training-time step; here p = 0.",
             items=[
                 *weight_mats(c),
-                Mat(symbol="\\tilde S", text="masked attn_scores", value=L(ct.S_masked[0, 0]),
-                    formula_text=f"queries keysᵀ / √{d_k} + M", rows=tok, cols=tok),
-                Mat(symbol="A", text="attn_weights", value=L(ct.A[0, 0]),
-                    formula_text="softmax(masked scores)", rows=tok, cols=tok),
-                Mat(symbol="Z", text="context_vecs[0]", value=L(ct.output[0]), formula="A V",
-                    formula_text="attn_weights values", rows=tok),
+                Mat(
+                    symbol="\\tilde S",
+                    text="masked attn_scores",
+                    value=L(ct.S_masked[0, 0]),
+                    formula_text=f"queries keysᵀ / √{d_k} + M",
+                    rows=tok,
+                    cols=tok,
+                ),
+                Mat(
+                    symbol="A",
+                    text="attn_weights",
+                    value=L(ct.A[0, 0]),
+                    formula_text="softmax(masked scores)",
+                    rows=tok,
+                    cols=tok,
+                ),
+                Mat(
+                    symbol="Z",
+                    text="context_vecs[0]",
+                    value=L(ct.output[0]),
+                    formula="A V",
+                    formula_text="attn_weights values",
+                    rows=tok,
+                ),
                 Mat(symbol="Z_{book}", text=BOOK, value=BOOK_JOURNEY_CAUSAL, rows=tok),
-                Shape(name="batch", operation="torch.stack((inputs, inputs))", before=(6, 3),
-                      after=tuple(ct.X.shape)),
-                Shape(name="context_vecs", operation="causal attention", before=tuple(ct.X.shape),
-                      after=tuple(ct.output.shape)),
+                Shape(
+                    name="batch",
+                    operation="torch.stack((inputs, inputs))",
+                    before=(6, 3),
+                    after=tuple(ct.X.shape),
+                ),
+                Shape(
+                    name="context_vecs",
+                    operation="causal attention",
+                    before=tuple(ct.X.shape),
+                    after=tuple(ct.output.shape),
+                ),
             ],
         ),
         mask_section(ct.S[0, 0], tok),
         Section(
             title="Multi-head attention (MultiHeadAttention, d_out = 2, num_heads = 2)",
-            text=draw_text(JOURNEY_SEED_MULTIHEAD, MHA_LAYERS) + f" {b_o_note(m['b_O'])}"
+            text=draw_text(JOURNEY_SEED_MULTIHEAD, MHA_LAYERS)
+            + f" {b_o_note(m['b_O'])}"
             + " head_dim = d_out / num_heads = 1: the fused projections are split into 2 heads "
             "of width 1 by view + transpose, each head attends causally, the heads are merged "
             "back and out_proj (W_O and its bias b_O) mixes them.",
@@ -380,27 +343,53 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                 *weight_mats(m),
                 Mat(symbol="W_O", text="W_O = out_proj.weight.T", value=L(m["W_O"])),
                 Mat(symbol="b_O", text="b_O = out_proj.bias", value=L(m["b_O"])),
-                Shape(name="queries", operation="X W_query", before=tuple(mt.X.shape),
-                      after=(2, 6, 2)),
-                Shape(name="queries", operation="view (b, T, heads, head_dim)", before=(2, 6, 2),
-                      after=(2, 6, 2, 1)),
-                Shape(name="queries", operation="transpose(1, 2)", before=(2, 6, 2, 1),
-                      after=tuple(mt.Q.shape)),
-                Shape(name="attn_weights", operation="softmax(Q Kᵀ / √head_dim + M)",
-                      before=tuple(mt.Q.shape), after=tuple(mt.A.shape)),
-                Shape(name="context_vec", operation="(attn_weights V).transpose(1, 2).view",
-                      before=tuple(mt.H.shape), after=tuple(mt.concat.shape)),
-                Shape(name="output", operation="out_proj", before=tuple(mt.concat.shape),
-                      after=tuple(mt.output.shape)),
+                Shape(
+                    name="queries", operation="X W_query", before=tuple(mt.X.shape), after=(2, 6, 2)
+                ),
+                Shape(
+                    name="queries",
+                    operation="view (b, T, heads, head_dim)",
+                    before=(2, 6, 2),
+                    after=(2, 6, 2, 1),
+                ),
+                Shape(
+                    name="queries",
+                    operation="transpose(1, 2)",
+                    before=(2, 6, 2, 1),
+                    after=tuple(mt.Q.shape),
+                ),
+                Shape(
+                    name="attn_weights",
+                    operation="softmax(Q Kᵀ / √head_dim + M)",
+                    before=tuple(mt.Q.shape),
+                    after=tuple(mt.A.shape),
+                ),
+                Shape(
+                    name="context_vec",
+                    operation="(attn_weights V).transpose(1, 2).view",
+                    before=tuple(mt.H.shape),
+                    after=tuple(mt.concat.shape),
+                ),
+                Shape(
+                    name="output",
+                    operation="out_proj",
+                    before=tuple(mt.concat.shape),
+                    after=tuple(mt.output.shape),
+                ),
                 Mat(symbol="A^{(1)}", text="A (head 1)", value=L(mt.A[0, 0]), rows=tok, cols=tok),
                 Mat(symbol="A^{(2)}", text="A (head 2)", value=L(mt.A[0, 1]), rows=tok, cols=tok),
-                Mat(symbol="Z", text="context_vecs[0]", value=L(mt.output[0]),
+                Mat(
+                    symbol="Z",
+                    text="context_vecs[0]",
+                    value=L(mt.output[0]),
                     formula="\\operatorname{Concat}(H^{(1)} | H^{(2)}) W_O + b_O",
-                    formula_text="Concat(H¹|H²) W_O + b_O", rows=tok),
+                    formula_text="Concat(H¹|H²) W_O + b_O",
+                    rows=tok,
+                ),
                 Mat(symbol="Z_{book}", text=BOOK, value=BOOK_JOURNEY_MULTIHEAD, rows=tok),
             ],
         ),
-    ]  # fmt: skip
+    ]
 
 
 def journey_json(r: JourneyNumbers) -> dict[str, JSONValue]:
@@ -410,17 +399,28 @@ def journey_json(r: JourneyNumbers) -> dict[str, JSONValue]:
     return {
         "tokens": list(JOURNEY_TOKENS),
         "X": L(t(JOURNEY_X)),
-        "self_attention": {"seed": JOURNEY_SEED_SELF, "W_query": L(s["W_query"]),
-                           "W_key": L(s["W_key"]), "W_value": L(s["W_value"]),
-                           "A": L(st.A[0]), "context_vec": L(st.output)},
-        "causal_attention": {"seed": JOURNEY_SEED_CAUSAL, "A": L(ct.A[0, 0]),
-                             "context_vecs_shape": list(ct.output.shape),
-                             "context_vec": L(ct.output[0])},
-        "multihead_attention": {"seed": JOURNEY_SEED_MULTIHEAD, "heads": JOURNEY_HEADS,
-                                "A": [L(mt.A[0, i]) for i in range(JOURNEY_HEADS)],
-                                "context_vecs_shape": list(mt.output.shape),
-                                "context_vec": L(mt.output[0])},
-    }  # fmt: skip
+        "self_attention": {
+            "seed": JOURNEY_SEED_SELF,
+            "W_query": L(s["W_query"]),
+            "W_key": L(s["W_key"]),
+            "W_value": L(s["W_value"]),
+            "A": L(st.A[0]),
+            "context_vec": L(st.output),
+        },
+        "causal_attention": {
+            "seed": JOURNEY_SEED_CAUSAL,
+            "A": L(ct.A[0, 0]),
+            "context_vecs_shape": list(ct.output.shape),
+            "context_vec": L(ct.output[0]),
+        },
+        "multihead_attention": {
+            "seed": JOURNEY_SEED_MULTIHEAD,
+            "heads": JOURNEY_HEADS,
+            "A": [L(mt.A[0, i]) for i in range(JOURNEY_HEADS)],
+            "context_vecs_shape": list(mt.output.shape),
+            "context_vec": L(mt.output[0]),
+        },
+    }
 
 
 def journey_input(r: JourneyNumbers) -> dict[str, JSONValue]:

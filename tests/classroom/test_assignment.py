@@ -30,11 +30,9 @@ from attention_ref.classroom.gradebook import (
     Row,
     Standing,
     counted,
-    kind_of,
     rows,
-    summarize,
-    to_csv,
 )
+from attention_ref.classroom.gradebook_report import kind_of, summarize, to_csv
 from attention_ref.exercises.catalogue import CATALOGUE
 from attention_ref.exercises.exercise import draw_problem
 

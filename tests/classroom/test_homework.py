@@ -591,7 +591,7 @@ def test_add_student_gives_a_new_student_every_assignment(server, assignment, tm
 def test_an_assignment_of_todays_attention_is_graded_with_its_own_catalogue(server, students):
     """--variant gqa: each student's grouped-query exercise, graded and diagnosed with the
     variant's mistakes (K/V heads repeated in the wrong order), summarized over its catalogue."""
-    from attention_ref.classroom.gradebook import summarize
+    from attention_ref.classroom.gradebook_report import summarize
 
     url, alice, bob = server.url, ("alice", students["alice"]), ("bob", students["bob"])
     asked = Assignment(name="hw-gqa", variant="gqa", heads=4, kv_heads=2)

@@ -52,7 +52,7 @@ def test_the_class_covers_what_the_issue_asks(record):
     on_the_shape = {k.name for k in CATALOGUE} - {"transposed_W", "gave_dW_Ot"}
     # every entry of the catalogue that exists on this shape (d_model 4, h 2: no square
     # weight to transpose; no gradient asked) was made by a student, and diagnosed as itself
-    from attention_ref.classroom.gradebook import kind_of
+    from attention_ref.classroom.gradebook_report import kind_of
 
     names = [k.name for k in CATALOGUE]
     assert {kind_of(m, names) for m in made} == on_the_shape

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attention_ref.exercises.answer import INFINITIES
+from attention_ref.exercises.entries import INFINITIES
 from attention_ref.inputs.jsonfile import MAX_DEPTH
 from cli.main import main
 

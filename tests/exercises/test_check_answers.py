@@ -11,7 +11,6 @@ import re
 import pytest
 
 from attention_ref.exercises.answer import (
-    INFINITIES,
     Problem,
     answer_from_steps,
     answer_text,
@@ -20,6 +19,7 @@ from attention_ref.exercises.answer import (
 from attention_ref.exercises.answer_words import MASKED_SPELLINGS, step_label, width
 from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.chain import FORWARD, computed_steps
+from attention_ref.exercises.entries import INFINITIES
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.grader import check_document, report_lines
 from attention_ref.exercises.problem import ProblemTrace

@@ -8,15 +8,15 @@ from pathlib import Path
 import torch
 
 from attention_ref import reference as ref
-from attention_ref.worked.your_journey_starts import (
+from attention_ref.worked.journey_mask import (
     MASK_FIX_CODE,
     SEED_MASK_CODE,
-    explain,
     fixed_mask,
     mask_as_written,
     mask_words,
     seed_mask,
 )
+from attention_ref.worked.your_journey_starts import explain
 
 
 def test_the_document_s_line_is_the_one_run():
