@@ -19,10 +19,12 @@ from cli.errors import CLIError
 from cli.server import AdminPasswordFile, TrackingUri, server_url, teacher_client
 
 if TYPE_CHECKING:
-    from attention_ref.classroom.gradebook import Row, Summary
+    from attention_ref.classroom.gradebook import Row
+    from attention_ref.classroom.gradebook_report import Summary
 
-AssignmentName = Annotated[str, typer.Argument(help="The assignment's name (1-64 letters, "
-                                                    "digits, '.', '_', '-').")]  # fmt: skip
+AssignmentName = Annotated[
+    str, typer.Argument(help="The assignment's name (1-64 letters, digits, '.', '_', '-').")
+]
 
 
 def assign(
@@ -77,11 +79,22 @@ def assign(
     url = server_url(tracking_uri)
     try:
         variant, heads, d_model = opts.shape(variant, pos, heads, d_model)
-        asked = Assignment(name=name, exercises=exercises, tokens=tokens, d_model=d_model,
-                           heads=heads, causal=causal, lang=lang, backward=backward,
-                           decimals=decimals, variant=variant, kv_heads=kv_heads,
-                           window=window, due=parse_due(due) if due else None,
-                           source=source)  # fmt: skip
+        asked = Assignment(
+            name=name,
+            exercises=exercises,
+            tokens=tokens,
+            d_model=d_model,
+            heads=heads,
+            causal=causal,
+            lang=lang,
+            backward=backward,
+            decimals=decimals,
+            variant=variant,
+            kv_heads=kv_heads,
+            window=window,
+            due=parse_due(due) if due else None,
+            source=source,
+        )
         done = make(teacher_client(url, admin_password_file), asked, due_given=due is not None)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
@@ -126,8 +139,10 @@ def grade(
         raise CLIError(str(e)) from None
     _print_book(name, url, list(done.rows))
     n = len(done.graded)
-    print(f"graded {n} submission{'s' if n != 1 else ''} of {name!r}; the gradebook "
-          f"(experiment {done.gradebook_id}) holds {done.written} grades")  # fmt: skip
+    print(
+        f"graded {n} submission{'s' if n != 1 else ''} of {name!r}; the gradebook "
+        f"(experiment {done.gradebook_id}) holds {done.written} grades"
+    )
     say(_console(), f"the gradebook in the UI: {ui_url(url, done.gradebook_id)}")
 
 
@@ -171,7 +186,7 @@ def grades(
     from attention_ref.classroom.errors import ServerError
     from attention_ref.classroom.exchange.assign import catalogue_names
     from attention_ref.classroom.exchange.grade import gradebook, steps_asked
-    from attention_ref.classroom.gradebook import summarize, to_csv
+    from attention_ref.classroom.gradebook_report import summarize, to_csv
     from attention_ref.classroom.lms import SYSTEMS, to_lms_csv
 
     if csv_format not in ("attnref", *SYSTEMS):
@@ -191,8 +206,11 @@ def grades(
     _print_book(name, url, book)
     try:
         tmp = path.with_name(path.name + ".tmp")
-        text = (to_csv(book) if csv_format == "attnref"
-                else to_lms_csv(book, name, csv_format, steps_asked(assignment)))  # fmt: skip
+        text = (
+            to_csv(book)
+            if csv_format == "attnref"
+            else to_lms_csv(book, name, csv_format, steps_asked(assignment))
+        )
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
     except OSError as e:
@@ -208,24 +226,38 @@ def _console():  # type: ignore[no-untyped-def]
     return console()
 
 
-#: the gradebook's columns at the terminal (`attention_ref.classroom.gradebook.COLUMNS`):
+#: the gradebook's columns at the terminal (`attention_ref.classroom.gradebook_report.COLUMNS`):
 #: who, which exercise, the grade, the first wrong step and the diagnosis are kept whole
-_BOOK_COLUMNS = {"student": (True, 0), "exercise": (True, 0), "steps right": (True, 0),
-                 "first wrong step": (True, 0), "diagnosis": (True, 0), "attempts": (False, 4),
-                 "late": (False, 5), "status": (False, 3), "received (UTC)": (False, 2),
-                 "submission": (False, 1)}  # fmt: skip
+_BOOK_COLUMNS = {
+    "student": (True, 0),
+    "exercise": (True, 0),
+    "steps right": (True, 0),
+    "first wrong step": (True, 0),
+    "diagnosis": (True, 0),
+    "attempts": (False, 4),
+    "late": (False, 5),
+    "status": (False, 3),
+    "received (UTC)": (False, 2),
+    "submission": (False, 1),
+}
 
 
 def _print_book(name: str, url: str, book: list[Row]) -> None:
-    from attention_ref.classroom.gradebook import COLUMNS, cells
+    from attention_ref.classroom.gradebook_report import COLUMNS, cells
     from cli.tables import Column, print_table
 
     students = len({r.student for r in book})
-    columns = [Column(c, keep=_BOOK_COLUMNS[c][0], rank=_BOOK_COLUMNS[c][1],
-                      wrap=c == "diagnosis") for c in COLUMNS]  # fmt: skip
-    print_table(_console(), f"{name} on {url}: {students} students", columns,
-                [cells(r) for r in book], elsewhere=f"every column: the CSV (attnref server "
-                f"grades {name})")  # fmt: skip
+    columns = [
+        Column(c, keep=_BOOK_COLUMNS[c][0], rank=_BOOK_COLUMNS[c][1], wrap=c == "diagnosis")
+        for c in COLUMNS
+    ]
+    print_table(
+        _console(),
+        f"{name} on {url}: {students} students",
+        columns,
+        [cells(r) for r in book],
+        elsewhere=f"every column: the CSV (attnref server grades {name})",
+    )
 
 
 def _print_summary(name: str, s: Summary) -> None:
@@ -233,30 +265,53 @@ def _print_summary(name: str, s: Summary) -> None:
     from cli.tables import Column, print_table, say
 
     console = _console()
-    say(console,
+    say(
+        console,
         f"{name}: {s.students} students, {s.answers} answers graded; {s.all_right} all right, "
         f"{s.few_decimals} short of decimals only, {s.no_diagnosis} wrong with no mistake of "
         f"the catalogue reproducing them; {s.late} late, {s.missing} missing, {s.malformed} "
-        f"malformed, {s.changed} changed after they were finished")  # fmt: skip
+        f"malformed, {s.changed} changed after they were finished",
+    )
     made = sorted((m for m in s.mistakes if m[1]), key=lambda m: (-m[1], m[0]))
 
-    rows = [[mistake_words(mistake), str(n), str(ambiguous) if ambiguous else "", mistake,
-             ", ".join(x for x in seen if x != mistake)]
-            for mistake, n, ambiguous, seen in made]  # fmt: skip
-    columns = [Column("mistake", keep=True, wrap=True),
-               Column("students", keep=True, justify="right"),
-               Column("of them, another fits too", rank=2, justify="right"),
-               Column("catalogue name", rank=3), Column("as", rank=1)]  # fmt: skip
+    rows = [
+        [
+            mistake_words(mistake),
+            str(n),
+            str(ambiguous) if ambiguous else "",
+            mistake,
+            ", ".join(x for x in seen if x != mistake),
+        ]
+        for mistake, n, ambiguous, seen in made
+    ]
+    columns = [
+        Column("mistake", keep=True, wrap=True),
+        Column("students", keep=True, justify="right"),
+        Column("of them, another fits too", rank=2, justify="right"),
+        Column("catalogue name", rank=3),
+        Column("as", rank=1),
+    ]
     if rows:
-        print_table(console, "Mistakes the class made (students whose counted answer each "
-                    "reproduces), most frequent first", columns, rows)  # fmt: skip
+        print_table(
+            console,
+            "Mistakes the class made (students whose counted answer each "
+            "reproduces), most frequent first",
+            columns,
+            rows,
+        )
     else:
         console.print("No counted answer reproduces a mistake of the catalogue.")
     unmade = [m[0] for m in s.mistakes if not m[1]]
     if unmade:
-        say(console, f"Made by no one: {len(unmade)} other mistakes of the catalogue "
-                     f"({', '.join(unmade)})")  # fmt: skip
+        say(
+            console,
+            f"Made by no one: {len(unmade)} other mistakes of the catalogue ({', '.join(unmade)})",
+        )
     first = [[step, str(n)] for step, n in s.first_wrong]
     if first:
-        print_table(console, "First wrong step", [Column("step", keep=True),
-                    Column("answers", keep=True, justify="right")], first)  # fmt: skip
+        print_table(
+            console,
+            "First wrong step",
+            [Column("step", keep=True), Column("answers", keep=True, justify="right")],
+            first,
+        )

@@ -79,10 +79,19 @@ def exercise(
 
     variant, heads, d_model = opts.shape(variant, pos, heads, d_model)
     try:
-        opt = ExerciseOptions(seed=seed, tokens=tokens, d_model=d_model, heads=heads,
-                              causal=causal, lang=lang, backward=backward,
-                              decimals=decimals, variant=variant, kv_heads=kv_heads,
-                              window=window)  # fmt: skip
+        opt = ExerciseOptions(
+            seed=seed,
+            tokens=tokens,
+            d_model=d_model,
+            heads=heads,
+            causal=causal,
+            lang=lang,
+            backward=backward,
+            decimals=decimals,
+            variant=variant,
+            kv_heads=kv_heads,
+            window=window,
+        )
     except ValueError as e:
         raise CLIError(str(e)) from None
     if out is not None and out.exists() and not out.is_dir():

@@ -56,8 +56,10 @@ def account(tracking_uri: str | None, say: bool = False) -> ClassClient:
     user = os.environ.get("MLFLOW_TRACKING_USERNAME")
     password = os.environ.get("MLFLOW_TRACKING_PASSWORD")
     if not user or not password:
-        raise CLIError("set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD to your class "
-                       "account (your teacher gave you both)")  # fmt: skip
+        raise CLIError(
+            "set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD to your class "
+            "account (your teacher gave you both)"
+        )
     patience = PATIENCE
     if say:
         patience = replace(PATIENCE, say=lambda line: print(f"attnref: {line}", file=sys.stderr))
@@ -93,12 +95,13 @@ def fetch(
         raise CLIError(f"cannot write into {folder}: {e.strerror}") from None
     a = me.assignment
     n = a.exercises
-    print(f"assignment {a.name!r} for {me.student}: {n} exercise{'s' if n != 1 else ''}, "
-          f"{a.describe_due()}")  # fmt: skip
+    print(
+        f"assignment {a.name!r} for {me.student}: {n} exercise{'s' if n != 1 else ''}, "
+        f"{a.describe_due()}"
+    )
     for path, what in done:
         print(f"  {what:<7} {path}")
-    print(f"fill in the answers, then: attnref homework submit {a.name} "
-          f"{folder / 'answer-1.json'}")  # fmt: skip
+    print(f"fill in the answers, then: attnref homework submit {a.name} {folder / 'answer-1.json'}")
 
 
 def submit(
@@ -133,11 +136,15 @@ def submit(
     texts = []
     for path in answers:
         if not path.exists():
-            raise CLIError(f"{path}: no such file: attnref homework fetch {name} writes your "
-                           "answer-K.json files (then fill them in and submit them)")  # fmt: skip
+            raise CLIError(
+                f"{path}: no such file: attnref homework fetch {name} writes your "
+                "answer-K.json files (then fill them in and submit them)"
+            )
         if path.suffix in (".md", ".tex") and path.name.startswith("statement-"):
-            raise CLIError(f"{path} is your exercise's statement, not an answer: fill in "
-                           f"answer-K.json beside it and submit that")  # fmt: skip
+            raise CLIError(
+                f"{path} is your exercise's statement, not an answer: fill in "
+                f"answer-K.json beside it and submit that"
+            )
         try:
             texts.append(path.read_bytes())
         except OSError as e:
@@ -175,15 +182,28 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     if not found:
-        print(f"{name} for {me.student}: no submissions yet ({me.assignment.describe_due()}); "
-              f"submit with attnref homework submit {name} answer-1.json")  # fmt: skip
+        print(
+            f"{name} for {me.student}: no submissions yet ({me.assignment.describe_due()}); "
+            f"submit with attnref homework submit {name} answer-1.json"
+        )
         return
     n = len(found)
-    columns = [Column("submission", rank=1), Column("exercise", keep=True),
-               Column("received (UTC)", rank=3), Column("late", rank=5),
-               Column("status", rank=2), Column("grade", keep=True),
-               Column("first wrong step", keep=True), Column("diagnosis", keep=True, wrap=True),
-               Column("counts", rank=4)]  # fmt: skip
-    print_table(console(), f"{name} for {me.student}: {n} submission{'s' if n != 1 else ''}, "
-                f"{me.assignment.describe_due()}", columns, [s.cells() for s in found],
-                elsewhere="a wider terminal shows them")  # fmt: skip
+    columns = [
+        Column("submission", rank=1),
+        Column("exercise", keep=True),
+        Column("received (UTC)", rank=3),
+        Column("late", rank=5),
+        Column("status", rank=2),
+        Column("grade", keep=True),
+        Column("first wrong step", keep=True),
+        Column("diagnosis", keep=True, wrap=True),
+        Column("counts", rank=4),
+    ]
+    print_table(
+        console(),
+        f"{name} for {me.student}: {n} submission{'s' if n != 1 else ''}, "
+        f"{me.assignment.describe_due()}",
+        columns,
+        [s.cells() for s in found],
+        elsewhere="a wider terminal shows them",
+    )

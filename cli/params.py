@@ -76,32 +76,46 @@ def params(
     head_dim: Annotated[
         int | None,
         typer.Option(
-            "--head-dim", help="With --kv-heads: the head width d_k (default d_model / h).",
+            "--head-dim",
+            help="With --kv-heads: the head width d_k (default d_model / h).",
             show_default=False,
         ),
     ] = None,
     layers: Annotated[
         int | None,
-        typer.Option("--layers", help="With --kv-heads: layers in the KV cache (default 2).",
-                     show_default=False),
+        typer.Option(
+            "--layers",
+            help="With --kv-heads: layers in the KV cache (default 2).",
+            show_default=False,
+        ),
     ] = None,
     context: Annotated[
         int | None,
-        typer.Option("--context", help="With --kv-heads or a GQA preset: tokens in the cache "
-                     "(default 128, a preset's: its context).", show_default=False),
+        typer.Option(
+            "--context",
+            help="With --kv-heads or a GQA preset: tokens in the cache "
+            "(default 128, a preset's: its context).",
+            show_default=False,
+        ),
     ] = None,
     dtype: Annotated[
         str | None,
-        typer.Option("--dtype", help="With --kv-heads or a GQA preset: the numbers' type, "
-                     "float32, bfloat16, float16, float64, float8 (default float32).",
-                     show_default=False),
+        typer.Option(
+            "--dtype",
+            help="With --kv-heads or a GQA preset: the numbers' type, "
+            "float32, bfloat16, float16, float64, float8 (default float32).",
+            show_default=False,
+        ),
     ] = None,
     bias: Annotated[
         bool | None,
-        typer.Option("--bias/--no-bias", help="With --kv-heads: count the biases (default: "
-                     "yes).", show_default=False),
+        typer.Option(
+            "--bias/--no-bias",
+            help="With --kv-heads: count the biases (default: yes).",
+            show_default=False,
+        ),
     ] = None,
-) -> None:  # fmt: skip
+) -> None:
     """Parameter counts of one attention layer and of the default model for several h (seed 003).
 
     Each head has W_Q⁽ⁱ⁾, W_K⁽ⁱ⁾, W_V⁽ⁱ⁾ of d_model × d_k with d_k = d_model/h, and W_O is
@@ -116,8 +130,13 @@ def params(
         raise CLIError(f"unknown format {fmt!r}; choose one of: {', '.join(TABLE_FORMATS)}")
     if preset is not None and preset not in PRESETS:
         raise CLIError(f"unknown preset {preset!r}; choose one of: {', '.join(PRESETS)}")
-    kv_options = {"--head-dim": head_dim, "--layers": layers, "--context": context,
-                  "--dtype": dtype, "--bias/--no-bias": bias}  # fmt: skip
+    kv_options = {
+        "--head-dim": head_dim,
+        "--layers": layers,
+        "--context": context,
+        "--dtype": dtype,
+        "--bias/--no-bias": bias,
+    }
     from attention_ref.render import emit, render_table
 
     if kv_heads is None and preset not in KV_PRESETS:
@@ -145,14 +164,19 @@ def params(
     from attention_ref.worked.kv_heads import kv_preset_table, kv_table
 
     if preset in ROBERTA_PRESETS:
-        raise CLIError(f"--kv-heads does not apply to --preset {preset}: an encoder keeps no "
-                       "KV cache")  # fmt: skip
+        raise CLIError(
+            f"--kv-heads does not apply to --preset {preset}: an encoder keeps no KV cache"
+        )
     try:
         if preset is not None:
             fixed = {
-                "--d-model": d_model, "--heads": heads, "--kv-heads": kv_heads,
-                "--head-dim": head_dim, "--layers": layers, "--bias/--no-bias": bias,
-            }  # fmt: skip
+                "--d-model": d_model,
+                "--heads": heads,
+                "--kv-heads": kv_heads,
+                "--head-dim": head_dim,
+                "--layers": layers,
+                "--bias/--no-bias": bias,
+            }
             given = [name for name, value in fixed.items() if value is not None]
             if given:
                 raise CLIError(f"--preset {preset} sets {given[0]} itself; leave it out")
@@ -167,12 +191,15 @@ def params(
                     f"one --heads value h, got {got}"
                 )
             table = kv_table(
-                KV_DEFAULTS["d_model"] if d_model is None else d_model, hs[0], kv_heads,
-                d_k=head_dim, layers=KV_DEFAULTS["layers"] if layers is None else layers,
+                KV_DEFAULTS["d_model"] if d_model is None else d_model,
+                hs[0],
+                kv_heads,
+                d_k=head_dim,
+                layers=KV_DEFAULTS["layers"] if layers is None else layers,
                 context=KV_DEFAULTS["context"] if context is None else context,
                 dtype=KV_DEFAULTS["dtype"] if dtype is None else dtype,
                 bias=True if bias is None else bias,
-            )  # fmt: skip
+            )
     except ValueError as e:
         raise CLIError(str(e)) from None
     emit(render_table(table, fmt))

@@ -93,10 +93,13 @@ class StopFlag:
         self.signum = signum
         name = signal.Signals(signum).name
         self.console.print(
-            Text(f"{name}: stopping after this step and saving a checkpoint (Ctrl-C again to "
-                 "abort at once)", style="yellow"),
+            Text(
+                f"{name}: stopping after this step and saving a checkpoint (Ctrl-C again to "
+                "abort at once)",
+                style="yellow",
+            ),
             highlight=False,
-        )  # fmt: skip
+        )
 
     def __enter__(self) -> StopFlag:
         for s in (signal.SIGINT, signal.SIGTERM):
@@ -244,16 +247,22 @@ class Reporter:
                 f"val {m.val_loss:.4f}  best {m.best_val_loss:.4f}  sample: {shown!r}"
             )
             if step == self.total:
-                self._later(step, "writing the checkpoints and logging the run to MLflow "
-                            "(model, curves, sample)")  # fmt: skip
+                self._later(
+                    step,
+                    "writing the checkpoints and logging the run to MLflow (model, curves, sample)",
+                )
 
         return Callbacks(on_start=on_start, on_step=on_step, on_eval=on_eval)
 
     def _step(self, step: int, m: StepMetrics) -> None:
         """The bar moved, or (off a terminal) a line every ``log_every`` steps and at the last."""
         if self.progress is not None and self.task is not None:
-            self.progress.update(self.task, completed=step, loss=f"{m.train_loss:.3f}",
-                                 tps=f"{m.tokens_per_sec:,.0f}")  # fmt: skip
+            self.progress.update(
+                self.task,
+                completed=step,
+                loss=f"{m.train_loss:.3f}",
+                tps=f"{m.tokens_per_sec:,.0f}",
+            )
         elif step % self.log_every == 0 or step == self.total:
             self._print(
                 f"[{self.label}] step {step}/{self.total}  loss {m.train_loss:.4f}  "
@@ -275,9 +284,13 @@ class ArmReporters:
     (``arm 2/3: none``); the last is closed on exit. ``labels`` maps an arm to its label."""
 
     def __init__(
-        self, console: Console, total_steps: int, log_every: int, arms: Sequence[str],
+        self,
+        console: Console,
+        total_steps: int,
+        log_every: int,
+        arms: Sequence[str],
         labels: dict[str, str] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.console, self.total, self.log_every = console, total_steps, log_every
         self.arms, self.labels = list(arms), labels or {}
         self.current: Reporter | None = None

@@ -45,10 +45,13 @@ def _table(rows: list[RunRow], uri: str, title: str, every_experiment: bool) -> 
     show_experiment = every_experiment or len({r.experiment for r in rows}) > 1
     columns = [Column("run id", keep=True), Column("name", rank=3)]
     columns += [Column("experiment", rank=4)] if show_experiment else []
-    columns += [Column("attention", rank=2), Column("status", keep=True),
-                Column("steps", keep=True, justify="right"),
-                Column("best val", keep=True, justify="right"),
-                Column("started", rank=1)]  # fmt: skip
+    columns += [
+        Column("attention", rank=2),
+        Column("status", keep=True),
+        Column("steps", keep=True, justify="right"),
+        Column("best val", keep=True, justify="right"),
+        Column("started", rank=1),
+    ]
     cells = []
     for r in rows:
         heads = "1 head" if r.heads == 1 else f"{r.heads} heads"

@@ -174,7 +174,7 @@ def start(
     them."""
     from attention_ref.classroom.accounts import read_password
     from attention_ref.classroom.cluster import class_exists
-    from attention_ref.classroom.edge import EdgeLimits
+    from attention_ref.classroom.edge_config import EdgeLimits
     from attention_ref.classroom.errors import ServerError
     from attention_ref.classroom.server import ClassServer
 
@@ -190,10 +190,18 @@ def start(
         # before anything starts
         password = read_password(admin_password_file, existing=class_exists(directory))
         server = ClassServer(
-            directory, password, host=host, port=port, workers=workers, experiment=experiment,
-            tls=tls, tls_cert=tls_cert, tls_key=tls_key, insecure=insecure,
+            directory,
+            password,
+            host=host,
+            port=port,
+            workers=workers,
+            experiment=experiment,
+            tls=tls,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            insecure=insecure,
             limits=EdgeLimits(students_per_address=students_per_address),
-        )  # fmt: skip
+        )
     except ServerError as e:
         raise CLIError(str(e)) from None
     stop = _StopOnSignal()
@@ -410,12 +418,29 @@ def runs(
         raise CLIError(str(e)) from None
     # a run's name is its student's: anything, as long as they like (printed as written, over
     # lines where it must)
-    columns = [Column("run id", keep=True), Column("name", keep=True, wrap=True),
-               Column("owner", keep=True),
-               Column("status", keep=True), Column("started", rank=1),
-               Column("best val", keep=True, justify="right")]  # fmt: skip
-    rows = [[r.run_id, r.name, r.owner, r.status, r.started,
-             "" if r.best_val_loss is None else f"{r.best_val_loss:.4f}"]
-            for r in found]  # fmt: skip
-    print_table(console(), f"{experiment} on {url}: {len(found)} runs", columns, rows,
-                elsewhere="a wider terminal shows them")  # fmt: skip
+    columns = [
+        Column("run id", keep=True),
+        Column("name", keep=True, wrap=True),
+        Column("owner", keep=True),
+        Column("status", keep=True),
+        Column("started", rank=1),
+        Column("best val", keep=True, justify="right"),
+    ]
+    rows = [
+        [
+            r.run_id,
+            r.name,
+            r.owner,
+            r.status,
+            r.started,
+            "" if r.best_val_loss is None else f"{r.best_val_loss:.4f}",
+        ]
+        for r in found
+    ]
+    print_table(
+        console(),
+        f"{experiment} on {url}: {len(found)} runs",
+        columns,
+        rows,
+        elsewhere="a wider terminal shows them",
+    )

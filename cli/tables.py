@@ -80,8 +80,9 @@ def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) ->
         return sum(natural[i] + 3 for i in shown) + 1
 
     shown = list(range(len(columns)))
-    for i in sorted((i for i, c in enumerate(columns) if not c.keep),
-                    key=lambda i: (columns[i].rank, -i)):  # fmt: skip
+    for i in sorted(
+        (i for i, c in enumerate(columns) if not c.keep), key=lambda i: (columns[i].rank, -i)
+    ):
         if total(shown) <= width:
             break
         shown.remove(i)
@@ -89,9 +90,13 @@ def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) ->
 
 
 def print_table(
-    out: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]],
-    *, elsewhere: str = "",
-) -> list[str]:  # fmt: skip
+    out: Console,
+    title: str,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    *,
+    elsewhere: str = "",
+) -> list[str]:
     """Print ``rows`` under ``title`` (a line of its own, never squeezed into the frame) at the
     console's width; returns the names of the columns left out (and says so, with
     ``elsewhere``: where the reader finds them). Every cell and header is `plain` text."""
@@ -103,8 +108,13 @@ def print_table(
     for i in shown:
         c = columns[i]
         least = needs(c, [str(r[i]) for r in rows]) if c.keep and not c.wrap else len(c.name)
-        table.add_column(plain(c.name), justify=c.justify, no_wrap=c.keep and not c.wrap,  # type: ignore[arg-type]
-                         overflow="fold", min_width=least)  # fmt: skip
+        table.add_column(
+            plain(c.name),
+            justify=c.justify,  # type: ignore[arg-type]
+            no_wrap=c.keep and not c.wrap,
+            overflow="fold",
+            min_width=least,
+        )
     for r in rows:
         table.add_row(*(plain(r[i]) for i in shown))
     out.print(table)
@@ -120,6 +130,6 @@ def say(out: Console, text: str) -> None:
     an id) keeps a line of its own, whole. Printed as it is (no markup: ``heads[0].A``)."""
     lines = []
     for line in text.splitlines() or [""]:
-        lines += textwrap.wrap(line, out.width, break_long_words=False,
-                               break_on_hyphens=False) or [""]  # fmt: skip
+        wrapped = textwrap.wrap(line, out.width, break_long_words=False, break_on_hyphens=False)
+        lines += wrapped or [""]
     out.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)

@@ -53,8 +53,12 @@ def _refused_with_resume(
 
 
 #: ``--quick``: a first run that shows the loss falling and a sample, in about a minute
-QUICK: dict[str, Any] = {"max_steps": 300, "eval_interval": 150, "eval_batches": 10,
-                         "warmup_steps": 30}  # fmt: skip
+QUICK: dict[str, Any] = {
+    "max_steps": 300,
+    "eval_interval": 150,
+    "eval_batches": 10,
+    "warmup_steps": 30,
+}
 
 
 @config_options()
@@ -201,10 +205,17 @@ def train(
     try:
         with stop, Reporter(console, str(cfg.attention), cfg.max_steps, log_every) as rep:
             outcome = run_training(
-                cfg, dataset, out_root=out_dir, run_name=run_name, callbacks=rep.callbacks(),
-                should_stop=stop, resume=point, register=register, on_run_start=started,
+                cfg,
+                dataset,
+                out_root=out_dir,
+                run_name=run_name,
+                callbacks=rep.callbacks(),
+                should_stop=stop,
+                resume=point,
+                register=register,
+                on_run_start=started,
                 metrics_every=log_every,  # a CUDA graph's loss is read at the lines printed
-            )  # fmt: skip
+            )
     except TrackingError as e:  # the store refused a write or went away: what it has, stays
         raise CLIError(str(e)) from None
     except KeyboardInterrupt as e:  # a second Ctrl-C: Typer would exit 130 without a word

@@ -82,9 +82,12 @@ def _create_user(
     if _user(url, admin, username, cafile) is not None:
         return False
     status, made = rest(
-        url, "/api/2.0/mlflow/users/create", {"username": username, "password": password},
-        auth=admin, cafile=cafile,
-    )  # fmt: skip
+        url,
+        "/api/2.0/mlflow/users/create",
+        {"username": username, "password": password},
+        auth=admin,
+        cafile=cafile,
+    )
     if status != 200 and "already exists" in str(made.get("message", "")):
         return False  # made at the same moment by another add-student
     checked(status, made, f"cannot create the account {username!r}")
@@ -92,9 +95,13 @@ def _create_user(
 
 
 def grant_experiment(
-    url: str, admin: tuple[str, str], username: str, experiment_id: str,
-    permission: str = "EDIT", cafile: Path | None = None,
-) -> bool:  # fmt: skip
+    url: str,
+    admin: tuple[str, str],
+    username: str,
+    experiment_id: str,
+    permission: str = "EDIT",
+    cafile: Path | None = None,
+) -> bool:
     """Give ``username`` ``permission`` on an experiment; whether anything changed.
 
     Idempotent: an account that already has it (or more, MANAGE) is left as it is; a lesser
@@ -123,9 +130,13 @@ def grant_experiment(
 
 
 def add_student(
-    url: str, admin: tuple[str, str], username: str, password: str, experiment: str,
+    url: str,
+    admin: tuple[str, str],
+    username: str,
+    password: str,
+    experiment: str,
     cafile: Path | None = None,
-) -> AccountChange:  # fmt: skip
+) -> AccountChange:
     """Account ``username`` with EDIT on the class experiment: made, or completed.
 
     Idempotent: an existing account keeps its password and gets the permission if it lacks
@@ -148,9 +159,13 @@ def add_teacher(
     granted = not user.get("is_admin")
     if granted:
         status, answer = rest(
-            url, "/api/2.0/mlflow/users/update-admin", {"username": username, "is_admin": True},
-            auth=admin, method="PATCH", cafile=cafile,
-        )  # fmt: skip
+            url,
+            "/api/2.0/mlflow/users/update-admin",
+            {"username": username, "is_admin": True},
+            auth=admin,
+            method="PATCH",
+            cafile=cafile,
+        )
         checked(status, answer, f"cannot make {username!r} a teacher")
     return AccountChange(username, created, granted)
 
@@ -165,9 +180,13 @@ def remove_student(
     if user.get("is_admin") or username == ADMIN_USERNAME:
         raise ServerError(f"{username!r} is a teacher's account; remove-student leaves it")
     status, answer = rest(
-        url, "/api/2.0/mlflow/users/delete", {"username": username}, auth=admin,
-        method="DELETE", cafile=cafile,
-    )  # fmt: skip
+        url,
+        "/api/2.0/mlflow/users/delete",
+        {"username": username},
+        auth=admin,
+        method="DELETE",
+        cafile=cafile,
+    )
     checked(status, answer, f"cannot remove the account {username!r}")
 
 
@@ -182,16 +201,23 @@ def reset_password(
     if _user(url, admin, username, cafile) is None:
         raise ServerError(f"no account {username!r} on {url}")
     status, answer = rest(
-        url, "/api/2.0/mlflow/users/update-password",
-        {"username": username, "password": password}, auth=admin, method="PATCH", cafile=cafile,
-    )  # fmt: skip
+        url,
+        "/api/2.0/mlflow/users/update-password",
+        {"username": username, "password": password},
+        auth=admin,
+        method="PATCH",
+        cafile=cafile,
+    )
     checked(status, answer, f"cannot change the password of {username!r}")
 
 
 def read_password(
-    file: Path | None, env_var: str = ADMIN_PASSWORD_ENV, environ: dict[str, str] | None = None,
-    *, existing: bool = False,
-) -> str:  # fmt: skip
+    file: Path | None,
+    env_var: str = ADMIN_PASSWORD_ENV,
+    environ: dict[str, str] | None = None,
+    *,
+    existing: bool = False,
+) -> str:
     """A password from ``file`` (its first line), else from ``$env_var``; never a default.
 
     Raises `ServerError` when neither gives one or it is shorter than MLflow accepts (12

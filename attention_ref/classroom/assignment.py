@@ -240,9 +240,12 @@ class Assignment:
 
     def tags(self, role: str, student: str | None = None) -> dict[str, str]:
         """The tags of the gradebook (``role`` `GRADEBOOK`) or of a student's experiment."""
-        out = {ROLE_TAG: role, ASSIGNMENT_TAG: self.name,
-               DEFINITION_TAG: json.dumps(self.definition(), sort_keys=True),
-               DUE_TAG: iso(self.due) if self.due else ""}  # fmt: skip
+        out = {
+            ROLE_TAG: role,
+            ASSIGNMENT_TAG: self.name,
+            DEFINITION_TAG: json.dumps(self.definition(), sort_keys=True),
+            DUE_TAG: iso(self.due) if self.due else "",
+        }
         if student is not None:
             out[STUDENT_TAG] = student
             out[SEEDS_TAG] = json.dumps(self.seeds(student))
@@ -254,8 +257,7 @@ class Assignment:
         try:
             definition = json.loads(tags[DEFINITION_TAG])
             due = tags.get(DUE_TAG) or None
-            return cls(name=tags[ASSIGNMENT_TAG], **definition,
-                       due=from_iso(due) if due else None)  # fmt: skip
+            return cls(name=tags[ASSIGNMENT_TAG], **definition, due=from_iso(due) if due else None)
         except (KeyError, TypeError, ValueError) as e:
             if isinstance(e, AssignmentError):
                 raise
@@ -284,7 +286,23 @@ def matching_exercise(doc: object, exercises: list[ExerciseOptions]) -> int | No
     return None
 
 
-__all__ = ["ANSWER_FILE", "GRADE", "GRADEBOOK", "RESERVED", "SUBMISSIONS", "Assignment",
-           "AssignmentError", "check_name", "duration", "from_iso", "from_ms",
-           "gradebook_experiment", "iso", "iso_ms", "lateness", "matching_exercise", "parse_due",
-           "student_experiment"]  # fmt: skip
+__all__ = [
+    "ANSWER_FILE",
+    "GRADE",
+    "GRADEBOOK",
+    "RESERVED",
+    "SUBMISSIONS",
+    "Assignment",
+    "AssignmentError",
+    "check_name",
+    "duration",
+    "from_iso",
+    "from_ms",
+    "gradebook_experiment",
+    "iso",
+    "iso_ms",
+    "lateness",
+    "matching_exercise",
+    "parse_due",
+    "student_experiment",
+]

@@ -157,10 +157,13 @@ def _answer() -> Any:
         return forbidden(f"{what} ({key}) is the teacher's; {user.username!r} is a student")
     try:
         said = read_request(
-            key or "", "GET" if request.method == "HEAD" else request.method,
-            dict(request.view_args or {}), request.args.to_dict(flat=False),
-            request.get_data(cache=True), judged=role is Role.STUDENT,
-        )  # fmt: skip
+            key or "",
+            "GET" if request.method == "HEAD" else request.method,
+            dict(request.view_args or {}),
+            request.args.to_dict(flat=False),
+            request.get_data(cache=True),
+            judged=role is Role.STUDENT,
+        )
     except RefusedError as e:
         return graphql_error(str(e)) if key in _GRAPHQL else bad_request(str(e))
     keep_said(said)
@@ -244,8 +247,10 @@ def _landing() -> Response | None:
     if found is None:
         return None
     runs = f"#/experiments/{found.experiment_id}?{UI_RUNS_QUERY}"
-    keep = (f"try{{for(const [k,v] of Object.entries({json.dumps(UI_PREFERENCES)}))"
-            "if(localStorage.getItem(k)===null)localStorage.setItem(k,v);}catch(e){}")  # fmt: skip
+    keep = (
+        f"try{{for(const [k,v] of Object.entries({json.dumps(UI_PREFERENCES)}))"
+        "if(localStorage.getItem(k)===null)localStorage.setItem(k,v);}catch(e){}"
+    )
     page = (
         '<!doctype html><html><head><meta charset="utf-8"><title>class server</title>'
         f"<script>{keep}location.replace({json.dumps('/?' + LANDED)} + (location.hash || "

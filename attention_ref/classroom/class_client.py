@@ -59,17 +59,31 @@ class ClassClient:
         return replace(self, patience=patience)
 
     def send(
-        self, endpoint: str, body: dict[str, Any] | None = None, *, method: str | None = None,
-        query: dict[str, str] | None = None, data: bytes | None = None,
+        self,
+        endpoint: str,
+        body: dict[str, Any] | None = None,
+        *,
+        method: str | None = None,
+        query: dict[str, str] | None = None,
+        data: bytes | None = None,
         before_retry: Any = None,
-    ) -> tuple[int, dict[str, Any]]:  # fmt: skip
+    ) -> tuple[int, dict[str, Any]]:
         """One request, asked again while the server is busy (429, 503, a lost reply: the
         patience); ``(status, JSON body)``. ``before_retry``: `patiently`'s."""
         return patiently(
-            lambda: rest(self.url, endpoint, body, auth=self.auth, method=method, query=query,
-                         data=data, cafile=self.cafile),
-            self.patience, before_retry=before_retry,
-        )  # fmt: skip
+            lambda: rest(
+                self.url,
+                endpoint,
+                body,
+                auth=self.auth,
+                method=method,
+                query=query,
+                data=data,
+                cafile=self.cafile,
+            ),
+            self.patience,
+            before_retry=before_retry,
+        )
 
     def refused(self, status: int, answer: dict[str, Any]) -> None:
         """A refusal of the account itself, or a server still busy after the patience: one
@@ -95,8 +109,9 @@ class ClassClient:
     def experiment(self, name: str) -> dict[str, Any] | None:
         """The experiment ``name`` as this account may read it; ``None`` when it does not
         exist or the account may not read it (a student cannot tell another's from none)."""
-        status, found = self.send("/api/2.0/mlflow/experiments/get-by-name",
-                                  query={"experiment_name": name})  # fmt: skip
+        status, found = self.send(
+            "/api/2.0/mlflow/experiments/get-by-name", query={"experiment_name": name}
+        )
         if status == 200:
             return dict(found["experiment"])
         if status in (403, 404):
@@ -119,22 +134,29 @@ class ClassClient:
             if not token:
                 return out
 
-    def search_runs(self, exp_id: str, filter_string: str = "", *,
-                    newest_first: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+    def search_runs(
+        self, exp_id: str, filter_string: str = "", *, newest_first: bool = False
+    ) -> list[dict[str, Any]]:
         """Every run of an experiment (all pages), oldest first (``newest_first``: the other
         way): the one pager of ``runs/search``."""
         out: list[dict[str, Any]] = []
         token = None
         order = "DESC" if newest_first else "ASC"
         while True:
-            body: dict[str, Any] = {"experiment_ids": [exp_id], "max_results": 1000,
-                                    "order_by": [f"attributes.start_time {order}"]}  # fmt: skip
+            body: dict[str, Any] = {
+                "experiment_ids": [exp_id],
+                "max_results": 1000,
+                "order_by": [f"attributes.start_time {order}"],
+            }
             if filter_string:
                 body["filter"] = filter_string
             if token:
                 body["page_token"] = token
-            page = self.call("/api/2.0/mlflow/runs/search", body,
-                             what=f"cannot list the runs of experiment {exp_id}")  # fmt: skip
+            page = self.call(
+                "/api/2.0/mlflow/runs/search",
+                body,
+                what=f"cannot list the runs of experiment {exp_id}",
+            )
             out += page.get("runs", [])
             token = page.get("next_page_token")
             if not token:
@@ -142,21 +164,27 @@ class ClassClient:
 
     def run(self, run_id: str) -> dict[str, Any]:
         """One run as this account may read it."""
-        got = self.call("/api/2.0/mlflow/runs/get", query={"run_id": run_id},
-                        what=f"cannot read run {run_id}")  # fmt: skip
+        got = self.call(
+            "/api/2.0/mlflow/runs/get", query={"run_id": run_id}, what=f"cannot read run {run_id}"
+        )
         return dict(got["run"])
 
     def download_answer(self, exp_id: str, run_id: str) -> bytes | None:
         """A submission's stored ``answer.json``, or ``None`` when it holds none."""
         status, raw = patiently(
-            lambda: request_bytes(self.url, answer_path(exp_id, run_id), auth=self.auth,
-                                  cafile=self.cafile), self.patience,
-        )  # fmt: skip
+            lambda: request_bytes(
+                self.url, answer_path(exp_id, run_id), auth=self.auth, cafile=self.cafile
+            ),
+            self.patience,
+        )
         if status == 404:
             return None
         if status != 200:
-            checked(status, {"message": raw.decode(errors="replace")[:200]},
-                    f"cannot download the answer of {run_id}")  # fmt: skip
+            checked(
+                status,
+                {"message": raw.decode(errors="replace")[:200]},
+                f"cannot download the answer of {run_id}",
+            )
         return raw
 
 
@@ -177,15 +205,24 @@ def class_runs(client: ClassClient, experiment: str) -> list[ClassRun]:
     first."""
     found = client.experiment(experiment)
     if found is None:
-        raise HomeworkError(f"cannot read the experiment {experiment!r}: it does not exist, or "
-                            f"{client.account!r} may not read it")  # fmt: skip
+        raise HomeworkError(
+            f"cannot read the experiment {experiment!r}: it does not exist, or "
+            f"{client.account!r} may not read it"
+        )
     runs: list[ClassRun] = []
     for r in client.search_runs(str(found["experiment_id"]), newest_first=True):
         info, data = r["info"], r.get("data", {})
         metrics = {m["key"]: m["value"] for m in data.get("metrics", [])}
         ms = int(info.get("start_time") or 0)
         start = dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else ""
-        runs.append(ClassRun(info["run_id"], info.get("run_name", ""), info.get("user_id", ""),
-                             info.get("status", ""), start,
-                             metrics.get("best_val_loss")))  # fmt: skip
+        runs.append(
+            ClassRun(
+                info["run_id"],
+                info.get("run_name", ""),
+                info.get("user_id", ""),
+                info.get("status", ""),
+                start,
+                metrics.get("best_val_loss"),
+            )
+        )
     return runs

@@ -28,10 +28,38 @@ if TYPE_CHECKING:
     from attention_ref.exercises.exercise import ExerciseOptions
 
 #: 30 students' names (accounts on the server)
-NAMES: Final = ("ana", "bruno", "carla", "davi", "elisa", "fabio", "gabi", "heitor", "iris",
-                "joao", "karin", "lucas", "maria", "nuno", "olga", "pedro", "quenia", "rafa",
-                "sofia", "tiago", "ursula", "vitor", "wanda", "xavier", "yara", "zeca", "beto",
-                "cida", "duda", "enzo")  # fmt: skip
+NAMES: Final = (
+    "ana",
+    "bruno",
+    "carla",
+    "davi",
+    "elisa",
+    "fabio",
+    "gabi",
+    "heitor",
+    "iris",
+    "joao",
+    "karin",
+    "lucas",
+    "maria",
+    "nuno",
+    "olga",
+    "pedro",
+    "quenia",
+    "rafa",
+    "sofia",
+    "tiago",
+    "ursula",
+    "vitor",
+    "wanda",
+    "xavier",
+    "yara",
+    "zeca",
+    "beto",
+    "cida",
+    "duda",
+    "enzo",
+)
 
 
 def class_of(n: int) -> tuple[str, ...]:
@@ -92,13 +120,18 @@ def plan(assignment: Assignment, students: Sequence[str]) -> list[Behaviour]:
     left = list(students)
     out: list[Behaviour] = []
 
-    def take(label: str, make: Callable[[Problem], tuple[Attempt, ...] | None],
-             mistakes: tuple[str, ...] = ()) -> None:  # fmt: skip
+    def take(
+        label: str,
+        make: Callable[[Problem], tuple[Attempt, ...] | None],
+        mistakes: tuple[str, ...] = (),
+    ) -> None:
         for s in left:
             attempts = make(problems[s])
             if attempts and attempts[0].refused:  # the student's own exercise's numbers
-                attempts = (Attempt(_exercise_numbers(assignment.exercises_of(s)[0]),
-                                    refused=True), *attempts[1:])  # fmt: skip
+                attempts = (
+                    Attempt(_exercise_numbers(assignment.exercises_of(s)[0]), refused=True),
+                    *attempts[1:],
+                )
             if attempts is not None:
                 left.remove(s)
                 out.append(Behaviour(s, label, attempts, mistakes))
@@ -117,25 +150,39 @@ def plan(assignment: Assignment, students: Sequence[str]) -> list[Behaviour]:
     take("a partial answer (Q, K, V, scores, S)", lambda pr: one(partial_answer(pr, p)))
     # no mask and K Qᵀ are made alone below, by a late student and a resubmission
     made_below = {"no_mask", "K_Qt"}
-    kinds = sorted({m.name for pr in problems.values() for m in mistakes_for(pr.data())
-                    if m.rank == 0} - made_below)  # fmt: skip
+    kinds = sorted(
+        {m.name for pr in problems.values() for m in mistakes_for(pr.data()) if m.rank == 0}
+        - made_below
+    )
     for name in kinds:
         take(f"mistake: {name}", lambda pr, n=name: one(mistaken_answer(pr, p, [n])), (name,))
     take("an arithmetic slip in the output", lambda pr: one(slip_answer(pr, p)), ("slip",))
-    take(f"two mistakes: {' + '.join(PAIR)}", lambda pr: one(mistaken_answer(pr, p, PAIR)),
-         PAIR)  # fmt: skip
+    take(f"two mistakes: {' + '.join(PAIR)}", lambda pr: one(mistaken_answer(pr, p, PAIR)), PAIR)
     take("late, right", lambda pr: one(right_answer(pr, p), late=True))
-    take("late, no mask", lambda pr: one(mistaken_answer(pr, p, ["no_mask"]), late=True),
-         ("no_mask",))  # fmt: skip
-    take("resubmitted: no scale, then right",
-         lambda pr: (Attempt(mistaken_answer(pr, p, ["no_scale"]) or b""),
-                     Attempt(right_answer(pr, p))))  # fmt: skip
-    take("resubmitted: right, then K Qᵀ (the latest counts)",
-         lambda pr: (Attempt(right_answer(pr, p)),
-                     Attempt(mistaken_answer(pr, p, ["K_Qt"]) or b"")), ("K_Qt",))  # fmt: skip
-    take("resubmitted: softmax over columns on time, then right but late",
-         lambda pr: (Attempt(mistaken_answer(pr, p, ["softmax_columns"]) or b""),
-                     Attempt(right_answer(pr, p), late=True)))  # fmt: skip
+    take(
+        "late, no mask",
+        lambda pr: one(mistaken_answer(pr, p, ["no_mask"]), late=True),
+        ("no_mask",),
+    )
+    take(
+        "resubmitted: no scale, then right",
+        lambda pr: (
+            Attempt(mistaken_answer(pr, p, ["no_scale"]) or b""),
+            Attempt(right_answer(pr, p)),
+        ),
+    )
+    take(
+        "resubmitted: right, then K Qᵀ (the latest counts)",
+        lambda pr: (Attempt(right_answer(pr, p)), Attempt(mistaken_answer(pr, p, ["K_Qt"]) or b"")),
+        ("K_Qt",),
+    )
+    take(
+        "resubmitted: softmax over columns on time, then right but late",
+        lambda pr: (
+            Attempt(mistaken_answer(pr, p, ["softmax_columns"]) or b""),
+            Attempt(right_answer(pr, p), late=True),
+        ),
+    )
     take(
         "malformed, pushed past the command over REST",
         lambda pr: (Attempt(b'{"exercise": "not an object", "heads": 7}', via="rest"),),

@@ -40,11 +40,17 @@ def _context(url: str, cafile: Path | None) -> ssl.SSLContext | None:
 
 
 def request_bytes(
-    url: str, endpoint: str, body: dict[str, Any] | None = None, *,
-    auth: tuple[str, str] | None = None, method: str | None = None,
-    query: dict[str, str] | None = None, data: bytes | None = None, timeout: float = 30,
+    url: str,
+    endpoint: str,
+    body: dict[str, Any] | None = None,
+    *,
+    auth: tuple[str, str] | None = None,
+    method: str | None = None,
+    query: dict[str, str] | None = None,
+    data: bytes | None = None,
+    timeout: float = 30,
     cafile: Path | None = None,
-) -> tuple[int, bytes]:  # fmt: skip
+) -> tuple[int, bytes]:
     """One HTTP call: ``(HTTP status, the body's bytes)``; an HTTP error comes back as its
     status. ``body`` is sent as JSON; ``data`` as raw bytes (an artifact upload, with
     ``method="PUT"``). An ``https`` server is verified with ``cafile`` (else
@@ -66,22 +72,30 @@ def request_bytes(
     except urllib.error.HTTPError as e:
         return e.code, e.read()
     except http.client.HTTPException as e:  # the connection closed mid-answer: a lost reply
-        raise ServerTimeoutError(f"the class server at {url} did not answer whole "
-                                 f"({type(e).__name__})") from None  # fmt: skip
+        raise ServerTimeoutError(
+            f"the class server at {url} did not answer whole ({type(e).__name__})"
+        ) from None
     except (urllib.error.URLError, OSError) as e:  # no server there: one line, no traceback
         reason = getattr(e, "reason", e)
         if isinstance(reason, TimeoutError | ConnectionResetError):
-            raise ServerTimeoutError(f"the class server at {url} did not answer in time "
-                                     f"({reason or 'timed out'})") from None  # fmt: skip
+            raise ServerTimeoutError(
+                f"the class server at {url} did not answer in time ({reason or 'timed out'})"
+            ) from None
         raise ServerError(f"cannot reach the class server at {url}: {reason}") from None
 
 
 def rest(
-    url: str, endpoint: str, body: dict[str, Any] | None = None, *,
-    auth: tuple[str, str] | None = None, method: str | None = None,
-    query: dict[str, str] | None = None, data: bytes | None = None, timeout: float = 30,
+    url: str,
+    endpoint: str,
+    body: dict[str, Any] | None = None,
+    *,
+    auth: tuple[str, str] | None = None,
+    method: str | None = None,
+    query: dict[str, str] | None = None,
+    data: bytes | None = None,
+    timeout: float = 30,
     cafile: Path | None = None,
-) -> tuple[int, dict[str, Any]]:  # fmt: skip
+) -> tuple[int, dict[str, Any]]:
     """One REST call: ``(HTTP status, JSON body)``; an HTTP error comes back as its status.
 
     ``body`` is sent as JSON; ``data`` as raw bytes (an artifact upload, with ``method="PUT"``).
@@ -89,9 +103,16 @@ def rest(
     No server there, or one whose certificate does not verify: `ServerError` (one line).
     """
     status, raw = request_bytes(
-        url, endpoint, body, auth=auth, method=method, query=query, data=data, timeout=timeout,
+        url,
+        endpoint,
+        body,
+        auth=auth,
+        method=method,
+        query=query,
+        data=data,
+        timeout=timeout,
         cafile=cafile,
-    )  # fmt: skip
+    )
     try:
         answer = json.loads(raw) if raw.strip() else {}
     except ValueError:
@@ -134,9 +155,12 @@ def class_experiment_id(
 
     def look_up() -> dict[str, Any] | None:
         status, found = rest(
-            url, "/api/2.0/mlflow/experiments/get-by-name", auth=admin,
-            query={"experiment_name": name}, cafile=cafile,
-        )  # fmt: skip
+            url,
+            "/api/2.0/mlflow/experiments/get-by-name",
+            auth=admin,
+            query={"experiment_name": name},
+            cafile=cafile,
+        )
         if status == 200:
             return dict(found["experiment"])
         if status != 404:
@@ -147,9 +171,12 @@ def class_experiment_id(
     found = look_up()
     if found is None:
         status, made = rest(
-            url, "/api/2.0/mlflow/experiments/create", {"name": name, "tags": [kind]},
-            auth=admin, cafile=cafile,
-        )  # fmt: skip
+            url,
+            "/api/2.0/mlflow/experiments/create",
+            {"name": name, "tags": [kind]},
+            auth=admin,
+            cafile=cafile,
+        )
         if status == 200:
             return str(made["experiment_id"])
         found = look_up() if "already exists" in str(made.get("message", "")) else None
@@ -160,8 +187,11 @@ def class_experiment_id(
     tags = {t["key"]: t["value"] for t in found.get("tags", [])}
     if tags.get(kind["key"]) != kind["value"]:
         status, answer = rest(
-            url, "/api/2.0/mlflow/experiments/set-experiment-tag",
-            {"experiment_id": exp_id, **kind}, auth=admin, cafile=cafile,
-        )  # fmt: skip
+            url,
+            "/api/2.0/mlflow/experiments/set-experiment-tag",
+            {"experiment_id": exp_id, **kind},
+            auth=admin,
+            cafile=cafile,
+        )
         checked(status, answer, f"cannot tag the experiment {name!r}")
     return exp_id

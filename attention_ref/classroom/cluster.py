@@ -137,9 +137,18 @@ class Postgres:
                     "(e.g. under /srv or /var/lib)"
                 )
         self._run(
-            "initdb", "-D", str(self.data), "-U", DB_USER, "--auth-local=trust",
-            "--auth-host=reject", "-E", "UTF8", "--locale=C", "--no-instructions",
-        )  # fmt: skip
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            DB_USER,
+            "--auth-local=trust",
+            "--auth-host=reject",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-instructions",
+        )
 
     def copied_from(self) -> str | None:
         """The data directory a running postmaster's ``postmaster.pid`` names, when it is not
@@ -170,9 +179,18 @@ class Postgres:
             return False
         options = f"-h '' -k {shlex.quote(str(self.socket_dir))}"
         self._run(
-            "pg_ctl", "start", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
-            "-o", options,
-        )  # fmt: skip
+            "pg_ctl",
+            "start",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            options,
+        )
         return True
 
     def stop(self) -> None:

@@ -190,5 +190,13 @@ def guard_the_fastapi_bridge() -> None:
     basic._authenticate_custom_for_fastapi = guarded
 
 
-__all__ = ["BRIDGED", "FAST_HASH", "check_password", "client_address",
-           "guard_the_fastapi_bridge", "identify", "keep_fast_hash", "throttle"]  # fmt: skip
+__all__ = [
+    "BRIDGED",
+    "FAST_HASH",
+    "check_password",
+    "client_address",
+    "guard_the_fastapi_bridge",
+    "identify",
+    "keep_fast_hash",
+    "throttle",
+]

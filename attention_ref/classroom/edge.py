@@ -3,28 +3,9 @@
 The class's address and port are nginx's alone. ``mlflow server`` (uvicorn) listens on a Unix
 socket in the class folder (``root/app/mlflow.sock``, its folder 0710: no one but the edge
 reaches it), so every request of anyone, from the network or from this machine, comes through
-the edge. The edge does what a proxy is for, with the numbers of `EdgeLimits`:
-
-* **TLS** (the teacher's certificate, or the self-signed one `attention_ref.classroom.tls`
-  makes);
-* **timeouts**: a request's header must arrive within ``header_timeout_s`` and its body keep
-  coming (``body_timeout_s`` between two reads); a connection that sends nothing costs an
-  nginx connection (a few hundred bytes) for that long, and never a worker of the application:
-  nginx passes a request on only once its header and body are whole (request buffering);
-* **per client address**: at most ``connections`` requests at once and ``rate`` requests a
-  second (a burst of ``burst`` at once), each times ``students_per_address`` (a class behind
-  a NAT sends all its students from one address); past them, 429 with ``Retry-After``. The
-  server's own machine (``own_addresses``: 127.0.0.1 and ::1, where the teacher's commands
-  run) is not limited per address;
-* **the largest body**: ``max_json_bytes`` for the API, ``max_upload_bytes`` for artifact
-  uploads (413 past it, before a byte reaches the application);
-* **the application's capacity**: at most ``in_flight`` requests per worker are passed on at
-  once (nginx's ``max_conns``); past it, 503 with ``Retry-After``, at once, which
-  `attention_ref.classroom.patience` waits out.
-
-Each refusal is a one-line JSON body in MLflow's error format (``error_code``, ``message``)
-that says it is the class server's. nginx sets ``X-Real-IP`` to the client's address (any
-value a client sent is replaced): the gate throttles failed logins by it.
+the edge. The edge does what a proxy is for (TLS, timeouts, limits per client address, the
+largest body, the application's capacity): its nginx configuration and the numbers in it,
+`EdgeLimits`, are `attention_ref.classroom.edge_config`'s; this module runs nginx with it.
 
 The process: `Edge.check` (``nginx -t`` on the written configuration), `Edge.start` (nginx in
 the foreground of a process group of its own, ``daemon off``; waits until ``/health`` answers
@@ -34,85 +15,23 @@ through it), `Edge.stop` (SIGQUIT: finish what is in flight; SIGKILL what is lef
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import pwd
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from attention_ref.classroom.client import healthy
+from attention_ref.classroom.edge_config import EdgeLimits, render
 from attention_ref.classroom.errors import ServerError
 
 #: the system user nginx's workers run as when the edge is started as root (Debian's)
 WORKER_USER = "www-data"
 #: the folder of the application servers' sockets, under the class folder
 APP_DIR = Path("app")
-
-
-@dataclass(frozen=True)
-class EdgeLimits:
-    """What the edge allows each client address, and the application at once.
-
-    The per-address numbers are for one student's machine (a training run and a browser on
-    the UI: a browser opens up to 6 connections to a server, and the UI's first page asks for
-    about 40 files at once); ``students_per_address`` multiplies them for a class that
-    reaches the server through one address (a NAT).
-    """
-
-    students_per_address: int = 1
-    connections: int = 16
-    rate: int = 20  # requests per second, sustained
-    at_once: int = 50  # requests above the rate answered at once (a browser's first page)
-    burst: int = 200  # requests above the rate held back to the rate, not refused
-    header_timeout_s: int = 10
-    body_timeout_s: int = 30
-    idle_timeout_s: int = 30  # an idle kept-alive connection is closed after it
-    send_timeout_s: int = 60
-    upstream_timeout_s: int = 300
-    in_flight: int = 24  # per worker of the application
-    max_json_bytes: str = "8m"
-    max_upload_bytes: str = "512m"
-    retry_after_s: int = 2
-    #: the application does not answer at all (restarting): clients come back later than when
-    #: it is only full (MLflow's own client waits what Retry-After says, 7 times)
-    retry_after_down_s: int = 10
-    max_idle_connections: int = 4096  # connections nginx holds in all (each worker)
-    #: addresses the per-address limits leave alone: the server's own machine, where the
-    #: teacher's commands run (a second loopback address, 127.0.0.2, is limited like any other)
-    own_addresses: tuple[str, ...] = ("127.0.0.1", "::1")
-
-    def __post_init__(self) -> None:
-        for name in ("students_per_address", "connections", "rate", "at_once", "burst", "in_flight",
-                     "header_timeout_s", "body_timeout_s", "retry_after_s"):  # fmt: skip
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"the edge's {name} must be a positive integer, got {value!r}")
-
-    @property
-    def connections_per_address(self) -> int:
-        """Requests in progress at once from one address."""
-        return self.connections * self.students_per_address
-
-    @property
-    def rate_per_address(self) -> int:
-        """Requests a second from one address, sustained."""
-        return self.rate * self.students_per_address
-
-    @property
-    def at_once_per_address(self) -> int:
-        """Requests above the rate from one address answered at once."""
-        return self.at_once * self.students_per_address
-
-    @property
-    def burst_per_address(self) -> int:
-        """Requests above the rate from one address held back (to the rate) before any is
-        refused."""
-        return self.burst * self.students_per_address
 
 
 def nginx_program() -> Path:
@@ -124,158 +43,6 @@ def nginx_program() -> Path:
         "nginx is not installed: the class server's edge is Debian's nginx "
         "(make server, or apt-get install nginx)"
     )
-
-
-def _refusal(status: int, code: str, message: str, retry_after: int | str | None) -> str:
-    """A named location that answers ``status`` with MLflow's error format, in one line."""
-    body = json.dumps({"error_code": code, "message": "class server: " + message})
-    body = body.replace("\\", "\\\\").replace("'", "\\'")
-    retry = f"        add_header Retry-After {retry_after} always;\n" if retry_after else ""
-    return (
-        f"    location @refused_{status} {{\n"
-        "        default_type application/json;\n"
-        f"{retry}"
-        f"        return {status} '{body}\\n';\n"
-        "    }\n"
-    )
-
-
-def upstream(address: Path | tuple[str, int]) -> str:
-    """nginx's name of an application server: its Unix socket, or its host and port."""
-    if isinstance(address, Path):
-        return f"unix:{address}"
-    host, port = address
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def render(
-    *, listen: str, apps: Sequence[Path | tuple[str, int]], limits: EdgeLimits, directory: Path,
-    access_log: Path, tls: tuple[Path, Path] | None = None, user: str | None = None,
-) -> str:  # fmt: skip
-    """nginx's configuration for the edge (the whole file): pure, from its arguments. ``apps``:
-    the application servers, each taking `EdgeLimits.in_flight` requests at once; an account's
-    requests all go to one of them (its password is checked once, where it is kept)."""
-    lim = limits
-    temp = directory / "tmp"
-    servers = "".join(
-        f"        server {upstream(a)} max_conns={lim.in_flight} max_fails=0;\n" for a in apps
-    )
-    balance = "        hash $remote_user consistent;\n" if len(apps) > 1 else ""
-    ssl = (
-        f" ssl;\n        ssl_certificate {tls[0]};\n        ssl_certificate_key {tls[1]};\n"
-        "        ssl_protocols TLSv1.2 TLSv1.3;\n        ssl_session_cache shared:tls:4m;\n"
-        "        ssl_session_timeout 10m"
-        if tls
-        else ""
-    )
-    user_line = f"user {user};\n" if user else ""
-    own = "".join(f"        {address} 0;\n" for address in lim.own_addresses)
-    at_once = lim.at_once_per_address
-    retry = lim.retry_after_s
-    refusals = "".join(
-        (
-            _refusal(429, "REQUEST_LIMIT_EXCEEDED",
-                     f"too many requests from your address at once; try again in {retry} s",
-                     retry),
-            _refusal(503, "TEMPORARILY_UNAVAILABLE", "$unavailable", "$retry_after"),
-            _refusal(413, "INVALID_PARAMETER_VALUE",
-                     "the request's body is larger than the class server takes", None),
-        )
-    )  # fmt: skip
-    return f"""# the class server's edge (attention_ref.classroom.edge): written at each start
-{user_line}worker_processes auto;
-pid {directory / "nginx.pid"};
-error_log {directory / "error.log"} warn;
-daemon off;
-events {{
-    worker_connections {lim.max_idle_connections};
-}}
-http {{
-    server_tokens off;
-    # nginx's combined format, then which application server answered and in how long
-    log_format edge '$remote_addr - $remote_user [$time_local] "$request" $status '
-                    '$body_bytes_sent "$http_referer" "$http_user_agent" '
-                    'upstream=$upstream_addr $request_time';
-    access_log {access_log} edge;
-    client_body_temp_path {temp / "body"};
-    proxy_temp_path {temp / "proxy"};
-    fastcgi_temp_path {temp / "fastcgi"};
-    uwsgi_temp_path {temp / "uwsgi"};
-    scgi_temp_path {temp / "scgi"};
-
-    client_header_timeout {lim.header_timeout_s}s;
-    client_body_timeout {lim.body_timeout_s}s;
-    keepalive_timeout {lim.idle_timeout_s}s;
-    send_timeout {lim.send_timeout_s}s;
-    reset_timedout_connection on;
-    client_max_body_size {lim.max_json_bytes};
-
-    # the per-address limits count every address but the server's own (an empty key: none)
-    geo $limited {{
-        default 1;
-{own}    }}
-    map $limited $per_address {{
-        0 "";
-        1 $binary_remote_addr;
-    }}
-    limit_conn_zone $per_address zone=per_address:10m;
-    limit_req_zone $per_address zone=rate_per_address:10m rate={lim.rate_per_address}r/s;
-    limit_conn_status 429;
-    limit_req_status 429;
-    limit_conn_log_level warn;
-    limit_req_log_level warn;
-
-    upstream application {{
-        zone application 64k;
-        # an account's requests to one server (its password checked there once); a server is
-        # never marked down: a request none can take is told so, each time
-{balance}{servers}    }}
-    # full (every connection to the application in use: "no live upstreams", the group's
-    # name) or not answering (restarting: the socket's address): come back soon, or later
-    map $upstream_addr $retry_after {{
-        application {retry};
-        default {lim.retry_after_down_s};
-    }}
-    map $upstream_addr $unavailable {{
-        application "busy: too many requests at once; try again in {retry} s";
-        default "not answering for a moment (restarting?); try again in {lim.retry_after_down_s} s";
-    }}
-
-    server {{
-        listen {listen}{ssl};
-        limit_conn per_address {lim.connections_per_address};
-        limit_req zone=rate_per_address burst={lim.burst_per_address} delay={at_once};
-
-        error_page 429 = @refused_429;
-        error_page 502 503 504 = @refused_503;
-        error_page 413 = @refused_413;
-        # a request nginx cannot read (400, 414, 494: a NUL in its path, a header too large)
-        # keeps nginx's own answer: its request line is no URI to redirect
-
-        proxy_http_version 1.1;
-        proxy_set_header Host $http_host;
-        proxy_set_header X-Real-IP $remote_addr;
-        proxy_set_header X-Forwarded-For $remote_addr;
-        proxy_set_header X-Forwarded-Proto $scheme;
-        proxy_set_header Connection "";
-        proxy_read_timeout {lim.upstream_timeout_s}s;
-        proxy_send_timeout {lim.upstream_timeout_s}s;
-        proxy_connect_timeout 5s;
-        # a server that cannot be reached: the next one (a request is never sent twice)
-        proxy_next_upstream error;
-        proxy_next_upstream_tries 2;
-
-        location / {{
-            proxy_pass http://application;
-        }}
-        # artifact uploads: files, larger than the API's JSON bodies
-        location ~ ^/(ajax-)?api/[0-9.]+/mlflow(-artifacts/artifacts/|/upload-artifact) {{
-            client_max_body_size {lim.max_upload_bytes};
-            proxy_pass http://application;
-        }}
-{refusals}    }}
-}}
-"""
 
 
 @dataclass
@@ -314,8 +81,10 @@ class Edge:
     def write(self) -> None:
         """Write the configuration and make nginx's folders (its workers' when root)."""
         user = _worker_user()
-        for d in (self.directory, *(self.directory / "tmp" / n for n in
-                                     ("body", "proxy", "fastcgi", "uwsgi", "scgi"))):  # fmt: skip
+        for d in (
+            self.directory,
+            *(self.directory / "tmp" / n for n in ("body", "proxy", "fastcgi", "uwsgi", "scgi")),
+        ):
             d.mkdir(parents=True, exist_ok=True)
             if user is not None and d != self.directory:
                 entry = pwd.getpwnam(user)
@@ -323,16 +92,28 @@ class Edge:
         self.access_log.parent.mkdir(parents=True, exist_ok=True)
         self.config.write_text(
             render(
-                listen=self.listen, apps=self.apps,
-                limits=self.limits, directory=self.directory, access_log=self.access_log,
-                tls=self.tls, user=user,
+                listen=self.listen,
+                apps=self.apps,
+                limits=self.limits,
+                directory=self.directory,
+                access_log=self.access_log,
+                tls=self.tls,
+                user=user,
             ),
             encoding="utf-8",
-        )  # fmt: skip
+        )
 
     def _command(self, *args: str) -> list[str]:
-        return [str(nginx_program()), "-p", str(self.directory), "-e", str(self.error_log),
-                "-c", str(self.config), *args]  # fmt: skip
+        return [
+            str(nginx_program()),
+            "-p",
+            str(self.directory),
+            "-e",
+            str(self.error_log),
+            "-c",
+            str(self.config),
+            *args,
+        ]
 
     def check(self) -> None:
         """``nginx -t``: the configuration (and the certificate it names) is sound, or

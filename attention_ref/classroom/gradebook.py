@@ -1,6 +1,7 @@
-"""The gradebook of an assignment, as data: which submission counts, its grade, the class's
-summary, the CSV. Pure: no network, no torch, no mlflow (`attention_ref.classroom.homework`
-reads and writes the server; `attention_ref.exercises.grader` grades).
+"""The gradebook of an assignment, as data: which submission counts, its grade, the run of the
+gradebook that holds it. Pure: no network, no torch, no mlflow (`attention_ref.classroom.exchange`
+reads and writes the server; `attention_ref.exercises.grader` grades). What a teacher reads of
+it, the class's summary and the CSV, is `attention_ref.classroom.gradebook_report`.
 
 A student's submissions of one exercise are their attempts. The **latest** (by the time the
 server received it) counts, unless the teacher says otherwise: ``best`` (most steps right, the
@@ -16,18 +17,15 @@ written, never a link, an image or emphasis.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import json
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from attention_ref.classroom.assignment import GRADE, duration, from_iso, iso, iso_ms
+from attention_ref.classroom.assignment import GRADE, duration, from_iso, iso_ms
 from attention_ref.experiments.names import ui_experiment_url
 
 
@@ -69,8 +67,12 @@ class Graded:
     @property
     def key(self) -> tuple[int, int, float, int]:
         """Best first: graded, most steps right, then the earliest."""
-        return (self.standing is Standing.GRADED, self.steps_right, -self.received.timestamp(),
-                -self.started)  # fmt: skip
+        return (
+            self.standing is Standing.GRADED,
+            self.steps_right,
+            -self.received.timestamp(),
+            -self.started,
+        )
 
     @property
     def order(self) -> tuple[dt.datetime, int]:
@@ -105,15 +107,23 @@ RUN_COLUMNS: Final[dict[str, str]] = {
 #: runs table otherwise shows Source, Models and Dataset, and a reader picks the grade's
 #: columns by hand): MLflow's column keys, ``metrics.`name``` and ``tags.`name```.
 SHOWN_COLUMNS: Final[tuple[str, ...]] = (
-    "metrics.`steps_right`", "metrics.`steps_given`", f"tags.`{GRADE}first_wrong`",
-    f"tags.`{GRADE}diagnosis`", "metrics.`attempts`", "metrics.`late`", f"tags.`{GRADE}status`",
-)  # fmt: skip
+    "metrics.`steps_right`",
+    "metrics.`steps_given`",
+    f"tags.`{GRADE}first_wrong`",
+    f"tags.`{GRADE}diagnosis`",
+    "metrics.`attempts`",
+    "metrics.`late`",
+    f"tags.`{GRADE}status`",
+)
 #: MLflow's key of the run-name column, and the widths (px) the grade's columns need
 _RUN_NAME = "attributes.`Run Name`"
 _WIDTHS: Final[dict[str, int]] = {
-    _RUN_NAME: 230, "metrics.`steps_right`": 110, "metrics.`steps_given`": 110,
-    f"tags.`{GRADE}first_wrong`": 200, f"tags.`{GRADE}diagnosis`": 190,
-}  # fmt: skip
+    _RUN_NAME: 230,
+    "metrics.`steps_right`": 110,
+    "metrics.`steps_given`": 110,
+    f"tags.`{GRADE}first_wrong`": 200,
+    f"tags.`{GRADE}diagnosis`": 190,
+}
 #: The name of that view. MLflow's UI reads a "shared view" from the experiment's tag
 #: ``mlflow.sharedViewState.<name>`` when a link says ``viewStateShareKey=<name>``.
 VIEW = "attnref-gradebook"
@@ -123,12 +133,15 @@ VIEW_TAG = "mlflow.sharedViewState." + VIEW
 def view_state() -> str:
     """The gradebook's view in MLflow's UI, as the JSON its "share" button stores: the grade's
     columns (`SHOWN_COLUMNS`) first, the runs sorted by name (by student, then exercise)."""
-    return json.dumps({
-        "selectedColumns": list(SHOWN_COLUMNS),
-        "columnOrder": [_RUN_NAME, *SHOWN_COLUMNS, "runDateAndNestInfo", "duration"],
-        "columnWidths": _WIDTHS,
-        "orderByKey": "tags.`mlflow.runName`", "orderByAsc": True,
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "selectedColumns": list(SHOWN_COLUMNS),
+            "columnOrder": [_RUN_NAME, *SHOWN_COLUMNS, "runDateAndNestInfo", "duration"],
+            "columnWidths": _WIDTHS,
+            "orderByKey": "tags.`mlflow.runName`",
+            "orderByAsc": True,
+        }
+    )
 
 
 def ui_url(base: str, gradebook_id: str) -> str:
@@ -209,16 +222,19 @@ class Row:
     def tags(self) -> dict[str, str]:
         """The grade's text as tags of its gradebook run (numbers are `metrics`)."""
         return {
-            GRADE + "student": self.student, GRADE + "exercise": str(self.exercise),
-            GRADE + "status": str(self.standing), GRADE + "first_wrong": self.first_wrong,
+            GRADE + "student": self.student,
+            GRADE + "exercise": str(self.exercise),
+            GRADE + "status": str(self.standing),
+            GRADE + "first_wrong": self.first_wrong,
             GRADE + "diagnosis": self.diagnosis or "",
             GRADE + "diagnoses": json.dumps([list(d) for d in self.diagnoses]),
             GRADE + "late": self.late_text or "no",
             GRADE + "late_s": str(int(self.late.total_seconds())) if self.late else "",
             GRADE + "received": iso_ms(self.received) if self.received else "",
-            GRADE + "submission": self.submission, GRADE + "chosen": str(self.chosen),
+            GRADE + "submission": self.submission,
+            GRADE + "chosen": str(self.chosen),
             GRADE + "reason": self.reason[:500],
-        }  # fmt: skip
+        }
 
     def note(self, words: Callable[[str], str] = str) -> str:
         """The grade in sentences: the gradebook run's description in MLflow's UI (markdown).
@@ -256,16 +272,23 @@ class Row:
 
     def _counted_words(self, tries: str) -> str:
         """How many attempts, which one counts, when it came."""
-        which = {Chosen.TEACHER: "the one the teacher chose", Chosen.BEST: "the best",
-                 Chosen.LATEST: "the latest"}.get(self.chosen, "one")  # fmt: skip
+        which = {
+            Chosen.TEACHER: "the one the teacher chose",
+            Chosen.BEST: "the best",
+            Chosen.LATEST: "the latest",
+        }.get(self.chosen, "one")
         when = f", received {self.received:%Y-%m-%d %H:%M:%S} UTC" if self.received else ""
         late = f", {self.late_text}" if self.late else (", on time" if self.received else "")
         return f"{tries}; {which} counts{when}{late}."
 
     def metrics(self) -> dict[str, float]:
         """The grade's numbers as metrics of its gradebook run (columns of the runs table)."""
-        return {"steps_right": self.steps_right, "steps_given": self.steps_given,
-                "attempts": self.attempts, "late": float(self.late is not None)}  # fmt: skip
+        return {
+            "steps_right": self.steps_right,
+            "steps_given": self.steps_given,
+            "attempts": self.attempts,
+            "late": float(self.late is not None),
+        }
 
     @classmethod
     def from_run(cls, tags: dict[str, str], metrics: dict[str, float]) -> Row:
@@ -273,7 +296,8 @@ class Row:
         late_s = tags.get(GRADE + "late_s", "")
         received = tags.get(GRADE + "received", "")
         return cls(
-            student=tags[GRADE + "student"], exercise=int(tags[GRADE + "exercise"]),
+            student=tags[GRADE + "student"],
+            exercise=int(tags[GRADE + "exercise"]),
             standing=Standing(tags[GRADE + "status"]),
             steps_right=int(metrics.get("steps_right", 0)),
             steps_given=int(metrics.get("steps_given", 0)),
@@ -283,8 +307,9 @@ class Row:
             late=dt.timedelta(seconds=int(late_s)) if late_s else None,
             received=from_iso(received) if received else None,
             submission=tags.get(GRADE + "submission", ""),
-            chosen=Chosen(tags.get(GRADE + "chosen", "")), reason=tags.get(GRADE + "reason", ""),
-        )  # fmt: skip
+            chosen=Chosen(tags.get(GRADE + "chosen", "")),
+            reason=tags.get(GRADE + "reason", ""),
+        )
 
 
 def counted(
@@ -303,9 +328,13 @@ def counted(
 
 
 def rows(
-    graded: Sequence[Graded], students: Sequence[str], exercises: int, *,
-    best: bool = False, use: Iterable[str] = (),
-) -> list[Row]:  # fmt: skip
+    graded: Sequence[Graded],
+    students: Sequence[str],
+    exercises: int,
+    *,
+    best: bool = False,
+    use: Iterable[str] = (),
+) -> list[Row]:
     """The gradebook: one row per student (in ``students``' order) and exercise, from every
     submission graded. A submission whose answer cannot be read counts as an attempt at the
     exercise its run names, else at exercise 1 when there is one exercise."""
@@ -314,125 +343,39 @@ def rows(
     for student in students:
         mine = [g for g in graded if g.student == student]
         for k in range(1, exercises + 1):
-            attempts = [g for g in mine
-                        if g.exercise == k or (g.exercise is None and exercises == 1)]  # fmt: skip
+            attempts = [
+                g for g in mine if g.exercise == k or (g.exercise is None and exercises == 1)
+            ]
             chosen, why = counted(attempts, best=best, use=use)
             if chosen is None:
                 out.append(Row(student, k, Standing.MISSING))
                 continue
-            out.append(Row(student, k, chosen.standing, chosen.steps_right, chosen.steps_given,
-                           chosen.first_wrong, chosen.diagnoses, len(attempts), chosen.late,
-                           chosen.received, chosen.run_id, why, chosen.reason))  # fmt: skip
+            out.append(
+                Row(
+                    student,
+                    k,
+                    chosen.standing,
+                    chosen.steps_right,
+                    chosen.steps_given,
+                    chosen.first_wrong,
+                    chosen.diagnoses,
+                    len(attempts),
+                    chosen.late,
+                    chosen.received,
+                    chosen.run_id,
+                    why,
+                    chosen.reason,
+                )
+            )
     return out
 
 
-# --- the class's summary ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Summary:
-    """What the class got wrong: per mistake of the catalogue, the students whose counted
-    answer it reproduces (alone, with another, or as one of several that reproduce it); the
-    first wrong steps; how many answers were all right, late, missing, malformed."""
-
-    students: int
-    answers: int  # rows with a graded submission
-    #: (catalogue entry, students, of them: ambiguous, the diagnoses seen under it)
-    mistakes: tuple[tuple[str, int, int, tuple[str, ...]], ...]
-    first_wrong: tuple[tuple[str, int], ...]  # (step label, answers), most frequent first
-    all_right: int
-    few_decimals: int  # no step wrong, some short of the decimals asked
-    no_diagnosis: int  # wrong, and no mistake of the catalogue reproduces it
-    late: int
-    missing: int
-    malformed: int
-    changed: int
-
-    def to_json(self) -> dict[str, object]:
-        """The summary as JSON (the book reads the recorded class's)."""
-        return {
-            "students": self.students, "answers": self.answers,
-            "mistakes": [{"mistake": n, "students": s, "ambiguous": a, "as": list(seen)}
-                         for n, s, a, seen in self.mistakes],
-            "first_wrong": [{"step": s, "answers": n} for s, n in self.first_wrong],
-            "all_right": self.all_right, "few_decimals": self.few_decimals,
-            "no_diagnosis": self.no_diagnosis, "late": self.late,
-            "missing": self.missing, "malformed": self.malformed, "changed": self.changed,
-        }  # fmt: skip
-
-
-def kind_of(name: str, kinds: Sequence[str]) -> str:
-    """The catalogue entry a diagnosis belongs to: its own name, else the longest entry it
-    extends (``scale_d_model_d_k`` is a ``scale``, ``transposed_W_Q`` a ``transposed_W``)."""
-    if name in kinds:
-        return name
-    parents = [k for k in kinds if name.startswith(k + "_")]
-    return max(parents, key=len) if parents else name
-
-
-def summarize(book: Sequence[Row], catalogue: Sequence[str] = ()) -> Summary:
-    """The summary of a gradebook; ``catalogue``: the catalogue's entries, listed in that
-    order even when no student made them (a diagnosis is counted under its entry, `kind_of`)."""
-    graded = [r for r in book if r.standing is Standing.GRADED]
-    students: dict[str, set[str]] = {name: set() for name in catalogue}
-    ambiguous: dict[str, set[str]] = {name: set() for name in catalogue}
-    seen: dict[str, set[str]] = {name: set() for name in catalogue}
-    for r in graded:
-        for names in r.diagnoses:
-            for name in names:
-                kind = kind_of(name, catalogue)
-                students.setdefault(kind, set()).add(r.student)
-                seen.setdefault(kind, set()).add(name)
-                if len(r.diagnoses) > 1:
-                    ambiguous.setdefault(kind, set()).add(r.student)
-    mistakes = tuple((k, len(s), len(ambiguous.get(k, ())), tuple(sorted(seen.get(k, ()))))
-                     for k, s in students.items())  # fmt: skip
-    firsts = Counter(r.first_wrong for r in graded if r.first_wrong)
-    return Summary(
-        students=len({r.student for r in book}), answers=len(graded), mistakes=mistakes,
-        first_wrong=tuple(sorted(firsts.items(), key=lambda kv: (-kv[1], kv[0]))),
-        all_right=sum(r.steps_right == r.steps_given for r in graded),
-        few_decimals=sum(r.steps_right < r.steps_given and not r.first_wrong for r in graded),
-        no_diagnosis=sum(bool(r.first_wrong) and not r.diagnoses for r in graded),
-        late=sum(r.late is not None for r in book),
-        missing=sum(r.standing is Standing.MISSING for r in book),
-        malformed=sum(r.standing is Standing.MALFORMED for r in book),
-        changed=sum(r.standing is Standing.CHANGED for r in book),
-    )  # fmt: skip
-
-
-# --- writing it out ----------------------------------------------------------------------------
-
-#: the columns of the gradebook table and CSV
-COLUMNS: Final = ("student", "exercise", "steps right", "first wrong step", "diagnosis",
-                  "attempts", "late", "status", "received (UTC)", "submission")  # fmt: skip
-
-
-def cells(r: Row) -> tuple[str, ...]:
-    """One row's cells, in `COLUMNS`' order."""
-    steps = f"{r.steps_right}/{r.steps_given}" if r.standing is Standing.GRADED else "-"
-    status = str(r.standing) + (f": {r.reason}" if r.reason else "")
-    received = f"{r.received:%Y-%m-%d %H:%M:%S}" if r.received else ""
-    return (r.student, str(r.exercise), steps, r.first_wrong, r.diagnosis, str(r.attempts),
-            r.late_text or ("no" if r.received else ""), status, received,
-            r.submission)  # fmt: skip
-
-
-def to_csv(book: Sequence[Row]) -> str:
-    """The gradebook as CSV (the columns of `COLUMNS`, steps right and given apart)."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["student", "exercise", "steps_right", "steps_given", "first_wrong", "diagnosis",
-                "attempts", "late", "late_seconds", "status", "reason", "received_utc",
-                "submission", "counted"])  # fmt: skip
-    for r in book:
-        w.writerow([r.student, r.exercise, r.steps_right, r.steps_given, r.first_wrong,
-                    r.diagnosis, r.attempts, "yes" if r.late else "no",
-                    int(r.late.total_seconds()) if r.late else 0, str(r.standing), r.reason,
-                    iso(r.received) if r.received else "", r.submission,
-                    str(r.chosen)])  # fmt: skip
-    return out.getvalue()
-
-
-__all__ = ["COLUMNS", "Chosen", "Graded", "Row", "Standing", "Summary", "cells", "code_span",
-           "counted", "kind_of", "rows", "summarize", "to_csv"]  # fmt: skip
+__all__ = [
+    "Chosen",
+    "Graded",
+    "Row",
+    "Standing",
+    "code_span",
+    "counted",
+    "rows",
+]

@@ -112,10 +112,17 @@ def homework_fence(username: str, access: Access, key: str) -> Response | None:
     if access is not Access.OWN_ARTIFACT and (
         bad := [k for k in written_keys() if k.startswith(RESERVED)]
     ):
-        return forbidden(f"{bad[0]!r} is the teacher's and the server's to write (homework "
-                          "and grades); a student's run may not carry it")  # fmt: skip
-    if access not in (Access.CREATE_RUN, Access.OWN_RUN, Access.OWN_ARTIFACT,
-                      Access.CREATE_MODEL, Access.OWN_MODEL):  # fmt: skip
+        return forbidden(
+            f"{bad[0]!r} is the teacher's and the server's to write (homework "
+            "and grades); a student's run may not carry it"
+        )
+    if access not in (
+        Access.CREATE_RUN,
+        Access.OWN_RUN,
+        Access.OWN_ARTIFACT,
+        Access.CREATE_MODEL,
+        Access.OWN_MODEL,
+    ):
         return None
     experiment, run_id = _experiment_of(access)
     tags = experiment_tags(experiment) if experiment else {}
@@ -221,8 +228,10 @@ def _finish(experiment: str, run_id: str, now: int) -> Response | None:
     if answer is None:
         return forbidden(f"a submission is FINISHED with its {ANSWER_FILE}: upload it first")
     store = _get_tracking_store()
-    stamps = [RunTag(ANSWER_SHA_TAG, hashlib.sha256(answer).hexdigest()),
-              RunTag(RECEIVED_TAG, iso_ms(from_ms(now)))]  # fmt: skip
+    stamps = [
+        RunTag(ANSWER_SHA_TAG, hashlib.sha256(answer).hexdigest()),
+        RunTag(RECEIVED_TAG, iso_ms(from_ms(now))),
+    ]
     store.log_batch(run_id, metrics=[], params=[], tags=stamps)
     store.update_run_info(run_id, RunStatus.from_string("FINISHED"), now, None)
     return None

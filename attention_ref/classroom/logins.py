@@ -99,11 +99,13 @@ class LoginThrottle:
         with self._lock:
             held = []
             if address not in self.own_addresses:
-                held.append((self._level(self._addresses, address, self.per_address),
-                             self.per_address))  # fmt: skip
+                held.append(
+                    (self._level(self._addresses, address, self.per_address), self.per_address)
+                )
             if (address, account) not in self._known:
-                held.append((self._level(self._accounts, account, self.per_account),
-                             self.per_account))  # fmt: skip
+                held.append(
+                    (self._level(self._accounts, account, self.per_account), self.per_account)
+                )
             longest = max((self._wait(b, rule) for b, rule in held), default=0.0)
             if longest > 0:
                 return max(1, math.ceil(longest))

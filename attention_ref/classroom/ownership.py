@@ -113,8 +113,9 @@ def _not_found(e: Exception) -> bool:
     from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
 
     return isinstance(e, MlflowException) and e.error_code in (
-        ErrorCode.Name(RESOURCE_DOES_NOT_EXIST), "INVALID_PARAMETER_VALUE",
-    )  # fmt: skip
+        ErrorCode.Name(RESOURCE_DOES_NOT_EXIST),
+        "INVALID_PARAMETER_VALUE",
+    )
 
 
 def rows(
@@ -260,8 +261,9 @@ def _owns_run(username: str, run_id: str, experiment_id: str | None = None) -> R
     if owner != username:
         if not may_read(experiment, username):
             return hidden()
-        return forbidden(f"run {run_id} belongs to {owner!r}; {username!r} may read it, not "
-                         "change it")  # fmt: skip
+        return forbidden(
+            f"run {run_id} belongs to {owner!r}; {username!r} may read it, not change it"
+        )
     if experiment_id is not None and experiment_id != experiment:
         return forbidden(f"run {run_id} is in experiment {experiment}, not {experiment_id}")
     return None
@@ -275,8 +277,9 @@ def _owns_model(username: str, model_id: str, experiment_id: str | None = None) 
     if run_id is None:
         return forbidden(f"logged model {model_id} has no source run; only a teacher changes it")
     if experiment_id is not None and experiment_id != experiment:
-        return forbidden(f"logged model {model_id} is in experiment {experiment}, not "
-                         f"{experiment_id}")  # fmt: skip
+        return forbidden(
+            f"logged model {model_id} is in experiment {experiment}, not {experiment_id}"
+        )
     return _owns_run(username, run_id)
 
 

@@ -190,15 +190,21 @@ class Said:
         """The one value the names carry (``None``: none of them); `RefusedError` for two."""
         found = {v for name in names for v in self.values(name)}
         if len(found) > 1:
-            raise RefusedError(f"{' and '.join(names)} name {len(found)} different things; "
-                          "a request names one")  # fmt: skip
+            raise RefusedError(
+                f"{' and '.join(names)} name {len(found)} different things; a request names one"
+            )
         return next(iter(found), None)
 
 
 def read_request(
-    key: str, method: str, path: dict[str, str], query: dict[str, list[str]], raw: bytes,
-    *, judged: bool,
-) -> Said:  # fmt: skip
+    key: str,
+    method: str,
+    path: dict[str, str],
+    query: dict[str, list[str]],
+    raw: bytes,
+    *,
+    judged: bool,
+) -> Said:
     """Read a request once: `Said`, or `RefusedError` (400) for what it says.
 
     Every request is bounded (depth, NUL bytes, a body that must be a JSON object); a
@@ -219,8 +225,9 @@ def read_request(
             raise RefusedError(f"{key} takes a JSON object; the body is not JSON") from None
         if not isinstance(parsed, dict):
             kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}
-            raise RefusedError(f"{key} takes a JSON object, not a JSON "
-                          f"{kind.get(type(parsed), 'number')}")  # fmt: skip
+            raise RefusedError(
+                f"{key} takes a JSON object, not a JSON {kind.get(type(parsed), 'number')}"
+            )
         if _has_nul(parsed):
             raise RefusedError("the request's body holds a NUL character")
         body = parsed
@@ -263,8 +270,10 @@ def graphql_refusal(said: Said) -> str | None:
 def _judge(said: Said, method: str, known: tuple[Read, type | None] | None) -> None:
     """A student's request says only what its route reads, of the types its message says."""
     if known is None:
-        raise RefusedError(f"{said.key} has no parameters the class server knows; refused until it "
-                      "has them (attention_ref.classroom.parameters)")  # fmt: skip
+        raise RefusedError(
+            f"{said.key} has no parameters the class server knows; refused until it "
+            "has them (attention_ref.classroom.parameters)"
+        )
     read, message = known
     if unknown := sorted(set(said.query) - set(read.query)):
         where = "query" if read.query else "query (it reads none)"
@@ -296,8 +305,7 @@ def _judge_query(said: Said, message: type) -> None:
     from google.protobuf.descriptor import FieldDescriptor as F
 
     fields = {f.name: f for f in message.DESCRIPTOR.fields}  # type: ignore[attr-defined]
-    ints = (F.TYPE_INT32, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_UINT64, F.TYPE_SINT32,
-            F.TYPE_SINT64)  # fmt: skip
+    ints = (F.TYPE_INT32, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_UINT64, F.TYPE_SINT32, F.TYPE_SINT64)
     for name, values in said.query.items():
         f = fields[name]
         repeated = f.is_repeated if hasattr(f, "is_repeated") else f.label == F.LABEL_REPEATED

@@ -59,8 +59,11 @@ class StillBusyError(ServerTimeoutError):
     """The server stayed busy through every try."""
 
 
-def patiently(call: Callable[[], tuple[int, _T]], patience: Patience = PATIENCE,
-              before_retry: Callable[[], _T | None] | None = None) -> tuple[int, _T]:  # fmt: skip
+def patiently(
+    call: Callable[[], tuple[int, _T]],
+    patience: Patience = PATIENCE,
+    before_retry: Callable[[], _T | None] | None = None,
+) -> tuple[int, _T]:
     """``call()`` until it answers with a status that is not `BUSY` and does not time out.
 
     ``before_retry()``, when given, is asked before a retry that follows a lost reply (a

@@ -97,9 +97,12 @@ def throttled(wait_s: int) -> Response:
     from flask import make_response
 
     response = make_response(
-        {"error_code": "REQUEST_LIMIT_EXCEEDED",
-         "message": REFUSAL + f"too many failed logins; try again in {wait_s} s"}, 429,
-    )  # fmt: skip
+        {
+            "error_code": "REQUEST_LIMIT_EXCEEDED",
+            "message": REFUSAL + f"too many failed logins; try again in {wait_s} s",
+        },
+        429,
+    )
     response.headers["Retry-After"] = str(wait_s)
     return response
 

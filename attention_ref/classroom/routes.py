@@ -85,9 +85,13 @@ def served_routes() -> list[Route]:
             "_MLFLOW_SERVER_ARTIFACT_DESTINATION": str(root / "artifacts"),
         }
         out = subprocess.run(
-            [sys.executable, "-c", _LIST_ROUTES], capture_output=True, text=True, env=env,
-            cwd=root, timeout=300,
-        )  # fmt: skip
+            [sys.executable, "-c", _LIST_ROUTES],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=root,
+            timeout=300,
+        )
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"could not list MLflow's routes: {last}")

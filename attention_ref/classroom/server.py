@@ -57,7 +57,8 @@ from attention_ref.classroom import tracking_server
 from attention_ref.classroom.accounts import ADMIN_USERNAME
 from attention_ref.classroom.client import class_experiment_id
 from attention_ref.classroom.cluster import AUTH_DB, TRACKING_DB, Postgres, class_exists
-from attention_ref.classroom.edge import APP_DIR, Edge, EdgeLimits, app_socket_dir, is_nginx
+from attention_ref.classroom.edge import APP_DIR, Edge, app_socket_dir, is_nginx
+from attention_ref.classroom.edge_config import EdgeLimits
 from attention_ref.classroom.errors import ServerError
 from attention_ref.classroom.server_folder import (
     LOCK_NAME,
@@ -133,13 +134,18 @@ class ClassServer:
             )
         key = self.tls_key or self.root / "tls" / "key.pem"
         if self.app_ports and len(self.app_ports) != self.workers:
-            raise ServerError(f"{self.workers} application servers need as many ports, not "
-                              f"{len(self.app_ports)}")  # fmt: skip
+            raise ServerError(
+                f"{self.workers} application servers need as many ports, not {len(self.app_ports)}"
+            )
         self.edge = Edge(
-            self.root / "edge", self.host, self.port, list(self.apps), self.limits,
+            self.root / "edge",
+            self.host,
+            self.port,
+            list(self.apps),
+            self.limits,
             self.root / "logs" / "edge-access.log",
             (self.cert, key) if self.cert is not None else None,
-        )  # fmt: skip
+        )
 
     @property
     def scheme(self) -> str:
@@ -231,14 +237,18 @@ class ClassServer:
 
     def _write_pid_file(self) -> None:
         info = {
-            "pid": os.getpid(), "url": self.url, "public_url": self.public_url,
+            "pid": os.getpid(),
+            "url": self.url,
+            "public_url": self.public_url,
             "mlflow_pid": self.process.pid if self.process else None,
             "mlflow_pids": [p.pid for p in self.processes],
             "edge_pid": self.edge.process.pid if self.edge.process else None,
-            "cert": str(self.cert) if self.cert else None, "experiment": self.experiment,
+            "cert": str(self.cert) if self.cert else None,
+            "experiment": self.experiment,
             "started": dt.datetime.now().isoformat(timespec="seconds"),
-            "root": str(self.root), "root_id": folder_id(self.root),
-        }  # fmt: skip
+            "root": str(self.root),
+            "root_id": folder_id(self.root),
+        }
         tmp = self.root / (PID_NAME + ".tmp")
         tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         tmp.replace(self.root / PID_NAME)
@@ -310,9 +320,11 @@ class ClassServer:
             tracking_server.write_auth_config(
                 self.root / "basic_auth.ini", self.postgres.uri(AUTH_DB), ADMIN_USERNAME
             ),
-            self.admin_password, tracking_server.secret_key(self.root / "secret_key"),
-            self.experiment, self.limits.students_per_address,
-        )  # fmt: skip
+            self.admin_password,
+            tracking_server.secret_key(self.root / "secret_key"),
+            self.experiment,
+            self.limits.students_per_address,
+        )
         deadline = time.monotonic() + timeout
         apps = self.apps
         for batch in (apps[:1], apps[1:]):
@@ -320,8 +332,9 @@ class ClassServer:
             for address in batch:
                 if isinstance(address, Path):
                     address.unlink(missing_ok=True)  # left by a server that was killed
-                cmd = tracking_server.command(self.postgres.uri(TRACKING_DB), self.artifacts,
-                                              address)  # fmt: skip
+                cmd = tracking_server.command(
+                    self.postgres.uri(TRACKING_DB), self.artifacts, address
+                )
                 started.append((tracking_server.launch(cmd, env, self.log), address))
             self.processes += [p for p, _ in started]
             if self._lock_fd is not None:  # their pids known at once: a kill now leaves none

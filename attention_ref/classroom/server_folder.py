@@ -83,8 +83,9 @@ def copied_from(root: Path, info: dict[str, Any]) -> str | None:
         return None
     try:
         same = Path(str(written)).resolve() == root.resolve() and info.get("root_id") in (
-            None, folder_id(root),
-        )  # fmt: skip
+            None,
+            folder_id(root),
+        )
     except OSError:
         same = False
     return None if same else str(written)

@@ -45,13 +45,15 @@ def _push_past_the_command(client: ClassClient, name: str, text: bytes) -> None:
     from attention_ref.classroom.exchange.fetch import mine
 
     me = mine(client, name)
-    made = client.call("/api/2.0/mlflow/runs/create", {"experiment_id": me.experiment_id},
-                       what="create")  # fmt: skip
+    made = client.call(
+        "/api/2.0/mlflow/runs/create", {"experiment_id": me.experiment_id}, what="create"
+    )
     run_id = made["run"]["info"]["run_id"]
     # a raw client that asks a busy server again, as MLflow's own clients do
     client.call(answer_path(me.experiment_id, run_id), data=text, method="PUT", what="upload")
-    client.call("/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"},
-                what="finish")  # fmt: skip
+    client.call(
+        "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"}, what="finish"
+    )
 
 
 def _send(client: ClassClient, name: str, a: Attempt, prepared: Any = None) -> str:
@@ -101,10 +103,15 @@ def prepare(
 
 
 def run_class(
-    url: str, admin: tuple[str, str], name: str = "attention-1", *,
-    students: Sequence[str] = NAMES, salt: str | None = None, artifacts: Path | None = None,
+    url: str,
+    admin: tuple[str, str],
+    name: str = "attention-1",
+    *,
+    students: Sequence[str] = NAMES,
+    salt: str | None = None,
+    artifacts: Path | None = None,
     add: Callable[[str, str], None] | None = None,
-) -> ClassRecord:  # fmt: skip
+) -> ClassRecord:
     """The whole class on the server at ``url`` (see the module docstring). ``add(name,
     password)`` makes a student's account (default: `attention_ref.classroom.server.add_student`
     into the server's class experiment); ``artifacts``: the server's artifact folder, to count
@@ -146,8 +153,14 @@ def run_class(
             if a.late == late:
                 t = time.monotonic()
                 try:
-                    done.append(_send(ClassClient(url, (b.student, passwords[b.student])), name,
-                                      a, checked.get((b.student, i))))  # fmt: skip
+                    done.append(
+                        _send(
+                            ClassClient(url, (b.student, passwords[b.student])),
+                            name,
+                            a,
+                            checked.get((b.student, i)),
+                        )
+                    )
                 except Exception as e:  # a failure is recorded, never hidden
                     errors.append(f"{b.student}: {type(e).__name__}: {e}")
                     said_failed.append((b.student, hashlib.sha256(a.text).hexdigest()))
@@ -162,8 +175,9 @@ def run_class(
     # the due time is kept to the second: the next one, so that every answer sent so far
     # was received before it
     now = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=1)
-    assignment = assign(teacher, Assignment(name=name, due=now, salt=assignment.salt),
-                        due_given=True).assignment  # fmt: skip
+    assignment = assign(
+        teacher, Assignment(name=name, due=now, salt=assignment.salt), due_given=True
+    ).assignment
     assert assignment.due is not None
     wait = (assignment.due - dt.datetime.now(dt.UTC)).total_seconds() + 1.5
     time.sleep(max(wait, 0))
@@ -205,13 +219,11 @@ def run_class(
         "client_errors": len(said_failed),
         # the client said it failed, the server holds it finished: what a student must never read
         "told_failed_but_finished": sum(f in held for f in said_failed),
-    }  # fmt: skip
+    }
     if durations:
         ordered = sorted(durations)
         timings["submit_p50_s"] = round(ordered[len(ordered) // 2], 2)
-        timings["submit_p95_s"] = round(ordered[min(len(ordered) - 1,
-                                                     int(0.95 * len(ordered)))], 2)  # fmt: skip
+        timings["submit_p95_s"] = round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2)
         timings["submit_max_s"] = round(ordered[-1], 2)
     expected = expected_verdicts(assignment, behaviours)
-    return ClassRecord(assignment, behaviours, list(graded.rows), expected, counts, timings,
-                       errors)  # fmt: skip
+    return ClassRecord(assignment, behaviours, list(graded.rows), expected, counts, timings, errors)

@@ -67,8 +67,9 @@ def mistaken_answer(prob: Problem, decimals: int, names: Sequence[str]) -> bytes
     from attention_ref.exercises.chain import computed_steps
 
     stages, catalogue = _chain(prob)
-    found = {m.name: m for m in mistakes_for(prob.data(), stages, decimals, catalogue)
-             if m.rank == 0}  # fmt: skip
+    found = {
+        m.name: m for m in mistakes_for(prob.data(), stages, decimals, catalogue) if m.rank == 0
+    }
     if any(n not in found for n in names):
         return None
     return _write(computed_steps(prob.data(), [found[n] for n in names], stages), prob, decimals)
@@ -89,5 +90,4 @@ def partial_answer(prob: Problem, decimals: int) -> bytes:
     """Only the projections and the scores (a student who stopped half way), right."""
     from attention_ref.exercises.chain import computed_steps
 
-    return _write(computed_steps(prob.data()), prob, decimals,
-                  keys=("Q", "K", "V", "scores", "S"))  # fmt: skip
+    return _write(computed_steps(prob.data()), prob, decimals, keys=("Q", "K", "V", "scores", "S"))

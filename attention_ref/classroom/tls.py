@@ -89,10 +89,16 @@ def self_signed(directory: Path, host: str) -> tuple[Path, Path]:
     now = dt.datetime.now(dt.UTC)
     san = [x509.DNSName(n) for n in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
     usage = x509.KeyUsage(
-        digital_signature=True, key_cert_sign=True, content_commitment=False,
-        key_encipherment=False, data_encipherment=False, key_agreement=True,
-        crl_sign=False, encipher_only=False, decipher_only=False,
-    )  # fmt: skip
+        digital_signature=True,
+        key_cert_sign=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=True,
+        crl_sign=False,
+        encipher_only=False,
+        decipher_only=False,
+    )
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)

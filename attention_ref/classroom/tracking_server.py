@@ -70,9 +70,12 @@ STUDENTS_PER_ADDRESS_ENV = "ATTNREF_STUDENTS_PER_ADDRESS"
 
 
 def environment(
-    auth_config: Path, admin_password: str, flask_secret_key: str, experiment: str,
+    auth_config: Path,
+    admin_password: str,
+    flask_secret_key: str,
+    experiment: str,
     students_per_address: int = 1,
-) -> dict[str, str]:  # fmt: skip
+) -> dict[str, str]:
     """``mlflow server``'s environment: ours without a client's ``MLFLOW_TRACKING_*``
     variables, with basic auth's configuration and admin password, the Flask secret key, the
     class experiment's name and the students per client address (for the gate)."""
@@ -117,10 +120,23 @@ def command(backend_store_uri: str, artifacts: Path, address: Address) -> list[s
     else:
         host, port = address
     return [
-        mlflow, "server", "--backend-store-uri", backend_store_uri,
-        "--artifacts-destination", str(artifacts), "--host", host, "--port", str(port),
-        "--workers", "1", "--app-name", "basic-auth", "--uvicorn-opts", opts,
-    ]  # fmt: skip
+        mlflow,
+        "server",
+        "--backend-store-uri",
+        backend_store_uri,
+        "--artifacts-destination",
+        str(artifacts),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--app-name",
+        "basic-auth",
+        "--uvicorn-opts",
+        opts,
+    ]
 
 
 def launch(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:

@@ -63,9 +63,9 @@ class AnswerRefusedError(Exception):
         return STATUS[self.code]
 
 
-def submission_of(folder: str | None, name: str, tags_of: Callable[[str], dict[str, str]]) -> (
-    tuple[str, str] | None
-):  # fmt: skip
+def submission_of(
+    folder: str | None, name: str, tags_of: Callable[[str], dict[str, str]]
+) -> tuple[str, str] | None:
     """``(experiment id, run id)`` when ``folder/name`` is the answer of a run in a homework
     submissions experiment (``tags_of(experiment id)`` tells), else ``None``."""
     if name != ANSWER_FILE or not folder:
@@ -203,9 +203,12 @@ def _advisory_lock(engine: Any, key: int, wait_s: float) -> Iterator[None]:
 
 
 def write_answer(
-    run_id: str, data: bytes, status_of: Callable[[str], str], stored: Callable[[], bool],
+    run_id: str,
+    data: bytes,
+    status_of: Callable[[str], str],
+    stored: Callable[[], bool],
     write: Callable[[bytes], None],
-) -> None:  # fmt: skip
+) -> None:
     """Write ``data`` as the run's answer, holding the run's lock, only if the run is RUNNING
     and holds no answer yet (else `AnswerRefusedError`, 403: nothing written)."""
     with run_lock(run_id):
@@ -247,8 +250,9 @@ class FencedRepository:
     has none (`write_answer`); any other file, folder, multipart upload or deletion in a
     submission is refused. Every other write, and every read, is MLflow's own."""
 
-    def __init__(self, repo: Any, tags_of: Callable[[str], dict[str, str]],
-                 status_of: Callable[[str], str]) -> None:  # fmt: skip
+    def __init__(
+        self, repo: Any, tags_of: Callable[[str], dict[str, str]], status_of: Callable[[str], str]
+    ) -> None:
         self._repo, self._tags_of, self._status_of = repo, tags_of, status_of
 
     def __getattr__(self, name: str) -> Any:
@@ -310,9 +314,11 @@ class FencedRepository:
         return self._write(run_id, artifact_path, artifact_file_name, data)
 
     async def log_artifact_from_async_stream(
-        self, chunks: AsyncIterable[bytes], artifact_file_name: str,
+        self,
+        chunks: AsyncIterable[bytes],
+        artifact_file_name: str,
         artifact_path: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """A streamed file (the artifact proxy's upload, under uvicorn): counted as it comes."""
         import asyncio
 
@@ -345,7 +351,10 @@ def install(tags_of: Callable[[str], dict[str, str]], status_of: Callable[[str],
         return
 
     # a stream upload's repository (MLflow streams into one, else writes a temporary file)
-    kind = (FencedRepository, StreamUploadMixin) if isinstance(repo, StreamUploadMixin) else (
-        FencedRepository,)  # fmt: skip
+    kind = (
+        (FencedRepository, StreamUploadMixin)
+        if isinstance(repo, StreamUploadMixin)
+        else (FencedRepository,)
+    )
     fenced = type("FencedArtifactRepository", kind, {})(repo, tags_of, status_of)
     handlers._artifact_repo = fenced

@@ -30,8 +30,11 @@ def identify(doc: object, assignment: Assignment, exercises: Sequence[ExerciseOp
     theirs = ", ".join(f"{i}: seed {o.seed}" for i, o in enumerate(exercises, start=1))
     named = doc.get("exercise") if isinstance(doc, dict) else None
     if not isinstance(named, dict):
-        what = ("holds an exercise's numbers, not an answer" if isinstance(doc, dict)
-                and {"X", "heads"} <= set(doc) else "names no exercise")  # fmt: skip
+        what = (
+            "holds an exercise's numbers, not an answer"
+            if isinstance(doc, dict) and {"X", "heads"} <= set(doc)
+            else "names no exercise"
+        )
         raise HomeworkError(
             f"the file {what}: fill in the answer-K.json that attnref homework fetch "
             f"{assignment.name} wrote (it names your exercise K), and submit that"
@@ -49,10 +52,10 @@ def identify(doc: object, assignment: Assignment, exercises: Sequence[ExerciseOp
 #: what is said of an answer file with no step filled in yet, per language
 NO_STEP_YET = {
     "en": "no step given yet: fill in the steps you computed (each null in answer-{k}.json), "
-          "then attnref homework submit {name} answer-{k}.json",
+    "then attnref homework submit {name} answer-{k}.json",
     "pt": "nenhum passo dado ainda: preencha os passos que você calculou (cada null de "
-          "answer-{k}.json) e envie: attnref homework submit {name} answer-{k}.json",
-}  # fmt: skip
+    "answer-{k}.json) e envie: attnref homework submit {name} answer-{k}.json",
+}
 
 
 def check_answer(
@@ -68,8 +71,9 @@ def check_answer(
     try:
         decoded = text.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError("the answer is not UTF-8 text (write it as attnref homework fetch "
-                         "wrote it: JSON)") from None  # fmt: skip
+        raise InputError(
+            "the answer is not UTF-8 text (write it as attnref homework fetch wrote it: JSON)"
+        ) from None
     doc = read_answer_text(decoded)
     k = identify(doc, assignment, exercises)
     prob = Problem.of_exercise(exercises[k - 1])

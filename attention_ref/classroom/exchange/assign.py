@@ -29,12 +29,16 @@ from attention_ref.experiments.names import EXPERIMENT_KIND, Tag
 
 #: the words of the experiments' descriptions in the MLflow UI (Markdown: the student's name,
 #: an account's, goes in as a `code_span`)
-_GRADEBOOK_NOTE = ("Gradebook of the assignment **{name}** (attnref homework): one run per "
-                   "student and exercise, the grade the teacher computed from the stored "
-                   "answer. `attnref server grades {name}` prints it.")  # fmt: skip
-_STUDENT_NOTE = ("Homework **{name}** of {student}: one run per submission, holding its "
-                 "answer.json. `attnref homework fetch {name}` writes the exercises, "
-                 "`attnref homework submit {name} answer-1.json` submits.")  # fmt: skip
+_GRADEBOOK_NOTE = (
+    "Gradebook of the assignment **{name}** (attnref homework): one run per "
+    "student and exercise, the grade the teacher computed from the stored "
+    "answer. `attnref server grades {name}` prints it."
+)
+_STUDENT_NOTE = (
+    "Homework **{name}** of {student}: one run per submission, holding its "
+    "answer.json. `attnref homework fetch {name}` writes the exercises, "
+    "`attnref homework submit {name} answer-1.json` submits."
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +75,9 @@ class Assigned:
             before = f"{self.due_before:%Y-%m-%d %H:%M} UTC" if self.due_before else "none"
             lines.append(f"  the due time moved from {before} to {a.describe_due()[4:]}")
         if n == 0:
-            lines.append("  no student yet: add them (attnref server add-student NAME), then "
-                         "run this again")  # fmt: skip
+            lines.append(
+                "  no student yet: add them (attnref server add-student NAME), then run this again"
+            )
         lines.append(f"  students run: attnref homework fetch {a.name}")
         lines.append(f"  the gradebook in the UI: {ui_url(url, self.gradebook_id)}")
         return "\n".join(lines)
@@ -81,8 +86,11 @@ class Assigned:
 def list_students(client: ClassClient) -> list[str]:
     """The class's students: every account that is not an admin (a teacher), by name."""
     found = client.call("/api/2.0/mlflow/users/list", what="cannot list the accounts")
-    return sorted(u["username"] for u in found.get("users", [])
-                  if not u.get("is_admin") and u["username"] != ADMIN_USERNAME)  # fmt: skip
+    return sorted(
+        u["username"]
+        for u in found.get("users", [])
+        if not u.get("is_admin") and u["username"] != ADMIN_USERNAME
+    )
 
 
 def _create_experiment(
@@ -92,8 +100,10 @@ def _create_experiment(
     from attention_ref.classroom.client import checked
 
     every = [{"key": k, "value": v} for k, v in tags.items()]
-    every += [{"key": str(Tag.EXPERIMENT_KIND), "value": EXPERIMENT_KIND},
-              {"key": str(Tag.NOTE), "value": note}]  # fmt: skip
+    every += [
+        {"key": str(Tag.EXPERIMENT_KIND), "value": EXPERIMENT_KIND},
+        {"key": str(Tag.NOTE), "value": note},
+    ]
     status, made = client.send("/api/2.0/mlflow/experiments/create", {"name": name, "tags": every})
     if status == 200:
         return str(made["experiment_id"]), True
@@ -107,9 +117,11 @@ def _create_experiment(
 
 
 def _set_experiment_tag(client: ClassClient, exp_id: str, key: str, value: str) -> None:
-    client.call("/api/2.0/mlflow/experiments/set-experiment-tag",
-                {"experiment_id": exp_id, "key": key, "value": value},
-                what=f"cannot tag experiment {exp_id}")  # fmt: skip
+    client.call(
+        "/api/2.0/mlflow/experiments/set-experiment-tag",
+        {"experiment_id": exp_id, "key": key, "value": value},
+        what=f"cannot tag experiment {exp_id}",
+    )
 
 
 def assign(client: ClassClient, asked: Assignment, *, due_given: bool = True) -> Assigned:
@@ -131,22 +143,23 @@ def assign(client: ClassClient, asked: Assignment, *, due_given: bool = True) ->
         assignment = replace(current, due=asked.due if due_given else current.due)
         gradebook_id, created = str(found["experiment_id"]), False
         if assignment.due != current.due:
-            _set_experiment_tag(client, gradebook_id, DUE_TAG,
-                                iso(assignment.due) if assignment.due else "")  # fmt: skip
+            _set_experiment_tag(
+                client, gradebook_id, DUE_TAG, iso(assignment.due) if assignment.due else ""
+            )
         if tag_map(found).get(VIEW_TAG) != view_state():  # a gradebook of an earlier attnref
             _set_experiment_tag(client, gradebook_id, VIEW_TAG, view_state())
     else:
         assignment = asked
         gradebook_id, created = _create_experiment(
-            client, gradebook_experiment(asked.name),
+            client,
+            gradebook_experiment(asked.name),
             asked.tags(GRADEBOOK) | {VIEW_TAG: view_state()},
             _GRADEBOOK_NOTE.format(name=asked.name) + "\n\n" + columns_text(),
-        )  # fmt: skip
+        )
     enrolled, already = [], []
     for student in list_students(client):
         (enrolled if _enrol(client, assignment, student) else already).append(student)
-    return Assigned(assignment, gradebook_id, created, tuple(enrolled), tuple(already),
-                    due_before)  # fmt: skip
+    return Assigned(assignment, gradebook_id, created, tuple(enrolled), tuple(already), due_before)
 
 
 def _shape(a: Assignment) -> str:
@@ -154,9 +167,11 @@ def _shape(a: Assignment) -> str:
     mask = "causal" if s["causal"] else "no mask"
     back = ", backward" if s["backward"] else ""
     variant = f", --variant {a.variant}" if a.options(0).features.any else ""
-    return (f"{s['exercises']} exercises of {s['tokens']} tokens, d_model {s['d_model']}, "
-            f"{s['heads']} heads, {mask}, {s['decimals']} decimals, {s['lang']}{back}"
-            f"{variant}")  # fmt: skip
+    return (
+        f"{s['exercises']} exercises of {s['tokens']} tokens, d_model {s['d_model']}, "
+        f"{s['heads']} heads, {mask}, {s['decimals']} decimals, {s['lang']}{back}"
+        f"{variant}"
+    )
 
 
 def catalogue_names(assignment: Assignment) -> list[str]:
@@ -175,9 +190,11 @@ def _enrol(client: ClassClient, assignment: Assignment, student: str) -> bool:
     found = client.experiment(name)
     if found is None:
         exp_id, created = _create_experiment(
-            client, name, assignment.tags(SUBMISSIONS, student),
+            client,
+            name,
+            assignment.tags(SUBMISSIONS, student),
             _STUDENT_NOTE.format(name=assignment.name, student=code_span(student)),
-        )  # fmt: skip
+        )
     else:
         exp_id, created = str(found["experiment_id"]), False
         tags = tag_map(found)
@@ -192,8 +209,9 @@ def _enrol(client: ClassClient, assignment: Assignment, student: str) -> bool:
 
 def assignments(client: ClassClient) -> list[Assignment]:
     """Every assignment on the server (its gradebook's tags)."""
-    found = client.search_experiments(f"tags.`{ROLE_TAG}` = '{GRADEBOOK}'",
-                                      "cannot list the assignments")  # fmt: skip
+    found = client.search_experiments(
+        f"tags.`{ROLE_TAG}` = '{GRADEBOOK}'", "cannot list the assignments"
+    )
     return [Assignment.from_tags(tag_map(e)) for e in found]
 
 

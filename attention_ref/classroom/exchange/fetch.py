@@ -54,8 +54,9 @@ def mine(client: ClassClient, name: str) -> Mine:
     assignment = Assignment.from_tags(tags)
     if tags.get(SEEDS_TAG) != json.dumps(assignment.seeds(student)):
         raise HomeworkError(f"the exercises of {name!r} on the server are not {student!r}'s")
-    return Mine(assignment, student, str(found["experiment_id"]),
-                tuple(assignment.exercises_of(student)))  # fmt: skip
+    return Mine(
+        assignment, student, str(found["experiment_id"]), tuple(assignment.exercises_of(student))
+    )
 
 
 def write_exercises(me: Mine, out: Path) -> list[tuple[Path, str]]:
@@ -105,15 +106,19 @@ def _kept(path: Path, me: Mine, k: int) -> str:
 
 #: the homework's words on a statement, per language
 _HOMEWORK_WORDS = {
-    "en": ("Homework {name}, exercise {k} of {n}",
-           "For {student}, {due}. Fill in answer-{k}.json, then submit it: attnref homework "
-           "submit {name} answer-{k}.json (you see the check at once; resubmitting keeps every "
-           "attempt and the latest counts). The seed below is your own exercise's."),
-    "pt": ("Lição de casa {name}, exercício {k} de {n}",
-           "Para {student}, {due}. Preencha answer-{k}.json e envie: attnref homework submit "
-           "{name} answer-{k}.json (a correção aparece na hora; reenviar guarda todas as "
-           "tentativas e vale a última). A semente abaixo é a do seu exercício."),
-}  # fmt: skip
+    "en": (
+        "Homework {name}, exercise {k} of {n}",
+        "For {student}, {due}. Fill in answer-{k}.json, then submit it: attnref homework "
+        "submit {name} answer-{k}.json (you see the check at once; resubmitting keeps every "
+        "attempt and the latest counts). The seed below is your own exercise's.",
+    ),
+    "pt": (
+        "Lição de casa {name}, exercício {k} de {n}",
+        "Para {student}, {due}. Preencha answer-{k}.json e envie: attnref homework submit "
+        "{name} answer-{k}.json (a correção aparece na hora; reenviar guarda todas as "
+        "tentativas e vale a última). A semente abaixo é a do seu exercício.",
+    ),
+}
 
 
 def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
@@ -124,8 +129,10 @@ def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
     due = a.describe_due()
     if a.lang == "pt":
         due = f"prazo {a.due:%Y-%m-%d %H:%M} UTC" if a.due else "sem prazo"
-    head = Section(title=title.format(name=a.name, k=k, n=a.exercises),
-                   text=text.format(name=a.name, k=k, student=me.student, due=due))  # fmt: skip
+    head = Section(
+        title=title.format(name=a.name, k=k, n=a.exercises),
+        text=text.format(name=a.name, k=k, student=me.student, due=due),
+    )
     *body, how = statement.sections
     closing = how.text
     for old, new in _CLOSING[a.lang]:  # the exercise's own words of how to answer: the homework's
@@ -143,15 +150,29 @@ _NO_SOURCE = {
 
 #: the closing paragraph of an exercise (`attnref exercise`) made the homework's, per language
 _CLOSING = {
-    "en": (("answer.json (attnref exercise --out writes it", "answer-{k}.json (attnref homework "
-            "fetch wrote it"),
-           ("Then run attnref check answer.json.", "Then submit it: attnref homework submit "
+    "en": (
+        (
+            "answer.json (attnref exercise --out writes it",
+            "answer-{k}.json (attnref homework fetch wrote it",
+        ),
+        (
+            "Then run attnref check answer.json.",
+            "Then submit it: attnref homework submit "
             "{name} answer-{k}.json (attnref check answer-{k}.json checks it without "
-            "submitting). The problem's numbers are in exercise-{k}.json.")),
-    "pt": (("answer.json (attnref exercise --out o escreve", "answer-{k}.json (attnref homework "
-            "fetch o escreveu"),
-           ("Depois rode attnref check answer.json.", "Depois envie: attnref homework submit "
+            "submitting). The problem's numbers are in exercise-{k}.json.",
+        ),
+    ),
+    "pt": (
+        (
+            "answer.json (attnref exercise --out o escreve",
+            "answer-{k}.json (attnref homework fetch o escreveu",
+        ),
+        (
+            "Depois rode attnref check answer.json.",
+            "Depois envie: attnref homework submit "
             "{name} answer-{k}.json (attnref check answer-{k}.json confere sem enviar). Os "
-            "números do problema estão em exercise-{k}.json."),
-           ("attnref check answer.json.", "attnref homework submit {name} answer-{k}.json.")),
-}  # fmt: skip
+            "números do problema estão em exercise-{k}.json.",
+        ),
+        ("attnref check answer.json.", "attnref homework submit {name} answer-{k}.json."),
+    ),
+}

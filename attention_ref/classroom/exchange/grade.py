@@ -64,35 +64,56 @@ def grade_submission(
     from attention_ref.inputs.attention_input import InputError
 
     info, tags = run["info"], tag_map(run.get("data", {}))
-    received = (from_iso(tags[RECEIVED_TAG]) if RECEIVED_TAG in tags
-                else from_ms(int(info.get("end_time") or 0)))  # fmt: skip
-    base = {"student": student, "run_id": info["run_id"], "received": received,
-            "started": int(info.get("start_time") or 0),
-            "late": lateness(received, assignment.due)}  # fmt: skip
+    received = (
+        from_iso(tags[RECEIVED_TAG])
+        if RECEIVED_TAG in tags
+        else from_ms(int(info.get("end_time") or 0))
+    )
+    base = {
+        "student": student,
+        "run_id": info["run_id"],
+        "received": received,
+        "started": int(info.get("start_time") or 0),
+        "late": lateness(received, assignment.due),
+    }
     # the exercise the submission says it answers (its run's name, given when it was made):
     # where an answer cannot be read, its attempt is counted there
-    claimed = next((k for k in range(1, assignment.exercises + 1)
-                    if info.get("run_name") == f"exercise {k}"), None)  # fmt: skip
+    claimed = next(
+        (k for k in range(1, assignment.exercises + 1) if info.get("run_name") == f"exercise {k}"),
+        None,
+    )
     if RECEIVED_TAG not in tags or ANSWER_SHA_TAG not in tags:  # the client's end time is no proof
-        return Graded(exercise=claimed, standing=Standing.MALFORMED,
-                      reason="finished without the server's stamp (time received, hash)",
-                      **base)  # fmt: skip
+        return Graded(
+            exercise=claimed,
+            standing=Standing.MALFORMED,
+            reason="finished without the server's stamp (time received, hash)",
+            **base,
+        )
     if answer is None:
-        return Graded(exercise=claimed, standing=Standing.MALFORMED,
-                      reason=f"no {ANSWER_FILE} stored", **base)  # fmt: skip
+        return Graded(
+            exercise=claimed, standing=Standing.MALFORMED, reason=f"no {ANSWER_FILE} stored", **base
+        )
     if hashlib.sha256(answer).hexdigest() != tags.get(ANSWER_SHA_TAG):
-        return Graded(exercise=claimed, standing=Standing.CHANGED,
-                      reason=f"its {ANSWER_FILE} is not the one the server received",
-                      **base)  # fmt: skip
+        return Graded(
+            exercise=claimed,
+            standing=Standing.CHANGED,
+            reason=f"its {ANSWER_FILE} is not the one the server received",
+            **base,
+        )
     try:
         k, report = check_answer(answer, assignment, assignment.exercises_of(student))
     except (InputError, HomeworkError) as e:
-        return Graded(exercise=claimed, standing=Standing.MALFORMED, reason=str(e)[:300],
-                      **base)  # fmt: skip
+        return Graded(exercise=claimed, standing=Standing.MALFORMED, reason=str(e)[:300], **base)
     first = report.first_wrong
-    return Graded(exercise=k, standing=Standing.GRADED, steps_right=report.steps_right,
-                  steps_given=report.steps_given, first_wrong=first.label if first else "",
-                  diagnoses=tuple(report.diagnosis_names), **base)  # fmt: skip
+    return Graded(
+        exercise=k,
+        standing=Standing.GRADED,
+        steps_right=report.steps_right,
+        steps_given=report.steps_given,
+        first_wrong=first.label if first else "",
+        diagnoses=tuple(report.diagnosis_names),
+        **base,
+    )
 
 
 def steps_asked(assignment: Assignment) -> int:
@@ -139,8 +160,9 @@ def grade(
             graded.append(grade_submission(student, run, answer, assignment))
     known = {g.run_id for g in graded}
     if unknown := [r for r in use if r not in known]:
-        raise HomeworkError(f"--use {unknown[0]}: no finished submission of {name!r} has that "
-                            "run id")  # fmt: skip
+        raise HomeworkError(
+            f"--use {unknown[0]}: no finished submission of {name!r} has that run id"
+        )
     book = rows(graded, list(students), assignment.exercises, best=best, use=use)
     written = _write_gradebook(client, book_id, book)
     counted = {r.submission for r in book}
@@ -149,12 +171,15 @@ def grade(
     return Grading(assignment, tuple(book), tuple(graded), book_id, written)
 
 
-def _log(client: ClassClient, run_id: str, tags: dict[str, str],
-         metrics: dict[str, float]) -> None:  # fmt: skip
+def _log(client: ClassClient, run_id: str, tags: dict[str, str], metrics: dict[str, float]) -> None:
     now = int(time.time() * 1000)
-    body = {"run_id": run_id, "tags": [{"key": k, "value": v} for k, v in tags.items()],
-            "metrics": [{"key": k, "value": v, "timestamp": now, "step": 0}
-                        for k, v in metrics.items()]}  # fmt: skip
+    body = {
+        "run_id": run_id,
+        "tags": [{"key": k, "value": v} for k, v in tags.items()],
+        "metrics": [
+            {"key": k, "value": v, "timestamp": now, "step": 0} for k, v in metrics.items()
+        ],
+    }
     client.call("/api/2.0/mlflow/runs/log-batch", body, what=f"cannot write run {run_id}")
 
 
@@ -173,25 +198,34 @@ def _write_gradebook(client: ClassClient, book_id: str, book: Sequence[Row]) -> 
     for r in book:
         run_id = existing.get((r.student, str(r.exercise)))
         if run_id is None:
-            made = client.call("/api/2.0/mlflow/runs/create",
-                               {"experiment_id": book_id, "run_name": r.run_name},
-                               what="cannot write the gradebook")  # fmt: skip
+            made = client.call(
+                "/api/2.0/mlflow/runs/create",
+                {"experiment_id": book_id, "run_name": r.run_name},
+                what="cannot write the gradebook",
+            )
             run_id = made["run"]["info"]["run_id"]
         _log(client, run_id, r.tags() | {str(Tag.NOTE): r.note(mistake_words)}, r.metrics())
-        client.call("/api/2.0/mlflow/runs/update",
-                    {"run_id": run_id, "status": "FINISHED", "run_name": r.run_name},
-                    what="cannot write the gradebook")  # fmt: skip
+        client.call(
+            "/api/2.0/mlflow/runs/update",
+            {"run_id": run_id, "status": "FINISHED", "run_name": r.run_name},
+            what="cannot write the gradebook",
+        )
     return len(book)
 
 
 def _tag_submission(client: ClassClient, g: Graded, counts: bool) -> None:
     """The teacher's grade of one submission, on it (the student reads their own)."""
     diagnosis = " | ".join(" + ".join(n) for n in g.diagnoses)
-    tags = {GRADE + "status": str(g.standing), GRADE + "exercise": str(g.exercise or ""),
-            GRADE + "steps": f"{g.steps_right}/{g.steps_given}",
-            GRADE + "first_wrong": g.first_wrong, GRADE + "diagnosis": diagnosis,
-            GRADE + "late": "yes" if g.late else "no", GRADE + "counts": "yes" if counts else "no",
-            GRADE + "reason": g.reason[:500]}  # fmt: skip
+    tags = {
+        GRADE + "status": str(g.standing),
+        GRADE + "exercise": str(g.exercise or ""),
+        GRADE + "steps": f"{g.steps_right}/{g.steps_given}",
+        GRADE + "first_wrong": g.first_wrong,
+        GRADE + "diagnosis": diagnosis,
+        GRADE + "late": "yes" if g.late else "no",
+        GRADE + "counts": "yes" if counts else "no",
+        GRADE + "reason": g.reason[:500],
+    }
     _log(client, g.run_id, tags, {})
 
 

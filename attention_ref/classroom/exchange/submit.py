@@ -69,13 +69,21 @@ def checked_answer(text: bytes, me: Mine) -> Checked:
 
 #: what ``attnref homework submit`` says of a stored submission, per language
 SUBMITTED: Final = {
-    "en": ("submitted {path} as exercise {k} of {name!r}: attempt {n}, received {when} by the "
-           "server, {timing}; submission {run}. Your teacher's grade is computed from the "
-           "stored answer.", "on time ({due})", "LATE by {late} ({due})"),
-    "pt": ("enviado {path} como exercício {k} de {name!r}: tentativa {n}, recebido {when} pelo "
-           "servidor, {timing}; envio {run}. A nota do professor é calculada a partir da "
-           "resposta guardada.", "no prazo ({due})", "ATRASADO {late} ({due})"),
-}  # fmt: skip
+    "en": (
+        "submitted {path} as exercise {k} of {name!r}: attempt {n}, received {when} by the "
+        "server, {timing}; submission {run}. Your teacher's grade is computed from the "
+        "stored answer.",
+        "on time ({due})",
+        "LATE by {late} ({due})",
+    ),
+    "pt": (
+        "enviado {path} como exercício {k} de {name!r}: tentativa {n}, recebido {when} pelo "
+        "servidor, {timing}; envio {run}. A nota do professor é calculada a partir da "
+        "resposta guardada.",
+        "no prazo ({due})",
+        "ATRASADO {late} ({due})",
+    ),
+}
 
 
 def submitted_line(sent: Submitted, path: str, name: str, lang: str) -> str:
@@ -107,8 +115,11 @@ CLIENT_KEY_TAG: Final = "submission.key"
 def _create_once(client: ClassClient, exp_id: str, k: int) -> str:
     """The submission's run, made once however often the request must be sent."""
     key = secrets.token_hex(16)
-    body = {"experiment_id": exp_id, "run_name": f"exercise {k}",
-            "tags": [{"key": CLIENT_KEY_TAG, "value": key}]}  # fmt: skip
+    body = {
+        "experiment_id": exp_id,
+        "run_name": f"exercise {k}",
+        "tags": [{"key": CLIENT_KEY_TAG, "value": key}],
+    }
 
     def made_already() -> dict[str, Any] | None:
         found = client.search_runs(exp_id, f"tags.`{CLIENT_KEY_TAG}` = '{key}'")
@@ -137,9 +148,11 @@ def _finish_once(client: ClassClient, run_id: str, sha: str) -> None:
         stamped = tag_map(got["data"]).get(ANSWER_SHA_TAG) == sha
         return got if got["info"]["status"] == "FINISHED" and stamped else None
 
-    status, answer = client.send("/api/2.0/mlflow/runs/update",
-                                 {"run_id": run_id, "status": "FINISHED"},
-                                 before_retry=finished)  # fmt: skip
+    status, answer = client.send(
+        "/api/2.0/mlflow/runs/update",
+        {"run_id": run_id, "status": "FINISHED"},
+        before_retry=finished,
+    )
     if status == 403 and finished() is not None:
         return
     client.refused(status, answer)
@@ -181,8 +194,7 @@ def submit_answers(client: ClassClient, me: Mine, answers: Sequence[Checked]) ->
         run = runs.get(run_id)
         tags = tag_map(run.get("data", {})) if run else {}
         if tags.get(ANSWER_SHA_TAG) != hashlib.sha256(a.text).hexdigest():
-            raise HomeworkError(f"submission {run_id} does not hold the answer sent; submit "
-                                "again")  # fmt: skip
+            raise HomeworkError(f"submission {run_id} does not hold the answer sent; submit again")
         received = from_iso(tags[RECEIVED_TAG])
         attempts = sum(
             r["info"].get("status") == "FINISHED"
@@ -191,8 +203,11 @@ def submit_answers(client: ClassClient, me: Mine, answers: Sequence[Checked]) ->
             for r in runs.values()
         )
         due = me.assignment.due
-        out.append(Submitted(a.exercise, run_id, received, lateness(received, due), attempts,
-                             a.report, due))  # fmt: skip
+        out.append(
+            Submitted(
+                a.exercise, run_id, received, lateness(received, due), attempts, a.report, due
+            )
+        )
     return out
 
 
@@ -220,10 +235,17 @@ class MySubmission:
         g = self.grade
         received = f"{self.received:%Y-%m-%d %H:%M:%S}" if self.received else ""
         late = ("late by " + duration(self.late)) if self.late else ("no" if received else "")
-        return (self.run_id, g.get(GRADE + "exercise") or self.name, received, late,
-                self.status, g.get(GRADE + "steps", "not graded yet"),
-                g.get(GRADE + "first_wrong", ""), g.get(GRADE + "diagnosis", ""),
-                g.get(GRADE + "counts", ""))  # fmt: skip
+        return (
+            self.run_id,
+            g.get(GRADE + "exercise") or self.name,
+            received,
+            late,
+            self.status,
+            g.get(GRADE + "steps", "not graded yet"),
+            g.get(GRADE + "first_wrong", ""),
+            g.get(GRADE + "diagnosis", ""),
+            g.get(GRADE + "counts", ""),
+        )
 
 
 def my_submissions(client: ClassClient, name: str) -> tuple[Mine, list[MySubmission]]:
@@ -235,8 +257,16 @@ def my_submissions(client: ClassClient, name: str) -> tuple[Mine, list[MySubmiss
         received = from_iso(tags[RECEIVED_TAG]) if RECEIVED_TAG in tags else None
         late = lateness(received, me.assignment.due) if received else None
         grade = {k: v for k, v in tags.items() if k.startswith(GRADE)}
-        out.append(MySubmission(info["run_id"], info.get("run_name", ""),
-                                str(info.get("status", "")), received, late, grade))  # fmt: skip
+        out.append(
+            MySubmission(
+                info["run_id"],
+                info.get("run_name", ""),
+                str(info.get("status", "")),
+                received,
+                late,
+                grade,
+            )
+        )
     return me, out
 
 
