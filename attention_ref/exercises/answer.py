@@ -50,7 +50,7 @@ from attention_ref.exercises.answer_words import (
     words,
 )
 from attention_ref.exercises.chain import Given, Key
-from attention_ref.exercises.draw import DEFAULT_DECIMALS, Chain, Problem
+from attention_ref.exercises.draw import DEFAULT_DECIMALS, MAX_DRAWS, Chain, Problem
 from attention_ref.exercises.entries import given_matrix, written_matrix
 from attention_ref.exercises.features import Features
 from attention_ref.exercises.options import options_from_json
@@ -68,7 +68,7 @@ from attention_ref.inputs.jsonfile import loads, read_text
 
 NAMING_KEYS: Final = ("exercise", "input", "example")
 ANSWER_KEYS: Final = frozenset(
-    {*NAMING_KEYS, "lang", "heads", *FINAL_STEPS, "grads", "grad_output"}
+    {*NAMING_KEYS, "draw", "lang", "heads", *FINAL_STEPS, "grads", "grad_output"}
 )
 #: What to write instead of NaN or Infinity in an answer.
 INF_HINT: Final = words("en", "inf_hint", spellings=spellings())
@@ -110,7 +110,9 @@ def resolve(doc: dict[str, object], base: Path | None, lang: str | None = None) 
     if kind == "exercise":
         if "lang" in doc:
             raise error(say, "lang_inside")
-        return Problem.of_exercise(options_from_json(doc["exercise"], say))
+        return Problem.of_exercise(options_from_json(doc["exercise"], say), _draws(doc, say))
+    if "draw" in doc:
+        raise error(say, "draw_alone")
     lang = _lang(doc.get("lang", "en"), say)
     if kind == "input":
         path = doc["input"]
@@ -131,6 +133,17 @@ def resolve(doc: dict[str, object], base: Path | None, lang: str | None = None) 
         raise error(say, "example", names=", ".join(TRACES), shown=shown(name))
     trace = ProblemTrace.of_attention(TRACES[name]()[0])
     return Problem(trace, {"example": name}, f"example {name}", lang)
+
+
+def _draws(doc: dict[str, object], lang: str) -> int | None:
+    """The draw an exercise's answer carries (``"draw"``, written by ``attnref exercise``: the
+    problem is drawn again without the generator's search), ``None`` where it has none."""
+    k = doc.get("draw")
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_DRAWS:
+        raise error(lang, "draw", m=MAX_DRAWS, shown=shown(k))
+    return k
 
 
 def _naming(doc: dict[str, object], base: Path | None, lang: str) -> dict[str, object]:

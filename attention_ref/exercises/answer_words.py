@@ -276,6 +276,16 @@ MESSAGES: Final[dict[str, dict[str, str]]] = {
         "en": '"lang" goes inside "exercise": {{"seed": …, "lang": "pt"}}',
         "pt": '"lang" vai dentro de "exercise": {{"seed": …, "lang": "pt"}}',
     },
+    "draw": {
+        "en": '"draw" is the number attnref exercise wrote beside "exercise" (1 to {m}), got '
+        "{shown}: copy it from the template, or leave it out",
+        "pt": '"draw" é o número que attnref exercise escreveu ao lado de "exercise" (1 a {m}), '
+        "veio {shown}: copie-o do modelo, ou tire-o",
+    },
+    "draw_alone": {
+        "en": '"draw" goes with "exercise": an "input" or "example" answer has none',
+        "pt": '"draw" vai com "exercise": uma resposta com "input" ou "example" não o tem',
+    },
     "input_path": {
         "en": '"input" must be the path of an --input JSON file',
         "pt": '"input" deve ser o caminho de um arquivo JSON de --input',

@@ -111,9 +111,12 @@ class Problem:
         return Data.of(self.trace, G)
 
     @classmethod
-    def of_exercise(cls, opt: ExerciseOptions) -> Problem:
-        """An ``attnref exercise`` problem (its tokens in its language)."""
-        return problem_of(opt, draw(opt).problem)
+    def of_exercise(cls, opt: ExerciseOptions, draws: int | None = None) -> Problem:
+        """An ``attnref exercise`` problem (its tokens in its language); ``draws``: the draw
+        the generator kept (`Drawn.kept`, which answer.json carries as ``"draw"``), taken
+        without redoing its search (``None``: the search, as ``attnref exercise`` runs it)."""
+        problem = draw(opt).problem if draws is None else draw_at(opt, draws)
+        return problem_of(opt, problem)
 
 
 # --- the numbers --------------------------------------------------------------------------------
@@ -220,12 +223,15 @@ def _stages(opt: ExerciseOptions) -> tuple[Stage, ...]:
 
 @dataclass(frozen=True)
 class Drawn:
-    """A drawn problem (the ``--input`` format), the draws it took, and the mistakes it cannot
-    tell apart from the right numbers (none but `Kind.blind`'s, unless `MAX_DRAWS` ran out)."""
+    """A drawn problem (the ``--input`` format), the draws it took, the mistakes it cannot
+    tell apart from the right numbers (none but `Kind.blind`'s, unless `MAX_DRAWS` ran out),
+    and which draw of the seed's stream it is (``kept``, from 1: `draw_at` draws it again
+    without the search; answer.json carries it as ``"draw"``)."""
 
     problem: dict[str, JSONValue]
     draws: int
     hidden: tuple[Mistake, ...]
+    kept: int
 
 
 def draw(opt: ExerciseOptions) -> Drawn:
@@ -264,21 +270,33 @@ def _draw(opt: ExerciseOptions) -> Drawn:
 
     skip: frozenset[str] = frozenset()
     watch: frozenset[str] | None = None  # hidden on every draw so far
-    fewest: tuple[int, dict[str, JSONValue]] | None = None
+    fewest: tuple[int, int, dict[str, JSONValue]] | None = None
     for count in range(1, MAX_DRAWS + 1):
         problem = _numbers(rng, opt)
         drawn, blind = look(problem, skip=skip, watch=watch or frozenset(), first=count > 1)
         if not drawn:
-            return Drawn(problem, count, tuple(blind))
+            return Drawn(problem, count, tuple(blind), kept=count)
         ids = frozenset(mistake_id(m) for m in drawn)
         watch = ids if watch is None else watch & ids
         if count == BLIND_AFTER:
             skip, watch = watch, frozenset()
         if fewest is None or len(drawn) < fewest[0]:
-            fewest = (len(drawn), problem)
+            fewest = (len(drawn), count, problem)
     assert fewest is not None
-    drawn, blind = look(fewest[1], skip=skip)
-    return Drawn(fewest[1], MAX_DRAWS, tuple(drawn + blind))
+    _, kept, problem = fewest
+    drawn, blind = look(problem, skip=skip)
+    return Drawn(problem, MAX_DRAWS, tuple(drawn + blind), kept=kept)
+
+
+def draw_at(opt: ExerciseOptions, draws: int) -> dict[str, JSONValue]:
+    """The numbers of the ``draws``-th draw of the seed's stream (1 to `MAX_DRAWS`), without
+    the search: what `draw` keeps when ``draws`` is its `Drawn.kept`."""
+    if not 1 <= draws <= MAX_DRAWS:
+        raise ValueError(f"draws must be between 1 and {MAX_DRAWS}, got {draws}")
+    rng = random.Random(opt.seed)
+    for _ in range(draws - 1):
+        _numbers(rng, opt)
+    return _numbers(rng, opt)
 
 
 def draw_problem(opt: ExerciseOptions) -> dict[str, JSONValue]:
@@ -295,6 +313,7 @@ __all__ = [
     "asked_keys",
     "chain_of",
     "draw",
+    "draw_at",
     "draw_problem",
     "problem_of",
     "trace_of",

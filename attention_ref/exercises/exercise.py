@@ -59,7 +59,7 @@ def make_exercise(opt: ExerciseOptions) -> Exercise:
     tr = trace_of(opt, problem)
     text = statement(opt, problem, tr, drawn.hidden)
     answer = template(
-        {"exercise": opt.to_json()},
+        {"exercise": opt.to_json(), "draw": drawn.kept},  # check draws it again, no search
         layout(opt.features),
         opt.heads,
         opt.g,
