@@ -224,6 +224,8 @@ def parse_answer(
         problem = resolve(doc, base, say)
     elif any(k in doc for k in NAMING_KEYS) and _naming(doc, base, say) != problem.naming:
         raise error(say, "another_problem")
+    else:  # the problem given is what is graded: a draw the answer carries is judged, not read
+        _draws(doc, say)
     if lang is not None and lang != problem.lang:
         problem = replace(problem, lang=lang)
     say = problem.lang

@@ -96,3 +96,6 @@ def test_a_tampered_draw_only_hurts_its_author():
     doc = {"exercise": opt.to_json(), "draw": 7, "concat": [[1.0] * 4] * 3}
     assert parse_answer(doc, problem=prob).problem is prob
     assert resolve(doc, None).trace.X.tolist() != prob.trace.X.tolist()  # what its author gets
+    for bad in (0, "7", True):
+        with pytest.raises(InputError, match='"draw" is the number'):
+            parse_answer({**doc, "draw": bad}, problem=prob)  # judged even where not read
