@@ -16,6 +16,9 @@ load is read (`_bench.LoadLog`): a run that starts while other processes keep mo
 were kept). Each command has its target (issue 21; `TARGETS`): the verdict is "met" when the
 median of the kept runs is under it, "no quiet run" when none was kept.
 
+``exercise --seed 0`` and ``check`` of its answer with one step filled in (`make_answer`) are
+the student's loop (issue 41).
+
 ``explain`` computes a worked example once per version of the code and reads it back after
 that (`attention_ref.worked.cached`): it is timed both ways, as the hundredth run (the cache
 filled by the untimed run) and as the first run of a new version (an empty cache each time).
@@ -46,6 +49,11 @@ import torch
 ATTNREF = shutil.which("attnref") or str(Path(sys.executable).with_name("attnref"))
 #: the wall-time targets of issue 21 on a quiet 2-core machine, seconds
 TARGETS = {"help": 0.35, "params": 0.5, "runs": 2.0, "sample": 2.0, "explain": 1.5}
+#: issue 41: a student runs `check` after every step they fill in
+TARGETS |= {"exercise": 1.5, "check": 1.0}
+#: the exercise timed, and the answer `check` grades: its template with one step filled in
+EXERCISE = ("exercise", "--seed", "0")
+ANSWER = "ex/answer.json"
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,8 @@ def commands(run_id: str, tokens: int) -> list[Command]:
         Command("sample", ("sample", "--run-id", run_id, "--tokens", str(tokens))),
         Command("explain", ("explain", "-e", "life-is-awesome")),
         Command("explain", ("explain", "-e", "life-is-awesome"), fresh_cache=True),
+        Command("exercise", EXERCISE),
+        Command("check", ("check", ANSWER)),
     ]
 
 
@@ -175,6 +185,21 @@ def latest_run(root: Path, env: dict[str, str]) -> str:
     return found[0]
 
 
+def make_answer(root: Path, env: dict[str, str]) -> None:
+    """`ANSWER`: the template of `EXERCISE` (``--out``, so it carries the draw ``check`` takes)
+    with ``Q⁽¹⁾ = X W_Q⁽¹⁾`` filled in (integers, from exercise.json): a student's answer
+    after one step."""
+    out = root / Path(ANSWER).parent
+    run([*EXERCISE, "--out", str(out)], root, env)
+    problem = json.loads((out / "exercise.json").read_text(encoding="utf-8"))
+    X, W = problem["X"], problem["heads"][0]["W_Q"]
+    Q = [[sum(x * w for x, w in zip(row, col, strict=True)) for col in zip(*W, strict=True)]
+         for row in X]  # fmt: skip
+    doc = json.loads((root / ANSWER).read_text(encoding="utf-8"))
+    doc["heads"][0]["Q"] = Q
+    (root / ANSWER).write_text(json.dumps(doc), encoding="utf-8")
+
+
 def summarise(cmd: Command, times: list[dict[str, Any]]) -> dict[str, Any]:
     """Median and range of the runs kept (not flagged), against the command's target."""
     kept = [t["seconds"] for t in times if not t["flagged"]]
@@ -239,6 +264,7 @@ def main() -> None:
         env["MLFLOW_TRACKING_URI"] = uri
         env["XDG_CACHE_HOME"] = str(root / "cache")  # explain's cache: this run's own
         run_id = args.run_id or latest_run(root, env)
+        make_answer(root, env)
         cmds = commands(run_id, args.tokens)
         print(f"cli latency: {len(cmds)} commands, {args.reps} reps, store {uri}", flush=True)
         for cmd in cmds:  # once each, untimed: the files in the page cache
