@@ -32,12 +32,18 @@ from attention_ref.reference import gqa as ref_gqa
 from attention_ref.render import Explanation, JSONValue, Mat, Section
 from attention_ref.worked.backward_sections import grad_mat
 from attention_ref.worked.grouped_backward import grads_json
-from attention_ref.worked.grouped_layout import trace_json
+from attention_ref.worked.grouped_layout import (
+    concat_mat,
+    head_output_mats,
+    mask_mats,
+    projection_mat,
+    projection_section,
+    score_mats,
+    softmax_mats,
+    sup,
+    trace_json,
+)
 from attention_ref.worked.trace import L
-
-
-def _sup(i: int) -> str:
-    return f"^{{({i + 1})}}"
 
 
 def rotated_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
@@ -45,20 +51,20 @@ def rotated_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
     tok, ref, rows = list(tr.tokens), tr.reference(), TEXT[lang]["row_by_row"]
     items = [
         Mat(
-            symbol=f"Q_{{\\text{{rot}}}}{_sup(i)}",
+            symbol=f"Q_{{\\text{{rot}}}}{sup(i)}",
             value=L(ref.Q_rot[i]),
             rows=tok,
-            formula=f"Q{_sup(i)} R_m^\\top",
+            formula=f"Q{sup(i)} R_m^\\top",
             formula_text=f"Q^({i + 1}) R_mᵀ, {rows}",
         )
         for i in range(tr.h)
     ]
     items += [
         Mat(
-            symbol=f"K_{{\\text{{rot}}}}{_sup(j)}",
+            symbol=f"K_{{\\text{{rot}}}}{sup(j)}",
             value=L(ref.K_rot[j]),
             rows=tok,
-            formula=f"K{_sup(j)} R_m^\\top",
+            formula=f"K{sup(j)} R_m^\\top",
             formula_text=f"K^({j + 1}) R_mᵀ, {rows}",
         )
         for j in range(tr.g)
@@ -68,114 +74,31 @@ def rotated_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
 
 def _projections(tr: ProblemTrace, ref: ref_gqa.GQATrace) -> list[Mat]:
     """``Q`` per query head and ``K``, ``V`` per K/V head; with :math:`g = h` head by head."""
-    tok = list(tr.tokens)
-
-    def mat(role: str, k: int) -> Mat:
-        return Mat(
-            symbol=f"{role}{_sup(k)}",
-            value=L(getattr(ref, role)[k]),
-            formula=f"X W_{role}{_sup(k)}",
-            rows=tok,
-        )
-
-    if not tr.features.grouped:
-        return [mat(role, i) for i in range(tr.h) for role in ("Q", "K", "V")]
-    return [mat("Q", i) for i in range(tr.h)] + [
-        mat(role, j) for j in range(tr.g) for role in ("K", "V")
-    ]
-
-
-def _scores(tr: ProblemTrace, ref: ref_gqa.GQATrace) -> list[Mat]:
-    r"""``Q^{(i)} K^{(\gamma(i))\top}`` (rotated with RoPE) and ``S^{(i)}`` per query head."""
-    tok, rope, items = list(tr.tokens), tr.features.rotary, []
-    for i in range(tr.h):
-        j = tr.group(i)
-        qk = (
-            f"Q_{{\\text{{rot}}}}{_sup(i)} K_{{\\text{{rot}}}}^{{({j + 1})\\top}}"
-            if rope
-            else f"Q{_sup(i)} K^{{({j + 1})\\top}}"
-        )
-        items += [
-            Mat(symbol=qk, value=L(ref.QKt[i]), rows=tok, cols=tok),
-            Mat(
-                symbol=f"S{_sup(i)}",
-                value=L(ref.S[i]),
-                rows=tok,
-                cols=tok,
-                formula=f"\\frac{{{qk}}}{{\\sqrt{{{tr.d_k}}}}}",
-            ),
-        ]
-    return items
+    if tr.features.grouped:
+        return projection_section(ref).items
+    return [projection_mat(ref, role, i) for i in range(tr.h) for role in ("Q", "K", "V")]
 
 
 def _softmax(tr: ProblemTrace, ref: ref_gqa.GQATrace, lang: str) -> list[Mat]:
     """The mask and ``S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M`` (where there is a mask), then ``A⁽ⁱ⁾``."""
-    tok, items = list(tr.tokens), []
-    if tr.M is not None:
-        symbol = TEXT[lang]["window_symbol"] if tr.features.windowed else "M"
-        items.append(Mat(symbol=symbol, value=L(tr.M), rows=tok, cols=tok))
-        items += [
-            Mat(
-                symbol=f"\\tilde S{_sup(i)}",
-                value=L(ref.S_masked[i]),
-                rows=tok,
-                cols=tok,
-                formula=f"S{_sup(i)} + {symbol}",
-            )
-            for i in range(tr.h)
-        ]
-    scores = "\\tilde S" if tr.M is not None else "S"
-    items += [
-        Mat(
-            symbol=f"A{_sup(i)}",
-            value=L(ref.A[i]),
-            rows=tok,
-            cols=tok,
-            formula=f"\\operatorname{{softmax}}({scores}{_sup(i)})",
-        )
-        for i in range(tr.h)
-    ]
-    return items
+    if tr.M is None:
+        return softmax_mats(ref, scores="S")
+    symbol = TEXT[lang]["window_symbol"] if tr.features.windowed else "M"
+    return [*mask_mats(ref, symbol=symbol), *softmax_mats(ref)]
 
 
 def _outputs(tr: ProblemTrace, ref: ref_gqa.GQATrace, lang: str) -> list[Mat]:
     """``H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ᵞ⁽ⁱ⁾⁾``, the concat and the output."""
-    tok, h, w = list(tr.tokens), tr.h, TEXT[lang]
-    items = [
-        Mat(
-            symbol=f"H{_sup(i)}",
-            value=L(ref.H[i]),
-            rows=tok,
-            formula=f"A{_sup(i)} V{_sup(tr.group(i))}",
-        )
-        for i in range(h)
-    ]
-    concat = (
-        "[" + " \\mid ".join(f"H{_sup(i)}" for i in range(h)) + "]"
-        if h <= 2
-        else f"[H{_sup(0)} \\mid \\dots \\mid H{_sup(h - 1)}]"
+    out = Mat(
+        symbol="\\operatorname{MultiHead}",
+        text=TEXT[lang]["output"],
+        value=L(ref.output),
+        formula="\\operatorname{Concat} \\cdot W_O"
+        if tr.W_O is not None
+        else "\\operatorname{Concat}",
+        rows=list(tr.tokens),
     )
-    items.append(
-        Mat(
-            symbol="\\operatorname{Concat}",
-            value=L(ref.concat),
-            formula=concat,
-            formula_text=None if h <= 2 else f"[H^(1) | … | H^({h})]",
-            rows=tok,
-        )
-    )
-    items.append(
-        Mat(
-            symbol="\\operatorname{MultiHead}",
-            text=w["output"],
-            value=L(ref.output),
-            formula="\\operatorname{Concat} \\cdot W_O"
-            if tr.W_O is not None
-            else "\\operatorname{Concat}",
-            rows=tok,
-        )
-    )
-    return items
+    return [*head_output_mats(ref), concat_mat(ref), out]
 
 
 def gradient_section(
@@ -229,7 +152,7 @@ def key_sections(tr: ProblemTrace, statement: Explanation, backward: bool) -> li
             rotated_mats(tr, lang),
         )
     scores = "key_scores_rope" if f.rotary else "key_scores_gqa" if f.grouped else "key_scores"
-    answer(w[scores].format(d_k=tr.d_k), _scores(tr, ref))
+    answer(w[scores].format(d_k=tr.d_k), score_mats(ref))
     if f.windowed:
         win = tr.window or 1
         mask = w["key_window"].format(w=win, before=win - 1, **plural(win - 1, lang))

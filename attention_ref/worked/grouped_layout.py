@@ -94,18 +94,20 @@ def input_section(tr: ref_gqa.GQATrace, *, text: str = "") -> Section:
     )
 
 
+def projection_mat(tr: ref_gqa.GQATrace, role: str, k: int) -> Mat:
+    """``Q⁽ᵏ⁾ = X W_Q⁽ᵏ⁾`` (query head ``k``), or ``K``, ``V`` of K/V head ``k``."""
+    return Mat(
+        symbol=f"{role}{sup(k)}",
+        value=L(getattr(tr, role)[k]),
+        formula=f"X W_{role}{sup(k)}",
+        rows=list(tr.tokens),
+    )
+
+
 def projection_section(tr: ref_gqa.GQATrace) -> Section:
     """``Q`` per query head, ``K``, ``V`` per K/V head."""
-    tok = list(tr.tokens)
-    items = [
-        Mat(symbol=f"Q{sup(i)}", value=L(tr.Q[i]), formula=f"X W_Q{sup(i)}", rows=tok)
-        for i in range(tr.h)
-    ]
-    for j in range(tr.g):
-        items += [
-            Mat(symbol=f"K{sup(j)}", value=L(tr.K[j]), formula=f"X W_K{sup(j)}", rows=tok),
-            Mat(symbol=f"V{sup(j)}", value=L(tr.V[j]), formula=f"X W_V{sup(j)}", rows=tok),
-        ]
+    items = [projection_mat(tr, "Q", i) for i in range(tr.h)]
+    items += [projection_mat(tr, role, j) for j in range(tr.g) for role in ("K", "V")]
     return Section(
         title="Projections: Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ for the h query heads, K⁽ʲ⁾ = X W_K⁽ʲ⁾ and "
         "V⁽ʲ⁾ = X W_V⁽ʲ⁾ for the g K/V heads",
@@ -119,8 +121,8 @@ def projection_section(tr: ref_gqa.GQATrace) -> Section:
     )
 
 
-def score_section(tr: ref_gqa.GQATrace) -> Section:
-    """Each query head's scores against its group's keys (rotated ones with RoPE)."""
+def score_mats(tr: ref_gqa.GQATrace) -> list[Mat]:
+    r"""``Q^{(i)} K^{(\gamma(i))\top}`` (rotated with RoPE) and ``S^{(i)}``, per query head."""
     tok, rope = list(tr.tokens), tr.rope_base is not None
     items: list[Mat] = []
     for i in range(tr.h):
@@ -137,6 +139,12 @@ def score_section(tr: ref_gqa.GQATrace) -> Section:
                 formula=f"\\frac{{{QKt}}}{{\\sqrt{{{tr.d_k}}}}}",
             ),
         ]
+    return items
+
+
+def score_section(tr: ref_gqa.GQATrace) -> Section:
+    """Each query head's scores against its group's keys (rotated ones with RoPE)."""
+    rope = tr.rope_base is not None
     which = "the rotated queries and keys" if rope else "its query and the keys of its group"
     if tr.g == tr.h:  # every head its own keys: no group to name
         title = f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, d_k = {tr.d_k}"
@@ -152,11 +160,7 @@ def score_section(tr: ref_gqa.GQATrace) -> Section:
             f"Query head i scores {which}: K/V head γ(i). Entry (t, u) is the match of "
             f"token t's query with token u's key, divided by √{tr.d_k}."
         )
-    return Section(
-        title=title,
-        text=text,
-        items=items,
-    )
+    return Section(title=title, text=text, items=score_mats(tr))
 
 
 def mask_section(
@@ -164,6 +168,11 @@ def mask_section(
 ) -> Section:
     """The mask (one, or one per head: ``symbol⁽ⁱ⁾ + M``) and the masked scores
     ``S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M``."""
+    return Section(title=title, text=text, items=mask_mats(tr, per_head=per_head, symbol=symbol))
+
+
+def mask_mats(tr: ref_gqa.GQATrace, *, per_head: bool = False, symbol: str = "M") -> list[Mat]:
+    """`mask_section`'s matrices: the mask, then ``S̃⁽ⁱ⁾`` per query head."""
     tok = list(tr.tokens)
     assert tr.M is not None
     if per_head:
@@ -182,7 +191,7 @@ def mask_section(
         )
         for i in range(tr.h)
     ]
-    return Section(title=title, text=text, items=[*masks, *masked])
+    return [*masks, *masked]
 
 
 def causal_section(tr: ref_gqa.GQATrace) -> Section:
@@ -195,30 +204,34 @@ def causal_section(tr: ref_gqa.GQATrace) -> Section:
     )
 
 
-def softmax_section(tr: ref_gqa.GQATrace) -> Section:
-    """``A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾)`` per query head."""
+def softmax_mats(tr: ref_gqa.GQATrace, scores: str = "\\tilde S") -> list[Mat]:
+    """``A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾)`` per query head (``scores``: ``S`` where nothing is masked)."""
     tok = list(tr.tokens)
-    items = [
+    return [
         Mat(
             symbol=f"A{sup(i)}",
             value=L(tr.A[i]),
             rows=tok,
             cols=tok,
-            formula=f"\\operatorname{{softmax}}(\\tilde S{sup(i)})",
+            formula=f"\\operatorname{{softmax}}({scores}{sup(i)})",
         )
         for i in range(tr.h)
     ]
+
+
+def softmax_section(tr: ref_gqa.GQATrace) -> Section:
+    """``A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾)`` per query head."""
     return Section(
         title="Softmax, row by row: A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾)",
         text="Each row is a probability distribution over the keys it may see.",
-        items=items,
+        items=softmax_mats(tr),
     )
 
 
-def head_output_section(tr: ref_gqa.GQATrace) -> Section:
-    """``H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ᵞ⁽ⁱ⁾⁾``."""
+def head_output_mats(tr: ref_gqa.GQATrace) -> list[Mat]:
+    """``H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ᵞ⁽ⁱ⁾⁾`` per query head."""
     tok = list(tr.tokens)
-    items = [
+    return [
         Mat(
             symbol=f"H{sup(i)}",
             value=L(tr.H[i]),
@@ -227,6 +240,10 @@ def head_output_section(tr: ref_gqa.GQATrace) -> Section:
         )
         for i in range(tr.h)
     ]
+
+
+def head_output_section(tr: ref_gqa.GQATrace) -> Section:
+    """``H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ᵞ⁽ⁱ⁾⁾``."""
     own = tr.g == tr.h  # every head its own values: no group to name
     return Section(
         title="Head outputs: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾"
@@ -234,14 +251,14 @@ def head_output_section(tr: ref_gqa.GQATrace) -> Section:
         else "Head outputs: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ with j = γ(i)",
         text="Row t is a weighted average of the value rows of "
         + ("the head's own values." if own else "the head's group."),
-        items=items,
+        items=head_output_mats(tr),
     )
 
 
-def output_section(tr: ref_gqa.GQATrace, note: str) -> Section:
-    """Concat of the ``h`` heads and the output projection."""
+def concat_mat(tr: ref_gqa.GQATrace) -> Mat:
+    """``Concat = [H⁽¹⁾ | … | H⁽ʰ⁾]``."""
     tok = list(tr.tokens)
-    concat = Mat(
+    return Mat(
         symbol="\\operatorname{Concat}",
         value=L(tr.concat),
         rows=tok,
@@ -255,7 +272,12 @@ def output_section(tr: ref_gqa.GQATrace, note: str) -> Section:
         + "]",
         formula_text=None if tr.h <= 2 else f"[H^(1) | … | H^({tr.h})]",
     )
-    items = [concat]
+
+
+def output_section(tr: ref_gqa.GQATrace, note: str) -> Section:
+    """Concat of the ``h`` heads and the output projection."""
+    tok = list(tr.tokens)
+    items = [concat_mat(tr)]
     if tr.W_O is not None:
         items += [
             Mat(symbol="W_O", value=L(tr.W_O)),
