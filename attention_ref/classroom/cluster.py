@@ -74,6 +74,9 @@ class Postgres:
     """A PostgreSQL cluster in ``directory`` (data, socket, log): created, started, stopped."""
 
     directory: Path
+    #: PostgreSQL's ``max_connections`` (`attention_ref.classroom.pools.max_connections`);
+    #: ``None``: PostgreSQL's default (100)
+    max_connections: int | None = None
 
     def __post_init__(self) -> None:
         self.directory = self.directory.absolute()
@@ -178,6 +181,8 @@ class Postgres:
         if self.is_running():
             return False
         options = f"-h '' -k {shlex.quote(str(self.socket_dir))}"
+        if self.max_connections is not None:
+            options += f" -c max_connections={int(self.max_connections)}"
         self._run(
             "pg_ctl",
             "start",

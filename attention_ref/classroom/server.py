@@ -53,7 +53,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attention_ref.classroom import tracking_server
+from attention_ref.classroom import pools, tracking_server
 from attention_ref.classroom.accounts import ADMIN_USERNAME
 from attention_ref.classroom.client import class_experiment_id
 from attention_ref.classroom.cluster import AUTH_DB, TRACKING_DB, Postgres, class_exists
@@ -116,7 +116,7 @@ class ClassServer:
 
     def __post_init__(self) -> None:
         self.root = self.root.expanduser().resolve()  # the folder itself, not a symlink to it
-        self.postgres = Postgres(self.root / "postgres")
+        self.postgres = Postgres(self.root / "postgres", pools.max_connections(self.workers))
         self._lock_fd: int | None = None
         self._own_postgres = False
         self._wrote_pid_file = False

@@ -28,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+from attention_ref.classroom import pools
 from attention_ref.classroom.errors import ServerError
 
 #: a password's hash is checked once a minute per account and worker, not on every request
@@ -92,6 +93,8 @@ def environment(
         "MLFLOW_BASIC_AUTH_FAIL_CLOSED": "true",
         STUDENTS_PER_ADDRESS_ENV: str(students_per_address),
     }
+    # the stores' pools: two connections per request that can run at once (`pools`)
+    env |= pools.store_environment()
     return env
 
 

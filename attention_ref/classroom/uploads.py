@@ -129,7 +129,12 @@ def _postgres() -> Any | None:
         return None
     from sqlalchemy import create_engine
 
-    _LOCKS.append(create_engine(engine.url, pool_size=4, max_overflow=60, pool_timeout=5))
+    from attention_ref.classroom.pools import LOCK_CONNECTIONS, LOCK_POOL_SIZE
+
+    overflow = LOCK_CONNECTIONS - LOCK_POOL_SIZE
+    _LOCKS.append(
+        create_engine(engine.url, pool_size=LOCK_POOL_SIZE, max_overflow=overflow, pool_timeout=5)
+    )
     return _LOCKS[0]
 
 

@@ -46,12 +46,18 @@ def class_dir(prefix: str = "attnref-class-") -> Path:
 def status_of(host: str, method: str, target: str, body: bytes = b"",
               headers: dict[str, str] | None = None) -> int:  # fmt: skip
     """One plain HTTP request to ``host`` (``"127.0.0.1:PORT"``), as sent: its status."""
+    return answer_of(host, method, target, body, headers)[0]
+
+
+def answer_of(host: str, method: str, target: str, body: bytes = b"",
+              headers: dict[str, str] | None = None) -> tuple[int, str]:  # fmt: skip
+    """One plain HTTP request to ``host``, as sent: its status and its body's text (first 300
+    characters), so a test that fails on a status says what the server said."""
     conn = http.client.HTTPConnection(host, timeout=60)
     try:
         conn.request(method, target, body=body or None, headers=headers or {})
         response = conn.getresponse()
-        response.read()
-        return response.status
+        return response.status, response.read()[:300].decode("utf-8", "replace")
     finally:
         conn.close()
 

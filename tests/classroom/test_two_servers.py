@@ -29,7 +29,7 @@ from attention_ref.classroom.credentials import FAST_HASH
 from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange.fetch import mine
 from attention_ref.classroom.server import ClassServer
-from tests.classroom.conftest import class_dir, free_port, status_of
+from tests.classroom.conftest import answer_of, class_dir, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -68,9 +68,16 @@ def upstreams(server: ClassServer, user: str) -> set[str]:
 
 def direct(port: int, who: tuple[str, str], method: str, path: str, body: bytes = b"") -> int:
     """One request straight to an application server (no edge): its status."""
+    return direct_answer(port, who, method, path, body)[0]
+
+
+def direct_answer(
+    port: int, who: tuple[str, str], method: str, path: str, body: bytes = b""
+) -> tuple[int, str]:
+    """One request straight to an application server (no edge): its status and body."""
     token = base64.b64encode(f"{who[0]}:{who[1]}".encode()).decode()
     headers = {"Authorization": f"Basic {token}", "Content-Type": "application/json"}
-    return status_of(f"127.0.0.1:{port}", method, path, body, headers)
+    return answer_of(f"127.0.0.1:{port}", method, path, body, headers)
 
 
 def new_submission(server: ClassServer, who: tuple[str, str]) -> tuple[str, str]:
@@ -241,6 +248,7 @@ def test_more_finishes_at_once_than_the_stores_pool_holds_do_not_wait_for_it(two
     for exp, run_id in runs:
         assert client.send(answer_path(exp, run_id), data=b"{}", method="PUT")[0] == 200
     statuses: list[int] = [0] * len(runs)
+    said: list[str] = [""] * len(runs)
     took: list[float] = [0.0] * len(runs)
     barrier = threading.Barrier(len(runs))
 
@@ -248,7 +256,8 @@ def test_more_finishes_at_once_than_the_stores_pool_holds_do_not_wait_for_it(two
         body = json.dumps({"run_id": runs[k][1], "status": "FINISHED"}).encode()
         barrier.wait()
         t0 = time.monotonic()
-        statuses[k] = direct(two.app_ports[1], who, "POST", "/api/2.0/mlflow/runs/update", body)
+        path = "/api/2.0/mlflow/runs/update"
+        statuses[k], said[k] = direct_answer(two.app_ports[1], who, "POST", path, body)
         took[k] = time.monotonic() - t0
 
     threads = [threading.Thread(target=finish, args=(k,)) for k in range(len(runs))]
@@ -256,5 +265,78 @@ def test_more_finishes_at_once_than_the_stores_pool_holds_do_not_wait_for_it(two
         t.start()
     for t in threads:
         t.join()
-    assert statuses == [200] * len(runs), statuses
+    refused = [(s, t) for s, t in zip(statuses, said, strict=True) if s != 200]
+    assert statuses == [200] * len(runs), refused
     assert max(took) < 20, sorted(took)[-5:]
+
+
+def test_more_trainings_logging_at_once_than_the_stores_pool_holds_all_get_through(two, accounts):
+    """40 trainings' `log-batch` at once on one server: the most requests one server runs at
+    once (`pools.REQUEST_THREADS`). MLflow's `log_batch` opens a session inside its own (for the
+    metrics, the params, the tags): with a pool smaller than two connections per request, every
+    connection is held by a request waiting for a second one, until the pool's 30 s timeout
+    answers 400 (seen: two finishes of 40 given up at 30 s). All get through, quickly."""
+    import json
+
+    who = ("s04", accounts["s04"])
+    client = ClassClient(two.url, who)
+    exp = client.experiment(EXPERIMENT)
+    assert exp is not None
+    runs = []
+    for k in range(40):
+        asked = {"experiment_id": exp["experiment_id"], "run_name": f"t{k}"}
+        status, made = client.send("/api/2.0/mlflow/runs/create", asked)
+        assert status == 200, made
+        runs.append(str(made["run"]["info"]["run_id"]))
+    statuses: list[int] = [0] * len(runs)
+    said: list[str] = [""] * len(runs)
+    took: list[float] = [0.0] * len(runs)
+    barrier = threading.Barrier(len(runs))
+
+    def log(k: int) -> None:
+        metrics = [
+            {"key": "loss", "value": 1.0 / (s + 1), "timestamp": 0, "step": s} for s in range(20)
+        ]
+        tags = [{"key": "epoch", "value": "1"}]
+        params = [{"key": "lr", "value": "0.001"}]
+        body = json.dumps(
+            {"run_id": runs[k], "metrics": metrics, "params": params, "tags": tags}
+        ).encode()
+        barrier.wait()
+        t0 = time.monotonic()
+        path = "/api/2.0/mlflow/runs/log-batch"
+        statuses[k], said[k] = direct_answer(two.app_ports[1], who, "POST", path, body)
+        took[k] = time.monotonic() - t0
+
+    threads = [threading.Thread(target=log, args=(k,)) for k in range(len(runs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    refused = [(s, t) for s, t in zip(statuses, said, strict=True) if s != 200]
+    assert statuses == [200] * len(runs), refused
+    assert max(took) < 20, sorted(took)[-5:]
+
+
+def test_postgres_and_each_servers_pools_hold_two_connections_per_request(two):
+    """The sizes `attention_ref.classroom.pools` counts, as the running class has them:
+    PostgreSQL's ``max_connections`` for its two servers, each server's stores' pools."""
+    import sqlalchemy
+
+    from attention_ref.classroom import pools
+    from attention_ref.classroom.cluster import TRACKING_DB
+
+    engine = sqlalchemy.create_engine(two.postgres.uri(TRACKING_DB))
+    try:
+        with engine.connect() as c:
+            most = int(c.execute(sqlalchemy.text("SHOW max_connections")).scalar_one())
+    finally:
+        engine.dispose()
+    assert most == pools.max_connections(2) > 100, most
+    running = [p for p in two.processes if p.poll() is None]  # one was stopped above
+    assert running
+    for proc in running:
+        raw = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
+        env = dict(v.decode().split("=", 1) for v in raw if b"=" in v)
+        for key, value in pools.store_environment().items():
+            assert env.get(key) == value, (proc.pid, key, env.get(key))
