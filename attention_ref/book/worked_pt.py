@@ -14,7 +14,7 @@ pass are here.
 
 from __future__ import annotations
 
-import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -26,7 +26,6 @@ from attention_ref.book.worked_pt_variants import (
     forward_steps,
     gqa_words,
     groups_words,
-    listed_pt,
     num_pt,
     rope_words,
     window_words,
@@ -34,7 +33,7 @@ from attention_ref.book.worked_pt_variants import (
 
 if TYPE_CHECKING:
     from attention_ref import reference as ref
-    from attention_ref.reference import online_softmax as osm
+    from attention_ref.render import Explanation
 
 __all__ = [
     "Step",
@@ -47,156 +46,36 @@ __all__ = [
     "online_softmax_words",
     "rope_words",
     "window_words",
+    "words_of",
 ]
 
 
-def kv_cache_words() -> Words:
-    """`attnref explain -e kv-cache` in Portuguese."""
-    from attention_ref.worked import life_is_awesome as life
-    from attention_ref.worked.life_kv_cache import PROMPT, check_section, decode
-
-    _, step = decode()
-    tok = list(life.LIFE_TOKENS)
-    prompt, new = tok[:PROMPT], tok[PROMPT]
-    h, d_out = int(step.q.shape[-3]), int(step.output.shape[-1])
-    _, data = check_section(step)
-    row_gap, all_gap = data["row_difference"], data["all_rows_difference"]
-    doc_gap, per_token = data["document_difference"], data["cache_numbers_per_token"]
-    assert isinstance(row_gap, float) and isinstance(all_gap, float)
-    assert isinstance(doc_gap, float) and isinstance(per_token, int)
-    n = len(tok)
-    words = []
-    if row_gap < 1e-12:
-        words.append(
-            f"y_t é igual à linha t = {PROMPT} da saída da seed 000 (posições contadas a partir "
-            f"de 0: a sua última linha; maior diferença {num_pt(row_gap, '.1e')}; a lista a "
-            f"imprime com 3 casas decimais, com diferença de até {num_pt(doc_gap, '.1e')})."
-        )
-    else:
-        words.append(
-            f"y_t NÃO é a linha t = {PROMPT} da saída da seed 000 ({num_pt(row_gap, '.1e')})."
-        )
-    if all_gap < 1e-12:
-        words.append(
-            f"Decodificar os {n} tokens um de cada vez a partir de um cache vazio dá cada linha "
-            f"da passada causal completa (maior diferença {num_pt(all_gap, '.1e')})."
-        )
-    length = step.cache.length
-    words.append(
-        f"O cache guarda 2 · h · d_k = {per_token} números por token nesta camada: os {length} "
-        f"tokens ocupam {per_token * length}."
-    )
-    steps = [
-        (
-            f'Preenchimento: o cache do prompt "{" ".join(prompt)}"',
-            f"As chaves e os valores do prompt, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ e V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ para os seus "
-            f"{PROMPT} tokens, um bloco por cabeça: é isto que o cache guarda.",
-        ),
-        (
-            f'Decodificar "{new}" (t = {step.position}): só o token novo é projetado',
-            "q_t = x_t W_Q⁽ⁱ⁾, k_t = x_t W_K⁽ⁱ⁾, v_t = x_t W_V⁽ⁱ⁾: uma linha de cada, por cabeça. "
-            "O prompt não é projetado de novo.",
-        ),
-        (
-            "Anexar: K⁽ⁱ⁾ ← [K⁽ⁱ⁾; k_t⁽ⁱ⁾], V⁽ⁱ⁾ ← [V⁽ⁱ⁾; v_t⁽ⁱ⁾]",
-            f"A chave e o valor novos vão para baixo dos guardados: agora o cache tem {length} "
-            "tokens.",
-        ),
-        (
-            "Uma linha de atenção: s_t = q_t Kᵀ / √d_k, a_t = softmax(s_t), h_t = a_t V",
-            "Sem máscara: cada chave do cache está no passado do token novo (ou é o próprio "
-            "token), que é o que a máscara causal permitia na sua linha.",
-        ),
-        (
-            "Concatenação e projeção de saída: y_t = Concat(h_t⁽¹⁾ | … | h_t⁽ʰ⁾) W_O",
-            f"W_O = I_{d_out}, então y_t é a concatenação.",
-        ),
-        ("Verificação: os mesmos números da passada causal completa", " ".join(words)),
-    ]
+def words_of(expl: Explanation) -> Words:
+    """An explanation written in another language (``explain(lang)``) as the `Words` of its
+    steps: the English example's matrices stay, and `attention_ref.book.pages.translated`
+    still checks that each step carries the English step's numbers."""
     return Words(
-        lang="pt",
-        source=f"os números da seed 000 (h = {h}, W_O = I_{d_out}), gerados um token de cada vez",
-        steps=steps,
+        lang=expl.lang, source=expl.source, steps=[(s.title, s.text) for s in expl.sections]
     )
 
 
-def _tile_words(step: osm.TileStep, prev_m: torch.Tensor, tok: list[str]) -> str:
-    """`attention_ref.worked.life_online_softmax`'s words of one tile, in Portuguese."""
-    S = step.S_j  # (h, n, b)
-    words = []
-    for r, name in enumerate(tok):
-        masked = torch.isneginf(S[:, r, :])  # (h, b)
-        if bool(masked.all()):
-            words.append(
-                f"'{name}' não vê nenhuma chave deste bloco (todas −∞): P_j = 0, α = 1 (o seu "
-                "máximo não se move), ℓ e O ficam como estavam."
-            )
-        elif bool(masked.any()):
-            words.append(
-                f"O bloco termina dentro da máscara para '{name}': as suas chaves mascaradas "
-                "dão P_j = 0."
-            )
-        for i in range(S.shape[0]):
-            before, after = float(prev_m[i, r, 0]), float(step.m[i, r, 0])
-            if math.isfinite(before) and after > before:
-                words.append(
-                    f"Cabeça {i + 1}, '{name}': o máximo cresce de {num_pt(before, '.3f')} para "
-                    f"{num_pt(after, '.3f')}, então α = e^(m − m') = "
-                    f"{num_pt(float(step.alpha[i, r, 0]), '.3f')} encolhe o que foi somado antes."
-                )
-    return " ".join(words)
+def kv_cache_words() -> Words:
+    """`attnref explain -e kv-cache` in Portuguese: the example's own writer, in its
+    Portuguese words (`attention_ref.worked.words.KV_CACHE`)."""
+    from attention_ref.worked.life_kv_cache import explain
+
+    return words_of(explain("pt"))
 
 
 def online_softmax_words() -> Words:
-    """`attnref explain -e online-softmax` in Portuguese."""
-    from attention_ref.worked.life_online_softmax import TILE, end_section, online_trace
+    """`attnref explain -e online-softmax` in Portuguese: the example's own writer, in its
+    Portuguese words (`attention_ref.worked.words.ONLINE_SOFTMAX`), and the words inside its
+    matrices' LaTeX."""
+    from attention_ref.worked.life_online_softmax import explain
+    from attention_ref.worked.words import ONLINE_SOFTMAX as WORDS
 
-    seed, trace = online_trace()
-    tok = list(seed.tokens)
-    h, d_out = int(trace.Q.shape[0]), int(seed.output.shape[-1])
-    tiles = [tok[s.start : s.stop] for s in trace.steps]
-    listed = "; ".join(
-        f"o bloco {j} é {listed_pt([repr(w) for w in keys])}" for j, keys in enumerate(tiles, 1)
-    ).replace('"', "'")
-    steps: list[Step] = [
-        (
-            f"Entradas: Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾ da seed 000, lidas em blocos de {TILE} chaves",
-            f"As chaves e os valores são lidos {TILE} de cada vez: {listed}. A matriz n × n de "
-            "scores nunca é formada: os scores S_j de cada bloco são usados e descartados. M_j são "
-            "as colunas do bloco j da máscara causal.",
-        ),
-    ]
-    prev_m = torch.full_like(trace.m, -math.inf)
-    for j, (step, keys) in enumerate(zip(trace.steps, tiles, strict=True), start=1):
-        start = "Antes do primeiro bloco m = −∞, ℓ = 0, O = 0 em cada linha. " if j == 1 else ""
-        steps.append(
-            (f"Bloco {j}: chaves {', '.join(keys)}", start + _tile_words(step, prev_m, tok))
-        )
-        prev_m = step.m
-    _, data = end_section(seed, trace)
-    gap = data["difference"]
-    assert isinstance(gap, float)
-    end = (
-        "Depois do último bloco, uma divisão por linha. H⁽ⁱ⁾ é igual às saídas das cabeças da "
-        f"seed 000 (maior diferença {num_pt(gap, '.1e')}), então a saída é a da lista."
-        if gap < 1e-12
-        else f"H⁽ⁱ⁾ NÃO é a da seed 000 (maior diferença {num_pt(gap, '.1e')})."
-    ) + (
-        " L = m + log ℓ é tudo o que a retropropagação guarda da softmax: um número por linha, "
-        "em vez dos n × n pesos."
-    )
-    steps.append(("O fim: H = O / ℓ, e L = m + log ℓ para a retropropagação", end))
-    return Words(
-        lang="pt",
-        source=f"os números da seed 000 (h = {h}, causal, W_O = I_{d_out}), a passada direta do "
-        "FlashAttention-2",
-        steps=steps,
-        math={
-            r"\text{the output over the keys read so far}": (
-                r"\text{a saída sobre as chaves lidas até aqui}"
-            ),
-        },
-    )
+    so_far = {r"\text{" + WORDS["en"]["so_far"] + "}": r"\text{" + WORDS["pt"]["so_far"] + "}"}
+    return replace(words_of(explain("pt")), math=so_far)
 
 
 def _sup(i: int) -> str:

@@ -21,6 +21,7 @@ from attention_ref.render.document import (
     Section,
     Shape,
     Table,
+    said,
 )
 from attention_ref.render.jsonout import to_json
 from attention_ref.render.latex import PREAMBLE, bmatrix, latex_text, to_latex
@@ -54,6 +55,7 @@ __all__ = [
     "matrix_cells",
     "render",
     "render_table",
+    "said",
     "svg",
     "to_book",
     "to_json",

@@ -93,6 +93,12 @@ SOURCE_WORD: Final[Mapping[str, str]] = {"en": "Source", "pt": "Fonte"}
 DECIMAL_MARK: Final[Mapping[str, str]] = {"en": ".", "pt": ","}
 
 
+def said(v: float, spec: str, lang: str) -> str:
+    """``v`` as a sentence in ``lang`` writes it: formatted by ``spec``, with that language's
+    decimal mark (``said(0.25, ".1e", "pt")`` is ``2,5e-01``)."""
+    return format(v, spec).replace(".", DECIMAL_MARK[lang])
+
+
 @dataclass(frozen=True, kw_only=True)
 class Explanation:
     """A whole worked example; ``data`` is the payload of ``--format json``.

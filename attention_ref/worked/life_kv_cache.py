@@ -23,11 +23,12 @@ from typing import Final
 import torch
 
 from attention_ref.reference import kv_cache as ref_kv
-from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.gradients import NOTATION, check_grad_output, grad_mat
 from attention_ref.worked.grouped_layout import sup, supT
 from attention_ref.worked.trace import L, column_names, t
+from attention_ref.worked.words import KV_CACHE
 
 #: how many tokens the prompt holds: "Life is"; the next one is decoded
 PROMPT: Final = 2
@@ -60,8 +61,12 @@ def decoded_rows() -> torch.Tensor:
     return torch.cat(rows, dim=-2)
 
 
-def step_sections(cache: ref_kv.KVCache, step: ref_kv.DecodeTrace) -> list[Section]:
-    """Prefill, the new token's projections, the append, its scores, weights and output."""
+def step_sections(
+    cache: ref_kv.KVCache, step: ref_kv.DecodeTrace, lang: str = "en"
+) -> list[Section]:
+    """Prefill, the new token's projections, the append, its scores, weights and output, in
+    ``lang``'s words (`attention_ref.worked.words.KV_CACHE`)."""
+    say = KV_CACHE[lang]
     tok = list(life.LIFE_TOKENS)
     prompt, new, seen = tok[:PROMPT], tok[PROMPT], tok[: PROMPT + 1]
     h = int(step.q.shape[-3])
@@ -140,35 +145,28 @@ def step_sections(cache: ref_kv.KVCache, step: ref_kv.DecodeTrace) -> list[Secti
             ),
         )
     ]
+    d_out = int(step.output.shape[-1])
     return [
         Section(
-            title=f'Prefill: the cache of the prompt "{" ".join(prompt)}"',
-            text=f"The prompt's keys and values, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ and V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ for its "
-            f"{PROMPT} tokens, one block per head: this is what the cache holds.",
+            title=say["prefill"].format(prompt=" ".join(prompt)),
+            text=say["prefill_text"].format(n=PROMPT),
             items=cached,
         ),
         Section(
-            title=f'Decode "{new}" (t = {step.position}): only the new token is projected',
             # positions count from 0 here, as the page's x_0 .. x_t; heads from 1
-            text="q_t = x_t W_Q⁽ⁱ⁾, k_t = x_t W_K⁽ⁱ⁾, v_t = x_t W_V⁽ⁱ⁾: one row each, per head. "
-            "The prompt is not projected again.",
+            title=say["decode"].format(new=new, t=step.position),
+            text=say["decode_text"],
             items=projections,
         ),
         Section(
-            title="Append: K⁽ⁱ⁾ ← [K⁽ⁱ⁾; k_t⁽ⁱ⁾], V⁽ⁱ⁾ ← [V⁽ⁱ⁾; v_t⁽ⁱ⁾]",
-            text=f"The new key and value go under the cached ones: the cache now holds "
-            f"{step.cache.length} tokens.",
+            title=say["append"],
+            text=say["append_text"].format(length=step.cache.length),
             items=appended,
         ),
+        Section(title=say["row"], text=say["row_text"], items=scores),
         Section(
-            title="One row of attention: s_t = q_t Kᵀ / √d_k, a_t = softmax(s_t), h_t = a_t V",
-            text="No mask: every cached key is in the past of the new token (or is the token "
-            "itself), which is what the causal mask allowed in its row.",
-            items=scores,
-        ),
-        Section(
-            title="Concat and output projection: y_t = Concat(h_t⁽¹⁾ | h_t⁽²⁾) W_O",
-            text="W_O = I_4, so y_t is the concat.",
+            title=say["output"],
+            text=say["output_text"].format(d_out=d_out),
             items=[
                 Mat(symbol="\\operatorname{Concat}", value=L(step.concat), rows=[new]),
                 Mat(
@@ -183,8 +181,12 @@ def step_sections(cache: ref_kv.KVCache, step: ref_kv.DecodeTrace) -> list[Secti
     ]
 
 
-def check_section(step: ref_kv.DecodeTrace) -> tuple[Section, dict[str, JSONValue]]:
-    """The decoded row against seed 000's last row, and every row decoded token by token."""
+def check_section(
+    step: ref_kv.DecodeTrace, lang: str = "en"
+) -> tuple[Section, dict[str, JSONValue]]:
+    """The decoded row against seed 000's last row, and every row decoded token by token, in
+    ``lang``'s words (`attention_ref.worked.words.KV_CACHE`)."""
+    say = KV_CACHE[lang]
     seed = life.life_trace().output
     row_gap = float((step.output[0] - seed[PROMPT]).abs().max())
     all_gap = float((decoded_rows() - seed).abs().max())
@@ -192,24 +194,16 @@ def check_section(step: ref_kv.DecodeTrace) -> tuple[Section, dict[str, JSONValu
     doc_gap = float((step.output[0] - doc).abs().max())
     n = len(life.LIFE_TOKENS)
     per_token = 2 * int(step.k.shape[-3]) * int(step.k.shape[-1])
-    words = []
-    if row_gap < 1e-12:
-        words.append(
-            f"y_t equals row t = {PROMPT} of seed 000's output (positions counted from 0: its "
-            f"last row; largest difference "
-            f"{row_gap:.1e}; the document prints it to 3 decimals, within {doc_gap:.1e})."
+    gaps = {k: said(v, ".1e", lang) for k, v in (("row_gap", row_gap), ("all_gap", all_gap))}
+    words = [
+        say["row_equal" if row_gap < 1e-12 else "row_differs"].format(
+            t=PROMPT, doc_gap=said(doc_gap, ".1e", lang), **gaps
         )
-    else:
-        words.append(f"y_t is NOT row t = {PROMPT} of seed 000's output ({row_gap:.1e}).")
+    ]
     if all_gap < 1e-12:
-        words.append(
-            f"Decoding all {n} tokens one at a time from an empty cache gives every row of the "
-            f"full causal pass (largest difference {all_gap:.1e})."
-        )
-    words.append(
-        f"The cache keeps 2 · h · d_k = {per_token} numbers per token for this layer: the "
-        f"{step.cache.length} tokens hold {per_token * step.cache.length}."
-    )
+        words.append(say["all_equal"].format(n=n, **gaps))
+    length = step.cache.length
+    words.append(say["size"].format(per_token=per_token, length=length, held=per_token * length))
     data: dict[str, JSONValue] = {
         "equals_full_row": row_gap < 1e-12,
         "row_difference": row_gap,
@@ -218,7 +212,7 @@ def check_section(step: ref_kv.DecodeTrace) -> tuple[Section, dict[str, JSONValu
         "cache_numbers_per_token": per_token,
     }
     return Section(
-        title="Check: the same numbers as the full causal pass",
+        title=say["check"],
         text=" ".join(words),
         items=[
             Mat(
@@ -261,15 +255,17 @@ def step_json(cache: ref_kv.KVCache, step: ref_kv.DecodeTrace) -> dict[str, JSON
     }
 
 
-def explain() -> Explanation:
-    """Seed 000: "Life is" in the cache, "awesome" decoded in one step."""
+def explain(lang: str = "en") -> Explanation:
+    """Seed 000: "Life is" in the cache, "awesome" decoded in one step, in ``lang``'s words."""
     cache, step = decode()
-    check, numbers = check_section(step)
+    check, numbers = check_section(step, lang)
+    h, d_out = int(step.q.shape[-3]), int(step.output.shape[-1])
     return Explanation(
-        title='The KV cache: "Life is" cached, "awesome" decoded in one step',
-        source="seed 000's numbers (h = 2, W_O = I_4), generated one token at a time",
-        sections=[*step_sections(cache, step), check],
+        title=KV_CACHE[lang]["title"],
+        source=KV_CACHE[lang]["source"].format(h=h, d_out=d_out),
+        sections=[*step_sections(cache, step, lang), check],
         data={**step_json(cache, step), "check": numbers},
+        lang=lang,
     )
 
 

@@ -36,10 +36,13 @@ from attention_ref.worked.online_tiles import (
     trace_json,
 )
 from attention_ref.worked.trace import L, column_names
+from attention_ref.worked.words import ONLINE_SOFTMAX, listed
 
 
-def explain() -> Explanation:
-    """Seed 000's two heads by FlashAttention's online softmax, tiles of 2 keys."""
+def explain(lang: str = "en") -> Explanation:
+    """Seed 000's two heads by FlashAttention's online softmax, tiles of 2 keys, in ``lang``'s
+    words (`attention_ref.worked.words.ONLINE_SOFTMAX`)."""
+    say = ONLINE_SOFTMAX[lang]
     seed, trace = online_trace()
     tok = list(life.LIFE_TOKENS)
     inputs = [
@@ -51,25 +54,26 @@ def explain() -> Explanation:
             Mat(symbol=f"V{sup(i)}", value=L(seed.V[i]), formula=f"X W_V{sup(i)}", rows=tok),
         )
     ]
-    end, numbers = end_section(seed, trace)
+    end, numbers = end_section(seed, trace, lang)
+    tiles = say["tile_sep"].join(
+        say["tile_is"].format(j=j, keys=listed([repr(w) for w in tok[s.start : s.stop]], lang))
+        for j, s in enumerate(trace.steps, start=1)
+    )
     sections = [
         Section(
-            title=f"Inputs: seed 000's Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾, read in tiles of {TILE} keys",
-            text=f"The keys and values are read {TILE} at a time: tile 1 is "
-            f"{', '.join(map(repr, tok[:TILE]))}, tile 2 is "
-            f"{', '.join(map(repr, tok[TILE:]))}. The n × n matrix of scores is never "
-            "formed: each tile's scores S_j are used and dropped. M_j is the "
-            "causal mask's columns of tile j.",
+            title=say["inputs"].format(tile=TILE),
+            text=say["inputs_text"].format(tile=TILE, tiles=tiles),
             items=inputs,
         ),
-        *tile_sections(trace),
+        *tile_sections(trace, lang),
         end,
     ]
     return Explanation(
-        title=f'FlashAttention\'s online softmax: "Life is awesome", tiles of {TILE} keys',
-        source="seed 000's numbers (h = 2, causal, W_O = I_4), FlashAttention-2's forward",
+        title=say["title"].format(tile=TILE),
+        source=say["source"].format(h=seed.h, d_out=int(seed.output.shape[-1])),
         sections=sections,
         data={**trace_json(seed, trace), "check": numbers},
+        lang=lang,
     )
 
 

@@ -16,10 +16,11 @@ import torch
 
 from attention_ref import reference as ref
 from attention_ref.reference import online_softmax as osm
-from attention_ref.render import JSONValue, Mat, Section
+from attention_ref.render import JSONValue, Mat, Section, said
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_layout import sup
 from attention_ref.worked.trace import L, column_names
+from attention_ref.worked.words import ONLINE_SOFTMAX
 
 #: keys per tile
 TILE: Final = 2
@@ -32,21 +33,17 @@ def online_trace() -> tuple[ref.AttentionTrace, osm.OnlineSoftmaxTrace]:
     return seed, osm.online_softmax_attention(seed.Q, seed.K, seed.V, seed.M, tile=TILE)
 
 
-def _tile_words(step: osm.TileStep, prev_m: torch.Tensor, tok: list[str]) -> str:
-    """What the numbers of one tile show, row by row (computed, not typed)."""
+def _tile_words(step: osm.TileStep, prev_m: torch.Tensor, tok: list[str], lang: str) -> str:
+    """What the numbers of one tile show, row by row (computed, not typed), in ``lang``."""
+    say = ONLINE_SOFTMAX[lang]
     S = step.S_j  # (h, n, b)
     words = []
     for r, name in enumerate(tok):
         masked = torch.isneginf(S[:, r, :])  # (h, b)
         if bool(masked.all()):
-            words.append(
-                f"'{name}' sees no key of this tile (all −∞): P_j = 0, α = 1 "
-                "(its maximum does not move), ℓ and O stay as they were."
-            )
+            words.append(say["unseen"].format(name=name))
         elif bool(masked.any()):
-            words.append(
-                f"The tile ends inside the mask for '{name}': its masked keys give P_j = 0."
-            )
+            words.append(say["inside"].format(name=name))
         grew = [
             i
             for i in range(S.shape[0])
@@ -54,16 +51,22 @@ def _tile_words(step: osm.TileStep, prev_m: torch.Tensor, tok: list[str]) -> str
             and float(step.m[i, r, 0]) > float(prev_m[i, r, 0])
         ]
         for i in grew:
+            numbers = {
+                "before": float(prev_m[i, r, 0]),
+                "after": float(step.m[i, r, 0]),
+                "alpha": float(step.alpha[i, r, 0]),
+            }
             words.append(
-                f"Head {i + 1}, '{name}': the maximum grows from {float(prev_m[i, r, 0]):.3f} to "
-                f"{float(step.m[i, r, 0]):.3f}, so α = e^(m − m') = "
-                f"{float(step.alpha[i, r, 0]):.3f} shrinks what was summed before."
+                say["grows"].format(
+                    head=i + 1, name=name, **{k: said(v, ".3f", lang) for k, v in numbers.items()}
+                )
             )
     return " ".join(words)
 
 
-def tile_sections(trace: osm.OnlineSoftmaxTrace) -> list[Section]:
-    """One section per tile: its scores and the running m, ℓ, O of every head."""
+def tile_sections(trace: osm.OnlineSoftmaxTrace, lang: str = "en") -> list[Section]:
+    """One section per tile: its scores and the running m, ℓ, O of every head, in ``lang``."""
+    say = ONLINE_SOFTMAX[lang]
     tok = list(life.LIFE_TOKENS)
     h = int(trace.Q.shape[0])
     sections = []
@@ -120,29 +123,23 @@ def tile_sections(trace: osm.OnlineSoftmaxTrace) -> list[Section]:
                     symbol=f"O{s} / \\ell{s}",
                     value=L(step.partial[i]),
                     rows=tok,
-                    formula="\\text{the output over the keys read so far}",
-                    formula_text="the output over the keys read so far",
+                    formula="\\text{" + ONLINE_SOFTMAX["en"]["so_far"] + "}",
+                    formula_text=ONLINE_SOFTMAX["en"]["so_far"],
                 ),
             ]
-        first = j == 1
-        text = (
-            "Before the first tile m = −∞, ℓ = 0, O = 0 in every row. " if first else ""
-        ) + _tile_words(step, prev_m, tok)
+        text = (say["before"] if j == 1 else "") + _tile_words(step, prev_m, tok, lang)
         sections.append(
-            Section(
-                title=f"Tile {j}: keys {', '.join(keys)}",
-                text=text,
-                items=items,
-            )
+            Section(title=say["tile"].format(j=j, keys=", ".join(keys)), text=text, items=items)
         )
         prev_m = step.m
     return sections
 
 
 def end_section(
-    seed: ref.AttentionTrace, trace: osm.OnlineSoftmaxTrace
+    seed: ref.AttentionTrace, trace: osm.OnlineSoftmaxTrace, lang: str = "en"
 ) -> tuple[Section, dict[str, JSONValue]]:
-    """``H = O / ℓ``, ``L = m + log ℓ``, and the comparison with seed 000."""
+    """``H = O / ℓ``, ``L = m + log ℓ``, and the comparison with seed 000, in ``lang``."""
+    say = ONLINE_SOFTMAX[lang]
     tok = list(life.LIFE_TOKENS)
     h = int(trace.Q.shape[0])
     gap = float((trace.H - seed.H).abs().max())
@@ -172,18 +169,9 @@ def end_section(
         )
     )
     same = gap < 1e-12
-    text = (
-        f"After the last tile, one division per row. H⁽ⁱ⁾ equals seed 000's head outputs "
-        f"(largest difference {gap:.1e}), so the output is the homework's."
-        if same
-        else f"H⁽ⁱ⁾ is NOT seed 000's (largest difference {gap:.1e})."
-    ) + (
-        " L = m + log ℓ is all the backward keeps of the softmax: one number per row, "
-        "instead of the n × n weights."
-    )
-    return Section(
-        title="The end: H = O / ℓ, and L = m + log ℓ for the backward", text=text, items=items
-    ), {"difference": gap, "equal": same}
+    verdict = say["end_same" if same else "end_differs"].format(gap=said(gap, ".1e", lang))
+    text = verdict + say["end_keeps"]
+    return Section(title=say["end"], text=text, items=items), {"difference": gap, "equal": same}
 
 
 def trace_json(seed: ref.AttentionTrace, trace: osm.OnlineSoftmaxTrace) -> dict[str, JSONValue]:

@@ -1,0 +1,141 @@
+"""The words of the worked examples of today's attention, one table per example and language.
+
+Each example's writer (``explain(lang)``) computes its facts once (numbers, and the verdicts
+they support) and says them through its table here, in English and in Portuguese: a number or
+a verdict cannot differ between the languages because one function computes both. The
+Portuguese book reads those writers (`attention_ref.book.worked_pt`).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: The KV cache's words (`attention_ref.worked.life_kv_cache`), per language: its
+#: `step_sections`, `check_section` and `explain` fill them in with the facts they compute once.
+KV_CACHE: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": 'The KV cache: "Life is" cached, "awesome" decoded in one step',
+        "source": "seed 000's numbers (h = {h}, W_O = I_{d_out}), generated one token at a time",
+        "prefill": 'Prefill: the cache of the prompt "{prompt}"',
+        "prefill_text": "The prompt's keys and values, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ and V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ for "
+        "its {n} tokens, one block per head: this is what the cache holds.",
+        "decode": 'Decode "{new}" (t = {t}): only the new token is projected',
+        "decode_text": "q_t = x_t W_Q⁽ⁱ⁾, k_t = x_t W_K⁽ⁱ⁾, v_t = x_t W_V⁽ⁱ⁾: one row each, per "
+        "head. The prompt is not projected again.",
+        "append": "Append: K⁽ⁱ⁾ ← [K⁽ⁱ⁾; k_t⁽ⁱ⁾], V⁽ⁱ⁾ ← [V⁽ⁱ⁾; v_t⁽ⁱ⁾]",
+        "append_text": "The new key and value go under the cached ones: the cache now holds "
+        "{length} tokens.",
+        "row": "One row of attention: s_t = q_t Kᵀ / √d_k, a_t = softmax(s_t), h_t = a_t V",
+        "row_text": "No mask: every cached key is in the past of the new token (or is the token "
+        "itself), which is what the causal mask allowed in its row.",
+        "output": "Concat and output projection: y_t = Concat(h_t⁽¹⁾ | h_t⁽²⁾) W_O",
+        "output_text": "W_O = I_{d_out}, so y_t is the concat.",
+        "check": "Check: the same numbers as the full causal pass",
+        "row_equal": "y_t equals row t = {t} of seed 000's output (positions counted from 0: "
+        "its last row; largest difference {row_gap}; the document prints it to 3 decimals, "
+        "within {doc_gap}).",
+        "row_differs": "y_t is NOT row t = {t} of seed 000's output ({row_gap}).",
+        "all_equal": "Decoding all {n} tokens one at a time from an empty cache gives every row "
+        "of the full causal pass (largest difference {all_gap}).",
+        "size": "The cache keeps 2 · h · d_k = {per_token} numbers per token for this layer: "
+        "the {length} tokens hold {held}.",
+    },
+    "pt": {
+        "title": 'O cache KV: "Life is" no cache, "awesome" decodificado em um passo',
+        "source": "os números da seed 000 (h = {h}, W_O = I_{d_out}), gerados um token de cada vez",
+        "prefill": 'Preenchimento: o cache do prompt "{prompt}"',
+        "prefill_text": "As chaves e os valores do prompt, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ e V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ "
+        "para os seus {n} tokens, um bloco por cabeça: é isto que o cache guarda.",
+        "decode": 'Decodificar "{new}" (t = {t}): só o token novo é projetado',
+        "decode_text": "q_t = x_t W_Q⁽ⁱ⁾, k_t = x_t W_K⁽ⁱ⁾, v_t = x_t W_V⁽ⁱ⁾: uma linha de "
+        "cada, por cabeça. O prompt não é projetado de novo.",
+        "append": "Anexar: K⁽ⁱ⁾ ← [K⁽ⁱ⁾; k_t⁽ⁱ⁾], V⁽ⁱ⁾ ← [V⁽ⁱ⁾; v_t⁽ⁱ⁾]",
+        "append_text": "A chave e o valor novos vão para baixo dos guardados: agora o cache "
+        "tem {length} tokens.",
+        "row": "Uma linha de atenção: s_t = q_t Kᵀ / √d_k, a_t = softmax(s_t), h_t = a_t V",
+        "row_text": "Sem máscara: cada chave do cache está no passado do token novo (ou é o "
+        "próprio token), que é o que a máscara causal permitia na sua linha.",
+        "output": "Concatenação e projeção de saída: y_t = Concat(h_t⁽¹⁾ | … | h_t⁽ʰ⁾) W_O",
+        "output_text": "W_O = I_{d_out}, então y_t é a concatenação.",
+        "check": "Verificação: os mesmos números da passada causal completa",
+        "row_equal": "y_t é igual à linha t = {t} da saída da seed 000 (posições contadas a "
+        "partir de 0: a sua última linha; maior diferença {row_gap}; a lista a imprime com 3 "
+        "casas decimais, com diferença de até {doc_gap}).",
+        "row_differs": "y_t NÃO é a linha t = {t} da saída da seed 000 ({row_gap}).",
+        "all_equal": "Decodificar os {n} tokens um de cada vez a partir de um cache vazio dá "
+        "cada linha da passada causal completa (maior diferença {all_gap}).",
+        "size": "O cache guarda 2 · h · d_k = {per_token} números por token nesta camada: os "
+        "{length} tokens ocupam {held}.",
+    },
+}
+
+
+#: The online softmax's words, per language (`attention_ref.worked.life_online_softmax.explain`
+#: fills them in): the same facts, computed once, said in each. ``key_sep``/``key_last`` join
+#: a tile's keys, ``tile_sep`` the tiles.
+ONLINE_SOFTMAX: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": 'FlashAttention\'s online softmax: "Life is awesome", tiles of {tile} keys',
+        "source": "seed 000's numbers (h = {h}, causal, W_O = I_{d_out}), FlashAttention-2's "
+        "forward",
+        "inputs": "Inputs: seed 000's Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾, read in tiles of {tile} keys",
+        "inputs_text": "The keys and values are read {tile} at a time: {tiles}. The n × n "
+        "matrix of scores is never formed: each tile's scores S_j are used and dropped. M_j is "
+        "the causal mask's columns of tile j.",
+        "tile_is": "tile {j} is {keys}",
+        "tile_sep": ", ",
+        "key_sep": ", ",
+        "key_last": ", ",
+        "tile": "Tile {j}: keys {keys}",
+        "before": "Before the first tile m = −∞, ℓ = 0, O = 0 in every row. ",
+        "unseen": "'{name}' sees no key of this tile (all −∞): P_j = 0, α = 1 (its maximum does "
+        "not move), ℓ and O stay as they were.",
+        "inside": "The tile ends inside the mask for '{name}': its masked keys give P_j = 0.",
+        "grows": "Head {head}, '{name}': the maximum grows from {before} to {after}, so "
+        "α = e^(m − m') = {alpha} shrinks what was summed before.",
+        "so_far": "the output over the keys read so far",
+        "end": "The end: H = O / ℓ, and L = m + log ℓ for the backward",
+        "end_same": "After the last tile, one division per row. H⁽ⁱ⁾ equals seed 000's head "
+        "outputs (largest difference {gap}), so the output is the homework's.",
+        "end_differs": "H⁽ⁱ⁾ is NOT seed 000's (largest difference {gap}).",
+        "end_keeps": " L = m + log ℓ is all the backward keeps of the softmax: one number per "
+        "row, instead of the n × n weights.",
+    },
+    "pt": {
+        "title": 'A softmax online do FlashAttention: "Life is awesome", blocos de {tile} chaves',
+        "source": "os números da seed 000 (h = {h}, causal, W_O = I_{d_out}), a passada direta "
+        "do FlashAttention-2",
+        "inputs": "Entradas: Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾ da seed 000, lidas em blocos de {tile} chaves",
+        "inputs_text": "As chaves e os valores são lidos {tile} de cada vez: {tiles}. A matriz "
+        "n × n de scores nunca é formada: os scores S_j de cada bloco são usados e descartados. "
+        "M_j são as colunas do bloco j da máscara causal.",
+        "tile_is": "o bloco {j} é {keys}",
+        "tile_sep": "; ",
+        "key_sep": ", ",
+        "key_last": " e ",
+        "tile": "Bloco {j}: chaves {keys}",
+        "before": "Antes do primeiro bloco m = −∞, ℓ = 0, O = 0 em cada linha. ",
+        "unseen": "'{name}' não vê nenhuma chave deste bloco (todas −∞): P_j = 0, α = 1 (o seu "
+        "máximo não se move), ℓ e O ficam como estavam.",
+        "inside": "O bloco termina dentro da máscara para '{name}': as suas chaves mascaradas "
+        "dão P_j = 0.",
+        "grows": "Cabeça {head}, '{name}': o máximo cresce de {before} para {after}, então "
+        "α = e^(m − m') = {alpha} encolhe o que foi somado antes.",
+        "so_far": "a saída sobre as chaves lidas até aqui",
+        "end": "O fim: H = O / ℓ, e L = m + log ℓ para a retropropagação",
+        "end_same": "Depois do último bloco, uma divisão por linha. H⁽ⁱ⁾ é igual às saídas das "
+        "cabeças da seed 000 (maior diferença {gap}), então a saída é a da lista.",
+        "end_differs": "H⁽ⁱ⁾ NÃO é a da seed 000 (maior diferença {gap}).",
+        "end_keeps": " L = m + log ℓ é tudo o que a retropropagação guarda da softmax: um número "
+        "por linha, em vez dos n × n pesos.",
+    },
+}
+
+
+def listed(items: list[str], lang: str) -> str:
+    """``items`` joined as ``lang`` joins a tile's keys (`ONLINE_SOFTMAX`: the last one with
+    ``key_last``)."""
+    say = ONLINE_SOFTMAX[lang]
+    if len(items) == 1:
+        return items[0]
+    return say["key_sep"].join(items[:-1]) + say["key_last"] + items[-1]

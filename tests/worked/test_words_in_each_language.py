@@ -1,0 +1,71 @@
+"""A worked example has one writer: its facts computed once, said through a table of words per
+language (`attention_ref.worked.words`). The Portuguese page reads that writer, not a copy of its
+logic (`attention_ref.book.worked_pt`)."""
+
+from __future__ import annotations
+
+import string
+from dataclasses import replace
+
+import pytest
+
+from attention_ref.book.pages import translated
+from attention_ref.book.worked_pt import kv_cache_words, online_softmax_words, words_of
+from attention_ref.render import Mat
+from attention_ref.worked import life_kv_cache, life_online_softmax, online_tiles, words
+
+EXAMPLES = {"kv-cache": life_kv_cache, "online-softmax": life_online_softmax}
+TABLES = {"kv-cache": words.KV_CACHE, "online-softmax": words.ONLINE_SOFTMAX}
+
+
+def _fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_each_language_says_the_same_facts(name):
+    """Every phrase in every language, with the same blanks: a translation cannot drop a
+    number or a verdict the English phrase carries."""
+    table = TABLES[name]
+    assert set(table) == {"en", "pt"}
+    assert set(table["en"]) == set(table["pt"]), set(table["en"]) ^ set(table["pt"])
+    for key, en in table["en"].items():
+        assert _fields(en) == _fields(table["pt"][key]), key
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_one_writer_gives_both_languages_the_same_numbers(name):
+    en, pt = EXAMPLES[name].explain(), EXAMPLES[name].explain("pt")
+    assert (en.lang, pt.lang) == ("en", "pt")
+    assert en.data == pt.data  # the facts, computed once
+    assert len(en.sections) == len(pt.sections)
+    for a, b in zip(en.sections, pt.sections, strict=True):
+        assert [(m.symbol, m.value) for m in a.items if isinstance(m, Mat)] == [
+            (m.symbol, m.value) for m in b.items if isinstance(m, Mat)
+        ]
+        assert a.title != b.title and (a.text != b.text or not a.text), (a.title, b.title)
+    # each step's words carry the English step's numbers (the Portuguese page's own check)
+    translated(en, words_of(pt))
+
+
+def test_the_portuguese_pages_words_are_the_examples_own():
+    assert kv_cache_words() == words_of(life_kv_cache.explain("pt"))
+    online = online_softmax_words()
+    assert online.steps == words_of(life_online_softmax.explain("pt")).steps
+    assert online.math  # the words inside the matrices' LaTeX
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_a_verdict_is_one_fact_in_both_languages(lang):
+    """The same comparison decides the sentence in each language: a decoded row moved by 0.01
+    is said to differ, and the online softmax's H moved by 0.01 too."""
+    _, step = life_kv_cache.decode()
+    right, _ = life_kv_cache.check_section(step, lang)
+    moved, facts = life_kv_cache.check_section(replace(step, output=step.output + 0.01), lang)
+    assert facts["equals_full_row"] is False
+    differs = words.KV_CACHE[lang]["row_differs"].split("{")[0]
+    assert differs not in right.text and moved.text.startswith(differs)
+    seed, trace = online_tiles.online_trace()
+    end, facts = online_tiles.end_section(seed, replace(trace, H=trace.H + 0.01), lang)
+    assert facts["equal"] is False
+    assert end.text.startswith(words.ONLINE_SOFTMAX[lang]["end_differs"].split("{")[0])
