@@ -15,20 +15,26 @@ from torch import Tensor
 
 from attention_ref import reference as ref
 from attention_ref.inputs.attention_input import InputError
-from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, latex_to_unicode
+from attention_ref.render import (
+    Explanation,
+    JSONValue,
+    Mat,
+    Matrix,
+    Section,
+    latex_to_unicode,
+    said,
+)
 from attention_ref.worked.trace import L, column_names, t
+from attention_ref.worked.words import GRADIENTS
 
 #: What the screen says about the default upstream gradient.
-DEFAULT_G = (
-    "L = Σ output, the sum of every entry of the output, so G = ∂L/∂output is all ones "
-    "(--grad-output FILE gives another G)."
-)
+DEFAULT_G = GRADIENTS["en"]["default_g"]
 #: The same for hello-shiny-sun, whose output is z (the option keeps its name).
 DEFAULT_DZ = (
     "L = Σ z, the sum of every entry of z, so ∂z = ∂L/∂z is all ones "
     "(--grad-output FILE gives another ∂z)."
 )
-NOTATION = "Each ∂Z below is ∂L/∂Z, a matrix of the shape of Z."
+NOTATION = GRADIENTS["en"]["notation"]
 
 
 def plain(latex: str) -> str:
@@ -103,50 +109,51 @@ def head_sup(i: int) -> str:
     return "⁽" + "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(c)] for c in str(i + 1)) + "⁾"
 
 
-def masked_zero_note(tr: ref.AttentionTrace, g: ref.GradientTrace) -> str:
-    """What the numbers show about the masked entries of ∂S̃ and the row sums."""
+def masked_zero_note(tr: ref.AttentionTrace, g: ref.GradientTrace, lang: str = "en") -> str:
+    """What the numbers show about the masked entries of ∂S̃ and the row sums, in ``lang``."""
+    say = GRADIENTS[lang]
     n = tr.X.shape[-2]
     sums = float(g.S_masked.sum(dim=-1).abs().max())
-    rows = (
-        f"Every row of ∂S̃⁽ⁱ⁾ sums to 0 (largest |row sum| {sums:.1e}): softmax ignores a "
-        "shift of its row."
-        if sums < 1e-9
-        else ""
-    )
+    rows = say["rows_sum_zero"].format(sums=said(sums, ".1e", lang)) if sums < 1e-9 else ""
     rows += "".join(
-        f" In head {i + 1} every row of ∂A{head_sup(i)} has equal entries, so ∂S̃{head_sup(i)} = 0 "
-        f"(largest |entry| {float(g.S_masked[..., i, :, :].abs().max()):.1e}): no gradient "
-        "reaches its Q and K with this G."
+        say["flat_head"].format(
+            head=i + 1,
+            sup=head_sup(i),
+            largest=said(float(g.S_masked[..., i, :, :].abs().max()), ".1e", lang),
+        )
         for i in range(tr.h)
         if float((g.A[..., i, :, :] - g.A[..., i, :, :1]).abs().max()) < 1e-12
     )
     if tr.M is None:
-        return "No mask: every entry can carry gradient. " + rows
+        return say["no_mask"] + rows
     blocked = torch.ones(n, n, dtype=torch.bool).triu(1)
     masked = g.S_masked[..., blocked]
     zeros, total = int((masked == 0).sum()), masked.numel()
     if total == 0:
-        return "One token: nothing is masked. " + rows
+        return say["one_token"] + rows
     if zeros == total:
-        return (
-            f"Masked entries have A = 0 exactly and the formula multiplies by A, so all {total} "
-            "entries above the diagonal are exactly 0: no gradient flows to a future token's "
-            "key through the scores. " + rows
-        )
-    return f"{zeros} of the {total} entries above the diagonal are exactly 0. " + rows
+        return say["masked_all_zero"].format(total=total) + rows
+    return say["masked_some_zero"].format(zeros=zeros, total=total) + rows
 
 
 def gradient_sections(
-    tr: ref.AttentionTrace, g: ref.GradientTrace, *, G_note: str, where: str = ""
+    tr: ref.AttentionTrace,
+    g: ref.GradientTrace,
+    *,
+    G_note: str,
+    where: str = "",
+    lang: str = "en",
 ) -> list[Section]:
-    r"""The backward pass of a single-sequence trace, one section per step of the chain rule."""
+    r"""The backward pass of a single-sequence trace, one section per step of the chain rule,
+    in ``lang``'s words (`attention_ref.worked.words.GRADIENTS`)."""
+    say = GRADIENTS[lang]
     tok, h, d_k = list(tr.tokens), tr.h, tr.d_k
     sup = [f"^{{({i + 1})}}" for i in range(h)]
     supT = [f"^{{({i + 1})\\top}}" for i in range(h)]
     heads = [g.head(i) for i in range(h)]
     first = Section(
-        title="Backward pass: the upstream gradient G = ∂L/∂output",
-        text=" ".join(x for x in (where, G_note, NOTATION) if x),
+        title=say["upstream"],
+        text=" ".join(x for x in (where, G_note, say["notation"]) if x),
         items=[
             Mat(
                 symbol="G",
@@ -160,28 +167,25 @@ def gradient_sections(
     )
     if g.W_O is not None:
         proj_items = [grad_mat("W_O", g.W_O, "\\operatorname{Concat}^\\top G")]
-        title = "Output projection: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ"
+        title = say["projection"]
         if g.b_O is not None:
             proj_items.append(grad_mat("b_O", g.b_O, "\\sum_t G_t"))
-            title += ", ∂b_O = column sums of G"
+            title += say["projection_bias"]
         proj_items.append(grad_mat("\\operatorname{Concat}", g.concat, "G W_O^\\top", rows=tok))
         proj = Section(
             title=title,
-            text="The output is Concat · W_O (+ b_O): a matrix "
-            "product, whose gradient is a product with the other factor transposed.",
+            text=say["projection_text"],
             items=proj_items,
         )
     else:
         proj = Section(
-            title="No output projection: ∂Concat = G",
-            text="Without W_O the output is the concat itself.",
+            title=say["no_projection"],
+            text=say["no_projection_text"],
             items=[grad_mat("\\operatorname{Concat}", g.concat, "G", rows=tok)],
         )
     weighted = Section(
-        title="Into the heads and through H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, "
-        "∂V⁽ⁱ⁾ = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾",
-        text="∂H⁽ⁱ⁾ is head i's block of d_v columns of ∂Concat (the concat only moved numbers). "
-        "Value row j collects the gradient of every token that attends to it, weighted by A.",
+        title=say["heads"],
+        text=say["heads_text"],
         items=[
             m
             for s, st, hd in zip(sup, supT, heads, strict=True)
@@ -193,8 +197,8 @@ def gradient_sections(
         ],
     )
     softmax = Section(
-        title="Softmax backward: ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))",
-        text=masked_zero_note(tr, g),
+        title=say["softmax"],
+        text=masked_zero_note(tr, g, lang),
         items=[
             grad_mat(
                 f"\\tilde S{s}",
@@ -208,10 +212,8 @@ def gradient_sections(
         ],
     )
     scores = Section(
-        title=f"Mask and scale: ∂S⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾, ∂Q⁽ⁱ⁾ = ∂S⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, "
-        f"∂K⁽ⁱ⁾ = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k, with d_k = {d_k}",
-        text="M is a constant, so ∂S = ∂S̃; the scale 1/√d_k divides the gradient as it "
-        "divided the scores. Query t collects from every key it scored, key j from every query.",
+        title=say["scores"].format(d_k=d_k),
+        text=say["scores_text"],
         items=[
             m
             for s, st, hd in zip(sup, supT, heads, strict=True)
@@ -237,10 +239,8 @@ def gradient_sections(
                     grad_mat(f"b_{role}{s}", b[i], f"\\sum_t \\partial {role}{s}_t")
                 )
     weights = Section(
-        title="Weights: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ⁱ⁾ = Xᵀ ∂K⁽ⁱ⁾, ∂W_V⁽ⁱ⁾ = Xᵀ ∂V⁽ⁱ⁾",
-        text="Row r of ∂W is Σ_t X_tr ∂Q_t: each token's gradient, weighted by its input. In "
-        "the fused view (seeds 001/002) ∂W_Q = [∂W_Q⁽¹⁾ | … | ∂W_Q⁽ʰ⁾], the heads side by side."
-        + (" A bias gets the column sums of its gradient." if g.b_Q is not None else ""),
+        title=say["weights"],
+        text=say["weights_text"] + (say["weights_bias"] if g.b_Q is not None else ""),
         items=weight_items,
     )
     paths = [
@@ -256,9 +256,8 @@ def gradient_sections(
         ),
     ]
     inputs = Section(
-        title="Input: ∂X = ∂X_Q + ∂X_K + ∂X_V, the sum of its three paths",
-        text="X enters three times (queries, keys, values); by the chain rule its gradient is "
-        "the sum of the gradients along the three paths.",
+        title=say["input"],
+        text=say["input_text"],
         items=paths,
     )
     return [first, proj, weighted, softmax, scores, weights, inputs]
@@ -278,7 +277,7 @@ def with_backward(
     if tr.X.dim() != 2:
         raise ValueError(f"the backward explanation needs one sequence, got X {tuple(tr.X.shape)}")
     grads = ref.attention_backward(tr, check_grad_output(G, tr.output))
-    note = DEFAULT_G if G is None else "G is the matrix of --grad-output."
+    note = DEFAULT_G if G is None else GRADIENTS["en"]["given_g"]
     return Explanation(
         title=forward.title + ", with its backward pass",
         source=forward.source,

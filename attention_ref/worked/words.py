@@ -139,3 +139,94 @@ def listed(items: list[str], lang: str) -> str:
     if len(items) == 1:
         return items[0]
     return say["key_sep"].join(items[:-1]) + say["key_last"] + items[-1]
+
+
+#: The backward pass's words (`attention_ref.worked.backward_sections.gradient_sections`), per
+#: language: one section per step of the chain rule, its notes computed from the gradients.
+GRADIENTS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "default_g": "L = Σ output, the sum of every entry of the output, so G = ∂L/∂output is "
+        "all ones (--grad-output FILE gives another G).",
+        "given_g": "G is the matrix of --grad-output.",
+        "notation": "Each ∂Z below is ∂L/∂Z, a matrix of the shape of Z.",
+        "upstream": "Backward pass: the upstream gradient G = ∂L/∂output",
+        "projection": "Output projection: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ",
+        "projection_bias": ", ∂b_O = column sums of G",
+        "projection_text": "The output is Concat · W_O (+ b_O): a matrix product, whose "
+        "gradient is a product with the other factor transposed.",
+        "no_projection": "No output projection: ∂Concat = G",
+        "no_projection_text": "Without W_O the output is the concat itself.",
+        "heads": "Into the heads and through H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, "
+        "∂V⁽ⁱ⁾ = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾",
+        "heads_text": "∂H⁽ⁱ⁾ is head i's block of d_v columns of ∂Concat (the concat only moved "
+        "numbers). Value row j collects the gradient of every token that attends to it, "
+        "weighted by A.",
+        "softmax": "Softmax backward: ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))",
+        "rows_sum_zero": "Every row of ∂S̃⁽ⁱ⁾ sums to 0 (largest |row sum| {sums}): softmax "
+        "ignores a shift of its row.",
+        "flat_head": " In head {head} every row of ∂A{sup} has equal entries, so ∂S̃{sup} = 0 "
+        "(largest |entry| {largest}): no gradient reaches its Q and K with this G.",
+        "no_mask": "No mask: every entry can carry gradient. ",
+        "one_token": "One token: nothing is masked. ",
+        "masked_all_zero": "Masked entries have A = 0 exactly and the formula multiplies by A, "
+        "so all {total} entries above the diagonal are exactly 0: no gradient flows to a "
+        "future token's key through the scores. ",
+        "masked_some_zero": "{zeros} of the {total} entries above the diagonal are exactly 0. ",
+        "scores": "Mask and scale: ∂S⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾, ∂Q⁽ⁱ⁾ = ∂S⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, "
+        "∂K⁽ⁱ⁾ = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k, with d_k = {d_k}",
+        "scores_text": "M is a constant, so ∂S = ∂S̃; the scale 1/√d_k divides the gradient as "
+        "it divided the scores. Query t collects from every key it scored, key j from every "
+        "query.",
+        "weights": "Weights: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ⁱ⁾ = Xᵀ ∂K⁽ⁱ⁾, ∂W_V⁽ⁱ⁾ = Xᵀ ∂V⁽ⁱ⁾",
+        "weights_text": "Row r of ∂W is Σ_t X_tr ∂Q_t: each token's gradient, weighted by its "
+        "input. In the fused view (seeds 001/002) ∂W_Q = [∂W_Q⁽¹⁾ | … | ∂W_Q⁽ʰ⁾], the heads "
+        "side by side.",
+        "weights_bias": " A bias gets the column sums of its gradient.",
+        "input": "Input: ∂X = ∂X_Q + ∂X_K + ∂X_V, the sum of its three paths",
+        "input_text": "X enters three times (queries, keys, values); by the chain rule its "
+        "gradient is the sum of the gradients along the three paths.",
+    },
+    "pt": {
+        "default_g": "L = Σ saída, a soma de todas as entradas da saída, então G = ∂L/∂saída é "
+        "toda de uns (--grad-output ARQUIVO dá outro G).",
+        "given_g": "G é a matriz de --grad-output.",
+        "notation": "Cada ∂Z abaixo é ∂L/∂Z, uma matriz do formato de Z.",
+        "upstream": "Retropropagação: o gradiente que chega, G = ∂L/∂saída",
+        "projection": "Projeção de saída: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ",
+        "projection_bias": ", ∂b_O = somas das colunas de G",
+        "projection_text": "A saída é Concat · W_O (+ b_O): um produto de matrizes, cujo "
+        "gradiente é um produto pelo outro fator transposto.",
+        "no_projection": "Sem projeção de saída: ∂Concat = G",
+        "no_projection_text": "Sem W_O a saída é a própria concatenação.",
+        "heads": "Para dentro das cabeças e através de H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, "
+        "∂V⁽ⁱ⁾ = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾",
+        "heads_text": "∂H⁽ⁱ⁾ é o bloco de d_v colunas da cabeça i em ∂Concat (a concatenação só "
+        "moveu números). A linha j dos valores recebe o gradiente de cada token que a olha, "
+        "ponderado por A.",
+        "softmax": "Retropropagação da softmax: ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))",
+        "rows_sum_zero": "Cada linha de ∂S̃⁽ⁱ⁾ soma 0 (maior |soma de uma linha| {sums}): a "
+        "softmax ignora um deslocamento da sua linha.",
+        "flat_head": " Na cabeça {head} cada linha de ∂A{sup} tem entradas iguais, então "
+        "∂S̃{sup} = 0 (maior |entrada| {largest}): nenhum gradiente chega ao seu Q e ao seu K "
+        "com este G.",
+        "no_mask": "Sem máscara: toda entrada pode levar gradiente. ",
+        "one_token": "Um token: nada é mascarado. ",
+        "masked_all_zero": "As entradas mascaradas têm A = 0 exatamente e a fórmula multiplica "
+        "por A, então as {total} entradas acima da diagonal são exatamente 0: nenhum gradiente "
+        "chega à chave de um token futuro pelos scores. ",
+        "masked_some_zero": "{zeros} das {total} entradas acima da diagonal são exatamente 0. ",
+        "scores": "Máscara e escala: ∂S⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾, ∂Q⁽ⁱ⁾ = ∂S⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, "
+        "∂K⁽ⁱ⁾ = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k, com d_k = {d_k}",
+        "scores_text": "M é uma constante, então ∂S = ∂S̃; a escala 1/√d_k divide o gradiente "
+        "como dividiu os scores. A consulta t recebe de cada chave que comparou, a chave j de "
+        "cada consulta.",
+        "weights": "Pesos: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ⁱ⁾ = Xᵀ ∂K⁽ⁱ⁾, ∂W_V⁽ⁱ⁾ = Xᵀ ∂V⁽ⁱ⁾",
+        "weights_text": "A linha r de ∂W é Σ_t X_tr ∂Q_t: o gradiente de cada token, ponderado "
+        "pela sua entrada. Na visão fundida (seeds 001/002) ∂W_Q = [∂W_Q⁽¹⁾ | … | ∂W_Q⁽ʰ⁾], as "
+        "cabeças lado a lado.",
+        "weights_bias": " Um viés recebe as somas das colunas do seu gradiente.",
+        "input": "Entrada: ∂X = ∂X_Q + ∂X_K + ∂X_V, a soma dos seus três caminhos",
+        "input_text": "X entra três vezes (consultas, chaves, valores); pela regra da cadeia o "
+        "seu gradiente é a soma dos gradientes pelos três caminhos.",
+    },
+}

@@ -11,7 +11,7 @@ import pytest
 
 from attention_ref.book.pages import translated
 from attention_ref.book.worked_pt import kv_cache_words, online_softmax_words, words_of
-from attention_ref.render import Mat
+from attention_ref.render import Explanation, Mat
 from attention_ref.worked import life_kv_cache, life_online_softmax, online_tiles, words
 
 EXAMPLES = {"kv-cache": life_kv_cache, "online-softmax": life_online_softmax}
@@ -69,3 +69,34 @@ def test_a_verdict_is_one_fact_in_both_languages(lang):
     end, facts = online_tiles.end_section(seed, replace(trace, H=trace.H + 0.01), lang)
     assert facts["equal"] is False
     assert end.text.startswith(words.ONLINE_SOFTMAX[lang]["end_differs"].split("{")[0])
+
+
+def test_the_backwards_words_are_one_writer_on_every_shape():
+    """The documents' example and shapes the Portuguese words never had (no mask, no W_O, a
+    bias, one token): both languages from `gradient_sections`, the same numbers step by step."""
+    import torch
+
+    from attention_ref import reference as ref
+    from attention_ref.book.worked_pt import backward_words
+    from attention_ref.worked.backward_sections import gradient_sections
+    from attention_ref.worked.life_is_awesome import life_trace
+
+    gen = torch.Generator().manual_seed(0)
+    X, W = torch.randn(3, 4, generator=gen, dtype=torch.float64), torch.eye(4).double()
+    shapes = {
+        "life": life_trace(),
+        "no mask, no W_O": ref.masked_multihead_attention_fused(
+            X, W, W, W, None, h=2, causal=False
+        ),
+        "b_O": ref.masked_multihead_attention_fused(X, W, W, W, W, h=2, b_O=torch.ones(4).double()),
+        "one token": ref.masked_multihead_attention_fused(X[:1], W, W, W, W, h=2),
+    }
+    for name, tr in shapes.items():
+        g = ref.attention_backward(tr)
+        en = gradient_sections(tr, g, G_note=words.GRADIENTS["en"]["default_g"])
+        pt = backward_words(tr, source="s")
+        assert len(pt.steps) == len(en), name
+        for sec, (title, text) in zip(en, pt.steps, strict=True):
+            assert (title, text) != (sec.title, sec.text), name
+        expl = Explanation(title="t", source="s", sections=en, data={})
+        translated(expl, pt)  # the same numbers in every step's words
