@@ -1,15 +1,12 @@
-"""The worked examples of today's attention in Portuguese: the words of each step.
+"""The worked examples in Portuguese: each example's own writer, in its Portuguese words.
 
 The Portuguese pages show the English pages' worked examples (`attnref explain -e …`): the
 same matrices, told in Portuguese (`attention_ref.book.pages.example` with ``words=``). Each
-function here gives an example's words, step by step, every number computed from the same
-trace and the same functions as the English words; `attention_ref.book.pages.translated`
-refuses words that do not carry the English step's numbers, so a number the English example
-gains or changes fails the Portuguese page's build.
-
-GQA, RoPE, windows and ALiBi, and the helpers every example's words share, are in
-`attention_ref.book.worked_pt_variants`; the KV cache, the online softmax and the backward
-pass are here.
+example's writer (``explain(lang)``, `attention_ref.worked.backward_sections.gradient_sections`)
+computes its facts once and says them through its table of words per language
+(`attention_ref.worked.words`, `attention_ref.worked.words_grouped`); this module only hands
+those words to the page. `attention_ref.book.pages.translated` still checks that every step's
+words carry the English step's numbers.
 """
 
 from __future__ import annotations
@@ -18,27 +15,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from attention_ref.book.pages import Words
-from attention_ref.book.worked_pt_variants import (
-    Step,
-    alibi_words,
-    forward_steps,
-    gqa_words,
-    groups_words,
-    rope_words,
-    window_words,
-)
 
 if TYPE_CHECKING:
     from attention_ref import reference as ref
     from attention_ref.render import Explanation
 
 __all__ = [
-    "Step",
     "alibi_words",
     "backward_words",
-    "forward_steps",
     "gqa_words",
-    "groups_words",
     "kv_cache_words",
     "online_softmax_words",
     "rope_words",
@@ -97,3 +82,32 @@ def backward_words(tr: ref.AttentionTrace | None = None, source: str | None = No
             f"h = {tr.h}{mask}{wo})"
         )
     return Words(lang="pt", source=source, steps=[(s.title, s.text) for s in sections])
+
+
+def gqa_words() -> Words:
+    """`attnref explain -e gqa` in Portuguese (`attention_ref.worked.words_grouped.GQA`)."""
+    from attention_ref.worked.life_gqa import explain
+
+    return words_of(explain("pt"))
+
+
+def rope_words() -> Words:
+    """`attnref explain -e rope` in Portuguese (`attention_ref.worked.words_grouped.ROPE`)."""
+    from attention_ref.worked.life_rope import explain
+
+    return words_of(explain("pt"))
+
+
+def window_words() -> Words:
+    """`attnref explain -e sliding-window` in Portuguese
+    (`attention_ref.worked.words_grouped.SLIDING_WINDOW`)."""
+    from attention_ref.worked.life_window import explain
+
+    return words_of(explain(lang="pt"))
+
+
+def alibi_words() -> Words:
+    """`attnref explain -e alibi` in Portuguese (`attention_ref.worked.words_grouped.ALIBI`)."""
+    from attention_ref.worked.life_alibi import explain
+
+    return words_of(explain("pt"))

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from attention_ref.reference import gqa as ref_gqa
 from attention_ref.render import JSONValue, Mat, Section
 from attention_ref.worked.trace import L, column_names
+from attention_ref.worked.words_grouped import GROUPED
 
 
 def sup(i: int) -> str:
@@ -39,17 +40,18 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def groups_text(h: int, g: int) -> str:
+def groups_text(h: int, g: int, lang: str = "en") -> str:
     """Which query heads read which K/V head, in words (1-based, as the sections print)."""
+    say = GROUPED[lang]
     r = h // g
     if g == h == 1:
-        return "one head, with its own keys and values (h = g = 1)"
+        return say["groups_one"]
     if g == h:
-        return "each query head has its own K/V head (g = h: multi-head attention)"
+        return say["groups_own"]
     parts = []
     for j in range(g):
         heads = ", ".join(str(i + 1) for i in range(j * r, (j + 1) * r))
-        parts.append(f"query heads {heads} read K/V head {j + 1}")
+        parts.append(say["group"].format(heads=heads, j=j + 1))
     return "; ".join(parts)
 
 
@@ -68,8 +70,9 @@ def rotated_symbol(symbol: str, rope: bool) -> str:
     return f"{name}_{{\\text{{rot}}}}" + (f"^{rest}" if rest else "")
 
 
-def input_section(tr: ref_gqa.GQATrace, *, text: str = "") -> Section:
+def input_section(tr: ref_gqa.GQATrace, *, text: str = "", lang: str = "en") -> Section:
     """X and every weight: ``h`` query heads' ``W_Q``, ``g`` K/V heads' ``W_K``, ``W_V``."""
+    say = GROUPED[lang]
     tok = list(tr.tokens)
     n, d_model = tr.X.shape
     h, g, d_k, d_v = tr.h, tr.g, tr.d_k, int(tr.V.shape[-1])
@@ -82,16 +85,18 @@ def input_section(tr: ref_gqa.GQATrace, *, text: str = "") -> Section:
             Mat(symbol=f"W_K{sup(j)}", value=L(tr.W_K[j])),
             Mat(symbol=f"W_V{sup(j)}", value=L(tr.W_V[j])),
         ]
-    shapes = (
-        f"n = {n} tokens, d_model = {d_model}, h = {h} query head{'s' * (h > 1)}, g = {g} K/V "
-        f"head{'s' * (g > 1)}, "
-        f"d_k = {d_k}, d_v = {d_v}: {groups_text(h, g)}."
+    shapes = say["shapes"].format(
+        n=n,
+        d_model=d_model,
+        h=h,
+        hs="s" * (h > 1),
+        g=g,
+        gs="s" * (g > 1),
+        d_k=d_k,
+        d_v=d_v,
+        groups=groups_text(h, g, lang),
     )
-    return Section(
-        title="Inputs: X, the query heads' W_Q and the K/V heads' W_K, W_V",
-        text=" ".join(x for x in (shapes, text) if x),
-        items=items,
-    )
+    return Section(title=say["inputs"], text=" ".join(x for x in (shapes, text) if x), items=items)
 
 
 def projection_mat(tr: ref_gqa.GQATrace, role: str, k: int) -> Mat:
@@ -104,19 +109,15 @@ def projection_mat(tr: ref_gqa.GQATrace, role: str, k: int) -> Mat:
     )
 
 
-def projection_section(tr: ref_gqa.GQATrace) -> Section:
+def projection_section(tr: ref_gqa.GQATrace, lang: str = "en") -> Section:
     """``Q`` per query head, ``K``, ``V`` per K/V head."""
+    say = GROUPED[lang]
     items = [projection_mat(tr, "Q", i) for i in range(tr.h)]
     items += [projection_mat(tr, role, j) for j in range(tr.g) for role in ("K", "V")]
+    grouped = tr.g < tr.h
     return Section(
-        title="Projections: Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ for the h query heads, K⁽ʲ⁾ = X W_K⁽ʲ⁾ and "
-        "V⁽ʲ⁾ = X W_V⁽ʲ⁾ for the g K/V heads",
-        text=(
-            f"{tr.h} queries per token but only {tr.g} keys and {tr.g} values: the K/V "
-            "projections are computed once per group, not once per query head."
-            if tr.g < tr.h
-            else "Every query head has its own key and value head here (g = h)."
-        ),
+        title=say["projections"],
+        text=say["projections_grouped" if grouped else "projections_own"].format(h=tr.h, g=tr.g),
         items=items,
     )
 
@@ -142,25 +143,18 @@ def score_mats(tr: ref_gqa.GQATrace) -> list[Mat]:
     return items
 
 
-def score_section(tr: ref_gqa.GQATrace) -> Section:
+def score_section(tr: ref_gqa.GQATrace, lang: str = "en") -> Section:
     """Each query head's scores against its group's keys (rotated ones with RoPE)."""
-    rope = tr.rope_base is not None
-    which = "the rotated queries and keys" if rope else "its query and the keys of its group"
+    say = GROUPED[lang]
+    rope = "_rope" if tr.rope_base is not None else ""
     if tr.g == tr.h:  # every head its own keys: no group to name
-        title = f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, d_k = {tr.d_k}"
-        whose = "its own keys" if tr.h > 1 else "the keys"
-        text = (
-            f"Each head scores {'the rotated queries against ' if rope else ''}{whose}. "
-            f"Entry (t, u) is the match of token t's query with token u's key, divided by "
-            f"√{tr.d_k}."
-        )
+        title = say["scores_own"].format(d_k=tr.d_k)
+        text = say[f"own{rope}_{'many' if tr.h > 1 else 'one'}"]
     else:
-        title = f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k with j = γ(i), d_k = {tr.d_k}"
-        text = (
-            f"Query head i scores {which}: K/V head γ(i). Entry (t, u) is the match of "
-            f"token t's query with token u's key, divided by √{tr.d_k}."
-        )
-    return Section(title=title, text=text, items=score_mats(tr))
+        title = say["scores_grouped"].format(d_k=tr.d_k)
+        text = say[f"grouped{rope}"]
+    entry = say["entry"].format(d_k=tr.d_k)
+    return Section(title=title, text=text + entry, items=score_mats(tr))
 
 
 def mask_section(
@@ -194,14 +188,9 @@ def mask_mats(tr: ref_gqa.GQATrace, *, per_head: bool = False, symbol: str = "M"
     return [*masks, *masked]
 
 
-def causal_section(tr: ref_gqa.GQATrace) -> Section:
+def causal_section(tr: ref_gqa.GQATrace, lang: str = "en") -> Section:
     """The causal mask of seed 000."""
-    return mask_section(
-        tr,
-        title="Causal mask: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M",
-        text="M is 0 on and below the diagonal and −∞ above: a token sees itself and the "
-        "tokens before it.",
-    )
+    return mask_section(tr, title=GROUPED[lang]["causal"], text=GROUPED[lang]["causal_text"])
 
 
 def softmax_mats(tr: ref_gqa.GQATrace, scores: str = "\\tilde S") -> list[Mat]:
@@ -219,13 +208,10 @@ def softmax_mats(tr: ref_gqa.GQATrace, scores: str = "\\tilde S") -> list[Mat]:
     ]
 
 
-def softmax_section(tr: ref_gqa.GQATrace) -> Section:
+def softmax_section(tr: ref_gqa.GQATrace, lang: str = "en") -> Section:
     """``A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾)`` per query head."""
-    return Section(
-        title="Softmax, row by row: A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾)",
-        text="Each row is a probability distribution over the keys it may see.",
-        items=softmax_mats(tr),
-    )
+    say = GROUPED[lang]
+    return Section(title=say["softmax"], text=say["softmax_text"], items=softmax_mats(tr))
 
 
 def head_output_mats(tr: ref_gqa.GQATrace) -> list[Mat]:
@@ -242,16 +228,12 @@ def head_output_mats(tr: ref_gqa.GQATrace) -> list[Mat]:
     ]
 
 
-def head_output_section(tr: ref_gqa.GQATrace) -> Section:
+def head_output_section(tr: ref_gqa.GQATrace, lang: str = "en") -> Section:
     """``H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ᵞ⁽ⁱ⁾⁾``."""
-    own = tr.g == tr.h  # every head its own values: no group to name
+    whose = "own" if tr.g == tr.h else "grouped"  # every head its own values: no group to name
+    say = GROUPED[lang]
     return Section(
-        title="Head outputs: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾"
-        if own
-        else "Head outputs: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ with j = γ(i)",
-        text="Row t is a weighted average of the value rows of "
-        + ("the head's own values." if own else "the head's group."),
-        items=head_output_mats(tr),
+        title=say[f"heads_{whose}"], text=say[f"heads_{whose}_text"], items=head_output_mats(tr)
     )
 
 
@@ -274,7 +256,7 @@ def concat_mat(tr: ref_gqa.GQATrace) -> Mat:
     )
 
 
-def output_section(tr: ref_gqa.GQATrace, note: str) -> Section:
+def output_section(tr: ref_gqa.GQATrace, note: str, lang: str = "en") -> Section:
     """Concat of the ``h`` heads and the output projection."""
     tok = list(tr.tokens)
     items = [concat_mat(tr)]
@@ -290,11 +272,7 @@ def output_section(tr: ref_gqa.GQATrace, note: str) -> Section:
                 cols=column_names("y", int(tr.output.shape[-1])),
             ),
         ]
-    return Section(
-        title="Concat and output projection: output = Concat(H⁽¹⁾ | … | H⁽ʰ⁾) W_O",
-        text=note,
-        items=items,
-    )
+    return Section(title=GROUPED[lang]["output"], text=note, items=items)
 
 
 def forward_sections(
@@ -304,20 +282,22 @@ def forward_sections(
     after_projections: Sequence[Section] = (),
     mask: Section | None = None,
     output_note: str = "",
+    lang: str = "en",
 ) -> list[Section]:
-    """Every forward step of a single-sequence `GQATrace`, in order; ``mask`` replaces the
-    causal-mask step (a window, ALiBi), ``after_projections`` come before the scores (RoPE)."""
+    """Every forward step of a single-sequence `GQATrace`, in order, in ``lang``'s words
+    (`attention_ref.worked.words_grouped.GROUPED`); ``mask`` replaces the causal-mask step (a
+    window, ALiBi), ``after_projections`` come before the scores (RoPE)."""
     if tr.X.dim() != 2:
         raise ValueError(f"a worked example is one sequence, got X {tuple(tr.X.shape)}")
     return [
-        input_section(tr, text=input_text),
-        projection_section(tr),
+        input_section(tr, text=input_text, lang=lang),
+        projection_section(tr, lang),
         *after_projections,
-        score_section(tr),
-        mask if mask is not None else causal_section(tr),
-        softmax_section(tr),
-        head_output_section(tr),
-        output_section(tr, output_note),
+        score_section(tr, lang),
+        mask if mask is not None else causal_section(tr, lang),
+        softmax_section(tr, lang),
+        head_output_section(tr, lang),
+        output_section(tr, output_note, lang),
     ]
 
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import windows
-from attention_ref.render import Explanation, JSONValue, Matrix, Section
+from attention_ref.render import Explanation, JSONValue, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
 from attention_ref.worked.grouped_layout import forward_sections, mask_section, trace_json
 from attention_ref.worked.trace import t
+from attention_ref.worked.words_grouped import ALIBI, GROUPED
 
 
 def alibi_trace() -> ref_gqa.GQATrace:
@@ -38,8 +39,10 @@ def alibi_trace() -> ref_gqa.GQATrace:
     )
 
 
-def weight_shift(tr: ref_gqa.GQATrace) -> tuple[Section, dict[str, JSONValue]]:
-    """How far each head's weights moved from seed 000's (no bias), and towards what."""
+def weight_shift(tr: ref_gqa.GQATrace, lang: str = "en") -> tuple[Section, dict[str, JSONValue]]:
+    """How far each head's weights moved from seed 000's (no bias), and towards what, in
+    ``lang``'s words (`attention_ref.worked.words_grouped.ALIBI`)."""
+    say = ALIBI[lang]
     seed = life.life_trace()
     tok = list(tr.tokens)
     slopes = windows.alibi_slopes(tr.h).tolist()
@@ -47,49 +50,55 @@ def weight_shift(tr: ref_gqa.GQATrace) -> tuple[Section, dict[str, JSONValue]]:
     last = tr.A.shape[-1] - 1
     near = [float(tr.A[i, last, last] - seed.A[i, last, last]) for i in range(tr.h)]
     parts = [
-        f"head {i + 1} (m = {slopes[i]:g}): largest change of a weight {gaps[i]:.4f}, "
-        f"'{tok[last]}' on itself {'+' if near[i] >= 0 else '−'}{abs(near[i]):.4f}"
+        say["head"].format(
+            head=i + 1,
+            slope=said(slopes[i], "g", lang),
+            gap=said(gaps[i], ".4f", lang),
+            last=tok[last],
+            sign="+" if near[i] >= 0 else "−",
+            near=said(abs(near[i]), ".4f", lang),
+        )
         for i in range(tr.h)
     ]
     steeper = max(range(tr.h), key=lambda i: gaps[i])
-    text = "Against seed 000's weights (the same scores, no bias): " + "; ".join(parts) + "."
+    text = say["against"].format(heads="; ".join(parts))
     if slopes[steeper] == max(slopes) and gaps[steeper] > min(gaps):
-        text += f" The steeper slope moves the weights more (head {steeper + 1})."
+        text += say["steeper"].format(head=steeper + 1)
     if all(v > 0 for v in near):
-        text += (
-            f" In every head '{tok[last]}' gives more weight to itself, the nearest token: "
-            "the bias is the only position information ALiBi gives."
-        )
-    return Section(title="What ALiBi changes: the weights", text=text), {
+        text += say["nearest"].format(last=tok[last])
+    return Section(title=say["changes"], text=text), {
         "slopes": slopes,
         "largest_weight_change": gaps,
         "self_change": near,
     }
 
 
-def explain() -> Explanation:
-    """Seed 000 with ALiBi's biases (slopes 2⁻⁴, 2⁻⁸ for two heads)."""
+def explain(lang: str = "en") -> Explanation:
+    """Seed 000 with ALiBi's biases (slopes 2⁻⁴, 2⁻⁸ for two heads), in ``lang``'s words."""
+    say = ALIBI[lang]
     tr = alibi_trace()
     slopes = windows.alibi_slopes(tr.h).tolist()
-    slope_text = ", ".join(f"m_{i + 1} = {s:g}" for i, s in enumerate(slopes))
+    slope_text = say["slope_sep"].join(
+        f"m_{i + 1} = {said(s, 'g', lang)}" for i, s in enumerate(slopes)
+    )
     mask = mask_section(
         tr,
-        title="ALiBi: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + B⁽ⁱ⁾ + M, with B⁽ⁱ⁾_tu = −m_i (t − u)",
-        text=f"Head i subtracts its slope times the distance from every score: {slope_text} "
-        f"(m_i = 2^(−8i/h), h = {tr.h}). On the diagonal the bias is 0; the future is −∞ "
-        "as in the causal mask. No position embedding is added to X.",
+        title=say["mask"],
+        text=say["mask_text"].format(slopes=slope_text, h=tr.h),
         per_head=True,
         symbol="B",
     )
-    shift, numbers = weight_shift(tr)
+    shift, numbers = weight_shift(tr, lang)
+    d_out = int(tr.output.shape[-1])
     sections = forward_sections(
-        tr, mask=mask, output_note="W_O = I_4, so the output is the concat."
+        tr, mask=mask, output_note=GROUPED[lang]["concat_note"].format(d_out=d_out), lang=lang
     )
     return Explanation(
-        title='ALiBi, attention with linear biases: "Life is awesome"',
-        source="seed 000's numbers (h = 2, causal, W_O = I_4) with ALiBi's slopes 2^(−8i/h)",
+        title=say["title"],
+        source=say["source"].format(h=tr.h, d_out=d_out),
         sections=[*sections, shift],
         data={**trace_json(tr), **numbers},
+        lang=lang,
     )
 
 

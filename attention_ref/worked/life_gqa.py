@@ -23,11 +23,12 @@ import torch
 
 from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference.params import gqa_params
-from attention_ref.render import Explanation, Matrix, Section
+from attention_ref.render import Explanation, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
 from attention_ref.worked.grouped_layout import forward_sections, trace_json
 from attention_ref.worked.trace import t
+from attention_ref.worked.words_grouped import GQA, listed
 
 GQA_H: Final = 4
 GQA_G: Final = 2
@@ -56,8 +57,10 @@ def same_as_seed_000(tr: ref_gqa.GQATrace) -> list[int]:
     ]
 
 
-def savings(tr: ref_gqa.GQATrace) -> tuple[Section, dict[str, int]]:
-    """What g = 2 K/V heads keep per token and weigh, against MHA (g = h) and MQA (g = 1)."""
+def savings(tr: ref_gqa.GQATrace, lang: str = "en") -> tuple[Section, dict[str, int]]:
+    """What g = 2 K/V heads keep per token and weigh, against MHA (g = h) and MQA (g = 1), in
+    ``lang``'s words (`attention_ref.worked.words_grouped.GQA`)."""
+    say = GQA[lang]
     d_model = int(tr.X.shape[-1])
     counts = {
         kind: gqa_params(d_model, tr.h, g, d_k=tr.d_k, bias=False)
@@ -67,39 +70,38 @@ def savings(tr: ref_gqa.GQATrace) -> tuple[Section, dict[str, int]]:
     kv = {kind: p.key_value for kind, p in counts.items()}
     data = {f"cache_{k.lower()}": v for k, v in cache.items()}
     data |= {f"kv_weights_{k.lower()}": v for k, v in kv.items()}
-    ratio = cache["MHA"] / cache["GQA"]
-    text = (
-        f"Per token, this layer's KV cache keeps 2·g·d_k = {cache['GQA']} numbers (g = {tr.g} "
-        f"keys and values of width {tr.d_k}); multi-head attention with h = {tr.h} K/V heads "
-        f"would keep {cache['MHA']}, multi-query attention {cache['MQA']}: GQA keeps "
-        f"{ratio:g} times fewer than MHA. W_K and W_V hold {kv['GQA']} weights, against "
-        f"{kv['MHA']} (MHA) and {kv['MQA']} (MQA); W_Q and W_O do not change."
+    text = say["saves_text"].format(
+        **{k.lower(): v for k, v in cache.items()},
+        **{f"kv_{k.lower()}": v for k, v in kv.items()},
+        g=tr.g,
+        h=tr.h,
+        d_k=tr.d_k,
+        ratio=said(cache["MHA"] / cache["GQA"], "g", lang),
     )
     heads = same_as_seed_000(tr)
     if heads:
-        text += (
-            " Query heads "
-            + " and ".join(str(i) for i in heads)
-            + " give seed 000's head outputs exactly: the same query, key and value matrices."
-        )
-    return Section(title="What the grouping saves", text=text), data
+        text += say["same_heads"].format(heads=listed([str(i) for i in heads], say["and"]))
+    return Section(title=say["saves"], text=text), data
 
 
-def explain() -> Explanation:
-    """GQA, h = 4 query heads, g = 2 K/V heads, on seed 000's numbers."""
+def explain(lang: str = "en") -> Explanation:
+    """GQA, h = 4 query heads, g = 2 K/V heads, on seed 000's numbers, in ``lang``'s words."""
+    say = GQA[lang]
     tr = gqa_trace()
-    saved, numbers = savings(tr)
+    saved, numbers = savings(tr, lang)
+    d_out = int(tr.output.shape[-1])
     sections = forward_sections(
         tr,
-        input_text="The K/V heads are seed 000's heads 1 and 2; the query heads are seed 000's "
-        "W_Q⁽¹⁾, W_Q⁽²⁾ for each group.",
-        output_note="W_O = I_8, so the output is the concat of the four heads.",
+        input_text=say["input_text"],
+        output_note=say["output_note"].format(d_out=d_out),
+        lang=lang,
     )
     return Explanation(
-        title='Grouped-query attention: "Life is awesome", 4 query heads, 2 K/V heads',
-        source="seed 000's X and weights, regrouped (h = 4, g = 2, causal mask, W_O = I_8)",
+        title=say["title"].format(h=tr.h, g=tr.g),
+        source=say["source"].format(h=tr.h, g=tr.g, d_out=d_out),
         sections=[*sections, saved],
         data={**trace_json(tr), "sizes": numbers},
+        lang=lang,
     )
 
 

@@ -17,11 +17,12 @@ import torch
 
 from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import rope as ref_rope
-from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
 from attention_ref.worked.grouped_layout import forward_sections, trace_json
 from attention_ref.worked.trace import L, t
+from attention_ref.worked.words_grouped import ROPE
 
 ROPE_BASE: Final = ref_rope.DEFAULT_BASE
 #: the pair (query "awesome", key "Life") whose score the shift check moves, and the shift
@@ -67,21 +68,34 @@ def rotation_norm_gap(tr: ref_gqa.GQATrace) -> float:
     return max(gap, float((tr.K_rot.norm(dim=-1) - tr.K.norm(dim=-1)).abs().max()))
 
 
-def rope_sections(tr: ref_gqa.GQATrace) -> list[Section]:
-    """The angles $m\theta_i$, their cosines and sines, and the rotated ``Q``, ``K``."""
+def rope_sections(tr: ref_gqa.GQATrace, lang: str = "en") -> list[Section]:
+    """The angles $m\theta_i$, their cosines and sines, and the rotated ``Q``, ``K``, in
+    ``lang``'s words (`attention_ref.worked.words_grouped.ROPE`)."""
+    say = ROPE[lang]
     tok = list(tr.tokens)
     d = tr.d_k
     theta = ref_rope.rope_frequencies(d, ROPE_BASE)
     angles = ref_rope.rope_angles(tr.positions, theta)
     rows = [f"{w} (m = {int(m)})" for w, m in zip(tok, tr.positions.tolist(), strict=True)]
     pairs = [f"pair {i}" for i in range(d // 2)]
-    norm_gap = rotation_norm_gap(tr)
-    theta_text = ", ".join(f"θ_{i} = {v:g}" for i, v in enumerate(theta.tolist()))
+    positions = [int(m) for m in tr.positions.tolist()]
+    angles_text = say["angles_text"].format(
+        d=d,
+        pairs_n=d // 2,
+        pairs=", ".join(f"(x_{2 * i}, x_{2 * i + 1})" for i in range(d // 2)),
+        base=f"{ROPE_BASE:g}",
+        theta=say["theta_sep"].join(
+            f"θ_{i} = {said(v, 'g', lang)}" for i, v in enumerate(theta.tolist())
+        ),
+        positions=", ".join(map(str, positions)),
+    )
+    rotate_text = say["rotate_text"].format(
+        first=tok[0], m=positions[0], gap=said(rotation_norm_gap(tr), ".1e", lang)
+    )
     return [
         Section(
-            title="RoPE's angles: θ_i = base^(−2i/d_k), and m θ_i for the token at position m",
-            text=f"d_k = {d}: {d // 2} pairs of coordinates (x_0, x_1), (x_2, x_3); base "
-            f"{ROPE_BASE:g}, so {theta_text} radian per position. The positions are 0, 1, 2.",
+            title=say["angles"],
+            text=angles_text,
             items=[
                 Mat(symbol="\\theta", value=L(theta), cols=pairs),
                 Mat(symbol="m \\theta_i", value=L(angles), rows=rows, cols=pairs),
@@ -102,11 +116,8 @@ def rope_sections(tr: ref_gqa.GQATrace) -> list[Section]:
             ],
         ),
         Section(
-            title="Rotate each pair: x'_2i = x_2i cos mθ_i − x_2i+1 sin mθ_i, "
-            "x'_2i+1 = x_2i sin mθ_i + x_2i+1 cos mθ_i",
-            text="The queries and keys are rotated; the values are not. Row m turns by its own "
-            "angles, so 'Life' (m = 0) is unchanged. A rotation keeps lengths: every row has "
-            f"its norm (largest change {norm_gap:.1e}).",
+            title=say["rotate"],
+            text=rotate_text,
             items=[
                 Mat(
                     symbol="Q_{\\text{rot}}",
@@ -127,28 +138,34 @@ def rope_sections(tr: ref_gqa.GQATrace) -> list[Section]:
     ]
 
 
-def what_rope_changes(tr: ref_gqa.GQATrace) -> tuple[Section, dict[str, JSONValue]]:
-    """The scores without RoPE, and the shift check, with the numbers that support the words."""
+def what_rope_changes(
+    tr: ref_gqa.GQATrace, lang: str = "en"
+) -> tuple[Section, dict[str, JSONValue]]:
+    """The scores without RoPE, and the shift check, with the numbers that support the words,
+    in ``lang``'s words (`attention_ref.worked.words_grouped.ROPE`)."""
+    say = ROPE[lang]
     tok = list(tr.tokens)
     plain = rope_trace(rope=False)
     s0 = float(tr.QKt[0, SHIFT_QUERY, SHIFT_KEY])
     s_shift = shifted_score(tr, SHIFT)
     gap = abs(s0 - s_shift)
     same = gap < 1e-9
-    q, k = tok[SHIFT_QUERY], tok[SHIFT_KEY]
     text = (
-        f"Without RoPE the head scores Q Kᵀ above. With it, the score of '{q}' (m = "
-        f"{SHIFT_QUERY}) against '{k}' (n = {SHIFT_KEY}) is {s0:.6f}; the same two tokens "
-        f"moved to positions {SHIFT_QUERY + SHIFT} and {SHIFT_KEY + SHIFT} score "
-        f"{s_shift:.6f} "
-        + (
-            f"(difference {gap:.1e}): the score depends on the distance m − n only."
-            if same
-            else f"(difference {gap:.1e}): NOT the same score."
+        say["changes_text"].format(
+            q=tok[SHIFT_QUERY],
+            m=SHIFT_QUERY,
+            k=tok[SHIFT_KEY],
+            n=SHIFT_KEY,
+            score=said(s0, ".6f", lang),
+            m_moved=SHIFT_QUERY + SHIFT,
+            n_moved=SHIFT_KEY + SHIFT,
+            moved=said(s_shift, ".6f", lang),
+            gap=said(gap, ".1e", lang),
         )
+        + say["changes_same" if same else "changes_differ"]
     )
     section = Section(
-        title="What RoPE changes: the scores, which now depend on m − n",
+        title=say["changes"],
         text=text,
         items=[
             Mat(
@@ -169,24 +186,26 @@ def what_rope_changes(tr: ref_gqa.GQATrace) -> tuple[Section, dict[str, JSONValu
     return section, data
 
 
-def explain() -> Explanation:
-    """RoPE on one head of width 4, seed 000's numbers, positions 0, 1, 2."""
+def explain(lang: str = "en") -> Explanation:
+    """RoPE on one head of width 4, seed 000's numbers, positions 0, 1, 2, in ``lang``'s
+    words."""
+    say = ROPE[lang]
     tr = rope_trace()
-    changes, numbers = what_rope_changes(tr)
+    changes, numbers = what_rope_changes(tr, lang)
     sections = forward_sections(
         tr,
-        input_text="One head of width 4: seed 000's two heads side by side (W_Q = "
-        "[W_Q⁽¹⁾ | W_Q⁽²⁾], and W_K, W_V alike).",
-        after_projections=rope_sections(tr),
-        output_note="W_O = I_4, so the output is the head's output.",
+        input_text=say["input_text"].format(d=tr.d_k),
+        after_projections=rope_sections(tr, lang),
+        output_note=say["output_note"].format(d=tr.d_k),
+        lang=lang,
     )
     theta = ref_rope.rope_frequencies(tr.d_k, ROPE_BASE)
     return Explanation(
-        title='Rotary position embeddings (RoPE): "Life is awesome"',
-        source=f"seed 000's X and weights as one head of width 4; RoFormer's RoPE, base "
-        f"{ROPE_BASE:g}, pairs (2i, 2i+1)",
+        title=say["title"],
+        source=say["source"].format(d=tr.d_k, base=f"{ROPE_BASE:g}"),
         sections=[*sections, changes],
         data={**trace_json(tr), "theta": theta.tolist(), "check": numbers},
+        lang=lang,
     )
 
 

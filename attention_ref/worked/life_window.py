@@ -25,6 +25,7 @@ from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
 from attention_ref.worked.grouped_layout import forward_sections, mask_section, trace_json
 from attention_ref.worked.trace import L, column_names, t
+from attention_ref.worked.words_grouped import GROUPED, SLIDING_WINDOW, listed
 
 WINDOW: Final = 2
 
@@ -50,31 +51,28 @@ def changed_rows(tr: ref_gqa.GQATrace) -> tuple[list[int], list[int]]:
     return same, [r for r in range(tr.output.shape[0]) if r not in same]
 
 
-def against_causal(tr: ref_gqa.GQATrace, w: int) -> tuple[Section, dict[str, JSONValue]]:
-    """Which rows the window changed, with seed 000's output beside this one."""
+def against_causal(
+    tr: ref_gqa.GQATrace, w: int, lang: str = "en"
+) -> tuple[Section, dict[str, JSONValue]]:
+    """Which rows the window changed, with seed 000's output beside this one, in ``lang``'s
+    words (`attention_ref.worked.words_grouped.SLIDING_WINDOW`)."""
+    say = SLIDING_WINDOW[lang]
     tok = list(tr.tokens)
     same, changed = changed_rows(tr)
     seed = life.life_trace().output
 
     def names(rows: list[int]) -> str:
-        return ", ".join(f"'{tok[r]}'" for r in rows)
+        return listed([f"'{tok[r]}'" for r in rows], say["and"])
 
     parts = []
     if same:
-        parts.append(
-            f"Row{'s' * (len(same) > 1)} {names(same)} equal{'s' * (len(same) == 1)} seed "
-            f"000's causal output: at most {w} tokens of past, itself included, so the window "
-            "hides nothing."
-        )
+        one = "one" if len(same) == 1 else "many"
+        parts.append(say[f"same_{one}"].format(rows=names(same), w=w))
     if changed:
-        one = len(changed) == 1
-        parts.append(
-            f"Row{'' if one else 's'} {names(changed)} differ{'s' if one else ''}: "
-            f"{'its oldest key falls' if one else 'each row has keys that fall'} out of the "
-            f"window of {w} (every key {w} or more positions back)."
-        )
+        one = "one" if len(changed) == 1 else "many"
+        parts.append(say[f"changed_{one}"].format(rows=names(changed), w=w))
     section = Section(
-        title=f"Against the causal mask: which rows the window of {w} changes",
+        title=say["against"].format(w=w),
         text=" ".join(parts),
         items=[
             Mat(
@@ -89,26 +87,28 @@ def against_causal(tr: ref_gqa.GQATrace, w: int) -> tuple[Section, dict[str, JSO
     return section, {"rows_unchanged": same, "rows_changed": changed}
 
 
-def explain(w: int = WINDOW) -> Explanation:
-    """Seed 000 with a sliding window of ``w`` keys instead of the causal mask."""
+def explain(w: int = WINDOW, lang: str = "en") -> Explanation:
+    """Seed 000 with a sliding window of ``w`` keys instead of the causal mask, in ``lang``'s
+    words."""
+    say = SLIDING_WINDOW[lang]
     tr = window_trace(w)
     mask = mask_section(
         tr,
-        title=f"Sliding-window mask, w = {w}: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_win",
-        text=f"M_win is 0 where 0 ≤ t − u < {w} (token t sees itself and the {w - 1} before "
-        "it) and −∞ elsewhere: the future, as in the causal mask, and the keys that are too "
-        "old.",
+        title=say["mask"].format(w=w),
+        text=say["mask_text_one" if w == 2 else "mask_text_many"].format(w=w, before=w - 1),
         symbol="M_{\\text{win}}",
     )
-    verdict, numbers = against_causal(tr, w)
+    verdict, numbers = against_causal(tr, w, lang)
+    d_out = int(tr.output.shape[-1])
     sections = forward_sections(
-        tr, mask=mask, output_note="W_O = I_4, so the output is the concat."
+        tr, mask=mask, output_note=GROUPED[lang]["concat_note"].format(d_out=d_out), lang=lang
     )
     return Explanation(
-        title=f'Sliding-window attention (w = {w}): "Life is awesome"',
-        source=f"seed 000's numbers (h = 2, W_O = I_4) with a sliding window of {w} keys",
+        title=say["title"].format(w=w),
+        source=say["source"].format(h=tr.h, d_out=d_out, w=w),
         sections=[*sections, verdict],
         data={**trace_json(tr), "window": w, **numbers},
+        lang=lang,
     )
 
 

@@ -82,9 +82,15 @@ def student_env(url: str, user: str, password: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="package")
-def class_root() -> Iterator[Path]:
+def class_root(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """The shared class's folder; kept when a test failed meanwhile (its server's and
+    PostgreSQL's logs say why), and its path written to the test report's log."""
     root = class_dir()
+    failed = request.session.testsfailed
     yield root
+    if request.session.testsfailed > failed:
+        print(f"\nclass folder kept for the failures: {root} (logs in {root / 'class' / 'logs'})")
+        return
     shutil.rmtree(root, ignore_errors=True)
 
 

@@ -12,10 +12,36 @@ import pytest
 from attention_ref.book.pages import translated
 from attention_ref.book.worked_pt import kv_cache_words, online_softmax_words, words_of
 from attention_ref.render import Explanation, Mat
-from attention_ref.worked import life_kv_cache, life_online_softmax, online_tiles, words
+from attention_ref.worked import (
+    life_alibi,
+    life_gqa,
+    life_kv_cache,
+    life_online_softmax,
+    life_rope,
+    life_window,
+    online_tiles,
+    words,
+    words_grouped,
+)
 
-EXAMPLES = {"kv-cache": life_kv_cache, "online-softmax": life_online_softmax}
-TABLES = {"kv-cache": words.KV_CACHE, "online-softmax": words.ONLINE_SOFTMAX}
+EXAMPLES = {
+    "kv-cache": life_kv_cache,
+    "online-softmax": life_online_softmax,
+    "gqa": life_gqa,
+    "rope": life_rope,
+    "sliding-window": life_window,
+    "alibi": life_alibi,
+}
+TABLES = {
+    "kv-cache": words.KV_CACHE,
+    "online-softmax": words.ONLINE_SOFTMAX,
+    "gradients": words.GRADIENTS,
+    "grouped layout": words_grouped.GROUPED,
+    "gqa": words_grouped.GQA,
+    "rope": words_grouped.ROPE,
+    "sliding-window": words_grouped.SLIDING_WINDOW,
+    "alibi": words_grouped.ALIBI,
+}
 
 
 def _fields(text: str) -> set[str]:
@@ -35,7 +61,7 @@ def test_each_language_says_the_same_facts(name):
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_one_writer_gives_both_languages_the_same_numbers(name):
-    en, pt = EXAMPLES[name].explain(), EXAMPLES[name].explain("pt")
+    en, pt = EXAMPLES[name].explain(), EXAMPLES[name].explain(lang="pt")
     assert (en.lang, pt.lang) == ("en", "pt")
     assert en.data == pt.data  # the facts, computed once
     assert len(en.sections) == len(pt.sections)
@@ -43,13 +69,18 @@ def test_one_writer_gives_both_languages_the_same_numbers(name):
         assert [(m.symbol, m.value) for m in a.items if isinstance(m, Mat)] == [
             (m.symbol, m.value) for m in b.items if isinstance(m, Mat)
         ]
-        assert a.title != b.title and (a.text != b.text or not a.text), (a.title, b.title)
+        assert (a.title, a.text) != (b.title, b.text), a.title  # said in another language
     # each step's words carry the English step's numbers (the Portuguese page's own check)
     translated(en, words_of(pt))
 
 
 def test_the_portuguese_pages_words_are_the_examples_own():
+    from attention_ref.book import worked_pt
+
     assert kv_cache_words() == words_of(life_kv_cache.explain("pt"))
+    for name, module in (("gqa", life_gqa), ("rope", life_rope), ("window", life_window),
+                         ("alibi", life_alibi)):  # fmt: skip
+        assert getattr(worked_pt, f"{name}_words")() == words_of(module.explain(lang="pt"))
     online = online_softmax_words()
     assert online.steps == words_of(life_online_softmax.explain("pt")).steps
     assert online.math  # the words inside the matrices' LaTeX
@@ -100,3 +131,38 @@ def test_the_backwards_words_are_one_writer_on_every_shape():
             assert (title, text) != (sec.title, sec.text), name
         expl = Explanation(title="t", source="s", sections=en, data={})
         translated(expl, pt)  # the same numbers in every step's words
+
+
+def test_the_grouped_layouts_words_follow_every_shape_in_both_languages():
+    """Shapes none of the Portuguese examples has (one head without RoPE, g = 1 with RoPE, a
+    window with g < h): the same facts pick the phrase in each language. The Portuguese once
+    said "its own keys" of a single head; it now says what the English says."""
+    import torch
+
+    from attention_ref.reference import gqa as ref_gqa
+    from attention_ref.reference import windows
+    from attention_ref.worked.grouped_layout import forward_sections
+
+    gen = torch.Generator().manual_seed(1)
+
+    def weights(heads: int, width: int) -> torch.Tensor:
+        return torch.randn(heads, 4, width, generator=gen, dtype=torch.float64)
+
+    X = torch.randn(3, 4, generator=gen, dtype=torch.float64)
+    shapes = {
+        "one head": ref_gqa.grouped_query_attention(X, weights(1, 2), weights(1, 2), weights(1, 2)),
+        "g = 1, RoPE": ref_gqa.grouped_query_attention(
+            X, weights(2, 2), weights(1, 2), weights(1, 2), rope_base=10000.0
+        ),
+        "g < h, window": ref_gqa.grouped_query_attention(
+            X, weights(4, 2), weights(2, 2), weights(2, 2), M=windows.sliding_window_mask(3, 2)
+        ),
+    }
+    for name, tr in shapes.items():
+        en, pt = forward_sections(tr), forward_sections(tr, lang="pt")
+        for a, b in zip(en, pt, strict=True):
+            assert (a.title, a.text) != (b.title, b.text), (name, a.title)
+        expl = Explanation(title="t", source="s", sections=en, data={})
+        translated(expl, words_of(replace(expl, sections=pt, lang="pt")))
+    one = forward_sections(shapes["one head"], lang="pt")
+    assert "compara as suas consultas com as chaves." in " ".join(s.text for s in one)
