@@ -4,6 +4,7 @@ logic (`attention_ref.book.worked_pt`)."""
 
 from __future__ import annotations
 
+import importlib
 import string
 from dataclasses import replace
 
@@ -12,26 +13,15 @@ import pytest
 from attention_ref.book.pages import translated
 from attention_ref.book.worked_pt import kv_cache_words, online_softmax_words, words_of
 from attention_ref.render import Explanation, Mat
-from attention_ref.worked import (
-    life_alibi,
-    life_gqa,
-    life_kv_cache,
-    life_online_softmax,
-    life_rope,
-    life_window,
-    online_tiles,
-    words,
-    words_grouped,
-)
+from attention_ref.worked import online_tiles, words, words_grouped
+from attention_ref.worked.registry import EXAMPLES as MODULES
+from attention_ref.worked.registry import OWN_BACKWARD
 
-EXAMPLES = {
-    "kv-cache": life_kv_cache,
-    "online-softmax": life_online_softmax,
-    "gqa": life_gqa,
-    "rope": life_rope,
-    "sliding-window": life_window,
-    "alibi": life_alibi,
-}
+#: today's examples (the documents' own keep their English words, pinned by their tests)
+EXAMPLES = {name: importlib.import_module(MODULES[name]) for name in sorted(OWN_BACKWARD)}
+life_kv_cache, life_online_softmax = EXAMPLES["kv-cache"], EXAMPLES["online-softmax"]
+life_gqa, life_rope = EXAMPLES["gqa"], EXAMPLES["rope"]
+life_window, life_alibi = EXAMPLES["sliding-window"], EXAMPLES["alibi"]
 TABLES = {
     "kv-cache": words.KV_CACHE,
     "online-softmax": words.ONLINE_SOFTMAX,
