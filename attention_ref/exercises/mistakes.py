@@ -42,6 +42,7 @@ from attention_ref.exercises.chain import (
     run_chain,
 )
 from attention_ref.exercises.features import Features
+from attention_ref.render import said
 
 LANGS: Final = ("en", "pt")
 
@@ -120,9 +121,8 @@ class Kind:
 
 
 def num(x: float, lang: str) -> str:
-    """``x`` to 4 significant digits, with a decimal comma in Portuguese."""
-    s = f"{x:.4g}"
-    return s.replace(".", ",") if lang == "pt" else s
+    """``x`` to 4 significant digits, with ``lang``'s decimal mark (`render.said`)."""
+    return said(x, ".4g", lang)
 
 
 def sup(i: int) -> str:

@@ -28,7 +28,8 @@ from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
 from attention_ref.worked.grouped_layout import forward_sections, trace_json
 from attention_ref.worked.trace import t
-from attention_ref.worked.words_grouped import GQA, listed
+from attention_ref.worked.words import listed
+from attention_ref.worked.words_grouped import GQA
 
 GQA_H: Final = 4
 GQA_G: Final = 2

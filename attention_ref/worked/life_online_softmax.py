@@ -56,7 +56,10 @@ def explain(lang: str = "en") -> Explanation:
     ]
     end, numbers = end_section(seed, trace, lang)
     tiles = say["tile_sep"].join(
-        say["tile_is"].format(j=j, keys=listed([repr(w) for w in tok[s.start : s.stop]], lang))
+        say["tile_is"].format(
+            j=j,
+            keys=listed([repr(w) for w in tok[s.start : s.stop]], say["key_last"], say["key_sep"]),
+        )
         for j, s in enumerate(trace.steps, start=1)
     )
     sections = [

@@ -25,7 +25,8 @@ from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
 from attention_ref.worked.grouped_layout import forward_sections, mask_section, trace_json
 from attention_ref.worked.trace import L, column_names, t
-from attention_ref.worked.words_grouped import GROUPED, SLIDING_WINDOW, listed
+from attention_ref.worked.words import listed
+from attention_ref.worked.words_grouped import GROUPED, SLIDING_WINDOW
 
 WINDOW: Final = 2
 

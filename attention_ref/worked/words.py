@@ -132,13 +132,12 @@ ONLINE_SOFTMAX: Final[dict[str, dict[str, str]]] = {
 }
 
 
-def listed(items: list[str], lang: str) -> str:
-    """``items`` joined as ``lang`` joins a tile's keys (`ONLINE_SOFTMAX`: the last one with
-    ``key_last``)."""
-    say = ONLINE_SOFTMAX[lang]
+def listed(items: list[str], last: str, sep: str = ", ") -> str:
+    """``items`` joined by ``sep``, the last one by ``last`` (``"a, b and c"``): each table
+    says its own (`ONLINE_SOFTMAX`'s ``key_last``, `words_grouped.GQA`'s ``and``)."""
     if len(items) == 1:
         return items[0]
-    return say["key_sep"].join(items[:-1]) + say["key_last"] + items[-1]
+    return sep.join(items[:-1]) + last + items[-1]
 
 
 #: The backward pass's words (`attention_ref.worked.backward_sections.gradient_sections`), per

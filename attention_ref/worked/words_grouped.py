@@ -262,10 +262,3 @@ ALIBI: Final[dict[str, dict[str, str]]] = {
         "próximo: o viés é a única informação de posição que a ALiBi dá.",
     },
 }
-
-
-def listed(items: list[str], last: str, sep: str = ", ") -> str:
-    """``items`` joined by ``sep``, the last one by ``last`` (``"a, b and c"``)."""
-    if len(items) == 1:
-        return items[0]
-    return sep.join(items[:-1]) + last + items[-1]

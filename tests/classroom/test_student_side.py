@@ -49,14 +49,14 @@ def a_student(server, name: str) -> tuple[str, str]:
 def what_the_server_knows(server, who: tuple[str, str], env: dict[str, str]) -> dict[str, object]:
     """For a refused account: whether the server has it, whether its credentials log in from
     here, and whether the command's environment carried them (a failure that says why)."""
-    from attention_ref.classroom.accounts import _user
     from attention_ref.classroom.client import rest
 
     endpoint = "/api/2.0/mlflow/experiments/get-by-name"
     status, _ = rest(server.url, endpoint, query={"experiment_name": EXPERIMENT}, auth=who)
     sent = env.get("MLFLOW_TRACKING_USERNAME"), env.get("MLFLOW_TRACKING_PASSWORD") == who[1]
+    name = {"username": who[0]}
     return {
-        "account": _user(server.url, server.admin, who[0], None),
+        "account": rest(server.url, "/api/2.0/mlflow/users/get", query=name, auth=server.admin),
         "log in from here": status,
         "command's credentials (name, password right)": sent,
         "command's URI, the server's": (env.get("MLFLOW_TRACKING_URI"), server.url),
