@@ -83,8 +83,7 @@ class LoadLog:
         busy = busy_cores(self.window)
         seen = busy if busy is not None else load
         flagged = seen is not None and seen > self.limit
-        self.reads.append({"part": part, "load_1min": load, "busy_cores": busy,
-                           "flagged": flagged})  # fmt: skip
+        self.reads.append({"part": part, "load_1min": load, "busy_cores": busy, "flagged": flagged})
         if flagged:
             print(f"  (flagged: {part} starts with {seen:.2f} cores busy elsewhere)", flush=True)
         return not flagged

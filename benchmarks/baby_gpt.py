@@ -54,8 +54,17 @@ from attention_ref.lm.train import train
 
 PRESET = "nanogpt-shakespeare-char"
 #: ``--quick`` (the CPU check): a tiny model, a few steps, small evaluations
-QUICK = {"n_layer": 1, "n_head": 2, "n_embd": 32, "block_size": 32, "batch_size": 8,
-         "max_steps": 20, "eval_interval": 10, "eval_batches": 2, "warmup_steps": 2}  # fmt: skip
+QUICK = {
+    "n_layer": 1,
+    "n_head": 2,
+    "n_embd": 32,
+    "block_size": 32,
+    "batch_size": 8,
+    "max_steps": 20,
+    "eval_interval": 10,
+    "eval_batches": 2,
+    "warmup_steps": 2,
+}
 
 
 def process_age() -> float | None:
@@ -85,31 +94,54 @@ def attnref_arm(
     t0 = time.perf_counter()
 
     def on_eval(step: int, m: EvalMetrics, _sample: str) -> None:
-        evals.append({"step": step, "train": m.train_eval_loss, "val": m.val_loss,
-                      "s": time.perf_counter() - t0})  # fmt: skip
+        evals.append(
+            {
+                "step": step,
+                "train": m.train_eval_loss,
+                "val": m.val_loss,
+                "s": time.perf_counter() - t0,
+            }
+        )
 
     with tempfile.TemporaryDirectory(prefix="baby-gpt-") as tmp:
-        r = train(cfg, data, Path(tmp), callbacks=Callbacks(on_start=starts.append,
-                  on_eval=on_eval), metrics_every=cfg.eval_interval)  # fmt: skip
+        r = train(
+            cfg,
+            data,
+            Path(tmp),
+            callbacks=Callbacks(on_start=starts.append, on_eval=on_eval),
+            metrics_every=cfg.eval_interval,
+        )
         wall = time.perf_counter() - t0
         best = Checkpoint.load(Path(tmp) / "best.pt")
         model = CharGPT(replace(cfg.model, vocab_size=data.vocab_size)).to(device)
         model.load_state_dict(best.model)
         whole = _bench.split_loss(
-            model, [(x.to(device), y.to(device))
-                    for x, y in _bench.split_batches(data.val, cfg.model.block_size)],
-        )  # fmt: skip
+            model,
+            [
+                (x.to(device), y.to(device))
+                for x, y in _bench.split_batches(data.val, cfg.model.block_size)
+            ],
+        )
     info = starts[0]
     reached = first_at(evals, target)
     return {
         "arm": "attnref" if seed == 1337 else f"attnref seed {seed}",
-        "preset": PRESET, "options": cfg.to_flat(), "n_params": r.n_params,
-        "precision": info.precision, "graph": info.graph, "graph_note": info.graph_note,
-        "evals": evals, "wall_s": wall, "best_val": r.best_val_loss,
+        "preset": PRESET,
+        "options": cfg.to_flat(),
+        "n_params": r.n_params,
+        "precision": info.precision,
+        "graph": info.graph,
+        "graph_note": info.graph_note,
+        "evals": evals,
+        "wall_s": wall,
+        "best_val": r.best_val_loss,
         "best_step": min(evals, key=lambda e: e["val"])["step"],
-        "best_whole_val": whole, "best_checkpoint_step": best.step,
-        "reached": reached, "steps": r.steps_done, "before_clock_s": age,
-    }  # fmt: skip
+        "best_whole_val": whole,
+        "best_checkpoint_step": best.step,
+        "reached": reached,
+        "steps": r.steps_done,
+        "before_clock_s": age,
+    }
 
 
 def nanogpt_args(iters: int, device: str, quick: bool) -> list[str]:
@@ -118,18 +150,25 @@ def nanogpt_args(iters: int, device: str, quick: bool) -> list[str]:
     args = ["config/train_shakespeare_char.py", f"--max_iters={iters}"]
     if quick:
         q = QUICK
-        args += [f"--n_layer={q['n_layer']}", f"--n_head={q['n_head']}",
-                 f"--n_embd={q['n_embd']}", f"--block_size={q['block_size']}",
-                 f"--batch_size={q['batch_size']}", f"--eval_interval={q['eval_interval']}",
-                 f"--eval_iters={q['eval_batches']}", f"--warmup_iters={q['warmup_steps']}",
-                 "--compile=False"]  # fmt: skip
+        args += [
+            f"--n_layer={q['n_layer']}",
+            f"--n_head={q['n_head']}",
+            f"--n_embd={q['n_embd']}",
+            f"--block_size={q['block_size']}",
+            f"--batch_size={q['batch_size']}",
+            f"--eval_interval={q['eval_interval']}",
+            f"--eval_iters={q['eval_batches']}",
+            f"--warmup_iters={q['warmup_steps']}",
+            "--compile=False",
+        ]
     if device == "cpu":
         args += ["--device=cpu", "--dtype=float32"]
     return args
 
 
-def nanogpt_run(data_file: Path, iters: int, device: str, quick: bool, target: float,
-                timeout_s: float) -> dict[str, Any]:  # fmt: skip
+def nanogpt_run(
+    data_file: Path, iters: int, device: str, quick: bool, target: float, timeout_s: float
+) -> dict[str, Any]:
     """nanoGPT's ``train.py`` (`nanogpt_arm.launch`), its evaluations stamped from launch."""
     row = nanogpt_arm.launch(data_file, nanogpt_args(iters, device, quick), timeout_s=timeout_s)
     evals = [{"step": n, "train": tr, "val": va, "s": s} for n, tr, va, s in row.pop("evals")]
@@ -148,13 +187,17 @@ def markdown(result: dict[str, Any]) -> str:
         got = arm.get("reached")
         # from the process's launch: attnref's clock starts after its imports and the data
         launched = got["s"] + (arm.get("before_clock_s") or 0.0) if got else None
-        rows.append([
-            arm["arm"], f"{got['s']:.1f} s (step {got['step']:,})" if got else "not reached",
-            f"{launched:.1f}" if launched is not None else "–",
-            f"{arm['to_first_iter_s']:.1f}" if "to_first_iter_s" in arm else "–",
-            f"{arm['best_val']:.4f} (step {arm['best_step']:,})" if "best_val" in arm else "–",
-            f"{arm['wall_s']:.1f}", arm.get("error", ""),
-        ])  # fmt: skip
+        rows.append(
+            [
+                arm["arm"],
+                f"{got['s']:.1f} s (step {got['step']:,})" if got else "not reached",
+                f"{launched:.1f}" if launched is not None else "–",
+                f"{arm['to_first_iter_s']:.1f}" if "to_first_iter_s" in arm else "–",
+                f"{arm['best_val']:.4f} (step {arm['best_step']:,})" if "best_val" in arm else "–",
+                f"{arm['wall_s']:.1f}",
+                arm.get("error", ""),
+            ]
+        )
     out = [
         f"{_bench.describe(result['machine'])}\n",
         f"Time to a validation loss of {target} or less, from the start of training (model "
@@ -198,9 +241,12 @@ def main() -> None:
     data = load(data_file)
     device = _bench.pick_device(a.device)
     result: dict[str, Any] = {
-        "target": a.target, "preset": PRESETS[PRESET], "arms": [],
-        "torch": torch.__version__, "args": {k: str(v) for k, v in vars(a).items()},
-    }  # fmt: skip
+        "target": a.target,
+        "preset": PRESETS[PRESET],
+        "arms": [],
+        "torch": torch.__version__,
+        "args": {k: str(v) for k, v in vars(a).items()},
+    }
 
     def write() -> None:
         result["machine"] = _bench.machine(device, loads)

@@ -161,8 +161,19 @@ def run(cmd: Command | list[str], cwd: Path, env: dict[str, str]) -> tuple[float
 def make_store(root: Path, env: dict[str, str], data: Path | None) -> None:
     """A store in ``root`` with one finished training run of the Q02 shape (one step)."""
     print("making a store with a one-step run of the Q02 shape…", flush=True)
-    args = ["train", "--max-steps", "1", "--eval-interval", "1", "--eval-batches", "1",
-            "--sample-tokens", "1", "--out-dir", str(root / "runs")]  # fmt: skip
+    args = [
+        "train",
+        "--max-steps",
+        "1",
+        "--eval-interval",
+        "1",
+        "--eval-batches",
+        "1",
+        "--sample-tokens",
+        "1",
+        "--out-dir",
+        str(root / "runs"),
+    ]
     if data is not None:
         args += ["--data", str(data)]
     run(args, root, env)
@@ -171,9 +182,13 @@ def make_store(root: Path, env: dict[str, str], data: Path | None) -> None:
 def latest_run(root: Path, env: dict[str, str]) -> str:
     """The latest finished training run of the store (what ``sample`` picks by default)."""
     proc = subprocess.run(
-        [ATTNREF, "runs", "--format", "json"], cwd=root, env=env, capture_output=True,
-        text=True, check=True,
-    )  # fmt: skip
+        [ATTNREF, "runs", "--format", "json"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     found = [
         r["run_id"]
         for r in json.loads(proc.stdout)["runs"]
@@ -193,8 +208,10 @@ def make_answer(root: Path, env: dict[str, str]) -> None:
     run([*EXERCISE, "--out", str(out)], root, env)
     problem = json.loads((out / "exercise.json").read_text(encoding="utf-8"))
     X, W = problem["X"], problem["heads"][0]["W_Q"]
-    Q = [[sum(x * w for x, w in zip(row, col, strict=True)) for col in zip(*W, strict=True)]
-         for row in X]  # fmt: skip
+    Q = [
+        [sum(x * w for x, w in zip(row, col, strict=True)) for col in zip(*W, strict=True)]
+        for row in X
+    ]
     doc = json.loads((root / ANSWER).read_text(encoding="utf-8"))
     doc["heads"][0]["Q"] = Q
     (root / ANSWER).write_text(json.dumps(doc), encoding="utf-8")
@@ -228,8 +245,12 @@ def import_breakdown(cmd: Command, cwd: Path, env: dict[str, str]) -> dict[str, 
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "cli.main", *cmd.args],
-        cwd=cwd, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     wall = time.perf_counter() - t0
     own: dict[str, float] = defaultdict(float)
     for line in proc.stderr.splitlines():

@@ -102,8 +102,9 @@ def flood(host: str, port: int, threads: int, seconds: float, counts: Any) -> No
     def one() -> None:
         while time.monotonic() < end:
             try:
-                conn = http.client.HTTPConnection(host, port, timeout=30,
-                                                  source_address=(ATTACKER, 0))  # fmt: skip
+                conn = http.client.HTTPConnection(
+                    host, port, timeout=30, source_address=(ATTACKER, 0)
+                )
                 conn.request(
                     "GET",
                     SEARCH,
@@ -128,23 +129,26 @@ def summary(got: list[tuple[int, float]]) -> dict[str, Any]:
     times = sorted(t for _, t in got)
     ok = sum(1 for st, _ in got if st == 200)
     return {
-        "requests": len(got), "answered_200": ok,
+        "requests": len(got),
+        "answered_200": ok,
         "share_200": round(ok / len(got), 3) if got else None,
         "statuses": sorted({st for st, _ in got}),
         "median_ms": round(1000 * statistics.median(times), 1) if times else None,
         "p95_ms": round(1000 * times[int(0.95 * (len(times) - 1))], 1) if times else None,
-    }  # fmt: skip
+    }
 
 
-def measure(server: ClassServer, auth: tuple[str, str], seconds: float, idle: list[int],
-            floods: list[int]) -> list[dict[str, Any]]:  # fmt: skip
+def measure(
+    server: ClassServer, auth: tuple[str, str], seconds: float, idle: list[int], floods: list[int]
+) -> list[dict[str, Any]]:
     """The parts: quiet, each idle-socket count, each flood."""
     host = "127.0.0.1"
     port = server.port
     parts: list[dict[str, Any]] = []
     before = {"load_1min": round(os.getloadavg()[0], 2), "busy_cores": busy_cores()}
-    parts.append({"attack": "none", "before": before, **summary(student(host, port, auth,
-                                                                          seconds))})  # fmt: skip
+    parts.append(
+        {"attack": "none", "before": before, **summary(student(host, port, auth, seconds))}
+    )
     for n in idle:
         before = {"load_1min": round(os.getloadavg()[0], 2), "busy_cores": busy_cores()}
         socks = []
@@ -163,15 +167,22 @@ def measure(server: ClassServer, auth: tuple[str, str], seconds: float, idle: li
     for threads in floods:
         before = {"load_1min": round(os.getloadavg()[0], 2), "busy_cores": busy_cores()}
         counts = multiprocessing.Manager().dict()
-        attacker = multiprocessing.Process(target=flood, args=(host, port, threads, seconds + 1,
-                                                               counts))  # fmt: skip
+        attacker = multiprocessing.Process(
+            target=flood, args=(host, port, threads, seconds + 1, counts)
+        )
         attacker.start()
         time.sleep(1)
         got = student(host, port, auth, seconds)
         attacker.join(timeout=120)
         attacked = {str(k): v for k, v in sorted(dict(counts).items())}
-        parts.append({"attack": f"{threads} threads of wrong passwords", "before": before,
-                      **summary(got), "attacker": attacked})  # fmt: skip
+        parts.append(
+            {
+                "attack": f"{threads} threads of wrong passwords",
+                "before": before,
+                **summary(got),
+                "attacker": attacked,
+            }
+        )
         time.sleep(5)  # the throttle's buckets refill; the workers settle
     return parts
 
@@ -185,33 +196,43 @@ def main() -> int:
     args = p.parse_args()
     root = Path(tempfile.mkdtemp(prefix="attnref-attacks-"))
     root.chmod(0o711)
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()  # fmt: skip
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     try:
-        server = ClassServer(root / "class", secrets.token_urlsafe(18), port=_free_port(),
-                             experiment=CLASS)  # fmt: skip
+        server = ClassServer(
+            root / "class", secrets.token_urlsafe(18), port=_free_port(), experiment=CLASS
+        )
         with server:
             auth = ("sam", secrets.token_urlsafe(15))
             add_student(server.url, server.admin, *auth, CLASS)
-            parts = measure(server, auth, args.seconds,
-                            [int(x) for x in args.idle.split(",") if x],
-                            [int(x) for x in args.flood.split(",") if x])  # fmt: skip
+            parts = measure(
+                server,
+                auth,
+                args.seconds,
+                [int(x) for x in args.idle.split(",") if x],
+                [int(x) for x in args.flood.split(",") if x],
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     record = {
-        "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": commit,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
-                   f"{platform.python_version()}",
-        "server": "ClassServer defaults (2 workers)", "seconds_per_part": args.seconds,
+        f"{platform.python_version()}",
+        "server": "ClassServer defaults (2 workers)",
+        "seconds_per_part": args.seconds,
         "command": "python benchmarks/edge_attacks.py " + " ".join(sys.argv[1:]),
         "parts": parts,
-    }  # fmt: skip
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     for part in parts:
-        print(f"{part['attack']:36s} {part['answered_200']}/{part['requests']} answered 200, "
-              f"median {part['median_ms']} ms, p95 {part['p95_ms']} ms, before {part['before']}"
-              + (f", attacker {part['attacker']}" if "attacker" in part else ""))  # fmt: skip
+        print(
+            f"{part['attack']:36s} {part['answered_200']}/{part['requests']} answered 200, "
+            f"median {part['median_ms']} ms, p95 {part['p95_ms']} ms, before {part['before']}"
+            + (f", attacker {part['attacker']}" if "attacker" in part else "")
+        )
     return 0
 
 

@@ -123,9 +123,12 @@ def time_attnref(
 
 
 def measure_steps(
-    data: CharData, dev: torch.device, batches: list[int], args: argparse.Namespace,
+    data: CharData,
+    dev: torch.device,
+    batches: list[int],
+    args: argparse.Namespace,
     loads: _bench.LoadLog,
-) -> tuple[list[dict[str, Any]], dict[str, str]]:  # fmt: skip
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Every (batch, arm) ``args.reps`` times, interleaved; the arms that could not run."""
     arms = [a for a in ARMS if dev.type == "cuda" or not a.startswith("graph")]
     skipped = {a: "no CUDA graphs on a CPU" for a in ARMS if a not in arms}
@@ -157,12 +160,17 @@ def measure_steps(
             if not ts:
                 continue
             s = _bench.median(ts)
-            rows.append({
-                "batch": batch, "arm": arm, "seconds": ts, "median_s": s,
-                "ms_per_step": 1e3 * s / args.steps,
-                "tokens_per_s": args.steps * batch * RECIPE.block_size / s,
-                "vs_baseline": base_s / s,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "batch": batch,
+                    "arm": arm,
+                    "seconds": ts,
+                    "median_s": s,
+                    "ms_per_step": 1e3 * s / args.steps,
+                    "tokens_per_s": args.steps * batch * RECIPE.block_size / s,
+                    "vs_baseline": base_s / s,
+                }
+            )
     return rows, skipped
 
 
@@ -175,23 +183,42 @@ def run_wall(data: CharData, cfg: TrainConfig, loads: _bench.LoadLog, label: str
     loads.before(label)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        r = train(cfg, data, Path(tmp), callbacks=Callbacks(on_start=starts.append),
-                  metrics_every=READ_EVERY)  # fmt: skip
+        r = train(
+            cfg,
+            data,
+            Path(tmp),
+            callbacks=Callbacks(on_start=starts.append),
+            metrics_every=READ_EVERY,
+        )
         wall = time.perf_counter() - t0
     info = starts[0]
     row = {
-        "run": label, "attention": str(cfg.attention), "steps": r.steps_done, "wall_s": wall,
-        "loop_s": r.wall_time_s, "best_val": r.best_val_loss, "final_val": r.final_val_loss,
-        "precision": info.precision, "graph": info.graph, "graph_note": info.graph_note,
-    }  # fmt: skip
-    print(f"{label}: {wall:.1f} s, best val {r.best_val_loss:.4f} ({info.precision}, "
-          f"graph {'on' if info.graph else 'off'}) {info.graph_note}")  # fmt: skip
+        "run": label,
+        "attention": str(cfg.attention),
+        "steps": r.steps_done,
+        "wall_s": wall,
+        "loop_s": r.wall_time_s,
+        "best_val": r.best_val_loss,
+        "final_val": r.final_val_loss,
+        "precision": info.precision,
+        "graph": info.graph,
+        "graph_note": info.graph_note,
+    }
+    print(
+        f"{label}: {wall:.1f} s, best val {r.best_val_loss:.4f} ({info.precision}, "
+        f"graph {'on' if info.graph else 'off'}) {info.graph_note}"
+    )
     return row
 
 
-def markdown(info: dict[str, Any], steps: list[dict[str, Any]], skipped: dict[str, str],
-             runs: list[dict[str, Any]], args: argparse.Namespace,
-             nano: list[dict[str, Any]] | None = None) -> str:  # fmt: skip
+def markdown(
+    info: dict[str, Any],
+    steps: list[dict[str, Any]],
+    skipped: dict[str, str],
+    runs: list[dict[str, Any]],
+    args: argparse.Namespace,
+    nano: list[dict[str, Any]] | None = None,
+) -> str:
     lines = [
         "# The training step on a GPU (benchmarks/gpu_step.py)",
         "",
@@ -274,12 +301,17 @@ def nanogpt_lines(nano: list[dict[str, Any]], steps: list[dict[str, Any]]) -> li
         if "tokens_per_s" not in r:
             rows.append([label, "-", "-", "-", f"failed: {r.get('error', '?')}"])
             continue
-        rows.append([
-            label, f"{r['ms_per_step']:.3f}", _bench.fmt(r["tokens_per_s"]), "1.00",
-            f"iterations {r['first_iter']}–{r['last_iter']}, {r['to_first_iter_s']:.0f} s to "
-            f"the first (start{', compilation' if r['compile'] else ''}); printed median "
-            f"{r['printed_ms_median']:.2f} ms",
-        ])  # fmt: skip
+        rows.append(
+            [
+                label,
+                f"{r['ms_per_step']:.3f}",
+                _bench.fmt(r["tokens_per_s"]),
+                "1.00",
+                f"iterations {r['first_iter']}–{r['last_iter']}, {r['to_first_iter_s']:.0f} s to "
+                f"the first (start{', compilation' if r['compile'] else ''}); printed median "
+                f"{r['printed_ms_median']:.2f} ms",
+            ]
+        )
     timed = [r for r in nano if "tokens_per_s" in r]
     if timed:
         base = timed[-1]["tokens_per_s"]
@@ -287,32 +319,50 @@ def nanogpt_lines(nano: list[dict[str, Any]], steps: list[dict[str, Any]]) -> li
         for r in steps:
             if r["batch"] == first["batch"] and r["arm"] in beside:
                 ratio = r["tokens_per_s"] / base
-                rows.append([f"attnref {r['arm']}" if r["arm"] != "baseline" else "baseline",
-                             f"{r['ms_per_step']:.3f}", _bench.fmt(r["tokens_per_s"]),
-                             f"{ratio:.2f}", "the table above"])  # fmt: skip
+                rows.append(
+                    [
+                        f"attnref {r['arm']}" if r["arm"] != "baseline" else "baseline",
+                        f"{r['ms_per_step']:.3f}",
+                        _bench.fmt(r["tokens_per_s"]),
+                        f"{ratio:.2f}",
+                        "the table above",
+                    ]
+                )
     lines.append(_bench.markdown_table(["arm", "ms/step", "tokens/s", "× nanoGPT", "how"], rows))
     return lines
 
 
-def run_nanogpt(data_path: Path, dev: torch.device, args: argparse.Namespace,
-                loads: _bench.LoadLog) -> list[dict[str, Any]]:  # fmt: skip
+def run_nanogpt(
+    data_path: Path, dev: torch.device, args: argparse.Namespace, loads: _bench.LoadLog
+) -> list[dict[str, Any]]:
     """Part 3: nanoGPT's train.py at its defaults; again without compile where that failed."""
     on_gpu = dev.type == "cuda"
-    shape = {"batch": args.nanogpt_batch, "iters": args.nanogpt_iters, "skip": args.nanogpt_skip,
-             "device": dev.type}  # fmt: skip
+    shape = {
+        "batch": args.nanogpt_batch,
+        "iters": args.nanogpt_iters,
+        "skip": args.nanogpt_skip,
+        "device": dev.type,
+    }
     loads.before("nanoGPT train.py")
     rows = [nanogpt_arm.run(data_path, compile=on_gpu, timeout_s=args.nanogpt_timeout, **shape)]
     if on_gpu and "tokens_per_s" not in rows[0]:
-        print(f"nanoGPT compile=True: {rows[0].get('error')}; once more, compile=False",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"nanoGPT compile=True: {rows[0].get('error')}; once more, compile=False",
+            file=sys.stderr,
+        )
         print("\n".join(rows[0].get("tail", [])), file=sys.stderr)
         loads.before("nanoGPT train.py, compile=False")
         rows.append(nanogpt_arm.run(data_path, compile=False, timeout_s=60.0, **shape))
     for r in rows:
-        said = (f"{r['ms_per_step']:.3f} ms/step, {_bench.fmt(r['tokens_per_s'])} tokens/s"
-                if "tokens_per_s" in r else f"failed: {r.get('error')}")  # fmt: skip
-        print(f"nanoGPT train.py compile={r['compile']} batch {r['batch']}: {said} "
-              f"({r.get('wall_s', 0):.0f} s in all)")  # fmt: skip
+        said = (
+            f"{r['ms_per_step']:.3f} ms/step, {_bench.fmt(r['tokens_per_s'])} tokens/s"
+            if "tokens_per_s" in r
+            else f"failed: {r.get('error')}"
+        )
+        print(
+            f"nanoGPT train.py compile={r['compile']} batch {r['batch']}: {said} "
+            f"({r.get('wall_s', 0):.0f} s in all)"
+        )
     return rows
 
 
@@ -325,21 +375,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=200, help="timed steps per repetition")
     p.add_argument("--warmup", type=int, default=30, help="untimed steps before them")
     p.add_argument("--reps", type=int, default=3)
-    p.add_argument("--max-steps", type=int, default=None,
-                   help="steps of the whole runs (default: Q02's 6000)")  # fmt: skip
+    p.add_argument(
+        "--max-steps", type=int, default=None, help="steps of the whole runs (default: Q02's 6000)"
+    )
     p.add_argument("--no-runs", action="store_true", help="no whole runs (part 2)")
-    p.add_argument("--eager-run", action="store_true",
-                   help="part 2 also runs Q02 with --cuda-graph off")  # fmt: skip
+    p.add_argument(
+        "--eager-run", action="store_true", help="part 2 also runs Q02 with --cuda-graph off"
+    )
     p.add_argument("--no-nanogpt", action="store_true", help="skip nanoGPT's train.py (part 3)")
     p.add_argument("--nanogpt-batch", type=int, default=32)
-    p.add_argument("--nanogpt-iters", type=int, default=600,
-                   help="its last iteration (a multiple of 10)")  # fmt: skip
-    p.add_argument("--nanogpt-skip", type=int, default=100,
-                   help="its first timed iteration (a multiple of 10)")  # fmt: skip
-    p.add_argument("--nanogpt-timeout", type=float, default=150.0,
-                   help="seconds before its run is stopped")  # fmt: skip
-    p.add_argument("--quick", action="store_true",
-                   help="a check that it runs: tiny steps and runs (CPU)")  # fmt: skip
+    p.add_argument(
+        "--nanogpt-iters", type=int, default=600, help="its last iteration (a multiple of 10)"
+    )
+    p.add_argument(
+        "--nanogpt-skip", type=int, default=100, help="its first timed iteration (a multiple of 10)"
+    )
+    p.add_argument(
+        "--nanogpt-timeout", type=float, default=150.0, help="seconds before its run is stopped"
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="a check that it runs: tiny steps and runs (CPU)"
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.steps, args.warmup, args.reps, args.batch = 4, 2, 1, [4]
@@ -366,9 +422,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.out is not None:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(text + "\n")
-            payload = {"machine": info, "steps": steps, "skipped": skipped, "runs": runs,
-                       "nanogpt": nano, "complete": final,
-                       "args": {k: str(v) for k, v in vars(args).items()}}  # fmt: skip
+            payload = {
+                "machine": info,
+                "steps": steps,
+                "skipped": skipped,
+                "runs": runs,
+                "nanogpt": nano,
+                "complete": final,
+                "args": {k: str(v) for k, v in vars(args).items()},
+            }
             args.out.with_suffix(".json").write_text(json.dumps(payload, indent=2, default=str))
             if final:
                 print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
@@ -379,16 +441,20 @@ def main(argv: list[str] | None = None) -> int:
         base = TrainConfig(device=dev.type)
         if args.max_steps is not None:
             n = args.max_steps
-            base = base.with_options(max_steps=n, eval_interval=max(1, n // 2),
-                                     warmup_steps=min(base.warmup_steps, n // 2))  # fmt: skip
+            base = base.with_options(
+                max_steps=n,
+                eval_interval=max(1, n // 2),
+                warmup_steps=min(base.warmup_steps, n // 2),
+            )
         if args.quick:
             base = base.with_options(eval_batches=2, sample_tokens=10, batch_size=4)
         runs.append(run_wall(data, base, loads, "q02 defaults"))
         if args.eager_run:
             runs.append(run_wall(data, base.with_options(cuda_graph="off"), loads, "q02 eager"))
         for mode in AttentionMode:
-            runs.append(run_wall(data, base.with_options(attention=str(mode)), loads,
-                                 f"ablation {mode}"))  # fmt: skip
+            runs.append(
+                run_wall(data, base.with_options(attention=str(mode)), loads, f"ablation {mode}")
+            )
         save(final=False)
     if not args.no_nanogpt:
         nano.extend(run_nanogpt(data_path, dev, args, loads))

@@ -65,8 +65,9 @@ def _busy_cores(window: float = 0.5) -> float:
     return round((ticks() - first) / (os.sysconf("SC_CLK_TCK") * window), 2)
 
 
-def _ask(url: str, who: tuple[str, str], method: str, path: str,
-         body: dict | None) -> tuple[int, bytes, float]:  # fmt: skip
+def _ask(
+    url: str, who: tuple[str, str], method: str, path: str, body: dict | None
+) -> tuple[int, bytes, float]:
     netloc = urllib.parse.urlsplit(url).netloc
     token = base64.b64encode(f"{who[0]}:{who[1]}".encode()).decode()
     headers = {"Authorization": f"Basic {token}"}
@@ -90,30 +91,45 @@ def main() -> int:
     args = p.parse_args()
     root = Path(tempfile.mkdtemp(prefix="attnref-timing-"))
     root.chmod(0o711)
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()  # fmt: skip
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     rows = []
     try:
-        server = ClassServer(root / "class", secrets.token_urlsafe(18), port=_free_port(),
-                             experiment=CLASS)  # fmt: skip
+        server = ClassServer(
+            root / "class", secrets.token_urlsafe(18), port=_free_port(), experiment=CLASS
+        )
         with server:
             student = ("sam", secrets.token_urlsafe(15))
             add_student(server.url, server.admin, *student, CLASS)
-            made = rest(server.url, "/api/2.0/mlflow/experiments/create", {"name": "private"},
-                        auth=server.admin)[1]  # fmt: skip
-            run = rest(server.url, "/api/2.0/mlflow/runs/create",
-                       {"experiment_id": made["experiment_id"]}, auth=server.admin)[1]  # fmt: skip
+            made = rest(
+                server.url,
+                "/api/2.0/mlflow/experiments/create",
+                {"name": "private"},
+                auth=server.admin,
+            )[1]
+            run = rest(
+                server.url,
+                "/api/2.0/mlflow/runs/create",
+                {"experiment_id": made["experiment_id"]},
+                auth=server.admin,
+            )[1]
             hidden, absent = run["run"]["info"]["run_id"], "f" * 32
             routes = {
                 "runs/get": lambda r: ("GET", f"/api/2.0/mlflow/runs/get?run_id={r}", None),
                 "get-artifact": lambda r: ("GET", f"/get-artifact?run_id={r}&path=x", None),
                 "presigned-download-url": lambda r: (
-                    "POST", "/api/2.0/mlflow/artifacts/presigned-download-url",
-                    {"run_id": r, "path": "x"}),
+                    "POST",
+                    "/api/2.0/mlflow/artifacts/presigned-download-url",
+                    {"run_id": r, "path": "x"},
+                ),
                 "experiments/get-by-name": lambda r: (
-                    "GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name="
-                    + ("private" if r == hidden else "nothing-here"), None),
-            }  # fmt: skip
+                    "GET",
+                    "/api/2.0/mlflow/experiments/get-by-name?experiment_name="
+                    + ("private" if r == hidden else "nothing-here"),
+                    None,
+                ),
+            }
             load, busy = round(os.getloadavg()[0], 2), _busy_cores()
             for name, make in routes.items():
                 times: dict[str, list[float]] = {"another's": [], "none": []}
@@ -129,24 +145,31 @@ def main() -> int:
                         answers[which].add((status, answer))
                 med = {k: 1000 * statistics.median(v) for k, v in times.items()}
                 q = statistics.quantiles(times["none"], n=4)
-                rows.append({
-                    "route": name, "same_answer": answers["another's"] == answers["none"]
-                    and len(answers["none"]) == 1,
-                    "answer": sorted({a[0] for a in answers["none"]}),
-                    "median_ms_anothers": round(med["another's"], 2),
-                    "median_ms_none": round(med["none"], 2),
-                    "difference_ms": round(med["another's"] - med["none"], 2),
-                    "iqr_ms_none": round(1000 * (q[2] - q[0]), 2),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "route": name,
+                        "same_answer": answers["another's"] == answers["none"]
+                        and len(answers["none"]) == 1,
+                        "answer": sorted({a[0] for a in answers["none"]}),
+                        "median_ms_anothers": round(med["another's"], 2),
+                        "median_ms_none": round(med["none"], 2),
+                        "difference_ms": round(med["another's"] - med["none"], 2),
+                        "iqr_ms_none": round(1000 * (q[2] - q[0]), 2),
+                    }
+                )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     record = {
-        "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": commit,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
-                   f"{platform.python_version()}",
-        "reps": args.reps, "load_1min_before": load, "busy_cores_before": busy,
-        "command": "python benchmarks/hidden_timing.py " + " ".join(sys.argv[1:]), "rows": rows,
-    }  # fmt: skip
+        f"{platform.python_version()}",
+        "reps": args.reps,
+        "load_1min_before": load,
+        "busy_cores_before": busy,
+        "command": "python benchmarks/hidden_timing.py " + " ".join(sys.argv[1:]),
+        "rows": rows,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     for r in rows:

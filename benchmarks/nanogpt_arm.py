@@ -64,18 +64,31 @@ def prepare_shakespeare_char(input_txt: Path, dest: Path) -> int:
 
 
 def arguments(
-    *, n_layer: int, n_head: int, n_embd: int, block_size: int, batch: int, iters: int,
-    device: str, compile: bool,
-) -> list[str]:  # fmt: skip
+    *,
+    n_layer: int,
+    n_head: int,
+    n_embd: int,
+    block_size: int,
+    batch: int,
+    iters: int,
+    device: str,
+    compile: bool,
+) -> list[str]:
     """``train.py``'s command line: its shakespeare_char config, the shape, batch and length;
     on the CPU fp32 and no compile (a check that it runs)."""
     args = [
         "config/train_shakespeare_char.py",
-        f"--n_layer={n_layer}", f"--n_head={n_head}", f"--n_embd={n_embd}",
-        f"--block_size={block_size}", "--dropout=0.0", f"--batch_size={batch}",
-        f"--max_iters={iters}", f"--lr_decay_iters={iters}",
-        "--eval_interval=100000000", "--eval_iters=5",  # one short evaluation, at iteration 0
-    ]  # fmt: skip
+        f"--n_layer={n_layer}",
+        f"--n_head={n_head}",
+        f"--n_embd={n_embd}",
+        f"--block_size={block_size}",
+        "--dropout=0.0",
+        f"--batch_size={batch}",
+        f"--max_iters={iters}",
+        f"--lr_decay_iters={iters}",
+        "--eval_interval=100000000",
+        "--eval_iters=5",  # one short evaluation, at iteration 0
+    ]
     if not compile:
         args.append("--compile=False")
     if device == "cpu":
@@ -104,9 +117,12 @@ def launch(input_txt: Path, args: list[str], *, timeout_s: float = 180.0) -> dic
         prepare_shakespeare_char(input_txt, work / "data" / "shakespeare_char")
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-u", "train.py", *args], cwd=work, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+            [sys.executable, "-u", "train.py", *args],
+            cwd=work,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         assert proc.stdout is not None
         stopped: list[bool] = []
 
@@ -159,12 +175,24 @@ def run(
     """One run of nanoGPT's ``train.py``; its tokens/s between iterations ``skip`` and
     ``iters`` (both printed: multiples of its ``log_interval``, 10). Never raises for the run
     itself: a failure is in ``error`` (and the last lines of its output in ``tail``)."""
-    args = arguments(n_layer=n_layer, n_head=n_head, n_embd=n_embd, block_size=block_size,
-                     batch=batch, iters=iters, device=device, compile=compile)  # fmt: skip
+    args = arguments(
+        n_layer=n_layer,
+        n_head=n_head,
+        n_embd=n_embd,
+        block_size=block_size,
+        batch=batch,
+        iters=iters,
+        device=device,
+        compile=compile,
+    )
     row: dict[str, Any] = {
-        "arm": "nanoGPT train.py", "batch": batch, "iters": iters, "skip": skip,
-        "compile": compile, "device": device,
-    }  # fmt: skip
+        "arm": "nanoGPT train.py",
+        "batch": batch,
+        "iters": iters,
+        "skip": skip,
+        "compile": compile,
+        "device": device,
+    }
     launched = launch(input_txt, args, timeout_s=timeout_s)
     stamps = launched.pop("iters")
     launched.pop("evals")
@@ -175,13 +203,17 @@ def run(
         row.setdefault("error", f"fewer than two printed iterations at or after {skip}")
         return row
     (n1, t1, _), (n2, t2, _) = timed[0], timed[-1]
-    row.update({
-        "first_iter": n1, "last_iter": n2, "timed_s": t2 - t1,
-        "to_first_iter_s": t1,  # start, compilation, warm-up
-        "ms_per_step": 1e3 * (t2 - t1) / (n2 - n1),
-        "tokens_per_s": (n2 - n1) * batch * block_size / (t2 - t1),
-        "printed_ms_median": statistics.median(ms for _, _, ms in timed[1:] or timed),
-    })  # fmt: skip
+    row.update(
+        {
+            "first_iter": n1,
+            "last_iter": n2,
+            "timed_s": t2 - t1,
+            "to_first_iter_s": t1,  # start, compilation, warm-up
+            "ms_per_step": 1e3 * (t2 - t1) / (n2 - n1),
+            "tokens_per_s": (n2 - n1) * batch * block_size / (t2 - t1),
+            "printed_ms_median": statistics.median(ms for _, _, ms in timed[1:] or timed),
+        }
+    )
     return row
 
 

@@ -32,8 +32,9 @@ from attention_ref.lm.model import CharGPT
 from attention_ref.lm.train import make_optimizer
 
 #: the tests' tiny shape (tests/configs.py TINY)
-TINY = dict(n_embd=32, n_layer=1, n_head=2, block_size=32, batch_size=16, lr=1e-2, seed=7,
-            precision="fp32")  # fmt: skip
+TINY = dict(
+    n_embd=32, n_layer=1, n_head=2, block_size=32, batch_size=16, lr=1e-2, seed=7, precision="fp32"
+)
 #: Q02's model and recipe (the defaults), in fp32
 Q02 = dict(precision="fp32")
 SHAPES = {"tiny": TINY, "q02": Q02}
@@ -101,10 +102,14 @@ def together(
     decay = [p for p in stacked if p.dim() >= 3]  # a matrix per seed
     rest = [p for p in stacked if p.dim() < 3]
     opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": cfg.weight_decay},
-         {"params": rest, "weight_decay": 0.0}],
-        lr=cfg.lr, betas=(0.9, 0.99), fused=True,
-    )  # fmt: skip
+        [
+            {"params": decay, "weight_decay": cfg.weight_decay},
+            {"params": rest, "weight_decay": 0.0},
+        ],
+        lr=cfg.lr,
+        betas=(0.9, 0.99),
+        fused=True,
+    )
 
     def loss_of(p: dict, b: dict, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return functional_call(base, (p, b), (x,), {"targets": y})[1]
@@ -173,8 +178,9 @@ def main() -> None:
     vm_losses, stacks = together(cfg, models(cfg, n, dev), data[n])
     weight_diff = max(
         (stacks[name][i] - dict(one[i].named_parameters())[name]).abs().max().item()
-        for name in stacks for i in range(n)
-    )  # fmt: skip
+        for name in stacks
+        for i in range(n)
+    )
     rows = []
     for n in ns:
         sep, vm = _bench.median(times[f"separate N={n}"]), _bench.median(times[f"vmap N={n}"])
@@ -198,11 +204,11 @@ def main() -> None:
     )
     print(md)
     _bench.write_results(
-        a.out, "seeds_vmap",
-        {"args": vars(a) | {"out": str(a.out)}, "times_s": times, "same": same,
-         "load": summary},
+        a.out,
+        "seeds_vmap",
+        {"args": vars(a) | {"out": str(a.out)}, "times_s": times, "same": same, "load": summary},
         md,
-    )  # fmt: skip
+    )
 
 
 if __name__ == "__main__":

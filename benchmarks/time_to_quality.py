@@ -233,8 +233,14 @@ def warm_up(
     short = {"max_steps": 3, "eval_interval": 3, "eval_batches": 1, "sample_tokens": 10}
     for arm in arms:
         if arm == "baseline":
-            run_baseline(cfg.with_options(eval_interval=3, eval_batches=1), data, 0.0,
-                         baseline_steps, batch_size=baseline_batch, quiet=True)  # fmt: skip
+            run_baseline(
+                cfg.with_options(eval_interval=3, eval_batches=1),
+                data,
+                0.0,
+                baseline_steps,
+                batch_size=baseline_batch,
+                quiet=True,
+            )
         else:
             run_cfg = cfg if arm == "attnref" else cfg.with_options(precision="fp32")
             with tempfile.TemporaryDirectory() as tmp:
@@ -286,8 +292,11 @@ def main() -> None:
     loads.before("start")
     start = quiet_start(loads.first_load)
     if not start["quiet"] and not args.allow_load:
-        print(f"error: {start['words']}; wait for a quiet machine, or pass --allow-load (the "
-              "results will say the start was loaded)", file=sys.stderr)  # fmt: skip
+        print(
+            f"error: {start['words']}; wait for a quiet machine, or pass --allow-load (the "
+            "results will say the start was loaded)",
+            file=sys.stderr,
+        )
         raise SystemExit(2)
     print(start["words"], flush=True)
     precision = resolve_precision(cfg.precision, device)
@@ -310,8 +319,14 @@ def main() -> None:
             run_cfg = cfg if arm == "attnref" else cfg.with_options(precision="fp32")
             runs[arm] = run_attnref(run_cfg, data, args.budget, arm)
     curves = {arm: r.curve for arm, r in runs.items()}
-    header = ["arm", "steps", "seconds", "best val", "whole val split (end)",
-              *[f"time to ≤ {t:.2f}" for t in targets]]  # fmt: skip
+    header = [
+        "arm",
+        "steps",
+        "seconds",
+        "best val",
+        "whole val split (end)",
+        *[f"time to ≤ {t:.2f}" for t in targets],
+    ]
     rows = []
     for arm, c in curves.items():
         best = min((p["val_loss"] for p in c), default=math.nan)
@@ -380,8 +395,12 @@ def quiet_start(load: float | None, limit: float = QUIET_LOAD) -> dict[str, Any]
     """Whether the machine was quiet when the benchmark started (1-minute load < ``limit``,
     read before any work), in words that state the load."""
     if load is None:
-        return {"load_1min": None, "limit": limit, "quiet": False,
-                "words": "the load cannot be read here: not stated as a quiet machine"}  # fmt: skip
+        return {
+            "load_1min": None,
+            "limit": limit,
+            "quiet": False,
+            "words": "the load cannot be read here: not stated as a quiet machine",
+        }
     quiet = load < limit
     words = (
         f"1-minute load {load:.2f} before the start: "
@@ -410,9 +429,15 @@ def reached_line(curve: Curve, start: dict[str, Any], changes: list[str], budget
     fair = not changes and budget <= BUDGET and start["quiet"]
     met = first is not None and first["seconds"] <= BUDGET
     if not fair:
-        why = [w for w, bad in (("options changed", bool(changes)),
-                                (f"budget over {BUDGET:.0f} s", budget > BUDGET),
-                                ("not a quiet start", not start["quiet"])) if bad]  # fmt: skip
+        why = [
+            w
+            for w, bad in (
+                ("options changed", bool(changes)),
+                (f"budget over {BUDGET:.0f} s", budget > BUDGET),
+                ("not a quiet start", not start["quiet"]),
+            )
+            if bad
+        ]
         return f"{what}. The target is not judged here: {', '.join(why)}."
     verdict = "met" if met else "not met"
     if first is not None and not met:  # "first at 300 s" beside "not met": say by how much

@@ -80,8 +80,10 @@ def test_the_table_and_the_baselines_are_the_recorded_ones():
     base = Baselines(**DOC["baselines"])
     table = comparison_markdown(ROWS, base.bigram).split("\n\n")[0]
     assert table in README
-    assert f"Here it is **{base.bigram:.4f}** nats; unigram {base.unigram:.3f}; " \
-        f"ln {base.vocab_size} = {math.log(base.vocab_size):.3f}." in README  # fmt: skip
+    assert (
+        f"Here it is **{base.bigram:.4f}** nats; unigram {base.unigram:.3f}; "
+        f"ln {base.vocab_size} = {math.log(base.vocab_size):.3f}." in README
+    )
     assert f"validation split itself gives {base.bigram_fitted_on_val:.3f})" in README
 
 
@@ -102,5 +104,9 @@ def test_the_readmes_baby_gpt_figures_are_the_recorded_race():
     launch = re.search(r"; ([\d.]+) s from its process's launch", level)
     nano = re.search(r"`train.py` ([\d.]+) s from its launch", level)
     assert launch and nano
-    assert said.groups() == (f"{ours['best_val']:.4f}", f"{theirs['best_val']:.4f}",
-                             launch.group(1), nano.group(1))  # fmt: skip
+    assert said.groups() == (
+        f"{ours['best_val']:.4f}",
+        f"{theirs['best_val']:.4f}",
+        launch.group(1),
+        nano.group(1),
+    )

@@ -60,25 +60,36 @@ def main(out: Path, students: int = 30) -> int:
     load_before = os.getloadavg()[0]
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     try:
-        server = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(),
-                             workers=APPLICATION_SERVERS)  # fmt: skip
+        server = ClassServer(
+            root / "class", secrets.token_urlsafe(18), port=free_port(), workers=APPLICATION_SERVERS
+        )
         with server:
             t0 = time.monotonic()
-            record = run_class(server.url, server.admin, salt=SALT, artifacts=server.artifacts,
-                               students=class_of(students))  # fmt: skip
+            record = run_class(
+                server.url,
+                server.admin,
+                salt=SALT,
+                artifacts=server.artifacts,
+                students=class_of(students),
+            )
             total = time.monotonic() - t0
     finally:
         shutil.rmtree(root, ignore_errors=True)
     doc = record.to_json()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip()  # fmt: skip
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     doc["conditions"] = {
-        "started": started, "ended": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-        "commit": commit, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "load_1min_before": round(load_before, 2), "total_s": round(total, 1),
+        "started": started,
+        "ended": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "commit": commit,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "load_1min_before": round(load_before, 2),
+        "total_s": round(total, 1),
         "application_servers": APPLICATION_SERVERS,
-        "patience_s": PATIENCE.give_up_after_s, "patience_tries": PATIENCE.tries,
-    }  # fmt: skip
+        "patience_s": PATIENCE.give_up_after_s,
+        "patience_tries": PATIENCE.tries,
+    }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     said = {k: doc[k] for k in ("counts", "timings", "mismatches", "errors")}

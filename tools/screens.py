@@ -57,15 +57,27 @@ def render(text: str, png: Path, columns: int = COLUMNS) -> Path:
     page.write_text(
         "<!doctype html><meta charset='utf-8'><style>html,body{margin:0;background:#111}"
         f"pre{{margin:0;padding:{PAD_PX}px;color:#eee;font:{FONT_PX}px/{LINE_PX}px "
-        "'DejaVu Sans Mono',monospace;white-space:pre}</style><pre>"
-        + html.escape(text) + "</pre>", encoding="utf-8",
-    )  # fmt: skip
+        "'DejaVu Sans Mono',monospace;white-space:pre}</style><pre>" + html.escape(text) + "</pre>",
+        encoding="utf-8",
+    )
     subprocess.run(
-        [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking",
-         f"--window-size={width},{height}", f"--screenshot={png}", page.as_uri()],
-        check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        [
+            CHROMIUM,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            f"--window-size={width},{height}",
+            f"--screenshot={png}",
+            page.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     page.unlink()
     return png
 
@@ -74,8 +86,9 @@ def shoot(name: str, args: list[str], env: dict[str, str], out: Path, cwd: Path)
     """Run ``attnref ARGS`` at 80 columns in ``cwd`` (where ``grades`` writes its CSV); its
     output into ``out/NAME.txt`` and ``.png``."""
     env = env | {"COLUMNS": str(COLUMNS), "LINES": "30", "TERM": "xterm", "NO_COLOR": "1"}
-    done = subprocess.run([ATTNREF, *args], env=env, capture_output=True, text=True, cwd=cwd,
-                          timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [ATTNREF, *args], env=env, capture_output=True, text=True, cwd=cwd, timeout=600
+    )
     text = f"$ attnref {' '.join(args)}\n" + done.stdout + done.stderr
     (out / f"{name}.txt").write_text(text, encoding="utf-8")
     render(text, out / f"{name}.png")
@@ -95,12 +108,17 @@ def main(out: Path) -> int:
     try:
         store = f"sqlite:///{root / 'runs.db'}"
         trained = base | {"MLFLOW_TRACKING_URI": store}
-        subprocess.run([ATTNREF, "train", "--quick"], env=trained, cwd=root, check=True,
-                       capture_output=True, timeout=600)  # fmt: skip
+        subprocess.run(
+            [ATTNREF, "train", "--quick"],
+            env=trained,
+            cwd=root,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
         shoot("runs", ["runs"], trained, out, root)
         passwords: dict[str, str] = {}
-        server = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(),
-                             workers=2)  # fmt: skip
+        server = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(), workers=2)
         with server:
 
             def add(name: str, password: str) -> None:
@@ -108,15 +126,24 @@ def main(out: Path) -> int:
                 add_student(server.url, server.admin, name, password, DEFAULT_EXPERIMENT)
 
             run_class(server.url, server.admin, artifacts=server.artifacts, add=add)
-            teacher = base | {"MLFLOW_TRACKING_URI": server.url,
-                              "ATTNREF_ADMIN_PASSWORD": server.admin[1]}  # fmt: skip
+            teacher = base | {
+                "MLFLOW_TRACKING_URI": server.url,
+                "ATTNREF_ADMIN_PASSWORD": server.admin[1],
+            }
             shoot("server-grades", ["server", "grades", "attention-1"], teacher, out, root)
-            shoot("server-grades-summary", ["server", "grades", "attention-1", "--summary"],
-                  teacher, out, root)  # fmt: skip
+            shoot(
+                "server-grades-summary",
+                ["server", "grades", "attention-1", "--summary"],
+                teacher,
+                out,
+                root,
+            )
             first = sorted(passwords)[0]
-            student = base | {"MLFLOW_TRACKING_URI": server.url,
-                              "MLFLOW_TRACKING_USERNAME": first,
-                              "MLFLOW_TRACKING_PASSWORD": passwords[first]}  # fmt: skip
+            student = base | {
+                "MLFLOW_TRACKING_URI": server.url,
+                "MLFLOW_TRACKING_USERNAME": first,
+                "MLFLOW_TRACKING_PASSWORD": passwords[first],
+            }
             shoot("homework-status", ["homework", "status", "attention-1"], student, out, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)

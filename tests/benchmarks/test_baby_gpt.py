@@ -20,8 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_first_at_is_the_first_evaluation_at_or_below_the_target():
-    evals = [{"step": 0, "val": 4.2, "s": 1.0}, {"step": 250, "val": 1.47, "s": 9.0},
-             {"step": 500, "val": 1.40, "s": 17.0}]  # fmt: skip
+    evals = [
+        {"step": 0, "val": 4.2, "s": 1.0},
+        {"step": 250, "val": 1.47, "s": 9.0},
+        {"step": 500, "val": 1.40, "s": 17.0},
+    ]
     assert baby_gpt.first_at(evals, 1.47) == evals[1]  # at the target counts
     assert baby_gpt.first_at(evals, 1.469) == evals[2]
     assert baby_gpt.first_at(evals, 1.0) is None
@@ -49,10 +52,22 @@ def test_both_arms_run_tiny_on_the_cpu_and_the_table_reads_their_evaluations(tmp
     for target, reached in (("4.5", True), ("0.5", False)):
         out = tmp_path / target
         done = subprocess.run(
-            [sys.executable, str(ROOT / "benchmarks" / "baby_gpt.py"), "--device", "cpu",
-             "--quick", "--target", target, "--out", str(out)],
-            capture_output=True, text=True, env=env, timeout=300,
-        )  # fmt: skip
+            [
+                sys.executable,
+                str(ROOT / "benchmarks" / "baby_gpt.py"),
+                "--device",
+                "cpu",
+                "--quick",
+                "--target",
+                target,
+                "--out",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
         result = json.loads((out / "baby_gpt.json").read_text())
         arms = {a["arm"]: a for a in result["arms"]}
@@ -65,8 +80,9 @@ def test_both_arms_run_tiny_on_the_cpu_and_the_table_reads_their_evaluations(tmp
         md = (out / "baby_gpt.md").read_text()
         cells = {
             row.split("|")[1].strip(): row.split("|")[2].strip()
-            for row in md.splitlines() if row.startswith("| ") and "first val" not in row
-        }  # fmt: skip
+            for row in md.splitlines()
+            if row.startswith("| ") and "first val" not in row
+        }
         assert set(cells) == set(arms)
         for name, arm in arms.items():
             got = arm["reached"]

@@ -89,8 +89,10 @@ def test_the_time_to_quality_target_is_called_met_only_when_every_number_says_so
 
 def test_latency_verdicts_use_the_quiet_runs_only():
     cmd = cli_latency.Command("runs", ("runs",))
-    times = [{"rep": 1, "seconds": 1.9, "flagged": False},
-             {"rep": 2, "seconds": 9.0, "flagged": True}]  # fmt: skip
+    times = [
+        {"rep": 1, "seconds": 1.9, "flagged": False},
+        {"rep": 2, "seconds": 9.0, "flagged": True},
+    ]
     s = cli_latency.summarise(cmd, times)
     assert (s["median_s"], s["kept"], s["reps"], s["verdict"]) == (1.9, 1, 2, "met")
     over = cli_latency.summarise(cmd, [{"rep": 1, "seconds": 2.0, "flagged": False}])

@@ -29,9 +29,12 @@ def build_site(out: Path) -> None:
     proc = subprocess.run(
         # never --quiet: it hides the very warnings that --strict counts
         [MKDOCS, "build", "--strict", "-d", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

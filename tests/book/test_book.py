@@ -22,11 +22,19 @@ from tests.book.site_scan import scan
 pytestmark = pytest.mark.slow
 
 PAGES = [
-    "index.html", "by-hand/index.html", "trainable-weights/index.html",
-    "scaled-dot-product/index.html", "causal-mask/index.html", "multi-head/index.html",
-    "worked-example/index.html", "experiments/index.html", "cli/index.html", "api/index.html",
-    "pt/exemplo-resolvido/index.html", "pt/q03/index.html",
-]  # fmt: skip
+    "index.html",
+    "by-hand/index.html",
+    "trainable-weights/index.html",
+    "scaled-dot-product/index.html",
+    "causal-mask/index.html",
+    "multi-head/index.html",
+    "worked-example/index.html",
+    "experiments/index.html",
+    "cli/index.html",
+    "api/index.html",
+    "pt/exemplo-resolvido/index.html",
+    "pt/q03/index.html",
+]
 
 
 def test_every_page_is_built(site):
@@ -54,9 +62,12 @@ def _book_of_one_page(tmp_path: Path, check: str) -> subprocess.CompletedProcess
     )
     return subprocess.run(
         [MKDOCS, "build", "--strict", "-d", str(tmp_path / "site")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )  # fmt: skip
+    )
 
 
 def test_a_failing_check_on_a_page_fails_the_build(tmp_path):
@@ -92,8 +103,15 @@ def test_math_is_typeset_and_the_worked_example_shows_the_documents_values(site)
     with serve_dir(site) as base, RecordingProxy() as proxy:
         drv = make_driver(proxy)
         try:
-            for page in ("worked-example/", "causal-mask/", "by-hand/", "multi-head/",
-                         "experiments/", "pt/exemplo-resolvido/", "api/"):  # fmt: skip
+            for page in (
+                "worked-example/",
+                "causal-mask/",
+                "by-hand/",
+                "multi-head/",
+                "experiments/",
+                "pt/exemplo-resolvido/",
+                "api/",
+            ):
                 drv.get(f"{base}/{page}")
                 state = typeset_state(drv)
                 assert state["katex"] > 0 and state["errors"] == 0, (page, state)

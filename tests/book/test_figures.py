@@ -127,10 +127,14 @@ def test_multi_head_shows_seed_002s_split_and_seed_003s_weight_blocks(site):
 
 @pytest.mark.parametrize(
     ("page", "what"),
-    [("causal-mask", "M"), ("causal-mask", "A = softmax(S + M)"),
-     ("by-hand", "α for the query “shiny”"), ("trainable-weights", "A"),
-     ("scaled-dot-product", "softmax weights of one query")],
-)  # fmt: skip
+    [
+        ("causal-mask", "M"),
+        ("causal-mask", "A = softmax(S + M)"),
+        ("by-hand", "α for the query “shiny”"),
+        ("trainable-weights", "A"),
+        ("scaled-dot-product", "softmax weights of one query"),
+    ],
+)
 def test_the_other_pages_show_their_figure(site, page, what):
     figs = figures(site, page)
     assert any(t[0].startswith(what) for _, t in figs), [t[0] for _, t in figs]

@@ -23,9 +23,12 @@ HOW = "run make docs/assets/katex/VENDORED.json (KaTeX is vendored from the npm 
 def build(book: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [MKDOCS, "build", *flags, "-d", str(book / "site")],
-        cwd=book, capture_output=True, text=True, timeout=120,
+        cwd=book,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture

@@ -22,9 +22,20 @@ pytestmark = pytest.mark.slow
 
 WIDTHS = (1280, 390)
 #: pages whose display formulas are written to fit a desktop column (no inner scroll bar)
-FORMULAS_FIT = ("index", "by-hand", "trainable-weights", "scaled-dot-product", "causal-mask",
-                "multi-head", "worked-example", "pt/exemplo-resolvido", "pt/mascara-causal",
-                "pt/multi-cabeca", "pt/gradientes", "pt/exercicios")  # fmt: skip
+FORMULAS_FIT = (
+    "index",
+    "by-hand",
+    "trainable-weights",
+    "scaled-dot-product",
+    "causal-mask",
+    "multi-head",
+    "worked-example",
+    "pt/exemplo-resolvido",
+    "pt/mascara-causal",
+    "pt/multi-cabeca",
+    "pt/gradientes",
+    "pt/exercicios",
+)
 
 #: the smallest size katex-init.js shrinks a display formula to (its FIT_FLOOR)
 FIT_FLOOR = 0.5
@@ -123,7 +134,8 @@ def test_no_page_scrolls_sideways_and_formulas_fit(site, chromium):
             drv.get(f"{base}/pt/exemplo-resolvido/")
             settle(drv)
             assert drv.execute_script(OVERFLOW, FIT_FLOOR)["page"] <= drv.execute_script(
-                "return window.innerWidth")  # fmt: skip
+                "return window.innerWidth"
+            )
             # negative controls: a too-wide block is seen; a KaTeX warning is seen
             drv.execute_script(
                 "document.querySelector('article').insertAdjacentHTML('beforeend',"

@@ -97,8 +97,7 @@ def test_a_page_becomes_a_setup_cell_its_prose_and_its_code_unchanged(tmp_path):
     nbformat.validate(nbformat.reads(to_json(nb), as_version=4))
     kinds = [c["cell_type"] for c in nb["cells"]]
     sources = ["".join(c["source"]) for c in nb["cells"]]
-    assert kinds == ["markdown", "code", "markdown", "code", "markdown", "markdown", "code",
-                     "code"]  # fmt: skip
+    assert kinds == ["markdown", "code", "markdown", "code", "markdown", "markdown", "code", "code"]
     assert "generated from the page `page.md`" in sources[0]
     assert sources[1].endswith("from attention_ref.book.kernel import setup\n\nsetup('page.md')")
     assert sources[3] == 'print("$$x = 1$$")'
@@ -291,8 +290,9 @@ def executed(site, kernels, tmp_path_factory) -> dict[str, tuple[Any, Path, Base
             # not the repository: the notebook finds the results itself
             run = tmp_path_factory.mktemp("elsewhere")
             km = AsyncKernelManager(kernel_name="attnref-test", kernel_spec_manager=kernels)
-            client = NotebookClient(nb, km=km, timeout=600,
-                                    resources={"metadata": {"path": str(run)}})  # fmt: skip
+            client = NotebookClient(
+                nb, km=km, timeout=600, resources={"metadata": {"path": str(run)}}
+            )
             async with gate:
                 try:
                     await client.async_execute()

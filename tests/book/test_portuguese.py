@@ -27,10 +27,21 @@ from tests.book.test_figures import captions, cells, figures
 pytestmark = pytest.mark.slow
 
 #: the pages of the "Português" section of the nav
-PT_PAGES = ("pt/mascara-causal", "pt/multi-cabeca", "pt/exemplo-resolvido", "pt/q03",
-            "pt/gradientes", "pt/exercicios", "pt/gqa", "pt/rope", "pt/janelas-alibi",
-            "pt/cache-kv", "pt/softmax-online", "pt/ablacao-variantes",
-            "pt/licao-de-casa")  # fmt: skip
+PT_PAGES = (
+    "pt/mascara-causal",
+    "pt/multi-cabeca",
+    "pt/exemplo-resolvido",
+    "pt/q03",
+    "pt/gradientes",
+    "pt/exercicios",
+    "pt/gqa",
+    "pt/rope",
+    "pt/janelas-alibi",
+    "pt/cache-kv",
+    "pt/softmax-online",
+    "pt/ablacao-variantes",
+    "pt/licao-de-casa",
+)
 
 #: a number written with a decimal point (or a thousands point, which reads as one)
 DECIMAL_POINT = re.compile(r"\d\.\d")
@@ -155,12 +166,19 @@ def missing_matrices(page: str) -> list[str]:
         hd = tr.head(i)
         want += [(f"W_{r}{s}", getattr(tr, f"W_{r}")[i], False) for r in ("Q", "K", "V")]
         want += [(f"{r}{s}", hd[r], True) for r in ("Q", "K", "V")]
-        want += [(f"Q{s} K^{{({i + 1})\\top}}", hd["QKt"], True), (f"S{s}", hd["S"], True),
-                 (f"\\tilde S{s}", hd["S_masked"], True), (f"A{s}", hd["A"], True),
-                 (f"H{s}", hd["H"], True)]  # fmt: skip
+        want += [
+            (f"Q{s} K^{{({i + 1})\\top}}", hd["QKt"], True),
+            (f"S{s}", hd["S"], True),
+            (f"\\tilde S{s}", hd["S_masked"], True),
+            (f"A{s}", hd["A"], True),
+            (f"H{s}", hd["H"], True),
+        ]
     heads = ", ".join(f"H{s}" for s in sup)
-    want += [(f"\\operatorname{{Concat}}({heads})", tr.concat, True), ("W_O", tr.W_O, False),
-             ("\\operatorname{MultiHead}(X)", tr.output, True)]  # fmt: skip
+    want += [
+        (f"\\operatorname{{Concat}}({heads})", tr.concat, True),
+        ("W_O", tr.W_O, False),
+        ("\\operatorname{MultiHead}(X)", tr.output, True),
+    ]
     missing = []
     for name, value, rows_are_tokens in want:
         p = 0 if name == "M" else 3

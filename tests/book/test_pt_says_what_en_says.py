@@ -99,8 +99,11 @@ def unmatched(
             return v.quantize(Decimal(1).scaleb(-places)) == value
         return either and value.quantize(Decimal(1).scaleb(-p)) == v
 
-    return [f"{value}" for value, places in sorted(want)
-            if not any(same(v, p, value, places) for v, p in have)]  # fmt: skip
+    return [
+        f"{value}"
+        for value, places in sorted(want)
+        if not any(same(v, p, value, places) for v, p in have)
+    ]
 
 
 def differences(en_html: str, pt_html: str) -> dict[str, object]:
@@ -122,8 +125,9 @@ def differences(en_html: str, pt_html: str) -> dict[str, object]:
     all_en = numbers(en_html[en_html.find("<article") :], "en")
     # what only the Portuguese page says, figures' axis ticks aside (a figure the English page
     # shows as an image has no text to compare)
-    pt_text = numbers(re.sub(r"<svg\b.*?</svg>", " ", pt_html[pt_html.find("<article") :],
-                             flags=re.S), "pt")  # fmt: skip
+    pt_text = numbers(
+        re.sub(r"<svg\b.*?</svg>", " ", pt_html[pt_html.find("<article") :], flags=re.S), "pt"
+    )
     if only_en := unmatched(en_numbers, pt_numbers):
         out["numbers only in English"] = only_en
     if only_pt := unmatched(pt_text, all_en, either=True):
@@ -137,11 +141,14 @@ def html_of(site: Path, page: str) -> str:
 
 def test_the_judge_reads_numbers_each_way_and_the_marker():
     assert numbers("<p>1,024 tokens, 1.5323 nats, page 11</p>", "en") == {
-        (Decimal(1024), 0), (Decimal("1.5323"), 4),
-    }  # fmt: skip
+        (Decimal(1024), 0),
+        (Decimal("1.5323"), 4),
+    }
     assert numbers("<p>1\u202f024 tokens, 1,5323 nats, 0{,}5</p>", "pt") == {
-        (Decimal(1024), 0), (Decimal("1.5323"), 4), (Decimal("0.5"), 1),
-    }  # fmt: skip
+        (Decimal(1024), 0),
+        (Decimal("1.5323"), 4),
+        (Decimal("0.5"), 1),
+    }
     assert numbers("<p>x86_64 <code>2.13.0</code></p>", "en") == set()
     # a number shown with more decimals on one page is the same number
     assert unmatched({(Decimal("1.10"), 2)}, {(Decimal("1.102"), 3)}) == []
@@ -149,8 +156,9 @@ def test_the_judge_reads_numbers_each_way_and_the_marker():
     en = "<article><h2>Math</h2><p>2.5</p><h2>Extra</h2><p>7</p></article>"
     pt = "<article><h2>Matemática</h2><p>2,5</p></article>"
     assert differences(en, pt) == {
-        "sections": (["Math", "Extra"], ["Matemática"]), "numbers only in English": ["7"],
-    }  # fmt: skip
+        "sections": (["Math", "Extra"], ["Matemática"]),
+        "numbers only in English": ["7"],
+    }
     marked = pt.replace(
         "</article>",
         f'<div class="admonition note"><p class="admonition-title">{MARKER}</p>'
@@ -173,9 +181,13 @@ SAYS_LESS: dict[str, str] = {}
 
 @pytest.mark.parametrize(
     "pt_page",
-    [pytest.param(p, marks=pytest.mark.xfail(reason=f"says less: {SAYS_LESS[p]}", strict=True))
-     if p in SAYS_LESS else p for p in PT_PAGES],
-)  # fmt: skip
+    [
+        pytest.param(p, marks=pytest.mark.xfail(reason=f"says less: {SAYS_LESS[p]}", strict=True))
+        if p in SAYS_LESS
+        else p
+        for p in PT_PAGES
+    ],
+)
 def test_the_portuguese_page_says_what_the_english_page_says(site: Path, pt_page: str):
     en_page = english_page(pt_page)
     assert differences(html_of(site, en_page), html_of(site, pt_page)) == {}

@@ -133,8 +133,10 @@ def test_one_seed_recorded_three_times_agrees_where_the_precision_does():
     two = two_recordings(RESULTS, "earlier-fp32")
     assert two.same and two.differ == ()
     assert (two.here_precision, two.there_precision) == ("bf16", "fp32")
-    facts = {f.name: f for f in variant_facts(
-        [ArmRow(**r) for r in results("variants/comparison.json")["rows"]])}  # fmt: skip
+    facts = {
+        f.name: f
+        for f in variant_facts([ArmRow(**r) for r in results("variants/comparison.json")["rows"]])
+    }
     # the gaps the page used to rank are within what one seed gave twice
     assert two.within(facts["mqa"].val_change) and two.within(facts["rope"].val_change)
     assert not two.within(facts["window"].val_change)  # the one that is not

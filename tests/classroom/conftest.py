@@ -43,14 +43,16 @@ def class_dir(prefix: str = "attnref-class-") -> Path:
     return root
 
 
-def status_of(host: str, method: str, target: str, body: bytes = b"",
-              headers: dict[str, str] | None = None) -> int:  # fmt: skip
+def status_of(
+    host: str, method: str, target: str, body: bytes = b"", headers: dict[str, str] | None = None
+) -> int:
     """One plain HTTP request to ``host`` (``"127.0.0.1:PORT"``), as sent: its status."""
     return answer_of(host, method, target, body, headers)[0]
 
 
-def answer_of(host: str, method: str, target: str, body: bytes = b"",
-              headers: dict[str, str] | None = None) -> tuple[int, str]:  # fmt: skip
+def answer_of(
+    host: str, method: str, target: str, body: bytes = b"", headers: dict[str, str] | None = None
+) -> tuple[int, str]:
     """One plain HTTP request to ``host``, as sent: its status and its body's text (first 300
     characters), so a test that fails on a status says what the server said."""
     conn = http.client.HTTPConnection(host, timeout=60)
@@ -98,9 +100,12 @@ def class_root(request: pytest.FixtureRequest) -> Iterator[Path]:
 def server(class_root) -> Iterator[ClassServer]:
     """PostgreSQL + mlflow server (one worker: 2 cores), the admin password made up here."""
     s = ClassServer(
-        class_root / "class", secrets.token_urlsafe(18), port=free_port(), workers=1,
+        class_root / "class",
+        secrets.token_urlsafe(18),
+        port=free_port(),
+        workers=1,
         experiment=EXPERIMENT,
-    )  # fmt: skip
+    )
     with s:
         yield s
     assert s.process is None and not s.postgres.is_running()

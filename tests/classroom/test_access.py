@@ -46,12 +46,17 @@ def test_the_auth_apps_own_routes_are_in_the_list(routes):
     routers (gateway, artifacts, MCP) and the Flask REST API alike."""
     keys = {r.key for r in routes}
     for key in (
-        "POST /mlflow/users/create", "PATCH /mlflow/users/update-password",
-        "POST /mlflow/users/permissions/grant", "POST /mlflow/roles/create",
-        "PUT /mlflow-artifacts/artifacts/{artifact_path:path}", "POST /v1/traces",
-        "POST /gateway/{endpoint_name}/mlflow/invocations", "GET /mlflow/mcp-servers",
-        "POST /mlflow/experiments/update", "POST /mlflow/logged-models",
-    ):  # fmt: skip
+        "POST /mlflow/users/create",
+        "PATCH /mlflow/users/update-password",
+        "POST /mlflow/users/permissions/grant",
+        "POST /mlflow/roles/create",
+        "PUT /mlflow-artifacts/artifacts/{artifact_path:path}",
+        "POST /v1/traces",
+        "POST /gateway/{endpoint_name}/mlflow/invocations",
+        "GET /mlflow/mcp-servers",
+        "POST /mlflow/experiments/update",
+        "POST /mlflow/logged-models",
+    ):
         assert key in keys, key
 
 
@@ -70,13 +75,19 @@ def test_what_a_student_may_not_do_is_the_teachers():
     """The issue's holes: rename, tag, create, delete the class experiment; user management."""
     table = access.rules()
     for key in (
-        "POST /mlflow/experiments/update", "POST /mlflow/experiments/set-experiment-tag",
-        "POST /mlflow/experiments/delete-experiment-tag", "POST /mlflow/experiments/create",
-        "POST /mlflow/experiments/delete", "POST /mlflow/experiments/restore",
-        "POST /mlflow/runs/delete", "POST /mlflow/users/create", "DELETE /mlflow/users/delete",
-        "PATCH /mlflow/users/update-admin", "POST /mlflow/users/permissions/grant",
+        "POST /mlflow/experiments/update",
+        "POST /mlflow/experiments/set-experiment-tag",
+        "POST /mlflow/experiments/delete-experiment-tag",
+        "POST /mlflow/experiments/create",
+        "POST /mlflow/experiments/delete",
+        "POST /mlflow/experiments/restore",
+        "POST /mlflow/runs/delete",
+        "POST /mlflow/users/create",
+        "DELETE /mlflow/users/delete",
+        "PATCH /mlflow/users/update-admin",
+        "POST /mlflow/users/permissions/grant",
         "DELETE /mlflow-artifacts/artifacts/{artifact_path:path}",
-    ):  # fmt: skip
+    ):
         assert table[key] is Access.TEACHER, key
         assert verdict(Role.STUDENT, table[key]) is Verdict.FORBIDDEN
         assert verdict(Role.TEACHER, table[key]) is Verdict.ALLOW
@@ -90,11 +101,16 @@ def test_what_a_student_may_not_do_is_the_teachers():
         (
             Role.STUDENT,
             {
-                Access.PUBLIC: Verdict.ALLOW, Access.READ: Verdict.ALLOW,
-                Access.SELF: Verdict.IF_OWNER, Access.CREATE_RUN: Verdict.ALLOW,
-                Access.OWN_RUN: Verdict.IF_OWNER, Access.CREATE_MODEL: Verdict.IF_OWNER,
-                Access.OWN_MODEL: Verdict.IF_OWNER, Access.OWN_ARTIFACT: Verdict.IF_OWNER,
-                Access.REGISTRY: Verdict.ALLOW, Access.TEACHER: Verdict.FORBIDDEN,
+                Access.PUBLIC: Verdict.ALLOW,
+                Access.READ: Verdict.ALLOW,
+                Access.SELF: Verdict.IF_OWNER,
+                Access.CREATE_RUN: Verdict.ALLOW,
+                Access.OWN_RUN: Verdict.IF_OWNER,
+                Access.CREATE_MODEL: Verdict.IF_OWNER,
+                Access.OWN_MODEL: Verdict.IF_OWNER,
+                Access.OWN_ARTIFACT: Verdict.IF_OWNER,
+                Access.REGISTRY: Verdict.ALLOW,
+                Access.TEACHER: Verdict.FORBIDDEN,
             },
         ),
         (
@@ -102,7 +118,7 @@ def test_what_a_student_may_not_do_is_the_teachers():
             {a: Verdict.ALLOW if a is Access.PUBLIC else Verdict.UNAUTHENTICATED for a in Access},
         ),
     ],
-)  # fmt: skip
+)
 def test_the_verdicts(role, expected):
     assert {a: verdict(role, a) for a in Access} == expected
     assert verdict(role, None) is Verdict.FORBIDDEN  # no rule: refused to everyone
@@ -114,10 +130,18 @@ def test_the_verdicts(role, expected):
         ("POST", "/api/2.0/mlflow/runs/create", "/api/2.0/mlflow/runs/create", Access.CREATE_RUN),
         ("POST", "/ajax-api/2.0/mlflow/runs/create", None, Access.CREATE_RUN),
         ("HEAD", "/api/2.0/mlflow/runs/get", "/api/2.0/mlflow/runs/get", Access.READ),
-        ("PUT", "/api/2.0/mlflow-artifacts/artifacts/1/abc/artifacts/x.txt", None,
-         Access.OWN_ARTIFACT),
-        ("PUT", "/api/2.0/mlflow-artifacts/artifacts/1/abc/x",
-         "/api/2.0/mlflow-artifacts/artifacts/<path:artifact_path>", Access.OWN_ARTIFACT),
+        (
+            "PUT",
+            "/api/2.0/mlflow-artifacts/artifacts/1/abc/artifacts/x.txt",
+            None,
+            Access.OWN_ARTIFACT,
+        ),
+        (
+            "PUT",
+            "/api/2.0/mlflow-artifacts/artifacts/1/abc/x",
+            "/api/2.0/mlflow-artifacts/artifacts/<path:artifact_path>",
+            Access.OWN_ARTIFACT,
+        ),
         ("DELETE", "/api/2.0/mlflow-artifacts/artifacts/1/abc/x", None, Access.TEACHER),
         ("PATCH", "/api/2.0/mlflow/logged-models/m-0123", None, Access.OWN_MODEL),
         ("DELETE", "/api/2.0/mlflow/logged-models/m-0123", None, Access.TEACHER),
@@ -129,7 +153,7 @@ def test_the_verdicts(role, expected):
         ("POST", "/api/2.0/mlflow/runs/get", None, None),  # the right path, another method
         ("GET", "/api/2.0/mlflow/runs/create", "/api/2.0/mlflow/runs/create", None),
     ],
-)  # fmt: skip
+)
 def test_a_request_finds_its_rule(method, path, template, expected):
     key, found = access_of(method, path, template)
     assert found is expected

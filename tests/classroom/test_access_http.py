@@ -46,8 +46,14 @@ pytestmark = pytest.mark.slow
 
 OWN, OTHERS = "own", "other's"
 #: the accesses whose student cells depend on whose thing the request names
-BY_OWNER = {Access.SELF, Access.OWN_RUN, Access.CREATE_MODEL, Access.OWN_MODEL,
-            Access.OWN_ARTIFACT, Access.REGISTRY}  # fmt: skip
+BY_OWNER = {
+    Access.SELF,
+    Access.OWN_RUN,
+    Access.CREATE_MODEL,
+    Access.OWN_MODEL,
+    Access.OWN_ARTIFACT,
+    Access.REGISTRY,
+}
 _PARAM = re.compile(r"<(?:\w+:)?(\w+)>|\{(\w+)(?::\w+)?\}")
 NOWHERE_RUN, NOWHERE_MODEL, NOWHERE_EXP = "0" * 32, "m-" + "0" * 32, "999999999"
 
@@ -89,20 +95,47 @@ def values(world: World, role: Role, whose: str) -> dict[str, Any]:
         run, model, exp = world.runs[who], world.models[who], world.experiment
         user, rm = who, f"walk-{who}"
     return {
-        "run_id": run, "run_uuid": run, "source_run_id": run, "experiment_id": exp,
-        "model_id": model, "username": user, "name": rm, "new_name": rm + "-renamed",
-        "password": "short", "key": "walk", "value": "walk", "version": "1", "alias": "walk",
-        "artifact_path": f"{exp}/{run}/artifacts/walk.txt", "path": "walk.txt",
-        "experiment_name": EXPERIMENT, "resource_type": "experiment", "resource_id": exp,
-        "metric_key": "walk", "experiment_ids": [exp],
-        "permission": "READ", "features": [], "tags": [], "metrics": [], "params": [],
+        "run_id": run,
+        "run_uuid": run,
+        "source_run_id": run,
+        "experiment_id": exp,
+        "model_id": model,
+        "username": user,
+        "name": rm,
+        "new_name": rm + "-renamed",
+        "password": "short",
+        "key": "walk",
+        "value": "walk",
+        "version": "1",
+        "alias": "walk",
+        "artifact_path": f"{exp}/{run}/artifacts/walk.txt",
+        "path": "walk.txt",
+        "experiment_name": EXPERIMENT,
+        "resource_type": "experiment",
+        "resource_id": exp,
+        "metric_key": "walk",
+        "experiment_ids": [exp],
+        "permission": "READ",
+        "features": [],
+        "tags": [],
+        "metrics": [],
+        "params": [],
         # path parameters only
-        "dataset_id": "d-walk", "tag_key": "walk", "request_id": "tr-walk", "trace_id": "tr-walk",
-        "assessment_id": "a-walk", "issue_id": "iss-walk", "job_id": "walk",
-        "webhook_id": "walk", "workspace_name": "nowhere", "endpoint_id": "walk",
-        "endpoint_name": "walk", "session_id": "walk", "provider": "walk",
+        "dataset_id": "d-walk",
+        "tag_key": "walk",
+        "request_id": "tr-walk",
+        "trace_id": "tr-walk",
+        "assessment_id": "a-walk",
+        "issue_id": "iss-walk",
+        "job_id": "walk",
+        "webhook_id": "walk",
+        "workspace_name": "nowhere",
+        "endpoint_id": "walk",
+        "endpoint_name": "walk",
+        "session_id": "walk",
+        "provider": "walk",
         "filename": "walk.js",
-    }  # fmt: skip
+    }
 
 
 def fit(given: dict[str, Any], message: type | None) -> dict[str, Any]:
@@ -112,8 +145,16 @@ def fit(given: dict[str, Any], message: type | None) -> dict[str, Any]:
         return given
     from google.protobuf.descriptor import FieldDescriptor as F
 
-    numbers = {F.TYPE_DOUBLE, F.TYPE_FLOAT, F.TYPE_INT32, F.TYPE_INT64, F.TYPE_UINT32,
-               F.TYPE_UINT64, F.TYPE_SINT32, F.TYPE_SINT64}  # fmt: skip
+    numbers = {
+        F.TYPE_DOUBLE,
+        F.TYPE_FLOAT,
+        F.TYPE_INT32,
+        F.TYPE_INT64,
+        F.TYPE_UINT32,
+        F.TYPE_UINT64,
+        F.TYPE_SINT32,
+        F.TYPE_SINT64,
+    }
     out = dict(given)
     for field in message.DESCRIPTOR.fields:  # type: ignore[attr-defined]
         if field.name in out and field.type in numbers and isinstance(out[field.name], str):
@@ -131,8 +172,14 @@ def concrete(template: str, given: dict[str, Any]) -> str:
     return _PARAM.sub(fill, template)
 
 
-def ask(server: ClassServer, route: Route, role: Role, whose: str, world: World,
-        credentials: dict[Role, tuple[str, str] | None]) -> Probe:  # fmt: skip
+def ask(
+    server: ClassServer,
+    route: Route,
+    role: Role,
+    whose: str,
+    world: World,
+    credentials: dict[Role, tuple[str, str] | None],
+) -> Probe:
     given = values(world, role, whose)
     path = concrete(route.template, given)
     # a route's own parameters only: a student's request naming one the route does not read
@@ -150,9 +197,15 @@ def ask(server: ClassServer, route: Route, role: Role, whose: str, world: World,
         body, query = given, {}
     try:
         status, answer = rest(
-            server.url, path, body, auth=credentials[role], method=route.method, query=query,
-            data=data, timeout=20,
-        )  # fmt: skip
+            server.url,
+            path,
+            body,
+            auth=credentials[role],
+            method=route.method,
+            query=query,
+            data=data,
+            timeout=20,
+        )
     except ServerError:
         return Probe(route, role, whose, 0, False)
     # a student's "absent or not yours" (`HIDDEN`) is MLflow's own 404 or 403 made one answer
@@ -203,25 +256,37 @@ def create(server: ClassServer, auth: tuple[str, str], endpoint: str, body: dict
 
 def ensure_registered(server: ClassServer, auth: tuple[str, str], name: str) -> None:
     """The student's registered model exists (a probe may have renamed or deleted it)."""
-    status, answer = rest(server.url, "/api/2.0/mlflow/registered-models/create",
-                          {"name": name}, auth=auth)  # fmt: skip
+    status, answer = rest(
+        server.url, "/api/2.0/mlflow/registered-models/create", {"name": name}, auth=auth
+    )
     assert status == 200 or "already exists" in str(answer.get("message")), answer
 
 
 @pytest.fixture(scope="module")
 def world(server, students) -> World:
-    _, exp = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name",
-                       auth=server.admin, query={"experiment_name": EXPERIMENT})  # fmt: skip
+    _, exp = rest(
+        server.url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=server.admin,
+        query={"experiment_name": EXPERIMENT},
+    )
     exp_id = exp["experiment"]["experiment_id"]
     runs, models = {}, {}
     for who in ("alice", "bob"):
         auth = (who, students[who])
-        made = create(server, auth, "/api/2.0/mlflow/runs/create",
-                      {"experiment_id": exp_id, "run_name": f"walk-{who}"})  # fmt: skip
+        made = create(
+            server,
+            auth,
+            "/api/2.0/mlflow/runs/create",
+            {"experiment_id": exp_id, "run_name": f"walk-{who}"},
+        )
         runs[who] = made["run"]["info"]["run_id"]
-        model = create(server, auth, "/api/2.0/mlflow/logged-models",
-                       {"experiment_id": exp_id, "name": f"walk-{who}",
-                        "source_run_id": runs[who]})  # fmt: skip
+        model = create(
+            server,
+            auth,
+            "/api/2.0/mlflow/logged-models",
+            {"experiment_id": exp_id, "name": f"walk-{who}", "source_run_id": runs[who]},
+        )
         models[who] = model["model"]["info"]["model_id"]
         ensure_registered(server, auth, f"walk-{who}")
     return World(exp_id, runs, models)
@@ -233,9 +298,11 @@ def world(server, students) -> World:
 @pytest.fixture(scope="module")
 def walk(server, students, teacher, world) -> list[Probe]:
     credentials: dict[Role, tuple[str, str] | None] = {
-        Role.ADMIN: server.admin, Role.TEACHER: teacher, Role.STUDENT: ("bob", students["bob"]),
+        Role.ADMIN: server.admin,
+        Role.TEACHER: teacher,
+        Role.STUDENT: ("bob", students["bob"]),
         Role.ANONYMOUS: None,
-    }  # fmt: skip
+    }
     table = rules()
     probes = []
     for route in served_routes():
@@ -253,11 +320,17 @@ def walk(server, students, teacher, world) -> list[Probe]:
 def test_every_cell_is_the_intended_status(walk):
     table = rules()
     wrong = [
-        (p.route.method, p.route.template, p.role.value, p.whose, p.status,
-         intended(table[p.route.key], p.role, p.whose))
+        (
+            p.route.method,
+            p.route.template,
+            p.role.value,
+            p.whose,
+            p.status,
+            intended(table[p.route.key], p.role, p.whose),
+        )
         for p in walk
         if outcome(p, table[p.route.key]) != intended(table[p.route.key], p.role, p.whose)
-    ]  # fmt: skip
+    ]
     assert wrong == []
     routes = {p.route for p in walk}
     assert len(routes) > 400 and {p.role for p in walk} == set(Role)
@@ -281,14 +354,20 @@ def test_what_the_class_needs_passes_mlflow_too(walk):
     """Passing the gate is not enough for the routes a class lives on: MLflow answers 200 to
     the student reading the class and writing their own run (no 403 of its own)."""
     needed = {
-        ("GET", "/mlflow/runs/get"), ("POST", "/mlflow/runs/search"),
-        ("GET", "/mlflow/metrics/get-history"), ("GET", "/mlflow/artifacts/list"),
-        ("GET", "/mlflow/experiments/get-by-name"), ("POST", "/mlflow/logged-models/search"),
-        ("GET", "/mlflow/logged-models/{model_id}"), ("POST", "/mlflow/runs/create"),
-        ("POST", "/mlflow/runs/log-batch"), ("POST", "/mlflow/runs/set-tag"),
+        ("GET", "/mlflow/runs/get"),
+        ("POST", "/mlflow/runs/search"),
+        ("GET", "/mlflow/metrics/get-history"),
+        ("GET", "/mlflow/artifacts/list"),
+        ("GET", "/mlflow/experiments/get-by-name"),
+        ("POST", "/mlflow/logged-models/search"),
+        ("GET", "/mlflow/logged-models/{model_id}"),
+        ("POST", "/mlflow/runs/create"),
+        ("POST", "/mlflow/runs/log-batch"),
+        ("POST", "/mlflow/runs/set-tag"),
         ("PUT", "/mlflow-artifacts/artifacts/{artifact_path:path}"),
-        ("GET", "/mlflow/users/current"), ("GET", "/"),
-    }  # fmt: skip
+        ("GET", "/mlflow/users/current"),
+        ("GET", "/"),
+    }
     seen = {}
     for p in walk:
         method, path = p.route.key.split(" ", 1)
@@ -333,8 +412,11 @@ def test_record_the_table(walk):
     record = os.environ.get("ATTNREF_CLASS_ACCESS_RECORD")
     if record:
         Path(record).write_text(
-            json.dumps({"summary": summary,
-                        "rows": sorted(rows.values(), key=lambda r: r["route"])},
-                       indent=1, ensure_ascii=False) + "\n",
+            json.dumps(
+                {"summary": summary, "rows": sorted(rows.values(), key=lambda r: r["route"])},
+                indent=1,
+                ensure_ascii=False,
+            )
+            + "\n",
             encoding="utf-8",
-        )  # fmt: skip
+        )

@@ -50,10 +50,15 @@ def test_a_bad_assignment_name_is_refused(name):
 
 @pytest.mark.parametrize(
     ("kw", "match"),
-    [({"exercises": 0}, "--exercises"), ({"exercises": 21}, "--exercises"),
-     ({"heads": 3}, "--heads must divide"), ({"lang": "fr"}, "--lang"),
-     ({"decimals": 0}, "--decimals"), ({"tokens": 9}, "--tokens")],
-)  # fmt: skip
+    [
+        ({"exercises": 0}, "--exercises"),
+        ({"exercises": 21}, "--exercises"),
+        ({"heads": 3}, "--heads must divide"),
+        ({"lang": "fr"}, "--lang"),
+        ({"decimals": 0}, "--decimals"),
+        ({"tokens": 9}, "--tokens"),
+    ],
+)
 def test_a_bad_shape_is_refused_in_one_line(kw, match):
     with pytest.raises(AssignmentError, match=match) as e:
         Assignment(name="hw", **kw)
@@ -68,10 +73,14 @@ def test_a_bad_due_time_is_refused(text):
 
 @pytest.mark.parametrize(
     "tags",
-    [{}, {DEFINITION_TAG: "{"}, {DEFINITION_TAG: '{"exercises": 1}'},
-     {DEFINITION_TAG: '{"nope": 1}', "attnref.homework.assignment": "hw"},
-     {DEFINITION_TAG: '{"exercises": 0, "salt": "x"}', "attnref.homework.assignment": "hw"}],
-)  # fmt: skip
+    [
+        {},
+        {DEFINITION_TAG: "{"},
+        {DEFINITION_TAG: '{"exercises": 1}'},
+        {DEFINITION_TAG: '{"nope": 1}', "attnref.homework.assignment": "hw"},
+        {DEFINITION_TAG: '{"exercises": 0, "salt": "x"}', "attnref.homework.assignment": "hw"},
+    ],
+)
 def test_tags_that_define_no_assignment_are_refused(tags):
     with pytest.raises(AssignmentError):
         Assignment.from_tags(tags)
@@ -80,10 +89,16 @@ def test_tags_that_define_no_assignment_are_refused(tags):
 def test_an_answer_to_another_exercise_matches_none():
     a = Assignment(name="hw", exercises=2, salt="s")
     mine, theirs = a.exercises_of("ana"), a.exercises_of("bruno")
-    for doc in ({"exercise": theirs[0].to_json()}, {"exercise": {"seed": mine[0].seed + 1}},
-                {"exercise": {**mine[0].to_json(), "heads": 1, "d_model": 4}},
-                {"exercise": "ana"}, {"example": "life-is-awesome"}, [], "x",
-                {"exercise": {**mine[0].to_json(), "extra": 1}}):  # fmt: skip
+    for doc in (
+        {"exercise": theirs[0].to_json()},
+        {"exercise": {"seed": mine[0].seed + 1}},
+        {"exercise": {**mine[0].to_json(), "heads": 1, "d_model": 4}},
+        {"exercise": "ana"},
+        {"example": "life-is-awesome"},
+        [],
+        "x",
+        {"exercise": {**mine[0].to_json(), "extra": 1}},
+    ):
         assert matching_exercise(doc, mine) is None, doc
     # the control: their own exercises match, each as itself
     assert matching_exercise({"exercise": mine[1].to_json()}, mine) == 2
@@ -92,10 +107,13 @@ def test_an_answer_to_another_exercise_matches_none():
 
 @pytest.mark.parametrize(
     ("change", "said"),
-    [({"seed": "![x](http://127.0.0.1:9/a.png)"}, '"exercise"."seed" must be an integer'),
-     ({"seed": 1.5}, '"exercise"."seed" must be an integer'),
-     ({"variant": "[/]"}, "--variant must be one of"), ({"extra": 1}, "unknown key")],
-)  # fmt: skip
+    [
+        ({"seed": "![x](http://127.0.0.1:9/a.png)"}, '"exercise"."seed" must be an integer'),
+        ({"seed": 1.5}, '"exercise"."seed" must be an integer'),
+        ({"variant": "[/]"}, "--variant must be one of"),
+        ({"extra": 1}, "unknown key"),
+    ],
+)
 def test_an_answer_whose_exercise_is_none_says_what_is_wrong_with_it(change, said):
     """An answer's ``"exercise"`` is read as what it is: a seed that is not an integer (or an
     option no exercise has) is an `InputError` saying so, not "seed ![x](…) is not one of
@@ -159,16 +177,39 @@ def test_late_is_strictly_after_the_due_time():
     assert lateness(due + dt.timedelta(seconds=1), due) == dt.timedelta(seconds=1)
     assert lateness(due + dt.timedelta(days=3), None) is None  # no due time: never late
     assert [duration(dt.timedelta(seconds=s)) for s in (5, 250, 3780, 90000)] == [
-        "5 s", "4 min 10 s", "1 h 03 min", "1 d 1 h"]  # fmt: skip
+        "5 s",
+        "4 min 10 s",
+        "1 h 03 min",
+        "1 d 1 h",
+    ]
 
 
 # --- which submission counts, and the gradebook ------------------------------------------------
 
 
-def g(run: str, minute: int, right: int, *, student="ana", k=1, standing=Standing.GRADED,
-      first="", diagnoses=()):  # fmt: skip
-    return Graded(student, run, k, dt.datetime(2026, 12, 1, 12, minute, tzinfo=UTC), None,
-                  standing, right, 18, first, diagnoses)  # fmt: skip
+def g(
+    run: str,
+    minute: int,
+    right: int,
+    *,
+    student="ana",
+    k=1,
+    standing=Standing.GRADED,
+    first="",
+    diagnoses=(),
+):
+    return Graded(
+        student,
+        run,
+        k,
+        dt.datetime(2026, 12, 1, 12, minute, tzinfo=UTC),
+        None,
+        standing,
+        right,
+        18,
+        first,
+        diagnoses,
+    )
 
 
 def test_the_latest_counts_unless_the_teacher_says_otherwise():
@@ -184,21 +225,39 @@ def test_the_latest_counts_unless_the_teacher_says_otherwise():
 
 
 def test_rows_cover_every_student_and_exercise():
-    graded = [g("r1", 1, 18), g("r2", 2, 10, k=2, first="heads[1].A", diagnoses=(("no_mask",),)),
-              g("r3", 3, 0, student="bruno", k=None, standing=Standing.MALFORMED)]  # fmt: skip
+    graded = [
+        g("r1", 1, 18),
+        g("r2", 2, 10, k=2, first="heads[1].A", diagnoses=(("no_mask",),)),
+        g("r3", 3, 0, student="bruno", k=None, standing=Standing.MALFORMED),
+    ]
     book = rows(graded, ["ana", "bruno", "carla"], 2)
     assert [(r.student, r.exercise, r.standing) for r in book] == [
-        ("ana", 1, Standing.GRADED), ("ana", 2, Standing.GRADED),
-        ("bruno", 1, Standing.MISSING), ("bruno", 2, Standing.MISSING),  # N = 2: no exercise
-        ("carla", 1, Standing.MISSING), ("carla", 2, Standing.MISSING)]  # fmt: skip
+        ("ana", 1, Standing.GRADED),
+        ("ana", 2, Standing.GRADED),
+        ("bruno", 1, Standing.MISSING),
+        ("bruno", 2, Standing.MISSING),  # N = 2: no exercise
+        ("carla", 1, Standing.MISSING),
+        ("carla", 2, Standing.MISSING),
+    ]
     one = rows(graded[2:], ["bruno"], 1)  # with one exercise, it is that exercise's attempt
     assert one[0].standing is Standing.MALFORMED and one[0].attempts == 1
 
 
 def test_a_row_round_trips_through_the_gradebook_runs():
-    r = Row("ana", 2, Standing.GRADED, 10, 18, "heads[0].S", (("no_scale", "no_W_O"),
-            ("scale_d_k",)), 3, dt.timedelta(seconds=75),
-            dt.datetime(2026, 12, 1, 12, 1, 15, tzinfo=UTC), "abc", Chosen.BEST)  # fmt: skip
+    r = Row(
+        "ana",
+        2,
+        Standing.GRADED,
+        10,
+        18,
+        "heads[0].S",
+        (("no_scale", "no_W_O"), ("scale_d_k",)),
+        3,
+        dt.timedelta(seconds=75),
+        dt.datetime(2026, 12, 1, 12, 1, 15, tzinfo=UTC),
+        "abc",
+        Chosen.BEST,
+    )
     assert Row.from_run(r.tags(), r.metrics()) == r
     assert r.diagnosis == "no_scale + no_W_O | scale_d_k" and r.late_text == "late by 1 min 15 s"
     assert r.metrics() == {"steps_right": 10, "steps_given": 18, "attempts": 3, "late": 1.0}
@@ -212,15 +271,23 @@ def test_the_summary_counts_students_by_mistake_and_first_wrong_step():
     assert kind_of("gave_Qt", names) == "gave_Qt"
     book = [
         Row("ana", 1, Standing.GRADED, 10, 18, "heads[0].S_masked", (("no_mask",),)),
-        Row("bruno", 1, Standing.GRADED, 10, 18, "heads[0].S_masked",
-            (("no_mask",), ("mask_wrong_triangle",))),
+        Row(
+            "bruno",
+            1,
+            Standing.GRADED,
+            10,
+            18,
+            "heads[0].S_masked",
+            (("no_mask",), ("mask_wrong_triangle",)),
+        ),
         Row("carla", 1, Standing.GRADED, 8, 18, "heads[0].S", (("no_scale", "no_W_O"),)),
         Row("davi", 1, Standing.GRADED, 18, 18),
         Row("elisa", 1, Standing.GRADED, 8, 18),  # short of decimals: no wrong step
         Row("fabio", 1, Standing.GRADED, 17, 18, "output"),  # wrong, nothing reproduces it
-        Row("gabi", 1, Standing.MISSING), Row("heitor", 1, Standing.MALFORMED),
+        Row("gabi", 1, Standing.MISSING),
+        Row("heitor", 1, Standing.MALFORMED),
         Row("ana", 2, Standing.GRADED, 10, 18, "heads[0].S_masked", (("no_mask",),)),
-    ]  # fmt: skip
+    ]
     s = summarize(book, names)
     by = {m[0]: m[1:] for m in s.mistakes}
     assert by["no_mask"] == (2, 1, ("no_mask",))  # ana (twice: one student) and bruno
@@ -234,17 +301,41 @@ def test_the_summary_counts_students_by_mistake_and_first_wrong_step():
 
 
 def test_the_csv_has_a_line_per_row_with_the_columns_named():
-    book = [Row("ana", 1, Standing.GRADED, 10, 18, "heads[0].S", (("no_scale",),), 2,
-                dt.timedelta(seconds=3), dt.datetime(2026, 12, 1, tzinfo=UTC), "r1",
-                Chosen.LATEST), Row("bruno", 1, Standing.MISSING)]  # fmt: skip
+    book = [
+        Row(
+            "ana",
+            1,
+            Standing.GRADED,
+            10,
+            18,
+            "heads[0].S",
+            (("no_scale",),),
+            2,
+            dt.timedelta(seconds=3),
+            dt.datetime(2026, 12, 1, tzinfo=UTC),
+            "r1",
+            Chosen.LATEST,
+        ),
+        Row("bruno", 1, Standing.MISSING),
+    ]
     read = list(csv.DictReader(io.StringIO(to_csv(book))))
     assert [r["student"] for r in read] == ["ana", "bruno"]
     assert read[0] | {} == {
-        "student": "ana", "exercise": "1", "steps_right": "10", "steps_given": "18",
-        "first_wrong": "heads[0].S", "diagnosis": "no_scale", "attempts": "2", "late": "yes",
-        "late_seconds": "3", "status": "graded", "reason": "",
-        "received_utc": "2026-12-01T00:00:00Z", "submission": "r1",
-        "counted": "latest"}  # fmt: skip
+        "student": "ana",
+        "exercise": "1",
+        "steps_right": "10",
+        "steps_given": "18",
+        "first_wrong": "heads[0].S",
+        "diagnosis": "no_scale",
+        "attempts": "2",
+        "late": "yes",
+        "late_seconds": "3",
+        "status": "graded",
+        "reason": "",
+        "received_utc": "2026-12-01T00:00:00Z",
+        "submission": "r1",
+        "counted": "latest",
+    }
     assert read[1]["status"] == "no submission" and read[1]["late"] == "no"
 
 

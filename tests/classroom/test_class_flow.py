@@ -30,12 +30,33 @@ ENDLESS, EVAL = 100_000, 5
 
 
 def train_args(name: str | None, out: Path, data: Path, *more: str) -> list[str]:
-    args = [ATTNREF, "train", *more, "--threads", "1", "--out-dir", str(out), "--data", str(data),
-            "--log-every", "1000"]  # fmt: skip
+    args = [
+        ATTNREF,
+        "train",
+        *more,
+        "--threads",
+        "1",
+        "--out-dir",
+        str(out),
+        "--data",
+        str(data),
+        "--log-every",
+        "1000",
+    ]
     if name is not None:  # a new run (a resumed one keeps its own configuration)
-        args += [*TINY_ARGS, "--max-steps", str(ENDLESS), "--eval-interval", str(EVAL),
-                 "--sample-tokens", "10", "--experiment", EXPERIMENT,
-                 "--run-name", name]  # fmt: skip
+        args += [
+            *TINY_ARGS,
+            "--max-steps",
+            str(ENDLESS),
+            "--eval-interval",
+            str(EVAL),
+            "--sample-tokens",
+            "10",
+            "--experiment",
+            EXPERIMENT,
+            "--run-name",
+            name,
+        ]
     return args
 
 
@@ -83,8 +104,9 @@ def launched():
 
 
 def start(args: list[str], env: dict[str, str], cwd: Path, launched: list) -> subprocess.Popen:
-    proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     launched.append(proc)
     return proc
 
@@ -93,8 +115,9 @@ def test_resuming_another_students_run_is_one_line_and_changes_nothing(
     server, students, admin_client, shakespeare_path, tmp_path, launched
 ):
     alice = student_env(server.url, "alice", students["alice"])
-    proc = start(train_args("flow-alice", tmp_path / "a", shakespeare_path), alice, tmp_path,
-                 launched)  # fmt: skip
+    proc = start(
+        train_args("flow-alice", tmp_path / "a", shakespeare_path), alice, tmp_path, launched
+    )
     run_id = wait_for_evaluations(admin_client, "flow-alice", 1, proc)
     proc.send_signal(signal.SIGTERM)  # alice stops it: KILLED, with its checkpoint
     proc.communicate(timeout=300)
@@ -103,14 +126,15 @@ def test_resuming_another_students_run_is_one_line_and_changes_nothing(
 
     bob = student_env(server.url, "bob", students["bob"])
     args = train_args(None, tmp_path / "b", shakespeare_path, "--resume", run_id)
-    out = subprocess.run(args, cwd=tmp_path, env=bob, capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
+    out = subprocess.run(args, cwd=tmp_path, env=bob, capture_output=True, text=True, timeout=300)
     line = one_line_error(out.stdout, out.stderr, out.returncode)
     assert f"run {run_id} belongs to 'alice'; 'bob' may read it, not change it" in line
     after = admin_client.get_run(run_id)
     assert (after.info.status, after.data.metrics, after.data.tags) == (
-        before.info.status, before.data.metrics, before.data.tags,
-    )  # fmt: skip
+        before.info.status,
+        before.data.metrics,
+        before.data.tags,
+    )
 
 
 def test_a_password_changed_mid_run_stops_it_with_its_checkpoint_and_it_resumes(
@@ -121,8 +145,12 @@ def test_a_password_changed_mid_run_stops_it_with_its_checkpoint_and_it_resumes(
     it, at the step it reached."""
     password = students["carol"]
     out_dir = tmp_path / "runs"
-    proc = start(train_args("flow-carol", out_dir, shakespeare_path),
-                 student_env(server.url, "carol", password), tmp_path, launched)  # fmt: skip
+    proc = start(
+        train_args("flow-carol", out_dir, shakespeare_path),
+        student_env(server.url, "carol", password),
+        tmp_path,
+        launched,
+    )
     run_id = wait_for_evaluations(admin_client, "flow-carol", 1, proc)
     new = password[::-1] + "-new"
     reset_password(server.url, server.admin, "carol", new)
@@ -137,8 +165,9 @@ def test_a_password_changed_mid_run_stops_it_with_its_checkpoint_and_it_resumes(
 
         # with the new password, the run goes on from that checkpoint
         env = student_env(server.url, "carol", new)
-        resumed = start(train_args(None, out_dir, shakespeare_path, "--resume", run_id), env,
-                        tmp_path, launched)  # fmt: skip
+        resumed = start(
+            train_args(None, out_dir, shakespeare_path, "--resume", run_id), env, tmp_path, launched
+        )
         deadline = time.monotonic() + 300
         while "resumed_at_step" not in admin_client.get_run(run_id).data.tags:
             assert time.monotonic() < deadline and resumed.poll() is None, resumed.communicate()
@@ -157,9 +186,10 @@ def test_a_server_gone_mid_run_is_one_line_and_the_checkpoint_stays(
     """The MLflow server stops while dave trains; his client gives up (retries made short
     here) and says so in one line, with the checkpoint on disk. The server then comes back."""
     env = student_env(server.url, "dave", students["dave"]) | {
-        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+        "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
         "MLFLOW_HTTP_REQUEST_TIMEOUT": "10",
-    }  # fmt: skip
+    }
     out_dir = tmp_path / "runs"
     proc = start(train_args("flow-dave", out_dir, shakespeare_path), env, tmp_path, launched)
     run_id = wait_for_evaluations(admin_client, "flow-dave", 1, proc)
@@ -181,10 +211,25 @@ def test_an_out_dir_that_cannot_be_written_is_one_line_and_no_run(shakespeare_pa
     for bad in ("/proc/nope", str(tmp_path / "a-file" / "below")):
         (tmp_path / "a-file").write_text("not a folder")
         out = subprocess.run(
-            [ATTNREF, "train", *TINY_ARGS, "--max-steps", "5", "--data", str(shakespeare_path),
-             "--out-dir", bad, "--tracking-uri", store],
-            cwd=tmp_path, env=base, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+            [
+                ATTNREF,
+                "train",
+                *TINY_ARGS,
+                "--max-steps",
+                "5",
+                "--data",
+                str(shakespeare_path),
+                "--out-dir",
+                bad,
+                "--tracking-uri",
+                store,
+            ],
+            cwd=tmp_path,
+            env=base,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         line = one_line_error(out.stdout, out.stderr, out.returncode)
         assert f"--out-dir {bad} is not writable" in line
     client = MlflowClient(store)
@@ -193,11 +238,29 @@ def test_an_out_dir_that_cannot_be_written_is_one_line_and_no_run(shakespeare_pa
     ] == []
     # the control: a folder that can be written trains
     ok = subprocess.run(
-        [ATTNREF, "train", *TINY_ARGS, "--max-steps", "2", "--eval-interval", "2",
-         "--data", str(shakespeare_path), "--out-dir", str(tmp_path / "runs"),
-         "--tracking-uri", store, "--sample-tokens", "5"],
-        cwd=tmp_path, env=base, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            ATTNREF,
+            "train",
+            *TINY_ARGS,
+            "--max-steps",
+            "2",
+            "--eval-interval",
+            "2",
+            "--data",
+            str(shakespeare_path),
+            "--out-dir",
+            str(tmp_path / "runs"),
+            "--tracking-uri",
+            store,
+            "--sample-tokens",
+            "5",
+        ],
+        cwd=tmp_path,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ok.returncode == 0, ok.stderr
 
 
@@ -219,7 +282,12 @@ def test_errors_of_a_store_are_one_line_in_any_command():
         "params.callback, params.name = boom, 'params'\n"
         "sys.exit(m.main(['params']))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip() == "attnref: error: the store said no"

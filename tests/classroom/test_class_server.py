@@ -53,10 +53,28 @@ STEPS, EVAL = 30, 10
 
 def train_args(steps: int, every: int, name: str, out: Path, data: Path) -> list[str]:
     return [
-        ATTNREF, "train", *TINY_ARGS, "--max-steps", str(steps), "--eval-interval", str(every),
-        "--threads", "1", "--sample-tokens", "20", "--experiment", EXPERIMENT,
-        "--run-name", name, "--out-dir", str(out), "--data", str(data), "--log-every", "1000",
-    ]  # fmt: skip
+        ATTNREF,
+        "train",
+        *TINY_ARGS,
+        "--max-steps",
+        str(steps),
+        "--eval-interval",
+        str(every),
+        "--threads",
+        "1",
+        "--sample-tokens",
+        "20",
+        "--experiment",
+        EXPERIMENT,
+        "--run-name",
+        name,
+        "--out-dir",
+        str(out),
+        "--data",
+        str(data),
+        "--log-every",
+        "1000",
+    ]
 
 
 # ------------------------------------------------------------------- what a run holds
@@ -130,10 +148,14 @@ def reference_runs(shakespeare_path, tmp_path_factory) -> Iterator[tuple[str, di
     procs = {
         (steps, every): subprocess.Popen(
             train_args(steps, every, f"reference-{steps}", root / "runs", shakespeare_path),
-            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         for steps, every in ((STEPS, EVAL),)
-    }  # fmt: skip
+    }
     yield uri, procs
     for proc in procs.values():
         if proc.poll() is None:
@@ -173,9 +195,16 @@ def launched() -> Iterator[list[subprocess.Popen[str]]]:
 
 
 def start_trainings(
-    server: ClassServer, students: dict[str, str], who: list[str], steps: int, every: int,
-    prefix: str, data: Path, cwd: Path, launched: list[subprocess.Popen[str]],
-) -> list[tuple[str, subprocess.Popen[str]]]:  # fmt: skip
+    server: ClassServer,
+    students: dict[str, str],
+    who: list[str],
+    steps: int,
+    every: int,
+    prefix: str,
+    data: Path,
+    cwd: Path,
+    launched: list[subprocess.Popen[str]],
+) -> list[tuple[str, subprocess.Popen[str]]]:
     procs = []
     for i, user in enumerate(who):
         name = f"{prefix}-{user}-{i}"
@@ -249,9 +278,11 @@ def test_access_control_over_rest(server, students):
     url, exp_id = server.url, None
     alice, bob = ("alice", students["alice"]), ("bob", students["bob"])
     status, exp = rest(
-        url, "/api/2.0/mlflow/experiments/get-by-name", auth=alice,
+        url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=alice,
         query={"experiment_name": EXPERIMENT},
-    )  # fmt: skip
+    )
     assert status == 200
     exp_id = exp["experiment"]["experiment_id"]
 
@@ -262,8 +293,12 @@ def test_access_control_over_rest(server, students):
         assert made[0] == 401
 
     # alice creates a run (claiming to be bob: the server records who she is) and edits it
-    claim = {"experiment_id": exp_id, "user_id": "bob", "run_name": "acl-alice",
-             "tags": [{"key": "mlflow.user", "value": "bob"}]}  # fmt: skip
+    claim = {
+        "experiment_id": exp_id,
+        "user_id": "bob",
+        "run_name": "acl-alice",
+        "tags": [{"key": "mlflow.user", "value": "bob"}],
+    }
     status, made = rest(url, "/api/2.0/mlflow/runs/create", claim, auth=alice)
     assert status == 200, made
     run_id = made["run"]["info"]["run_id"]
@@ -322,8 +357,9 @@ def test_access_control_over_rest(server, students):
     # alice ends her own run, but cannot hand it to someone else (its owner tag is the server's)
     owner_tag = {"run_id": run_id, "key": "mlflow.user", "value": "bob"}
     assert rest(url, "/api/2.0/mlflow/runs/set-tag", owner_tag, auth=alice)[0] == 403
-    ended = rest(url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"},
-                 auth=alice)  # fmt: skip
+    ended = rest(
+        url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"}, auth=alice
+    )
     assert ended[0] == 200
 
 
@@ -331,62 +367,100 @@ def test_a_student_cannot_break_the_class(server, students):
     """The issue's holes: bob renamed the class experiment (200, and alice's runs were gone),
     tagged it and created experiments. Each is refused now, and the class keeps working."""
     url, bob, alice = server.url, ("bob", students["bob"]), ("alice", students["alice"])
-    status, exp = rest(url, "/api/2.0/mlflow/experiments/get-by-name", auth=bob,
-                       query={"experiment_name": EXPERIMENT})  # fmt: skip
+    status, exp = rest(
+        url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=bob,
+        query={"experiment_name": EXPERIMENT},
+    )
     exp_id = exp["experiment"]["experiment_id"]
     attempts = {
-        "rename": ("/api/2.0/mlflow/experiments/update",
-                   {"experiment_id": exp_id, "new_name": "bobs"}),
-        "tag": ("/api/2.0/mlflow/experiments/set-experiment-tag",
-                {"experiment_id": exp_id, "key": "owner", "value": "bob"}),
-        "untag": ("/api/2.0/mlflow/experiments/delete-experiment-tag",
-                  {"experiment_id": exp_id, "key": "mlflow.experimentKind"}),
+        "rename": (
+            "/api/2.0/mlflow/experiments/update",
+            {"experiment_id": exp_id, "new_name": "bobs"},
+        ),
+        "tag": (
+            "/api/2.0/mlflow/experiments/set-experiment-tag",
+            {"experiment_id": exp_id, "key": "owner", "value": "bob"},
+        ),
+        "untag": (
+            "/api/2.0/mlflow/experiments/delete-experiment-tag",
+            {"experiment_id": exp_id, "key": "mlflow.experimentKind"},
+        ),
         "create": ("/api/2.0/mlflow/experiments/create", {"name": "bobs-own"}),
         "delete": ("/api/2.0/mlflow/experiments/delete", {"experiment_id": exp_id}),
         "restore": ("/api/2.0/mlflow/experiments/restore", {"experiment_id": exp_id}),
-        "make an account": ("/api/2.0/mlflow/users/create",
-                            {"username": "mallory", "password": "mallory-password-1"}),
-        "grant": ("/api/3.0/mlflow/users/permissions/grant",
-                  {"username": "bob", "resource_type": "experiment", "resource_id": exp_id,
-                   "permission": "MANAGE"}),
-        "the ajax twin": ("/ajax-api/2.0/mlflow/experiments/update",
-                          {"experiment_id": exp_id, "new_name": "bobs"}),
-    }  # fmt: skip
+        "make an account": (
+            "/api/2.0/mlflow/users/create",
+            {"username": "mallory", "password": "mallory-password-1"},
+        ),
+        "grant": (
+            "/api/3.0/mlflow/users/permissions/grant",
+            {
+                "username": "bob",
+                "resource_type": "experiment",
+                "resource_id": exp_id,
+                "permission": "MANAGE",
+            },
+        ),
+        "the ajax twin": (
+            "/ajax-api/2.0/mlflow/experiments/update",
+            {"experiment_id": exp_id, "new_name": "bobs"},
+        ),
+    }
     for what, (endpoint, body) in attempts.items():
         status, answer = rest(url, endpoint, body, auth=bob)
         assert status == 403, (what, status, answer)
         assert answer["message"].startswith("class server: "), what
     # the class as it was: its name, its tags, no new experiment; alice reads and trains
-    status, found = rest(url, "/api/2.0/mlflow/experiments/get-by-name", auth=alice,
-                         query={"experiment_name": EXPERIMENT})  # fmt: skip
+    status, found = rest(
+        url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=alice,
+        query={"experiment_name": EXPERIMENT},
+    )
     assert status == 200 and found["experiment"]["experiment_id"] == exp_id
     tags = {t["key"]: t["value"] for t in found["experiment"].get("tags", [])}
     assert "owner" not in tags and tags["mlflow.experimentKind"] == "custom_model_development"
-    assert rest(url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
-                query={"experiment_name": "bobs-own"})[0] == 404  # fmt: skip
+    assert (
+        rest(
+            url,
+            "/api/2.0/mlflow/experiments/get-by-name",
+            auth=server.admin,
+            query={"experiment_name": "bobs-own"},
+        )[0]
+        == 404
+    )
     made = rest(url, "/api/2.0/mlflow/runs/create", {"experiment_id": exp_id}, auth=alice)
     assert made[0] == 200
     # the control: the teacher may do what bob may not
-    status, _ = rest(url, "/api/2.0/mlflow/experiments/set-experiment-tag",
-                     {"experiment_id": exp_id, "key": "term", "value": "autumn"},
-                     auth=server.admin)  # fmt: skip
+    status, _ = rest(
+        url,
+        "/api/2.0/mlflow/experiments/set-experiment-tag",
+        {"experiment_id": exp_id, "key": "term", "value": "autumn"},
+        auth=server.admin,
+    )
     assert status == 200
 
 
 def test_a_student_reads_the_class_and_nothing_else(server, students):
     """Reads are MLflow's grants: the class experiment (EDIT), not the Default one (none)."""
     url, bob = server.url, ("bob", students["bob"])
-    status, found = rest(url, "/api/2.0/mlflow/experiments/search", auth=bob,
-                         query={"max_results": "100"})  # fmt: skip
+    status, found = rest(
+        url, "/api/2.0/mlflow/experiments/search", auth=bob, query={"max_results": "100"}
+    )
     assert status == 200
     # the class experiment, and no homework but his own (tests/classroom/test_homework.py)
     seen = {e["name"] for e in found["experiments"]}
     assert {n for n in seen if not n.startswith("homework/")} == {EXPERIMENT}
     assert all(n.endswith("/bob") for n in seen if n.startswith("homework/"))
-    assert rest(url, "/api/2.0/mlflow/experiments/get", auth=bob,
-                query={"experiment_id": "0"})[0] == 403  # fmt: skip
-    status, found = rest(url, "/api/2.0/mlflow/experiments/search", auth=server.admin,
-                         query={"max_results": "100"})  # fmt: skip
+    assert (
+        rest(url, "/api/2.0/mlflow/experiments/get", auth=bob, query={"experiment_id": "0"})[0]
+        == 403
+    )
+    status, found = rest(
+        url, "/api/2.0/mlflow/experiments/search", auth=server.admin, query={"max_results": "100"}
+    )
     assert {"Default", EXPERIMENT} <= {e["name"] for e in found["experiments"]}  # the control
 
 
@@ -405,8 +479,12 @@ def test_the_class_experiment_is_made_once_when_two_ask_for_it_at_once(server):
     with ThreadPoolExecutor(4) as pool:
         asks = [pool.submit(class_experiment_id, server.url, server.admin, name) for _ in "abcd"]
         ids = [a.result() for a in asks]
-    status, found = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name",
-                         auth=server.admin, query={"experiment_name": name})  # fmt: skip
+    status, found = rest(
+        server.url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=server.admin,
+        query={"experiment_name": name},
+    )
     assert status == 200 and set(ids) == {found["experiment"]["experiment_id"]}
 
 
@@ -442,10 +520,15 @@ def test_eight_concurrent_trainings_lose_nothing(
         Path(record).write_text(
             json.dumps(
                 {
-                    **figures, "students": len(STUDENTS), "seconds": round(seconds, 1),
-                    "steps_per_run": STEPS, "points_per_run": ref.points,
-                    "artifacts_per_run": len(ref.artifacts), "models_per_run": len(ref.models),
-                    "server_workers": server.workers, "cpu_cores": os.cpu_count(),
+                    **figures,
+                    "students": len(STUDENTS),
+                    "seconds": round(seconds, 1),
+                    "steps_per_run": STEPS,
+                    "points_per_run": ref.points,
+                    "artifacts_per_run": len(ref.artifacts),
+                    "models_per_run": len(ref.models),
+                    "server_workers": server.workers,
+                    "cpu_cores": os.cpu_count(),
                     "load_average_after": round(os.getloadavg()[0], 1),
                     "mlflow_version": mlflow.__version__,
                 },
@@ -453,16 +536,23 @@ def test_eight_concurrent_trainings_lose_nothing(
             )
             + "\n",
             encoding="utf-8",
-        )  # fmt: skip
+        )
 
 
 def test_the_server_restarted_mid_run_loses_nothing(
     server, students, reference, admin_client, shakespeare_path, tmp_path, launched
 ):
     procs = start_trainings(
-        server, students, ["alice"], STEPS, EVAL, "srv", shakespeare_path,
-        tmp_path, launched,
-    )  # fmt: skip
+        server,
+        students,
+        ["alice"],
+        STEPS,
+        EVAL,
+        "srv",
+        shakespeare_path,
+        tmp_path,
+        launched,
+    )
     wait_for_first_evaluation(admin_client, "srv", 1)
     old, outage = server.process.pid, time.time()
     server.stop_mlflow()
@@ -488,9 +578,16 @@ def test_postgres_restarted_mid_run_loses_nothing(
     fresh = ("erin", secrets.token_urlsafe(15))  # an account no worker has checked yet
     add_student(server.url, server.admin, *fresh, EXPERIMENT)
     procs = start_trainings(
-        server, students, ["carol"], STEPS, EVAL, "pg", shakespeare_path,
-        tmp_path, launched,
-    )  # fmt: skip
+        server,
+        students,
+        ["carol"],
+        STEPS,
+        EVAL,
+        "pg",
+        shakespeare_path,
+        tmp_path,
+        launched,
+    )
     wait_for_first_evaluation(admin_client, "pg", 1)
     run = runs_named(admin_client, "pg")["pg-carol-0"]
     upload = f"{ARTIFACTS}/{run.info.experiment_id}/{run.info.run_id}/artifacts/outage.txt"
@@ -534,8 +631,12 @@ def test_bad_credentials_one_line_exit_2_before_any_work(
             env.pop("MLFLOW_TRACKING_PASSWORD")
         out = subprocess.run(
             train_args(STEPS, EVAL, "bad-x", tmp_path / "runs", shakespeare_path),
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert out.returncode == 2, out.stderr
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("attnref: error: "), out.stderr

@@ -40,8 +40,13 @@ SEARCH = "/api/2.0/mlflow/experiments/search?max_results=10"
 
 def test_the_configuration_says_each_limit_and_a_nat_multiplies_the_per_address_ones():
     apps = [Path("/c/app/mlflow-0.sock"), Path("/c/app/mlflow-1.sock")]
-    one = render(listen="127.0.0.1:5000", apps=apps, limits=EdgeLimits(),
-                 directory=Path("/c/edge"), access_log=Path("/c/logs/a.log"))  # fmt: skip
+    one = render(
+        listen="127.0.0.1:5000",
+        apps=apps,
+        limits=EdgeLimits(),
+        directory=Path("/c/edge"),
+        access_log=Path("/c/logs/a.log"),
+    )
     assert "listen 127.0.0.1:5000;" in one and "ssl" not in one
     assert "client_header_timeout 10s;" in one and "client_body_timeout 30s;" in one
     assert "limit_conn per_address 16;" in one and "rate=20r/s" in one
@@ -52,10 +57,15 @@ def test_the_configuration_says_each_limit_and_a_nat_multiplies_the_per_address_
     # full: come back in 2 s; not answering (restarting): in 10 s
     assert "application 2;" in one and "default 10;" in one
     assert "add_header Retry-After 2 always;" in one and "\nuser " not in one
-    nat = render(listen="0.0.0.0:5000", apps=[("10.0.0.7", 5001)],
-                 limits=EdgeLimits(students_per_address=30), directory=Path("/c/edge"),
-                 access_log=Path("/c/logs/a.log"), tls=(Path("/c/tls/cert.pem"),
-                 Path("/c/tls/key.pem")), user="www-data")  # fmt: skip
+    nat = render(
+        listen="0.0.0.0:5000",
+        apps=[("10.0.0.7", 5001)],
+        limits=EdgeLimits(students_per_address=30),
+        directory=Path("/c/edge"),
+        access_log=Path("/c/logs/a.log"),
+        tls=(Path("/c/tls/cert.pem"), Path("/c/tls/key.pem")),
+        user="www-data",
+    )
     assert "limit_conn per_address 480;" in nat and "rate=600r/s" in nat
     assert "burst=6000 delay=1500;" in nat and "server 10.0.0.7:5001 max_conns=24 " in nat
     assert "hash " not in nat  # one server: nothing to choose
@@ -138,8 +148,9 @@ def _flood(url: str, seconds: float, threads: int, counts: dict[int, int]) -> No
     def one() -> None:
         while time.monotonic() < end:
             try:
-                conn = http.client.HTTPConnection(netloc.hostname, netloc.port, timeout=30,
-                                                  source_address=(ATTACKER, 0))  # fmt: skip
+                conn = http.client.HTTPConnection(
+                    netloc.hostname, netloc.port, timeout=30, source_address=(ATTACKER, 0)
+                )
                 conn.request(
                     "GET",
                     SEARCH,
@@ -191,8 +202,14 @@ def test_a_full_application_says_come_back_and_patient_clients_all_get_through()
     at once, some are told 503 with Retry-After at once (none waits out a timeout), and every
     patient client gets its answer."""
     root = class_dir("attnref-admit-")
-    s = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(), workers=1,
-                    experiment=CLASS, limits=EdgeLimits(in_flight=1, connections=64))  # fmt: skip
+    s = ClassServer(
+        root / "class",
+        secrets.token_urlsafe(18),
+        port=free_port(),
+        workers=1,
+        experiment=CLASS,
+        limits=EdgeLimits(in_flight=1, connections=64),
+    )
     try:
         with s:
             statuses: list[int] = []
@@ -201,10 +218,12 @@ def test_a_full_application_says_come_back_and_patient_clients_all_get_through()
             q = {"max_results": "1000"}
 
             def raw() -> None:
-                conn = http.client.HTTPConnection(urllib.parse.urlsplit(s.url).netloc,
-                                                  timeout=60)  # fmt: skip
-                conn.request("GET", "/api/2.0/mlflow/experiments/search?max_results=1000",
-                             headers={"Authorization": _token(s.admin)})  # fmt: skip
+                conn = http.client.HTTPConnection(urllib.parse.urlsplit(s.url).netloc, timeout=60)
+                conn.request(
+                    "GET",
+                    "/api/2.0/mlflow/experiments/search?max_results=1000",
+                    headers={"Authorization": _token(s.admin)},
+                )
                 r = conn.getresponse()
                 r.read()
                 statuses.append(r.status)
@@ -213,8 +232,12 @@ def test_a_full_application_says_come_back_and_patient_clients_all_get_through()
 
             def patient() -> None:
                 quick = Patience(first_pause_s=0.05, max_pause_s=0.5, give_up_after_s=120)
-                got = patiently(lambda: rest(s.url, "/api/2.0/mlflow/experiments/search",
-                                             auth=s.admin, query=q), quick)  # fmt: skip
+                got = patiently(
+                    lambda: rest(
+                        s.url, "/api/2.0/mlflow/experiments/search", auth=s.admin, query=q
+                    ),
+                    quick,
+                )
                 answered.append(got[0])
 
             threads = [threading.Thread(target=raw) for _ in range(24)]
@@ -225,11 +248,13 @@ def test_a_full_application_says_come_back_and_patient_clients_all_get_through()
                 t.join(timeout=180)
             assert 503 in statuses and 200 in statuses, statuses
             assert set(statuses) <= {200, 503}
-            assert all(h and h.isdigit() for st, h in zip(statuses, retry_after, strict=True)
-                       if st == 503)  # fmt: skip
+            assert all(
+                h and h.isdigit() for st, h in zip(statuses, retry_after, strict=True) if st == 503
+            )
             assert answered == [200] * 12
             # the control: one request alone is taken on
-            assert rest(s.url, "/api/2.0/mlflow/experiments/search", auth=s.admin,
-                        query=q)[0] == 200  # fmt: skip
+            assert (
+                rest(s.url, "/api/2.0/mlflow/experiments/search", auth=s.admin, query=q)[0] == 200
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)

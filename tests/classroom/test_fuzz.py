@@ -62,17 +62,23 @@ def _world(server: ClassServer) -> dict[str, Any]:
     for who in people.values():
         add_student(server.url, server.admin, *who, CLASS)
     assigning.assign(ClassClient(server.url, server.admin), Assignment(name="fuzz"))
-    exp = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=people["alice"],
-               query={"experiment_name": CLASS})[1]["experiment"]["experiment_id"]  # fmt: skip
+    exp = rest(
+        server.url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=people["alice"],
+        query={"experiment_name": CLASS},
+    )[1]["experiment"]["experiment_id"]
     runs, homework = {}, {}
     for name, who in people.items():
-        made = rest(server.url, "/api/2.0/mlflow/runs/create", {"experiment_id": exp},
-                    auth=who)[1]  # fmt: skip
+        made = rest(server.url, "/api/2.0/mlflow/runs/create", {"experiment_id": exp}, auth=who)[1]
         runs[name] = made["run"]["info"]["run_id"]
         homework[name] = fetch.mine(ClassClient(server.url, who), "fuzz").experiment_id
-    model = rest(server.url, "/api/2.0/mlflow/logged-models",
-                 {"experiment_id": exp, "source_run_id": runs["mallory"]},
-                 auth=people["mallory"])[1]["model"]["info"]["model_id"]  # fmt: skip
+    model = rest(
+        server.url,
+        "/api/2.0/mlflow/logged-models",
+        {"experiment_id": exp, "source_run_id": runs["mallory"]},
+        auth=people["mallory"],
+    )[1]["model"]["info"]["model_id"]
     return {"people": people, "exp": exp, "runs": runs, "homework": homework, "model": model}
 
 
@@ -94,16 +100,28 @@ def _value(rng: random.Random, world: dict[str, Any], depth: int = 0) -> Any:
         return rng.choice(WEIRD)
     if kind < 0.9:
         return [_value(rng, world, depth + 1) for _ in range(rng.randint(0, 3))]
-    return {rng.choice(["key", "value", "name", "run_id", "x"]): _value(rng, world, depth + 1)
-            for _ in range(rng.randint(0, 3))}  # fmt: skip
+    return {
+        rng.choice(["key", "value", "name", "run_id", "x"]): _value(rng, world, depth + 1)
+        for _ in range(rng.randint(0, 3))
+    }
 
 
 def _path(rng: random.Random, template: str, world: dict[str, Any]) -> str:
     runs, exp = world["runs"], world["exp"]
-    fills = [f"{exp}/{runs['mallory']}/artifacts/x.txt", f"{exp}/{runs['alice']}/artifacts",
-             f"{world['homework']['alice']}/{runs['alice']}/artifacts/answer.json",
-             f"{exp}/models/{world['model']}/artifacts/m", "../../../etc/passwd", "a%00b",
-             world["model"], "m-" + "0" * 32, runs["mallory"], "x", "%2e%2e", "💥"]  # fmt: skip
+    fills = [
+        f"{exp}/{runs['mallory']}/artifacts/x.txt",
+        f"{exp}/{runs['alice']}/artifacts",
+        f"{world['homework']['alice']}/{runs['alice']}/artifacts/answer.json",
+        f"{exp}/models/{world['model']}/artifacts/m",
+        "../../../etc/passwd",
+        "a%00b",
+        world["model"],
+        "m-" + "0" * 32,
+        runs["mallory"],
+        "x",
+        "%2e%2e",
+        "💥",
+    ]
 
     def fill(m: re.Match[str]) -> str:
         value = str(rng.choice(fills))
@@ -154,8 +172,9 @@ def _request(rng: random.Random, route: Any, world: dict[str, Any]) -> Request:
     return route.method, target, body, headers
 
 
-def _send(server: ClassServer, method: str, target: str, body: bytes,
-          headers: dict[str, str]) -> int:  # fmt: skip
+def _send(
+    server: ClassServer, method: str, target: str, body: bytes, headers: dict[str, str]
+) -> int:
     return status_of(urllib.parse.urlsplit(server.url).netloc, method, target, body, headers)
 
 
@@ -177,8 +196,14 @@ def test_no_route_answers_500_to_a_student_or_an_outsider(fuzzed):
         elif who < 0.85:
             credentials = None  # no account
         else:
-            credentials = rng.choice([f"mallory:{secrets.token_hex(6)}", "nobody:x",
-                                      "adm\x00in:x", "admin:" + "x" * 3000])  # fmt: skip
+            credentials = rng.choice(
+                [
+                    f"mallory:{secrets.token_hex(6)}",
+                    "nobody:x",
+                    "adm\x00in:x",
+                    "admin:" + "x" * 3000,
+                ]
+            )
         if credentials is not None:
             token = base64.b64encode(credentials.encode("utf-8", "surrogatepass")).decode()
             headers = {**headers, "Authorization": f"Basic {token}"}

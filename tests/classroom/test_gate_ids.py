@@ -57,13 +57,23 @@ def homework(ids, people) -> Assignment:
 
 
 def class_experiment(server: ClassServer, who: tuple[str, str]) -> str:
-    got = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=who,
-               query={"experiment_name": CLASS})[1]  # fmt: skip
+    got = rest(
+        server.url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=who,
+        query={"experiment_name": CLASS},
+    )[1]
     return str(got["experiment"]["experiment_id"])
 
 
-def raw(server: ClassServer, method: str, target: str, who: tuple[str, str] | None,
-        body: bytes = b"", headers: dict[str, str] | None = None) -> tuple[int, bytes]:  # fmt: skip
+def raw(
+    server: ClassServer,
+    method: str,
+    target: str,
+    who: tuple[str, str] | None,
+    body: bytes = b"",
+    headers: dict[str, str] | None = None,
+) -> tuple[int, bytes]:
     """One request as any client may send it (a target written as is)."""
     conn = http.client.HTTPConnection(urllib.parse.urlsplit(server.url).netloc, timeout=60)
     sent = dict(headers or {})
@@ -78,8 +88,14 @@ def raw(server: ClassServer, method: str, target: str, who: tuple[str, str] | No
 
 def upload_artifact(server, who, run_id: str, run_uuid: str, path: str, data: bytes):
     q = urllib.parse.urlencode({"run_id": run_id, "run_uuid": run_uuid, "path": path})
-    return raw(server, "POST", f"/ajax-api/2.0/mlflow/upload-artifact?{q}", who, data,
-               {"Content-Type": "application/octet-stream"})  # fmt: skip
+    return raw(
+        server,
+        "POST",
+        f"/ajax-api/2.0/mlflow/upload-artifact?{q}",
+        who,
+        data,
+        {"Content-Type": "application/octet-stream"},
+    )
 
 
 def stored(server, exp: str, run_id: str) -> bytes | None:
@@ -94,8 +110,12 @@ def test_a_finished_answer_is_not_replaced_through_another_runs_id(ids, people, 
     mine = fetch.mine(ClassClient(url, mallory), "ids").experiment_id
     sent = submitting.submit(ClassClient(url, mallory), "ids", answer_of(homework, mallory[0]))
     before = stored(ids, mine, sent.run_id)
-    made = rest(url, "/api/2.0/mlflow/runs/create",
-                {"experiment_id": class_experiment(ids, mallory)}, auth=mallory)[1]  # fmt: skip
+    made = rest(
+        url,
+        "/api/2.0/mlflow/runs/create",
+        {"experiment_id": class_experiment(ids, mallory)},
+        auth=mallory,
+    )[1]
     class_run = made["run"]["info"]["run_id"]
     better = json.dumps({"exercise": "replaced"}).encode()
     status, said = upload_artifact(ids, mallory, class_run, sent.run_id, "answer.json", better)
@@ -113,8 +133,12 @@ def test_no_extra_file_and_no_large_answer_reach_a_submission_by_any_route(ids, 
     url, mallory = ids.url, people["mallory"]
     mine = fetch.mine(ClassClient(url, mallory), "ids").experiment_id
     run_id = new_submission(ids, mallory, mine)
-    made = rest(url, "/api/2.0/mlflow/runs/create",
-                {"experiment_id": class_experiment(ids, mallory)}, auth=mallory)[1]  # fmt: skip
+    made = rest(
+        url,
+        "/api/2.0/mlflow/runs/create",
+        {"experiment_id": class_experiment(ids, mallory)},
+        auth=mallory,
+    )[1]
     class_run = made["run"]["info"]["run_id"]
     big_answer = b'{"exercise": "x", "pad": "' + b"a" * (5 << 20) + b'"}'
     for path, data in (("extra.bin", b"\0" * (9 << 20)), ("answer.json", big_answer)):
@@ -123,8 +147,9 @@ def test_no_extra_file_and_no_large_answer_reach_a_submission_by_any_route(ids, 
             assert status in (400, 403, 413), (path, status, said[:200])
     assert stored(ids, mine, run_id) is None
     folder = f"{mine}/{run_id}/artifacts"
-    listed = rest(url, "/api/2.0/mlflow-artifacts/artifacts", auth=ids.admin,
-                  query={"path": folder})[1]  # fmt: skip
+    listed = rest(
+        url, "/api/2.0/mlflow-artifacts/artifacts", auth=ids.admin, query={"path": folder}
+    )[1]
     assert not listed.get("files"), listed
     status, said = put(ids, answer_path(mine, run_id), big_answer, mallory)
     assert status == 403 and b"at most" in said, (status, said[:200])
@@ -162,15 +187,16 @@ def test_a_logged_model_is_made_in_its_source_runs_experiment_only(ids, people, 
     run = rest(url, "/api/2.0/mlflow/runs/create", {"experiment_id": exp}, auth=mallory)[1]
     source = run["run"]["info"]["run_id"]
     models = "/api/2.0/mlflow/logged-models"
-    status, said = rest(url, models, {"experiment_id": mine, "source_run_id": source},
-                        auth=mallory)  # fmt: skip
+    status, said = rest(url, models, {"experiment_id": mine, "source_run_id": source}, auth=mallory)
     assert status == 403 and said["message"].startswith(REFUSAL), said
-    found = rest(url, "/api/2.0/mlflow/logged-models/search", {"experiment_ids": [mine]},
-                 auth=mallory)[1]  # fmt: skip
+    found = rest(
+        url, "/api/2.0/mlflow/logged-models/search", {"experiment_ids": [mine]}, auth=mallory
+    )[1]
     assert not found.get("models"), found
     # the control: in the source run's experiment
-    assert rest(url, models, {"experiment_id": exp, "source_run_id": source},
-                auth=mallory)[0] == 200  # fmt: skip
+    assert (
+        rest(url, models, {"experiment_id": exp, "source_run_id": source}, auth=mallory)[0] == 200
+    )
 
 
 # --- finding 5: no 500 from what anyone sends --------------------------------------------------
@@ -189,18 +215,30 @@ def test_the_named_bodies_and_queries_are_400s_in_one_line(ids, people):
         ("POST", "/api/2.0/mlflow/runs/log-batch", deep_obj, json_type),
         ("POST", "/graphql", b"{not json", json_type),
         ("POST", "/graphql", json.dumps({"query": "query {"}).encode(), json_type),
-        ("POST", "/graphql", json.dumps({"query": "{__typename}", "variables": [1]}).encode(),
-         json_type),
-        ("POST", "/api/2.0/mlflow/runs/create", json.dumps({"experiment_id": {"a": 1}}).encode(),
-         json_type),
-        ("POST", "/api/2.0/mlflow/runs/log-batch",
-         json.dumps({"run_id": run_id, "tags": [1]}).encode(), json_type),
+        (
+            "POST",
+            "/graphql",
+            json.dumps({"query": "{__typename}", "variables": [1]}).encode(),
+            json_type,
+        ),
+        (
+            "POST",
+            "/api/2.0/mlflow/runs/create",
+            json.dumps({"experiment_id": {"a": 1}}).encode(),
+            json_type,
+        ),
+        (
+            "POST",
+            "/api/2.0/mlflow/runs/log-batch",
+            json.dumps({"run_id": run_id, "tags": [1]}).encode(),
+            json_type,
+        ),
         ("GET", "/api/2.0/mlflow/runs/get?run_id=%00", b"", {}),
         ("GET", "/api/2.0/mlflow/experiments/get?experiment_id=%00", b"", {}),
         ("GET", "/api/2.0/mlflow/metrics/get-history?run_id=%00&metric_key=a", b"", {}),
         ("GET", "/api/2.0/mlflow/registered-models/get?name=%00", b"", {}),
         ("GET", "/api/2.0/mlflow/experiments/get-by-name?experiment_name=a%00b", b"", {}),
-    ]  # fmt: skip
+    ]
     before = ids.log.stat().st_size
     for method, target, body, headers in cases:
         for who in (mallory, ids.admin):
@@ -213,19 +251,30 @@ def test_the_named_bodies_and_queries_are_400s_in_one_line(ids, people):
             assert message.startswith(REFUSAL) or who == ids.admin, answer
     # a NUL in the account's name: no account needed to send it
     nul = base64.b64encode(b"adm\x00in:whatever").decode()
-    status, said = raw(ids, "GET", "/api/2.0/mlflow/experiments/search", None, b"",
-                       {"Authorization": f"Basic {nul}"})  # fmt: skip
+    status, said = raw(
+        ids,
+        "GET",
+        "/api/2.0/mlflow/experiments/search",
+        None,
+        b"",
+        {"Authorization": f"Basic {nul}"},
+    )
     assert status == 400 and REFUSAL.encode() in said, (status, said)
     log = ids.log.read_bytes()[before:].decode(errors="replace")
     assert "Traceback" not in log and " 500 " not in log, log[-3000:]
     # the controls: the same routes with what they take
-    ok = rest(ids.url, "/api/2.0/mlflow/runs/log-batch",
-              {"run_id": run_id, "tags": [{"key": "k", "value": "v"}]}, auth=mallory)  # fmt: skip
+    ok = rest(
+        ids.url,
+        "/api/2.0/mlflow/runs/log-batch",
+        {"run_id": run_id, "tags": [{"key": "k", "value": "v"}]},
+        auth=mallory,
+    )
     assert ok[0] == 200, ok
     q = {"query": "{__typename}", "variables": {}}
     assert rest(ids.url, "/graphql", q, auth=mallory)[0] == 200
-    assert rest(ids.url, "/api/2.0/mlflow/runs/get", auth=mallory,
-                query={"run_id": run_id})[0] == 200  # fmt: skip
+    assert (
+        rest(ids.url, "/api/2.0/mlflow/runs/get", auth=mallory, query={"run_id": run_id})[0] == 200
+    )
 
 
 def test_a_parameter_the_route_does_not_read_is_refused(ids, people):
@@ -239,12 +288,18 @@ def test_a_parameter_the_route_does_not_read_is_refused(ids, people):
     for endpoint, body in cases:
         status, said = rest(ids.url, endpoint, body, auth=mallory)
         assert status == 400 and said["message"].startswith(REFUSAL), (body, said)
-    status, said = rest(ids.url, "/api/2.0/mlflow/runs/get", auth=mallory,
-                        query={"run_id": "0" * 32, "extra": "1"})  # fmt: skip
+    status, said = rest(
+        ids.url, "/api/2.0/mlflow/runs/get", auth=mallory, query={"run_id": "0" * 32, "extra": "1"}
+    )
     assert status == 400 and "'extra'" in said["message"], said
-    status, said = raw(ids, "POST", f"{create}?experiment_id={exp}", mallory,
-                       json.dumps({"experiment_id": exp}).encode(),
-                       {"Content-Type": "application/json"})  # fmt: skip
+    status, said = raw(
+        ids,
+        "POST",
+        f"{create}?experiment_id={exp}",
+        mallory,
+        json.dumps({"experiment_id": exp}).encode(),
+        {"Content-Type": "application/json"},
+    )
     assert status == 400 and b"query" in said, said  # a POST reads its body, not its query
     # the control: the same request as MLflow's client sends it
     assert rest(ids.url, create, {"experiment_id": exp}, auth=mallory)[0] == 200

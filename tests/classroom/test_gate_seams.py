@@ -51,8 +51,7 @@ CLASS = "seams"
 def seams() -> Iterator[ClassServer]:
     """A class server of its own, on the default number of workers (each its own caches)."""
     root = class_dir("attnref-seams-")
-    s = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(),
-                    experiment=CLASS)  # fmt: skip
+    s = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(), experiment=CLASS)
     assert s.workers == DEFAULT_WORKERS > 1
     with s:
         yield s
@@ -78,13 +77,24 @@ def tags_of(run: dict) -> dict[str, str]:
 
 
 def max_experiment_id(server: ClassServer) -> int:
-    found = rest(server.url, "/api/2.0/mlflow/experiments/search", auth=server.admin,
-                 query={"max_results": "1000", "view_type": "ALL"})[1]  # fmt: skip
+    found = rest(
+        server.url,
+        "/api/2.0/mlflow/experiments/search",
+        auth=server.admin,
+        query={"max_results": "1000", "view_type": "ALL"},
+    )[1]
     return max(int(e["experiment_id"]) for e in found["experiments"])
 
 
-def put(server: ClassServer, path: str, data: bytes, auth: tuple[str, str], *,
-        content_type: str | None = None, chunked: bool = False) -> tuple[int, bytes]:  # fmt: skip
+def put(
+    server: ClassServer,
+    path: str,
+    data: bytes,
+    auth: tuple[str, str],
+    *,
+    content_type: str | None = None,
+    chunked: bool = False,
+) -> tuple[int, bytes]:
     """A PUT as any client may send it: a content type of its choice, with a length or chunked."""
     conn = http.client.HTTPConnection(urllib.parse.urlsplit(server.url).netloc, timeout=60)
     token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
@@ -112,15 +122,23 @@ def put(server: ClassServer, path: str, data: bytes, auth: tuple[str, str], *,
 
 
 def new_submission(server: ClassServer, auth: tuple[str, str], exp_id: str) -> str:
-    status, made = rest(server.url, "/api/2.0/mlflow/runs/create",
-                        {"experiment_id": exp_id, "run_name": "exercise 1"}, auth=auth)  # fmt: skip
+    status, made = rest(
+        server.url,
+        "/api/2.0/mlflow/runs/create",
+        {"experiment_id": exp_id, "run_name": "exercise 1"},
+        auth=auth,
+    )
     assert status == 200, made
     return made["run"]["info"]["run_id"]
 
 
 def finish(server: ClassServer, auth: tuple[str, str], run_id: str) -> tuple[int, dict]:
-    return rest(server.url, "/api/2.0/mlflow/runs/update",
-                {"run_id": run_id, "status": "FINISHED"}, auth=auth)  # fmt: skip
+    return rest(
+        server.url,
+        "/api/2.0/mlflow/runs/update",
+        {"run_id": run_id, "status": "FINISHED"},
+        auth=auth,
+    )
 
 
 # --- 1. no decision from a cache a request can fill -----------------------------------------
@@ -134,8 +152,9 @@ def test_ids_poked_before_an_assignment_exists_do_not_switch_its_fence_off(seams
     top = max_experiment_id(seams)
     for _ in range(2 * DEFAULT_WORKERS):
         for exp in range(top + 1, top + 8):
-            status, _ = rest(url, "/api/2.0/mlflow/runs/create", {"experiment_id": str(exp)},
-                             auth=bob)  # fmt: skip
+            status, _ = rest(
+                url, "/api/2.0/mlflow/runs/create", {"experiment_id": str(exp)}, auth=bob
+            )
             assert status in (403, 404)
     due = dt.datetime.now(UTC).replace(microsecond=0) + dt.timedelta(days=7)
     a = assigning.assign(
@@ -149,8 +168,12 @@ def test_ids_poked_before_an_assignment_exists_do_not_switch_its_fence_off(seams
     # bob's run in his homework holds an answer and nothing else, on every worker
     run_id = new_submission(seams, bob, mine)
     for _ in range(2 * DEFAULT_WORKERS):
-        status, said = rest(url, "/api/2.0/mlflow/runs/set-tag",
-                            {"run_id": run_id, "key": "free", "value": "x"}, auth=bob)  # fmt: skip
+        status, said = rest(
+            url,
+            "/api/2.0/mlflow/runs/set-tag",
+            {"run_id": run_id, "key": "free", "value": "x"},
+            auth=bob,
+        )
         assert status == 403 and said["message"].startswith(REFUSAL), said
     assert put(seams, answer_path(mine, run_id), answer_of(a, "bob"), bob)[0] == 200
     claimed = {"run_id": run_id, "status": "FINISHED", "end_time": 1000}
@@ -158,8 +181,9 @@ def test_ids_poked_before_an_assignment_exists_do_not_switch_its_fence_off(seams
     assert status == 200
     info = rest(url, "/api/2.0/mlflow/runs/get", auth=bob, query={"run_id": run_id})[1]["run"]
     assert int(info["info"]["end_time"]) > 1_000_000_000_000  # the server's clock, not 1000
-    again = rest(url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "RUNNING"},
-                 auth=bob)  # fmt: skip
+    again = rest(
+        url, "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "RUNNING"}, auth=bob
+    )
     assert again[0] == 403
     rows = {r.student: r for r in grading.grade(ClassClient(url, seams.admin), "poked").rows}
     assert rows["alice"].steps_right == rows["alice"].steps_given > 0
@@ -171,8 +195,15 @@ def test_a_run_finished_without_the_servers_stamp_is_not_graded_on_the_clients_t
     same run with the server's stamps is graded)."""
     a = Assignment(name="stamp")
     text = answer_of(a, "bob")
-    run = {"info": {"run_id": "0" * 32, "run_name": "exercise 1", "end_time": 1000,
-                    "start_time": 1000}, "data": {"tags": []}}  # fmt: skip
+    run = {
+        "info": {
+            "run_id": "0" * 32,
+            "run_name": "exercise 1",
+            "end_time": 1000,
+            "start_time": 1000,
+        },
+        "data": {"tags": []},
+    }
     g = grading.grade_submission("bob", run, text, a)
     assert g.standing.value == "malformed" and "server's stamp" in g.reason
     stamped = {"key": ANSWER_SHA_TAG, "value": hashlib.sha256(text).hexdigest()}
@@ -191,8 +222,13 @@ def sized(seams, accounts) -> tuple[Assignment, str]:
     return a, fetch.mine(ClassClient(seams.url, accounts["bob"]), "sized").experiment_id
 
 
-TYPES = [None, "application/json", "application/octet-stream", "text/plain",
-         "application/x-www-form-urlencoded"]  # fmt: skip
+TYPES = [
+    None,
+    "application/json",
+    "application/octet-stream",
+    "text/plain",
+    "application/x-www-form-urlencoded",
+]
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["length", "chunked"])
@@ -296,7 +332,7 @@ def test_a_classmates_homework_and_none_look_the_same(seams, accounts, sized):
             (answer_path(hers, sent.run_id), None),
             (answer_path(hers, "f" * 32), None),
         ),
-    }  # fmt: skip
+    }
     for what, ((e1, q1), (e2, q2)) in pairs.items():
         one = rest(url, e1, auth=bob, query=q1)
         other = rest(url, e2, auth=bob, query=q2)
@@ -340,8 +376,9 @@ def test_malformed_bodies_are_one_line_400s_and_no_traceback(seams, accounts):
     query["query"] = query["query"].replace("RUN", "0" * 32)
     status, said = rest(url, "/graphql", query, auth=bob)
     assert status == 200, said
-    found = rest(url, "/api/2.0/mlflow/experiments/get-by-name", auth=bob,
-                 query={"experiment_name": CLASS})[1]  # fmt: skip
+    found = rest(
+        url, "/api/2.0/mlflow/experiments/get-by-name", auth=bob, query={"experiment_name": CLASS}
+    )[1]
     ids = {"experiment_ids": [found["experiment"]["experiment_id"]]}
     assert rest(url, "/api/2.0/mlflow/logged-models/search", ids, auth=bob)[0] == 200
 
@@ -354,8 +391,15 @@ def test_a_student_registers_a_model_but_no_prompt(seams, accounts):
     prompt = {"name": "bobs-prompt", "tags": [{"key": "mlflow.prompt.is_prompt", "value": "true"}]}
     status, said = rest(url, "/api/2.0/mlflow/registered-models/create", prompt, auth=bob)
     assert status == 403 and "prompt" in said["message"], said
-    assert rest(url, "/api/2.0/mlflow/registered-models/get", auth=seams.admin,
-                query={"name": "bobs-prompt"})[0] == 404  # fmt: skip
+    assert (
+        rest(
+            url,
+            "/api/2.0/mlflow/registered-models/get",
+            auth=seams.admin,
+            query={"name": "bobs-prompt"},
+        )[0]
+        == 404
+    )
     made = rest(url, "/api/2.0/mlflow/registered-models/create", {"name": "bobs-model"}, auth=bob)
     assert made[0] == 200
     tag = {"name": "bobs-model", "key": "mlflow.prompt.is_prompt", "value": "true"}
@@ -379,8 +423,15 @@ def test_status_and_stop_on_a_copy_leave_the_live_class_running(seams, tmp_path)
     time.sleep(1)
     assert seams.process is not None and seams.process.poll() is None
     assert seams.postgres.is_running()
-    assert rest(seams.url, "/api/2.0/mlflow/experiments/search", auth=seams.admin,
-                query={"max_results": "1"})[0] == 200  # fmt: skip
+    assert (
+        rest(
+            seams.url,
+            "/api/2.0/mlflow/experiments/search",
+            auth=seams.admin,
+            query={"max_results": "1"},
+        )[0]
+        == 200
+    )
     # the control: the live folder's own status says it runs
     live = server_status(seams.root)
     assert live.running and live.copy_of is None
@@ -425,8 +476,14 @@ class LossyProxy:
             while b"\r\n\r\n" not in data:
                 data += conn.recv(65536)
             head, _, body = data.partition(b"\r\n\r\n")
-            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                           if line.lower().startswith(b"content-length:")), 0)  # fmt: skip
+            length = next(
+                (
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                ),
+                0,
+            )
             while len(body) < length:
                 body += conn.recv(65536)
             first = head.split(b"\r\n")[0].decode()
@@ -459,8 +516,11 @@ def test_a_lost_reply_is_retried_once_in_effect_and_the_student_told_the_truth(
     finally:
         proxy.close()
     assert len(proxy.dropped) == 1 and lost in proxy.dropped[0]  # the reply was lost
-    runs = [r for r in ClassClient(seams.url, seams.admin).search_runs(mine)
-            if r["info"]["run_id"] not in before]  # fmt: skip
+    runs = [
+        r
+        for r in ClassClient(seams.url, seams.admin).search_runs(mine)
+        if r["info"]["run_id"] not in before
+    ]
     assert [r["info"]["run_id"] for r in runs] == [sent.run_id]  # one run, not two
     assert runs[0]["info"]["status"] == "FINISHED" and sent.report.all_right
 
@@ -497,8 +557,12 @@ def test_the_class_root_opens_on_the_class_runs(seams, accounts):
     (test_ui.py opens a gradebook's link in a browser), once (the page it sends to is served)."""
     from attention_ref.classroom.auth import LANDED
 
-    exp = rest(seams.url, "/api/2.0/mlflow/experiments/get-by-name", auth=seams.admin,
-               query={"experiment_name": CLASS})[1]["experiment"]["experiment_id"]  # fmt: skip
+    exp = rest(
+        seams.url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=seams.admin,
+        query={"experiment_name": CLASS},
+    )[1]["experiment"]["experiment_id"]
     for who in (seams.admin, accounts["bob"]):
         conn = http.client.HTTPConnection(urllib.parse.urlsplit(seams.url).netloc, timeout=30)
         token = base64.b64encode(f"{who[0]}:{who[1]}".encode()).decode()

@@ -27,10 +27,21 @@ PAYLOAD = "![x](http://127.0.0.1:9/a.png) [appeal](http://evil/)"
 
 
 def a_row() -> Row:
-    return Row(student="alice", exercise=1, standing=Standing.GRADED, steps_right=9,
-               steps_given=10, first_wrong="heads[0].A", diagnoses=(("no_mask",),), attempts=2,
-               late=dt.timedelta(seconds=70), received=dt.datetime(2026, 11, 26, tzinfo=dt.UTC),
-               submission="run1", chosen=Chosen.LATEST, reason="")  # fmt: skip
+    return Row(
+        student="alice",
+        exercise=1,
+        standing=Standing.GRADED,
+        steps_right=9,
+        steps_given=10,
+        first_wrong="heads[0].A",
+        diagnoses=(("no_mask",),),
+        attempts=2,
+        late=dt.timedelta(seconds=70),
+        received=dt.datetime(2026, 11, 26, tzinfo=dt.UTC),
+        submission="run1",
+        chosen=Chosen.LATEST,
+        reason="",
+    )
 
 
 def undescribed(row: Row, columns: dict[str, str]) -> set[str]:
@@ -57,8 +68,11 @@ def test_the_gradebooks_view_shows_columns_its_runs_hold():
     """The view the gradebook's link opens (`view_state`) selects the grade's columns, each a
     metric or tag a gradebook run holds, the steps first, the runs by name."""
     assert unknown(SHOWN_COLUMNS, a_row()) == []
-    assert SHOWN_COLUMNS[:3] == ("metrics.`steps_right`", "metrics.`steps_given`",
-                                 "tags.`attnref.grade.first_wrong`")  # fmt: skip
+    assert SHOWN_COLUMNS[:3] == (
+        "metrics.`steps_right`",
+        "metrics.`steps_given`",
+        "tags.`attnref.grade.first_wrong`",
+    )
     view = json.loads(view_state())
     assert view["selectedColumns"] == list(SHOWN_COLUMNS)
     assert view["columnOrder"][1:8] == list(SHOWN_COLUMNS)
@@ -74,13 +88,17 @@ def test_a_gradebook_runs_description_says_its_grade_in_sentences():
 
     row = a_row()
     note = row.note(mistake_words)
-    assert note == ("**`alice`**, exercise 1: 9 of 10 steps right; the first wrong step is "
-                    "`heads[0].A`. The mistake that reproduces the answer: no causal mask "
-                    "(`no_mask`). 2 attempts; the latest counts, received 2026-11-26 00:00:00 "
-                    "UTC, late by 1 min 10 s.")  # fmt: skip
+    assert note == (
+        "**`alice`**, exercise 1: 9 of 10 steps right; the first wrong step is "
+        "`heads[0].A`. The mistake that reproduces the answer: no causal mask "
+        "(`no_mask`). 2 attempts; the latest counts, received 2026-11-26 00:00:00 "
+        "UTC, late by 1 min 10 s."
+    )
     either = replace(row, diagnoses=(("no_mask",), ("no_scale", "K_Qt"))).note(mistake_words)
-    assert ("Each of these reproduces the answer: no causal mask (`no_mask`); no scaling "
-            "(`no_scale`) together with K Qᵀ") in either  # fmt: skip
+    assert (
+        "Each of these reproduces the answer: no causal mask (`no_mask`); no scaling "
+        "(`no_scale`) together with K Qᵀ"
+    ) in either
     none = replace(row, diagnoses=()).note(mistake_words)
     assert "No mistake of the catalogue reproduces the answer." in none
     short = replace(row, first_wrong="", diagnoses=()).note(mistake_words)
@@ -99,15 +117,26 @@ def inline(markdown: str) -> list:
     """The inline tokens of ``markdown``, parsed as CommonMark, with the blocks it makes."""
     blocks = MarkdownIt("commonmark").parse(markdown)
     return [b.type for b in blocks if b.type != "inline"] + [
-        t for b in blocks for t in b.children or []]  # fmt: skip
+        t for b in blocks for t in b.children or []
+    ]
 
 
 def markup_in(markdown: str) -> list[str]:
     """Every token of ``markdown`` that is not text or code: links, images, emphasis, HTML."""
-    shown = ("text", "code_inline", "softbreak", "paragraph_open", "paragraph_close",
-             "strong_open", "strong_close")  # fmt: skip
-    return [t if isinstance(t, str) else t.type for t in inline(markdown)
-            if (t if isinstance(t, str) else t.type) not in shown]  # fmt: skip
+    shown = (
+        "text",
+        "code_inline",
+        "softbreak",
+        "paragraph_open",
+        "paragraph_close",
+        "strong_open",
+        "strong_close",
+    )
+    return [
+        t if isinstance(t, str) else t.type
+        for t in inline(markdown)
+        if (t if isinstance(t, str) else t.type) not in shown
+    ]
 
 
 #: what a student might write: Markdown, HTML, backticks anywhere, blank lines, spaces
@@ -150,6 +179,7 @@ def test_a_note_holds_what_a_student_wrote_as_code():
     for standing in Standing:
         note = replace(row, standing=standing).note(mistake_words)
         assert markup_in(note) == [], note
-        codes = [t.content for t in inline(note) if not isinstance(t, str)
-                 and t.type == "code_inline"]  # fmt: skip
+        codes = [
+            t.content for t in inline(note) if not isinstance(t, str) and t.type == "code_inline"
+        ]
         assert codes.count(PAYLOAD) == 1 + (standing is not Standing.MISSING), note

@@ -47,8 +47,9 @@ UTC = dt.UTC
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ATTNREF, *args], env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    return subprocess.run(
+        [ATTNREF, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture
@@ -111,8 +112,12 @@ def test_the_gradebook_says_what_each_column_is(server, assignment):
     from attention_ref.classroom.assignment import gradebook_experiment
     from attention_ref.classroom.gradebook import RUN_COLUMNS as COLUMNS
 
-    found = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
-                 query={"experiment_name": gradebook_experiment(NAME)})[1]  # fmt: skip
+    found = rest(
+        server.url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=server.admin,
+        query={"experiment_name": gradebook_experiment(NAME)},
+    )[1]
     tags = {t["key"]: t["value"] for t in found["experiment"].get("tags", [])}
     note = tags["mlflow.note.content"]
     assert note.startswith(f"Gradebook of the assignment **{NAME}**")
@@ -125,16 +130,28 @@ def test_the_gradebook_keeps_the_view_its_link_opens(server, assignment):
     from attention_ref.classroom.gradebook import VIEW, VIEW_TAG, view_state
 
     def tags() -> dict[str, str]:
-        found = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
-                     query={"experiment_name": gradebook_experiment(NAME)})[1]  # fmt: skip
+        found = rest(
+            server.url,
+            "/api/2.0/mlflow/experiments/get-by-name",
+            auth=server.admin,
+            query={"experiment_name": gradebook_experiment(NAME)},
+        )[1]
         return {t["key"]: t["value"] for t in found["experiment"].get("tags", [])}
 
     assert tags()[VIEW_TAG] == view_state() and VIEW_TAG.endswith("." + VIEW)
-    found = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
-                 query={"experiment_name": gradebook_experiment(NAME)})[1]  # fmt: skip
+    found = rest(
+        server.url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=server.admin,
+        query={"experiment_name": gradebook_experiment(NAME)},
+    )[1]
     exp_id = found["experiment"]["experiment_id"]
-    gone = rest(server.url, "/api/2.0/mlflow/experiments/delete-experiment-tag",
-                {"experiment_id": exp_id, "key": VIEW_TAG}, auth=server.admin)  # fmt: skip
+    gone = rest(
+        server.url,
+        "/api/2.0/mlflow/experiments/delete-experiment-tag",
+        {"experiment_id": exp_id, "key": VIEW_TAG},
+        auth=server.admin,
+    )
     assert gone[0] == 200, gone
     assert VIEW_TAG not in tags()  # the control: a gradebook of an earlier attnref
     again = assigning.assign(ClassClient(server.url, server.admin), assignment, due_given=False)
@@ -164,24 +181,35 @@ def test_a_student_reads_no_other_students_answers(server, students, assignment,
         "its files": ("/api/2.0/mlflow/artifacts/list", None, q),
         "the answer (artifact proxy)": (answer_path(theirs, run_id), None, None),
         "the answer (get-artifact)": ("/get-artifact", None, {**q, "path": "answer.json"}),
-        "a presigned link": ("/api/2.0/mlflow/artifacts/presigned-download-url",
-                             {"run_id": run_id, "path": "answer.json"}, None),
-        "a metric's history": ("/api/2.0/mlflow/metrics/get-history", None,
-                               {**q, "metric_key": "x"}),
+        "a presigned link": (
+            "/api/2.0/mlflow/artifacts/presigned-download-url",
+            {"run_id": run_id, "path": "answer.json"},
+            None,
+        ),
+        "a metric's history": (
+            "/api/2.0/mlflow/metrics/get-history",
+            None,
+            {**q, "metric_key": "x"},
+        ),
         "her experiment": ("/api/2.0/mlflow/experiments/get", None, {"experiment_id": theirs}),
-        "her experiment by name": ("/api/2.0/mlflow/experiments/get-by-name", None,
-                                   {"experiment_name": f"homework/{NAME}/alice"}),
-        "the gradebook": ("/api/2.0/mlflow/experiments/get-by-name", None,
-                          {"experiment_name": gradebook_experiment(NAME)}),
-    }  # fmt: skip
+        "her experiment by name": (
+            "/api/2.0/mlflow/experiments/get-by-name",
+            None,
+            {"experiment_name": f"homework/{NAME}/alice"},
+        ),
+        "the gradebook": (
+            "/api/2.0/mlflow/experiments/get-by-name",
+            None,
+            {"experiment_name": gradebook_experiment(NAME)},
+        ),
+    }
     for what, (endpoint, body, query) in reads.items():
         status, got = rest(url, endpoint, body, auth=bob, query=query)
         assert status == 403, (what, status, got)
         # the control: what the gate and MLflow refuse bob, they do not refuse the teacher
         assert rest(url, endpoint, body, auth=server.admin, query=query)[0] != 403, what
     # searches are filtered, GraphQL answers nothing
-    status, found = rest(url, "/api/2.0/mlflow/runs/search", {"experiment_ids": [theirs]},
-                         auth=bob)  # fmt: skip
+    status, found = rest(url, "/api/2.0/mlflow/runs/search", {"experiment_ids": [theirs]}, auth=bob)
     assert status == 200 and not found.get("runs")
     query = 'query { mlflowGetRun(input: {runId: "RUN"}) { run { info { runId } } } }'
     query = query.replace("RUN", run_id)
@@ -189,29 +217,44 @@ def test_a_student_reads_no_other_students_answers(server, students, assignment,
     assert status == 200 and got["data"]["mlflowGetRun"] is None
     # ... and says why, in the gate's one answer (MLflow's UI shows it; it showed a blank page)
     assert [e["message"] for e in got["errors"]] == [REFUSAL + HIDDEN]
-    book = rest(url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
-                query={"experiment_name": gradebook_experiment(NAME)})[1]["experiment"]  # fmt: skip
-    ask = ('query { mlflowGetExperiment(input: {experimentId: "ID"}) '
-           '{ experiment { name } apiError { code } } }')  # fmt: skip
-    status, got = rest(url, "/graphql", {"query": ask.replace("ID", book["experiment_id"])},
-                       auth=bob)  # fmt: skip
+    book = rest(
+        url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=server.admin,
+        query={"experiment_name": gradebook_experiment(NAME)},
+    )[1]["experiment"]
+    ask = (
+        'query { mlflowGetExperiment(input: {experimentId: "ID"}) '
+        "{ experiment { name } apiError { code } } }"
+    )
+    status, got = rest(
+        url, "/graphql", {"query": ask.replace("ID", book["experiment_id"])}, auth=bob
+    )
     assert got["data"]["mlflowGetExperiment"] is None, got
     assert [e["message"] for e in got["errors"]] == [REFUSAL + HIDDEN]
     # the controls: the teacher reads the gradebook, bob his own homework, with no error
     for who, exp in ((server.admin, book["experiment_id"]), (bob, mine)):
         status, got = rest(url, "/graphql", {"query": ask.replace("ID", exp)}, auth=who)
-        assert status == 200 and not got.get("errors") and got["data"]["mlflowGetExperiment"][
-            "experiment"]["name"].startswith(f"homework/{NAME}"), got  # fmt: skip
-    names = {e["name"] for e in rest(url, "/api/2.0/mlflow/experiments/search", auth=bob,
-                                     query={"max_results": "1000"})[1]["experiments"]}  # fmt: skip
+        assert (
+            status == 200
+            and not got.get("errors")
+            and got["data"]["mlflowGetExperiment"]["experiment"]["name"].startswith(
+                f"homework/{NAME}"
+            )
+        ), got
+    names = {
+        e["name"]
+        for e in rest(
+            url, "/api/2.0/mlflow/experiments/search", auth=bob, query={"max_results": "1000"}
+        )[1]["experiments"]
+    }
     # bob's own of each assignment (the package's other homework tests may have given him more),
     # never another student's, never a gradebook
     homework = {n for n in names if n.startswith("homework/")}
     assert f"homework/{NAME}/bob" in homework and f"homework/{NAME}/alice" not in homework
     assert all(n.count("/") == 2 and n.endswith("/bob") for n in homework), homework
     # the controls: the same reads as alice and as the teacher find her answer
-    status, got = rest(url, "/api/2.0/mlflow/runs/search", {"experiment_ids": [theirs]},
-                       auth=alice)  # fmt: skip
+    status, got = rest(url, "/api/2.0/mlflow/runs/search", {"experiment_ids": [theirs]}, auth=alice)
     assert [r["info"]["run_id"] for r in got["runs"]] == [run_id]
     sent = answer(assignment, "alice")
     assert ClassClient(url, server.admin).download_answer(theirs, run_id) == sent
@@ -238,35 +281,57 @@ def test_a_student_cannot_forge_a_grade_or_a_submission(server, students, assign
     assert rest(url, "/api/2.0/mlflow/runs/set-tag", grade_tag, auth=bob)[0] == 403
     metric = {"run_id": book_run, "key": "steps_right", "value": 18, "timestamp": 0, "step": 0}
     assert rest(url, "/api/2.0/mlflow/runs/log-metric", metric, auth=bob)[0] == 403
-    assert rest(url, "/api/2.0/mlflow/runs/set-tag", {**grade_tag, "run_id": alices.run_id},
-                auth=bob)[0] == 403  # fmt: skip
+    assert (
+        rest(url, "/api/2.0/mlflow/runs/set-tag", {**grade_tag, "run_id": alices.run_id}, auth=bob)[
+            0
+        ]
+        == 403
+    )
 
     # no grade or homework field on any run of his, at creation or after
     for key in ("attnref.grade.steps", "attnref.grade.status", ANSWER_SHA_TAG, RECEIVED_TAG):
         status, said = create(mine, tags=[{"key": key, "value": "x"}])
         assert status == 403 and said["message"].startswith("class server: "), (key, said)
-    found = rest(url, "/api/2.0/mlflow/experiments/get-by-name", auth=bob,
-                 query={"experiment_name": "class"})[1]  # fmt: skip
+    found = rest(
+        url, "/api/2.0/mlflow/experiments/get-by-name", auth=bob, query={"experiment_name": "class"}
+    )[1]
     class_exp = found["experiment"]["experiment_id"]
     own = create(class_exp)[1]["run"]["info"]["run_id"]
     for endpoint, body in (
-        ("/api/2.0/mlflow/runs/set-tag", {"run_id": own, "key": "attnref.grade.steps",
-                                          "value": "18/18"}),
-        ("/api/2.0/mlflow/runs/log-batch", {"run_id": own, "tags": [
-            {"key": "attnref.homework.received", "value": "2000-01-01T00:00:00Z"}]}),
-        ("/api/2.0/mlflow/runs/log-metric", {"run_id": own, "key": "attnref.grade.steps_right",
-                                             "value": 18, "timestamp": 0, "step": 0}),
-    ):  # fmt: skip
+        (
+            "/api/2.0/mlflow/runs/set-tag",
+            {"run_id": own, "key": "attnref.grade.steps", "value": "18/18"},
+        ),
+        (
+            "/api/2.0/mlflow/runs/log-batch",
+            {
+                "run_id": own,
+                "tags": [{"key": "attnref.homework.received", "value": "2000-01-01T00:00:00Z"}],
+            },
+        ),
+        (
+            "/api/2.0/mlflow/runs/log-metric",
+            {
+                "run_id": own,
+                "key": "attnref.grade.steps_right",
+                "value": 18,
+                "timestamp": 0,
+                "step": 0,
+            },
+        ),
+    ):
         assert rest(url, endpoint, body, auth=bob)[0] == 403, endpoint
     # the control: an ordinary tag on his own class run is his to write
-    ok = rest(url, "/api/2.0/mlflow/runs/set-tag", {"run_id": own, "key": "note", "value": "x"},
-              auth=bob)  # fmt: skip
+    ok = rest(
+        url, "/api/2.0/mlflow/runs/set-tag", {"run_id": own, "key": "note", "value": "x"}, auth=bob
+    )
     assert ok[0] == 200
 
     # a submission of his holds its answer and nothing else; its times are the server's
     t0 = dt.datetime.now(UTC)
-    status, made = create(mine, start_time=0, user_id="alice",
-                          tags=[{"key": "mlflow.user", "value": "alice"}])  # fmt: skip
+    status, made = create(
+        mine, start_time=0, user_id="alice", tags=[{"key": "mlflow.user", "value": "alice"}]
+    )
     assert status == 200
     info = made["run"]["info"]
     sub = info["run_id"]
@@ -275,16 +340,22 @@ def test_a_student_cannot_forge_a_grade_or_a_submission(server, students, assign
     path = answer_path(mine, sub)
     refused = {
         "a tag": ("/api/2.0/mlflow/runs/set-tag", {"run_id": sub, "key": "n", "value": "x"}),
-        "a metric": ("/api/2.0/mlflow/runs/log-metric", {"run_id": sub, "key": "steps_right",
-                                                          "value": 18, "timestamp": 0}),
-        "a parameter": ("/api/2.0/mlflow/runs/log-parameter", {"run_id": sub, "key": "p",
-                                                                "value": "1"}),
+        "a metric": (
+            "/api/2.0/mlflow/runs/log-metric",
+            {"run_id": sub, "key": "steps_right", "value": 18, "timestamp": 0},
+        ),
+        "a parameter": (
+            "/api/2.0/mlflow/runs/log-parameter",
+            {"run_id": sub, "key": "p", "value": "1"},
+        ),
         "a batch": ("/api/2.0/mlflow/runs/log-batch", {"run_id": sub, "metrics": []}),
-        "finished without an answer": ("/api/2.0/mlflow/runs/update",
-                                       {"run_id": sub, "status": "FINISHED"}),
+        "finished without an answer": (
+            "/api/2.0/mlflow/runs/update",
+            {"run_id": sub, "status": "FINISHED"},
+        ),
         "renamed": ("/api/2.0/mlflow/runs/update", {"run_id": sub, "run_name": "x"}),
         "re-opened": ("/api/2.0/mlflow/runs/update", {"run_id": sub, "status": "RUNNING"}),
-    }  # fmt: skip
+    }
     for what, (endpoint, body) in refused.items():
         status, said = rest(url, endpoint, body, auth=bob)
         assert status == 403 and said["message"].startswith("class server: "), (what, said)
@@ -293,22 +364,27 @@ def test_a_student_cannot_forge_a_grade_or_a_submission(server, students, assign
     text = answer(assignment, "bob")
     assert rest(url, path, data=text, method="PUT", auth=bob)[0] == 200
     assert rest(url, path, data=b"{}", method="PUT", auth=bob)[0] == 403  # once only
-    ended = rest(url, "/api/2.0/mlflow/runs/update",
-                 {"run_id": sub, "status": "FINISHED", "end_time": 0}, auth=bob)  # fmt: skip
+    ended = rest(
+        url,
+        "/api/2.0/mlflow/runs/update",
+        {"run_id": sub, "status": "FINISHED", "end_time": 0},
+        auth=bob,
+    )
     assert ended[0] == 200
     status, got = rest(url, "/api/2.0/mlflow/runs/get", auth=bob, query={"run_id": sub})
     info, tags = got["run"]["info"], tags_of(got["run"])
     assert abs(int(info["end_time"]) / 1000 - dt.datetime.now(UTC).timestamp()) < 60
     assert tags[ANSWER_SHA_TAG] == hashlib.sha256(text).hexdigest()
-    assert abs(dt.datetime.fromisoformat(tags[RECEIVED_TAG].replace("Z", "+00:00"))
-               - dt.datetime.now(UTC)) < dt.timedelta(seconds=60)  # fmt: skip
+    assert abs(
+        dt.datetime.fromisoformat(tags[RECEIVED_TAG].replace("Z", "+00:00")) - dt.datetime.now(UTC)
+    ) < dt.timedelta(seconds=60)
     # finished is final
     for endpoint, body, method in (
         (path, None, "PUT"),
         ("/api/2.0/mlflow/runs/update", {"run_id": sub, "status": "RUNNING"}, None),
         ("/api/2.0/mlflow/runs/update", {"run_id": sub, "status": "FAILED"}, None),
         ("/api/2.0/mlflow/runs/delete", {"run_id": sub}, None),
-    ):  # fmt: skip
+    ):
         data = b"{}" if method == "PUT" else None
         assert rest(url, endpoint, body, auth=bob, method=method, data=data)[0] == 403, endpoint
     # the teacher's side: the admin writes a grade on bob's submission (the control)
@@ -339,12 +415,30 @@ def test_a_student_cannot_submit_as_someone_else(server, students, assignment, t
 def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_path, here):
     url, carol = server.url, ("carol", students["carol"])
     teacher, student = teacher_env(server), student_env(url, *carol)
-    out = here(["server", "assign", "hw-cli", "--exercises", "2", "--due", "2099-01-01T12:00Z",
-               "--lang", "pt", "--decimals", "2"], teacher, tmp_path)  # fmt: skip
+    out = here(
+        [
+            "server",
+            "assign",
+            "hw-cli",
+            "--exercises",
+            "2",
+            "--due",
+            "2099-01-01T12:00Z",
+            "--lang",
+            "pt",
+            "--decimals",
+            "2",
+        ],
+        teacher,
+        tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     assert "created assignment 'hw-cli'" in out.stdout and "due 2099-01-01 12:00 UTC" in out.stdout
-    again = here(["server", "assign", "hw-cli", "--exercises", "2", "--lang", "pt",
-                 "--decimals", "2"], teacher, tmp_path)  # fmt: skip
+    again = here(
+        ["server", "assign", "hw-cli", "--exercises", "2", "--lang", "pt", "--decimals", "2"],
+        teacher,
+        tmp_path,
+    )
     assert again.returncode == 0 and "updated assignment" in again.stdout
     assert "moved" not in again.stdout and "due 2099-01-01" in again.stdout  # kept
     other = here(["server", "assign", "hw-cli", "--exercises", "3"], teacher, tmp_path)
@@ -354,8 +448,15 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert out.returncode == 0, out.stderr
     folder = tmp_path / "mine"
     assert sorted(p.name for p in folder.iterdir()) == [
-        "answer-1.json", "answer-2.json", "exercise-1.json", "exercise-2.json", "statement-1.md",
-        "statement-1.tex", "statement-2.md", "statement-2.tex"]  # fmt: skip
+        "answer-1.json",
+        "answer-2.json",
+        "exercise-1.json",
+        "exercise-2.json",
+        "statement-1.md",
+        "statement-1.tex",
+        "statement-2.md",
+        "statement-2.tex",
+    ]
     statement = (folder / "statement-1.md").read_text(encoding="utf-8")
     assert "Lição de casa hw-cli, exercício 1 de 2" in statement and "carol" in statement
     # the closing paragraph is the homework's: its file, its command (not the exercise's)
@@ -384,11 +485,12 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     graded = here(["server", "grade", "hw-cli"], teacher, tmp_path)
     assert graded.returncode == 0, graded.stderr
     assert "graded 2 submissions of 'hw-cli'" in graded.stdout
-    book = here(["server", "grades", "hw-cli", "--summary", "--csv", "book.csv"], teacher,
-               tmp_path)  # fmt: skip
+    book = here(["server", "grades", "hw-cli", "--summary", "--csv", "book.csv"], teacher, tmp_path)
     assert book.returncode == 0, book.stderr
-    rows = {(r["student"], r["exercise"]): r
-            for r in csv.DictReader((tmp_path / "book.csv").open(encoding="utf-8"))}  # fmt: skip
+    rows = {
+        (r["student"], r["exercise"]): r
+        for r in csv.DictReader((tmp_path / "book.csv").open(encoding="utf-8"))
+    }
     assert {(s, k) for s in students for k in "12"} <= set(rows)  # every student, exercise
     assert rows[("carol", "1")]["steps_right"] == rows[("carol", "1")]["steps_given"] == "18"
     assert rows[("carol", "2")]["diagnosis"] == "no_mask"
@@ -409,8 +511,9 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert status.returncode == 0, status.stderr
     assert "18/18" in status.stdout and "no_mask" in status.stdout
     # a student may not read the gradebook, nor grade
-    assert "no assignment 'hw-cli'" in one_line_error(here(["server", "grades", "hw-cli"],
-                                                          student, tmp_path))  # fmt: skip
+    assert "no assignment 'hw-cli'" in one_line_error(
+        here(["server", "grades", "hw-cli"], student, tmp_path)
+    )
 
 
 # --- which attempt counts; late by the server's clock -------------------------------------------
@@ -418,8 +521,10 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
 
 def test_resubmissions_keep_the_history_and_the_latest_counts(server, students, assignment):
     url, dave = server.url, ("dave", students["dave"])
-    sent = [submitting.submit(ClassClient(url, dave), NAME, answer(assignment, "dave", 1, m))
-            for m in ("no_scale", None, "K_Qt")]  # fmt: skip
+    sent = [
+        submitting.submit(ClassClient(url, dave), NAME, answer(assignment, "dave", 1, m))
+        for m in ("no_scale", None, "K_Qt")
+    ]
     assert [s.attempt for s in sent] == [1, 2, 3]
     assert [s.report.all_right for s in sent] == [False, True, False]
 
@@ -481,13 +586,19 @@ def test_an_answer_changed_after_it_was_finished_is_not_graded(server, students,
     mine = fetch.mine(ClassClient(url, alice), NAME).experiment_id
     path = server.artifacts / mine / sent.run_id / "artifacts" / "answer.json"
     path.write_bytes(answer(assignment, "alice", 2))  # the right one, put there afterwards
-    row = next(r for r in grading.grade(ClassClient(url, server.admin), NAME).rows
-               if r.student == "alice" and r.exercise == 2)  # fmt: skip
+    row = next(
+        r
+        for r in grading.grade(ClassClient(url, server.admin), NAME).rows
+        if r.student == "alice" and r.exercise == 2
+    )
     assert row.standing is Standing.CHANGED and row.steps_right == 0
     assert "not the one the server received" in row.reason
     path.write_bytes(answer(assignment, "alice", 2, "no_mask"))  # the control: put back
-    row = next(r for r in grading.grade(ClassClient(url, server.admin), NAME).rows
-               if r.student == "alice" and r.exercise == 2)  # fmt: skip
+    row = next(
+        r
+        for r in grading.grade(ClassClient(url, server.admin), NAME).rows
+        if r.student == "alice" and r.exercise == 2
+    )
     assert row.standing is Standing.GRADED and row.diagnosis == "no_mask"
 
 
@@ -548,9 +659,13 @@ def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, 
     }
     for what, args in cases.items():
         assert one_line_error(here(args, env, tmp_path)), what
-    for args in (["server", "grade", "no-such-hw"], ["server", "grades", "no-such-hw"],
-                 ["server", "assign", "bad/name"], ["server", "assign", "x", "--due", "soon"],
-                 ["server", "assign", "x", "--heads", "3"]):  # fmt: skip
+    for args in (
+        ["server", "grade", "no-such-hw"],
+        ["server", "grades", "no-such-hw"],
+        ["server", "assign", "bad/name"],
+        ["server", "assign", "x", "--due", "soon"],
+        ["server", "assign", "x", "--heads", "3"],
+    ):
         assert one_line_error(here(args, teacher, tmp_path)), args
     # a student the assignment does not have (made after it, without add-student's enrolment)
     add_student(url, server.admin, "hw-nobody", "hw-nobody-password", "class")
@@ -561,8 +676,9 @@ def test_bad_input_is_one_line_and_stores_nothing(server, students, assignment, 
     assert "MLFLOW_TRACKING_USERNAME" in one_line_error(
         here(["homework", "fetch", NAME], {**env, "MLFLOW_TRACKING_USERNAME": ""}, tmp_path)
     )
-    wrong = here(["homework", "fetch", NAME], {**env, "MLFLOW_TRACKING_PASSWORD": "nope-nope-nope"},
-                tmp_path)  # fmt: skip
+    wrong = here(
+        ["homework", "fetch", NAME], {**env, "MLFLOW_TRACKING_PASSWORD": "nope-nope-nope"}, tmp_path
+    )
     assert "refused the account 'bob'" in one_line_error(wrong)
     away = {**env, "MLFLOW_TRACKING_URI": f"http://127.0.0.1:{free_port()}"}
     (tmp_path / "right.json").write_bytes(right_answer(prob, 3))
@@ -622,19 +738,28 @@ def test_messages_say_what_happened_and_what_to_do(server, students, assignment,
     fetched = here(["homework", "fetch", NAME, "--out", "mine"], env, tmp_path)
     assert fetched.returncode == 0, fetched.stderr
     cases = {
-        "the gradebook as a student": (["server", "grades", NAME],
-                                       "a student sees their own grades with attnref homework "
-                                       f"status {NAME}"),
-        "forgot to fetch": (["homework", "submit", NAME, "answer-9.json"],
-                            f"no such file: attnref homework fetch {NAME} writes"),
-        "the statement": (["homework", "submit", NAME, "mine/statement-1.md"],
-                          "is your exercise's statement, not an answer"),
-        "the empty template": (["homework", "submit", NAME, "mine/answer-1.json"],
-                               f"then attnref homework submit {NAME} answer-1.json"),
-    }  # fmt: skip
+        "the gradebook as a student": (
+            ["server", "grades", NAME],
+            f"a student sees their own grades with attnref homework status {NAME}",
+        ),
+        "forgot to fetch": (
+            ["homework", "submit", NAME, "answer-9.json"],
+            f"no such file: attnref homework fetch {NAME} writes",
+        ),
+        "the statement": (
+            ["homework", "submit", NAME, "mine/statement-1.md"],
+            "is your exercise's statement, not an answer",
+        ),
+        "the empty template": (
+            ["homework", "submit", NAME, "mine/answer-1.json"],
+            f"then attnref homework submit {NAME} answer-1.json",
+        ),
+    }
     (tmp_path / "numbers.json").write_text(json.dumps({"X": [[1]], "heads": []}))
-    cases["an exercise's numbers"] = (["homework", "submit", NAME, "numbers.json"],
-                                      "holds an exercise's numbers, not an answer")  # fmt: skip
+    cases["an exercise's numbers"] = (
+        ["homework", "submit", NAME, "numbers.json"],
+        "holds an exercise's numbers, not an answer",
+    )
     for what, (args, said) in cases.items():
         line = one_line_error(here(args, env, tmp_path))
         assert said in line, (what, line)
@@ -642,8 +767,9 @@ def test_messages_say_what_happened_and_what_to_do(server, students, assignment,
     # no submission yet: a sentence, not an empty table and "1 submissions"
     add_student(url, server.admin, "hw-quiet", "hw-quiet-password", "class")
     assigning.assign(ClassClient(url, server.admin), assignment)  # enrols the newcomer
-    quiet = here(["homework", "status", NAME], student_env(url, "hw-quiet", "hw-quiet-password"),
-                 tmp_path)  # fmt: skip
+    quiet = here(
+        ["homework", "status", NAME], student_env(url, "hw-quiet", "hw-quiet-password"), tmp_path
+    )
     assert quiet.returncode == 0 and "no submissions yet" in quiet.stdout, quiet
     # the control: with submissions, the table, its count in the right number
     shown = here(["homework", "status", NAME], env, tmp_path)
@@ -651,8 +777,9 @@ def test_messages_say_what_happened_and_what_to_do(server, students, assignment,
     assert "1 submissions" not in shown.stdout
 
 
-def test_no_source_statements_print_no_command_that_prints_the_key(server, students, tmp_path,
-                                                                    here):  # fmt: skip
+def test_no_source_statements_print_no_command_that_prints_the_key(
+    server, students, tmp_path, here
+):
     url, teacher = server.url, teacher_env(server)
     out = here(["server", "assign", "hw-closed", "--no-source"], teacher, tmp_path)
     assert out.returncode == 0, out.stderr

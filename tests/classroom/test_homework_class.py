@@ -22,8 +22,13 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def record(server, students):
     """The class, run once (about a minute on 2 cores)."""
-    return run_class(server.url, server.admin, "attention-class", salt="5eed0f0a77e47104",
-                     artifacts=server.artifacts)  # fmt: skip
+    return run_class(
+        server.url,
+        server.admin,
+        "attention-class",
+        salt="5eed0f0a77e47104",
+        artifacts=server.artifacts,
+    )
 
 
 def test_the_gradebook_is_the_checkers_verdict_for_every_student(record):
@@ -56,8 +61,16 @@ def test_the_class_covers_what_the_issue_asks(record):
 
     names = [k.name for k in CATALOGUE]
     assert {kind_of(m, names) for m in made} == on_the_shape
-    for what in ("right", "rounding carried", "rounded to 2 decimals", "partial", "late",
-                 "resubmitted", "malformed", "two mistakes"):  # fmt: skip
+    for what in (
+        "right",
+        "rounding carried",
+        "rounded to 2 decimals",
+        "partial",
+        "late",
+        "resubmitted",
+        "malformed",
+        "two mistakes",
+    ):
         assert any(what in label for label in labels), what
     by = {r.student: r for r in record.rows}
     late = [b for b in record.behaviours if any(a.late for a in b.stored)]

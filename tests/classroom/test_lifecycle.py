@@ -60,8 +60,14 @@ def class_serves(server: ClassServer) -> None:
 def test_a_second_start_on_the_folder_is_refused_and_the_class_keeps_serving(server):
     status = server_status(server.root)
     assert status.running and status.pid == os.getpid() and status.url == server.url
-    out = attnref("server", "start", str(server.root), "--port", str(free_port()),
-                  env=admin_env(server.admin_password))  # fmt: skip
+    out = attnref(
+        "server",
+        "start",
+        str(server.root),
+        "--port",
+        str(free_port()),
+        env=admin_env(server.admin_password),
+    )
     line = one_line_error(out)
     assert f"already running (pid {os.getpid()}, {server.url})" in line
     assert "class server on" not in out.stdout  # no banner: it refused before anything
@@ -71,8 +77,14 @@ def test_a_second_start_on_the_folder_is_refused_and_the_class_keeps_serving(ser
 def test_a_taken_port_is_refused_before_anything_starts(server):
     other = class_dir("attnref-port-")
     try:
-        out = attnref("server", "start", str(other / "class"), "--port", str(server.port),
-                      env=admin_env(server.admin_password))  # fmt: skip
+        out = attnref(
+            "server",
+            "start",
+            str(other / "class"),
+            "--port",
+            str(server.port),
+            env=admin_env(server.admin_password),
+        )
         assert f"port {server.port} is in use" in one_line_error(out)
         assert not (other / "class" / "postgres").exists()  # nothing created
         assert not (other / "class" / PID_NAME).exists()
@@ -84,13 +96,15 @@ def test_a_taken_port_is_refused_before_anything_starts(server):
 
 def test_add_student_twice_says_what_it_did(server):
     url, env = server.url, admin_env(server.admin_password)
-    first = attnref("server", "add-student", "frank", "--tracking-uri", url,
-                    "--experiment", EXPERIMENT, env=env)  # fmt: skip
+    first = attnref(
+        "server", "add-student", "frank", "--tracking-uri", url, "--experiment", EXPERIMENT, env=env
+    )
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("created account 'frank'; may now train into 'class'")
     password = first.stdout.split("; password ")[1].split()[0]
-    again = attnref("server", "add-student", "frank", "--tracking-uri", url,
-                    "--experiment", EXPERIMENT, env=env)  # fmt: skip
+    again = attnref(
+        "server", "add-student", "frank", "--tracking-uri", url, "--experiment", EXPERIMENT, env=env
+    )
     assert again.returncode == 0 and again.stderr == ""
     assert again.stdout.strip().splitlines() == [
         f"account 'frank' exists (password unchanged); already may train into 'class' "
@@ -102,13 +116,22 @@ def test_add_student_twice_says_what_it_did(server):
 
 def test_remove_student_and_reset_password(server, tmp_path):
     url, env = server.url, admin_env(server.admin_password)
-    made = attnref("server", "add-student", "gina", "--tracking-uri", url,
-                   "--experiment", EXPERIMENT, env=env)  # fmt: skip
+    made = attnref(
+        "server", "add-student", "gina", "--tracking-uri", url, "--experiment", EXPERIMENT, env=env
+    )
     old = made.stdout.split("; password ")[1].split()[0]
     new_file = tmp_path / "gina.txt"
     new_file.write_text("ginas-new-password\n", encoding="utf-8")
-    reset = attnref("server", "reset-password", "gina", "--tracking-uri", url,
-                    "--password-file", str(new_file), env=env)  # fmt: skip
+    reset = attnref(
+        "server",
+        "reset-password",
+        "gina",
+        "--tracking-uri",
+        url,
+        "--password-file",
+        str(new_file),
+        env=env,
+    )
     assert reset.returncode == 0 and "ginas-new-password" not in reset.stdout
     # one worker: the change is seen at once (MLflow drops the account from its cache)
     assert rest(url, SEARCH, auth=("gina", old), query=ONE)[0] == 401
@@ -125,16 +148,28 @@ def test_remove_student_and_reset_password(server, tmp_path):
 
 def test_the_teacher_sees_who_owns_each_run(server, students):
     url = server.url
-    _, exp = rest(url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
-                       query={"experiment_name": EXPERIMENT})  # fmt: skip
+    _, exp = rest(
+        url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=server.admin,
+        query={"experiment_name": EXPERIMENT},
+    )
     exp_id = exp["experiment"]["experiment_id"]
     made = {}
     for name in ("alice", "bob"):
         body = {"experiment_id": exp_id, "run_name": f"owned-{name}"}
-        made[name] = rest(url, "/api/2.0/mlflow/runs/create", body,
-                          auth=(name, students[name]))[1]["run"]["info"]["run_id"]  # fmt: skip
-    out = attnref("server", "runs", "--tracking-uri", url, "--experiment", EXPERIMENT,
-                  env=admin_env(server.admin_password))  # fmt: skip
+        made[name] = rest(url, "/api/2.0/mlflow/runs/create", body, auth=(name, students[name]))[1][
+            "run"
+        ]["info"]["run_id"]
+    out = attnref(
+        "server",
+        "runs",
+        "--tracking-uri",
+        url,
+        "--experiment",
+        EXPERIMENT,
+        env=admin_env(server.admin_password),
+    )
     assert out.returncode == 0, out.stderr
     cells = [line.replace("│", " ").split() for line in out.stdout.splitlines()]
     rows = {c[0]: c for c in cells if len(c) > 2 and c[1].startswith("owned-")}
@@ -146,15 +181,29 @@ def test_bad_input_of_the_server_commands_is_one_line(tmp_path):
     env = admin_env("a-long-enough-password")
     cases = [
         (["server", "start", str(tmp_path / "c"), "--host", "0.0.0.0"], "--insecure"),
-        (["server", "start", str(tmp_path / "c"), "--tls-cert", str(tmp_path / "x.pem")],
-         "both --tls-cert and --tls-key"),
-        (["server", "start", str(tmp_path / "c"), "--tls-cert", str(tmp_path / "x.pem"),
-          "--tls-key", str(tmp_path / "y.pem")], "no such file"),
+        (
+            ["server", "start", str(tmp_path / "c"), "--tls-cert", str(tmp_path / "x.pem")],
+            "both --tls-cert and --tls-key",
+        ),
+        (
+            [
+                "server",
+                "start",
+                str(tmp_path / "c"),
+                "--tls-cert",
+                str(tmp_path / "x.pem"),
+                "--tls-key",
+                str(tmp_path / "y.pem"),
+            ],
+            "no such file",
+        ),
         (["server", "stop", str(tmp_path / "nothing")], None),
         (["server", "add-student", "x", "--tracking-uri", "ftp://nowhere"], "must be the class"),
-        (["server", "add-student", "x", "--tracking-uri", f"http://127.0.0.1:{free_port()}"],
-         "no class server answers"),
-    ]  # fmt: skip
+        (
+            ["server", "add-student", "x", "--tracking-uri", f"http://127.0.0.1:{free_port()}"],
+            "no class server answers",
+        ),
+    ]
     for args, expected in cases:
         out = attnref(*args, env=env, timeout=120)
         if expected is None:  # not an error: nothing to stop
@@ -208,10 +257,12 @@ def test_attnref_server_start_tls_status_stop(tmp_path):
     env = admin_env(password)
     log = (tmp_path / "server.out").open("w")
     proc = subprocess.Popen(
-        [ATTNREF, "server", "start", str(folder), "--port", str(port), "--workers", "1",
-         "--tls"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [ATTNREF, "server", "start", str(folder), "--port", str(port), "--workers", "1", "--tls"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     cert = folder / "tls" / "cert.pem"
     try:
         deadline = time.monotonic() + 300
@@ -241,8 +292,14 @@ def test_attnref_server_start_tls_status_stop(tmp_path):
         assert not healthy(f"http://127.0.0.1:{port}")
 
         # a student's MLflow client with MLFLOW_TRACKING_SERVER_CERT_PATH, and without it
-        added = attnref("server", "add-student", "hana", "--tracking-uri", url,
-                        env=env | {"MLFLOW_TRACKING_SERVER_CERT_PATH": str(cert)})  # fmt: skip
+        added = attnref(
+            "server",
+            "add-student",
+            "hana",
+            "--tracking-uri",
+            url,
+            env=env | {"MLFLOW_TRACKING_SERVER_CERT_PATH": str(cert)},
+        )
         assert added.returncode == 0, added.stderr
         hana = added.stdout.split("; password ")[1].split()[0]
         code = "from mlflow import MlflowClient; print(MlflowClient().search_experiments()[0].name)"
@@ -261,12 +318,17 @@ def test_attnref_server_start_tls_status_stop(tmp_path):
             env=student | {"MLFLOW_TRACKING_SERVER_CERT_PATH": str(cert)},
         )
         assert seen.returncode == 0 and seen.stdout.strip() == "shakespeare", seen.stderr
-        blind = subprocess.run([python, "-c", code], capture_output=True, text=True,
-                               timeout=120, env=student)  # fmt: skip
+        blind = subprocess.run(
+            [python, "-c", code], capture_output=True, text=True, timeout=120, env=student
+        )
         assert blind.returncode != 0 and "CERTIFICATE_VERIFY_FAILED" in blind.stderr
         # attnref's own commands verify the same way (and say so in one line when they cannot)
-        listed = attnref("runs", "--tracking-uri", url,
-                         env=student | {"MLFLOW_TRACKING_SERVER_CERT_PATH": str(cert)})  # fmt: skip
+        listed = attnref(
+            "runs",
+            "--tracking-uri",
+            url,
+            env=student | {"MLFLOW_TRACKING_SERVER_CERT_PATH": str(cert)},
+        )
         assert listed.returncode == 0, listed.stderr
         refused = attnref("runs", "--tracking-uri", url, env=student)
         assert "CERTIFICATE_VERIFY_FAILED" in one_line_error(refused)
@@ -324,8 +386,15 @@ def test_attnref_server_start_tls_status_stop(tmp_path):
 )
 def test_the_server_refuses_to_start_without_a_password(tmp_path, env, expected):
     base = {k: v for k, v in os.environ.items() if k != "ATTNREF_ADMIN_PASSWORD"}
-    out = attnref("server", "start", str(tmp_path / "class"), "--port", str(free_port()),
-                  env=base | env, timeout=120)  # fmt: skip
+    out = attnref(
+        "server",
+        "start",
+        str(tmp_path / "class"),
+        "--port",
+        str(free_port()),
+        env=base | env,
+        timeout=120,
+    )
     assert expected in one_line_error(out)
     assert not (tmp_path / "class").exists()  # nothing started, nothing created
 
@@ -343,8 +412,15 @@ def test_a_restart_with_another_password_says_the_class_was_made_with_another(tm
             again.start()
         assert again.process is None and not again.postgres.is_running()
         base = {k: v for k, v in os.environ.items() if k != "ATTNREF_ADMIN_PASSWORD"}
-        out = attnref("server", "start", str(root / "class"), "--port", str(free_port()),
-                      env=base | {"ATTNREF_ADMIN_PASSWORD": "short"}, timeout=120)  # fmt: skip
+        out = attnref(
+            "server",
+            "start",
+            str(root / "class"),
+            "--port",
+            str(free_port()),
+            env=base | {"ATTNREF_ADMIN_PASSWORD": "short"},
+            timeout=120,
+        )
         line = one_line_error(out)
         assert "is not the class's admin password" in line and "too short" not in line
         # the control: the first password starts it again

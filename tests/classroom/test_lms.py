@@ -15,13 +15,21 @@ from attention_ref.classroom.lms import SYSTEMS, feedback_of, grade_of, to_lms_c
 
 BOOK = [
     Row("alice", 1, Standing.GRADED, 18, 18),
-    Row("alice", 2, Standing.GRADED, 10, 18, "heads[0].S_masked", (("no_mask",),),
-        late=dt.timedelta(minutes=4)),
+    Row(
+        "alice",
+        2,
+        Standing.GRADED,
+        10,
+        18,
+        "heads[0].S_masked",
+        (("no_mask",),),
+        late=dt.timedelta(minutes=4),
+    ),
     Row("bob", 1, Standing.MISSING),
     Row("bob", 2, Standing.CHANGED, 0, 0, reason="changed"),
     Row("carol", 1, Standing.GRADED, 12, 12),
     Row("carol", 2, Standing.MALFORMED),
-]  # fmt: skip
+]
 
 
 def parsed(text: str) -> list[list[str]]:
@@ -34,8 +42,9 @@ def test_moodle_reads_a_username_a_grade_and_its_feedback():
     got = {r[0]: r for r in rows[1:]}
     assert set(got) == {"alice", "bob", "carol"}
     assert got["alice"][1] == "28" and got["bob"][1] == "0" and got["carol"][1] == "12"
-    assert got["alice"][2] == ("exercise 1: 18/18 steps right; exercise 2: 10/18 steps right "
-                               "(no_mask), late by 4 min 00 s")  # fmt: skip
+    assert got["alice"][2] == (
+        "exercise 1: 18/18 steps right; exercise 2: 10/18 steps right (no_mask), late by 4 min 00 s"
+    )
     assert "exercise 2: changed after it was finished" in got["bob"][2]
     assert "exercise 2: malformed" in got["carol"][2]
 

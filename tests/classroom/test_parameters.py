@@ -21,8 +21,14 @@ from attention_ref.classroom.routes import served_routes
 RUN, OTHER = "a" * 32, "b" * 32
 
 
-def said(key: str, method: str = "POST", body: object = None, query: dict | None = None,
-         path: dict | None = None, judged: bool = True):  # fmt: skip
+def said(
+    key: str,
+    method: str = "POST",
+    body: object = None,
+    query: dict | None = None,
+    path: dict | None = None,
+    judged: bool = True,
+):
     raw = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
     return read_request(key, method, path or {}, query or {}, raw, judged=judged)
 
@@ -59,8 +65,9 @@ REFUSED = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("what", "key", "method", "body", "query", "reason"), REFUSED,
-                         ids=[r[0] for r in REFUSED])  # fmt: skip
+@pytest.mark.parametrize(
+    ("what", "key", "method", "body", "query", "reason"), REFUSED, ids=[r[0] for r in REFUSED]
+)
 def test_a_students_request_is_refused_for_what_it_says(what, key, method, body, query, reason):
     with pytest.raises(RefusedError, match=reason) as e:
         said(key, method, body, query)
@@ -85,22 +92,21 @@ CONTROLS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("key", "method", "body", "query"), CONTROLS,
-                         ids=[c[0] for c in CONTROLS])  # fmt: skip
+@pytest.mark.parametrize(("key", "method", "body", "query"), CONTROLS, ids=[c[0] for c in CONTROLS])
 def test_the_controls_what_the_routes_read_passes(key, method, body, query):
     got = said(key, method, body, query)
     assert got.key == key
 
 
 def test_a_teachers_request_is_bounded_but_not_judged_by_name():
-    got = said("POST /mlflow/experiments/create", "POST", {"name": "x", "whatever": 1},
-               judged=False)  # fmt: skip
+    got = said(
+        "POST /mlflow/experiments/create", "POST", {"name": "x", "whatever": 1}, judged=False
+    )
     assert got.body["whatever"] == 1
     with pytest.raises(RefusedError, match="NUL"):
         said("GET /mlflow/runs/get", "GET", None, {"run_id": ["\x00"]}, judged=False)
     with pytest.raises(RefusedError, match="run_id and run_uuid"):
-        said("POST /mlflow/runs/update", "POST", {"run_id": RUN, "run_uuid": OTHER},
-             judged=False)  # fmt: skip
+        said("POST /mlflow/runs/update", "POST", {"run_id": RUN, "run_uuid": OTHER}, judged=False)
 
 
 def test_json_depth_counts_brackets_outside_strings_without_recursion():
@@ -112,8 +118,9 @@ def test_json_depth_counts_brackets_outside_strings_without_recursion():
 
 def test_every_route_open_to_students_has_its_parameters_and_no_entry_is_stale():
     table = rules()
-    student = {r.key: r.method for r in served_routes()
-               if table.get(r.key) not in (None, Access.TEACHER)}  # fmt: skip
+    student = {
+        r.key: r.method for r in served_routes() if table.get(r.key) not in (None, Access.TEACHER)
+    }
     unknown = sorted(k for k, m in student.items() if route_parameters(k, m) is None)
     assert unknown == [], "routes open to students with no parameters known"
     stale = sorted(set(HAND_READ) - set(student))

@@ -82,12 +82,12 @@ def served(server) -> int:
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ATTNREF, *args], env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
+    return subprocess.run(
+        [ATTNREF, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=600
+    )
 
 
-def test_one_submit_asks_five_requests_and_n_files_three_each_and_two(server, homework,
-                                                                       tmp_path):  # fmt: skip
+def test_one_submit_asks_five_requests_and_n_files_three_each_and_two(server, homework, tmp_path):
     """The student's exercises read once, each file checked once, then per file: the run made,
     the answer uploaded, the run finished; and one read-back: 5 requests for one file, 8 for
     two (the command's own, counted where the application logs each request it answers)."""
@@ -122,8 +122,9 @@ def test_the_student_commands_run_where_there_is_no_fcntl(server, homework, tmp_
     base = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     env = base | {"PYTHONPATH": str(blocked)}
     python = str(Path(ATTNREF).with_name("python"))
-    control = subprocess.run([python, "-c", "import fcntl"], env=env, capture_output=True,
-                             text=True)  # fmt: skip
+    control = subprocess.run(
+        [python, "-c", "import fcntl"], env=env, capture_output=True, text=True
+    )
     assert control.returncode != 0 and "fcntl" in control.stderr  # the block holds
     who = a_student(server, "wanda")
     student = student_env(server.url, *who) | {"PYTHONPATH": str(blocked)}
@@ -134,10 +135,23 @@ def test_the_student_commands_run_where_there_is_no_fcntl(server, homework, tmp_
     commands = [
         (["explain", "--example", "life-is-awesome"], env),
         (["exercise", "--seed", "7", "--out", str(ex)], env),
-        (["train", *TINY_ARGS, "--max-steps", "2", "--eval-interval", "2",
-          "--tracking-uri", store, "--out-dir", str(work / "runs")], env),
+        (
+            [
+                "train",
+                *TINY_ARGS,
+                "--max-steps",
+                "2",
+                "--eval-interval",
+                "2",
+                "--tracking-uri",
+                store,
+                "--out-dir",
+                str(work / "runs"),
+            ],
+            env,
+        ),
         (["homework", "fetch", NAME, "--out", "hw"], student),
-    ]  # fmt: skip
+    ]
     for args, e in commands:
         out = run(args, e, work)
         said = (args, out.stderr[-2000:])

@@ -79,33 +79,43 @@ def test_the_check_finds_a_students_link_and_image_left_as_markdown():
     """The control of the notes' test: the same check finds what the student wrote when it is
     left as Markdown."""
     assert links_and_images(f"**dave**, exercise 1: not graded (malformed: {PAYLOAD})") == [
-        "image http://127.0.0.1:9/a.png", "link_open http://evil/"]  # fmt: skip
+        "image http://127.0.0.1:9/a.png",
+        "link_open http://evil/",
+    ]
 
 
 def test_server_runs_shows_run_names_as_written(server, students, here, tmp_path):
     """Runs a student named ``[/]`` (and a style, and a link) over MLflow's REST API: `attnref
     server runs` lists them, each name as written, and exits 0."""
     alice = ("alice", students["alice"])
-    exp = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=alice,
-               query={"experiment_name": EXPERIMENT})[1]["experiment"]["experiment_id"]  # fmt: skip
+    exp = rest(
+        server.url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=alice,
+        query={"experiment_name": EXPERIMENT},
+    )[1]["experiment"]["experiment_id"]
     made = {}
     for name in MARKUP:
-        status, run = rest(server.url, "/api/2.0/mlflow/runs/create",
-                           {"experiment_id": exp, "run_name": name}, auth=alice)  # fmt: skip
+        status, run = rest(
+            server.url,
+            "/api/2.0/mlflow/runs/create",
+            {"experiment_id": exp, "run_name": name},
+            auth=alice,
+        )
         assert status == 200, run
         made[run["run"]["info"]["run_id"]] = name
     out = here(["server", "runs", "--experiment", EXPERIMENT], server, tmp_path)
     assert out.returncode == 0, out.stderr
-    lines = {line.split("│")[1].strip(): line for line in out.stdout.splitlines()
-             if line.startswith("│")}  # fmt: skip
+    lines = {
+        line.split("│")[1].strip(): line for line in out.stdout.splitlines() if line.startswith("│")
+    }
     for run_id, name in made.items():
         assert name in lines[run_id] and "alice" in lines[run_id], out.stdout
 
 
 def an_answer(a: Assignment, student: str, k: int = 1) -> dict:
     """The right answer to ``student``'s exercise ``k``, as a JSON document."""
-    return json.loads(right_answer(Problem.of_exercise(a.exercises_of(student)[k - 1]),
-                                   a.decimals))  # fmt: skip
+    return json.loads(right_answer(Problem.of_exercise(a.exercises_of(student)[k - 1]), a.decimals))
 
 
 def send(server, students, name: str, student: str, k: int, doc: dict) -> None:
@@ -149,8 +159,12 @@ def seeds(server, students) -> str:
     alices, bobs = an_answer(a, "alice"), an_answer(a, "bob")
     alices["heads"][0][PAYLOAD] = [[1]]
     bobs[PAYLOAD] = 1
-    for student, k, doc in (("dave", 1, daves[0]), ("dave", 2, daves[1]), ("alice", 1, alices),
-                            ("bob", 1, bobs)):  # fmt: skip
+    for student, k, doc in (
+        ("dave", 1, daves[0]),
+        ("dave", 2, daves[1]),
+        ("alice", 1, alices),
+        ("bob", 1, bobs),
+    ):
         send(server, students, SEEDS, student, k, doc)
     return SEEDS
 
@@ -162,8 +176,9 @@ def test_grade_and_grades_print_answer_keys_as_written(server, keys, here, tmp_p
     assert graded.returncode == 0, graded.stderr
     printed = [graded.stdout]
     for system in ("attnref", "moodle", "canvas"):
-        book = here(["server", "grades", keys, "--summary", "--csv-format", system], server,
-                    tmp_path)  # fmt: skip
+        book = here(
+            ["server", "grades", keys, "--summary", "--csv-format", system], server, tmp_path
+        )
         assert book.returncode == 0, book.stderr
         suffix = "grades" if system == "attnref" else system
         assert (tmp_path / f"{keys}-{suffix}.csv").is_file()
@@ -189,6 +204,10 @@ def test_the_gradebooks_notes_hold_no_link_or_image_a_student_wrote(server, seed
     for who, note in notes.items():
         assert links_and_images(note) == [], (who, note)
     for who in (("dave", "1"), ("dave", "2"), ("alice", "1"), ("bob", "1")):
-        codes = [t.content for block in MarkdownIt("commonmark").parse(notes[who])
-                 for t in block.children or [] if t.type == "code_inline"]  # fmt: skip
+        codes = [
+            t.content
+            for block in MarkdownIt("commonmark").parse(notes[who])
+            for t in block.children or []
+            if t.type == "code_inline"
+        ]
         assert any("![x](http://127.0.0.1:9/a.png)" in c for c in codes), (who, notes[who])

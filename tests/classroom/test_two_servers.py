@@ -41,8 +41,14 @@ HOMEWORK = "hw-two"
 @pytest.fixture(scope="module")
 def two() -> Iterator[ClassServer]:
     root = class_dir("attnref-two-")
-    s = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(), workers=2,
-                    experiment=EXPERIMENT, app_ports=(free_port(), free_port()))  # fmt: skip
+    s = ClassServer(
+        root / "class",
+        secrets.token_urlsafe(18),
+        port=free_port(),
+        workers=2,
+        experiment=EXPERIMENT,
+        app_ports=(free_port(), free_port()),
+    )
     with s:
         yield s
     assert not s.processes and not s.postgres.is_running()
@@ -62,8 +68,11 @@ def accounts(two) -> dict[str, str]:
 def upstreams(server: ClassServer, user: str) -> set[str]:
     """The application servers that answered ``user``'s requests, from the edge's log."""
     text = server.edge.access_log.read_text(encoding="utf-8", errors="replace")
-    return {m.group(1) for line in text.splitlines()
-            if f" - {user} [" in line and (m := re.search(r"upstream=(\S+)", line))}  # fmt: skip
+    return {
+        m.group(1)
+        for line in text.splitlines()
+        if f" - {user} [" in line and (m := re.search(r"upstream=(\S+)", line))
+    }
 
 
 def direct(port: int, who: tuple[str, str], method: str, path: str, body: bytes = b"") -> int:
@@ -108,8 +117,9 @@ def new_submission(server: ClassServer, who: tuple[str, str]) -> tuple[str, str]
     """A RUNNING submission of the student's homework: (experiment id, run id)."""
     client = ClassClient(server.url, who)
     exp = mine(client, HOMEWORK).experiment_id
-    status, made = client.send("/api/2.0/mlflow/runs/create",
-                               {"experiment_id": exp, "run_name": "exercise 1"})  # fmt: skip
+    status, made = client.send(
+        "/api/2.0/mlflow/runs/create", {"experiment_id": exp, "run_name": "exercise 1"}
+    )
     assert status == 200, made
     return exp, str(made["run"]["info"]["run_id"])
 
@@ -170,8 +180,9 @@ def test_a_finished_submission_is_final_on_either_server(two, accounts):
     client = ClassClient(two.url, who)
     status, _ = client.send(answer_path(exp, run_id), data=b'{"a": 1}', method="PUT")
     assert status == 200
-    status, said = client.send("/api/2.0/mlflow/runs/update",
-                               {"run_id": run_id, "status": "FINISHED"})  # fmt: skip
+    status, said = client.send(
+        "/api/2.0/mlflow/runs/update", {"run_id": run_id, "status": "FINISHED"}
+    )
     assert status == 200, said
     stored = two.artifacts / exp / run_id / "artifacts" / "answer.json"
     for port in two.app_ports:
@@ -296,8 +307,11 @@ def test_more_trainings_logging_at_once_than_the_stores_pool_holds_all_get_throu
     metrics = [
         {"key": "loss", "value": 1.0 / (s + 1), "timestamp": 0, "step": s} for s in range(20)
     ]
-    logged = {"metrics": metrics, "params": [{"key": "lr", "value": "0.001"}],
-              "tags": [{"key": "epoch", "value": "1"}]}  # fmt: skip
+    logged = {
+        "metrics": metrics,
+        "params": [{"key": "lr", "value": "0.001"}],
+        "tags": [{"key": "epoch", "value": "1"}],
+    }
     bodies = [json.dumps({"run_id": run_id, **logged}).encode() for run_id in runs]
     all_at_once(two.app_ports[1], who, "/api/2.0/mlflow/runs/log-batch", bodies)
 

@@ -84,10 +84,22 @@ def embedded_ui(store, shakespeare, tmp_path):
     port = free_port()
     log = (tmp_path / "ui.log").open("w")
     proc = subprocess.Popen(
-        [MLFLOW, "ui", "--backend-store-uri", store, "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "1"],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        [
+            MLFLOW,
+            "ui",
+            "--backend-store-uri",
+            store,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while not healthy(base):
@@ -116,16 +128,24 @@ def test_make_ui_opens_the_runs_table(embedded_ui, driver, tmp_path):
 
 
 def test_the_class_servers_printed_link_opens_the_runs_table(server, students, driver, tmp_path):
-    _, exp = rest(server.url, "/api/2.0/mlflow/experiments/get-by-name", auth=server.admin,
-                       query={"experiment_name": EXPERIMENT})  # fmt: skip
+    _, exp = rest(
+        server.url,
+        "/api/2.0/mlflow/experiments/get-by-name",
+        auth=server.admin,
+        query={"experiment_name": EXPERIMENT},
+    )
     exp_id = exp["experiment"]["experiment_id"]
-    made = rest(server.url, "/api/2.0/mlflow/runs/create",
-                {"experiment_id": exp_id, "run_name": "ui-alice"},
-                auth=("alice", students["alice"]))  # fmt: skip
+    made = rest(
+        server.url,
+        "/api/2.0/mlflow/runs/create",
+        {"experiment_id": exp_id, "run_name": "ui-alice"},
+        auth=("alice", students["alice"]),
+    )
     assert made[0] == 200
     token = base64.b64encode(":".join(server.admin).encode()).decode()
-    driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
-                           {"headers": {"Authorization": f"Basic {token}"}})  # fmt: skip
+    driver.execute_cdp_cmd(
+        "Network.setExtraHTTPHeaders", {"headers": {"Authorization": f"Basic {token}"}}
+    )
     link = server.runs_page(exp_id)
     assert link == f"{server.url}/#/experiments/{exp_id}?workflowType=machine_learning"
     assert open_and_wait(driver, link, [RUNS_TABLE_HEADER, "ui-alice"]), driver.page_source[:2000]
@@ -134,15 +154,19 @@ def test_the_class_servers_printed_link_opens_the_runs_table(server, students, d
     assert open_and_wait(driver, server.url + "/", [RUNS_TABLE_HEADER, "ui-alice"])
     shoot(driver, tmp_path, "class-root")
     assert driver.execute_script("return localStorage.getItem('mlflow.workflowType_v1')") == (
-        '"machine_learning"')  # fmt: skip
+        '"machine_learning"'
+    )
     assert "Welcome to MLflow Assistant" not in driver.find_element("tag name", "body").text
 
 
 def grade_columns(driver) -> list[str]:
     """The runs table's columns on screen, by MLflow's keys, the grade's only."""
     cells = driver.find_elements("css selector", ".ag-header-cell")
-    return [c.get_attribute("col-id") for c in cells
-            if (c.get_attribute("col-id") or "").startswith(("metrics.", "tags."))]  # fmt: skip
+    return [
+        c.get_attribute("col-id")
+        for c in cells
+        if (c.get_attribute("col-id") or "").startswith(("metrics.", "tags."))
+    ]
 
 
 def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, driver, tmp_path):
@@ -163,16 +187,22 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
 
     a = assigning.assign(ClassClient(server.url, server.admin), Assignment(name="hw-ui")).assignment
     prob = Problem.of_exercise(a.exercises_of("alice")[0])
-    submitting.submit(ClassClient(server.url, ("alice", students["alice"])), "hw-ui",
-              mistaken_answer(prob, a.decimals, ["no_mask"]) or b"")  # fmt: skip
+    submitting.submit(
+        ClassClient(server.url, ("alice", students["alice"])),
+        "hw-ui",
+        mistaken_answer(prob, a.decimals, ["no_mask"]) or b"",
+    )
     done = grading.grade(ClassClient(server.url, server.admin), "hw-ui")
     link = ui_url(server.url, done.gradebook_id)
-    assert link == (f"{server.url}/#/experiments/{done.gradebook_id}/runs"
-                    f"?workflowType=machine_learning&viewStateShareKey={VIEW}")  # fmt: skip
+    assert link == (
+        f"{server.url}/#/experiments/{done.gradebook_id}/runs"
+        f"?workflowType=machine_learning&viewStateShareKey={VIEW}"
+    )
     assert link in assigning.Assigned(a, done.gradebook_id, True, (), ()).describe(server.url)
     token = base64.b64encode(":".join(server.admin).encode()).decode()
-    driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
-                           {"headers": {"Authorization": f"Basic {token}"}})  # fmt: skip
+    driver.execute_cdp_cmd(
+        "Network.setExtraHTTPHeaders", {"headers": {"Authorization": f"Basic {token}"}}
+    )
     alices = next(r for r in done.rows if r.student == "alice")
     assert alices.run_name.startswith("alice · 1 · ") and alices.run_name.endswith(" · no_mask")
     names = [RUNS_TABLE_HEADER, alices.run_name, "bob · 1 · no submission"]
@@ -189,8 +219,9 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
     assert set(shown) <= set(SHOWN_COLUMNS) and set(SHOWN_COLUMNS[:4]) <= set(shown), shown
 
     def cell(row: int, column: str) -> str:
-        found = driver.find_elements("css selector", f".ag-row[row-index='{row}'] "
-                                     f"[col-id='{column}']")  # fmt: skip
+        found = driver.find_elements(
+            "css selector", f".ag-row[row-index='{row}'] [col-id='{column}']"
+        )
         return found[0].text if found else ""
 
     want = [str(alices.steps_right), str(alices.steps_given), alices.first_wrong, alices.diagnosis]
@@ -213,8 +244,9 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
     driver.execute_script("localStorage.removeItem('mlflow.workflowType_v1')")
     # as a student, the same link shows no gradebook, and says why
     token = base64.b64encode(f"bob:{students['bob']}".encode()).decode()
-    driver.execute_cdp_cmd("Network.setExtraHTTPHeaders",
-                           {"headers": {"Authorization": f"Basic {token}"}})  # fmt: skip
+    driver.execute_cdp_cmd(
+        "Network.setExtraHTTPHeaders", {"headers": {"Authorization": f"Basic {token}"}}
+    )
     said = open_and_wait(driver, link, [REFUSAL + HIDDEN], seconds=30)
     shoot(driver, tmp_path, "class-gradebook-as-student")
     assert said, driver.find_element("tag name", "body").text[:3000]

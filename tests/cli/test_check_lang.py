@@ -33,11 +33,16 @@ def answer(tmp_path: Path, lang: str, *, mistake: str | None = "no_scale", name=
     return str(path)
 
 
-ENGLISH = ("Checking your answer to exercise --seed 9", "First wrong step: S⁽¹⁾ (heads[0].S).",
-           "Diagnosis: no scaling: S = Q Kᵀ was not divided by √d_k = 1.414.")  # fmt: skip
-PORTUGUESE = ("Conferindo a sua resposta a exercise --seed 9",
-              "Primeiro passo errado: S⁽¹⁾ (heads[0].S).",
-              "Diagnóstico: sem escala: S = Q Kᵀ não foi dividido por √d_k = 1,414.")  # fmt: skip
+ENGLISH = (
+    "Checking your answer to exercise --seed 9",
+    "First wrong step: S⁽¹⁾ (heads[0].S).",
+    "Diagnosis: no scaling: S = Q Kᵀ was not divided by √d_k = 1.414.",
+)
+PORTUGUESE = (
+    "Conferindo a sua resposta a exercise --seed 9",
+    "Primeiro passo errado: S⁽¹⁾ (heads[0].S).",
+    "Diagnóstico: sem escala: S = Q Kᵀ não foi dividido por √d_k = 1,414.",
+)
 
 
 @pytest.mark.parametrize(("lang", "other"), [("en", "pt"), ("pt", "en")])
@@ -65,15 +70,25 @@ def test_a_right_answer_in_the_language_asked(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     ("text", "en", "pt"),
-    [('{"exercise": {"seed": 9}, "heads": [{"A": [[1, null, 0]]}]}',
-      "A⁽¹⁾ (heads[0].A), entry [1, 2], is null", "A⁽¹⁾ (heads[0].A), entrada [1, 2], é null"),
-     ('{"exercise": {"seed": 9}, "heads": [{"S_masked": [[0, -1e9, -1e9]]}]}',
-      '-1e9 is a large number, not −∞: write "-inf"',
-      '-1e9 é um número grande, não −∞: escreva "-inf"'),
-     ('{"exercise": {"seed": 9}, "heads": [{"A": [["1,0", 0, 0]]}]}',
-      "a number with a decimal comma", "um número com vírgula decimal"),
-     ('{"exercise": {"seed": 9}, "output": [[1,]]}', "is not valid JSON", "não é JSON válido")],
-)  # fmt: skip
+    [
+        (
+            '{"exercise": {"seed": 9}, "heads": [{"A": [[1, null, 0]]}]}',
+            "A⁽¹⁾ (heads[0].A), entry [1, 2], is null",
+            "A⁽¹⁾ (heads[0].A), entrada [1, 2], é null",
+        ),
+        (
+            '{"exercise": {"seed": 9}, "heads": [{"S_masked": [[0, -1e9, -1e9]]}]}',
+            '-1e9 is a large number, not −∞: write "-inf"',
+            '-1e9 é um número grande, não −∞: escreva "-inf"',
+        ),
+        (
+            '{"exercise": {"seed": 9}, "heads": [{"A": [["1,0", 0, 0]]}]}',
+            "a number with a decimal comma",
+            "um número com vírgula decimal",
+        ),
+        ('{"exercise": {"seed": 9}, "output": [[1,]]}', "is not valid JSON", "não é JSON válido"),
+    ],
+)
 def test_errors_about_the_answer_are_in_the_language_asked(tmp_path, capsys, text, en, pt):
     path = tmp_path / "a.json"
     path.write_text(text, encoding="utf-8")

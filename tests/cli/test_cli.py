@@ -158,8 +158,12 @@ def test_journey_says_how_weights_are_drawn(capsys):
 def test_pizza_shows_every_shape(capsys):
     code, out, _ = run(["explain", "-e", "i-want-pizza", "-f", "markdown"], capsys)
     assert code == 0
-    for shape in ("(1, 4, 6) -> (1, 4, 3, 2)", "(1, 4, 3, 2) -> (1, 3, 4, 2)",
-                  "(1, 3, 4, 2) -> (1, 4, 3, 2)", "(1, 4, 3, 2) -> (1, 4, 6)"):  # fmt: skip
+    for shape in (
+        "(1, 4, 6) -> (1, 4, 3, 2)",
+        "(1, 4, 3, 2) -> (1, 3, 4, 2)",
+        "(1, 3, 4, 2) -> (1, 4, 3, 2)",
+        "(1, 4, 3, 2) -> (1, 4, 6)",
+    ):
         assert shape in out
     assert "| head 1 | 13 | 14 |" in out  # integers print as integers
 
@@ -232,13 +236,21 @@ BAD_DOCS = {
     "unknown key": ({**LIFE_INPUT, "W_0": [[1]]}, "unknown key 'W_0'"),
     "not object": ([1, 2, 3], "must be a JSON object"),
     "b_O without W_O": (
-        {"X": [[1, 0, 0]], "heads": [{"W_Q": [[1]] * 3, "W_K": [[1]] * 3, "W_V": [[1]] * 3}],
-         "b_O": [1]},
+        {
+            "X": [[1, 0, 0]],
+            "heads": [{"W_Q": [[1]] * 3, "W_K": [[1]] * 3, "W_V": [[1]] * 3}],
+            "b_O": [1],
+        },
         "b_O is given but W_O is not",
     ),
     "fused not divisible": (
-        {"X": [[1, 0, 0, 1]], "h": 3, "W_Q": [[1] * 4] * 4, "W_K": [[1] * 4] * 4,
-         "W_V": [[1] * 4] * 4},
+        {
+            "X": [[1, 0, 0, 1]],
+            "h": 3,
+            "W_Q": [[1] * 4] * 4,
+            "W_K": [[1] * 4] * 4,
+            "W_V": [[1] * 4] * 4,
+        },
         "W_Q has 4 columns, which cannot be split into h=3 heads",
     ),
     "fused bad h": (
@@ -247,7 +259,7 @@ BAD_DOCS = {
     ),
     "absurd n": ({**LIFE_INPUT, "X": [[0.0] * 4] * 5000}, "X has 5000 rows; at most 256"),
     "absurd d_model": ({**LIFE_INPUT, "X": [[0.0] * 5000] * 3}, "X has 5000 columns; at most 1024"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", list(BAD_DOCS))

@@ -42,13 +42,15 @@ def test_ablation_on_two_seeds_then_report(store, capsys):
     mh = next(line for line in out.splitlines() if line.startswith("| multihead | 2 |"))
     assert mh.count("–") >= 2  # min–max given, "–" for the interval of 2 seeds
     # the parent's arm metrics are the means over the seeds
-    bests = [r.data.metrics["best_val_loss"] for r in children
-             if r.data.tags[Tag.ARM] == "multihead"]  # fmt: skip
+    bests = [
+        r.data.metrics["best_val_loss"] for r in children if r.data.tags[Tag.ARM] == "multihead"
+    ]
     parent = mlflow.get_run(parent.info.run_id)
     assert abs(parent.data.metrics["multihead_best_val_loss"] - sum(bests) / 2) < 1e-9
     # sample --arm takes the arm's first seed
-    first = next(r for r in children if r.data.tags[Tag.ARM] == "none"
-                 and r.data.tags[Tag.SEED] == s0)  # fmt: skip
+    first = next(
+        r for r in children if r.data.tags[Tag.ARM] == "none" and r.data.tags[Tag.SEED] == s0
+    )
     assert main(["sample", "--run-id", parent.info.run_id, "--arm", "none", "--tokens", "5"]) == 0
     picked = capsys.readouterr().out
     assert main(["sample", "--run-id", first.info.run_id, "--tokens", "5"]) == 0
@@ -68,12 +70,12 @@ def test_ablation_on_two_seeds_then_report(store, capsys):
     own = {(r["attention"], r["config"]["seed"]): r["val_curve"] for r in doc["rows"]}
     assert own[("none", s0)] != own[("none", s1)]  # two seeds, two curves
     assert doc["curves"]["none"]["val_loss"] == [
-        [a[0], (a[1] + b[1]) / 2] for a, b in zip(own[("none", s0)], own[("none", s1)],
-                                                  strict=True)
-    ]  # fmt: skip
+        [a[0], (a[1] + b[1]) / 2] for a, b in zip(own[("none", s0)], own[("none", s1)], strict=True)
+    ]
     assert {a: v["seed"] for a, v in doc["shown"].items()} == {"multihead": s0, "none": s0}
-    sample = next(r for r in children if r.data.tags[Tag.ARM] == "none"
-                  and r.data.tags[Tag.SEED] == s0)  # fmt: skip
+    sample = next(
+        r for r in children if r.data.tags[Tag.ARM] == "none" and r.data.tags[Tag.SEED] == s0
+    )
     assert doc["shown"]["none"]["run_id"] == sample.info.run_id
     manifest = json.loads((dest / "explorer" / "model.json").read_text(encoding="utf-8"))
     assert f"MLflow run {doc['shown']['multihead']['run_id']} " in manifest["model"]["source"]

@@ -60,15 +60,19 @@ def test_stop_flag_ctrl_c_exit_code():
 def feed(rep: Reporter, attention: str = "multihead") -> None:
     cb = rep.callbacks()
     assert cb.on_start and cb.on_step and cb.on_eval
-    cb.on_start(StartInfo(n_params=1234, device="cpu", start_step=0, max_steps=4,
-                          attention=attention))  # fmt: skip
+    cb.on_start(
+        StartInfo(n_params=1234, device="cpu", start_step=0, max_steps=4, attention=attention)
+    )
     for step in range(1, 5):
-        cb.on_step(step, StepMetrics(train_loss=3.0 - step / 10, lr=1e-3, grad_norm=1.0,
-                                     tokens_per_sec=5000.0))  # fmt: skip
+        cb.on_step(
+            step,
+            StepMetrics(train_loss=3.0 - step / 10, lr=1e-3, grad_norm=1.0, tokens_per_sec=5000.0),
+        )
     cb.on_eval(
-        4, EvalMetrics(val_loss=2.5, train_eval_loss=2.4, best_val_loss=2.5),
+        4,
+        EvalMetrics(val_loss=2.5, train_eval_loss=2.4, best_val_loss=2.5),
         "\nROMEO: hi\nthou art",
-    )  # fmt: skip
+    )
 
 
 def test_reporter_on_a_terminal_draws_a_progress_bar():
@@ -95,12 +99,15 @@ def test_reporter_off_a_terminal_prints_lines_every_n_steps():
     assert [line.split("  ")[0] for line in lines[1:3]] == ["[none] step 2/4", "[none] step 4/4"]
     assert lines[1].endswith(" tok/s  elapsed 0 s")
     # the last seconds say what they are spent on (issue 31 item 7)
-    assert lines[3] == ("[none] step 4/4: the last step is done: the final evaluation and its "
-                        "sample…")  # fmt: skip
+    assert lines[3] == (
+        "[none] step 4/4: the last step is done: the final evaluation and its sample…"
+    )
     assert lines[4].startswith("[none] eval step 4: train 2.4000  val 2.5000  best 2.5000")
     assert "sample: 'ROMEO: hi\\nthou art'" in lines[4]  # more than the first line
-    assert lines[5] == ("[none] step 4/4: writing the checkpoints and logging the run to MLflow "
-                        "(model, curves, sample)…")  # fmt: skip
+    assert lines[5] == (
+        "[none] step 4/4: writing the checkpoints and logging the run to MLflow "
+        "(model, curves, sample)…"
+    )
 
 
 def test_writable_dir_check_creates_nothing(tmp_path):
@@ -168,12 +175,17 @@ def test_the_progress_line_fits_80_columns_and_uses_120():
     assert 10 <= bar[0] < bar[1] <= 40  # the bar takes the room that is left
     # the control: the line as it was (every field, rich's 40-column bar) is cut at 80
     old = Progress(
-        TextColumn("[bold]multihead[/]"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("[bold]multihead[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
         TextColumn("loss {task.fields[loss]}  val {task.fields[val]}"),
-        TextColumn("{task.fields[tps]} tok/s"), TextColumn("elapsed"), TimeElapsedColumn(),
-        TextColumn("left"), TimeRemainingColumn(),
+        TextColumn("{task.fields[tps]} tok/s"),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
         console=Console(file=io.StringIO(), width=80),
-    )  # fmt: skip
+    )
     task = old.add_task("multihead", total=6000, loss="-", val="-", tps="-")
     cut = render_line(old, task, 80)
     assert "…" in cut or "left" not in cut, cut

@@ -39,14 +39,25 @@ def test_the_nanogpt_preset_is_nanogpts_own_shakespeare_char_recipe():
     )
     cfg = preset_config("nanogpt-shakespeare-char")
     ours = {
-        "n_layer": cfg.model.n_layer, "n_head": cfg.model.n_head, "n_embd": cfg.model.n_embd,
-        "block_size": cfg.model.block_size, "dropout": cfg.model.dropout,
-        "batch_size": cfg.batch_size, "learning_rate": cfg.lr, "max_iters": cfg.max_steps,
-        "lr_decay_iters": cfg.max_steps, "min_lr": cfg.min_lr, "warmup_iters": cfg.warmup_steps,
-        "weight_decay": cfg.weight_decay, "grad_clip": cfg.grad_clip,
-        "eval_interval": cfg.eval_interval, "eval_iters": cfg.eval_batches,
-        "gradient_accumulation_steps": 1, "beta1": 0.9, "beta2": 0.99,  # make_optimizer's
-    }  # fmt: skip
+        "n_layer": cfg.model.n_layer,
+        "n_head": cfg.model.n_head,
+        "n_embd": cfg.model.n_embd,
+        "block_size": cfg.model.block_size,
+        "dropout": cfg.model.dropout,
+        "batch_size": cfg.batch_size,
+        "learning_rate": cfg.lr,
+        "max_iters": cfg.max_steps,
+        "lr_decay_iters": cfg.max_steps,
+        "min_lr": cfg.min_lr,
+        "warmup_iters": cfg.warmup_steps,
+        "weight_decay": cfg.weight_decay,
+        "grad_clip": cfg.grad_clip,
+        "eval_interval": cfg.eval_interval,
+        "eval_iters": cfg.eval_batches,
+        "gradient_accumulation_steps": 1,
+        "beta1": 0.9,
+        "beta2": 0.99,  # make_optimizer's
+    }
     assert {k: theirs[k] for k in ours} == ours
 
 
@@ -56,8 +67,9 @@ def test_the_optimizer_uses_the_betas_the_preset_relies_on():
     from attention_ref.lm.model import CharGPT
     from attention_ref.lm.step import make_optimizer
 
-    cfg = preset_config("nanogpt-shakespeare-char", n_layer=1, n_embd=12, n_head=6,
-                        block_size=8, device="cpu")  # fmt: skip
+    cfg = preset_config(
+        "nanogpt-shakespeare-char", n_layer=1, n_embd=12, n_head=6, block_size=8, device="cpu"
+    )
     opt = make_optimizer(CharGPT(cfg.model), cfg)
     assert opt.defaults["betas"] == (0.9, 0.99) and isinstance(opt, torch.optim.AdamW)
 
@@ -76,8 +88,22 @@ def test_train_with_the_preset_names_its_run_and_keeps_the_preset_where_nothing_
     """The tiny model's options given beside the preset win; dropout (not given) is the
     preset's 0.2; the run is named after the preset, not ``q02-multihead``."""
     assert "--dropout" not in TINY
-    code = main(["train", *TINY, "--n-head", "2", "--preset", "nanogpt-shakespeare-char",
-                 "--max-steps", "6", "--eval-interval", "6", "--warmup-steps", "2"])  # fmt: skip
+    code = main(
+        [
+            "train",
+            *TINY,
+            "--n-head",
+            "2",
+            "--preset",
+            "nanogpt-shakespeare-char",
+            "--max-steps",
+            "6",
+            "--eval-interval",
+            "6",
+            "--warmup-steps",
+            "2",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     (run,) = mlflow.search_runs(experiment_names=["shakespeare"], output_format="list")
     params = run.data.params

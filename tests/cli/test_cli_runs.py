@@ -51,16 +51,31 @@ def test_runs_lists_the_runs_as_a_table_or_json(store, capsys, monkeypatch):
     (row,) = doc["runs"]
     best = run.data.metrics["best_val_loss"]
     assert row == {
-        "run_id": run.info.run_id, "name": "q02-multihead", "experiment": "shakespeare",
-        "kind": "train", "attention": "multihead", "heads": 2, "status": "FINISHED",
-        "steps": "20/20", "best_val_loss": best, "started": row["started"],
-    }  # fmt: skip
+        "run_id": run.info.run_id,
+        "name": "q02-multihead",
+        "experiment": "shakespeare",
+        "kind": "train",
+        "attention": "multihead",
+        "heads": 2,
+        "status": "FINISHED",
+        "steps": "20/20",
+        "best_val_loss": best,
+        "started": row["started"],
+    }
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", row["started"])
 
     assert main(["runs"]) == 0
     table = capsys.readouterr().out
-    for cell in (run.info.run_id, "q02-multihead", "multihead (2 heads)", "FINISHED", "20/20",
-                 f"{best:.4f}", row["started"], f"store: {store}"):  # fmt: skip
+    for cell in (
+        run.info.run_id,
+        "q02-multihead",
+        "multihead (2 heads)",
+        "FINISHED",
+        "20/20",
+        f"{best:.4f}",
+        row["started"],
+        f"store: {store}",
+    ):
         assert cell in table, cell
     assert "by-hand" not in table
     # at 80 columns: the run id, status, steps and loss whole, the rest said to be left out
@@ -84,8 +99,9 @@ def test_runs_lists_the_runs_as_a_table_or_json(store, capsys, monkeypatch):
     assert main(["runs", "--all", "--format", "json"]) == 0
     everything = json.loads(capsys.readouterr().out)["runs"]
     assert [(r["name"], r["experiment"]) for r in everything] == [
-        ("by-hand", "other"), ("q02-multihead", "shakespeare"),
-    ]  # fmt: skip
+        ("by-hand", "other"),
+        ("q02-multihead", "shakespeare"),
+    ]
     assert main(["runs", "--all"]) == 0  # the table names each run's experiment
     lines = capsys.readouterr().out.splitlines()
     assert any(re.search(r"\bname\b.*\bexperiment\b.*\battention\b", line) for line in lines)
@@ -166,9 +182,13 @@ def test_the_first_line_comes_before_torch_and_mlflow_are_imported(tmp_path):
         "sys.exit(main(['train', '--max-steps', '1', '--data', 'missing.txt']))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120,
-    )  # fmt: skip
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
     lines = out.stdout.splitlines()
     assert lines[0] == "attnref train: loading the data, torch and MLflow…", out.stdout
     assert "IMPORT torch" in lines[1:]  # loading the data imports torch, after the line
@@ -192,8 +212,7 @@ def test_quick_is_a_preset_that_options_beside_it_override(store, capsys):
     steps); an option given beside it wins; with --resume it is refused."""
     from cli.train import QUICK
 
-    assert QUICK == {"max_steps": 300, "eval_interval": 150, "eval_batches": 10,
-                     "warmup_steps": 30}  # fmt: skip
+    assert QUICK == {"max_steps": 300, "eval_interval": 150, "eval_batches": 10, "warmup_steps": 30}
     i = TINY.index("--eval-batches")
     args = [*TINY[:i], *TINY[i + 2 :]]  # the tiny model, quick's evaluation batches
     assert main(["train", *args, "--quick", "--max-steps", "20", "--eval-interval", "20"]) == 0

@@ -118,8 +118,11 @@ def test_sigterm_saves_a_checkpoint_and_resume_gives_the_uninterrupted_curve(sto
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [ATTNREF, "train", *args, "--run-name", "cut"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     assert proc.stdout is not None
     seen = []
     for line in proc.stdout:  # wait until it really trains, then stop it
@@ -139,8 +142,11 @@ def test_sigterm_saves_a_checkpoint_and_resume_gives_the_uninterrupted_curve(sto
 
     resumed = subprocess.run(
         [ATTNREF, "train", "--resume", cut.info.run_id, "--log-every", "100"],
-        capture_output=True, text=True, env=env, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert f"resuming at step {stopped}" in resumed.stdout
     (full,) = [r for r in runs() if r.info.run_name == "uninterrupted"]
@@ -161,9 +167,12 @@ def test_resume_honours_device_and_threads_in_the_run_s_own_experiment(store, ca
 
     connect(store, "other")
     cut = run_training(
-        tiny(max_steps=40, eval_interval=20), load(locate()), out_root=tmp_path / "first",
-        should_stop=lambda: True, log_system_metrics=False,
-    )  # fmt: skip
+        tiny(max_steps=40, eval_interval=20),
+        load(locate()),
+        out_root=tmp_path / "first",
+        should_stop=lambda: True,
+        log_system_metrics=False,
+    )
     assert cut.status == "KILLED"
     threads = torch.get_num_threads()
     try:
@@ -327,9 +336,12 @@ def test_resume_keeps_the_warm_up_its_run_started_with(store, capsys, tmp_path, 
     cfg = tiny(max_steps=20, eval_interval=20, warmup_steps=15)
     whole = run_training(cfg, shakespeare, out_root=tmp_path / "a", log_system_metrics=False)
     cut = run_training(
-        cfg, shakespeare, out_root=tmp_path / "b", should_stop=lambda: True,
+        cfg,
+        shakespeare,
+        out_root=tmp_path / "b",
+        should_stop=lambda: True,
         log_system_metrics=False,
-    )  # fmt: skip
+    )
     assert cut.status == "KILLED"
     assert main(["train", "--resume", cut.run_id, "--out-dir", str(tmp_path / "c")]) == 0
     out = capsys.readouterr().out

@@ -42,8 +42,11 @@ def test_two_ctrl_c_stop_at_once_and_the_words_match_what_resume_finds(store):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [ATTNREF, "train", *args, "--run-name", "twice"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     for line in proc.stdout:
         if "eval step 50" in line:  # it really trains: then Ctrl-C
@@ -60,8 +63,11 @@ def test_two_ctrl_c_stop_at_once_and_the_words_match_what_resume_finds(store):
     assert run.info.status == "KILLED" and run.info.run_id in said
     resumed = subprocess.run(
         [ATTNREF, "train", "--resume", run.info.run_id],
-        capture_output=True, text=True, env=env, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     if "its checkpoint is" in said:
         assert resumed.returncode == 0, resumed.stderr
     else:

@@ -37,17 +37,26 @@ COMMANDS = {
 }
 #: a valid document for each (its keys are where wrong types go)
 VALID = {
-    "check": {"exercise": {"seed": 3, "tokens": 3, "d_model": 4, "heads": 2, "lang": "pt"},
-              "heads": [{"Q": [[1, 0], [1, 1], [2, 1]], "A": [[1, 0, 0], [0.5, 0.5, 0],
-                                                             [0.2, 0.3, 0.5]]}],
-              "output": [[1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4]],
-              "grads": {"X": [[1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4]],
-                        "heads": [{"W_Q": [[1, 0], [0, 1], [1, 1], [0, 0]]}]}},
-    "explain --input": {"tokens": ["a", "b", "c"], "X": [[1, 0], [0, 1], [1, 1]],
-                        "heads": [{"W_Q": [[1], [0]], "W_K": [[0], [1]], "W_V": [[1], [1]],
-                                   "b_Q": [0.5]}], "W_O": [[2, 0]], "causal": False},
+    "check": {
+        "exercise": {"seed": 3, "tokens": 3, "d_model": 4, "heads": 2, "lang": "pt"},
+        "heads": [
+            {"Q": [[1, 0], [1, 1], [2, 1]], "A": [[1, 0, 0], [0.5, 0.5, 0], [0.2, 0.3, 0.5]]}
+        ],
+        "output": [[1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4]],
+        "grads": {
+            "X": [[1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3, 4]],
+            "heads": [{"W_Q": [[1, 0], [0, 1], [1, 1], [0, 0]]}],
+        },
+    },
+    "explain --input": {
+        "tokens": ["a", "b", "c"],
+        "X": [[1, 0], [0, 1], [1, 1]],
+        "heads": [{"W_Q": [[1], [0]], "W_K": [[0], [1]], "W_V": [[1], [1]], "b_Q": [0.5]}],
+        "W_O": [[2, 0]],
+        "causal": False,
+    },
     "explain --backward --grad-output": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]],
-}  # fmt: skip
+}
 VALID["explain --backward --input"] = VALID["explain --input"]
 
 
@@ -76,14 +85,16 @@ def test_the_valid_documents_are_valid(tmp_path):
         assert code in (0, 1) and err == "" and out, (command, err)
 
 
-FUZZ = settings(max_examples=25, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+FUZZ = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                 max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=12,
-)  # fmt: skip
+)
 
 
 @FUZZ
@@ -121,16 +132,24 @@ def replaced(doc: object, path: tuple, value: object) -> object:
 
 
 def json_type(v: object) -> str:
-    return {bool: "bool", int: "number", float: "number", str: "string", list: "array",
-            dict: "object"}[type(v)]  # fmt: skip
+    return {
+        bool: "bool",
+        int: "number",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+    }[type(v)]
 
 
 WRONG = (
-    st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, allow_infinity=False)
+    st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=4).filter(lambda s: s.strip() not in INFINITIES)
-    | st.lists(st.integers(), max_size=2) | st.dictionaries(st.text(max_size=3), st.integers(),
-                                                           max_size=2)
-)  # fmt: skip
+    | st.lists(st.integers(), max_size=2)
+    | st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)
+)
 
 
 @FUZZ
@@ -144,8 +163,11 @@ def test_a_wrong_type_at_any_key_is_one_line_and_exit_2(tmp_path, data, command)
 
 
 @FUZZ
-@given(depth=st.integers(MAX_DEPTH + 1, 6000), opener=st.sampled_from(["[", '{"a":']),
-       command=st.sampled_from(sorted(COMMANDS)))  # fmt: skip
+@given(
+    depth=st.integers(MAX_DEPTH + 1, 6000),
+    opener=st.sampled_from(["[", '{"a":']),
+    command=st.sampled_from(sorted(COMMANDS)),
+)
 def test_deep_nesting_is_one_line_and_exit_2(tmp_path, depth, opener, command):
     closer = "]" if opener == "[" else "}"
     code, out, err = run_bytes(tmp_path, command, (opener * depth + "1" + closer * depth).encode())
@@ -168,26 +190,36 @@ def test_bytes_that_are_not_utf8_are_one_line_and_exit_2(tmp_path, data, command
 
 
 #: the words of the loader's errors in Portuguese (`attention_ref.inputs.jsonfile.WORDS`)
-IN_PORTUGUESE = {"too large for a float": "grande demais para um float",
-                 "has NaN at line": "tem NaN na linha", "-Infinity at line": "-Infinity na linha",
-                 "an integer of 40 digits": "um inteiro de 40 dígitos"}  # fmt: skip
+IN_PORTUGUESE = {
+    "too large for a float": "grande demais para um float",
+    "has NaN at line": "tem NaN na linha",
+    "-Infinity at line": "-Infinity na linha",
+    "an integer of 40 digits": "um inteiro de 40 dígitos",
+}
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize(
     ("number", "message"),
-    [("1e999", "too large for a float"), ("-1e400", "too large for a float"),
-     ("NaN", "has NaN at line"), ("-Infinity", "-Infinity at line"),
-     ("1" * 40, "an integer of 40 digits"), ('"\\ud800"', "U+D800"), ('"a\\u0000"', "U+0000")],
-)  # fmt: skip
+    [
+        ("1e999", "too large for a float"),
+        ("-1e400", "too large for a float"),
+        ("NaN", "has NaN at line"),
+        ("-Infinity", "-Infinity at line"),
+        ("1" * 40, "an integer of 40 digits"),
+        ('"\\ud800"', "U+D800"),
+        ('"a\\u0000"', "U+0000"),
+    ],
+)
 def test_numbers_and_strings_json_should_not_hold(tmp_path, command, number, message):
     """Each put where a valid document has a number (the first entry of its first matrix); the
     answer that check reads is to an exercise in Portuguese, so its errors are Portuguese."""
     if command == "check":
         message = IN_PORTUGUESE.get(message, message)
     doc = VALID[command]
-    first = next(p for p in paths(doc) if isinstance(p[-1], int) and json_type(at(doc, p))
-                 == "number")  # fmt: skip
+    first = next(
+        p for p in paths(doc) if isinstance(p[-1], int) and json_type(at(doc, p)) == "number"
+    )
     text = json.dumps(replaced(doc, first, "@@")).replace('"@@"', number)
     code, out, err = run_bytes(tmp_path, command, text.encode())
     assert_one_line(code, out, err)
@@ -199,10 +231,12 @@ def test_huge_files_and_arrays_are_one_line_and_exit_2(tmp_path, command):
     code, out, err = run_bytes(tmp_path, command, b"[" + b"0," * 2_600_000 + b"0]")
     assert_one_line(code, out, err)
     assert "too large: files are limited to 5,000,000 bytes" in err
-    wide = {"check": {"exercise": {"seed": 1}, "output": [[0] * 2000] * 3},
-            "explain --input": {"X": [[0] * 2000], "heads": []},
-            "explain --backward --input": {"X": [[0] * 3] * 300, "heads": []},
-            "explain --backward --grad-output": [[0] * 5000]}[command]  # fmt: skip
+    wide = {
+        "check": {"exercise": {"seed": 1}, "output": [[0] * 2000] * 3},
+        "explain --input": {"X": [[0] * 2000], "heads": []},
+        "explain --backward --input": {"X": [[0] * 3] * 300, "heads": []},
+        "explain --backward --grad-output": [[0] * 5000],
+    }[command]
     code, out, err = run_bytes(tmp_path, command, json.dumps(wide).encode())
     assert_one_line(code, out, err)
     assert any(w in err for w in ("at most", "supported", "expected 3×4")), err
@@ -213,13 +247,13 @@ def test_the_console_script_answers_in_one_line_too(tmp_path):
     path = tmp_path / "deep.json"
     path.write_text("[" * 3000 + "]" * 3000, encoding="utf-8")
     for args in (["check"], ["explain", "--input"], ["explain", "--backward", "--grad-output"]):
-        done = subprocess.run([ATTNREF, *args, str(path)], capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [ATTNREF, *args, str(path)], capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 2 and done.stdout == "", (args, done.stderr[-500:])
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert "nests arrays/objects 3000 deep" in done.stderr
     fifo = tmp_path / "fifo.json"
     __import__("os").mkfifo(fifo)
-    done = subprocess.run([ATTNREF, "check", str(fifo)], capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+    done = subprocess.run([ATTNREF, "check", str(fifo)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "is not a regular file" in done.stderr

@@ -64,8 +64,14 @@ def test_plain_is_text_and_the_cli_console_reads_no_markup(capsys):
 def test_explain_shows_token_names_as_written(tmp_path, capsys):
     """``attnref explain --input`` labels the matrices' rows and columns with the file's token
     names: each is shown whole, and the command exits 0."""
-    doc = {"tokens": list(MARKUP), "X": [[1, 0], [0, 1], [1, 1]], "h": 1,
-           "W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1, 0], [0, 1]]}  # fmt: skip
+    doc = {
+        "tokens": list(MARKUP),
+        "X": [[1, 0], [0, 1], [1, 1]],
+        "h": 1,
+        "W_Q": [[1, 0], [0, 1]],
+        "W_K": [[1, 0], [0, 1]],
+        "W_V": [[1, 0], [0, 1]],
+    }
     path = tmp_path / "in.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     code = main(["explain", "--input", str(path)])

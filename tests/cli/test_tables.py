@@ -10,12 +10,28 @@ from cli.tables import Column, fit, print_table
 
 RUN_ID = "5e413835300146fdab11923aa0c1d2e3"
 URL = "http://127.0.0.1:5000/#/experiments/1?workflowType=machine_learning"
-COLUMNS = [Column("run id", keep=True), Column("name", rank=3),
-           Column("attention", rank=2), Column("status", keep=True),
-           Column("steps", keep=True, justify="right"), Column("best val", keep=True),
-           Column("started", rank=1), Column("link", rank=0)]  # fmt: skip
-ROWS = [[RUN_ID, "q02-multihead-seed-0", "multihead (2 heads)", "FINISHED", "6000", "1.5323",
-         "2026-11-26 05:16:16", URL]]  # fmt: skip
+COLUMNS = [
+    Column("run id", keep=True),
+    Column("name", rank=3),
+    Column("attention", rank=2),
+    Column("status", keep=True),
+    Column("steps", keep=True, justify="right"),
+    Column("best val", keep=True),
+    Column("started", rank=1),
+    Column("link", rank=0),
+]
+ROWS = [
+    [
+        RUN_ID,
+        "q02-multihead-seed-0",
+        "multihead (2 heads)",
+        "FINISHED",
+        "6000",
+        "1.5323",
+        "2026-11-26 05:16:16",
+        URL,
+    ]
+]
 
 
 def printed(width: int) -> tuple[str, list[str]]:
@@ -52,13 +68,27 @@ def test_the_lowest_rank_goes_first_and_kept_columns_never():
 
 
 # a gradebook: five kept columns wider together than 80, the diagnosis in words
-BOOK = [Column("student", keep=True), Column("exercise", keep=True),
-        Column("steps right", keep=True), Column("first wrong step", keep=True),
-        Column("diagnosis", keep=True, wrap=True), Column("attempts", rank=4),
-        Column("submission", rank=1)]  # fmt: skip
-BOOK_ROWS = [["karin", "1", "0/18", "heads[0].S_masked", "heads_relabelled", "1", RUN_ID],
-             ["cida", "1", "6/18", "heads[0].scores", "no_scale | scale_d_model_d_k + K_Qt "
-              "| mask_added_after_softmax", "2", RUN_ID]]  # fmt: skip
+BOOK = [
+    Column("student", keep=True),
+    Column("exercise", keep=True),
+    Column("steps right", keep=True),
+    Column("first wrong step", keep=True),
+    Column("diagnosis", keep=True, wrap=True),
+    Column("attempts", rank=4),
+    Column("submission", rank=1),
+]
+BOOK_ROWS = [
+    ["karin", "1", "0/18", "heads[0].S_masked", "heads_relabelled", "1", RUN_ID],
+    [
+        "cida",
+        "1",
+        "6/18",
+        "heads[0].scores",
+        "no_scale | scale_d_model_d_k + K_Qt | mask_added_after_softmax",
+        "2",
+        RUN_ID,
+    ],
+]
 
 
 def test_kept_columns_wider_than_80_keep_their_headers_and_cells_whole():

@@ -43,8 +43,9 @@ def write(path: Path, doc: object) -> str:
 def autograd_life(G: torch.Tensor) -> dict[str, torch.Tensor]:
     """The worked example's gradients by torch.autograd, for ⟨G, output⟩."""
     t = lambda m: torch.tensor(m, dtype=torch.float64).requires_grad_()  # noqa: E731
-    X, W_Q, W_K, W_V, W_O = (t(m) for m in (life.LIFE_X, life.LIFE_W_Q, life.LIFE_W_K,
-                                             life.LIFE_W_V, life.LIFE_W_O))  # fmt: skip
+    X, W_Q, W_K, W_V, W_O = (
+        t(m) for m in (life.LIFE_X, life.LIFE_W_Q, life.LIFE_W_K, life.LIFE_W_V, life.LIFE_W_O)
+    )
     out = ref.masked_multihead_attention(X, W_Q, W_K, W_V, W_O).output
     (out * G).sum().backward()
     return {"X": X.grad, "W_Q": W_Q.grad, "W_O": W_O.grad}
@@ -141,16 +142,18 @@ def test_exercise_prints_the_statement_and_the_key(capsys):
 
 
 def test_exercise_json_is_an_input_file_for_explain(tmp_path, capsys):
-    code, out, _ = run(["exercise", "--seed", "5", "--tokens", "4", "--no-causal", "-f", "json"],
-                       capsys)  # fmt: skip
+    code, out, _ = run(
+        ["exercise", "--seed", "5", "--tokens", "4", "--no-causal", "-f", "json"], capsys
+    )
     assert code == 0
     problem = json.loads(out)
     assert problem["causal"] is False and len(problem["X"]) == 4
     path = write(tmp_path / "ex.json", out)
     code, explained, err = run(["explain", "-i", path, "-f", "json"], capsys)
     assert code == 0, err
-    code, key, _ = run(["exercise", "--seed", "5", "--tokens", "4", "--no-causal", "--key",
-                        "-f", "rich"], capsys)  # fmt: skip
+    code, key, _ = run(
+        ["exercise", "--seed", "5", "--tokens", "4", "--no-causal", "--key", "-f", "rich"], capsys
+    )
     assert code == 0 and "Output" in key
     from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 
@@ -159,12 +162,15 @@ def test_exercise_json_is_an_input_file_for_explain(tmp_path, capsys):
 
 
 def test_exercise_out_writes_every_document_and_the_latex_compiles(tmp_path, capsys):
-    code, _, err = run(["exercise", "--seed", "6", "--backward", "--lang", "pt", "--out",
-                        str(tmp_path / "ex")], capsys)  # fmt: skip
+    code, _, err = run(
+        ["exercise", "--seed", "6", "--backward", "--lang", "pt", "--out", str(tmp_path / "ex")],
+        capsys,
+    )
     assert code == 0, err
     files = sorted(p.name for p in (tmp_path / "ex").iterdir())
-    assert files == sorted(["statement.md", "statement.tex", "key.md", "key.tex", "exercise.json",
-                            "answer.json"])  # fmt: skip
+    assert files == sorted(
+        ["statement.md", "statement.tex", "key.md", "key.tex", "exercise.json", "answer.json"]
+    )
     key = json.loads((tmp_path / "ex" / "exercise.json").read_text(encoding="utf-8"))
     assert key["tokens"] and "heads" in key
     from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
@@ -180,8 +186,11 @@ def test_exercise_out_writes_every_document_and_the_latex_compiles(tmp_path, cap
     for name in ("statement.tex", "key.tex"):
         done = subprocess.run(
             ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", name],
-            cwd=tmp_path / "ex", capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            cwd=tmp_path / "ex",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stdout[-2000:]
 
 
@@ -265,8 +274,9 @@ def test_the_answer_template_then_the_filled_answer_in_portuguese(tmp_path, caps
     assert code == 0, err
     template = json.loads((out / "answer.json").read_text(encoding="utf-8"))
     assert template["exercise"]["lang"] == "pt" and template["exercise"]["decimals"] == 3
-    assert template["heads"][0] == dict.fromkeys(["Q", "K", "V", "scores", "S", "S_masked", "A",
-                                                  "H"])  # fmt: skip
+    assert template["heads"][0] == dict.fromkeys(
+        ["Q", "K", "V", "scores", "S", "S_masked", "A", "H"]
+    )
     code, stdout, err = run(["check", str(out / "answer.json")], capsys)
     assert code == 2 and stdout == "" and err.count("\n") == 1
     assert err.startswith("attnref: error: nenhum passo dado ainda: preencha os passos")
@@ -300,9 +310,14 @@ def test_check_help_states_the_grading_rule(capsys):
     code, out, _ = run(["check", "--help"], capsys)
     assert code == 0
     flat = " ".join(w for w in out.split() if w != "│")  # the help's box drawn around text
-    for words in ("graded at the decimals the exercise asks (3 unless it says otherwise)",
-                  "the exact value rounded as asked", "give 3 decimals", "0.67 as 0.670",
-                  "2 for 2.000", "exercise.json) is refused"):  # fmt: skip
+    for words in (
+        "graded at the decimals the exercise asks (3 unless it says otherwise)",
+        "the exact value rounded as asked",
+        "give 3 decimals",
+        "0.67 as 0.670",
+        "2 for 2.000",
+        "exercise.json) is refused",
+    ):
         assert words in flat, words
 
 
@@ -314,8 +329,9 @@ def test_an_exercise_asking_two_decimals(tmp_path, capsys):
 
 
 def test_check_a_missing_file_through_the_console_script(tmp_path):
-    done = subprocess.run([ATTNREF, "check", str(tmp_path / "nope.json")],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [ATTNREF, "check", str(tmp_path / "nope.json")], capture_output=True, text=True
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("attnref: error: answer file not found")
 
@@ -336,20 +352,37 @@ def test_backward_of_hello_equals_autograd(capsys):
 
 def test_backward_with_biases_and_a_narrower_output(tmp_path, capsys):
     """Biases b_Q, b_K, b_V, b_O (fused form) and W_O of width d_out = 3 ≠ h·d_v = 2."""
-    doc = {"X": [[1, 0, 1], [0, 1, 1]], "h": 1, "W_Q": [[1], [0], [1]], "W_K": [[0], [1], [1]],
-           "W_V": [[1, 0], [0, 1], [1, 1]], "b_Q": [0.5], "b_K": [-1.0], "b_V": [1.0, 2.0],
-           "W_O": [[1, 2, 0], [0, 1, 1]], "b_O": [1, 1, 1]}  # fmt: skip
-    code, out, err = run(["explain", "-i", write(tmp_path / "b.json", doc), "--backward",
-                          "-f", "json"], capsys)  # fmt: skip
+    doc = {
+        "X": [[1, 0, 1], [0, 1, 1]],
+        "h": 1,
+        "W_Q": [[1], [0], [1]],
+        "W_K": [[0], [1], [1]],
+        "W_V": [[1, 0], [0, 1], [1, 1]],
+        "b_Q": [0.5],
+        "b_K": [-1.0],
+        "b_V": [1.0, 2.0],
+        "W_O": [[1, 2, 0], [0, 1, 1]],
+        "b_O": [1, 1, 1],
+    }
+    code, out, err = run(
+        ["explain", "-i", write(tmp_path / "b.json", doc), "--backward", "-f", "json"], capsys
+    )
     assert code == 0, err
     grads = json.loads(out)["grads"]
     f64 = lambda m: torch.tensor(m, dtype=torch.float64, requires_grad=True)  # noqa: E731
-    leaves = {k: f64(doc[k]) for k in ("X", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V",
-                                       "b_O")}  # fmt: skip
+    leaves = {k: f64(doc[k]) for k in ("X", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")}
     tr = ref.masked_multihead_attention_fused(
-        leaves["X"], leaves["W_Q"], leaves["W_K"], leaves["W_V"], leaves["W_O"], h=1,
-        b_Q=leaves["b_Q"], b_K=leaves["b_K"], b_V=leaves["b_V"], b_O=leaves["b_O"],
-    )  # fmt: skip
+        leaves["X"],
+        leaves["W_Q"],
+        leaves["W_K"],
+        leaves["W_V"],
+        leaves["W_O"],
+        h=1,
+        b_Q=leaves["b_Q"],
+        b_K=leaves["b_K"],
+        b_V=leaves["b_V"],
+        b_O=leaves["b_O"],
+    )
     tr.output.sum().backward()
     assert torch.allclose(torch.tensor(grads["b_O"], dtype=torch.float64), leaves["b_O"].grad)
     assert torch.allclose(torch.tensor(grads["X"], dtype=torch.float64), leaves["X"].grad)

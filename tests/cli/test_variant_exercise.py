@@ -15,8 +15,7 @@ import pytest
 from cli.main import main
 
 ATTNREF = shutil.which("attnref") or str(Path(sys.executable).with_name("attnref"))
-OUT_FILES = ["answer.json", "exercise.json", "key.md", "key.tex", "statement.md",
-             "statement.tex"]  # fmt: skip
+OUT_FILES = ["answer.json", "exercise.json", "key.md", "key.tex", "statement.md", "statement.tex"]
 
 
 def run(args: list[str], capsys) -> tuple[int, str, str]:
@@ -87,17 +86,25 @@ def test_the_homeworks_exercise_is_byte_for_byte_what_it_was(tmp_path, capsys, a
     assert "variant" not in template["exercise"] and "kv_heads" not in template
     assert list(template)[:2] == ["exercise", "draw"] and template["draw"] == 1
     # negative control: the same seed as a variant is another document
-    code, _, _ = run(["exercise", *args[:2], "--variant", "window", "--out", str(tmp_path / "w")],
-                     capsys)  # fmt: skip
+    code, _, _ = run(
+        ["exercise", *args[:2], "--variant", "window", "--out", str(tmp_path / "w")], capsys
+    )
     assert code == 0
     digest = hashlib.sha256((tmp_path / "w" / "statement.md").read_bytes()).hexdigest()
     assert digest != BEFORE[args]["statement.md"]
 
 
 #: statement.md of 899fd86, before issue 31 added the answer notes
-BEFORE_NOTES = {("--seed", "7"): "2c23907af2b225b067efc709f6dca35520f7a6a2fdec4e09bb23c8cc9997cf80",
-                ("--seed", "5", "--backward", "--lang", "pt"):
-                "8ed1f2bdfe29aa3c80f1e3da41bb8f31887373806d8410c2f18be028d8f22ceb"}  # fmt: skip
+BEFORE_NOTES = {
+    ("--seed", "7"): "2c23907af2b225b067efc709f6dca35520f7a6a2fdec4e09bb23c8cc9997cf80",
+    (
+        "--seed",
+        "5",
+        "--backward",
+        "--lang",
+        "pt",
+    ): "8ed1f2bdfe29aa3c80f1e3da41bb8f31887373806d8410c2f18be028d8f22ceb",
+}
 
 
 @pytest.mark.parametrize("args", list(BEFORE_NOTES), ids=lambda a: "-".join(a).replace("--", ""))
@@ -174,8 +181,9 @@ def test_the_features_options_ask_the_same_exercise_as_the_joined_name(tmp_path,
     joined = ["--variant", "gqa+window+rope", "--heads", "4", "--d-model", "8"]
     apart = ["--kv-heads", "2", "--window", "2", "--pos", "rope", "--heads", "4", "--d-model", "8"]
     for name, args in (("joined", joined), ("apart", apart)):
-        code, _, err = run(["exercise", "--seed", "4", *args, "--out", str(tmp_path / name)],
-                           capsys)  # fmt: skip
+        code, _, err = run(
+            ["exercise", "--seed", "4", *args, "--out", str(tmp_path / name)], capsys
+        )
         assert code == 0, err
     for name in OUT_FILES:
         assert (tmp_path / "joined" / name).read_bytes() == (tmp_path / "apart" / name).read_bytes()
@@ -191,14 +199,24 @@ def test_the_features_options_ask_the_same_exercise_as_the_joined_name(tmp_path,
 
 def test_a_gqa_answer_with_the_groups_interleaved_exits_1_named(tmp_path, capsys):
     """Each query head given the K/V head i mod g: the report names it, in EN and in PT."""
-    for lang, words in (("en", "Diagnosis: the K/V heads repeated in the wrong order: query "
-                         "heads 1 to 4 read K/V heads 1, 2, 1, 2 (i mod g, in turn: the order of "
-                         "K.repeat) instead of 1, 1, 2, 2"),
-                        ("pt", "Diagnóstico: as cabeças K/V repetidas na ordem errada: as "
-                         "cabeças de consulta 1 a 4 leram as cabeças K/V 1, 2, 1, 2")):  # fmt: skip
+    for lang, words in (
+        (
+            "en",
+            "Diagnosis: the K/V heads repeated in the wrong order: query "
+            "heads 1 to 4 read K/V heads 1, 2, 1, 2 (i mod g, in turn: the order of "
+            "K.repeat) instead of 1, 1, 2, 2",
+        ),
+        (
+            "pt",
+            "Diagnóstico: as cabeças K/V repetidas na ordem errada: as "
+            "cabeças de consulta 1 a 4 leram as cabeças K/V 1, 2, 1, 2",
+        ),
+    ):
         out = tmp_path / lang
-        code, _, _ = run(["exercise", "--variant", "gqa", "--seed", "3", "--lang", lang, "--out",
-                          str(out)], capsys)  # fmt: skip
+        code, _, _ = run(
+            ["exercise", "--variant", "gqa", "--seed", "3", "--lang", lang, "--out", str(out)],
+            capsys,
+        )
         assert code == 0
         template = json.loads((out / "answer.json").read_text(encoding="utf-8"))
         from attention_ref.exercises.exercise import make_exercise, options_from_json
@@ -211,8 +229,10 @@ def test_a_gqa_answer_with_the_groups_interleaved_exits_1_named(tmp_path, capsys
         def dot(q: list, k: list) -> float:
             return round(sum(a * b for a, b in zip(q, k, strict=True)), 3)
 
-        doc["heads"] = [{"Q": h["Q"], "scores": [[dot(q, k) for k in K[i % 2]] for q in h["Q"]]}
-                        for i, h in enumerate(doc["heads"])]  # fmt: skip
+        doc["heads"] = [
+            {"Q": h["Q"], "scores": [[dot(q, k) for k in K[i % 2]] for q in h["Q"]]}
+            for i, h in enumerate(doc["heads"])
+        ]
         doc["concat"] = doc["output"] = None
         path = out / "answer.json"
         path.write_text(dump(doc), encoding="utf-8")
@@ -246,8 +266,17 @@ def test_bad_variant_options_are_one_line_exit_2(capsys, args, message):
 
 
 def test_a_bad_variant_answer_is_one_line_exit_2(tmp_path, capsys):
-    opt = {"seed": 1, "tokens": 3, "d_model": 4, "heads": 4, "causal": True, "lang": "en",
-           "decimals": 3, "variant": "gqa", "kv_heads": 2}  # fmt: skip
+    opt = {
+        "seed": 1,
+        "tokens": 3,
+        "d_model": 4,
+        "heads": 4,
+        "causal": True,
+        "lang": "en",
+        "decimals": 3,
+        "variant": "gqa",
+        "kv_heads": 2,
+    }
     for doc, message in (
         ({"exercise": opt, "grads": {"X": [[1]]}}, "asks no gradients"),
         ({"exercise": opt, "kv_heads": [None, None, {"K": [[1]]}]}, "g = 2 K/V heads"),
@@ -280,16 +309,20 @@ def test_help_states_the_variants_and_their_defaults(capsys):
 @pytest.mark.parametrize("variant", ["gqa", "window", "rope"])
 def test_the_latex_documents_compile(tmp_path, capsys, variant):
     out = tmp_path / variant
-    code, _, err = run(["exercise", "--variant", variant, "--lang", "pt", "--out", str(out)],
-                       capsys)  # fmt: skip
+    code, _, err = run(
+        ["exercise", "--variant", variant, "--lang", "pt", "--out", str(out)], capsys
+    )
     assert code == 0, err
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex is not installed")
     for name in ("statement.tex", "key.tex"):
         done = subprocess.run(
             ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", name],
-            cwd=out, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            cwd=out,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stdout[-2000:]
 
 
@@ -319,6 +352,7 @@ def test_the_rope_statement_prints_its_table_at_the_decimals_it_asks(capsys):
     for precision in ("1", "5"):
         code, out, _ = run(["exercise", "--variant", "rope", "--precision", precision], capsys)
         assert code == 0 and "| 0.540 |" in out and "0.54030" not in out
-        code, key, _ = run(["exercise", "--variant", "rope", "--precision", precision, "--key"],
-                           capsys)  # fmt: skip
+        code, key, _ = run(
+            ["exercise", "--variant", "rope", "--precision", precision, "--key"], capsys
+        )
         assert code == 0 and ("0.54030" in key) == (precision == "5")  # the control

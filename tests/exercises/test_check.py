@@ -49,8 +49,16 @@ def student(tr: ref.AttentionTrace, p: int = 3) -> dict:
         S_masked = S + tr.M if tr.M is not None else S
         A = r(torch.softmax(S_masked, -1), p)
         H = r(A @ V, p)
-        out |= {("Q", i): Q, ("K", i): K, ("V", i): V, ("scores", i): scores, ("S", i): S,
-                ("S_masked", i): S_masked, ("A", i): A, ("H", i): H}  # fmt: skip
+        out |= {
+            ("Q", i): Q,
+            ("K", i): K,
+            ("V", i): V,
+            ("scores", i): scores,
+            ("S", i): S,
+            ("S_masked", i): S_masked,
+            ("A", i): A,
+            ("H", i): H,
+        }
         heads.append(H)
     concat = torch.cat(heads, -1)
     out[("concat", None)] = concat
@@ -63,8 +71,13 @@ def options(seed: int) -> ExerciseOptions:
     rng = random.Random(seed)
     d_model = rng.choice([2, 3, 4, 6, 8])
     heads = rng.choice([h for h in (1, 2, 4) if d_model % h == 0])
-    return ExerciseOptions(seed=seed, tokens=rng.randint(1, 5), d_model=d_model, heads=heads,
-                           causal=rng.random() < 0.75)  # fmt: skip
+    return ExerciseOptions(
+        seed=seed,
+        tokens=rng.randint(1, 5),
+        d_model=d_model,
+        heads=heads,
+        causal=rng.random() < 0.75,
+    )
 
 
 def check_text(text: str):
@@ -90,14 +103,18 @@ def test_the_one_hot_A_with_integer_H_and_output_is_not_right():
     A = torch.tensor([[1, 0, 0], [1, 0, 0], [0, 0, 1]], dtype=torch.float64)
     H = A @ tr.V[0]
     concat = torch.cat([H, tr.H[1].round()], -1)
-    doc = {"example": "life-is-awesome", "heads": [{"A": A.int().tolist(), "H": H.int().tolist()}],
-           "output": (concat @ tr.W_O).round().int().tolist()}  # fmt: skip
+    doc = {
+        "example": "life-is-awesome",
+        "heads": [{"A": A.int().tolist(), "H": H.int().tolist()}],
+        "output": (concat @ tr.W_O).round().int().tolist(),
+    }
     report = check_text(json.dumps(doc))
     assert not report.all_right and report.verdicts[0].status is not Status.RIGHT
     assert report_lines(report)[-1] != "Every step you gave is right."
     # negative control: the true A to 3 decimals (0.670, 0.330 in row 2) is right
-    right = check_text(json.dumps({"example": "life-is-awesome",
-                                   "heads": [{"A": r(tr.A[0], 3).tolist()}]}))  # fmt: skip
+    right = check_text(
+        json.dumps({"example": "life-is-awesome", "heads": [{"A": r(tr.A[0], 3).tolist()}]})
+    )
     assert right.all_right and tr.A[0][1, 0].item() == pytest.approx(0.670, abs=5e-4)
 
 
@@ -156,8 +173,9 @@ def test_right_answers_to_three_decimals_pass_on_100_seeds():
             carried += sum(v.carried > 0 for v in report.verdicts)
         # every zero dropped: right, but where a whole matrix then holds no entry to 3 places
         # and the exact one needs them, that matrix is "give 3 decimals" (never wrong)
-        dropped = check_text(json.dumps(answer_from_steps(mine, prob.naming, 3,
-                                                          keys=("A", "H", "output"))))  # fmt: skip
+        dropped = check_text(
+            json.dumps(answer_from_steps(mine, prob.naming, 3, keys=("A", "H", "output")))
+        )
         assert dropped.first_wrong is None, (seed, report_lines(dropped))
         few += sum(v.status is Status.FEW_DECIMALS for v in dropped.verdicts)
     assert carried > 20, "the rounding carried must show on some seeds for this to mean much"
@@ -172,8 +190,9 @@ def test_entries_with_fewer_decimals_are_read_with_their_zeros_put_back():
     tr = prob.trace.reference()
     Q = tr.Q[0].int().tolist()  # integers written as integers: 2 for 2.000
     A = r(tr.A[0], 3)
-    row = next(i for i in range(4) if any(0 < x < 1 and round(x * 100) != x * 100
-                                          for x in A[i].tolist()))  # fmt: skip
+    row = next(
+        i for i in range(4) if any(0 < x < 1 and round(x * 100) != x * 100 for x in A[i].tolist())
+    )
     doc = prob.naming | {"heads": [{"Q": Q, "A": A.tolist()}]}
     assert check_text(json.dumps(doc)).all_right
     two = A.clone()
@@ -215,12 +234,20 @@ def test_the_rounding_carried_is_said_and_measured():
 def test_the_homeworks_printed_numbers_pass_as_an_answer():
     doc = {
         "example": "life-is-awesome",
-        "heads": [{"Q": life.DOC_LIFE_Q[i], "K": life.DOC_LIFE_K[i], "V": life.DOC_LIFE_V[i],
-                   "scores": life.DOC_LIFE_QKT[i], "A": life.DOC_LIFE_A[i],
-                   "H": life.DOC_LIFE_H[i]} for i in range(2)],
+        "heads": [
+            {
+                "Q": life.DOC_LIFE_Q[i],
+                "K": life.DOC_LIFE_K[i],
+                "V": life.DOC_LIFE_V[i],
+                "scores": life.DOC_LIFE_QKT[i],
+                "A": life.DOC_LIFE_A[i],
+                "H": life.DOC_LIFE_H[i],
+            }
+            for i in range(2)
+        ],
         "concat": life.DOC_LIFE_CONCAT,
         "output": life.DOC_LIFE_OUTPUT,
-    }  # fmt: skip
+    }
     report = check_text(json.dumps(doc))
     assert report.all_right, report_lines(report)
 
@@ -229,13 +256,19 @@ def test_gradients_are_graded_with_the_rounding_of_the_forward():
     opt = ExerciseOptions(seed=3, backward=True)
     prob = Problem.of_exercise(opt)
     g = ref.attention_backward(input_trace(parse_input(draw_problem(opt))))
-    grads = {"W_O": r(g.W_O, 3).tolist(), "X": r(g.X, 3).tolist(),
-             "heads": [{"A": r(g.head(0)["A"], 3).tolist(),
-                        "W_Q": r(g.head(0)["W_Q"], 3).tolist()}]}  # fmt: skip
+    grads = {
+        "W_O": r(g.W_O, 3).tolist(),
+        "X": r(g.X, 3).tolist(),
+        "heads": [{"A": r(g.head(0)["A"], 3).tolist(), "W_Q": r(g.head(0)["W_Q"], 3).tolist()}],
+    }
     right = check_text(json.dumps(prob.naming | {"grads": grads}))
     assert right.all_right, report_lines(right)
-    assert [v.label for v in right.verdicts] == ["grads.W_O", "grads.heads[0].A",
-                                                 "grads.heads[0].W_Q", "grads.X"]  # fmt: skip
+    assert [v.label for v in right.verdicts] == [
+        "grads.W_O",
+        "grads.heads[0].A",
+        "grads.heads[0].W_Q",
+        "grads.X",
+    ]
     # ∂S̃ from the student's A rounded to 3 decimals: right, though off the exact value
     A = r(prob.trace.reference().A[0], 3)
     dA = g.head(0)["A"]
@@ -263,9 +296,15 @@ def test_the_report_as_data_and_its_json():
     doc = json.loads(json.dumps(report.to_json()))
     assert doc["steps_given"] == 6 and doc["steps_right"] == 4 and doc["all_right"] is False
     assert doc["first_wrong"] == "heads[1].A" and doc["diagnoses"] == [["slip"]]
-    assert doc["verdicts"][3]["off"] == [{"row": 3, "col": 2, "yours": pytest.approx(
-        float(steps[("A", 1)][2, 1]), abs=5e-4), "right": pytest.approx(
-        float(prob.trace.reference().A[1][2, 1])), "verdict": "wrong"}]  # fmt: skip
+    assert doc["verdicts"][3]["off"] == [
+        {
+            "row": 3,
+            "col": 2,
+            "yours": pytest.approx(float(steps[("A", 1)][2, 1]), abs=5e-4),
+            "right": pytest.approx(float(prob.trace.reference().A[1][2, 1])),
+            "verdict": "wrong",
+        }
+    ]
     text = "\n".join(report_lines(report))
     tok = prob.trace.tokens[2]
     assert f"an arithmetic slip in one entry: A⁽²⁾ at [{tok}, 2]" in text
@@ -292,10 +331,14 @@ def test_the_portuguese_report():
     report = check_steps(prob, steps, keys=("S", "A"))
     text = "\n".join(report_lines(report))
     assert report.lang == "pt"
-    for words in ("Conferindo a sua resposta", "4 passos dados, avaliação com 3 casas decimais",
-                  "ERRADO", "Primeiro passo errado: S⁽¹⁾ (heads[0].S).",
-                  "Diagnóstico: sem escala: S = Q Kᵀ não foi dividido por √d_k = 1,414.",
-                  f"[{prob.trace.tokens[0]}, 1]"):  # fmt: skip
+    for words in (
+        "Conferindo a sua resposta",
+        "4 passos dados, avaliação com 3 casas decimais",
+        "ERRADO",
+        "Primeiro passo errado: S⁽¹⁾ (heads[0].S).",
+        "Diagnóstico: sem escala: S = Q Kᵀ não foi dividido por √d_k = 1,414.",
+        f"[{prob.trace.tokens[0]}, 1]",
+    ):
         assert words in text, words
     for english in ("Checking", "WRONG", "Diagnosis", "steps given", "yours", "right"):
         assert english not in text, english
@@ -374,8 +417,11 @@ def test_a_document_checked_against_a_given_problem():
     other = read_answer_text(json.dumps({"exercise": {"seed": 9}, "output": [[1]]}))
     with pytest.raises(InputError, match="names another problem"):
         check_document(other, prob)
-    same = read_answer_text(json.dumps({"exercise": {"seed": 8}, "heads": [{"Q": r(
-        prob.trace.reference().Q[0], 3).tolist()}]}))  # fmt: skip
+    same = read_answer_text(
+        json.dumps(
+            {"exercise": {"seed": 8}, "heads": [{"Q": r(prob.trace.reference().Q[0], 3).tolist()}]}
+        )
+    )
     assert check_document(same, prob).all_right
 
 

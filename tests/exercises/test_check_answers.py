@@ -71,9 +71,15 @@ SENTENCE = {
 
 @pytest.mark.parametrize("lang", ["en", "pt"])
 @pytest.mark.parametrize(
-    "kw", [{}, {"variant": "window", "tokens": 4}, {"variant": "gqa", "heads": 4},
-           {"variant": "rope", "heads": 1}], ids=["mha", "window", "gqa", "rope"],
-)  # fmt: skip
+    "kw",
+    [
+        {},
+        {"variant": "window", "tokens": 4},
+        {"variant": "gqa", "heads": 4},
+        {"variant": "rope", "heads": 1},
+    ],
+    ids=["mha", "window", "gqa", "rope"],
+)
 def test_the_statement_says_how_to_write_a_masked_entry_in_both_languages(lang, kw):
     text = render(make_exercise(ExerciseOptions(seed=2, lang=lang, **kw)).statement, "markdown", 3)
     found = re.search(SENTENCE[lang], text)
@@ -92,19 +98,34 @@ def test_check_reads_exactly_the_documented_spellings(lang):
     for spelling in MASKED_SPELLINGS:  # each documented spelling is right, blanks around too
         assert check_document(read_answer_text(with_entry(doc, json.dumps(spelling)))).all_right
         assert check_document(read_answer_text(with_entry(doc, f'" {spelling} "'))).all_right
-    where = {"en": "S̃⁽¹⁾ (heads[0].S_masked), entry [1, 2], is",
-             "pt": "S̃⁽¹⁾ (heads[0].S_masked), entrada [1, 2], é"}[lang]  # fmt: skip
-    others = ['"-Infinity"', '"minus infinity"', '"-INF"', '"−inf"', '"-∞"', '"inf"', '"∞"',
-              '""', '"menos infinito"']  # fmt: skip
+    where = {
+        "en": "S̃⁽¹⁾ (heads[0].S_masked), entry [1, 2], is",
+        "pt": "S̃⁽¹⁾ (heads[0].S_masked), entrada [1, 2], é",
+    }[lang]
+    others = [
+        '"-Infinity"',
+        '"minus infinity"',
+        '"-INF"',
+        '"−inf"',
+        '"-∞"',
+        '"inf"',
+        '"∞"',
+        '""',
+        '"menos infinito"',
+    ]
     for text in others:
         message = refused_text(with_entry(doc, text))
         assert message.startswith(where) and all(f'"{s}"' in message for s in MASKED_SPELLINGS)
-        assert ("escreva" in message or "escrita" in message) if lang == "pt" else (
-            "write" in message or "written" in message), message  # fmt: skip
+        assert (
+            ("escreva" in message or "escrita" in message)
+            if lang == "pt"
+            else ("write" in message or "written" in message)
+        ), message
     null = refused_text(with_entry(doc, "null"))
     assert null.startswith(where + " null") and '"-inf"' in null
-    assert ("null deixa de fora um passo inteiro" if lang == "pt" else
-            "null leaves a whole step out") in null  # fmt: skip
+    assert (
+        "null deixa de fora um passo inteiro" if lang == "pt" else "null leaves a whole step out"
+    ) in null
 
 
 @pytest.mark.parametrize("written", ["-1e9", "-1000000000", "-1e4", "-3.4e38", "-65504"])
@@ -115,8 +136,9 @@ def test_a_large_number_for_minus_infinity_is_named(written):
         f"S̃⁽¹⁾ (heads[0].S_masked), entry [1, 2]: {written} is a large number, not −∞: "
         'write "-inf" for a masked entry (check reads "-inf", "−∞")'
     )
-    assert (f'{written} é um número grande, não −∞: escreva "-inf"'
-            in refused_text(with_entry(pt, written)))  # fmt: skip
+    assert f'{written} é um número grande, não −∞: escreva "-inf"' in refused_text(
+        with_entry(pt, written)
+    )
     # controls: a small wrong number there is graded, not refused; "-inf" is right
     wrong = check_document(read_answer_text(with_entry(en, "-100")))
     assert not wrong.all_right and wrong.first_wrong.label == "heads[0].S_masked"
@@ -126,8 +148,12 @@ def test_a_large_number_for_minus_infinity_is_named(written):
 def test_a_large_number_that_is_the_value_is_right():
     """A problem whose Q has -2000: written -2000 is right; -1e9 there is a wrong number (Q has
     no masked entry: a stand-in for −∞ is refused only where a −∞ belongs)."""
-    inp = parse_input({"X": [[-2000, 1], [1, 1]], "heads": [{"W_Q": [[1], [0]], "W_K": [[1], [0]],
-                                                            "W_V": [[1], [1]]}]})  # fmt: skip
+    inp = parse_input(
+        {
+            "X": [[-2000, 1], [1, 1]],
+            "heads": [{"W_Q": [[1], [0]], "W_K": [[1], [0]], "W_V": [[1], [1]]}],
+        }
+    )
     prob = Problem(
         ProblemTrace.of_attention(input_trace(inp)), {"input": "big.json"}, "--input big.json"
     )
@@ -151,15 +177,24 @@ def test_the_report_names_each_step_as_the_statement_with_its_json_path(lang):
     report = check_document(read_answer_text(answer_text(doc, 3)))
     lines = report_lines(report)
     text = "\n".join(lines)
-    names = ["Q⁽¹⁾ (heads[0].Q)", "Q⁽¹⁾K⁽¹⁾ᵀ (heads[0].scores)", "S̃⁽²⁾ (heads[1].S_masked)",
-             "A⁽²⁾ (heads[1].A)", "∂L/∂W_O (grads.W_O)", "∂L/∂W_Q⁽¹⁾ (grads.heads[0].W_Q)",
-             "∂L/∂X (grads.X)"]  # fmt: skip
-    names += (["concatenação (concat)", "saída (output)"] if lang == "pt" else
-              ["concat  ", "output  "])  # fmt: skip
+    names = [
+        "Q⁽¹⁾ (heads[0].Q)",
+        "Q⁽¹⁾K⁽¹⁾ᵀ (heads[0].scores)",
+        "S̃⁽²⁾ (heads[1].S_masked)",
+        "A⁽²⁾ (heads[1].A)",
+        "∂L/∂W_O (grads.W_O)",
+        "∂L/∂W_Q⁽¹⁾ (grads.heads[0].W_Q)",
+        "∂L/∂X (grads.X)",
+    ]
+    names += (
+        ["concatenação (concat)", "saída (output)"] if lang == "pt" else ["concat  ", "output  "]
+    )
     for name in names:
         assert f"  {name}" in text, name
-    first = {"en": "First wrong step: A⁽²⁾ (heads[1].A).",
-             "pt": "Primeiro passo errado: A⁽²⁾ (heads[1].A)."}[lang]  # fmt: skip
+    first = {
+        "en": "First wrong step: A⁽²⁾ (heads[1].A).",
+        "pt": "Primeiro passo errado: A⁽²⁾ (heads[1].A).",
+    }[lang]
     assert first in lines
     # the gradients are the statement's own words: ∂L/∂W_O, ∂L/∂W_Q⁽¹⁾, ∂L/∂X
     statement = render(make_exercise(opt).statement, "markdown", 3)
@@ -167,8 +202,7 @@ def test_the_report_names_each_step_as_the_statement_with_its_json_path(lang):
         assert step_label(key, lang).split(" (")[0] in statement, key
     # control: the gradebook's JSON keeps the bare paths, and the old "path, i.e." is gone
     assert report.to_json()["first_wrong"] == "heads[1].A"
-    assert [v["step"] for v in report.to_json()["verdicts"]][:2] == ["heads[0].Q",
-                                                                      "heads[1].Q"]  # fmt: skip
+    assert [v["step"] for v in report.to_json()["verdicts"]][:2] == ["heads[0].Q", "heads[1].Q"]
     assert "i.e." not in text and "isto é" not in text
 
 
@@ -189,7 +223,7 @@ def test_errors_name_the_step_as_the_statement_with_its_json_path():
         ({"heads": [None, {"A": [[1, None]]}]}, "A⁽²⁾ (heads[1].A), entry [1, 2], is null"),
         ({"grads": {"heads": [{"W_Q": [["x"]]}]}}, "∂L/∂W_Q⁽¹⁾ (grads.heads[0].W_Q), entry [1, 1]"),
         ({"output": [[True]]}, "output, entry [1, 1], is true"),
-    ]  # fmt: skip
+    ]
     for doc, message in cases:
         assert refused(base | doc).startswith(message), (doc, refused(base | doc))
     gqa = {"exercise": {"seed": 1, "variant": "gqa", "heads": 4}}
@@ -248,13 +282,24 @@ def test_every_malformed_answer_error_is_in_the_exercises_language(doc, en, pt):
 
 @pytest.mark.parametrize(
     ("text", "en", "pt"),
-    [('{"exercise": {"seed": 1, "lang": "%s"}, "output": [[1,]]}', "is not valid JSON: Expecting "
-      "value at line 1", "não é JSON válido: esperava um valor na linha 1"),
-     ('{"exercise": {"seed": 1, "lang": "%s"}, "output": [[NaN]]}', "has NaN at line 1",
-      "tem NaN na linha 1"),
-     ('{"exercise": {"seed": 1, "lang": "%s"}, "output": [[1e999]]}', "too large for a float",
-      "grande demais para um float")],
-)  # fmt: skip
+    [
+        (
+            '{"exercise": {"seed": 1, "lang": "%s"}, "output": [[1,]]}',
+            "is not valid JSON: Expecting value at line 1",
+            "não é JSON válido: esperava um valor na linha 1",
+        ),
+        (
+            '{"exercise": {"seed": 1, "lang": "%s"}, "output": [[NaN]]}',
+            "has NaN at line 1",
+            "tem NaN na linha 1",
+        ),
+        (
+            '{"exercise": {"seed": 1, "lang": "%s"}, "output": [[1e999]]}',
+            "too large for a float",
+            "grande demais para um float",
+        ),
+    ],
+)
 def test_an_answer_that_is_not_json_is_told_so_in_its_language(text, en, pt):
     with pytest.raises(InputError, match=re.escape(en)):
         read_answer_text(text % "en")
@@ -276,9 +321,11 @@ def test_decimal_commas_in_a_portuguese_answer_are_refused_in_portuguese():
     doc = exact_answer("pt", keys=("A",))
     doc["heads"][0]["A"][1][0] = "0,670"
     message = refused(doc)
-    assert message == ('A⁽¹⁾ (heads[0].A), entrada [2, 1], é "0,670", um número com vírgula '
-                       "decimal: em JSON os números se escrevem com ponto decimal e sem aspas, "
-                       "0.670 (a vírgula separa as entradas)")  # fmt: skip
+    assert message == (
+        'A⁽¹⁾ (heads[0].A), entrada [2, 1], é "0,670", um número com vírgula '
+        "decimal: em JSON os números se escrevem com ponto decimal e sem aspas, "
+        "0.670 (a vírgula separa as entradas)"
+    )
     doc["heads"][0]["A"][1][0] = "0.670"
     assert "escreva-o sem aspas, 0.670" in refused(doc)
     # the unquoted comma: two entries where there was one
@@ -295,12 +342,15 @@ def test_decimal_commas_in_a_portuguese_answer_are_refused_in_portuguese():
     # controls: an English answer is told in English, with no word of commas as entries
     en = exact_answer("en", keys=("A",))
     en["heads"][0]["A"][1][0] = "0,670"
-    assert refused(en).endswith("a number with a decimal comma: JSON writes numbers with a "
-                                "decimal point and no quotes, 0.670")  # fmt: skip
+    assert refused(en).endswith(
+        "a number with a decimal comma: JSON writes numbers with a "
+        "decimal point and no quotes, 0.670"
+    )
     en["heads"][0]["A"] = wide["heads"][0]["A"]
     assert "shape 3×5, expected 3×3\n" in "\n".join(report_lines(check(en))) + "\n"
-    pt_statement = render(make_exercise(ExerciseOptions(seed=2, lang="pt")).statement,
-                          "markdown", 3)  # fmt: skip
+    pt_statement = render(
+        make_exercise(ExerciseOptions(seed=2, lang="pt")).statement, "markdown", 3
+    )
     assert (
         "No arquivo de resposta, os números levam ponto decimal e vão sem aspas (`0.670`"
         in pt_statement

@@ -39,11 +39,27 @@ PROBLEMS = (
 ALL = ("Q", "K", "V", "scores", "S", "S_masked", "A", "H", "concat", "output")
 #: the issue's list (and the 13 the checker knew before it)
 ISSUE_MISTAKES = {
-    "no_mask", "mask_wrong_triangle", "mask_after_softmax", "mask_added_after_softmax",
-    "no_scale", "scale_d_k", "scale_d_model", "softmax_columns", "K_Qt", "gave_Qt", "gave_Kt",
-    "gave_Vt", "transposed_W_Q", "transposed_W_K", "transposed_W_V", "transposed_W_O",
-    "heads_swapped", "no_W_O", "other_heads_V", "slip",
-}  # fmt: skip
+    "no_mask",
+    "mask_wrong_triangle",
+    "mask_after_softmax",
+    "mask_added_after_softmax",
+    "no_scale",
+    "scale_d_k",
+    "scale_d_model",
+    "softmax_columns",
+    "K_Qt",
+    "gave_Qt",
+    "gave_Kt",
+    "gave_Vt",
+    "transposed_W_Q",
+    "transposed_W_K",
+    "transposed_W_V",
+    "transposed_W_O",
+    "heads_swapped",
+    "no_W_O",
+    "other_heads_V",
+    "slip",
+}
 
 
 def problem(opt: ExerciseOptions) -> Problem:
@@ -83,9 +99,16 @@ def shown(opt: ExerciseOptions, m: Mistake) -> list:
     """The steps where the mistake shows at 3 decimals, in the order of the computation."""
     d = problem(opt).data()
     exact, wrong = computed_steps(d), wrong_steps(opt, m)
-    return [k for k in chain_keys(d, FORWARD) if k[0] in ALL and k in wrong and (
-        wrong[k].shape != exact[k].shape
-        or not torch.allclose(wrong[k], exact[k], atol=1e-3, equal_nan=True))]  # fmt: skip
+    return [
+        k
+        for k in chain_keys(d, FORWARD)
+        if k[0] in ALL
+        and k in wrong
+        and (
+            wrong[k].shape != exact[k].shape
+            or not torch.allclose(wrong[k], exact[k], atol=1e-3, equal_nan=True)
+        )
+    ]
 
 
 def ident(case) -> str:
@@ -113,8 +136,13 @@ def test_each_mistake_is_diagnosed_as_itself_from_a_full_answer(case):
 def indistinguishable(opt: ExerciseOptions, a: Mistake, b: Mistake, keys: list) -> bool:
     """Whether two mistakes write the same numbers (to 3 decimals) on these steps."""
     wa, wb = wrong_steps(opt, a), wrong_steps(opt, b)
-    return all(k in wa and k in wb and wa[k].shape == wb[k].shape and torch.allclose(
-        wa[k], wb[k], atol=1e-3) for k in keys)  # fmt: skip
+    return all(
+        k in wa
+        and k in wb
+        and wa[k].shape == wb[k].shape
+        and torch.allclose(wa[k], wb[k], atol=1e-3)
+        for k in keys
+    )
 
 
 @pytest.mark.parametrize("case", [c for c in cases() if c[0].heads < 4], ids=ident)
@@ -145,8 +173,14 @@ def test_no_causal_mask_is_diagnosed_on_the_issues_seeds(seed):
     A = [torch.softmax(tr.S[i], -1) for i in range(2)]
     H = [A[i] @ tr.V[i] for i in range(2)]
     concat = torch.cat(H, -1)
-    steps = {("A", 0): A[0], ("A", 1): A[1], ("H", 0): H[0], ("H", 1): H[1],
-             ("concat", None): concat, ("output", None): concat @ tr.W_O}  # fmt: skip
+    steps = {
+        ("A", 0): A[0],
+        ("A", 1): A[1],
+        ("H", 0): H[0],
+        ("H", 1): H[1],
+        ("concat", None): concat,
+        ("output", None): concat @ tr.W_O,
+    }
     for keys in (("A",), ("output",), ("A", "H", "concat", "output")):
         report = answer(prob, steps, keys=keys)
         assert report.diagnosis_names == [("no_mask",)], (keys, report_lines(report))
@@ -159,8 +193,11 @@ def test_a_transposed_Q_is_named_whether_its_shape_or_its_values_give_it_away():
         prob = problem(opt)
         Q = prob.trace.reference().Q
         K = prob.trace.reference().K
-        doc = prob.naming | {"heads": [{"Q": Q[i].T.int().tolist(), "K": K[i].int().tolist()}
-                                       for i in range(opt.heads)]}  # fmt: skip
+        doc = prob.naming | {
+            "heads": [
+                {"Q": Q[i].T.int().tolist(), "K": K[i].int().tolist()} for i in range(opt.heads)
+            ]
+        }
         report = check_document(read_answer_text(json.dumps(doc)))
         assert report.diagnosis_names == [("gave_Qt",)], report_lines(report)
         text = "\n".join(report_lines(report))
@@ -238,9 +275,13 @@ def test_a_mistake_that_changes_nothing_is_not_offered():
 
 def test_a_new_kind_of_mistake_plugs_in_without_touching_the_grader():
     """A variant's mistake (here the scores doubled) is one more catalogue entry."""
-    doubled = Kind("scores_doubled", {"en": "the scores doubled", "pt": "os scores dobrados"},
-                   lambda d, kind: [kind.mistake(stages={"scores": lambda d, e, i:
-                                    (e["Q", i] @ e["K", i].T) / 0.5})])  # fmt: skip
+    doubled = Kind(
+        "scores_doubled",
+        {"en": "the scores doubled", "pt": "os scores dobrados"},
+        lambda d, kind: [
+            kind.mistake(stages={"scores": lambda d, e, i: (e["Q", i] @ e["K", i].T) / 0.5})
+        ],
+    )
     opt = ExerciseOptions(seed=3)
     prob = problem(opt)
     steps = computed_steps(prob.data(), doubled.instances(prob.data(), doubled))  # type: ignore[arg-type]

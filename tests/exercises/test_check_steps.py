@@ -40,9 +40,12 @@ def test_points_are_the_reference_forward_and_backward():
     """Nothing rounded, points in: the trace's numbers, and attention_backward's, to 1e-12 (the
     last bits of a float64 product depend on the CPU's matrix kernel, which the chain's 2-D
     products and the trace's batched ones need not share)."""
-    traces = [input_trace(parse_input(draw_problem(ExerciseOptions(seed=s, tokens=4, d_model=4,
-                                                                   heads=h))))
-              for s, h in ((1, 2), (2, 1), (3, 4))]  # fmt: skip
+    traces = [
+        input_trace(
+            parse_input(draw_problem(ExerciseOptions(seed=s, tokens=4, d_model=4, heads=h)))
+        )
+        for s, h in ((1, 2), (2, 1), (3, 4))
+    ]
     traces.append(input_trace(parse_input(BIASED)))  # biases everywhere, W_O 2×4
     for tr in traces:
         G = torch.randn(tr.output.shape, dtype=DT, generator=torch.Generator().manual_seed(0))
@@ -64,8 +67,11 @@ def test_points_are_the_reference_forward_and_backward():
             if getattr(grads, name) is None:  # no W_O or b_O: no step either
                 assert ("grad." + name, None) not in run.raw
                 continue
-            assert torch.allclose(run.raw["grad." + name, None].lo.reshape(-1),
-                                  getattr(grads, name).reshape(-1), atol=1e-12)  # fmt: skip
+            assert torch.allclose(
+                run.raw["grad." + name, None].lo.reshape(-1),
+                getattr(grads, name).reshape(-1),
+                atol=1e-12,
+            )
 
 
 def test_the_chain_runs_each_head_then_the_next_step():

@@ -67,11 +67,13 @@ def test_a_matrix_written_wholly_to_fewer_places_is_not_right():
 def test_a_large_wrong_gradient_is_graded_not_refused_as_a_stand_in():
     """--backward, 4 tokens, d_model 8, 2 heads, seed 5: softmax over the columns with the
     key's backward formulas gives ∂L/∂X near −1502; ∂X has no masked entry."""
-    prob = Problem.of_exercise(ExerciseOptions(seed=5, backward=True, tokens=4, d_model=8,
-                                               heads=2))  # fmt: skip
+    prob = Problem.of_exercise(ExerciseOptions(seed=5, backward=True, tokens=4, d_model=8, heads=2))
     d, stages = prob.data(), FORWARD + BACKWARD
-    columns = [m for m in mistakes_for(d, stages, 3, prob.chain.catalogue)
-               if m.name == "softmax_columns" and not getattr(m, "backward", False)]  # fmt: skip
+    columns = [
+        m
+        for m in mistakes_for(d, stages, 3, prob.chain.catalogue)
+        if m.name == "softmax_columns" and not getattr(m, "backward", False)
+    ]
     steps = computed_steps(d, columns, stages)
     assert float(steps[("grad.X", None)].min()) < -1000
     report = check(answer_text(answer_from_steps(steps, prob.naming, 3, keys=("grad.X",)), 3))
@@ -99,8 +101,11 @@ def test_a_mistake_that_cannot_change_the_steps_given_is_not_their_diagnosis():
     report = check(json.dumps(prob.naming | {"heads": [{"S": S.tolist()}]}))
     assert report.diagnosis_names == [("slip",)], report_lines(report)
     # the control: with Q_rot given too, positions from 1 change a step given, and are named
-    shifted = [m for m in mistakes_for(prob.data(), FORWARD, 3, prob.chain.catalogue)
-               if m.name == "rope_positions_from_1"]  # fmt: skip
+    shifted = [
+        m
+        for m in mistakes_for(prob.data(), FORWARD, 3, prob.chain.catalogue)
+        if m.name == "rope_positions_from_1"
+    ]
     steps = computed_steps(prob.data(), shifted)
     text = answer_text(answer_from_steps(steps, prob.naming, 3, keys=("Q_rot", "S")), 3)
     assert check(text).diagnosis_names == [("rope_positions_from_1",)]
@@ -181,16 +186,17 @@ def test_a_forward_mistake_carried_consistently_into_the_backward_is_named():
     prob = Problem.of_exercise(ExerciseOptions(seed=3, backward=True))
     d, stages = prob.data(), FORWARD + BACKWARD
     forward = {m.name: m for m in mistakes_for(d, FORWARD, 3, prob.chain.catalogue)}
-    keys = ("S", "A", "H", "output", "grad.W_O", "grad.A", "grad.S_masked", "grad.W_Q",
-            "grad.X")  # fmt: skip
+    keys = ("S", "A", "H", "output", "grad.W_O", "grad.A", "grad.S_masked", "grad.W_Q", "grad.X")
 
     def diagnosis(m) -> list:
         steps = computed_steps(d, [m], stages)
         text = answer_text(answer_from_steps(steps, prob.naming, 3, keys=keys), 3)
         return check(text.replace("-Infinity", '"-inf"')).diagnosis_names
 
-    by_hand = {"grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i],
-               "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i]}  # fmt: skip
+    by_hand = {
+        "grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i],
+        "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i],
+    }
     no_scale = forward["no_scale"]
     assert diagnosis(replace(no_scale, stages={**no_scale.stages, **by_hand})) == [("no_scale",)]
     assert diagnosis(no_scale) == [("no_scale",)]  # the key's backward formulas

@@ -85,8 +85,15 @@ def test_the_key_is_explain_of_the_problem_and_the_statement_asks_every_step():
     tr = input_trace(parse_input(ex.problem))
     assert ex.key.data["output"] == tr.output.tolist()
     statement = render(ex.statement, "markdown", 3)
-    for words in ("Question 1", "Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾", "√d_k", "softmax", "Concat · W_O",
-                  "attnref check", '"exercise": {"seed": 3'):  # fmt: skip
+    for words in (
+        "Question 1",
+        "Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾",
+        "√d_k",
+        "softmax",
+        "Concat · W_O",
+        "attnref check",
+        '"exercise": {"seed": 3',
+    ):
         assert words in statement
     assert "Question 5" not in statement and "grads" not in ex.key.data
     key = render(ex.key, "markdown", 3)
@@ -143,9 +150,18 @@ def test_portuguese_key_answers_the_statements_questions_with_decimal_commas():
     ex = make_exercise(opt)
     md, tex = render(ex.key, "markdown", 3), render(ex.key, "latex", 3)
     assert isinstance(md, str) and isinstance(tex, str)
-    for title in ("Gabarito do exercício 3", "Fonte:", "Dados", "Questão 1: projeções",
-                  "Questão 2", "Questão 3: máscara e softmax", "Questão 4", "Questão 5: gradientes",
-                  "∂W_Q^(1)", "∂S̃^(1)"):  # fmt: skip
+    for title in (
+        "Gabarito do exercício 3",
+        "Fonte:",
+        "Dados",
+        "Questão 1: projeções",
+        "Questão 2",
+        "Questão 3: máscara e softmax",
+        "Questão 4",
+        "Questão 5: gradientes",
+        "∂W_Q^(1)",
+        "∂S̃^(1)",
+    ):
         assert title in md, title
     for english in ("Source", "Question", "Inputs", "Projections", "Head outputs", "Backward"):
         assert english not in md, english
@@ -167,12 +183,15 @@ def test_portuguese_key_answers_the_statements_questions_with_decimal_commas():
 
 @pytest.mark.parametrize(
     ("lang", "said"),
-    [("pt", ("Sem máscara", "que é a saída (não há W_O)", "sem W_O, G é o gradiente")),
-     ("en", ("Without a mask", "which is the output (there is no W_O)", "without W_O, G is"))],
-)  # fmt: skip
+    [
+        ("pt", ("Sem máscara", "que é a saída (não há W_O)", "sem W_O, G é o gradiente")),
+        ("en", ("Without a mask", "which is the output (there is no W_O)", "without W_O, G is")),
+    ],
+)
 def test_the_key_without_mask_or_output_projection(lang, said):
-    ex = make_exercise(ExerciseOptions(seed=1, d_model=1, heads=1, causal=False, lang=lang,
-                                       backward=True))  # fmt: skip
+    ex = make_exercise(
+        ExerciseOptions(seed=1, d_model=1, heads=1, causal=False, lang=lang, backward=True)
+    )
     md = render(ex.key, "markdown", 3)
     assert isinstance(md, str)
     for words in said:
@@ -183,9 +202,13 @@ def test_the_key_without_mask_or_output_projection(lang, said):
 
 @pytest.mark.parametrize(
     ("heads", "d_model", "lang", "said"),
-    [(1, 2, "en", "h = 1 head,"), (2, 4, "en", "h = 2 heads,"), (1, 2, "pt", "h = 1 cabeça,"),
-     (2, 4, "pt", "h = 2 cabeças,")],
-)  # fmt: skip
+    [
+        (1, 2, "en", "h = 1 head,"),
+        (2, 4, "en", "h = 2 heads,"),
+        (1, 2, "pt", "h = 1 cabeça,"),
+        (2, 4, "pt", "h = 2 cabeças,"),
+    ],
+)
 def test_the_statement_counts_its_heads_in_words(heads, d_model, lang, said):
     opt = ExerciseOptions(seed=3, heads=heads, d_model=d_model, lang=lang)
     text = render(make_exercise(opt).statement, "markdown", 3)

@@ -28,8 +28,21 @@ PROBLEMS = [
     ExerciseOptions(seed=4, variant="gqa+window", heads=4, d_model=8, tokens=4, backward=True),
     ExerciseOptions(seed=3, variant="window", tokens=4, backward=True),
 ]
-ASKED = ("A", "H", "output", "grad.W_O", "grad.A", "grad.S_masked", "grad.W_Q", "grad.X",
-         "grad.kv.K", "grad.kv.V", "grad.kv.W_K", "grad.kv.W_V", "grad.W_K")  # fmt: skip
+ASKED = (
+    "A",
+    "H",
+    "output",
+    "grad.W_O",
+    "grad.A",
+    "grad.S_masked",
+    "grad.W_Q",
+    "grad.X",
+    "grad.kv.K",
+    "grad.kv.V",
+    "grad.kv.W_K",
+    "grad.kv.W_V",
+    "grad.W_K",
+)
 
 
 def text_of(prob: Problem, steps: dict) -> str:
@@ -60,8 +73,10 @@ def test_right_gradients_are_right_and_each_mistake_is_named(opt):
     named = 0
     for m in mistakes_for(d, STAGES, 3, prob.chain.catalogue):
         steps = computed_steps(d, [m], STAGES)
-        if m.rank or any(torch.isnan(v).any() or (k[0].startswith("grad.") and torch.isinf(v).any())
-                         for k, v in steps.items()):  # fmt: skip
+        if m.rank or any(
+            torch.isnan(v).any() or (k[0].startswith("grad.") and torch.isinf(v).any())
+            for k, v in steps.items()
+        ):
             continue
         report = check_document(read_answer_text(text_of(prob, steps)))
         if report.all_right:  # a step it writes another way, not asked here (gave_Qt)

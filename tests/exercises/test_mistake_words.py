@@ -26,6 +26,7 @@ def test_no_two_entries_read_the_same(lang):
 
 def test_a_short_head_stays_short_and_an_unknown_name_is_itself():
     assert mistake_words("no_mask") == "no causal mask"
-    assert mistake_words("transposed_W_O") == ("a transposed weight: Concat W_Oᵀ instead of "
-                                               "Concat W_O")  # fmt: skip
+    assert mistake_words("transposed_W_O") == (
+        "a transposed weight: Concat W_Oᵀ instead of Concat W_O"
+    )
     assert mistake_words("not_in_any_catalogue") == "not_in_any_catalogue"

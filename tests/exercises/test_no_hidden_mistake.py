@@ -97,14 +97,23 @@ def exercise_options(draw_):
         if d_model % heads:
             d_model = heads * 2
     if f.rotary and (d_model // heads) % 2:
-        d_model, heads = (8, 2 * draw_(st.sampled_from([1, 2]))) if f.grouped else (
-            4, draw_(st.sampled_from([1, 2])))  # fmt: skip
+        d_model, heads = (
+            (8, 2 * draw_(st.sampled_from([1, 2])))
+            if f.grouped
+            else (4, draw_(st.sampled_from([1, 2])))
+        )
     if f.windowed:
         kw["window"] = draw_(st.integers(1, tokens - 1))
-    return ExerciseOptions(seed=draw_(st.integers(0, 10_000)), tokens=tokens, d_model=d_model,
-                           heads=heads, variant=variant, causal=f.windowed or
-                           draw_(st.booleans()), backward=not f.rotary and draw_(st.booleans()),
-                           **kw)  # fmt: skip
+    return ExerciseOptions(
+        seed=draw_(st.integers(0, 10_000)),
+        tokens=tokens,
+        d_model=d_model,
+        heads=heads,
+        variant=variant,
+        causal=f.windowed or draw_(st.booleans()),
+        backward=not f.rotary and draw_(st.booleans()),
+        **kw,
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -136,12 +145,16 @@ def test_a_shape_that_cannot_show_a_mistake_says_which():
     ex = make_exercise(GQA)
     text = render(ex.statement, "markdown", 3)
     assert "the check cannot tell them apart from the right answer: no scaling" in text
-    pt = render(make_exercise(ExerciseOptions(seed=0, variant="gqa", heads=4, lang="pt"))
-                .statement, "markdown", 3)  # fmt: skip
+    pt = render(
+        make_exercise(ExerciseOptions(seed=0, variant="gqa", heads=4, lang="pt")).statement,
+        "markdown",
+        3,
+    )
     assert "não consegue distingui-los da resposta certa: sem escala" in pt
     # negative control: the homework's default shape shows every mistake
-    assert "cannot tell" not in render(make_exercise(ExerciseOptions(seed=0)).statement,
-                                       "markdown", 3)  # fmt: skip
+    assert "cannot tell" not in render(
+        make_exercise(ExerciseOptions(seed=0)).statement, "markdown", 3
+    )
 
 
 def test_the_default_rope_exercise_can_show_rotate_half():
@@ -149,8 +162,10 @@ def test_the_default_rope_exercise_can_show_rotate_half():
     heads, d_model = default_shape("rope")
     opt = ExerciseOptions(seed=0, variant="rope", heads=heads, d_model=d_model)
     assert opt.d_k == 4
-    names = {m.name for m in mistakes_for(Problem.of_exercise(opt).data(), FORWARD, 3,
-                                          CATALOGUES["rope"])}  # fmt: skip
+    names = {
+        m.name
+        for m in mistakes_for(Problem.of_exercise(opt).data(), FORWARD, 3, CATALOGUES["rope"])
+    }
     assert {"rope_half_pairs", "rope_wrong_pair"} <= names
 
 

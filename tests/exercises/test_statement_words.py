@@ -15,15 +15,28 @@ from attention_ref.inputs.errors import InputError
 from attention_ref.render import render
 
 
-@pytest.mark.parametrize(("decimals", "en", "pt"), [
-    (1, "Give decimals to 1 place; trailing zeros may be dropped (2 for 2.0)",
-     "Dê 1 casa decimal; zeros à direita podem ser omitidos (2 para 2,0)"),
-    (2, "Give decimals to 2 places; trailing zeros may be dropped (0.7 for 0.70, 2 for 2.00)",
-     "Dê 2 casas decimais; zeros à direita podem ser omitidos (0,7 para 0,70; 2 para 2,00)"),
-    (3, "Give decimals to 3 places; trailing zeros may be dropped (0.67 for 0.670, 2 for "
-     "2.000)", "Dê 3 casas decimais; zeros à direita podem ser omitidos (0,67 para 0,670; 2 "
-     "para 2,000)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("decimals", "en", "pt"),
+    [
+        (
+            1,
+            "Give decimals to 1 place; trailing zeros may be dropped (2 for 2.0)",
+            "Dê 1 casa decimal; zeros à direita podem ser omitidos (2 para 2,0)",
+        ),
+        (
+            2,
+            "Give decimals to 2 places; trailing zeros may be dropped (0.7 for 0.70, 2 for 2.00)",
+            "Dê 2 casas decimais; zeros à direita podem ser omitidos (0,7 para 0,70; 2 para 2,00)",
+        ),
+        (
+            3,
+            "Give decimals to 3 places; trailing zeros may be dropped (0.67 for 0.670, 2 for "
+            "2.000)",
+            "Dê 3 casas decimais; zeros à direita podem ser omitidos (0,67 para 0,670; 2 "
+            "para 2,000)",
+        ),
+    ],
+)
 def test_the_decimals_asked_in_words_that_fit_them(decimals, en, pt):
     for variant in ("mha", "window"):
         for lang, words in (("en", en), ("pt", pt)):
@@ -51,8 +64,11 @@ def test_the_window_mask_the_statement_asks_for_is_an_answer_step():
     assert "First wrong step: M_win (M)." in report_lines(report)
     # the homework's answer has no such step: refused, as before
     with pytest.raises(InputError, match='unknown key "M"'):
-        parse_answer(read_answer_text(json.dumps({"exercise": ExerciseOptions(seed=3)
-                                                  .to_json(), "M": written})))  # fmt: skip
+        parse_answer(
+            read_answer_text(
+                json.dumps({"exercise": ExerciseOptions(seed=3).to_json(), "M": written})
+            )
+        )
 
 
 def test_a_huge_entry_is_reported_on_a_screen_line():

@@ -42,8 +42,22 @@ from attention_ref.reference import rope as ref_rope
 from attention_ref.reference import windows
 
 #: every step an answer can hold (the K/V heads' under "kv_heads")
-ALL = ("Q", "Q_rot", "K", "V", "kv.K", "kv.V", "kv.K_rot", "scores", "S", "S_masked", "A", "H",
-       "concat", "output")  # fmt: skip
+ALL = (
+    "Q",
+    "Q_rot",
+    "K",
+    "V",
+    "kv.K",
+    "kv.V",
+    "kv.K_rot",
+    "scores",
+    "S",
+    "S_masked",
+    "A",
+    "H",
+    "concat",
+    "output",
+)
 #: several seeds and shapes per variant: GQA (and MQA) with d_k = 1 and 2, 6 query heads in 2
 #: groups, no mask; windows of 1 to 3 keys; RoPE with one pair (d_k = 2) and two (d_k = 4)
 PROBLEMS = {
@@ -107,9 +121,16 @@ def shown(opt: ExerciseOptions, m: Mistake) -> list:
     """The steps an answer holds where the mistake shows at 3 decimals, in order."""
     d = problem(opt).data()
     exact, wrong = computed_steps(d, (), FORWARD), wrong_steps(opt, [m])
-    return [k for k in chain_keys(d, FORWARD) if k[0] in ALL and k in wrong and (
-        wrong[k].shape != exact[k].shape
-        or not torch.allclose(wrong[k], exact[k], atol=1e-3, equal_nan=True))]  # fmt: skip
+    return [
+        k
+        for k in chain_keys(d, FORWARD)
+        if k[0] in ALL
+        and k in wrong
+        and (
+            wrong[k].shape != exact[k].shape
+            or not torch.allclose(wrong[k], exact[k], atol=1e-3, equal_nan=True)
+        )
+    ]
 
 
 def cases() -> list[tuple[ExerciseOptions, str, int]]:
@@ -129,8 +150,10 @@ def cases() -> list[tuple[ExerciseOptions, str, int]]:
 
 def ident(case) -> str:
     opt, name, index = case
-    return (f"{opt.variant}-{name}{index or ''}-s{opt.seed}n{opt.tokens}d{opt.d_model}"
-            f"h{opt.heads}{'' if opt.causal else '-nomask'}")  # fmt: skip
+    return (
+        f"{opt.variant}-{name}{index or ''}-s{opt.seed}n{opt.tokens}d{opt.d_model}"
+        f"h{opt.heads}{'' if opt.causal else '-nomask'}"
+    )
 
 
 def mistake(opt: ExerciseOptions, name: str, index: int = 0) -> Mistake:
@@ -162,14 +185,16 @@ def test_a_mistake_that_cannot_happen_or_changes_nothing_is_not_offered():
     assert {"gqa_interleaved", "gqa_one_kv"} <= offered(PROBLEMS["gqa"][0])  # the control
     # r = 1 … g = 2 of h = 4 but g = h / 2 = 2 K/V heads of 2 heads each: both exist; with
     # h = 6, g = 3, interleaving is its own mistake too
-    assert "gqa_interleaved" in offered(ExerciseOptions(seed=4, variant="gqa", d_model=6,
-                                                        heads=6, kv_heads=3))  # fmt: skip
+    assert "gqa_interleaved" in offered(
+        ExerciseOptions(seed=4, variant="gqa", d_model=6, heads=6, kv_heads=3)
+    )
     # a window one key too wide is the causal mask when w + 1 >= n: named window_causal
     narrow = offered(ExerciseOptions(seed=4, variant="window", tokens=3))  # w = 2, n = 3
     assert "window_plus_one" not in narrow and "window_causal" in narrow
     assert "window_plus_one" in offered(PROBLEMS["window"][0])  # n = 4
-    assert "window_minus_one" not in offered(ExerciseOptions(seed=4, variant="window", tokens=3,
-                                                             window=1))  # fmt: skip
+    assert "window_minus_one" not in offered(
+        ExerciseOptions(seed=4, variant="window", tokens=3, window=1)
+    )
     one_pair = offered(ExerciseOptions(seed=5, variant="rope"))  # d_k = 2
     assert not {"rope_wrong_pair", "rope_half_pairs"} & one_pair
     assert {"rope_wrong_pair", "rope_half_pairs"} <= offered(PROBLEMS["rope"][0])  # d_k = 4
@@ -224,8 +249,15 @@ def students_chain(opt: ExerciseOptions, p: int = 3) -> dict:
         S = r(scores / math.sqrt(Q[i].shape[-1]), p)
         A = r(torch.softmax(S + M, -1), p)
         H.append(r(A @ V[j], p))
-        steps |= {("K", i): K[j], ("V", i): V[j], ("scores", i): scores, ("S", i): S,
-                  ("S_masked", i): S + M, ("A", i): A, ("H", i): H[i]}  # fmt: skip
+        steps |= {
+            ("K", i): K[j],
+            ("V", i): V[j],
+            ("scores", i): scores,
+            ("S", i): S,
+            ("S_masked", i): S + M,
+            ("A", i): A,
+            ("H", i): H[i],
+        }
     concat = torch.cat(H, -1)
     out = concat @ f64(pb["W_O"]) if "W_O" in pb else concat
     return steps | {("concat", None): concat, ("output", None): r(out, p)}
@@ -249,8 +281,9 @@ def test_right_answers_are_right_on_many_seeds(variant):
     and two shapes; with 2 decimals asked, both to 2 decimals."""
     for seed in range(25):
         for decimals in (3, 2) if seed < 5 else (3,):
-            opt = ExerciseOptions(seed=seed, variant=variant, decimals=decimals,
-                                  **shape_of(variant, seed))  # fmt: skip
+            opt = ExerciseOptions(
+                seed=seed, variant=variant, decimals=decimals, **shape_of(variant, seed)
+            )
             prob = problem(opt)
             key = computed_steps(prob.data(), (), FORWARD)
             for steps in (key, students_chain(opt, decimals)):
@@ -266,8 +299,12 @@ def test_the_template_filled_from_the_keys_json_is_right(variant):
     opt = ExerciseOptions(seed=11, variant=variant, **shape_of(variant, 1))
     ex = make_exercise(opt)
     doc = json.loads(json.dumps(ex.answer))
-    rounded = lambda m: [[x if isinstance(x, str) or math.isinf(x) else round(x, 3)  # noqa: E731
-                          for x in row] for row in m]  # fmt: skip
+
+    def rounded(m):
+        return [
+            [x if isinstance(x, str) or math.isinf(x) else round(x, 3) for x in row] for row in m
+        ]
+
     for part in ("heads", "kv_heads"):
         for i, head in enumerate(doc.get(part, [])):
             for name in head:
@@ -318,8 +355,13 @@ def test_each_mistake_is_diagnosed_as_itself_from_a_full_answer(case):
 
 def indistinguishable(opt: ExerciseOptions, a: Mistake, b: Mistake, keys: list) -> bool:
     wa, wb = wrong_steps(opt, [a]), wrong_steps(opt, [b])
-    return all(k in wa and k in wb and wa[k].shape == wb[k].shape and torch.allclose(
-        wa[k], wb[k], atol=1e-3) for k in keys)  # fmt: skip
+    return all(
+        k in wa
+        and k in wb
+        and wa[k].shape == wb[k].shape
+        and torch.allclose(wa[k], wb[k], atol=1e-3)
+        for k in keys
+    )
 
 
 @pytest.mark.parametrize("case", [c for c in cases() if c[1] in VARIANT_MISTAKES], ids=ident)
@@ -335,16 +377,18 @@ def test_each_variant_mistake_is_diagnosed_from_partial_answers(case):
         steps = {k: v for k, v in wrong_steps(opt, [m]).items() if k[0] == keys[0][0]}
         report = answer(problem(opt), steps, keys=(keys[0][0],))
         assert (name,) in report.diagnosis_names, (keys, report_lines(report))
-        others = [o for o in mistakes(opt)
-                  if (o.name,) in report.diagnosis_names and o.name != name]  # fmt: skip
+        others = [
+            o for o in mistakes(opt) if (o.name,) in report.diagnosis_names and o.name != name
+        ]
         assert all(indistinguishable(opt, m, o, list(steps)) for o in others), keys
 
 
 # --- built by hand -------------------------------------------------------------------------------
 
 
-def by_hand(opt: ExerciseOptions, *, repeat=None, M=None, turn_q=None, turn_k=None,
-            turn_v=None) -> dict:  # fmt: skip
+def by_hand(
+    opt: ExerciseOptions, *, repeat=None, M=None, turn_q=None, turn_k=None, turn_v=None
+) -> dict:
     """The problem computed with torch and the reference's pieces, with one change: the K/V
     heads ``repeat``ed another way, another mask ``M``, another rotation of Q or K, or V
     rotated."""
@@ -400,8 +444,11 @@ def test_kv_groups_repeated_interleaved_by_hand(opt):
 @pytest.mark.parametrize("opt", having("windowed"))
 def test_a_window_off_by_one_by_hand(opt):
     n, w = opt.tokens, opt.window
-    for wrong, name in ((w + 1, "window_plus_one"), (w - 1, "window_minus_one"),
-                        (n, "window_causal")):  # fmt: skip
+    for wrong, name in (
+        (w + 1, "window_plus_one"),
+        (w - 1, "window_minus_one"),
+        (n, "window_causal"),
+    ):
         if not 1 <= wrong <= n or (wrong == n and name != "window_causal"):
             continue
         steps = by_hand(opt, M=windows.sliding_window_mask(n, wrong))
@@ -461,15 +508,18 @@ def test_steps_of_the_kv_heads_are_named_by_their_json_path_and_symbol():
     text = "\n".join(report_lines(report))
     assert "Primeiro passo errado: K⁽²⁾ (kv_heads[1].K)." in text
     assert "Diagnóstico: um erro de conta em uma entrada: K⁽²⁾ em [" in text
-    en = answer(problem(ExerciseOptions(seed=3, variant="gqa", heads=4)), {("K", 2): K},
-                keys=("K",))  # fmt: skip
+    en = answer(
+        problem(ExerciseOptions(seed=3, variant="gqa", heads=4)), {("K", 2): K}, keys=("K",)
+    )
     assert "First wrong step: the K query head 3 reads (heads[2].K)." in report_lines(en)
 
 
 def test_a_variant_answer_no_mistake_explains_lists_the_variants_catalogue():
-    for variant, words in (("gqa", "the order of the K/V groups"),
-                           ("window", "the window's width off by one"),
-                           ("rope", "RoPE's angle of the wrong pair")):  # fmt: skip
+    for variant, words in (
+        ("gqa", "the order of the K/V groups"),
+        ("window", "the window's width off by one"),
+        ("rope", "RoPE's angle of the wrong pair"),
+    ):
         prob = problem(PROBLEMS[variant][0])
         out = computed_steps(prob.data(), (), FORWARD)[("output", None)]
         noise = torch.arange(out.numel(), dtype=torch.float64).reshape(out.shape) % 7 * 0.1

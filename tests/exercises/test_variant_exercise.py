@@ -41,8 +41,9 @@ def variant_options(draw) -> ExerciseOptions:
     variant = draw(st.sampled_from(["gqa", "window", "rope"]))
     tokens = draw(st.integers(2, 8))
     if variant == "gqa":
-        d_model, heads = draw(st.sampled_from([(2, 2), (4, 2), (4, 4), (6, 2), (6, 3), (6, 6),
-                                               (8, 4), (8, 8)]))  # fmt: skip
+        d_model, heads = draw(
+            st.sampled_from([(2, 2), (4, 2), (4, 4), (6, 2), (6, 3), (6, 6), (8, 4), (8, 8)])
+        )
         kv = draw(st.sampled_from([g for g in range(1, heads) if heads % g == 0]))
         extra: dict = {"kv_heads": kv}
     elif variant == "window":
@@ -50,13 +51,20 @@ def variant_options(draw) -> ExerciseOptions:
         heads = draw(st.sampled_from([h for h in range(1, d_model + 1) if d_model % h == 0]))
         extra = {"window": draw(st.integers(1, tokens - 1))}
     else:
-        d_model, heads = draw(st.sampled_from([(2, 1), (4, 1), (4, 2), (6, 1), (6, 3), (8, 2),
-                                               (8, 4)]))  # fmt: skip
+        d_model, heads = draw(
+            st.sampled_from([(2, 1), (4, 1), (4, 2), (6, 1), (6, 3), (8, 2), (8, 4)])
+        )
         extra = {}
-    return ExerciseOptions(seed=draw(st.integers(0, 10**9)), tokens=tokens, d_model=d_model,
-                           heads=heads, causal=variant == "window" or draw(st.booleans()),
-                           lang=draw(st.sampled_from(["en", "pt"])), variant=variant,
-                           **extra)  # fmt: skip
+    return ExerciseOptions(
+        seed=draw(st.integers(0, 10**9)),
+        tokens=tokens,
+        d_model=d_model,
+        heads=heads,
+        causal=variant == "window" or draw(st.booleans()),
+        lang=draw(st.sampled_from(["en", "pt"])),
+        variant=variant,
+        **extra,
+    )
 
 
 def torch_output(problem: dict, opt: ExerciseOptions) -> torch.Tensor:
@@ -77,9 +85,13 @@ def torch_output(problem: dict, opt: ExerciseOptions) -> torch.Tensor:
         t, u = torch.arange(n).unsqueeze(1), torch.arange(n).unsqueeze(0)
         mask = (t - u >= 0) & (t - u < problem["window"])
     H = F.scaled_dot_product_attention(
-        Q.unsqueeze(0), K.unsqueeze(0), V.unsqueeze(0), attn_mask=mask,
-        is_causal=opt.causal and mask is None, enable_gqa=True,
-    )[0]  # fmt: skip
+        Q.unsqueeze(0),
+        K.unsqueeze(0),
+        V.unsqueeze(0),
+        attn_mask=mask,
+        is_causal=opt.causal and mask is None,
+        enable_gqa=True,
+    )[0]
     concat = torch.cat(list(H), -1)
     return concat @ f64(problem["W_O"]) if "W_O" in problem else concat
 
@@ -104,8 +116,9 @@ def test_the_key_is_pytorchs_kernel_on_the_problem(opt: ExerciseOptions):
 def test_window_and_rope_ask_the_homeworks_numbers_of_the_same_seed(opt: ExerciseOptions):
     """The same stream of numbers: where neither problem was drawn again (so that it hides
     no mistake of its own catalogue), the very same numbers."""
-    homework = ExerciseOptions(seed=opt.seed, tokens=opt.tokens, d_model=opt.d_model,
-                               heads=opt.heads, lang=opt.lang)  # fmt: skip
+    homework = ExerciseOptions(
+        seed=opt.seed, tokens=opt.tokens, d_model=opt.d_model, heads=opt.heads, lang=opt.lang
+    )
     if draw(homework).draws > 1 or draw(opt).draws > 1:
         return
     mha, mine = draw_problem(homework), draw_problem(opt)
@@ -146,16 +159,23 @@ def test_defaults_are_filled_in_so_equal_exercises_are_equal(kwargs, filled):
 
 def test_the_homeworks_options_json_is_unchanged():
     """No "variant" key for mha: the classroom compares these objects as they are."""
-    for opt in (ExerciseOptions(), ExerciseOptions(seed=3, lang="pt", decimals=2),
-                ExerciseOptions(variant="mha", backward=True)):  # fmt: skip
+    for opt in (
+        ExerciseOptions(),
+        ExerciseOptions(seed=3, lang="pt", decimals=2),
+        ExerciseOptions(variant="mha", backward=True),
+    ):
         assert list(opt.to_json()) == MHA_KEYS and opt.flags == ""
-        assert options_from_json(opt.to_json()) == ExerciseOptions(**{
-            k: getattr(opt, k) for k in MHA_KEYS})  # fmt: skip
+        assert options_from_json(opt.to_json()) == ExerciseOptions(
+            **{k: getattr(opt, k) for k in MHA_KEYS}
+        )
     explicit = options_from_json({"seed": 1, "variant": "mha"})
     assert explicit.to_json() == ExerciseOptions(seed=1).to_json()
     # negative control: a variant's object says so, and round-trips
-    for opt in (ExerciseOptions(variant="gqa", heads=4), ExerciseOptions(variant="window"),
-                ExerciseOptions(variant="rope")):  # fmt: skip
+    for opt in (
+        ExerciseOptions(variant="gqa", heads=4),
+        ExerciseOptions(variant="window"),
+        ExerciseOptions(variant="rope"),
+    ):
         doc = opt.to_json()
         assert list(doc)[: len(MHA_KEYS)] == MHA_KEYS and doc["variant"] == opt.variant
         assert options_from_json(json.loads(json.dumps(doc))) == opt
@@ -226,14 +246,16 @@ def test_bad_variant_objects_in_an_answer(obj, message):
 @pytest.mark.parametrize("variant", ["gqa", "window", "rope", "gqa+rope", "gqa+window"])
 def test_the_template_asks_the_layouts_steps_in_explains_names(variant):
     grouped = variant.startswith("gqa")
-    opt = ExerciseOptions(seed=2, variant=variant, heads=4 if grouped else 2,
-                          d_model=8 if grouped else 4)  # fmt: skip
+    opt = ExerciseOptions(
+        seed=2, variant=variant, heads=4 if grouped else 2, d_model=8 if grouped else 4
+    )
     ex = make_exercise(opt)
     layout = layout_of(opt.features)
     assert ex.answer["exercise"] == opt.to_json()
     assert ex.answer["heads"] == [dict.fromkeys(layout.template_heads)] * opt.heads
     assert ex.answer.get("kv_heads", []) == [dict.fromkeys(layout.template_kv_heads)] * (
-        (opt.kv_heads or opt.heads) if layout.template_kv_heads else 0)  # fmt: skip
+        (opt.kv_heads or opt.heads) if layout.template_kv_heads else 0
+    )
     assert ex.answer["concat"] is None and ex.answer["output"] is None
     # every name asked is a name of the key's JSON (explain's), where its number is
     for name in layout.template_heads:
@@ -271,8 +293,9 @@ def test_the_window_statement_gives_w_and_not_the_mask():
 def test_the_rope_statement_gives_the_angles_cosines_and_sines(lang):
     opt = ExerciseOptions(seed=6, variant="rope", heads=1, tokens=4, lang=lang)
     ex = make_exercise(opt)
-    tables = {m.text: m.value for s in ex.statement.sections for m in s.items
-              if getattr(m, "text", None)}  # fmt: skip
+    tables = {
+        m.text: m.value for s in ex.statement.sections for m in s.items if getattr(m, "text", None)
+    }
     sin = "sen mθ_p" if lang == "pt" else "sin mθ_p"
     theta = torch.tensor([1.0, 0.01], dtype=torch.float64)  # 10000^(-2p/4)
     angles = torch.arange(4, dtype=torch.float64).unsqueeze(1) * theta
@@ -283,8 +306,11 @@ def test_the_rope_statement_gives_the_angles_cosines_and_sines(lang):
     text = render(ex.statement, "markdown", 3)
     cos1 = f"{math.cos(1):.3f}".replace(".", "," if lang == "pt" else ".")
     assert cos1 in text  # printed to the decimals asked
-    words = ("x'_2p = x_2p cos mθ_p − x_2p+1 sin mθ_p" if lang == "en"
-             else "x'_2p = x_2p cos mθ_p − x_2p+1 sen mθ_p")  # fmt: skip
+    words = (
+        "x'_2p = x_2p cos mθ_p − x_2p+1 sin mθ_p"
+        if lang == "en"
+        else "x'_2p = x_2p cos mθ_p − x_2p+1 sen mθ_p"
+    )
     assert words in text
 
 

@@ -37,9 +37,12 @@ def ablation(migrated_store, tmp_path_factory, shakespeare):
     connect(uri)
     started: list[tuple[str, str]] = []
     outcome = run_ablation(
-        ABLATION, shakespeare, out_root=root / "runs", log_system_metrics=False,
+        ABLATION,
+        shakespeare,
+        out_root=root / "runs",
+        log_system_metrics=False,
         on_run_start=lambda arm, run_id: started.append((arm, run_id)),
-    )  # fmt: skip
+    )
     assert started == [("", outcome.parent_run_id)] + [
         (r.attention, r.run_id) for r in outcome.rows
     ]
@@ -89,8 +92,13 @@ def test_the_parent_logs_each_arm_s_metrics_under_the_arm_s_own_names(ablation_s
     parent = client.get_run(o.parent_run_id).data.metrics
     for row in o.rows:
         arm = client.get_run(row.run_id).data.metrics
-        for key in (Metric.FINAL_TRAIN_EVAL_LOSS, Metric.FINAL_VAL_LOSS, Metric.BEST_VAL_LOSS,
-                    Metric.MEAN_TOKENS_PER_SEC, Metric.WALL_TIME_S):  # fmt: skip
+        for key in (
+            Metric.FINAL_TRAIN_EVAL_LOSS,
+            Metric.FINAL_VAL_LOSS,
+            Metric.BEST_VAL_LOSS,
+            Metric.MEAN_TOKENS_PER_SEC,
+            Metric.WALL_TIME_S,
+        ):
             assert parent[f"{row.attention}_{key}"] == arm[key], key
     assert "multihead_final_train_loss" not in parent  # the old, inconsistent name
 
@@ -196,9 +204,12 @@ def heads_sweep(migrated_store, tmp_path_factory, shakespeare):
     mp.setenv("MLFLOW_TRACKING_URI", uri)
     connect(uri)
     outcome = run_heads_sweep(
-        SWEEP.with_options(attention="none"), shakespeare, heads=(1, 2), out_root=root / "runs",
+        SWEEP.with_options(attention="none"),
+        shakespeare,
+        heads=(1, 2),
+        out_root=root / "runs",
         log_system_metrics=False,
-    )  # fmt: skip
+    )
     yield outcome, uri
     mp.undo()
 

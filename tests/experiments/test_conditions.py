@@ -28,11 +28,24 @@ def after(load: float, cpus: int = 2) -> dict:
 
 def before(load: float | None, flagged: int = 0, cpus: int = 2, **extra: object) -> dict:
     """A results file of `_bench.machine`: the load read before each timed part."""
-    summary = {"read": "before each timed part", "busy_limit": 0.5, "probe_s": 0.5, "parts": 6,
-               "flagged": flagged, "first_load_1min": load, "max_load_1min": load,
-               "max_busy_cores": 0.1, "reads": []}  # fmt: skip
-    machine = {"date_utc": "2026-11-24 09:00", "cpus": cpus, "loadavg_1min": load,
-               "load_read": "before", "load": summary}  # fmt: skip
+    summary = {
+        "read": "before each timed part",
+        "busy_limit": 0.5,
+        "probe_s": 0.5,
+        "parts": 6,
+        "flagged": flagged,
+        "first_load_1min": load,
+        "max_load_1min": load,
+        "max_busy_cores": 0.1,
+        "reads": [],
+    }
+    machine = {
+        "date_utc": "2026-11-24 09:00",
+        "cpus": cpus,
+        "loadavg_1min": load,
+        "load_read": "before",
+        "load": summary,
+    }
     return {"machine": machine, **extra}
 
 
@@ -107,8 +120,9 @@ def test_the_recorded_benchmarks_are_not_called_quiet():
         doc = json.loads((BENCH / f"{name}.json").read_text(encoding="utf-8"))
         r = load_reading(name, doc)
         readings.append(r)
-        assert r.quiet is (r.read_before and doc["machine"]["loadavg_1min"] <= 0.25 * r.cpus
-                           and not r.flagged)  # fmt: skip
+        assert r.quiet is (
+            r.read_before and doc["machine"]["loadavg_1min"] <= 0.25 * r.cpus and not r.flagged
+        )
     text = quiet_summary(readings)
     n_quiet = sum(r.quiet for r in readings)
     assert text.startswith("Every") if n_quiet == 4 else text.startswith(f"{n_quiet} of the 4")

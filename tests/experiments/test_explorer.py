@@ -57,9 +57,15 @@ def test_the_manifest_describes_the_model(written):
     assert m["format"] == explorer.FORMAT and m["byte_order"] == "little"
     assert m["chars"] == list(ckpt.vocab.chars) and len(m["chars"]) == 65
     assert m["config"] == {
-        "vocab_size": 65, "block_size": 128, "n_embd": 128, "n_layer": 2, "n_head": 2,
-        "d_k": 64, "layer_norm_eps": model.ln_f.eps, "gelu": "erf",
-    }  # fmt: skip
+        "vocab_size": 65,
+        "block_size": 128,
+        "n_embd": 128,
+        "n_layer": 2,
+        "n_head": 2,
+        "d_k": 64,
+        "layer_norm_eps": model.ln_f.eps,
+        "gelu": "erf",
+    }
     assert m["model"]["step"] == 17 and m["model"]["best_val_loss"] == 2.5
     assert m["model"]["n_params"] == 429_824 and m["model"]["source"] == "a test"
     assert m["model"]["options"] == ckpt.config.to_flat()

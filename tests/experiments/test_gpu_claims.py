@@ -46,9 +46,11 @@ def claim(gs: dict[str, Any], start: str) -> str:
 
 def test_the_recorded_h100_run_meets_the_three_targets(gs):
     text = gpu_claims(gs)
-    assert any("5.70× the tokens/s of nanoGPT's compiled `train.py`" in c
-               and "5.69× in attnref's slowest repetition): the target of ≥ 5× is met." in c
-               for c in text)  # fmt: skip
+    assert any(
+        "5.70× the tokens/s of nanoGPT's compiled `train.py`" in c
+        and "5.69× in attnref's slowest repetition): the target of ≥ 5× is met." in c
+        for c in text
+    )
     assert "took 5.4 s: the target of ≤ 6 s is met." in claim(gs, "Q02's default run")
     assert "1.5361, one seed, bf16" in claim(gs, "Q02's default run")
     assert "took 13.4 s: the target of ≤ 30 s is met." in claim(gs, "The ablation's")
@@ -64,8 +66,9 @@ def test_the_nanogpt_target_on_both_sides_of_five(gs):
     assert "4.90× the tokens/s" in claim(gs, "attnref's graphed")
     # the median beyond 5×, the slowest repetition (0.848 ms) under it
     set_nanogpt(gs, 5.0 * ours + 0.0005)
-    assert claim(gs, "attnref's graphed").endswith("met by the median only, not by the "
-                                                   "slowest repetition.")  # fmt: skip
+    assert claim(gs, "attnref's graphed").endswith(
+        "met by the median only, not by the slowest repetition."
+    )
     set_nanogpt(gs, GPU_TARGETS["times_nanogpt"] * 0.848 + 0.001)
     assert claim(gs, "attnref's graphed").endswith("the target of ≥ 5× is met.")
 
@@ -169,8 +172,10 @@ def test_the_seeds_spread_decides_whether_the_two_reach_the_same_quality(bg, lat
     said = baby_gpt_claims(bg, later)[1]
     assert said.startswith("Over 3 seeds (seeds 1338, 1339 in a later run on the same kind ")
     assert "1 of 3 reached 1.47 (seed 1338 at step 2,000, 33.6 s)" in said
-    assert said.endswith("is within that spread: the two reach the same quality, told apart "
-                         "by no more than the seeds.")  # fmt: skip
+    assert said.endswith(
+        "is within that spread: the two reach the same quality, told apart "
+        "by no more than the seeds."
+    )
     worse = copy.deepcopy(bg)
     arm(worse, "nanoGPT")["best_val"] = 1.49
     assert baby_gpt_claims(worse, later)[1].endswith("is outside that spread.")
@@ -181,8 +186,10 @@ def test_the_time_to_the_common_level_is_read_from_both_runs_evaluations(bg):
     from attention_ref.experiments.speed_claims import baby_gpt_claims
 
     said = baby_gpt_claims(bg)[-1]
-    assert said.startswith("To the level both reached in that run (val ≤ 1.4733), attnref "
-                           "took 38.9 s (step 2,250; 43.6 s from")  # fmt: skip
+    assert said.startswith(
+        "To the level both reached in that run (val ≤ 1.4733), attnref "
+        "took 38.9 s (step 2,250; 43.6 s from"
+    )
     assert said.endswith("from launch, nanoGPT's took 1.65× as long as attnref's.")
     slow = copy.deepcopy(bg)
     for e in arm(slow, "attnref")["evals"]:

@@ -27,18 +27,30 @@ SHA = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
 
 
 def row(
-    heads: int, best: float, n_params: int = 824_000, *, data_sha256: str | None = SHA,
+    heads: int,
+    best: float,
+    n_params: int = 824_000,
+    *,
+    data_sha256: str | None = SHA,
     **options: object,
-) -> HeadsRow:  # fmt: skip
+) -> HeadsRow:
     """An arm with ``best`` as its best validation loss (the other figures fixed), recorded
     with the default options but for its heads (and ``options``)."""
     config = CONFIG | {"n_head": str(heads)} | {k: str(v) for k, v in options.items()}
     return HeadsRow(
-        heads=heads, d_k=128 // heads, run_id=f"run{heads}", n_params=n_params,
-        best_val_loss=best, final_val_loss=best + 0.01, final_train_loss=best - 0.02,
-        tokens_per_sec=10_000.0 / heads, wall_time_s=60.0 * heads, steps=2600, config=config,
+        heads=heads,
+        d_k=128 // heads,
+        run_id=f"run{heads}",
+        n_params=n_params,
+        best_val_loss=best,
+        final_val_loss=best + 0.01,
+        final_train_loss=best - 0.02,
+        tokens_per_sec=10_000.0 / heads,
+        wall_time_s=60.0 * heads,
+        steps=2600,
+        config=config,
         data_sha256=data_sha256,
-    )  # fmt: skip
+    )
 
 
 def sweep(*bests: float) -> list[HeadsRow]:

@@ -63,11 +63,18 @@ class Stores:
         return self.exp[name]
 
     def run(
-        self, name: str, *, experiment: str = "shakespeare", kind: str | None = RunKind.TRAIN,
-        status: str = RunStatus.FINISHED, start: int = T0, tags: dict[str, str] | None = None,
-        params: dict[str, str] | None = None, metrics: dict[str, list[tuple[int, float]]] | None
-        = None, model_seed: int | None = None,
-    ) -> str:  # fmt: skip
+        self,
+        name: str,
+        *,
+        experiment: str = "shakespeare",
+        kind: str | None = RunKind.TRAIN,
+        status: str = RunStatus.FINISHED,
+        start: int = T0,
+        tags: dict[str, str] | None = None,
+        params: dict[str, str] | None = None,
+        metrics: dict[str, list[tuple[int, float]]] | None = None,
+        model_seed: int | None = None,
+    ) -> str:
         all_tags = {**({Tag.KIND: kind} if kind else {}), **(tags or {})}
         run = self.client.create_run(
             self.experiment(experiment), start_time=start, tags=all_tags, run_name=name
@@ -140,37 +147,90 @@ def stores(store, tmp_path):
 def test_every_answer_is_mlflows_as_the_store_changes(stores):
     s = stores
     train = {"attention": "multihead", "n_head": "2", "max_steps": "120"}
-    first = s.run("q02-multihead", start=T0, params=train, model_seed=1,
-                  tags={Tag.ATTENTION: "multihead"},
-                  metrics={"best_val_loss": [(60, 2.5), (120, 2.25)]})  # fmt: skip
+    first = s.run(
+        "q02-multihead",
+        start=T0,
+        params=train,
+        model_seed=1,
+        tags={Tag.ATTENTION: "multihead"},
+        metrics={"best_val_loss": [(60, 2.5), (120, 2.25)]},
+    )
     # two runs that start in the same millisecond: MLflow orders them by run id
-    tie_a = s.run("tie-a", start=T0 + 10, params=train, model_seed=2,
-                  tags={Tag.ATTENTION: "multihead"})  # fmt: skip
-    tie_b = s.run("tie-b", start=T0 + 10, params=train, model_seed=3,
-                  tags={Tag.ATTENTION: "multihead"})  # fmt: skip
-    killed = s.run("killed", start=T0 + 20, status=RunStatus.KILLED, params=train,
-                   metrics={"train_loss": [(1, 4.0), (37, 3.0), (12, 3.5)]})  # fmt: skip
-    failed = s.run("failed", start=T0 + 30, status=RunStatus.FAILED, params=train,
-                   tags={Tag.FAILED_AT_STEP: "9"})  # fmt: skip
+    tie_a = s.run(
+        "tie-a", start=T0 + 10, params=train, model_seed=2, tags={Tag.ATTENTION: "multihead"}
+    )
+    tie_b = s.run(
+        "tie-b", start=T0 + 10, params=train, model_seed=3, tags={Tag.ATTENTION: "multihead"}
+    )
+    killed = s.run(
+        "killed",
+        start=T0 + 20,
+        status=RunStatus.KILLED,
+        params=train,
+        metrics={"train_loss": [(1, 4.0), (37, 3.0), (12, 3.5)]},
+    )
+    failed = s.run(
+        "failed",
+        start=T0 + 30,
+        status=RunStatus.FAILED,
+        params=train,
+        tags={Tag.FAILED_AT_STEP: "9"},
+    )
     running = s.run("running", start=T0 + 35, status=RunStatus.RUNNING, params=train)
-    nan = s.run("nan-best", start=T0 + 36, params=train, model_seed=4,
-                metrics={"best_val_loss": [(5, float("nan"))]})  # fmt: skip
-    parent = s.run("ablation", kind=RunKind.ABLATION, start=T0 + 40,
-                   params={"arms": "multihead,none"})  # fmt: skip
-    arm_none = s.run("ablation/none", start=T0 + 41, params={**train, "attention": "none"},
-                     tags={Tag.PARENT_RUN_ID: parent, Tag.ATTENTION: "none"},
-                     model_seed=5)  # fmt: skip
-    arm_mh = s.run("ablation/multihead", start=T0 + 42, params=train, model_seed=6,
-                   tags={Tag.PARENT_RUN_ID: parent, Tag.ATTENTION: "multihead"})  # fmt: skip
+    nan = s.run(
+        "nan-best",
+        start=T0 + 36,
+        params=train,
+        model_seed=4,
+        metrics={"best_val_loss": [(5, float("nan"))]},
+    )
+    parent = s.run(
+        "ablation", kind=RunKind.ABLATION, start=T0 + 40, params={"arms": "multihead,none"}
+    )
+    arm_none = s.run(
+        "ablation/none",
+        start=T0 + 41,
+        params={**train, "attention": "none"},
+        tags={Tag.PARENT_RUN_ID: parent, Tag.ATTENTION: "none"},
+        model_seed=5,
+    )
+    arm_mh = s.run(
+        "ablation/multihead",
+        start=T0 + 42,
+        params=train,
+        model_seed=6,
+        tags={Tag.PARENT_RUN_ID: parent, Tag.ATTENTION: "multihead"},
+    )
     sweep = s.run("heads", kind=RunKind.HEADS_SWEEP, start=T0 + 50, params={"heads": "1,4"})
-    arm_4 = s.run("heads/4", start=T0 + 51, params={**train, "n_head": "4"}, model_seed=7,
-                  tags={Tag.PARENT_RUN_ID: sweep, Tag.ATTENTION: "multihead"})  # fmt: skip
+    arm_4 = s.run(
+        "heads/4",
+        start=T0 + 51,
+        params={**train, "n_head": "4"},
+        model_seed=7,
+        tags={Tag.PARENT_RUN_ID: sweep, Tag.ATTENTION: "multihead"},
+    )
     empty_sweep = s.run("heads", kind=RunKind.HEADS_SWEEP, start=T0 + 52, params={"heads": ""})
     by_hand = s.run("by-hand", experiment="other", kind=None, start=T0 + 60)
     gone_exp = s.run("old", experiment="gone", start=T0 + 70, params=train, model_seed=8)
-    runs = [first, tie_a, tie_b, killed, failed, running, nan, parent, arm_none, arm_mh, sweep,
-            arm_4, empty_sweep, by_hand, gone_exp, "0123456789abcdef0123456789abcdef",
-            "not a run id!"]  # fmt: skip
+    runs = [
+        first,
+        tie_a,
+        tie_b,
+        killed,
+        failed,
+        running,
+        nan,
+        parent,
+        arm_none,
+        arm_mh,
+        sweep,
+        arm_4,
+        empty_sweep,
+        by_hand,
+        gone_exp,
+        "0123456789abcdef0123456789abcdef",
+        "not a run id!",
+    ]
     names: list[str | None] = ["shakespeare", "other", "gone", "missing", None]
     same_everywhere(s, names, runs)
     with s.local() as view:  # the rows themselves, as `attnref runs` shows them
@@ -223,8 +283,10 @@ def test_it_refuses_what_it_does_not_know(store, tmp_path):
     (tmp_path / "plain.db").write_bytes(b"")
     sqlite3.connect(tmp_path / "plain.db").execute("CREATE TABLE t (x)").connection.commit()
     assert LocalStore.open(f"sqlite:///{tmp_path / 'plain.db'}") is None
-    for change in ("UPDATE alembic_version SET version_num = 'f00'",
-                   "UPDATE experiments SET workspace = 'team-a'"):  # fmt: skip
+    for change in (
+        "UPDATE alembic_version SET version_num = 'f00'",
+        "UPDATE experiments SET workspace = 'team-a'",
+    ):
         copy = tmp_path / "copy.db"
         shutil.copy(db, copy)
         with sqlite3.connect(copy) as c:
@@ -233,8 +295,9 @@ def test_it_refuses_what_it_does_not_know(store, tmp_path):
     s = Stores(store, tmp_path)
     rid = s.run("remote", model_seed=1)
     with sqlite3.connect(db) as c:
-        c.execute("UPDATE runs SET artifact_uri = 'mlflow-artifacts:/1/x' WHERE run_uuid = ?",
-                  (rid,))  # fmt: skip
+        c.execute(
+            "UPDATE runs SET artifact_uri = 'mlflow-artifacts:/1/x' WHERE run_uuid = ?", (rid,)
+        )
     with s.local() as view, pytest.raises(LocalStoreUnavailableError):
         view.model_file(rid)
 
@@ -275,8 +338,12 @@ def test_a_store_being_written_is_read_between_writes(stores):
 def test_runs_and_sample_read_a_local_store_without_importing_mlflow(store, tmp_path):
     """In a fresh interpreter, as a person runs them: no mlflow (nor matplotlib) imported."""
     s = Stores(store, tmp_path)
-    rid = s.run("q02-multihead", params={"max_steps": "1", "n_head": "2"}, model_seed=3,
-                tags={Tag.ATTENTION: "multihead"})  # fmt: skip
+    rid = s.run(
+        "q02-multihead",
+        params={"max_steps": "1", "n_head": "2"},
+        model_seed=3,
+        tags={Tag.ATTENTION: "multihead"},
+    )
     code = (
         "import sys\n"
         "from cli.main import main\n"
@@ -285,9 +352,13 @@ def test_runs_and_sample_read_a_local_store_without_importing_mlflow(store, tmp_
         "print(codes, sorted(m for m in ('mlflow', 'matplotlib') if m in sys.modules))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[0, 0, 0] []"
     assert f"sampling the latest finished run, q02-multihead ({rid})" in out.stderr
@@ -299,11 +370,20 @@ def test_the_cli_prints_the_same_through_either_reader(stores, capsys, monkeypat
     from cli.main import main
 
     s = stores
-    first = s.run("q02-multihead", params={"max_steps": "9", "n_head": "2"}, model_seed=2,
-                  tags={Tag.ATTENTION: "multihead"})  # fmt: skip
+    first = s.run(
+        "q02-multihead",
+        params={"max_steps": "9", "n_head": "2"},
+        model_seed=2,
+        tags={Tag.ATTENTION: "multihead"},
+    )
     parent = s.run("ablation", kind=RunKind.ABLATION, start=T0 + 5, params={"arms": "none"})
-    s.run("ablation/none", start=T0 + 6, params={"max_steps": "9"}, model_seed=4,
-          tags={Tag.PARENT_RUN_ID: parent, Tag.ATTENTION: "none"})  # fmt: skip
+    s.run(
+        "ablation/none",
+        start=T0 + 6,
+        params={"max_steps": "9"},
+        model_seed=4,
+        tags={Tag.PARENT_RUN_ID: parent, Tag.ATTENTION: "none"},
+    )
     commands = [
         ["runs"],
         ["runs", "--format", "json"],

@@ -64,10 +64,22 @@ def server(store, tmp_path):
     port = free_port()
     log = (tmp_path / "server.log").open("w")
     proc = subprocess.Popen(
-        [MLFLOW, "server", "--backend-store-uri", store, "--host", "127.0.0.1",
-         "--port", str(port), "--workers", "1"],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        [
+            MLFLOW,
+            "server",
+            "--backend-store-uri",
+            store,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:

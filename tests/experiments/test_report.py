@@ -61,8 +61,17 @@ def arm(
         metrics[Metric.FINAL_TRAIN_EVAL_LOSS] = train
     curve = curve or [(250, 3.0), (500, best + 0.01), (750, best), (1000, best)]
     config = CONFIG | {"attention": attention} | {k: str(v) for k, v in options.items()}
-    return ArmRow.from_metrics(attention, f"run-{attention}", "FINISHED", n_params, steps,
-                               metrics, curve, config=config, data_sha256=data_sha256)  # fmt: skip
+    return ArmRow.from_metrics(
+        attention,
+        f"run-{attention}",
+        "FINISHED",
+        n_params,
+        steps,
+        metrics,
+        curve,
+        config=config,
+        data_sha256=data_sha256,
+    )
 
 
 def report(*arms: ArmRow, base: Baselines = BASE) -> str:
@@ -83,11 +92,20 @@ def test_the_loop_s_payloads_are_the_metric_names():
 
 def test_a_row_reads_each_figure_from_its_metric():
     row = ArmRow.from_metrics(
-        "none", "r", "FINISHED", 10, 5,
-        {Metric.BEST_VAL_LOSS: 1.0, Metric.FINAL_VAL_LOSS: 2.0, Metric.FINAL_TRAIN_EVAL_LOSS: 3.0,
-         Metric.MEAN_TOKENS_PER_SEC: 4.0, Metric.WALL_TIME_S: 5.0},
+        "none",
+        "r",
+        "FINISHED",
+        10,
+        5,
+        {
+            Metric.BEST_VAL_LOSS: 1.0,
+            Metric.FINAL_VAL_LOSS: 2.0,
+            Metric.FINAL_TRAIN_EVAL_LOSS: 3.0,
+            Metric.MEAN_TOKENS_PER_SEC: 4.0,
+            Metric.WALL_TIME_S: 5.0,
+        },
         config={"seed": 7, "lr": 0.003},
-    )  # fmt: skip
+    )
     assert (row.best_val_loss, row.final_val_loss, row.final_train_loss) == (1.0, 2.0, 3.0)
     assert (row.tokens_per_sec, row.wall_time_s) == (4.0, 5.0)
     assert row.config == {"seed": "7", "lr": "0.003"} and row.seed == "7"  # as MLflow params
@@ -96,17 +114,24 @@ def test_a_row_reads_each_figure_from_its_metric():
 
 
 def test_the_report_states_every_figure_it_is_given():
-    arms = [arm("multihead", 1.58, 429_824), arm("none", 2.486, 297_216),
-            arm("uniform", 2.26, 363_776)]  # fmt: skip
+    arms = [
+        arm("multihead", 1.58, 429_824),
+        arm("none", 2.486, 297_216),
+        arm("uniform", 2.26, 363_776),
+    ]
     text = report(*arms)
     assert "| none | 297,216 | 2.4860 |" in text and "ln 65 = 4.174" in text
     assert "(unigram) 3.347" in text and "**bigram baseline** 2.480" in text
     assert "counted on the training split (add-one smoothing)" in text
-    assert "It is not a lower bound: the table counted on the validation split itself gives " \
-        "2.370." in text  # fmt: skip
+    assert (
+        "It is not a lower bound: the table counted on the validation split itself gives "
+        "2.370." in text
+    )
     # rows that do not record which parameters are attention: the difference is not called so
-    assert "The model with attention has 429,824 parameters, without it 297,216; which of " \
-        "them are attention is not recorded" in text  # fmt: skip
+    assert (
+        "The model with attention has 429,824 parameters, without it 297,216; which of "
+        "them are attention is not recorded" in text
+    )
     assert "Attention has" not in text
     assert "Runs: multihead `run-multihead`, none `run-none`, uniform `run-uniform`." in text
     assert "floor" not in text.lower()
@@ -118,9 +143,13 @@ def test_the_report_states_every_figure_it_is_given():
 
 @pytest.mark.parametrize(
     ("delta", "expected"),
-    [(-TOL - EPS, Side.BELOW), (-TOL + EPS, Side.AT), (TOL - EPS, Side.AT),
-     (TOL + EPS, Side.ABOVE)],
-)  # fmt: skip
+    [
+        (-TOL - EPS, Side.BELOW),
+        (-TOL + EPS, Side.AT),
+        (TOL - EPS, Side.AT),
+        (TOL + EPS, Side.ABOVE),
+    ],
+)
 def test_side_of_a_reference(delta, expected):
     assert side(2.48 + delta, 2.48) is expected
 
@@ -128,16 +157,32 @@ def test_side_of_a_reference(delta, expected):
 @pytest.mark.parametrize(
     ("best", "says", "never"),
     [
-        (2.553, "0.073 nats above the bigram baseline: at these steps it has not learned even "
-         "the bigram table", "below"),  # the issue's "-0.073 nats below the bigram floor"
-        (2.48 + TOL - EPS, "at the bigram baseline (+0.025 nats, within 0.03): at these steps it "
-         "has learned no more than", "below the bigram"),
-        (2.48 - TOL - EPS, "0.035 nats below the bigram baseline, but not below the bigram table "
-         "counted on the validation split (2.370): these numbers alone do not show", "use context"),
-        (2.37 - TOL - EPS, "nats below the bigram baseline, and below even the bigram table "
-         "counted on the validation split itself (2.370)", "do not show"),
+        (
+            2.553,
+            "0.073 nats above the bigram baseline: at these steps it has not learned even "
+            "the bigram table",
+            "below",
+        ),  # the issue's "-0.073 nats below the bigram floor"
+        (
+            2.48 + TOL - EPS,
+            "at the bigram baseline (+0.025 nats, within 0.03): at these steps it "
+            "has learned no more than",
+            "below the bigram",
+        ),
+        (
+            2.48 - TOL - EPS,
+            "0.035 nats below the bigram baseline, but not below the bigram table "
+            "counted on the validation split (2.370): these numbers alone do not show",
+            "use context",
+        ),
+        (
+            2.37 - TOL - EPS,
+            "nats below the bigram baseline, and below even the bigram table "
+            "counted on the validation split itself (2.370)",
+            "do not show",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_sentence_on_attention_follows_the_side_of_the_baseline(best, says, never):
     line = bullet(report(arm("multihead", best)), "With attention")
     assert says in line and never not in line
@@ -163,17 +208,32 @@ def test_not_a_lower_bound_is_said_only_when_it_is_not_one():
 @pytest.mark.parametrize(
     ("best", "says", "never"),
     [
-        (2.489, "reaches 2.489, at the bigram baseline (+0.009 nats, within 0.03): at these steps "
-         "mixing context has not helped", "below"),  # the issue's "2.489: below the floor"
-        (2.48 - TOL - EPS, "0.035 nats below the bigram baseline, but not below the bigram table",
-         "already helps"),
-        (2.30, "0.180 nats below the bigram baseline, and below even the bigram table counted on "
-         "the validation split itself (2.370), which no table P(next | current) beats there: "
-         "mixing context already helps", "not below"),
-        (2.48 + TOL + EPS, "0.035 nats above the bigram baseline: at these steps it has not "
-         "learned even the bigram table", "helps"),
+        (
+            2.489,
+            "reaches 2.489, at the bigram baseline (+0.009 nats, within 0.03): at these steps "
+            "mixing context has not helped",
+            "below",
+        ),  # the issue's "2.489: below the floor"
+        (
+            2.48 - TOL - EPS,
+            "0.035 nats below the bigram baseline, but not below the bigram table",
+            "already helps",
+        ),
+        (
+            2.30,
+            "0.180 nats below the bigram baseline, and below even the bigram table counted on "
+            "the validation split itself (2.370), which no table P(next | current) beats there: "
+            "mixing context already helps",
+            "not below",
+        ),
+        (
+            2.48 + TOL + EPS,
+            "0.035 nats above the bigram baseline: at these steps it has not "
+            "learned even the bigram table",
+            "helps",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_sentence_on_uniform_attention_follows_the_numbers(best, says, never):
     line = bullet(report(arm("uniform", best)), "Uniform attention")
     assert says in line and never not in line
@@ -182,14 +242,23 @@ def test_the_sentence_on_uniform_attention_follows_the_numbers(best, says, never
 @pytest.mark.parametrize(
     ("learned", "says"),
     [
-        (2.30 - TOL - EPS, "Learned attention is 0.035 nats lower (2.265): that difference is "
-         "what learning *where to look* is worth here, on one seed."),
-        (2.30 - TOL + EPS, "It is within 0.03 of learned attention (2.275, +0.025): at these "
-         "steps learning where to look has not paid."),
-        (2.30 + TOL + EPS, "It is 0.035 nats below learned attention (2.335): at these steps "
-         "equal weights beat learned ones, on one seed."),
+        (
+            2.30 - TOL - EPS,
+            "Learned attention is 0.035 nats lower (2.265): that difference is "
+            "what learning *where to look* is worth here, on one seed.",
+        ),
+        (
+            2.30 - TOL + EPS,
+            "It is within 0.03 of learned attention (2.275, +0.025): at these "
+            "steps learning where to look has not paid.",
+        ),
+        (
+            2.30 + TOL + EPS,
+            "It is 0.035 nats below learned attention (2.335): at these steps "
+            "equal weights beat learned ones, on one seed.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_uniform_against_learned_attention_follows_the_numbers(learned, says):
     line = bullet(report(arm("multihead", learned), arm("uniform", 2.30)), "Uniform attention")
     assert says in line
@@ -198,9 +267,13 @@ def test_uniform_against_learned_attention_follows_the_numbers(learned, says):
 
 @pytest.mark.parametrize(
     ("gap", "leak", "learned"),
-    [(-TOL - EPS, True, False), (-TOL + EPS, False, True), (TOL - EPS, False, True),
-     (TOL + EPS, False, False)],
-)  # fmt: skip
+    [
+        (-TOL - EPS, True, False),
+        (-TOL + EPS, False, True),
+        (TOL - EPS, False, True),
+        (TOL + EPS, False, False),
+    ],
+)
 def test_the_leak_of_context_warning_follows_the_numbers(gap, leak, learned):
     line = bullet(report(arm("none", BASE.bigram + gap)), "Without attention")
     said = {
@@ -278,8 +351,10 @@ def test_the_best_arm_is_named_only_when_it_is_clearly_best(apart):
 
 def test_the_lowest_arm_is_the_one_named_whatever_the_order():
     text = report(arm("multihead", 2.6), arm("none", 2.49), arm("uniform", 2.2))
-    assert "**Lowest validation loss: uniform** (2.200), 0.290 nats below the next (none, " \
-        "2.490), on one seed." in text  # fmt: skip
+    assert (
+        "**Lowest validation loss: uniform** (2.200), 0.290 nats below the next (none, "
+        "2.490), on one seed." in text
+    )
 
 
 @pytest.mark.parametrize(
@@ -289,8 +364,10 @@ def test_the_lowest_arm_is_the_one_named_whatever_the_order():
 def test_speed_does_not_buy_back_context_only_when_the_numbers_say_so(
     none_tps, none_best, buys_back
 ):
-    text = report(arm("multihead", 1.6, 429_824, tokens_per_sec=39_000.0),
-                  arm("none", none_best, tokens_per_sec=none_tps))  # fmt: skip
+    text = report(
+        arm("multihead", 1.6, 429_824, tokens_per_sec=39_000.0),
+        arm("none", none_best, tokens_per_sec=none_tps),
+    )
     line = bullet(text, "Cost")
     assert ("speed does not buy back the context" in line) is buys_back
     assert ("× as fast" in line) is (none_tps > 39_000.0)
@@ -347,9 +424,11 @@ def test_attention_s_share_is_its_own_tensors_not_the_difference_of_the_arms():
     assert (c.difference, c.attention) == (132_608, 132_096)
     assert c.differing == {Part.ATTENTION: 132_096, Part.ATTENTION_NORM: 512}
     line = bullet(report(mh, no), "Cost")
-    assert "Attention has 132,096 of the 429,824 parameters (31%); the arms differ by 132,608: " \
-        "132,096 in the attention sub-layers and 512 in the LayerNorm before each attention " \
-        "sub-layer;" in line  # fmt: skip
+    assert (
+        "Attention has 132,096 of the 429,824 parameters (31%); the arms differ by 132,608: "
+        "132,096 in the attention sub-layers and 512 in the LayerNorm before each attention "
+        "sub-layer;" in line
+    )
     assert "132,608 of the" not in line
 
 
@@ -357,8 +436,10 @@ def test_a_difference_that_is_all_attention_is_said_to_be_so():
     mh = parted(arm("multihead", 1.6, 429_824 - 512), {**MH_PARTS, Part.ATTENTION_NORM: 0})
     no = parted(arm("none", 2.49), NONE_PARTS)
     line = bullet(report(mh, no), "Cost")
-    assert "Attention has 132,096 of the 429,312 parameters (31%): the whole difference " \
-        "between the arms;" in line  # fmt: skip
+    assert (
+        "Attention has 132,096 of the 429,312 parameters (31%): the whole difference "
+        "between the arms;" in line
+    )
 
 
 @pytest.mark.parametrize("off_by", [1, -1])
@@ -370,10 +451,13 @@ def test_a_breakdown_that_does_not_add_up_is_not_used(off_by):
     line = bullet(report(mh, no), "Cost")
     assert "which of them are attention is not recorded" in line and "Attention has" not in line
     # the breakdown of the arm without attention missing: attention is said, the parts are not
-    line = bullet(report(parted(arm("multihead", 1.6, 429_824), MH_PARTS), arm("none", 2.49)),
-                  "Cost")  # fmt: skip
-    assert "Attention has 132,096 of the 429,824 parameters (31%); the arms differ by 132,608 " \
-        "(the other arm's parts are not recorded)" in line  # fmt: skip
+    line = bullet(
+        report(parted(arm("multihead", 1.6, 429_824), MH_PARTS), arm("none", 2.49)), "Cost"
+    )
+    assert (
+        "Attention has 132,096 of the 429,824 parameters (31%); the arms differ by 132,608 "
+        "(the other arm's parts are not recorded)" in line
+    )
 
 
 def test_the_committed_rows_record_their_models_parts():
@@ -411,8 +495,10 @@ def test_arms_with_other_seeds_and_steps_are_not_called_comparable():
     """The issue's case: the latest run of each mode, 40 vs 20 steps, seeds 1337 vs 7."""
     rows = [arm("multihead", 2.4, steps=40, seed=1337), arm("none", 2.6, steps=20, seed=7)]
     text = report(*rows)
-    assert "**The arms are not comparable as they stand**: they differ in seed (multihead " \
-        "1337, none 7) and number of steps (multihead 40, none 20)" in text  # fmt: skip
+    assert (
+        "**The arms are not comparable as they stand**: they differ in seed (multihead "
+        "1337, none 7) and number of steps (multihead 40, none 20)" in text
+    )
     assert "Every arm has the same" not in text
     assert not comparability(rows).comparable
 
@@ -445,17 +531,42 @@ def test_comparison_table_has_one_line_per_arm_and_the_baseline():
 
 def test_rows_from_an_export_take_the_shared_options_of_the_parent():
     doc = {
-        "params": {"seed": "1337", "max_steps": "2600", "arms": "multihead,none",
-                   "bigram_floor": "2.479788"},
-        "rows": [{"attention": "multihead", "run_id": "a", "status": "FINISHED", "n_params": 1,
-                  "best_val_loss": 1.5, "final_val_loss": 1.5, "final_train_loss": 1.4,
-                  "tokens_per_sec": 1.0, "wall_time_s": 1.0, "steps": 2600},
-                 {"attention": "none", "run_id": "b", "status": "FINISHED", "n_params": 1,
-                  "best_val_loss": 2.5, "final_val_loss": 2.5, "final_train_loss": 2.5,
-                  "tokens_per_sec": 1.0, "wall_time_s": 1.0, "steps": 2600,
-                  "config": {"seed": 7}, "data_sha256": SHA}],
+        "params": {
+            "seed": "1337",
+            "max_steps": "2600",
+            "arms": "multihead,none",
+            "bigram_floor": "2.479788",
+        },
+        "rows": [
+            {
+                "attention": "multihead",
+                "run_id": "a",
+                "status": "FINISHED",
+                "n_params": 1,
+                "best_val_loss": 1.5,
+                "final_val_loss": 1.5,
+                "final_train_loss": 1.4,
+                "tokens_per_sec": 1.0,
+                "wall_time_s": 1.0,
+                "steps": 2600,
+            },
+            {
+                "attention": "none",
+                "run_id": "b",
+                "status": "FINISHED",
+                "n_params": 1,
+                "best_val_loss": 2.5,
+                "final_val_loss": 2.5,
+                "final_train_loss": 2.5,
+                "tokens_per_sec": 1.0,
+                "wall_time_s": 1.0,
+                "steps": 2600,
+                "config": {"seed": 7},
+                "data_sha256": SHA,
+            },
+        ],
         "curves": {"multihead": {"val_loss": [[250, 2.0], [2600, 1.5]]}},
-    }  # fmt: skip
+    }
     mh, no = rows_from_comparison(doc)
     assert mh.config == {"seed": "1337", "max_steps": "2600"} and mh.data_sha256 is None
     assert mh.val_curve == [(250, 2.0), (2600, 1.5)] and no.val_curve == []
@@ -571,8 +682,9 @@ def test_a_heads_sweep_is_not_taken_for_the_ablation(store, shakespeare, tmp_pat
 
     connect(store)
     cfg = tiny(max_steps=20, eval_interval=20)
-    run_heads_sweep(cfg, shakespeare, heads=(1, 2), out_root=tmp_path / "runs",
-                    log_system_metrics=False)  # fmt: skip
+    run_heads_sweep(
+        cfg, shakespeare, heads=(1, 2), out_root=tmp_path / "runs", log_system_metrics=False
+    )
     with pytest.raises(results.NoArmsError, match="no finished ablation and no finished single"):
         results.find_arms("shakespeare")
     assert main(["report"]) == 0

@@ -114,8 +114,11 @@ def test_the_logged_model_is_the_best_checkpoint(run, tmp_path):
 def test_attention_maps_are_causal_rows_that_sum_to_one(run, tmp_path):
     files = artifact_paths(run.run_id, "attention")
     # heads numbered from 1, as `attnref explain` numbers them
-    assert files == {"attention/layer1_head1.png", "attention/layer1_head2.png",
-                     "attention/weights.json"}  # fmt: skip
+    assert files == {
+        "attention/layer1_head1.png",
+        "attention/layer1_head2.png",
+        "attention/weights.json",
+    }
     doc = json.loads(download(run.run_id, "attention/weights.json", tmp_path).read_text())
     assert doc["line"] == runs.HEATMAP_LINE[: TINY.model.block_size]
     A = torch.tensor(doc["layers"])  # (layers, heads, T, T)
@@ -130,9 +133,13 @@ def test_no_attention_run_has_fewer_parameters_and_no_maps(store, shakespeare, t
     connect()
     started: list[str] = []
     o = runs.run_training(
-        tiny(attention="none"), shakespeare, out_root=tmp_path, log_system_metrics=False,
-        register="q03-none-model", on_run_start=started.append,
-    )  # fmt: skip
+        tiny(attention="none"),
+        shakespeare,
+        out_root=tmp_path,
+        log_system_metrics=False,
+        register="q03-none-model",
+        on_run_start=started.append,
+    )
     assert o.status == RunStatus.FINISHED and started == [o.run_id]
     assert "attention" not in artifact_paths(o.run_id)
     r = MlflowClient().get_run(o.run_id)
@@ -185,9 +192,12 @@ def test_killed_run_resumes_to_the_uninterrupted_curve(store, shakespeare, tmp_p
     point = runs.prepare_resume(cut.run_id, shakespeare, tmp_path / "c")
     assert point.config == TINY and point.step == 45
     resumed = runs.run_training(
-        point.config, shakespeare, out_root=tmp_path / "c", resume=point,
+        point.config,
+        shakespeare,
+        out_root=tmp_path / "c",
+        resume=point,
         log_system_metrics=False,
-    )  # fmt: skip
+    )
     assert resumed.run_id == cut.run_id and resumed.status == "FINISHED"
     assert resumed.resumed_from_step == 45
     for key in ("train_loss", "val_loss", "lr", "grad_norm"):
@@ -276,8 +286,11 @@ def test_the_model_is_a_logged_model_of_the_run_with_its_metrics(run):
     info = mlflow.models.get_model_info(run.model_uri)
     assert info.signature.inputs.to_dict() == [{"type": "string", "required": True}]
     assert [p.name for p in info.signature.params.params] == [
-        "max_new_tokens", "temperature", "top_k", "seed",
-    ]  # fmt: skip
+        "max_new_tokens",
+        "temperature",
+        "top_k",
+        "seed",
+    ]
     assert info.saved_input_example_info is not None
 
 

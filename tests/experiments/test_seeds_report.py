@@ -44,7 +44,13 @@ def test_the_t_quantiles_are_student_s():
 def test_a_spread_has_a_range_from_two_seeds_and_an_interval_from_three():
     one, two, three = spread([1.5]), spread([1.5, 1.6]), spread([1.5, 1.6, 1.7])
     assert (one.mean, one.lo, one.hi, one.sd, one.interval, one.band) == (
-        1.5, 1.5, 1.5, None, None, (1.5, 1.5))  # fmt: skip
+        1.5,
+        1.5,
+        1.5,
+        None,
+        None,
+        (1.5, 1.5),
+    )
     assert two.interval is None and two.band == (1.5, 1.6) and two.measure == "range"
     lo, hi = three.interval  # type: ignore[misc]
     half = 4.3027 * 0.1 / math.sqrt(3)  # s = 0.1, df = 2
@@ -77,8 +83,10 @@ def test_two_arms_are_ordered_only_beyond_their_spread(a, b, expected):
     if g.one_seed:
         assert words.endswith("on one seed")
     else:
-        assert words == ("within" if expected == Side.AT else "beyond") + \
-            f" the spread of {len(a)} seeds"  # fmt: skip
+        assert (
+            words
+            == ("within" if expected == Side.AT else "beyond") + f" the spread of {len(a)} seeds"
+        )
 
 
 def test_rows_group_by_arm_and_the_mean_row_averages_the_seeds():
@@ -87,8 +95,10 @@ def test_rows_group_by_arm_and_the_mean_row_averages_the_seeds():
     assert list(by) == ["multihead", "none"] and by["none"].seeds == ["7", "8"]
     m = by["multihead"].mean_row
     assert m.best_val_loss == pytest.approx(1.6) and m.config["seed"] == "7, 8, 9"
-    assert m.config["lr"] == rows[0].config["lr"] and m.run_id == "multihead-7, multihead-8, " \
-        "multihead-9"  # fmt: skip
+    assert (
+        m.config["lr"] == rows[0].config["lr"]
+        and m.run_id == "multihead-7, multihead-8, multihead-9"
+    )
     assert [s for s, _ in m.val_curve] == [250, 500, 750, 1000]
     assert by["none"].mean_row.val_curve[-1][1] == pytest.approx(2.49)
     only = arm("none", 2.5)
@@ -99,14 +109,18 @@ def test_rows_group_by_arm_and_the_mean_row_averages_the_seeds():
 
 
 def test_the_table_of_several_seeds_gives_mean_spread_and_precision():
-    rows = [*seeds("multihead", [1.50, 1.52, 1.55], precision="bf16"),
-            *seeds("none", [2.48, 2.49], precision="fp32")]  # fmt: skip
+    rows = [
+        *seeds("multihead", [1.50, 1.52, 1.55], precision="bf16"),
+        *seeds("none", [2.48, 2.49], precision="fp32"),
+    ]
     for r in rows:  # `arm` puts unknown keywords in config; the precision is the row's own
         r.precision = r.config.pop("precision")
     md = comparison_markdown(rows, 2.48)
     header = md.splitlines()[0]
-    assert header.startswith("| attention | seeds | precision | parameters | best val loss "
-                             "(mean) | min–max | 95 % interval |")  # fmt: skip
+    assert header.startswith(
+        "| attention | seeds | precision | parameters | best val loss "
+        "(mean) | min–max | 95 % interval |"
+    )
     mh = next(line for line in md.splitlines() if line.startswith("| multihead"))
     s = spread([1.50, 1.52, 1.55])
     lo, hi = s.interval  # type: ignore[misc]
@@ -160,8 +174,9 @@ def test_a_gap_within_the_spread_is_not_ranked():
     line = bullet(text, "Uniform attention")
     assert "It is +0.040 nats from learned attention (1.500), within the spread of 3 seeds" in line
     assert "worth" not in line and "beat learned ones" not in line
-    f = findings([*seeds("multihead", [1.46, 1.50, 1.54]), *seeds("uniform", [1.50, 1.54, 1.58])],
-                 BASE)  # fmt: skip
+    f = findings(
+        [*seeds("multihead", [1.46, 1.50, 1.54]), *seeds("uniform", [1.50, 1.54, 1.58])], BASE
+    )
     assert f.clear_lead is False and f.gap("uniform", "multihead").side == Side.AT
 
 
@@ -180,7 +195,9 @@ def test_one_seed_says_the_order_rests_on_it():
 
 def test_speed_buys_back_context_only_beyond_the_spread():
     fast = {"tokens_per_sec": 66_000.0}
-    beyond = report(*seeds("multihead", [1.60, 1.61, 1.62], 429_824, tokens_per_sec=39_000.0),
-                    *seeds("none", [2.48, 2.49, 2.50], **fast))  # fmt: skip
+    beyond = report(
+        *seeds("multihead", [1.60, 1.61, 1.62], 429_824, tokens_per_sec=39_000.0),
+        *seeds("none", [2.48, 2.49, 2.50], **fast),
+    )
     assert "speed does not buy back the context" in bullet(beyond, "Cost")
     assert "(beyond the spread of 3 seeds)" in bullet(beyond, "Cost")

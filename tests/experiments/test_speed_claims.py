@@ -81,11 +81,23 @@ def test_the_baseline_is_placed_above_or_below_by_the_sign_of_the_gap():
 
 def test_scaling_states_the_noise_of_the_repeated_point_and_each_axis():
     points = [
-        {"axis": "block_size", "value": v, "ms_per_step": ms, "flops_per_token": f,
-         "tokens_per_s": 16 * v / ms * 1e3}
+        {
+            "axis": "block_size",
+            "value": v,
+            "ms_per_step": ms,
+            "flops_per_token": f,
+            "tokens_per_s": 16 * v / ms * 1e3,
+        }
         for v, ms, f in ((64, 50.0, 2.0), (128, 80.0, 2.5), (512, 400.0, 4.0))
-    ] + [{"axis": "n_layer", "value": 2, "ms_per_step": 100.0, "flops_per_token": 2.5,
-          "tokens_per_s": 16 * 128 / 100.0 * 1e3}]  # fmt: skip
+    ] + [
+        {
+            "axis": "n_layer",
+            "value": 2,
+            "ms_per_step": 100.0,
+            "flops_per_token": 2.5,
+            "tokens_per_s": 16 * 128 / 100.0 * 1e3,
+        }
+    ]
     out = scaling_claims({"points": points})
     assert out[0].startswith(
         "The Q02 shape is a point of every axis, measured 2 times: 80.0, 100.0"
@@ -98,8 +110,11 @@ def test_scaling_states_the_noise_of_the_repeated_point_and_each_axis():
 
 
 def sampling(cached: list[float], uncached: list[float], cli: list[float] | None) -> dict:
-    return {"seconds": {"cached": cached, "uncached-1-thread": uncached},
-            "cli_seconds": cli, "args": {"tokens": 500}}  # fmt: skip
+    return {
+        "seconds": {"cached": cached, "uncached-1-thread": uncached},
+        "cli_seconds": cli,
+        "args": {"tokens": 500},
+    }
 
 
 def test_the_cache_is_said_to_save_nothing_only_when_the_ranges_overlap():
@@ -118,9 +133,13 @@ def test_the_cli_time_is_split_into_generation_and_start_up():
 
 @pytest.mark.parametrize(
     "name, claims",
-    [("throughput", throughput_claims), ("time_to_quality", time_to_quality_claims),
-     ("scaling", scaling_claims), ("sampling", sampling_claims)],
-)  # fmt: skip
+    [
+        ("throughput", throughput_claims),
+        ("time_to_quality", time_to_quality_claims),
+        ("scaling", scaling_claims),
+        ("sampling", sampling_claims),
+    ],
+)
 def test_the_recorded_benchmarks_give_sentences(name, claims):
     doc = json.loads((BENCH / f"{name}.json").read_text(encoding="utf-8"))
     assert claims(copy.deepcopy(doc))
@@ -131,17 +150,23 @@ def latency(commands: list[tuple[str, float, list[float], int]]) -> dict:
     return {
         "commands": [
             {
-                "command": cmd, "target_s": target, "kept": len(kept), "reps": reps,
+                "command": cmd,
+                "target_s": target,
+                "kept": len(kept),
+                "reps": reps,
                 "median_s": sorted(kept)[len(kept) // 2] if kept else None,
-                "min_s": min(kept, default=None), "max_s": max(kept, default=None),
+                "min_s": min(kept, default=None),
+                "max_s": max(kept, default=None),
             }
             for cmd, target, kept, reps in commands
         ],
         "import_breakdown": {
-            "command": "attnref explain -e life-is-awesome", "wall_s": 1.9, "import_s": 1.4,
+            "command": "attnref explain -e life-is-awesome",
+            "wall_s": 1.9,
+            "import_s": 1.4,
             "packages": [{"package": "torch", "seconds": 1.1, "share": 1.1 / 1.4}],
         },
-    }  # fmt: skip
+    }
 
 
 def test_latency_claims_on_both_sides_of_each_target():

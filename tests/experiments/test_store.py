@@ -102,8 +102,11 @@ def test_the_migration_waits_for_the_lock(tmp_path):
         fcntl.flock(lock, fcntl.LOCK_EX)  # as if another process were migrating
         proc = subprocess.Popen(
             [sys.executable, "-c", MIGRATE, uri],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         time.sleep(1.5)
         assert proc.poll() is None  # waiting for the lock ...

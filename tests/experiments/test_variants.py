@@ -25,16 +25,28 @@ CHANGES = {"mha": {}, "mqa": {"kv_heads": "1"}, "rope": {"pos": "rope"}, "window
 
 def row(name: str, best: float, n_params: int, tps: float = 50_000.0, **options: str) -> ArmRow:
     return ArmRow(
-        attention=name, run_id=f"run-{name}", status="FINISHED", n_params=n_params,
-        best_val_loss=best, final_val_loss=best + 0.01, final_train_loss=best - 0.1,
-        tokens_per_sec=tps, wall_time_s=100.0, steps=6000,
-        config=CONFIG | CHANGES.get(name, {}) | options, data_sha256=SHA,
-    )  # fmt: skip
+        attention=name,
+        run_id=f"run-{name}",
+        status="FINISHED",
+        n_params=n_params,
+        best_val_loss=best,
+        final_val_loss=best + 0.01,
+        final_train_loss=best - 0.1,
+        tokens_per_sec=tps,
+        wall_time_s=100.0,
+        steps=6000,
+        config=CONFIG | CHANGES.get(name, {}) | options,
+        data_sha256=SHA,
+    )
 
 
 def sweep() -> list[ArmRow]:
-    return [row("mha", 1.5500, 429_824), row("mqa", 1.5600, 396_800, 55_000.0),
-            row("rope", 1.5400, 413_440), row("window", 1.5500, 429_824)]  # fmt: skip
+    return [
+        row("mha", 1.5500, 429_824),
+        row("mqa", 1.5600, 396_800, 55_000.0),
+        row("rope", 1.5400, 413_440),
+        row("window", 1.5500, 429_824),
+    ]
 
 
 def test_the_module_is_pure():
@@ -90,10 +102,17 @@ def test_the_sweep_runs_each_variant_under_one_parent(store, capsys):
     assert "leave out --pos" in capsys.readouterr().err
     assert main(["ablation", "--arms", "variants", *args]) == 0
     out = capsys.readouterr().out
-    runs = {r.info.run_name: r for r in mlflow.search_runs(search_all_experiments=True,
-                                                           output_format="list")}  # fmt: skip
-    assert set(runs) == {"variants", "variants/mha", "variants/mqa", "variants/rope",
-                         "variants/window"}  # fmt: skip
+    runs = {
+        r.info.run_name: r
+        for r in mlflow.search_runs(search_all_experiments=True, output_format="list")
+    }
+    assert set(runs) == {
+        "variants",
+        "variants/mha",
+        "variants/mqa",
+        "variants/rope",
+        "variants/window",
+    }
     params = {name: runs[f"variants/{name}"].data.params for name in CHANGES}
     assert params["mqa"]["kv_heads"] == "1" and params["rope"]["pos"] == "rope"
     assert params["window"]["window"] == "8"  # a quarter of TINY's block of 32

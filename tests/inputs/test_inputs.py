@@ -71,8 +71,10 @@ def by_hand(doc: dict) -> torch.Tensor:
     X = torch.tensor(doc["X"], dtype=DT)
     heads = []
     for hd in doc["heads"]:
-        q, k, v = (X @ torch.tensor(hd[f"W_{r}"], dtype=DT)
-                   + torch.tensor(hd.get(f"b_{r}", 0.0), dtype=DT) for r in "QKV")  # fmt: skip
+        q, k, v = (
+            X @ torch.tensor(hd[f"W_{r}"], dtype=DT) + torch.tensor(hd.get(f"b_{r}", 0.0), dtype=DT)
+            for r in "QKV"
+        )
         s = q @ k.T / math.sqrt(q.shape[1])
         if doc.get("causal", True):
             s = s.masked_fill(torch.ones(len(X), len(X), dtype=torch.bool).triu(1), -math.inf)
@@ -228,8 +230,9 @@ def test_explain_json_of_an_input_file_round_trips(tmp_path, capsys, doc, fused)
         doc = replace(parse_input(doc), fused=True).to_json()
     code, first, err = run(["explain", "-i", write(tmp_path, doc), "-f", "json"], capsys)
     assert code == 0, err
-    code, second, err = run(["explain", "-i", write(tmp_path, first, "2.json"), "-f", "json"],
-                            capsys)  # fmt: skip
+    code, second, err = run(
+        ["explain", "-i", write(tmp_path, first, "2.json"), "-f", "json"], capsys
+    )
     assert code == 0, err
     a, b = json.loads(first), json.loads(second)
     assert max_diff(a["output"], b["output"]) <= TOL

@@ -106,9 +106,15 @@ def test_train_on_the_cpu_runs_todays_steps(data, tmp_path):
     cfg = tiny(max_steps=20, eval_interval=20, eval_batches=1, sample_tokens=0, precision="fp32")
     old, old_model = todays_loop(cfg, data, 20, "fp32")
     losses, starts = [], []
-    r = train(cfg, data, tmp_path, metrics_every=7,
-              callbacks=Callbacks(on_start=starts.append,
-                                  on_step=lambda s, m: losses.append(m.train_loss)))  # fmt: skip
+    r = train(
+        cfg,
+        data,
+        tmp_path,
+        metrics_every=7,
+        callbacks=Callbacks(
+            on_start=starts.append, on_step=lambda s, m: losses.append(m.train_loss)
+        ),
+    )
     assert losses == [loss for loss, _ in old]
     assert starts[0].graph is False and starts[0].graph_note == ""
     from attention_ref.lm.checkpoint import Checkpoint
@@ -124,8 +130,9 @@ def test_asking_for_a_graph_on_the_cpu_falls_back_with_one_line(data, tmp_path):
     train(cfg, data, tmp_path, callbacks=Callbacks(on_start=starts.append))
     assert starts[0].graph is False
     assert starts[0].graph_note == "CUDA graph off: cpu is not a CUDA device"
-    step_fn = TrainStep(*_model_and_optimizer(cfg, data), data.train, cfg, "fp32",
-                        torch.Generator())  # fmt: skip
+    step_fn = TrainStep(
+        *_model_and_optimizer(cfg, data), data.train, cfg, "fp32", torch.Generator()
+    )
     with pytest.raises(ValueError, match="a CUDA graph needs a CUDA device, not cpu"):
         capture_step(step_fn)
 
@@ -152,10 +159,17 @@ def _model_and_optimizer(cfg, data, device="cpu"):
     return model, make_optimizer(model, cfg)
 
 
-def cuda_run(data, tmp_path, name: str, metrics_every: int = 1, resume=None, stop_at=None,
-             **change):  # fmt: skip
-    options = {"device": "cuda", "max_steps": 200, "eval_interval": 100, "eval_batches": 2,
-               "sample_tokens": 0, "precision": "fp32"}  # fmt: skip
+def cuda_run(
+    data, tmp_path, name: str, metrics_every: int = 1, resume=None, stop_at=None, **change
+):
+    options = {
+        "device": "cuda",
+        "max_steps": 200,
+        "eval_interval": 100,
+        "eval_batches": 2,
+        "sample_tokens": 0,
+        "precision": "fp32",
+    }
     cfg = tiny(**(options | change))
     steps: dict[int, float] = {}
     starts: list[StartInfo] = []
@@ -166,11 +180,16 @@ def cuda_run(data, tmp_path, name: str, metrics_every: int = 1, resume=None, sto
         return stop_at is not None and calls["n"] >= stop_at
 
     r = train(
-        cfg, data, tmp_path / name, metrics_every=metrics_every, resume_from=resume,
+        cfg,
+        data,
+        tmp_path / name,
+        metrics_every=metrics_every,
+        resume_from=resume,
         should_stop=should_stop,
-        callbacks=Callbacks(on_start=starts.append,
-                            on_step=lambda s, m: steps.__setitem__(s, m.train_loss)),
-    )  # fmt: skip
+        callbacks=Callbacks(
+            on_start=starts.append, on_step=lambda s, m: steps.__setitem__(s, m.train_loss)
+        ),
+    )
     return steps, starts[0], r
 
 
@@ -251,8 +270,14 @@ def _replayed_losses(dropout: float, replays: int = 5) -> list[float]:
     cfg = tiny(device="cuda", precision="fp32", dropout=dropout)
     seed_everything(cfg.seed)
     model = CharGPT(replace(cfg.model, vocab_size=65)).to("cuda")
-    step = TrainStep(model, make_optimizer(model, cfg), torch.zeros(500, dtype=torch.long),
-                     cfg, "fp32", torch.Generator().manual_seed(cfg.seed))  # fmt: skip
+    step = TrainStep(
+        model,
+        make_optimizer(model, cfg),
+        torch.zeros(500, dtype=torch.long),
+        cfg,
+        "fp32",
+        torch.Generator().manual_seed(cfg.seed),
+    )
     step.set_lr(0.0)
     graph = capture_step(step)
     seen = []

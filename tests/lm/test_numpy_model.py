@@ -37,8 +37,9 @@ def saved(tmp_path: Path, attention: str, seed: int = 0) -> tuple[Path, Checkpoi
     cfg = TrainConfig().with_options(
         n_embd=16, n_layer=2, n_head=2, block_size=12, attention=attention
     )
-    ck = Checkpoint(config=cfg, vocab=Vocab(CHARS), model=model.state_dict(), step=1,
-                    best_val_loss=1.0)  # fmt: skip
+    ck = Checkpoint(
+        config=cfg, vocab=Vocab(CHARS), model=model.state_dict(), step=1, best_val_loss=1.0
+    )
     return ck.save(tmp_path / f"{attention}-{seed}.pt"), ck
 
 
@@ -114,10 +115,19 @@ def test_logits_equal_torch_whole_window_cached_and_last_only(tmp_path, attentio
 def test_the_same_characters_as_torch(tmp_path, attention, prompt, temperature, top_k, seed):
     # 40 characters after prompts shorter and longer than the block (12): the window slides
     path, ck = saved(tmp_path, attention)
-    theirs = sample_text(ck, prompt, SampleParams(max_new_tokens=40, temperature=temperature,
-                                                  top_k=top_k or 0, seed=seed))  # fmt: skip
-    ours = npm.sample_text(npm.NumpyCheckpoint.load(path), prompt, tokens=40,
-                           temperature=temperature, top_k=top_k, seed=seed)  # fmt: skip
+    theirs = sample_text(
+        ck,
+        prompt,
+        SampleParams(max_new_tokens=40, temperature=temperature, top_k=top_k or 0, seed=seed),
+    )
+    ours = npm.sample_text(
+        npm.NumpyCheckpoint.load(path),
+        prompt,
+        tokens=40,
+        temperature=temperature,
+        top_k=top_k,
+        seed=seed,
+    )
     assert ours == theirs
     assert len(ours) == len(prompt) + 40
 
@@ -138,8 +148,9 @@ def test_the_comparisons_can_fail(tmp_path):
         assert not np.allclose(tanh.model.forward(idx), full, rtol=0, atol=2e-5)
     finally:
         npm.gelu = exact
-    text = npm.sample_text(npm.NumpyCheckpoint.load(path), "a", tokens=40, temperature=1.0,
-                           top_k=None, seed=0)  # fmt: skip
+    text = npm.sample_text(
+        npm.NumpyCheckpoint.load(path), "a", tokens=40, temperature=1.0, top_k=None, seed=0
+    )
     other = sample_text(ck, "a", SampleParams(max_new_tokens=40, seed=1))
     assert text != other  # another seed: other characters
 

@@ -135,10 +135,15 @@ def test_a_bf16_step_updates_fp32_weights():
 def test_bf16_training_is_deterministic_and_tracks_fp32(shakespeare, tmp_path):
     def losses(precision: str, out: str) -> list[float]:
         seen: list[float] = []
-        cfg = tiny(precision=precision, max_steps=10, eval_interval=10, eval_batches=1,
-                   sample_tokens=0)  # fmt: skip
-        train(cfg, shakespeare, tmp_path / out,
-              callbacks=Callbacks(on_step=lambda s, m: seen.append(m.train_loss)))  # fmt: skip
+        cfg = tiny(
+            precision=precision, max_steps=10, eval_interval=10, eval_batches=1, sample_tokens=0
+        )
+        train(
+            cfg,
+            shakespeare,
+            tmp_path / out,
+            callbacks=Callbacks(on_step=lambda s, m: seen.append(m.train_loss)),
+        )
         return seen
 
     bf16 = losses("bf16", "a")

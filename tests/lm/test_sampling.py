@@ -15,8 +15,9 @@ def model_for(attention: str, *, dtype: torch.dtype = torch.float32, seed: int =
     """A small random model; its weights scaled up so the next-character laws are far from
     uniform (a wrong position or a missing key then changes the draws)."""
     torch.manual_seed(seed)
-    cfg = ModelConfig(vocab_size=11, n_embd=16, n_layer=2, n_head=2, block_size=12,
-                      attention=attention)  # fmt: skip
+    cfg = ModelConfig(
+        vocab_size=11, n_embd=16, n_layer=2, n_head=2, block_size=12, attention=attention
+    )
     model = CharGPT(cfg).to(dtype)
     with torch.no_grad():
         for p in model.parameters():

@@ -27,10 +27,12 @@ UNIGRAM = 3.35  # validation cross-entropy of character frequencies alone (tests
 def step_losses(cfg, data, out_dir, **kw):
     losses: list[float] = []
     result = train(
-        cfg, data, out_dir,
+        cfg,
+        data,
+        out_dir,
         callbacks=Callbacks(on_step=lambda s, m: losses.append(m.train_loss)),
         **kw,
-    )  # fmt: skip
+    )
     return losses, result
 
 
@@ -130,9 +132,17 @@ def test_the_warm_up_note_names_the_option_only_when_it_was_given():
 
 @pytest.mark.parametrize(
     ("max_steps", "warmup", "fitted"),
-    [(60, 30, 30), (60, 31, 30), (61, 30, 30), (61, 31, 30), (1, 1, 0), (1, 0, 0),
-     (6000, 100, 100), (150, 100, 75)],
-)  # fmt: skip
+    [
+        (60, 30, 30),
+        (60, 31, 30),
+        (61, 30, 30),
+        (61, 31, 30),
+        (1, 1, 0),
+        (1, 0, 0),
+        (6000, 100, 100),
+        (150, 100, 75),
+    ],
+)
 def test_fit_warmup_on_both_sides_of_half(max_steps, warmup, fitted):
     cfg, note = fit_warmup(TrainConfig(max_steps=max_steps, warmup_steps=warmup))
     assert cfg.warmup_steps == fitted
@@ -205,6 +215,10 @@ def test_resume_from_an_unfused_optimizer_state_continues_exactly(shakespeare, t
 
 def test_the_loop_reports_the_precision_it_resolved(shakespeare, tmp_path):
     seen = []
-    train(tiny(max_steps=1, eval_interval=1, precision="fp32"), shakespeare, tmp_path,
-          callbacks=Callbacks(on_start=seen.append))  # fmt: skip
+    train(
+        tiny(max_steps=1, eval_interval=1, precision="fp32"),
+        shakespeare,
+        tmp_path,
+        callbacks=Callbacks(on_start=seen.append),
+    )
     assert seen[0].precision == "fp32"

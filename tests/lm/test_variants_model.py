@@ -127,8 +127,16 @@ def test_generation_with_the_cache_equals_the_whole_window(g, pos, window):
     logits of the whole causal window, position by position (RoPE's positions continue, the
     sliding window keeps sliding)."""
     torch.manual_seed(1)
-    cfg = ModelConfig(vocab_size=11, n_embd=16, n_head=4, kv_heads=g, n_layer=2, block_size=9,
-                      pos=pos, window=window)  # fmt: skip
+    cfg = ModelConfig(
+        vocab_size=11,
+        n_embd=16,
+        n_head=4,
+        kv_heads=g,
+        n_layer=2,
+        block_size=9,
+        pos=pos,
+        window=window,
+    )
     model = CharGPT(cfg).double().eval()
     idx = torch.randint(0, 11, (2, 9))
     with torch.no_grad():
@@ -141,9 +149,13 @@ def test_generation_with_the_cache_equals_the_whole_window(g, pos, window):
 
 
 @pytest.mark.parametrize(
-    ("change", "said"), [({"kv_heads": 2}, "kv_heads = 2"), ({"pos": "rope"}, "pos = 'rope'"),
-                         ({"window": 3}, "window = 3")],
-)  # fmt: skip
+    ("change", "said"),
+    [
+        ({"kv_heads": 2}, "kv_heads = 2"),
+        ({"pos": "rope"}, "pos = 'rope'"),
+        ({"window": 3}, "window = 3"),
+    ],
+)
 def test_the_numpy_twin_leaves_the_variants_to_torch(change, said):
     """``attnref sample`` without torch computes only the models it knows: a variant is
     refused in one line (and sampled with torch), the default is computed."""

@@ -115,8 +115,9 @@ def trained_model(data: CharData, device: str, precision: str, steps: int = 20):
     """A tiny model after ``steps`` eager steps, with its `TrainStep` and fixed batches."""
     cfg = tiny(device=device)
     model = CharGPT(replace(cfg.model, vocab_size=data.vocab_size)).to(device)
-    step_fn = TrainStep(model, make_optimizer(model, cfg), data.train, cfg, precision,
-                        seed_everything(cfg.seed))  # fmt: skip
+    step_fn = TrainStep(
+        model, make_optimizer(model, cfg), data.train, cfg, precision, seed_everything(cfg.seed)
+    )
     for i in range(steps):
         step_fn.set_lr(lr_at(i, cfg))
         step_fn()
@@ -184,8 +185,12 @@ def first_difference_is_a_near_tie(model, prompt, got, want, seed, **kw) -> bool
 @pytest.mark.parametrize("attention", ATTENTIONS)
 def test_the_graphed_sampler_draws_generates_characters(attention):
     model = model_for(attention).cuda()
-    cases = [(prompt, seed, kw) for prompt in PROMPTS for seed in range(3)
-             for kw in ({}, {"temperature": 0.7, "top_k": 3})]  # fmt: skip
+    cases = [
+        (prompt, seed, kw)
+        for prompt in PROMPTS
+        for seed in range(3)
+        for kw in ({}, {"temperature": 0.7, "top_k": 3})
+    ]
     samplers = {}
     equal = 0
     for prompt, seed, kw in cases:
@@ -217,10 +222,20 @@ def test_a_graphed_run_replays_the_evaluation_and_the_sample(data, tmp_path, mon
     monkeypatch.setattr(torch.cuda.CUDAGraph, "replay", counted)
     starts: list[StartInfo] = []
     texts: list[str] = []
-    cfg = tiny(device="cuda", max_steps=200, eval_interval=100, eval_batches=2, sample_tokens=40,
-               precision="fp32")  # fmt: skip
-    r = train(cfg, data, tmp_path / "run", callbacks=Callbacks(
-        on_start=starts.append, on_eval=lambda s, m, text: texts.append(text)))  # fmt: skip
+    cfg = tiny(
+        device="cuda",
+        max_steps=200,
+        eval_interval=100,
+        eval_batches=2,
+        sample_tokens=40,
+        precision="fp32",
+    )
+    r = train(
+        cfg,
+        data,
+        tmp_path / "run",
+        callbacks=Callbacks(on_start=starts.append, on_eval=lambda s, m, text: texts.append(text)),
+    )
     info = starts[0]
     assert info.graph and info.graph_note.endswith("; the evaluation and sample one graph each")
     # the step 200 times, the evaluation once per evaluation, the sample's step 40 times each

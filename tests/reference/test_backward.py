@@ -76,9 +76,14 @@ def autograd(c: Case) -> tuple[ref.AttentionTrace, dict[str, torch.Tensor]]:
     names = ("X", "W_Q", "W_K", "W_V", "W_O", *BIASES)
     leaves = {k: getattr(c, k).clone().requires_grad_() for k in names if getattr(c, k) is not None}
     tr = ref.masked_multihead_attention(
-        leaves["X"], leaves["W_Q"], leaves["W_K"], leaves["W_V"], leaves.get("W_O"),
-        **{b: leaves.get(b) for b in BIASES}, causal=c.causal,
-    )  # fmt: skip
+        leaves["X"],
+        leaves["W_Q"],
+        leaves["W_K"],
+        leaves["W_V"],
+        leaves.get("W_O"),
+        **{b: leaves.get(b) for b in BIASES},
+        causal=c.causal,
+    )
     inner = ("Q", "K", "V", "QKt", "S", "S_masked", "A", "H", "concat")
     for name in inner:
         getattr(tr, name).retain_grad()
@@ -89,8 +94,9 @@ def autograd(c: Case) -> tuple[ref.AttentionTrace, dict[str, torch.Tensor]]:
 
 
 def by_hand(c: Case) -> ref.GradientTrace:
-    tr = ref.masked_multihead_attention(c.X, c.W_Q, c.W_K, c.W_V, c.W_O, causal=c.causal,
-                                        **{b: getattr(c, b) for b in BIASES})  # fmt: skip
+    tr = ref.masked_multihead_attention(
+        c.X, c.W_Q, c.W_K, c.W_V, c.W_O, causal=c.causal, **{b: getattr(c, b) for b in BIASES}
+    )
     return ref.attention_backward(tr, c.G)
 
 
@@ -136,9 +142,16 @@ def test_fused_view_gradients_equal_autograd_on_fused_weights(c: Case):
     fused = [ref.fuse_heads(W).clone().requires_grad_() for W in (c.W_Q, c.W_K, c.W_V)]
     biases = [b.reshape(-1).clone().requires_grad_() for b in (c.b_Q, c.b_K, c.b_V)]
     tr = ref.masked_multihead_attention_fused(
-        c.X, *fused, c.W_O, h=h, b_Q=biases[0], b_K=biases[1], b_V=biases[2], b_O=c.b_O,
+        c.X,
+        *fused,
+        c.W_O,
+        h=h,
+        b_Q=biases[0],
+        b_K=biases[1],
+        b_V=biases[2],
+        b_O=c.b_O,
         causal=c.causal,
-    )  # fmt: skip
+    )
     (tr.output * c.G).sum().backward()
     with torch.no_grad():
         got = ref.attention_backward(tr, c.G)

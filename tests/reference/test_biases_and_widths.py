@@ -79,9 +79,13 @@ def test_fused_view_with_fused_biases_equals_per_head_view(p: GeneralProblem):
     per_head = reference(p)
     flat = {k: (b.reshape(-1) if b is not None and k != "b_O" else b) for k, b in p.biases.items()}
     fused = ref.masked_multihead_attention_fused(
-        p.X, *(ref.fuse_heads(W) for W in (p.W_Q, p.W_K, p.W_V)), p.W_O, h=p.h,
-        causal=p.causal, **flat,
-    )  # fmt: skip
+        p.X,
+        *(ref.fuse_heads(W) for W in (p.W_Q, p.W_K, p.W_V)),
+        p.W_O,
+        h=p.h,
+        causal=p.causal,
+        **flat,
+    )
     assert close(fused.output, per_head.output)
     assert close(fused.Q, per_head.Q) and close(fused.V, per_head.V)
     assert torch.equal(fused.W_Q, p.W_Q)  # the trace keeps the weights per head
@@ -155,16 +159,22 @@ def small() -> dict[str, torch.Tensor]:
     ("kwargs", "error", "words"),
     [
         ({"b_O": torch.zeros(4, dtype=DT)}, ValueError, "W_O is None"),
-        ({"W_O": torch.zeros(6, 2, dtype=DT), "b_O": torch.zeros(3, dtype=DT)}, ValueError,
-         "b_O must be (d_out,) = (2,)"),
+        (
+            {"W_O": torch.zeros(6, 2, dtype=DT), "b_O": torch.zeros(3, dtype=DT)},
+            ValueError,
+            "b_O must be (d_out,) = (2,)",
+        ),
         ({"W_O": torch.zeros(4, 4, dtype=DT)}, ValueError, "h*d_v = 6"),
         ({"b_Q": torch.zeros(3, dtype=DT)}, ValueError, "b_Q must be (2, 2) per head or (4,)"),
         ({"b_V": torch.zeros(2, 2, dtype=DT)}, ValueError, "b_V must be (2, 3)"),
         ({"b_K": torch.zeros(2, 2, dtype=torch.float32)}, TypeError, "b_K has dtype"),
-        ({"W_O": torch.zeros(6, 2, dtype=DT), "b_O": torch.zeros(2, dtype=torch.float32)},
-         TypeError, "b_O has dtype"),
+        (
+            {"W_O": torch.zeros(6, 2, dtype=DT), "b_O": torch.zeros(2, dtype=torch.float32)},
+            TypeError,
+            "b_O has dtype",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_biases_and_W_O_are_named(kwargs, error, words):
     m = small()
     W_O = kwargs.pop("W_O", None)

@@ -86,8 +86,12 @@ def test_reference_equals_a_plain_per_head_loop(p):
 def test_the_comparisons_can_fail():
     # A wrong scale or a missing mask must be caught at this tolerance.
     g = torch.Generator().manual_seed(0)
-    p = Problem(*(torch.randn(*s, generator=g, dtype=torch.float64)
-                  for s in ((2, 5, 4), (2, 4, 2), (2, 4, 2), (2, 4, 2), (4, 4))))  # fmt: skip
+    p = Problem(
+        *(
+            torch.randn(*s, generator=g, dtype=torch.float64)
+            for s in ((2, 5, 4), (2, 4, 2), (2, 4, 2), (2, 4, 2), (4, 4))
+        )
+    )
     assert not torch.allclose(reference_output(p, causal=False), sdpa_output(p), atol=TOL)
     wrong = Problem(p.X, p.W_Q * 2, p.W_K, p.W_V, p.W_O)
     assert not torch.allclose(reference_output(wrong), loop_output(p), atol=TOL)

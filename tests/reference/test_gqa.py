@@ -79,8 +79,9 @@ def test_g_equal_1_is_multi_query_attention(p, causal):
     W_K, W_V = p.W_K[:1], p.W_V[:1]
     mqa = gqa.grouped_query_attention(p.X, p.W_Q, W_K, W_V, p.W_O, causal=causal)
     copies = {"W_K": W_K.expand(p.h, -1, -1), "W_V": W_V.expand(p.h, -1, -1)}
-    mha = ref.masked_multihead_attention(p.X, p.W_Q, copies["W_K"], copies["W_V"], p.W_O,
-                                         causal=causal)  # fmt: skip
+    mha = ref.masked_multihead_attention(
+        p.X, p.W_Q, copies["W_K"], copies["W_V"], p.W_O, causal=causal
+    )
     assert mqa.g == 1 and close(mqa.output, mha.output)
 
 
@@ -135,11 +136,14 @@ def test_the_wrong_group_order_is_caught_by_the_kernel():
 
 
 def autograd(p: GQAProblem, G: torch.Tensor, **kw) -> dict[str, torch.Tensor]:
-    leaves = {k: v.clone().requires_grad_() for k, v in
-              (("X", p.X), ("W_Q", p.W_Q), ("W_K", p.W_K), ("W_V", p.W_V)) }  # fmt: skip
+    leaves = {
+        k: v.clone().requires_grad_()
+        for k, v in (("X", p.X), ("W_Q", p.W_Q), ("W_K", p.W_K), ("W_V", p.W_V))
+    }
     W_O = p.W_O.clone().requires_grad_() if p.W_O is not None else None
-    out = gqa.grouped_query_attention(leaves["X"], leaves["W_Q"], leaves["W_K"], leaves["W_V"],
-                                      W_O, **kw).output  # fmt: skip
+    out = gqa.grouped_query_attention(
+        leaves["X"], leaves["W_Q"], leaves["W_K"], leaves["W_V"], W_O, **kw
+    ).output
     (out * G).sum().backward()
     grads = {k: v.grad for k, v in leaves.items()}
     if W_O is not None:
@@ -148,8 +152,11 @@ def autograd(p: GQAProblem, G: torch.Tensor, **kw) -> dict[str, torch.Tensor]:
 
 
 @settings(max_examples=40)
-@given(gqa_problems(even_d_k=True), st.sampled_from(["causal", "none", "window", "alibi"]),
-       st.booleans())  # fmt: skip
+@given(
+    gqa_problems(even_d_k=True),
+    st.sampled_from(["causal", "none", "window", "alibi"]),
+    st.booleans(),
+)
 def test_backward_equals_autograd(p, mask, rope):
     M = {
         "causal": None,
@@ -170,9 +177,14 @@ def test_backward_sums_the_group_and_a_wrong_sum_is_caught():
     """∂K of a K/V head is the sum over its group; summing the wrong heads differs."""
     gen = torch.Generator().manual_seed(5)
     X = torch.randn(4, 5, generator=gen, dtype=DT)
-    p = GQAProblem(X=X, W_Q=torch.randn(4, 5, 2, generator=gen, dtype=DT),
-                   W_K=torch.randn(2, 5, 2, generator=gen, dtype=DT),
-                   W_V=torch.randn(2, 5, 2, generator=gen, dtype=DT), W_O=None, seed=5)  # fmt: skip
+    p = GQAProblem(
+        X=X,
+        W_Q=torch.randn(4, 5, 2, generator=gen, dtype=DT),
+        W_K=torch.randn(2, 5, 2, generator=gen, dtype=DT),
+        W_V=torch.randn(2, 5, 2, generator=gen, dtype=DT),
+        W_O=None,
+        seed=5,
+    )
     trace = run(p)
     mine = gqa.gqa_backward(trace)
     want = autograd(p, torch.ones_like(trace.output))

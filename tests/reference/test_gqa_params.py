@@ -51,8 +51,12 @@ def test_cache_bytes_per_token_are_the_bytes_of_the_cached_tensors(dtype):
 
 
 def test_fewer_kv_heads_mean_proportionally_fewer_cache_bytes():
-    sizes = {g: kv_cache_params(gqa_params(4096, 32, g, d_k=128, bias=False), layers=32,
-                                context=8192, dtype="bf16") for g in (32, 8, 1)}  # fmt: skip
+    sizes = {
+        g: kv_cache_params(
+            gqa_params(4096, 32, g, d_k=128, bias=False), layers=32, context=8192, dtype="bf16"
+        )
+        for g in (32, 8, 1)
+    }
     assert sizes[32].bytes_per_token == 32 * sizes[1].bytes_per_token
     assert sizes[32].bytes_per_token == 4 * sizes[8].bytes_per_token
     assert sizes[8].bytes_per_sequence == 2 * 32 * 8 * 128 * 2 * 8192  # 1 GiB

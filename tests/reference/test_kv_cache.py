@@ -21,8 +21,7 @@ def decode_all(p: GQAProblem, *, prompt: int = 0, **kw) -> tuple[torch.Tensor, k
     """Prefill the first ``prompt`` tokens, then decode the others one at a time."""
     batch = tuple(p.X.shape[:-2])
     if prompt:
-        cache = kv_cache.prefill(p.X[..., :prompt, :], p.W_K, p.W_V,
-                                 rope_base=kw.get("rope_base"))  # fmt: skip
+        cache = kv_cache.prefill(p.X[..., :prompt, :], p.W_K, p.W_V, rope_base=kw.get("rope_base"))
     else:
         cache = kv_cache.empty_cache(p.g, p.W_K.shape[-1], p.W_V.shape[-1], batch=batch)
     rows = []
@@ -110,17 +109,20 @@ def test_decode_backward_equals_autograd_of_the_full_pass_on_the_last_row(p, rop
     base = 10000.0 if rope else None
     t = p.n - 1
     cache = kv_cache.prefill(p.X[..., :t, :], p.W_K, p.W_V, rope_base=base)
-    step = kv_cache.decode_step(p.X[..., t:, :], cache, p.W_Q, p.W_K, p.W_V, p.W_O,
-                                rope_base=base, window=w)  # fmt: skip
+    step = kv_cache.decode_step(
+        p.X[..., t:, :], cache, p.W_Q, p.W_K, p.W_V, p.W_O, rope_base=base, window=w
+    )
     G = p.randn(*step.output.shape)
-    mine = kv_cache.decode_step_backward(step, p.X, p.W_Q, p.W_K, p.W_V, p.W_O, G=G,
-                                         rope_base=base)  # fmt: skip
-    leaves = {k: v.clone().requires_grad_() for k, v in
-              (("X", p.X), ("W_Q", p.W_Q), ("W_K", p.W_K), ("W_V", p.W_V))}  # fmt: skip
+    mine = kv_cache.decode_step_backward(step, p.X, p.W_Q, p.W_K, p.W_V, p.W_O, G=G, rope_base=base)
+    leaves = {
+        k: v.clone().requires_grad_()
+        for k, v in (("X", p.X), ("W_Q", p.W_Q), ("W_K", p.W_K), ("W_V", p.W_V))
+    }
     W_O = p.W_O.clone().requires_grad_() if p.W_O is not None else None
     M = windows.sliding_window_mask(p.n, w) if w is not None else None
-    full = gqa.grouped_query_attention(leaves["X"], leaves["W_Q"], leaves["W_K"], leaves["W_V"],
-                                       W_O, rope_base=base, M=M).output  # fmt: skip
+    full = gqa.grouped_query_attention(
+        leaves["X"], leaves["W_Q"], leaves["W_K"], leaves["W_V"], W_O, rope_base=base, M=M
+    ).output
     (full[..., t:, :] * G).sum().backward()
     for name, leaf in leaves.items():
         assert close(getattr(mine, name), leaf.grad), name

@@ -38,9 +38,13 @@ def test_counts_match_the_real_model(attention, n_embd, n_head, n_layer):
     with torch.device("meta"):
         model = CharGPT(cfg)
     expected = model_params(
-        n_embd=n_embd, n_head=n_head, n_layer=n_layer, attention=attention,
-        vocab_size=cfg.vocab_size, block_size=cfg.block_size,
-    )  # fmt: skip
+        n_embd=n_embd,
+        n_head=n_head,
+        n_layer=n_layer,
+        attention=attention,
+        vocab_size=cfg.vocab_size,
+        block_size=cfg.block_size,
+    )
     assert count_parameters(model) == expected
 
 
@@ -71,9 +75,14 @@ def _bert_like(vocab, positions, types, heads=12):
     from attention_ref.reference.params import EncoderMLMConfig
 
     return EncoderMLMConfig(
-        vocab_size=vocab, hidden=768, layers=12, heads=heads, intermediate=3072,
-        max_positions=positions, type_vocab_size=types,
-    )  # fmt: skip
+        vocab_size=vocab,
+        hidden=768,
+        layers=12,
+        heads=heads,
+        intermediate=3072,
+        max_positions=positions,
+        type_vocab_size=types,
+    )
 
 
 @pytest.mark.parametrize("h", [1, 4, 12])

@@ -73,8 +73,14 @@ def test_alibi_slopes_of_eight_heads_are_halves():
 
 def test_alibi_slopes_of_a_non_power_of_two_follow_the_paper():
     """h = 6: the 4 slopes of h = 4, then every other slope of h = 8 (2⁻¹, 2⁻³)."""
-    assert windows.alibi_slopes(6).tolist() == [2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8,
-                                                 2.0**-1, 2.0**-3]  # fmt: skip
+    assert windows.alibi_slopes(6).tolist() == [
+        2.0**-2,
+        2.0**-4,
+        2.0**-6,
+        2.0**-8,
+        2.0**-1,
+        2.0**-3,
+    ]
 
 
 @given(st.integers(1, 6), st.integers(1, 7))
@@ -107,8 +113,9 @@ def test_alibi_rows_keep_their_weights_when_shifted(h, n, shift):
 @given(gqa_problems(even_d_k=True), st.integers(1, 5))
 def test_gqa_with_rope_and_a_window_equals_sdpa_on_rotated_queries(p, w):
     """The whole composition of today's layers: RoPE, a window, GQA ≡ SDPA on the rotated Q, K."""
-    trace = gqa.grouped_query_attention(p.X, p.W_Q, p.W_K, p.W_V, p.W_O, rope_base=10000.0,
-                                        M=windows.sliding_window_mask(p.n, w))  # fmt: skip
+    trace = gqa.grouped_query_attention(
+        p.X, p.W_Q, p.W_K, p.W_V, p.W_O, rope_base=10000.0, M=windows.sliding_window_mask(p.n, w)
+    )
     Q, K, V = (ref.project_heads(p.X, W) for W in (p.W_Q, p.W_K, p.W_V))
     allowed = windows.window_allowed(p.n, w)
     H = F.scaled_dot_product_attention(

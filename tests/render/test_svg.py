@@ -132,12 +132,16 @@ def test_tensor_width_follows_the_blocks():
 def test_flow_boxes_and_arrows():
     stages = [
         [svg.Box(title="X", detail="(3, 4)")],
-        [svg.Box(title="head 1", detail="(3, 2)", colour=0),
-         svg.Box(title="head 2", detail="(3, 2)", colour=1)],
-        [svg.Box(title="A 1", detail="(3, 3)", colour=0),
-         svg.Box(title="A 2", detail="(3, 3)", colour=1)],
+        [
+            svg.Box(title="head 1", detail="(3, 2)", colour=0),
+            svg.Box(title="head 2", detail="(3, 2)", colour=1),
+        ],
+        [
+            svg.Box(title="A 1", detail="(3, 3)", colour=0),
+            svg.Box(title="A 2", detail="(3, 3)", colour=1),
+        ],
         [svg.Box(title="Concat", detail="(3, 4)")],
-    ]  # fmt: skip
+    ]
     root = parse(svg.flow(stages, title="flow"))
     shown = texts(root)
     for stage in stages:
@@ -159,11 +163,13 @@ def test_flow_boxes_and_arrows():
 def test_blocks_are_drawn_to_scale():
     unit = 5.0
     rows = [
-        svg.RectRow(label=f"h = {h}", note=f"{h} heads",
-                    rects=[svg.Rect(label=f"Q{i}", rows=8, cols=8 // h, colour=i)
-                           for i in range(h)])
+        svg.RectRow(
+            label=f"h = {h}",
+            note=f"{h} heads",
+            rects=[svg.Rect(label=f"Q{i}", rows=8, cols=8 // h, colour=i) for i in range(h)],
+        )
         for h in (1, 2, 4)
-    ]  # fmt: skip
+    ]
     root = parse(svg.blocks(rows, title="weights", unit=unit))
     shown = texts(root)
     assert {"h = 1", "h = 2", "h = 4", "1 heads", "Q0", "Q3", "weights"} <= set(shown)

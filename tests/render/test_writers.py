@@ -30,15 +30,21 @@ EXPL = Explanation(
             title="Step",
             text="Prose_with % and √2.",
             items=[
-                Mat(symbol="\\tilde S^{(1)}", value=[[1.0, float("-inf")], [0.5, -0.0001]],
-                    formula="S^{(1)} + M", rows=["a", "b"], cols=["a", "b"]),
-                Shape(name="Q", operation="transpose(1, 2)", before=(1, 4, 3, 2),
-                      after=(1, 3, 4, 2)),
+                Mat(
+                    symbol="\\tilde S^{(1)}",
+                    value=[[1.0, float("-inf")], [0.5, -0.0001]],
+                    formula="S^{(1)} + M",
+                    rows=["a", "b"],
+                    cols=["a", "b"],
+                ),
+                Shape(
+                    name="Q", operation="transpose(1, 2)", before=(1, 4, 3, 2), after=(1, 3, 4, 2)
+                ),
             ],
         )
     ],
     data={"M": [[0.0, float("-inf")]], "x": 0.123456},
-)  # fmt: skip
+)
 
 TABLE = Table(
     title="Counts (d_model = 4)",
@@ -131,9 +137,11 @@ def test_the_book_shows_angle_brackets_and_the_terminal_keeps_them():
 
     assert escape_html("the <eos> token, `x < y`") == "the &lt;eos&gt; token, `x < y`"
     expl = Explanation(
-        title="t", source="s", sections=[Section(title="Step <eos>", text="reads <eos>")],
+        title="t",
+        source="s",
+        sections=[Section(title="Step <eos>", text="reads <eos>")],
         data={},
-    )  # fmt: skip
+    )
     book, md = to_book(expl), to_markdown(expl)
     assert "reads &lt;eos&gt;" in book and "<eos>" not in book
     assert "reads <eos>" in md

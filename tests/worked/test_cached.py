@@ -84,10 +84,16 @@ def test_a_second_run_imports_no_torch_and_prints_the_same(tmp_path):
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     runs = [
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                       timeout=300, check=True).stdout.splitlines()
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+            check=True,
+        ).stdout.splitlines()
         for _ in range(2)
-    ]  # fmt: skip
+    ]
     assert runs[0][1] == "True" and runs[1][1] == "False"  # computed, then read back
     assert runs[0][0] == runs[1][0]
     assert "Я хочу пиццу" in runs[1][0] or "pizza" in runs[1][0].lower()

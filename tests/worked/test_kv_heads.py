@@ -90,16 +90,32 @@ def test_counts_with_biases_and_g_equal_h_are_seed_003s():
 
 def test_human_bytes():
     assert [human_bytes(n) for n in (512, 1024, 131072, 2**30, 2684354560)] == [
-        "512 bytes", "1 KiB", "128 KiB", "1 GiB", "2.5 GiB"
-    ]  # fmt: skip
+        "512 bytes",
+        "1 KiB",
+        "128 KiB",
+        "1 GiB",
+        "2.5 GiB",
+    ]
 
 
 # --- the command --------------------------------------------------------------------------------
 
 
 def test_params_kv_heads_in_every_format(capsys):
-    args = ["params", "--kv-heads", "2", "--heads", "8", "--layers", "4", "--context", "1024",
-            "--dtype", "bf16", "--no-bias"]  # fmt: skip
+    args = [
+        "params",
+        "--kv-heads",
+        "2",
+        "--heads",
+        "8",
+        "--layers",
+        "4",
+        "--context",
+        "1024",
+        "--dtype",
+        "bf16",
+        "--no-bias",
+    ]
     code, out, err = run([*args, "-f", "json"], capsys)
     assert code == 0, err
     doc = json.loads(out)
@@ -113,8 +129,9 @@ def test_params_kv_heads_in_every_format(capsys):
 
 
 def test_params_preset_llama_and_its_context(capsys):
-    code, out, _ = run(["params", "--preset", "llama-3-8b", "--context", "131072", "-f", "json"],
-                       capsys)  # fmt: skip
+    code, out, _ = run(
+        ["params", "--preset", "llama-3-8b", "--context", "131072", "-f", "json"], capsys
+    )
     assert code == 0
     doc = json.loads(out)
     assert doc["preset"] == "llama-3-8b" and doc["cache_larger_than_weights"] is True
@@ -173,6 +190,7 @@ def test_the_probe_sees_torch_when_a_command_needs_it(tmp_path):
         "rc = main(['explain', '-e', 'gqa', '--backward', '-f', 'json']); "
         "print(rc, 'torch' in sys.modules, file=sys.stderr)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=tmp_path)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
     assert out.stderr.strip().splitlines()[-1] == "0 True"

@@ -77,9 +77,11 @@ class MultiHeadAttentionWrapper(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()
         self.heads = nn.ModuleList(
-            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
-             for _ in range(num_heads)]
-        )  # fmt: skip
+            [
+                CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                for _ in range(num_heads)
+            ]
+        )
 
     def forward(self, x):
         return torch.cat([head(x) for head in self.heads], dim=-1)
@@ -233,8 +235,7 @@ def test_the_retyped_classes_print_the_books_numbers(name, book, columns):
     wrapper=st.booleans(),
     seed=st.integers(0, 2**31 - 1),
 )
-def test_random_shapes_through_explain_input(d_in, head_dim, num_heads, n, qkv_bias, wrapper,
-                                             seed):  # fmt: skip
+def test_random_shapes_through_explain_input(d_in, head_dim, num_heads, n, qkv_bias, wrapper, seed):
     """Any d_in, d_out = num_heads·head_dim (d_out ≠ d_in included), with or without biases."""
     torch.manual_seed(seed)
     d = num_heads * head_dim

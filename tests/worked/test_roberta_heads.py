@@ -32,9 +32,13 @@ def test_table_rows_are_the_reference_counts():
         h = row[0]
         p = attention_params(128, h)
         assert row[1:] == (
-            128 // h, f"{h} × (128×{128 // h})", "(128)×128", p.per_head, p.total,
+            128 // h,
+            f"{h} × (128×{128 // h})",
+            "(128)×128",
+            p.per_head,
+            p.total,
             model_params(n_embd=128, n_head=h),
-        )  # fmt: skip
+        )
     assert table.data["equal"] is True
     assert table.data["rows"][2]["W_Q^(i), W_K^(i), W_V^(i)"] == "4 × (128×32)"
 

@@ -122,8 +122,9 @@ def test_rope_backward_json_equals_autograd():
     doc = life_rope.explain_backward().data["grads"]
     W_Q, W_K, W_V, W_O = (w.clone().requires_grad_() for w in life_rope.rope_weights())
     X = t(life.LIFE_X).requires_grad_()
-    ref_gqa.grouped_query_attention(X, W_Q, W_K, W_V, W_O, rope_base=life_rope.ROPE_BASE
-                                    ).output.sum().backward()  # fmt: skip
+    ref_gqa.grouped_query_attention(
+        X, W_Q, W_K, W_V, W_O, rope_base=life_rope.ROPE_BASE
+    ).output.sum().backward()
     assert torch.allclose(t(doc["heads"][0]["W_Q"]), W_Q.grad[0], atol=1e-12)
     assert torch.allclose(t(doc["kv_heads"][0]["W_K"]), W_K.grad[0], atol=1e-12)
     assert torch.allclose(t(doc["X"]), X.grad, atol=1e-12)
@@ -187,8 +188,10 @@ def test_kv_cache_backward_reaches_every_cached_token(tmp_path, capsys):
     G = [[1.0, -1.0, 2.0, 0.5]]
     path = tmp_path / "G.json"
     path.write_text(json.dumps(G), encoding="utf-8")
-    code, out, err = run(["explain", "-e", "kv-cache", "--backward", "--grad-output", str(path),
-                          "-f", "json"], capsys)  # fmt: skip
+    code, out, err = run(
+        ["explain", "-e", "kv-cache", "--backward", "--grad-output", str(path), "-f", "json"],
+        capsys,
+    )
     assert code == 0, err
     grads = json.loads(out)["grads"]
     assert grads["output"] == G
@@ -206,8 +209,9 @@ def test_kv_cache_backward_reaches_every_cached_token(tmp_path, capsys):
 def test_kv_cache_grad_output_of_the_wrong_shape_is_one_line(tmp_path, capsys):
     path = tmp_path / "G.json"
     path.write_text(json.dumps([[1.0] * 4] * 3), encoding="utf-8")
-    code, out, err = run(["explain", "-e", "kv-cache", "--backward", "--grad-output", str(path)],
-                         capsys)  # fmt: skip
+    code, out, err = run(
+        ["explain", "-e", "kv-cache", "--backward", "--grad-output", str(path)], capsys
+    )
     assert code == 2 and out == "" and "expected 1×4" in err and err.count("\n") == 1
 
 
@@ -230,9 +234,18 @@ def test_online_softmax_words_on_both_sides():
     seed, trace = life_online_softmax.online_trace()
     section, data = life_online_softmax.end_section(seed, trace)
     assert "equals seed 000's head outputs" in section.text and data["equal"] is True
-    wrong = osm.OnlineSoftmaxTrace(Q=trace.Q, K=trace.K, V=trace.V, M=trace.M, tile=trace.tile,
-                                   steps=trace.steps, m=trace.m, ell=trace.ell,
-                                   H=trace.H + 0.01, L=trace.L)  # fmt: skip
+    wrong = osm.OnlineSoftmaxTrace(
+        Q=trace.Q,
+        K=trace.K,
+        V=trace.V,
+        M=trace.M,
+        tile=trace.tile,
+        steps=trace.steps,
+        m=trace.m,
+        ell=trace.ell,
+        H=trace.H + 0.01,
+        L=trace.L,
+    )
     section, data = life_online_softmax.end_section(seed, wrong)
     assert "is NOT seed 000's" in section.text and data["equal"] is False
     words = " ".join(s.text for s in life_online_softmax.explain().sections)

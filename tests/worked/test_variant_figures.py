@@ -42,8 +42,12 @@ def test_arrows_turn_by_ropes_angle():
     """The arrows of pair 0 at positions 0..3 point at angles 0, 1, 2, 3 rad (y up)."""
     x = torch.tensor([[1.0, 0.0]] * 4, dtype=torch.float64)
     turned = rope.apply_rope(x)
-    svg = arrows([(float(a), float(b)) for a, b in turned], [f"m = {m}" for m in range(4)],
-                 title="pair 0", decimal=",")  # fmt: skip
+    svg = arrows(
+        [(float(a), float(b)) for a, b in turned],
+        [f"m = {m}" for m in range(4)],
+        title="pair 0",
+        decimal=",",
+    )
     root = ET.fromstring(svg)
     lines = [g.find(f"{SVG}line") for g in root.iter(f"{SVG}g") if g.get("class") == "arrow"]
     for m, line in enumerate(lines):

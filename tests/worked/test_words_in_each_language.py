@@ -68,8 +68,12 @@ def test_the_portuguese_pages_words_are_the_examples_own():
     from attention_ref.book import worked_pt
 
     assert kv_cache_words() == words_of(life_kv_cache.explain("pt"))
-    for name, module in (("gqa", life_gqa), ("rope", life_rope), ("window", life_window),
-                         ("alibi", life_alibi)):  # fmt: skip
+    for name, module in (
+        ("gqa", life_gqa),
+        ("rope", life_rope),
+        ("window", life_window),
+        ("alibi", life_alibi),
+    ):
         assert getattr(worked_pt, f"{name}_words")() == words_of(module.explain(lang="pt"))
     online = online_softmax_words()
     assert online.steps == words_of(life_online_softmax.explain("pt")).steps
