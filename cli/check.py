@@ -59,9 +59,10 @@ def check(
     for a bad file, the exercise file itself, or an answer with no step filled in.
     """
     from attention_ref.exercises.grader import check_file, report_lines
+    from attention_ref.exercises.options import LANGS
 
-    if lang is not None and lang not in ("en", "pt"):
-        raise CLIError(f"--lang must be en or pt, got {lang!r}")
+    if lang is not None and lang not in LANGS:
+        raise CLIError(f"--lang must be {' or '.join(LANGS)}, got {lang!r}")
     report = check_file(answer, lang)  # a bad file: InputError, one line, exit 2
     print("\n".join(report_lines(report)))
     if report.all_right:

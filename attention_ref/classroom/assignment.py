@@ -60,6 +60,16 @@ RECEIVED_TAG: Final = TAG + "received"
 GRADE = "attnref.grade."
 #: tag prefixes no student may write, on any run
 RESERVED: Final = (TAG, GRADE)
+#: The due time in words, per language: with a due time (UTC, to the minute), and without.
+DUE_WORDS: Final = {"en": ("due {at} UTC", "no due time"), "pt": ("prazo {at} UTC", "sem prazo")}
+
+
+def due_words(due: dt.datetime | None, lang: str = "en") -> str:
+    """``due 2026-12-01 22:59 UTC`` or ``no due time``, in ``lang`` (``prazo …``)."""
+    at, none = DUE_WORDS[lang]
+    return at.format(at=f"{due:%Y-%m-%d %H:%M}") if due else none
+
+
 #: the values of `ROLE_TAG`
 GRADEBOOK, SUBMISSIONS = "gradebook", "submissions"
 #: the one file a submission holds
@@ -263,9 +273,9 @@ class Assignment:
                 raise
             raise AssignmentError(f"the experiment's tags define no assignment ({e})") from None
 
-    def describe_due(self) -> str:
-        """``due 2026-12-01 22:59 UTC`` or ``no due time``."""
-        return f"due {self.due:%Y-%m-%d %H:%M} UTC" if self.due else "no due time"
+    def describe_due(self, lang: str = "en") -> str:
+        """``due 2026-12-01 22:59 UTC`` or ``no due time`` (`due_words`)."""
+        return due_words(self.due, lang)
 
 
 def matching_exercise(doc: object, exercises: list[ExerciseOptions]) -> int | None:

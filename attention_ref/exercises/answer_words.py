@@ -77,6 +77,8 @@ READ_WORDS: Final = {
     "en": "the {name} query head {i} reads",
     "pt": "o {name} que a cabeça de consulta {i} lê",
 }
+#: The window's mask, as the statement names it (``jan``ela in Portuguese).
+WINDOW_MASK: Final = {"en": "M_win", "pt": "M_jan"}
 #: A query head's share of its K/V head's gradient, in grouped-query attention.
 THROUGH_WORDS: Final = {"en": "(through query head {i})", "pt": "(pela cabeça de consulta {i})"}
 #: The key of a query head's scores in grouped-query attention (its group's).
@@ -96,7 +98,7 @@ def math_name(key: Key, lang: str = "en", features: Features = PLAIN) -> str:
     elif features.separate_kv and name in ("K", "V") and head is not None:
         return READ_WORDS[lang].format(name=name, i=head + 1)
     if name == "M" and features.windowed:
-        return "M_jan" if lang == "pt" else "M_win"
+        return WINDOW_MASK[lang]
     grad = name.startswith("grad.")
     name = name[5:] if grad else name
     if grad and name.startswith("kv."):  # a K/V head's gradient: its group's sum

@@ -148,14 +148,14 @@ def key_sections(tr: ProblemTrace, statement: Explanation, backward: bool) -> li
     if f.rotary:
         pairs = tr.d_k // 2
         answer(
-            w["key_rope_text"].format(d_k=tr.d_k, pairs=pairs, **plural(pairs, lang)),
+            w["key_rope_text"].format(d_k=tr.d_k, pairs=pairs, **plural(pairs)),
             rotated_mats(tr, lang),
         )
     scores = "key_scores_rope" if f.rotary else "key_scores_gqa" if f.grouped else "key_scores"
     answer(w[scores].format(d_k=tr.d_k), score_mats(ref))
     if f.windowed:
         win = tr.window or 1
-        mask = w["key_window"].format(w=win, before=win - 1, **plural(win - 1, lang))
+        mask = w["key_window"].format(w=win, before=win - 1, **plural(win - 1))
     else:
         mask = w["key_mask" if tr.M is not None else "key_nomask"]
     answer(mask, _softmax(tr, ref, lang))

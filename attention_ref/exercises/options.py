@@ -16,6 +16,8 @@ from attention_ref.exercises.features import PLAIN, PRESETS, Features
 from attention_ref.render import JSONValue
 
 LANGS: Final = ("en", "pt")
+#: The language an exercise is in when ``--lang`` is not given.
+DEFAULT_LANG: Final = LANGS[0]
 MAX_TOKENS: Final = 8
 MAX_D_MODEL: Final = 8
 MAX_DECIMALS: Final = 6
@@ -51,7 +53,7 @@ class ExerciseOptions:
     d_model: int = 4
     heads: int = 2
     causal: bool = True
-    lang: str = "en"
+    lang: str = DEFAULT_LANG
     backward: bool = False
     decimals: int = 3
     variant: str = PLAIN
@@ -241,6 +243,11 @@ class ExerciseOptions:
             f"exercise --seed {self.seed} --tokens {self.tokens} --d-model {self.d_model} "
             f"--heads {self.heads} {causal}{self.flags}"
         )
+
+    @property
+    def lang_flag(self) -> str:
+        """``--lang`` on the command line where it is not the default (``""`` in English)."""
+        return "" if self.lang == DEFAULT_LANG else f" --lang {self.lang}"
 
     @property
     def flags(self) -> str:

@@ -82,18 +82,31 @@ def _masked_by(blocked: torch.Tensor) -> dict[str, StageFn]:
     }
 
 
+#: How many keys a query sees, and which, in words: the count, then which for 1, 2 and more.
+SEEN_WORDS: Final = {
+    "en": (
+        "{keys} key{s}",
+        "only itself",
+        "itself and the 1 before it",
+        "itself and the {before} before it",
+    ),
+    "pt": (
+        "{keys} chave{s}",
+        "só ele mesmo",
+        "ele mesmo e o anterior",
+        "ele mesmo e os {before} anteriores",
+    ),
+}
+
+
 def _seen(keys: int, lang: str) -> dict[str, str]:
     """``keys`` keys in words: how many (``3 keys``) and which (``itself and the 2 before
     it``, ``only itself``)."""
-    if lang == "pt":
-        count = f"{keys} chave{'s' * (keys != 1)}"
-        which = "só ele mesmo" if keys == 1 else f"ele mesmo e os {keys - 1} anteriores"
-        if keys == 2:
-            which = "ele mesmo e o anterior"
-    else:
-        count = f"{keys} key{'s' * (keys != 1)}"
-        which = "only itself" if keys == 1 else f"itself and the {keys - 1} before it"
-    return {"keys": count, "which": which}
+    count, *which = SEEN_WORDS[lang]
+    return {
+        "keys": count.format(keys=keys, s="s" * (keys != 1)),
+        "which": which[min(keys, 3) - 1].format(before=keys - 1),
+    }
 
 
 def width(delta: int) -> Instances:

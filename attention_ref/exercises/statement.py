@@ -40,9 +40,10 @@ def answer_notes(opt: ExerciseOptions) -> str:
     return "".join(" " + n for n in notes)
 
 
-def plural(k: int, lang: str) -> dict[str, str]:
-    """The endings of a count ``k``: ``s`` (and Portuguese ``es``)."""
-    return {"s": "s" * (k != 1), "es": "es" * (k != 1) if lang == "pt" else ""}
+def plural(k: int) -> dict[str, str]:
+    """The plural endings after a count ``k``, for the words to pick from: ``s`` (``keys``,
+    ``chaves``) and ``es`` (Portuguese ``anteriores``)."""
+    return {"s": "s" * (k != 1), "es": "es" * (k != 1)}
 
 
 def angle_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
@@ -50,7 +51,7 @@ def angle_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
     w = TEXT[lang]
     pairs = [w["pair"].format(p=p) for p in range(tr.d_k // 2)]
     rows = [w["row"].format(token=tok, m=m) for m, tok in enumerate(tr.tokens)]
-    sin = "sen" if lang == "pt" else "sin"
+    sin = w["sin"]
     return [
         Mat(symbol="\\theta", text="θ_p", value=L(tr.theta), cols=pairs),
         Mat(symbol="m \\theta_p", text="m θ_p", value=L(tr.angles), rows=rows, cols=pairs),
@@ -202,7 +203,7 @@ def statement(
         "heads": {"en": ("head", "heads"), "pt": ("cabeça", "cabeças")}[lang][h != 1],
         "mqa": w["mqa"] if g == 1 else "",
     }
-    fmt |= plural(g, lang) | {"b" + k: v for k, v in plural(before, lang).items()}
+    fmt |= plural(g) | {"b" + k: v for k, v in plural(before).items()}
     data_text = (
         w["data_lead"]
         + (w["data_gqa"] if f.grouped else w["data_heads"])
@@ -226,7 +227,7 @@ def statement(
     )
     return Explanation(
         title=_title(opt),
-        source="attnref " + opt.source + (" --lang pt" if lang == "pt" else ""),
+        source="attnref " + opt.source + opt.lang_flag,
         sections=sections,
         data={"exercise": opt.to_json(), "problem" if f.any else "input": problem},
         lang=lang,

@@ -29,6 +29,7 @@ from attention_ref.exercises.answer_words import (
 from attention_ref.exercises.chain import Key
 from attention_ref.exercises.features import PLAIN as PLAIN_NAME
 from attention_ref.exercises.features import Features
+from attention_ref.render import DECIMAL_MARK
 
 
 class Status(StrEnum):
@@ -284,7 +285,7 @@ def number(x: float, decimals: int, lang: str) -> str:
         return "−∞" if x < 0 else "∞"
     # a number past a screen's width (1e308) in a form that fits: 1.000e+308
     s = f"{x:.{decimals}f}" if abs(x) < 1e12 else f"{x:.{min(decimals, 6)}e}"
-    return s.replace(".", ",") if lang == "pt" else s
+    return s.replace(".", DECIMAL_MARK[lang])
 
 
 #: Steps whose rows are not the tokens (the rows of a weight's gradient are X's columns).

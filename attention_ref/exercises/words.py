@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from attention_ref.render import DECIMAL_MARK
+
 #: The words of the statement and the key, per language.
 TEXT: Final[dict[str, dict[str, str]]] = {
     "en": {
@@ -46,7 +48,7 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "answer.json (attnref exercise --out writes it, every step null until you fill it in) "
         "in the names of attnref explain --format json: {names}; it names this exercise, "
         '"exercise": {options}. Then run attnref check answer.json.',
-        "place": "1 place", "places": "{p} places", "for": "{short} for {full}",
+        "place": "1 place", "places": "{p} places", "for": "{short} for {full}", "for_sep": ", ",
         "names_m": '"M" (M_win), ',
         "names_kv": '"kv_heads": [{{{steps}}}, …] ({note}), ',
         "names_kv_gqa": "one per K/V head",
@@ -101,7 +103,7 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "q_rot_scores_gqa": "For each query head i, with j the K/V head of its group, compute "
         "Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ and S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ / √d_k.",
         "table": "RoPE's angles",
-        "pair": "pair {p}",
+        "pair": "pair {p}", "sin": "sin",
         "row": "{token} (m = {m})",
         "key_q1": "Each head projects every token with its own matrices; with X and the "
         "weights in {0, 1}, the projections are integers.",
@@ -184,6 +186,7 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         'com os nomes de attnref explain --format json: {names}; ele nomeia este exercício, '
         '"exercise": {options}. Depois rode attnref check answer.json.',
         "place": "1 casa decimal", "places": "{p} casas decimais", "for": "{short} para {full}",
+        "for_sep": "; ",
         "names_m": '"M" (M_jan), ',
         "names_kv": '"kv_heads": [{{{steps}}}, …] ({note}), ',
         "names_kv_gqa": "uma por cabeça K/V",
@@ -244,7 +247,7 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "q_rot_scores_gqa": "Para cada cabeça de consulta i, com j a cabeça K/V do seu grupo, "
         "calcule Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ e S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ / √d_k.",
         "table": "Os ângulos do RoPE",
-        "pair": "par {p}",
+        "pair": "par {p}", "sin": "sen",
         "row": "{token} (m = {m})",
         "key_q1": "Cada cabeça projeta todos os tokens com as suas próprias matrizes; com X e "
         "os pesos em {0, 1}, as projeções são inteiras.",
@@ -299,14 +302,12 @@ def decimals_words(p: int, lang: str) -> dict[str, str]:
     ``3 places`` and ``0.67 for 0.670, 2 for 2.000``."""
     w = TEXT[lang]
     places = w["place"] if p == 1 else w["places"].format(p=p)
-    pairs = [("2", "2." + "0" * p)]
+    mark = DECIMAL_MARK[lang]
+    pairs = [("2", f"2{mark}" + "0" * p)]
     if p >= 2:
-        full = "0." + "6" * (p - 2) + "70"
+        full = f"0{mark}" + "6" * (p - 2) + "70"
         pairs.insert(0, (full[:-1], full))
-    sep = ", " if lang == "en" else "; "
-    zeros = sep.join(w["for"].format(short=s, full=f) for s, f in pairs)
-    if lang == "pt":
-        zeros = zeros.replace(".", ",")
+    zeros = w["for_sep"].join(w["for"].format(short=s, full=f) for s, f in pairs)
     return {"places": places, "zeros": zeros}
 
 

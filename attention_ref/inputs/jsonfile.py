@@ -80,34 +80,40 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "caractere de controle ou um substituto sem par)",
     },
 }
-#: The file's name in a message, per language (``what`` as the callers write it in English).
-_WHAT_PT: Final = {
-    "answer file": "arquivo de resposta",
-    "answer": "resposta",
-    "input file": "arquivo de entrada",
+#: The file's name in a message, per language (``what`` as the callers write it, in English).
+_WHAT: Final[dict[str, dict[str, str]]] = {
+    "en": {},
+    "pt": {
+        "answer file": "arquivo de resposta",
+        "answer": "resposta",
+        "input file": "arquivo de entrada",
+    },
 }
-#: json's own messages, in Portuguese.
-_JSON_PT: Final = {
-    "Expecting value": "esperava um valor",
-    "Expecting ',' delimiter": "esperava o separador ','",
-    "Expecting ':' delimiter": "esperava o separador ':'",
-    "Expecting property name enclosed in double quotes": "esperava o nome de uma chave entre "
-    "aspas duplas",
-    "Extra data": "há dados depois do fim do documento",
-    "Unterminated string starting at": "texto sem aspas de fechamento",
-    "Invalid control character at": "caractere de controle inválido",
-    "Invalid \\escape": "escape \\ inválido",
-    "Illegal trailing comma before end of array": "vírgula sobrando antes do fim da lista",
-    "Illegal trailing comma before end of object": "vírgula sobrando antes do fim do objeto",
+#: json's own messages, per language (json writes them in English).
+_JSON_MESSAGES: Final[dict[str, dict[str, str]]] = {
+    "en": {},
+    "pt": {
+        "Expecting value": "esperava um valor",
+        "Expecting ',' delimiter": "esperava o separador ','",
+        "Expecting ':' delimiter": "esperava o separador ':'",
+        "Expecting property name enclosed in double quotes": "esperava o nome de uma chave entre "
+        "aspas duplas",
+        "Extra data": "há dados depois do fim do documento",
+        "Unterminated string starting at": "texto sem aspas de fechamento",
+        "Invalid control character at": "caractere de controle inválido",
+        "Invalid \\escape": "escape \\ inválido",
+        "Illegal trailing comma before end of array": "vírgula sobrando antes do fim da lista",
+        "Illegal trailing comma before end of object": "vírgula sobrando antes do fim do objeto",
+    },
 }
 
 
 def _say(lang: str, key: str, **kw: object) -> InputError:
     what = kw.get("what")
-    if lang == "pt" and isinstance(what, str):
-        for en, pt in _WHAT_PT.items():
+    if isinstance(what, str):
+        for en, said in _WHAT.get(lang, {}).items():
             if what == en or what.startswith(en + " "):
-                kw["what"] = pt + what[len(en) :]
+                kw["what"] = said + what[len(en) :]
                 break
     return InputError(WORDS.get(lang, WORDS["en"])[key].format(**kw))
 
@@ -178,7 +184,7 @@ def loads(text: str, what: str, *, exact: bool = False, hint: str = "", lang: st
     try:
         doc = json.loads(text, parse_float=number, parse_int=integer, parse_constant=constant)
     except json.JSONDecodeError as e:
-        msg = _JSON_PT.get(e.msg, e.msg) if lang == "pt" else e.msg
+        msg = _JSON_MESSAGES.get(lang, {}).get(e.msg, e.msg)
         raise _say(lang, "invalid", what=what, msg=msg, line=e.lineno, col=e.colno) from None
     except RecursionError:  # unreachable after the depth bound; kept as the last guard
         raise _say(lang, "too_deep", what=what) from None

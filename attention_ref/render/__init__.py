@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from attention_ref.render import svg
 from attention_ref.render.document import (
+    DECIMAL_MARK,
     Explanation,
     Item,
     JSONValue,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
 __all__ = [
+    "DECIMAL_MARK",
     "FORMATS",
     "PREAMBLE",
     "TABLE_FORMATS",

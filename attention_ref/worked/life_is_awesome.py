@@ -17,6 +17,7 @@ import torch
 from attention_ref import reference as ref
 from attention_ref.render import Explanation, Matrix, Section
 from attention_ref.worked.trace import t, trace_sections, trace_to_json
+from attention_ref.worked.words import NOTATION
 
 LIFE_TOKENS: Final = ("Life", "is", "awesome")
 
@@ -110,30 +111,11 @@ def notation_notes(trace: ref.AttentionTrace, lang: str = "en") -> list[str]:
     )
     n, d = (int(v) for v in trace.output.shape)
     head_shape = tuple(int(v) for v in trace.head(0)["H"].shape)
-    if lang == "pt":
-        return [
-            "A lista escreve MultiHead(Q, K, V) = Concat(Attention(QW_1^Q, KW_1^K, VW_1^V), …) "
-            "W^O, mas o exemplo projeta X: "
-            + ("Q^(i) = X W_Q^(i) em cada cabeça" if projects_x else "Q^(i) ≠ X W_Q^(i)")
-            + ". Na autoatenção Q, K e V de entrada são todos X: MultiHead(X) = "
-            "Concat(head_1, …, head_h) W_O, com head_i = Attention(X W_Q^(i), X W_K^(i), "
-            "X W_V^(i)).",
-            f"O resultado final é rotulado Attention(Q, K, V), mas é MultiHead(X) = "
-            f"Concat(H^(1)|H^(2)) W_O, de forma {(n, d)}; a saída de uma única cabeça, "
-            f"Attention(·), tem forma {head_shape}.",
-            f'"Concat(H^(1)|H^(2))W_O ∈ H ∈ ℝ^{{3×4}}": o "∈ H" está sobrando; a saída '
-            f"pertence a ℝ^{{{n}×{d}}}.",
-        ]
+    w = NOTATION[lang]
     return [
-        "The document writes MultiHead(Q, K, V) = Concat(Attention(QW_1^Q, KW_1^K, VW_1^V), …) "
-        "W^O, but its example projects X: "
-        + ("Q^(i) = X W_Q^(i) in every head" if projects_x else "Q^(i) ≠ X W_Q^(i)")
-        + ". In self-attention the Q, K and V that go in are all X: MultiHead(X) = "
-        "Concat(head_1, …, head_h) W_O with head_i = Attention(X W_Q^(i), X W_K^(i), X W_V^(i)).",
-        f"It labels the final result Attention(Q, K, V); it is MultiHead(X) = "
-        f"Concat(H^(1)|H^(2)) W_O, of shape {(n, d)}; one head's Attention(·) is {head_shape}.",
-        f'"Concat(H^(1)|H^(2))W_O ∈ H ∈ ℝ^{{3×4}}": the "∈ H" is stray; the output is in '
-        f"ℝ^{{{n}×{d}}}.",
+        w["multihead"].format(projects=w["projects" if projects_x else "not_projects"]),
+        w["label"].format(shape=(n, d), head_shape=head_shape),
+        w["stray"].format(n=n, d=d),
     ]
 
 

@@ -10,6 +10,37 @@ from __future__ import annotations
 
 from typing import Final
 
+#: The seed document's three notation slips (`attention_ref.worked.life_is_awesome.
+#: notation_notes`), per language: whether the example projects X, the output's shape and one
+#: head's are the facts it computes once.
+NOTATION: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "projects": "Q^(i) = X W_Q^(i) in every head",
+        "not_projects": "Q^(i) ≠ X W_Q^(i)",
+        "multihead": "The document writes MultiHead(Q, K, V) = Concat(Attention(QW_1^Q, KW_1^K, "
+        "VW_1^V), …) W^O, but its example projects X: {projects}. In self-attention the Q, K "
+        "and V that go in are all X: MultiHead(X) = Concat(head_1, …, head_h) W_O with head_i = "
+        "Attention(X W_Q^(i), X W_K^(i), X W_V^(i)).",
+        "label": "It labels the final result Attention(Q, K, V); it is MultiHead(X) = "
+        "Concat(H^(1)|H^(2)) W_O, of shape {shape}; one head's Attention(·) is {head_shape}.",
+        "stray": '"Concat(H^(1)|H^(2))W_O ∈ H ∈ ℝ^{{3×4}}": the "∈ H" is stray; the output is in '
+        "ℝ^{{{n}×{d}}}.",
+    },
+    "pt": {
+        "projects": "Q^(i) = X W_Q^(i) em cada cabeça",
+        "not_projects": "Q^(i) ≠ X W_Q^(i)",
+        "multihead": "A lista escreve MultiHead(Q, K, V) = Concat(Attention(QW_1^Q, KW_1^K, "
+        "VW_1^V), …) W^O, mas o exemplo projeta X: {projects}. Na autoatenção Q, K e V de "
+        "entrada são todos X: MultiHead(X) = Concat(head_1, …, head_h) W_O, com head_i = "
+        "Attention(X W_Q^(i), X W_K^(i), X W_V^(i)).",
+        "label": "O resultado final é rotulado Attention(Q, K, V), mas é MultiHead(X) = "
+        "Concat(H^(1)|H^(2)) W_O, de forma {shape}; a saída de uma única cabeça, Attention(·), "
+        "tem forma {head_shape}.",
+        "stray": '"Concat(H^(1)|H^(2))W_O ∈ H ∈ ℝ^{{3×4}}": o "∈ H" está sobrando; a saída '
+        "pertence a ℝ^{{{n}×{d}}}.",
+    },
+}
+
 #: The KV cache's words (`attention_ref.worked.life_kv_cache`), per language: its
 #: `step_sections`, `check_section` and `explain` fill them in with the facts they compute once.
 KV_CACHE: Final[dict[str, dict[str, str]]] = {

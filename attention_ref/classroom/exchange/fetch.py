@@ -126,9 +126,7 @@ def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
 
     a = me.assignment
     title, text = _HOMEWORK_WORDS[a.lang]
-    due = a.describe_due()
-    if a.lang == "pt":
-        due = f"prazo {a.due:%Y-%m-%d %H:%M} UTC" if a.due else "sem prazo"
+    due = a.describe_due(a.lang)
     head = Section(
         title=title.format(name=a.name, k=k, n=a.exercises),
         text=text.format(name=a.name, k=k, student=me.student, due=due),

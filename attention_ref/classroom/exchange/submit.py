@@ -24,6 +24,7 @@ from attention_ref.classroom.assignment import (
     ANSWER_SHA_TAG,
     GRADE,
     RECEIVED_TAG,
+    due_words,
     duration,
     from_iso,
     lateness,
@@ -89,10 +90,7 @@ SUBMITTED: Final = {
 def submitted_line(sent: Submitted, path: str, name: str, lang: str) -> str:
     """One line on a stored submission, in the assignment's language."""
     text, on_time, late = SUBMITTED[lang]
-    if sent.due is None:
-        due = "no due time" if lang == "en" else "sem prazo"
-    else:
-        due = f"{'due' if lang == 'en' else 'prazo'} {sent.due:%Y-%m-%d %H:%M} UTC"
+    due = due_words(sent.due, lang)
     timing = (
         late.format(late=duration(sent.late), due=due) if sent.late else on_time.format(due=due)
     )
