@@ -10,7 +10,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from attention_ref.book.pages import DECIMAL, thousands
+from attention_ref.book.pages import thousands
+from attention_ref.render import DECIMAL_MARK
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -50,7 +51,7 @@ def attention_heatmaps(
             tokens,
             title=f"A, {words[0]} {i + 1}" if A.shape[0] > 1 else "A",
             precision=precision,
-            decimal=DECIMAL[lang],
+            decimal=DECIMAL_MARK[lang],
             row_title=words[1],
             col_title=words[2],
         )
@@ -328,13 +329,13 @@ def validation_curves_figure(doc: Mapping[str, Any], lang: str = "en") -> str:
                 color=COLORS.get(arm, f"C{i}"),
                 label=w["arms"].get(arm, arm),
             )
-        number = f"{bigram:.3f}".replace(".", DECIMAL[lang])
+        number = f"{bigram:.3f}".replace(".", DECIMAL_MARK[lang])
         ax.axhline(
             bigram, color="black", linestyle="--", linewidth=1, label=f"{w['bigram']} {number}"
         )
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: thousands(int(v), lang)))
         ax.yaxis.set_major_formatter(
-            FuncFormatter(lambda v, _: f"{v:.1f}".replace(".", DECIMAL[lang]))
+            FuncFormatter(lambda v, _: f"{v:.1f}".replace(".", DECIMAL_MARK[lang]))
         )
         ax.set_xlabel(w["x"])
         ax.set_ylabel(w["y"])

@@ -18,7 +18,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from attention_ref.render import Explanation, Item, Mat, bmatrix, fmt_number, to_book
+from attention_ref.render import (
+    DECIMAL_MARK,
+    Explanation,
+    Item,
+    Mat,
+    bmatrix,
+    fmt_number,
+    row_labels,
+    to_book,
+)
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -73,23 +82,6 @@ def matrix(
     return display(f"{lhs} {rel} {bmatrix(cast('Matrix', rows), precision)}")
 
 
-def _tex_text(s: str) -> str:
-    """``s`` inside ``\\text{…}``: TeX's special characters escaped."""
-    special = {
-        "\\": r"\textbackslash{}",
-        "{": r"\{",
-        "}": r"\}",
-        "_": r"\_",
-        "#": r"\#",
-        "%": r"\%",
-        "&": r"\&",
-        "$": r"\$",
-        "^": r"\^{}",
-        "~": r"\~{}",
-    }
-    return "".join(special.get(c, c) for c in s)
-
-
 def labelled(
     lhs: str,
     value: Sequence[Sequence[float]] | Tensor,
@@ -105,12 +97,8 @@ def labelled(
     nested = value if isinstance(value, Sequence) else value.tolist()
     if len(rows) != len(nested):
         raise ValueError(f"{lhs}: {len(nested)} rows but {len(rows)} labels")
-    labels = r" \\ ".join(rf"\text{{{_tex_text(r)}}}" for r in rows)
-    latex = (
-        f"{lhs} {rel} \\begin{{array}}{{r}} {labels} \\end{{array}}"
-        f"{bmatrix(cast('Matrix', nested), precision)}"
-    )
-    return display(math_decimal_comma(latex) if DECIMAL[lang] == "," else latex)
+    latex = f"{lhs} {rel} {row_labels(rows)}{bmatrix(cast('Matrix', nested), precision)}"
+    return display(math_decimal_comma(latex) if DECIMAL_MARK[lang] == "," else latex)
 
 
 def num(v: float, precision: int = 4) -> str:
@@ -165,7 +153,7 @@ _WORD_NUMBER = {".": re.compile(r"\d+(?:\.\d+)?"), ",": re.compile(r"\d+(?:,\d+)
 
 
 def _numbers_of(text: str, lang: str) -> list[str]:
-    mark = DECIMAL[lang]
+    mark = DECIMAL_MARK[lang]
     return sorted(n.replace(mark, ".") for n in _WORD_NUMBER[mark].findall(text))
 
 
@@ -218,8 +206,10 @@ def example(
     heading: int = 3,
     after: Mapping[str, str] | None = None,
     words: Words | None = None,
+    labelled: bool = False,
 ) -> str:
-    """A worked example of ``attnref explain``, every matrix as display math.
+    """A worked example of ``attnref explain``, every matrix as display math (``labelled``:
+    each row's token at its left, `attention_ref.render.to_book`).
 
     Step headings are written in plain words (`plain_heading`). ``after`` maps the start of a
     step's heading to markdown (a figure) placed at the end of that step. ``words`` tells the
@@ -231,7 +221,8 @@ def example(
     expl = explain_example(name)
     if words is not None:
         expl = translated(expl, words)
-    text = to_book(expl, precision if precision is not None else expl.precision, heading=heading)
+    p = precision if precision is not None else expl.precision
+    text = to_book(expl, p, heading=heading, labelled=labelled)
     marks = "#" * heading + " "
     out: list[str] = []
     pending = ""
@@ -260,9 +251,6 @@ def results(name: str = "comparison.json") -> Any:  # Any: whatever the JSON fil
 
 
 # --- numbers as each language of the book writes them -----------------------------------
-
-#: the decimal mark of each language of the book
-DECIMAL = {"en": ".", "pt": ","}
 
 
 def decimal_comma(text: str) -> str:

@@ -25,6 +25,7 @@ __all__ = [
     "backward_words",
     "gqa_words",
     "kv_cache_words",
+    "life_words",
     "online_softmax_words",
     "rope_words",
     "window_words",
@@ -39,6 +40,15 @@ def words_of(expl: Explanation) -> Words:
     return Words(
         lang=expl.lang, source=expl.source, steps=[(s.title, s.text) for s in expl.sections]
     )
+
+
+def life_words() -> Words:
+    """`attnref explain -e life-is-awesome` (the homework's Questão 01) in Portuguese: the
+    example's own writer, in its Portuguese words (`attention_ref.worked.words.LIFE`,
+    `attention_ref.worked.words.TRACE`)."""
+    from attention_ref.worked.life_is_awesome import explain
+
+    return words_of(explain("pt"))
 
 
 def kv_cache_words() -> Words:

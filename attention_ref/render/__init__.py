@@ -25,7 +25,7 @@ from attention_ref.render.document import (
     said,
 )
 from attention_ref.render.jsonout import to_json
-from attention_ref.render.latex import PREAMBLE, bmatrix, latex_text, to_latex
+from attention_ref.render.latex import PREAMBLE, bmatrix, latex_text, row_labels, to_latex
 from attention_ref.render.markdown import table_to_markdown, to_book, to_markdown
 from attention_ref.render.numbers import fmt_number, is_integral, jsonable, matrix_cells
 from attention_ref.render.symbols import latex_to_unicode
@@ -57,6 +57,7 @@ __all__ = [
     "matrix_cells",
     "render",
     "render_table",
+    "row_labels",
     "said",
     "svg",
     "to_book",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Final
 
 from attention_ref.render.document import Explanation, Mat, Matrix
@@ -156,6 +157,30 @@ def math_label(label: str) -> str:
     return re.sub(r"[^\x00-\x7f]+", lambda m: "\\text{" + latex_text(m[0]) + "}", label)
 
 
+def tex_escape(s: str) -> str:
+    """``s`` inside ``\\text{…}``: TeX's special characters escaped."""
+    special = {
+        "\\": r"\textbackslash{}",
+        "{": r"\{",
+        "}": r"\}",
+        "_": r"\_",
+        "#": r"\#",
+        "%": r"\%",
+        "&": r"\&",
+        "$": r"\$",
+        "^": r"\^{}",
+        "~": r"\~{}",
+    }
+    return "".join(special.get(c, c) for c in s)
+
+
+def row_labels(rows: Sequence[str]) -> str:
+    r"""``\begin{array}{r} \text{Life} \\ \text{is} \end{array}``: a label at the left of each
+    row of the matrix that follows (the tokens, for a matrix whose rows are tokens)."""
+    labels = r" \\ ".join(rf"\text{{{tex_escape(r)}}}" for r in rows)
+    return f"\\begin{{array}}{{r}} {labels} \\end{{array}}"
+
+
 def bmatrix(value: Matrix, precision: int, decimal: str = ".") -> str:
     r"""``\begin{bmatrix} a & b \\ c & d \end{bmatrix}``, as seed 000 writes its matrices.
 
@@ -167,10 +192,13 @@ def bmatrix(value: Matrix, precision: int, decimal: str = ".") -> str:
     return "\\begin{bmatrix} " + " \\\\ ".join(rows) + " \\end{bmatrix}"
 
 
-def equation(item: Mat, precision: int, decimal: str = ".") -> str:
-    r"""``symbol = formula = \begin{bmatrix}…\end{bmatrix}`` (no ``= formula`` when it has none)."""
+def equation(item: Mat, precision: int, decimal: str = ".", labelled: bool = False) -> str:
+    r"""``symbol = formula = \begin{bmatrix}…\end{bmatrix}`` (no ``= formula`` when it has none);
+    ``labelled``: each row's label at its left (`row_labels`), where the matrix's rows have
+    labels (the tokens)."""
     lhs = math_label(item.symbol) + (f" = {math_label(item.formula)}" if item.formula else "")
-    return lhs + " = " + bmatrix(item.value, precision, decimal)
+    labels = row_labels(item.rows) if labelled and item.rows else ""
+    return lhs + " = " + labels + bmatrix(item.value, precision, decimal)
 
 
 #: An estimate of a display's width, in points of pdflatex's 10 pt math (`display`): a

@@ -73,15 +73,19 @@ def to_markdown(expl: Explanation, precision: int = 3) -> str:
     )
 
 
-def to_book(expl: Explanation, precision: int = 3, *, heading: int = 2) -> str:
+def to_book(
+    expl: Explanation, precision: int = 3, *, heading: int = 2, labelled: bool = False
+) -> str:
     """Markdown for the mkdocs book: prose as markdown, every matrix as display math.
 
     ``heading`` is the level of each step's title (the page has its own ``#`` title). Math is
     written ``$$ … $$`` for ``pymdownx.arithmatex`` and typeset by KaTeX in the browser.
+    ``labelled``: each row's label (a token) at its left, where the page has the width for it
+    (the worked example's small matrices; an 8-column matrix with labels does not fit a phone).
     """
 
     def display(item: Mat) -> list[str]:
-        return ["$$", equation(item, precision, expl.decimal), "$$", ""]
+        return ["$$", equation(item, precision, expl.decimal, labelled), "$$", ""]
 
     head = [f"*{expl.source_word}: {escape_html(expl.source)}*", ""]
     return "\n".join(head + sections(expl, "#" * heading, display, escape_html))

@@ -17,7 +17,7 @@ import torch
 from attention_ref import reference as ref
 from attention_ref.render import Explanation, Matrix, Section
 from attention_ref.worked.trace import t, trace_sections, trace_to_json
-from attention_ref.worked.words import NOTATION
+from attention_ref.worked.words import LIFE
 
 LIFE_TOKENS: Final = ("Life", "is", "awesome")
 
@@ -111,7 +111,7 @@ def notation_notes(trace: ref.AttentionTrace, lang: str = "en") -> list[str]:
     )
     n, d = (int(v) for v in trace.output.shape)
     head_shape = tuple(int(v) for v in trace.head(0)["H"].shape)
-    w = NOTATION[lang]
+    w = LIFE[lang]
     return [
         w["multihead"].format(projects=w["projects" if projects_x else "not_projects"]),
         w["label"].format(shape=(n, d), head_shape=head_shape),
@@ -119,26 +119,25 @@ def notation_notes(trace: ref.AttentionTrace, lang: str = "en") -> list[str]:
     ]
 
 
-def explain() -> Explanation:
-    """Seed 000: "Life is awesome", d_model = 4, h = 2, causal mask, W_O = I_4."""
+def explain(lang: str = "en") -> Explanation:
+    """Seed 000: "Life is awesome", d_model = 4, h = 2, causal mask, W_O = I_4; the words are
+    `attention_ref.worked.words.LIFE` and `attention_ref.worked.words.TRACE` in ``lang``."""
     trace = life_trace()
+    w = LIFE[lang]
+    shape = {"d": trace.d_model, "h": trace.h}
     sections = trace_sections(
         trace,
         t(LIFE_W_Q),
         t(LIFE_W_K),
         t(LIFE_W_V),
-        W_O_note="W_O = I_4 in the document, so the output is the concat.",
+        W_O_note=w["wo_note"].format(**shape),
+        lang=lang,
     )
-    sections.append(
-        Section(
-            title="Where the document's notation says something else than its numbers",
-            text=" ".join(notation_notes(trace)),
-        )
-    )
+    sections.append(Section(title=w["notation"], text=" ".join(notation_notes(trace, lang))))
     return Explanation(
-        title='Masked multi-head attention: "Life is awesome"',
-        source="seed 000, MAE5911 homework, Questão 01 (d_model = 4, h = 2, causal mask, "
-        "W_O = I_4)",
+        title=w["title"],
+        source=w["source"].format(**shape),
         sections=sections,
         data=trace_to_json(trace),
+        lang=lang,
     )

@@ -17,6 +17,7 @@ from torch import Tensor
 
 from attention_ref import reference as ref
 from attention_ref.render import JSONValue, Mat, Section
+from attention_ref.worked.words import TRACE
 
 DTYPE = torch.float64
 
@@ -185,8 +186,11 @@ def trace_to_json(trace: ref.AttentionTrace) -> dict[str, JSONValue]:
     return out
 
 
-def _output_section(trace: ref.AttentionTrace, sup: list[str], W_O_note: str) -> Section:
+def _output_section(
+    trace: ref.AttentionTrace, sup: list[str], W_O_note: str, lang: str = "en"
+) -> Section:
     """Concat, then ``W_O`` (and ``b_O``) when there is an output projection; words to match."""
+    w = TRACE[lang]
     tok, d_model, d_out = list(trace.tokens), trace.d_model, trace.d_out
     concat = Mat(
         symbol="\\operatorname{Concat}",
@@ -197,16 +201,13 @@ def _output_section(trace: ref.AttentionTrace, sup: list[str], W_O_note: str) ->
     heads = "Concat(H⁽¹⁾ | … | H⁽ʰ⁾)"
     if trace.W_O is None:
         return Section(
-            title=f"Concat, no output projection: MultiHead = {heads}",
-            text=W_O_note
-            or f"No W_O was given, so there is no output projection: the output is the heads "
-            f"side by side, h·d_v = {trace.h} × {trace.d_v} = {d_out} columns (as in rasbt's "
-            "MultiHeadAttentionWrapper).",
+            title=w["concat"].format(heads=heads),
+            text=W_O_note or w["concat_text"].format(h=trace.h, d_v=trace.d_v, d_out=d_out),
             items=[
                 concat,
                 Mat(
                     symbol="\\operatorname{MultiHead}",
-                    text="Output",
+                    text=w["output_label"],
                     value=L(trace.output),
                     formula="\\operatorname{Concat}",
                     rows=tok,
@@ -215,17 +216,15 @@ def _output_section(trace: ref.AttentionTrace, sup: list[str], W_O_note: str) ->
             ],
         )
     bias = trace.b_O is not None
-    where = "back to d_model" if d_out == d_model else f"to d_out = {d_out}"
-    default = f"The heads side by side, then one linear map W_O {where}" + (
-        ", plus the bias b_O on every row." if bias else "."
-    )
+    where = w["to_d_model"] if d_out == d_model else w["to_d_out"].format(d_out=d_out)
+    default = w["output_bias" if bias else "output_text"].format(where=where)
     items = [concat, Mat(symbol="W_O", value=L(trace.W_O))]
     if trace.b_O is not None:
         items.append(Mat(symbol="b_O", value=L(trace.b_O)))
     items.append(
         Mat(
             symbol="\\operatorname{MultiHead}",
-            text="Output",
+            text=w["output_label"],
             value=L(trace.output),
             formula="\\operatorname{Concat} \\cdot W_O" + (" + b_O" if bias else ""),
             rows=tok,
@@ -233,7 +232,7 @@ def _output_section(trace: ref.AttentionTrace, sup: list[str], W_O_note: str) ->
         )
     )
     return Section(
-        title=f"Concat and output projection: MultiHead = {heads} W_O" + (" + b_O" if bias else ""),
+        title=w["output"].format(heads=heads, bias=" + b_O" if bias else ""),
         text=W_O_note or default,
         items=items,
     )
@@ -267,6 +266,7 @@ def trace_sections(
     W_V: Tensor | None = None,
     *,
     W_O_note: str = "",
+    lang: str = "en",
 ) -> list[Section]:
     r"""Every step of seed 000's development for a single-sequence trace, in its order.
 
@@ -276,8 +276,9 @@ def trace_sections(
     ``H^{(i)} = A^{(i)} V^{(i)}``; then
     ``\operatorname{MultiHead} = \operatorname{Concat}(H^{(1)} \mid … \mid H^{(h)}) W_O + b_O``,
     or the concat itself when the trace has no ``W_O``. ``W_Q`` etc. are the per-head weights,
-    ``(h, d_model, d_k)``; by default the trace's own.
+    ``(h, d_model, d_k)``; by default the trace's own. The words are `TRACE` in ``lang``.
     """
+    w = TRACE[lang]
     W_Q = trace.W_Q if W_Q is None else W_Q
     W_K = trace.W_K if W_K is None else W_K
     W_V = trace.W_V if W_V is None else W_V
@@ -309,12 +310,10 @@ def trace_sections(
         for r in ("Q", "K", "V")
     )
     with_bias = [f"b_{r}⁽ⁱ⁾" for r in ("Q", "K", "V") if biases[r] is not None]
-    proj_text = "Each head projects every token with its own matrices" + (
-        f", then adds its bias ({', '.join(with_bias)}) to every row." if with_bias else "."
-    )
-    shapes = f"n = {n} tokens, d_model = {d_model}, h = {h} heads, d_k = {d_k}, d_v = {d_v}"
+    proj_text = w["proj_bias" if with_bias else "proj_text"].format(biases=", ".join(with_bias))
+    shapes = w["shapes"].format(n=n, d_model=d_model, h=h, d_k=d_k, d_v=d_v)
     if trace.d_out != d_model:
-        shapes += f", d_out = {trace.d_out}"
+        shapes += w["d_out"].format(d_out=trace.d_out)
     scores = score_mats(sup, heads, tok, d_k)
     softmax = [
         Mat(
@@ -332,9 +331,8 @@ def trace_sections(
     ]
     if trace.M is not None:
         mask = Section(
-            title="Causal mask: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M",
-            text="M is 0 on and below the diagonal and −∞ above: token t sees itself and the "
-            "tokens before it, never the future (j > t).",
+            title=w["mask"],
+            text=w["mask_text"],
             items=[
                 Mat(symbol="M", value=L(trace.M), rows=tok, cols=tok),
                 *(
@@ -350,37 +348,19 @@ def trace_sections(
             ],
         )
     else:
-        mask = Section(
-            title="No mask", text="causal = false: every token sees every token (S̃ = S)."
-        )
+        mask = Section(title=w["no_mask"], text=w["no_mask_text"])
     return [
+        Section(title=w["inputs"], text=w["inputs_text"].format(shapes=shapes), items=weights),
         Section(
-            title="Inputs: X and the weights of each head",
-            text=f"{shapes}. Row convention: a token is a row of X and Q = X W_Q.",
-            items=weights,
+            title=w["projections"].format(formulas=proj_title), text=proj_text, items=projections
         ),
         Section(
-            title=f"Projections: {proj_title}",
-            text=proj_text,
-            items=projections,
-        ),
-        Section(
-            title=f"Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, with d_k = {d_k}",
-            text="Entry (i, j) is q_i · k_j, the match of token i's query with token j's key, "
-            f"divided by √{d_k}.",
+            title=w["scores"].format(d_k=d_k),
+            text=w["scores_text"].format(d_k=d_k),
             items=scores,
         ),
         mask,
-        Section(
-            title="Softmax, row by row: A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾)",
-            text="Each row is a probability distribution over the visible tokens; e^(−∞) = 0, "
-            "so with the mask the first row is (1, 0, …, 0).",
-            items=softmax,
-        ),
-        Section(
-            title="Head outputs: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾",
-            text="Row t is a weighted average of the value rows.",
-            items=outputs,
-        ),
-        _output_section(trace, sup, W_O_note),
+        Section(title=w["softmax"], text=w["softmax_text"], items=softmax),
+        Section(title=w["heads"], text=w["heads_text"], items=outputs),
+        _output_section(trace, sup, W_O_note, lang),
     ]

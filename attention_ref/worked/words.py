@@ -10,11 +10,90 @@ from __future__ import annotations
 
 from typing import Final
 
-#: The seed document's three notation slips (`attention_ref.worked.life_is_awesome.
-#: notation_notes`), per language: whether the example projects X, the output's shape and one
-#: head's are the facts it computes once.
-NOTATION: Final[dict[str, dict[str, str]]] = {
+#: The steps of a single-sequence trace as seed 000 develops them (`attention_ref.worked.trace.
+#: trace_sections`), per language: the shapes, the biases, the mask and the output projection
+#: are the facts it computes once.
+TRACE: Final[dict[str, dict[str, str]]] = {
     "en": {
+        "inputs": "Inputs: X and the weights of each head",
+        "shapes": "n = {n} tokens, d_model = {d_model}, h = {h} heads, d_k = {d_k}, d_v = {d_v}",
+        "d_out": ", d_out = {d_out}",
+        "inputs_text": "{shapes}. Row convention: a token is a row of X and Q = X W_Q.",
+        "projections": "Projections: {formulas}",
+        "proj_text": "Each head projects every token with its own matrices.",
+        "proj_bias": "Each head projects every token with its own matrices, then adds its bias "
+        "({biases}) to every row.",
+        "scores": "Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, with d_k = {d_k}",
+        "scores_text": "Entry (i, j) is q_i · k_j, the match of token i's query with token j's "
+        "key, divided by √{d_k}.",
+        "mask": "Causal mask: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M",
+        "mask_text": "M is 0 on and below the diagonal and −∞ above: token t sees itself and the "
+        "tokens before it, never the future (j > t).",
+        "no_mask": "No mask",
+        "no_mask_text": "causal = false: every token sees every token (S̃ = S).",
+        "softmax": "Softmax, row by row: A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾)",
+        "softmax_text": "Each row is a probability distribution over the visible tokens; e^(−∞) "
+        "= 0, so with the mask the first row is (1, 0, …, 0).",
+        "heads": "Head outputs: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾",
+        "heads_text": "Row t is a weighted average of the value rows.",
+        "concat": "Concat, no output projection: MultiHead = {heads}",
+        "concat_text": "No W_O was given, so there is no output projection: the output is the "
+        "heads side by side, h·d_v = {h} × {d_v} = {d_out} columns (as in rasbt's "
+        "MultiHeadAttentionWrapper).",
+        "output": "Concat and output projection: MultiHead = {heads} W_O{bias}",
+        "output_text": "The heads side by side, then one linear map W_O {where}.",
+        "output_bias": "The heads side by side, then one linear map W_O {where}, plus the bias "
+        "b_O on every row.",
+        "to_d_model": "back to d_model",
+        "to_d_out": "to d_out = {d_out}",
+        "output_label": "Output",
+    },
+    "pt": {
+        "inputs": "Entradas: X e os pesos de cada cabeça",
+        "shapes": "n = {n} tokens, d_model = {d_model}, h = {h} cabeças, d_k = {d_k}, d_v = {d_v}",
+        "d_out": ", d_out = {d_out}",
+        "inputs_text": "{shapes}. Convenção de linhas: cada token é uma linha de X e Q = X W_Q.",
+        "projections": "Projeções: {formulas}",
+        "proj_text": "Cada cabeça projeta todos os tokens com as suas próprias matrizes.",
+        "proj_bias": "Cada cabeça projeta todos os tokens com as suas próprias matrizes, depois "
+        "soma o seu viés ({biases}) a cada linha.",
+        "scores": "Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, com d_k = {d_k}",
+        "scores_text": "A entrada (i, j) é q_i · k_j, o quanto a consulta do token i casa com a "
+        "chave do token j, dividido por √{d_k}.",
+        "mask": "Máscara causal: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M",
+        "mask_text": "M vale 0 na diagonal e abaixo dela e −∞ acima: o token t vê a si mesmo e "
+        "os tokens anteriores, nunca o futuro (j > t).",
+        "no_mask": "Sem máscara",
+        "no_mask_text": "causal = false: cada token vê todos os tokens (S̃ = S).",
+        "softmax": "Softmax por linha: A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾)",
+        "softmax_text": "Cada linha é uma distribuição de probabilidade sobre os tokens visíveis; "
+        "e^(−∞) = 0, então com a máscara a primeira linha é (1; 0; …; 0).",
+        "heads": "Saída de cada cabeça: H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ⁱ⁾",
+        "heads_text": "A linha t é uma média ponderada das linhas de V.",
+        "concat": "Concatenação, sem projeção de saída: MultiHead = {heads}",
+        "concat_text": "Não há W_O, então não há projeção de saída: a saída são as cabeças lado "
+        "a lado, h·d_v = {h} × {d_v} = {d_out} colunas (como no MultiHeadAttentionWrapper de "
+        "rasbt).",
+        "output": "Concatenação e projeção de saída: MultiHead = {heads} W_O{bias}",
+        "output_text": "As cabeças lado a lado, depois uma única matriz W_O {where}.",
+        "output_bias": "As cabeças lado a lado, depois uma única matriz W_O {where}, mais o viés "
+        "b_O em cada linha.",
+        "to_d_model": "de volta para d_model",
+        "to_d_out": "para d_out = {d_out}",
+        "output_label": "Saída",
+    },
+}
+
+#: The seed document's example (`attention_ref.worked.life_is_awesome.explain`) and its three
+#: notation slips (`notation_notes`), per language: the shapes, whether the example projects X,
+#: the output's shape and one head's are the facts it computes once.
+LIFE: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": 'Masked multi-head attention: "Life is awesome"',
+        "source": "seed 000, MAE5911 homework, Questão 01 (d_model = {d}, h = {h}, causal mask, "
+        "W_O = I_{d})",
+        "wo_note": "W_O = I_{d} in the document, so the output is the concat.",
+        "notation": "Where the document's notation says something else than its numbers",
         "projects": "Q^(i) = X W_Q^(i) in every head",
         "not_projects": "Q^(i) ≠ X W_Q^(i)",
         "multihead": "The document writes MultiHead(Q, K, V) = Concat(Attention(QW_1^Q, KW_1^K, "
@@ -27,6 +106,11 @@ NOTATION: Final[dict[str, dict[str, str]]] = {
         "ℝ^{{{n}×{d}}}.",
     },
     "pt": {
+        "title": 'Atenção multi-cabeça com máscara: "Life is awesome"',
+        "source": "seed 000, lista MAE5911, Questão 01 (d_model = {d}, h = {h}, máscara causal, "
+        "W_O = I_{d})",
+        "wo_note": "W_O = I_{d} na lista, então a saída é a concatenação.",
+        "notation": "Onde a notação da lista diz outra coisa que os seus números",
         "projects": "Q^(i) = X W_Q^(i) em cada cabeça",
         "not_projects": "Q^(i) ≠ X W_Q^(i)",
         "multihead": "A lista escreve MultiHead(Q, K, V) = Concat(Attention(QW_1^Q, KW_1^K, "

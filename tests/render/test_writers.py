@@ -82,8 +82,14 @@ def test_latex_and_book_print_the_latex_labels():
     fitted = render(EXPL, "latex", 2, fit_width=True)
     assert "$\\displaystyle \\tilde S^{(1)} = S^{(1)} + M = \\begin{bmatrix} 1.00" in fitted
     assert "\\texttt{Prose\\_with} \\% and $\\sqrt{2}$." in out
-    book = to_book(EXPL, 3, heading=3)
-    assert "### Step" in book and "\\tilde S^{(1)} = S^{(1)} + M = \\begin{bmatrix}" in book
+    book = to_book(EXPL, 3, heading=3, labelled=True)
+    assert "\\begin{array}" not in to_book(EXPL, 3, heading=3)  # labels only where asked
+    # the book labels each row at its left where asked, as the markdown's first column does
+    labels = "\\begin{array}{r} \\text{a} \\\\ \\text{b} \\end{array}"
+    assert (
+        "### Step" in book
+        and f"\\tilde S^{{(1)}} = S^{{(1)}} + M = {labels}\\begin{{bmatrix}}" in book
+    )
 
 
 def test_json_is_the_data():
