@@ -17,8 +17,11 @@ from attention_ref.worked import online_tiles, words, words_grouped
 from attention_ref.worked.registry import EXAMPLES as MODULES
 from attention_ref.worked.registry import OWN_BACKWARD
 
-#: today's examples (the documents' own keep their English words, pinned by their tests)
-EXAMPLES = {name: importlib.import_module(MODULES[name]) for name in sorted(OWN_BACKWARD)}
+#: today's examples and the homework's (the other documents' own keep their English words,
+#: pinned by their tests)
+EXAMPLES = {
+    name: importlib.import_module(MODULES[name]) for name in [*OWN_BACKWARD, "life-is-awesome"]
+}
 life_kv_cache, life_online_softmax = EXAMPLES["kv-cache"], EXAMPLES["online-softmax"]
 life_gqa, life_rope = EXAMPLES["gqa"], EXAMPLES["rope"]
 life_window, life_alibi = EXAMPLES["sliding-window"], EXAMPLES["alibi"]
@@ -31,6 +34,8 @@ TABLES = {
     "rope": words_grouped.ROPE,
     "sliding-window": words_grouped.SLIDING_WINDOW,
     "alibi": words_grouped.ALIBI,
+    "trace": words.TRACE,
+    "life-is-awesome": words.LIFE,
 }
 
 
@@ -68,6 +73,7 @@ def test_the_portuguese_pages_words_are_the_examples_own():
     from attention_ref.book import worked_pt
 
     assert kv_cache_words() == words_of(life_kv_cache.explain("pt"))
+    assert worked_pt.life_words() == words_of(EXAMPLES["life-is-awesome"].explain("pt"))
     for name, module in (
         ("gqa", life_gqa),
         ("rope", life_rope),
@@ -160,3 +166,55 @@ def test_the_grouped_layouts_words_follow_every_shape_in_both_languages():
         translated(expl, words_of(replace(expl, sections=pt, lang="pt")))
     one = forward_sections(shapes["one head"], lang="pt")
     assert "compara as suas consultas com as chaves." in " ".join(s.text for s in one)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        dict(causal=False, bias=True, W_O="none"),  # no mask, biases, the concat as output
+        dict(causal=True, bias=True, W_O="wide"),  # b_O, d_out != d_model
+        dict(causal=False, bias=False, W_O="square"),
+    ],
+)
+def test_the_trace_layout_says_each_shape_in_both_languages(shape):
+    """`trace_sections` on shapes the homework's example does not have: each language gets the
+    same matrices, and each step's words the English step's numbers (h·d_v, d_out)."""
+    import torch
+
+    from attention_ref import reference as ref
+    from attention_ref.render import Explanation
+    from attention_ref.worked.trace import trace_sections
+
+    g = torch.Generator().manual_seed(3)
+
+    def r(*size):
+        return torch.randint(-2, 3, size, generator=g).double()
+
+    h, n, d, d_k = 2, 3, 4, 2
+    d_out = {"none": None, "wide": 5, "square": d}[shape["W_O"]]
+    b = shape["bias"]
+    trace = ref.masked_multihead_attention(
+        r(n, d),
+        r(h, d, d_k),
+        r(h, d, d_k),
+        r(h, d, d_k),
+        r(h * d_k, d_out) if d_out else None,
+        b_Q=r(h, d_k) if b else None,
+        b_K=r(h, d_k) if b else None,
+        b_V=r(h, d_k) if b else None,
+        b_O=r(d_out) if b and d_out else None,
+        causal=shape["causal"],
+        tokens=("a", "b", "c"),
+    )
+    en, pt = (
+        Explanation(
+            title="t", source="s", sections=trace_sections(trace, lang=lang), data={}, lang=lang
+        )
+        for lang in ("en", "pt")
+    )
+    for a, c in zip(en.sections, pt.sections, strict=True):
+        assert [(m.symbol, m.value) for m in a.items if isinstance(m, Mat)] == [
+            (m.symbol, m.value) for m in c.items if isinstance(m, Mat)
+        ]
+        assert (a.title, a.text) != (c.title, c.text), a.title
+    translated(en, words_of(pt))
