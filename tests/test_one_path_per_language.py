@@ -13,17 +13,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.exercises.test_one_problem import constants_in
+
 ROOT = Path(__file__).resolve().parents[1]
 LANGUAGES = frozenset({"en", "pt"})
-
-
-def _names_in(node: ast.AST) -> set[str]:
-    """The language names a constant, or a tuple, list or set of constants, holds."""
-    if isinstance(node, ast.Constant) and node.value in LANGUAGES:
-        return {node.value}
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in LANGUAGES}
-    return set()
 
 
 def branches_on_a_language(source: str) -> list[tuple[int, str]]:
@@ -31,7 +24,9 @@ def branches_on_a_language(source: str) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare):
-            named = set().union(*(_names_in(s) for s in [node.left, *node.comparators]))
+            named = set().union(
+                *(constants_in(s, LANGUAGES) for s in [node.left, *node.comparators])
+            )
             if named:
                 found.append((node.lineno, f"compares with {sorted(named)}"))
     return found

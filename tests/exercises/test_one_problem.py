@@ -21,12 +21,13 @@ NAMES = frozenset({"mha", "gqa", "window", "rope"})
 ALLOWED = {"exercises/features.py"}
 
 
-def _names_in(node: ast.AST) -> set[str]:
-    """The variant names a constant, or a tuple, list or set of constants, holds."""
-    if isinstance(node, ast.Constant) and node.value in NAMES:
+def constants_in(node: ast.AST, names: frozenset[str] = NAMES) -> set[str]:
+    """The ``names`` (a variant's, by default) a constant, or a tuple, list or set of
+    constants, holds."""
+    if isinstance(node, ast.Constant) and node.value in names:
         return {node.value}
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in NAMES}
+        return {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in names}
     return set()
 
 
@@ -42,7 +43,7 @@ def branches_on_a_name(source: str) -> list[tuple[int, str]]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
-            named = set().union(*(_names_in(s) for s in sides))
+            named = set().union(*(constants_in(s) for s in sides))
             if named:
                 found.append((node.lineno, f"compares with {sorted(named)}"))
             elif any(_is_variant(s) for s in sides):
