@@ -51,7 +51,7 @@ Variant = Annotated[
     typer.Option(
         "--variant",
         help=f"The attention: {_PRESETS_HELP}. Join features with + for several "
-        "(gqa+window+rope). --backward asks the gradients of all but rope.",
+        "(gqa+window+rope). --backward asks the gradients of every one.",
     ),
 ]
 KvHeads = Annotated[

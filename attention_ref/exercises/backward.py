@@ -1,5 +1,5 @@
-r"""The backward of the one chain (`attention_ref.exercises.chain`), for every ``g``: the
-homework's gradients, and grouped-query attention's (without RoPE, not yet).
+r"""The backward of the one chain (`attention_ref.exercises.chain`), for every ``g``, with or
+without RoPE: the homework's gradients, and those of today's attention.
 
 For :math:`L = \sum \text{output}` (or the upstream gradient ``G``), per query head ``i``:
 
@@ -18,7 +18,11 @@ each K/V head ``j`` collects its group's (``grad.kv.K`` …):
 :math:`\partial W_K^{(j)} = X^\top \partial K^{(j)}`; and
 :math:`\partial X = \sum_i \partial Q^{(i)} W_Q^{(i)\top} + \sum_j \partial K^{(j)}
 W_K^{(j)\top} + \partial V^{(j)} W_V^{(j)\top}`. With :math:`g = h` every group is one head:
-the homework's backward.
+the homework's backward. With RoPE the scores read :math:`Q_{\text{rot}}` and
+:math:`K_{\text{rot}}`, so the two formulas above give :math:`\partial Q_{\text{rot}}` and
+:math:`\partial K_{\text{rot}}`; the rotation of row :math:`m` is linear and orthogonal
+(:math:`x'_m = x_m R_m^\top`), so :math:`\partial x_m = \partial x'_m R_m`: each pair turned
+back by :math:`-m\theta_p` (`attention_ref.reference.rope.rope_backward`).
 """
 
 from __future__ import annotations
@@ -30,10 +34,48 @@ from typing import Final
 
 import torch
 
-from attention_ref.exercises.chain import Data, Env, Iv, Stage, StageFn, kv_count, weight
+from attention_ref.exercises.chain import (
+    Data,
+    Env,
+    Iv,
+    Stage,
+    StageFn,
+    kv_count,
+    query_name,
+    rotate,
+    weight,
+)
 from attention_ref.exercises.mistakes import Kind, Mistake
 
 Instances = Callable[[Data, Kind], Iterable[Mistake]]
+
+
+def _turned_back(d: Data, e: Env, dx_rot: Iv) -> Iv:
+    """∂x = ∂x_rot R_m: each pair of row m turned back by −mθ_p, RoPE's transpose (``dx_rot``
+    itself without RoPE)."""
+    if not d.rope:
+        return dx_rot
+    sin = e["sin", None]
+    return rotate(dx_rot, e["cos", None], Iv(-sin.hi, -sin.lo))
+
+
+def through_rope(fn: StageFn) -> StageFn:
+    """A gradient of the queries or keys the scores read (``fn``: ∂Q_rot, ∂K_rot with RoPE),
+    turned back to the projection's (∂Q, ∂K)."""
+    return lambda d, e, i: _turned_back(d, e, fn(d, e, i))
+
+
+def _q(d: Data, e: Env, i: int | None) -> Iv:
+    """The queries the scores read: ``Q_rot`` with RoPE."""
+    return e[query_name(d), i]
+
+
+#: ∂Q and ∂K of a student who stops at the rotated ones: ∂Q = ∂Q_rot, ∂K = ∂K_rot (RoPE's
+#: rotation not turned back).
+NOT_TURNED_BACK: Final[dict[str, StageFn]] = {
+    "grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i] / math.sqrt(d.trace.d_k),
+    "grad.K": lambda d, e, i: e["grad.S", i].T @ _q(d, e, i) / math.sqrt(d.trace.d_k),
+}
 
 
 def _grad_x(d: Data, e: Env, i: int | None) -> Iv:
@@ -102,8 +144,17 @@ BACKWARD: Final[tuple[Stage, ...]] = (
     Stage("grad.V", True, lambda d, e, i: e["A", i].T @ e["grad.H", i]),
     Stage("grad.S_masked", True, _grad_s_masked),
     Stage("grad.S", True, lambda d, e, i: e["grad.S_masked", i]),
-    Stage("grad.Q", True, lambda d, e, i: e["grad.S", i] @ e["K", i] / math.sqrt(d.trace.d_k)),
-    Stage("grad.K", True, lambda d, e, i: e["grad.S", i].T @ e["Q", i] / math.sqrt(d.trace.d_k)),
+    # the scores read Q_rot and K_rot with RoPE: ∂S K_rot / √d_k is ∂Q_rot, turned back to ∂Q
+    Stage(
+        "grad.Q",
+        True,
+        through_rope(lambda d, e, i: e["grad.S", i] @ e["K", i] / math.sqrt(d.trace.d_k)),
+    ),
+    Stage(
+        "grad.K",
+        True,
+        through_rope(lambda d, e, i: e["grad.S", i].T @ _q(d, e, i) / math.sqrt(d.trace.d_k)),
+    ),
     Stage("grad.W_Q", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.Q", i]),
     Stage("grad.W_K", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.K", i]),
     Stage("grad.W_V", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.V", i]),
@@ -139,12 +190,16 @@ def _col_softmax_backward(d: Data, e: Env, i: int | None) -> Iv:
 #: (the scores not scaled, K Qᵀ, Aᵀ V, Concat W_Oᵀ, the softmax over the columns).
 CONSISTENT_BACKWARD: Final[dict[str, dict[str, StageFn]]] = {
     "no_scale": {
-        "grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i],
-        "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i],
+        "grad.Q": through_rope(lambda d, e, i: e["grad.S", i] @ e["K", i]),
+        "grad.K": through_rope(lambda d, e, i: e["grad.S", i].T @ _q(d, e, i)),
     },
     "K_Qt": {
-        "grad.Q": lambda d, e, i: e["grad.S", i].T @ e["K", i] / math.sqrt(d.trace.d_k),
-        "grad.K": lambda d, e, i: e["grad.S", i] @ e["Q", i] / math.sqrt(d.trace.d_k),
+        "grad.Q": through_rope(
+            lambda d, e, i: e["grad.S", i].T @ e["K", i] / math.sqrt(d.trace.d_k)
+        ),
+        "grad.K": through_rope(
+            lambda d, e, i: e["grad.S", i] @ _q(d, e, i) / math.sqrt(d.trace.d_k)
+        ),
     },
     "At_V": {
         "grad.A": lambda d, e, i: e["V", i] @ e["grad.H", i].T,
@@ -180,4 +235,11 @@ def scaled_back(c: float) -> dict[str, StageFn]:
     }
 
 
-__all__ = ["BACKWARD", "CONSISTENT_BACKWARD", "carried_back", "scaled_back"]
+__all__ = [
+    "BACKWARD",
+    "CONSISTENT_BACKWARD",
+    "NOT_TURNED_BACK",
+    "carried_back",
+    "scaled_back",
+    "through_rope",
+]

@@ -34,7 +34,7 @@ from typing import Final
 
 from attention_ref.exercises import reproduce as r
 from attention_ref.exercises import reproduce_today as rt
-from attention_ref.exercises.backward import carried_back
+from attention_ref.exercises.backward import NOT_TURNED_BACK, carried_back
 from attention_ref.exercises.chain import FORWARD, Data, Iv, Key, Stage, rotate, run_chain
 from attention_ref.exercises.features import PRESETS, Features
 from attention_ref.exercises.mistakes import (
@@ -165,6 +165,13 @@ ROPE_KINDS: Final[tuple[Kind, ...]] = (
         "pt": "RoPE com as posições contadas a partir de 1: o token na posição m girou por "
         "(m + 1) θ_p em vez de m θ_p (o primeiro token, m = 0, não gira)",
     }, rt.rope_stages(**rt.POSITIONS_FROM_ONE), _rotary),
+    Kind("rope_grad_not_turned_back", {
+        "en": "the gradient not turned back through RoPE: ∂Q = ∂Q_rot and ∂K = ∂K_rot, where "
+        "each pair of row m turns back by −mθ_p",
+        "pt": "o gradiente não voltou pela rotação do RoPE: ∂Q = ∂Q_rot e ∂K = ∂K_rot, quando "
+        "cada par da linha m gira de volta por −mθ_p",
+    }, lambda d, kind: one(kind, stages=NOT_TURNED_BACK, backward=True), _rotary,
+        _single_token, backward_only=True),
 )  # fmt: skip
 
 #: Every mistake of every problem, in the order the grader tries them (a problem's own first).

@@ -25,7 +25,7 @@ query head ``Q``, ``Q_rot``, ``K`` and ``V`` (the key and value that head reads:
 rotated with RoPE), ``scores``, ``S``, ``S_masked``, ``A``, ``H``; per K/V head (``"kv_heads"``
 in an answer, ``("kv.K", j)`` here) ``K``, ``V``, ``K_rot``; RoPE's cosines and sines are a
 stage of their own, rounded like every step, so that a student who uses the printed values is
-carried. The backward (`BACKWARD`, of every ``g``, without RoPE) follows the forward: per
+carried. The backward (`BACKWARD`, of every ``g``, with or without RoPE) follows the forward: per
 query head ``grad.K``, ``grad.V`` are what comes through it, per K/V head (``grad.kv.K`` …) their
 group's sum.
 

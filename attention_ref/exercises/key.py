@@ -123,9 +123,12 @@ def gradient_section(
         grad_mat("W_Q^{(1)}", gr.W_Q[0], "X^\\top \\partial Q^{(1)}"),
         grad_mat("X", gr.X, rows=tok),
     ]
-    text = w["key_q5" if tr.W_O is not None else "key_q5_nowo"]
+    dq = w["dq_rope" if tr.features.rotary else "dq"]
+    text = w["key_q5" if tr.W_O is not None else "key_q5_nowo"].format(dq=dq)
     if tr.features.grouped:
         text += " " + w["key_q5_kv"]
+    if tr.features.rotary:
+        text += " " + w["key_q5_rope"]
     return Section(title=title, text=text, items=items)
 
 

@@ -113,18 +113,6 @@ class ExerciseOptions:
             )
         f = f.with_(grouped=self.kv_heads is not None, windowed=self.window is not None)
         object.__setattr__(self, "variant", f.name)
-        v = f.name
-        if f.rotary and self.backward:
-            raise OptionError(
-                {
-                    "en": "--backward is not asked with RoPE yet: the --variant {v} "
-                    "exercise asks the forward pass",
-                    "pt": "--backward ainda não é "
-                    "pedido com RoPE: o exercício --variant {v} pede a passagem "
-                    "direta",
-                },
-                v=v,
-            )
         h = self.heads
         if f.grouped:
             if h < 2:

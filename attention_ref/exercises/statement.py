@@ -115,7 +115,8 @@ def _questions(opt: ExerciseOptions, fmt: dict[str, object], has_wo: bool) -> li
     )
     asked.append(("q4", w[out]))
     if opt.backward:
-        asked.append(("q5", w["q5_text"] if has_wo else w["q5_nowo"]))
+        q5 = w["q5_text"] if has_wo else w["q5_nowo"]
+        asked.append(("q5", q5 + (" " + w["q5_rope"]) * f.rotary))
     return [
         Section(title=w["question"].format(k=k, title=w[title]), text=text)
         for k, (title, text) in enumerate(asked, start=1)

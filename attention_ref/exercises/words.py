@@ -134,15 +134,23 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "key_q5": "L = Σ output, so G = ∂L/∂output is all ones. Each ∂Z below is ∂L/∂Z, a "
         "matrix of Z's shape: ∂W_O = Concatᵀ G, ∂H⁽ⁱ⁾ is head i's block of G W_Oᵀ, "
         "∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero on the "
-        "masked entries), ∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X adds the paths "
+        "masked entries), {dq}, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X adds the paths "
         "of the query, the key and the value.",
         "key_q5_nowo": "L = Σ output, so G = ∂L/∂output is all ones; without W_O, G is the "
         "gradient of the concat. Each ∂Z below is ∂L/∂Z, a matrix of Z's shape: ∂H⁽ⁱ⁾ is head "
         "i's block of G, ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) "
-        "(zero on the masked entries), ∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X "
+        "(zero on the masked entries), {dq}, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X "
         "adds the paths of the query, the key and the value.",
         "key_q5_kv": "Each K/V head adds the gradients that reach it through each query head of "
         "its group: ∂K⁽ʲ⁾ = Σ ∂K⁽ⁱ⁾, ∂V⁽ʲ⁾ = Σ ∂V⁽ⁱ⁾, and ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾.",
+        "q5_rope": "The scores read Q_rot and K_rot: the gradient goes back through RoPE's "
+        "rotation to reach W_Q.",
+        "dq": "∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k",
+        "dq_rope": "∂Q⁽ⁱ⁾ = ∂Q_rot⁽ⁱ⁾ turned back through RoPE (below), with ∂Q_rot⁽ⁱ⁾ = "
+        "∂S̃⁽ⁱ⁾ K_rot / √d_k",
+        "key_q5_rope": "The rotation of row m is orthogonal (q'_m = q_m R_mᵀ), so ∂q_m = ∂q'_m "
+        "R_m: each pair of ∂Q_rot⁽ⁱ⁾ turned back by −mθ_p gives ∂Q⁽ⁱ⁾, and ∂K comes from "
+        "∂K_rot = ∂S̃⁽ⁱ⁾ᵀ Q_rot⁽ⁱ⁾ / √d_k the same way.",
         "output": "Output",
         "window_symbol": "M_{\\text{win}}",
         "row_by_row": "row by row",
@@ -281,15 +289,23 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "key_q5": "L = Σ saída, logo G = ∂L/∂saída é toda de uns. Cada ∂Z abaixo é ∂L/∂Z, uma "
         "matriz do formato de Z: ∂W_O = Concatᵀ G, ∂H⁽ⁱ⁾ é o bloco da cabeça i em G W_Oᵀ, "
         "∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero nas "
-        "entradas mascaradas), ∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X soma os "
+        "entradas mascaradas), {dq}, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X soma os "
         "caminhos da consulta, da chave e do valor.",
         "key_q5_nowo": "L = Σ saída, logo G = ∂L/∂saída é toda de uns; sem W_O, G é o gradiente "
         "da concatenação. Cada ∂Z abaixo é ∂L/∂Z, uma matriz do formato de Z: ∂H⁽ⁱ⁾ é o bloco "
         "da cabeça i em G, ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − "
-        "rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero nas entradas mascaradas), ∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k, "
+        "rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero nas entradas mascaradas), {dq}, "
         "∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X soma os caminhos da consulta, da chave e do valor.",
         "key_q5_kv": "Cada cabeça K/V soma os gradientes que chegam por cada cabeça de consulta "
         "do seu grupo: ∂K⁽ʲ⁾ = Σ ∂K⁽ⁱ⁾, ∂V⁽ʲ⁾ = Σ ∂V⁽ⁱ⁾, e ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾.",
+        "q5_rope": "Os scores leem Q_rot e K_rot: o gradiente volta pela rotação do RoPE para "
+        "chegar a W_Q.",
+        "dq": "∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k",
+        "dq_rope": "∂Q⁽ⁱ⁾ = ∂Q_rot⁽ⁱ⁾ girado de volta pelo RoPE (abaixo), com ∂Q_rot⁽ⁱ⁾ = "
+        "∂S̃⁽ⁱ⁾ K_rot / √d_k",
+        "key_q5_rope": "A rotação da linha m é ortogonal (q'_m = q_m R_mᵀ), logo ∂q_m = ∂q'_m "
+        "R_m: cada par de ∂Q_rot⁽ⁱ⁾ girado de volta por −mθ_p dá ∂Q⁽ⁱ⁾, e ∂K vem de "
+        "∂K_rot = ∂S̃⁽ⁱ⁾ᵀ Q_rot⁽ⁱ⁾ / √d_k do mesmo jeito.",
         "output": "Saída",
         "window_symbol": "M_{\\text{jan}}",
         "row_by_row": "linha a linha",

@@ -253,7 +253,7 @@ def test_a_gqa_answer_with_the_groups_interleaved_exits_1_named(tmp_path, capsys
         (["--variant", "window", "--window", "3"], "--window must be between 1 and n - 1 = 2"),
         (["--variant", "window", "--no-causal"], "causal sliding window"),
         (["--variant", "rope", "--heads", "4"], "d_k = d_model / h must be even"),
-        (["--variant", "rope", "--backward"], "--backward is not asked with RoPE yet"),
+        (["--variant", "rope", "--backward", "--heads", "4"], "d_k = d_model / h must be even"),
         (["--window", "3"], "--window must be between 1 and n - 1 = 2"),  # asks window
         (["--pos", "alibi"], "--pos must be one of none, rope, got 'alibi'"),
         (["--variant", "gqa+gqa"], "or features joined by + (gqa+rope), got 'gqa+gqa'"),

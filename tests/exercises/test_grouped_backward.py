@@ -1,7 +1,8 @@
-"""One backward chain for every g: the gradients of grouped-query attention (and of a window)
-graded like the homework's (issue 41). The chain's points are `gqa_backward`'s numbers; a K/V
-head's gradient is its group's sum (``"grads": {"kv_heads": [{"K", "V", "W_K", "W_V"}]}``), a
-query head's ``K``, ``V``, ``W_K``, ``W_V`` what came through it."""
+"""One backward chain for every g, with or without RoPE: the gradients of grouped-query
+attention (of a window, of rotary positions) graded like the homework's (issue 41). The
+chain's points are `gqa_backward`'s numbers; a K/V head's gradient is its group's sum
+(``"grads": {"kv_heads": [{"K", "V", "W_K", "W_V"}]}``), a query head's ``K``, ``V``, ``W_K``,
+``W_V`` what came through it."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ PROBLEMS = [
     ExerciseOptions(seed=5, variant="gqa", heads=2, d_model=4, backward=True),  # MQA
     ExerciseOptions(seed=4, variant="gqa+window", heads=4, d_model=8, tokens=4, backward=True),
     ExerciseOptions(seed=3, variant="window", tokens=4, backward=True),
+    # RoPE: the scores read Q_rot and K_rot, and the gradients turn back through the rotation
+    ExerciseOptions(seed=1, variant="rope", heads=1, backward=True),
+    ExerciseOptions(seed=6, variant="gqa+rope", heads=4, d_model=8, tokens=4, backward=True),
+    ExerciseOptions(seed=2, variant="gqa+window+rope", heads=4, d_model=8, tokens=4, backward=True),
 ]
 ASKED = (
     "A",
@@ -64,7 +69,9 @@ def test_the_chains_gradients_are_the_references(opt):
         assert torch.allclose(steps[("grad.A", i)], gr.A[i], atol=1e-10)
 
 
-@pytest.mark.parametrize("opt", PROBLEMS[::2], ids=lambda o: f"{o.variant}-h{o.heads}")
+@pytest.mark.parametrize(
+    "opt", [*PROBLEMS[:4:2], PROBLEMS[5]], ids=lambda o: f"{o.variant}-h{o.heads}"
+)
 def test_right_gradients_are_right_and_each_mistake_is_named(opt):
     prob = Problem.of_exercise(opt)
     d = prob.data()
@@ -107,3 +114,38 @@ def test_gradients_to_a_forward_exercise_of_a_feature_are_refused_in_one_line():
     doc = prob.naming | {"grads": {"X": [[1.0]]}}
     with pytest.raises(ValueError, match="asks no gradients"):
         check_document(read_answer_text(json.dumps(doc)))
+
+
+@pytest.mark.parametrize("variant", ["rope", "gqa+rope"])
+def test_a_gradient_not_turned_back_through_rope_is_named_in_both_languages(variant):
+    """∂Q = ∂Q_rot (the rotation not undone): every gradient after it is off, and the report
+    names the mistake; the right answer beside it is right (the control)."""
+    shape = {"heads": 1} if variant == "rope" else {"heads": 4, "d_model": 8}
+    for lang in ("en", "pt"):
+        opt = ExerciseOptions(seed=3, variant=variant, tokens=3, backward=True, lang=lang, **shape)
+        prob = Problem.of_exercise(opt)
+        d = prob.data()
+        right = computed_steps(d, (), STAGES)
+        assert check_document(read_answer_text(text_of(prob, right))).all_right
+        (m,) = [
+            m
+            for m in mistakes_for(d, STAGES, 3, prob.chain.catalogue)
+            if m.name == "rope_grad_not_turned_back"
+        ]
+        report = check_document(read_answer_text(text_of(prob, computed_steps(d, [m], STAGES))))
+        assert not report.all_right
+        assert ("rope_grad_not_turned_back",) in report.diagnosis_names, report_lines(report)
+        said = "not turned back through RoPE" if lang == "en" else "não voltou pela rotação"
+        assert said in "\n".join(report_lines(report))
+
+
+def test_the_rope_backward_exercise_keys_the_turn_back():
+    """The key says ∂Q comes from ∂Q_rot turned back (not ∂S̃ K / √d_k, which is ∂Q_rot), in
+    each language; the homework's key keeps its formula."""
+    for lang, words in (("en", "turned back through RoPE"), ("pt", "girado de volta pelo RoPE")):
+        ex = make_exercise(ExerciseOptions(seed=1, variant="rope", backward=True, lang=lang))
+        key = render(ex.key, "markdown", 3)
+        assert words in key and "∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k" not in key
+        assert "RoPE" in render(ex.statement, "markdown", 3).split("∂L/∂X")[-1]
+    homework = render(make_exercise(ExerciseOptions(seed=1, backward=True)).key, "markdown", 3)
+    assert "∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k" in homework and "RoPE" not in homework
