@@ -18,7 +18,7 @@ import torch
 
 from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text, read_answer_text
 from attention_ref.exercises.catalogue import CATALOGUE, Kind, Mistake, mistakes_for
-from attention_ref.exercises.chain import FORWARD, Data, chain_keys, computed_steps
+from attention_ref.exercises.chain import Data, computed_steps
 from attention_ref.exercises.draw import _numbers, draw_problem, trace_of
 from attention_ref.exercises.exercise import ExerciseOptions
 from attention_ref.exercises.grader import check_answer, check_document, report_lines
@@ -26,6 +26,7 @@ from attention_ref.exercises.problem import ProblemTrace
 from attention_ref.inputs.attention_input import parse_input
 from attention_ref.reference import attention_backward
 from attention_ref.worked.gradients import input_trace
+from tests.exercises.shown import shown_steps
 
 #: Shapes between them where every mistake of the catalogue shows: two heads with d_k = 3
 #: (√d_model ≠ d_k ≠ √d_k), one head with square weights (transposable), no mask, 4 heads.
@@ -98,17 +99,7 @@ def wrong_steps(opt: ExerciseOptions, m: Mistake) -> dict:
 def shown(opt: ExerciseOptions, m: Mistake) -> list:
     """The steps where the mistake shows at 3 decimals, in the order of the computation."""
     d = problem(opt).data()
-    exact, wrong = computed_steps(d), wrong_steps(opt, m)
-    return [
-        k
-        for k in chain_keys(d, FORWARD)
-        if k[0] in ALL
-        and k in wrong
-        and (
-            wrong[k].shape != exact[k].shape
-            or not torch.allclose(wrong[k], exact[k], atol=1e-3, equal_nan=True)
-        )
-    ]
+    return shown_steps(d, computed_steps(d), wrong_steps(opt, m), ALL)
 
 
 def ident(case) -> str:

@@ -32,7 +32,7 @@ from attention_ref.exercises.catalogue import (
     Mistake,
     mistakes_for,
 )
-from attention_ref.exercises.chain import FORWARD, chain_keys, computed_steps
+from attention_ref.exercises.chain import FORWARD, computed_steps
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.features import Features
 from attention_ref.exercises.grader import check_answer, check_document, report_lines
@@ -40,6 +40,7 @@ from attention_ref.inputs.attention_input import InputError
 from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import rope as ref_rope
 from attention_ref.reference import windows
+from tests.exercises.shown import shown_steps
 
 #: every step an answer can hold (the K/V heads' under "kv_heads")
 ALL = (
@@ -122,17 +123,7 @@ def wrong_steps(opt: ExerciseOptions, ms: list[Mistake]) -> dict:
 def shown(opt: ExerciseOptions, m: Mistake) -> list:
     """The steps an answer holds where the mistake shows at 3 decimals, in order."""
     d = problem(opt).data()
-    exact, wrong = computed_steps(d, (), FORWARD), wrong_steps(opt, [m])
-    return [
-        k
-        for k in chain_keys(d, FORWARD)
-        if k[0] in ALL
-        and k in wrong
-        and (
-            wrong[k].shape != exact[k].shape
-            or not torch.allclose(wrong[k], exact[k], atol=1e-3, equal_nan=True)
-        )
-    ]
+    return shown_steps(d, computed_steps(d, (), FORWARD), wrong_steps(opt, [m]), ALL)
 
 
 def cases() -> list[tuple[ExerciseOptions, str, int]]:
