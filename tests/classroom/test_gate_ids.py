@@ -66,6 +66,17 @@ def class_experiment(server: ClassServer, who: tuple[str, str]) -> str:
     return str(got["experiment"]["experiment_id"])
 
 
+def class_run_of(server: ClassServer, who: tuple[str, str]) -> str:
+    """A run ``who`` makes in the class's experiment: one's own run, outside any homework."""
+    made = rest(
+        server.url,
+        "/api/2.0/mlflow/runs/create",
+        {"experiment_id": class_experiment(server, who)},
+        auth=who,
+    )[1]
+    return str(made["run"]["info"]["run_id"])
+
+
 def raw(
     server: ClassServer,
     method: str,
@@ -110,13 +121,7 @@ def test_a_finished_answer_is_not_replaced_through_another_runs_id(ids, people, 
     mine = fetch.mine(ClassClient(url, mallory), "ids").experiment_id
     sent = submitting.submit(ClassClient(url, mallory), "ids", answer_of(homework, mallory[0]))
     before = stored(ids, mine, sent.run_id)
-    made = rest(
-        url,
-        "/api/2.0/mlflow/runs/create",
-        {"experiment_id": class_experiment(ids, mallory)},
-        auth=mallory,
-    )[1]
-    class_run = made["run"]["info"]["run_id"]
+    class_run = class_run_of(ids, mallory)
     better = json.dumps({"exercise": "replaced"}).encode()
     status, said = upload_artifact(ids, mallory, class_run, sent.run_id, "answer.json", better)
     assert status == 400 and b"run_id and run_uuid" in said, (status, said)
@@ -133,13 +138,7 @@ def test_no_extra_file_and_no_large_answer_reach_a_submission_by_any_route(ids, 
     url, mallory = ids.url, people["mallory"]
     mine = fetch.mine(ClassClient(url, mallory), "ids").experiment_id
     run_id = new_submission(ids, mallory, mine)
-    made = rest(
-        url,
-        "/api/2.0/mlflow/runs/create",
-        {"experiment_id": class_experiment(ids, mallory)},
-        auth=mallory,
-    )[1]
-    class_run = made["run"]["info"]["run_id"]
+    class_run = class_run_of(ids, mallory)
     big_answer = b'{"exercise": "x", "pad": "' + b"a" * (5 << 20) + b'"}'
     for path, data in (("extra.bin", b"\0" * (9 << 20)), ("answer.json", big_answer)):
         for judged in (class_run, run_id):  # the class run named to be judged, or the submission
