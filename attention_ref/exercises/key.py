@@ -32,18 +32,17 @@ from attention_ref.reference import gqa as ref_gqa
 from attention_ref.render import Explanation, JSONValue, Mat, Section
 from attention_ref.worked.backward_sections import grad_mat
 from attention_ref.worked.grouped_backward import grads_json
-from attention_ref.worked.grouped_layout import (
+from attention_ref.worked.layout import (
     concat_mat,
     head_output_mats,
     mask_mats,
-    projection_mat,
-    projection_section,
+    output_mat,
+    projection_mats,
     score_mats,
     softmax_mats,
     sup,
-    trace_json,
 )
-from attention_ref.worked.trace import L
+from attention_ref.worked.trace import L, trace_json
 
 
 def rotated_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
@@ -72,13 +71,6 @@ def rotated_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
     return items
 
 
-def _projections(tr: ProblemTrace, ref: ref_gqa.GQATrace) -> list[Mat]:
-    """``Q`` per query head and ``K``, ``V`` per K/V head; with :math:`g = h` head by head."""
-    if tr.features.grouped:
-        return projection_section(ref).items
-    return [projection_mat(ref, role, i) for i in range(tr.h) for role in ("Q", "K", "V")]
-
-
 def _softmax(tr: ProblemTrace, ref: ref_gqa.GQATrace, lang: str) -> list[Mat]:
     """The mask and ``S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M`` (where there is a mask), then ``A⁽ⁱ⁾``."""
     if tr.M is None:
@@ -89,16 +81,7 @@ def _softmax(tr: ProblemTrace, ref: ref_gqa.GQATrace, lang: str) -> list[Mat]:
 
 def _outputs(tr: ProblemTrace, ref: ref_gqa.GQATrace, lang: str) -> list[Mat]:
     """``H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ᵞ⁽ⁱ⁾⁾``, the concat and the output."""
-    out = Mat(
-        symbol="\\operatorname{MultiHead}",
-        text=TEXT[lang]["output"],
-        value=L(ref.output),
-        formula="\\operatorname{Concat} \\cdot W_O"
-        if tr.W_O is not None
-        else "\\operatorname{Concat}",
-        rows=list(tr.tokens),
-    )
-    return [*head_output_mats(ref), concat_mat(ref), out]
+    return [*head_output_mats(ref), concat_mat(ref), output_mat(ref, TEXT[lang]["output"])]
 
 
 def gradient_section(
@@ -147,7 +130,7 @@ def key_sections(tr: ProblemTrace, statement: Explanation, backward: bool) -> li
         sections.append(Section(title=titles[len(sections)], text=text, items=items))
 
     r = tr.h // tr.g
-    answer(w["key_q1_gqa"].format(r=r) if f.grouped else w["key_q1"], _projections(tr, ref))
+    answer(w["key_q1_gqa"].format(r=r) if f.grouped else w["key_q1"], projection_mats(ref))
     if f.rotary:
         pairs = tr.d_k // 2
         answer(

@@ -293,6 +293,17 @@ class AttentionTrace:
         return int(self.Q.shape[-3])
 
     @property
+    def g(self) -> int:
+        """Number of K/V heads: every query head has its own, ``g = h`` (grouped-query
+        attention, `attention_ref.reference.gqa`, is the case ``g < h``)."""
+        return self.h
+
+    @property
+    def rope_base(self) -> None:
+        """No rotary positions here (`attention_ref.reference.gqa` rotates with RoPE)."""
+        return None
+
+    @property
     def d_k(self) -> int:
         """Width of a query/key head."""
         return int(self.Q.shape[-1])

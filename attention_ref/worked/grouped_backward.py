@@ -1,6 +1,6 @@
 r"""The backward of a `GQATrace` laid out step by step (`attention_ref.reference.gqa.
 gqa_backward`), for the examples of today's attention (their forward:
-`attention_ref.worked.grouped_layout`).
+`attention_ref.worked.layout`).
 
 The backward's JSON has the layout of the other examples' (``"output"``, ``"W_O"``,
 ``"concat"``, ``"X"``, and per query head ``"H"``, ``"A"``, ``"S_masked"``, ``"S"``, ``"Q"``,
@@ -17,7 +17,7 @@ from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import rope as ref_rope
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
 from attention_ref.worked.gradients import DEFAULT_G, NOTATION, check_grad_output, grad_mat
-from attention_ref.worked.grouped_layout import counted, rotated_symbol, share, sup, supT
+from attention_ref.worked.layout import counted, rotated_symbol, share, sup, supT
 from attention_ref.worked.trace import L, column_names
 
 # --- the backward -------------------------------------------------------------------------------

@@ -26,8 +26,8 @@ from attention_ref.reference.params import gqa_params
 from attention_ref.render import Explanation, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
-from attention_ref.worked.grouped_layout import forward_sections, trace_json
-from attention_ref.worked.trace import t
+from attention_ref.worked.layout import forward_sections
+from attention_ref.worked.trace import t, trace_json
 from attention_ref.worked.words import listed
 from attention_ref.worked.words_grouped import GQA
 

@@ -16,7 +16,8 @@ import torch
 
 from attention_ref import reference as ref
 from attention_ref.render import Explanation, Matrix, Section
-from attention_ref.worked.trace import t, trace_sections, trace_to_json
+from attention_ref.worked.layout import trace_sections
+from attention_ref.worked.trace import t, trace_to_json
 from attention_ref.worked.words import LIFE
 
 LIFE_TOKENS: Final = ("Life", "is", "awesome")
@@ -125,14 +126,7 @@ def explain(lang: str = "en") -> Explanation:
     trace = life_trace()
     w = LIFE[lang]
     shape = {"d": trace.d_model, "h": trace.h}
-    sections = trace_sections(
-        trace,
-        t(LIFE_W_Q),
-        t(LIFE_W_K),
-        t(LIFE_W_V),
-        W_O_note=w["wo_note"].format(**shape),
-        lang=lang,
-    )
+    sections = trace_sections(trace, W_O_note=w["wo_note"].format(**shape), lang=lang)
     sections.append(Section(title=w["notation"], text=" ".join(notation_notes(trace, lang))))
     return Explanation(
         title=w["title"],

@@ -26,7 +26,7 @@ from attention_ref.reference import kv_cache as ref_kv
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.gradients import NOTATION, check_grad_output, grad_mat
-from attention_ref.worked.grouped_layout import sup, supT
+from attention_ref.worked.layout import sup, supT
 from attention_ref.worked.trace import L, column_names, t
 from attention_ref.worked.words import KV_CACHE
 
@@ -217,7 +217,7 @@ def check_section(
         items=[
             Mat(
                 symbol="\\operatorname{out}_{\\text{full}}",
-                text="Output of the full causal pass (seed 000)",
+                text=say["full_label"],
                 value=L(seed),
                 rows=list(life.LIFE_TOKENS),
                 cols=column_names("y", 4),

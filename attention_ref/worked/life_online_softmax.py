@@ -27,7 +27,7 @@ from attention_ref.reference import online_softmax as osm
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.gradients import DEFAULT_G, NOTATION, check_grad_output, grad_mat
-from attention_ref.worked.grouped_layout import sup
+from attention_ref.worked.layout import sup
 from attention_ref.worked.online_tiles import (
     TILE,
     end_section,

@@ -20,8 +20,8 @@ from attention_ref.reference import rope as ref_rope
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
-from attention_ref.worked.grouped_layout import forward_sections, trace_json
-from attention_ref.worked.trace import L, t
+from attention_ref.worked.layout import forward_sections
+from attention_ref.worked.trace import L, t, trace_json
 from attention_ref.worked.words_grouped import ROPE
 
 ROPE_BASE: Final = ref_rope.DEFAULT_BASE
@@ -170,7 +170,7 @@ def what_rope_changes(
         items=[
             Mat(
                 symbol="Q K^\\top",
-                text="Q Kᵀ without RoPE",
+                text=say["plain_label"],
                 value=L(plain.QKt[0]),
                 rows=tok,
                 cols=tok,

@@ -23,8 +23,8 @@ from attention_ref.reference import windows
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
-from attention_ref.worked.grouped_layout import forward_sections, mask_section, trace_json
-from attention_ref.worked.trace import L, column_names, t
+from attention_ref.worked.layout import forward_sections, mask_section
+from attention_ref.worked.trace import L, column_names, t, trace_json
 from attention_ref.worked.words import listed
 from attention_ref.worked.words_grouped import GROUPED, SLIDING_WINDOW
 
@@ -78,7 +78,7 @@ def against_causal(
         items=[
             Mat(
                 symbol="\\operatorname{out}_{\\text{causal}}",
-                text="Output of seed 000 (causal mask)",
+                text=say["causal_label"],
                 value=L(seed),
                 rows=tok,
                 cols=column_names("y", 4),

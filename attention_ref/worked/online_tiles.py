@@ -18,7 +18,7 @@ from attention_ref import reference as ref
 from attention_ref.reference import online_softmax as osm
 from attention_ref.render import JSONValue, Mat, Section, said
 from attention_ref.worked import life_is_awesome as life
-from attention_ref.worked.grouped_layout import sup
+from attention_ref.worked.layout import sup
 from attention_ref.worked.trace import L, column_names
 from attention_ref.worked.words import ONLINE_SOFTMAX
 
@@ -161,7 +161,7 @@ def end_section(
     items.append(
         Mat(
             symbol="\\operatorname{out}",
-            text="Output",
+            text=say["output_label"],
             value=L(output),
             rows=tok,
             formula="\\operatorname{Concat}(H^{(1)} \\mid H^{(2)}) W_O",

@@ -1,10 +1,10 @@
-r"""Shared by the worked examples: tensors in and out, and seed 000's steps for any trace.
+r"""Shared by the worked examples: tensors in and out, a trace's numbers as JSON.
 
-`trace_sections` lays out one single-sequence `attention_ref.reference.AttentionTrace` as
-seed 000 develops it (projections, scores, mask, softmax, head outputs, concat and
-``W_O``); life-is-awesome and ``--input`` files both go through it. `input_json` writes the
+`trace_to_json` (a homework's `attention_ref.reference.AttentionTrace`) and `trace_json`
+(a `attention_ref.reference.gqa.GQATrace`) write a trace's steps; `input_json` writes the
 numbers an example used as an ``--input`` document, which every ``explain --format json``
-carries under ``"input"`` so that it can be fed back to ``--input``.
+carries under ``"input"`` so that it can be fed back to ``--input``. The steps laid out as
+sections: `attention_ref.worked.layout`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import torch
 from torch import Tensor
 
 from attention_ref import reference as ref
-from attention_ref.render import JSONValue, Mat, Section
-from attention_ref.worked.words import TRACE
+from attention_ref.reference import gqa as ref_gqa
+from attention_ref.render import JSONValue
 
 DTYPE = torch.float64
 
@@ -186,181 +186,53 @@ def trace_to_json(trace: ref.AttentionTrace) -> dict[str, JSONValue]:
     return out
 
 
-def _output_section(
-    trace: ref.AttentionTrace, sup: list[str], W_O_note: str, lang: str = "en"
-) -> Section:
-    """Concat, then ``W_O`` (and ``b_O``) when there is an output projection; words to match."""
-    w = TRACE[lang]
-    tok, d_model, d_out = list(trace.tokens), trace.d_model, trace.d_out
-    concat = Mat(
-        symbol="\\operatorname{Concat}",
-        value=L(trace.concat),
-        formula="[" + " \\mid ".join(f"H{s}" for s in sup) + "]",
-        rows=tok,
-    )
-    heads = "Concat(H⁽¹⁾ | … | H⁽ʰ⁾)"
-    if trace.W_O is None:
-        return Section(
-            title=w["concat"].format(heads=heads),
-            text=W_O_note or w["concat_text"].format(h=trace.h, d_v=trace.d_v, d_out=d_out),
-            items=[
-                concat,
-                Mat(
-                    symbol="\\operatorname{MultiHead}",
-                    text=w["output_label"],
-                    value=L(trace.output),
-                    formula="\\operatorname{Concat}",
-                    rows=tok,
-                    cols=column_names("y", d_out),
-                ),
-            ],
-        )
-    bias = trace.b_O is not None
-    where = w["to_d_model"] if d_out == d_model else w["to_d_out"].format(d_out=d_out)
-    default = w["output_bias" if bias else "output_text"].format(where=where)
-    items = [concat, Mat(symbol="W_O", value=L(trace.W_O))]
-    if trace.b_O is not None:
-        items.append(Mat(symbol="b_O", value=L(trace.b_O)))
-    items.append(
-        Mat(
-            symbol="\\operatorname{MultiHead}",
-            text=w["output_label"],
-            value=L(trace.output),
-            formula="\\operatorname{Concat} \\cdot W_O" + (" + b_O" if bias else ""),
-            rows=tok,
-            cols=column_names("y", d_out),
-        )
-    )
-    return Section(
-        title=w["output"].format(heads=heads, bias=" + b_O" if bias else ""),
-        text=W_O_note or default,
-        items=items,
-    )
-
-
-def score_mats(
-    sup: Sequence[str], heads: Sequence[dict[str, Tensor]], tok: list[str], d_k: int
-) -> list[Mat]:
-    r"""Each head's :math:`Q^{(i)} K^{(i)\top}` and :math:`S^{(i)} = Q^{(i)} K^{(i)\top} /
-    \sqrt{d_k}`, rows and columns labelled by the tokens (the explanation and the key share it)."""
-    out: list[Mat] = []
-    for i, (s, hd) in enumerate(zip(sup, heads, strict=True)):
-        QKt = f"Q{s} K^{{({i + 1})\\top}}"
-        out += [
-            Mat(symbol=QKt, value=L(hd["QKt"]), rows=tok, cols=tok),
-            Mat(
-                symbol=f"S{s}",
-                value=L(hd["S"]),
-                formula=f"\\frac{{{QKt}}}{{\\sqrt{{{d_k}}}}}",
-                rows=tok,
-                cols=tok,
-            ),
-        ]
+def trace_json(tr: ref_gqa.GQATrace) -> dict[str, JSONValue]:
+    """The forward's numbers: ``{"tokens", "h", "g", "groups", "X", "M", "heads": [{"Q", "K",
+    "V", "scores", "S", "S_masked", "A", "H", "kv_head"}], "kv_heads": [{"K", "V"}], "concat",
+    "W_O", "output"}``; with RoPE ``"rope": {"base", "positions"}`` and per head ``"Q_rot"``,
+    per K/V head ``"K_rot"``. ``"kv_head"`` and ``"groups"`` are 1-based; ``"M"`` is one
+    matrix or one per query head (ALiBi), ``null`` without a mask."""
+    rope = tr.rope_base is not None
+    heads: list[JSONValue] = []
+    for i in range(tr.h):
+        j = ref_gqa.kv_group(i, tr.h, tr.g)
+        head: dict[str, JSONValue] = {
+            "kv_head": j + 1,
+            "Q": L(tr.Q[i]),
+            "K": L(tr.K_rep[i]),
+            "V": L(tr.V_rep[i]),
+            "scores": L(tr.QKt[i]),
+            "S": L(tr.S[i]),
+            "S_masked": L(tr.S_masked[i]),
+            "A": L(tr.A[i]),
+            "H": L(tr.H[i]),
+        }
+        if rope:
+            head["Q_rot"] = L(tr.Q_rot[i])
+        heads.append(head)
+    kv_heads: list[JSONValue] = []
+    for j in range(tr.g):
+        kv: dict[str, JSONValue] = {"K": L(tr.K[j]), "V": L(tr.V[j])}
+        if rope:
+            kv["K_rot"] = L(tr.K_rot[j])
+        kv_heads.append(kv)
+    M: JSONValue = None
+    if tr.M is not None:
+        M = [L(m) for m in tr.M] if tr.M.dim() == 3 else L(tr.M)
+    out: dict[str, JSONValue] = {
+        "tokens": list(tr.tokens),
+        "h": tr.h,
+        "g": tr.g,
+        "d_k": tr.d_k,
+        "groups": [ref_gqa.kv_group(i, tr.h, tr.g) + 1 for i in range(tr.h)],
+        "X": L(tr.X),
+        "M": M,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "concat": L(tr.concat),
+        "W_O": L(tr.W_O) if tr.W_O is not None else None,
+        "output": L(tr.output),
+    }
+    if rope:
+        out["rope"] = {"base": tr.rope_base, "positions": tr.positions.tolist()}
     return out
-
-
-def trace_sections(
-    trace: ref.AttentionTrace,
-    W_Q: Tensor | None = None,
-    W_K: Tensor | None = None,
-    W_V: Tensor | None = None,
-    *,
-    W_O_note: str = "",
-    lang: str = "en",
-) -> list[Section]:
-    r"""Every step of seed 000's development for a single-sequence trace, in its order.
-
-    Per head ``i``: ``Q^{(i)} = X W_Q^{(i)} + b_Q^{(i)}`` (and ``K``, ``V``; the biases only
-    where the trace has them), ``S^{(i)} = Q^{(i)} K^{(i)\top} / \sqrt{d_k}``,
-    ``\tilde S^{(i)} = S^{(i)} + M``, ``A^{(i)} = \operatorname{softmax}(\tilde S^{(i)})``,
-    ``H^{(i)} = A^{(i)} V^{(i)}``; then
-    ``\operatorname{MultiHead} = \operatorname{Concat}(H^{(1)} \mid … \mid H^{(h)}) W_O + b_O``,
-    or the concat itself when the trace has no ``W_O``. ``W_Q`` etc. are the per-head weights,
-    ``(h, d_model, d_k)``; by default the trace's own. The words are `TRACE` in ``lang``.
-    """
-    w = TRACE[lang]
-    W_Q = trace.W_Q if W_Q is None else W_Q
-    W_K = trace.W_K if W_K is None else W_K
-    W_V = trace.W_V if W_V is None else W_V
-    tok, h, d_k, d_v = list(trace.tokens), trace.h, trace.d_k, trace.d_v
-    n, d_model = trace.X.shape
-    sup = [f"^{{({i + 1})}}" for i in range(h)]  # Q^{(1)}: printed Q^(1) in plain text
-    heads = [trace.head(i) for i in range(h)]
-    biases = {"Q": trace.b_Q, "K": trace.b_K, "V": trace.b_V}
-    weights: list[Mat] = [
-        Mat(symbol="X", value=L(trace.X), rows=tok, cols=column_names("dim ", d_model))
-    ]
-    for i in range(h):
-        for role, W in (("Q", W_Q), ("K", W_K), ("V", W_V)):
-            weights.append(Mat(symbol=f"W_{role}{sup[i]}", value=L(W[i])))
-        for role, b in biases.items():
-            if b is not None:
-                weights.append(Mat(symbol=f"b_{role}{sup[i]}", value=L(b[i])))
-
-    def proj(role: str, s: str) -> str:
-        return f"X W_{role}{s}" + (f" + b_{role}{s}" if biases[role] is not None else "")
-
-    projections = [
-        Mat(symbol=f"{role}{s}", value=L(hd[role]), formula=proj(role, s), rows=tok)
-        for s, hd in zip(sup, heads, strict=True)
-        for role in ("Q", "K", "V")
-    ]
-    proj_title = ", ".join(
-        f"{r}⁽ⁱ⁾ = X W_{r}⁽ⁱ⁾" + (f" + b_{r}⁽ⁱ⁾" if biases[r] is not None else "")
-        for r in ("Q", "K", "V")
-    )
-    with_bias = [f"b_{r}⁽ⁱ⁾" for r in ("Q", "K", "V") if biases[r] is not None]
-    proj_text = w["proj_bias" if with_bias else "proj_text"].format(biases=", ".join(with_bias))
-    shapes = w["shapes"].format(n=n, d_model=d_model, h=h, d_k=d_k, d_v=d_v)
-    if trace.d_out != d_model:
-        shapes += w["d_out"].format(d_out=trace.d_out)
-    scores = score_mats(sup, heads, tok, d_k)
-    softmax = [
-        Mat(
-            symbol=f"A{s}",
-            value=L(hd["A"]),
-            formula=f"\\operatorname{{softmax}}(\\tilde S{s})",
-            rows=tok,
-            cols=tok,
-        )
-        for s, hd in zip(sup, heads, strict=True)
-    ]
-    outputs = [
-        Mat(symbol=f"H{s}", value=L(hd["H"]), formula=f"A{s} V{s}", rows=tok)
-        for s, hd in zip(sup, heads, strict=True)
-    ]
-    if trace.M is not None:
-        mask = Section(
-            title=w["mask"],
-            text=w["mask_text"],
-            items=[
-                Mat(symbol="M", value=L(trace.M), rows=tok, cols=tok),
-                *(
-                    Mat(
-                        symbol=f"\\tilde S{s}",
-                        value=L(hd["S_masked"]),
-                        formula=f"S{s} + M",
-                        rows=tok,
-                        cols=tok,
-                    )
-                    for s, hd in zip(sup, heads, strict=True)
-                ),
-            ],
-        )
-    else:
-        mask = Section(title=w["no_mask"], text=w["no_mask_text"])
-    return [
-        Section(title=w["inputs"], text=w["inputs_text"].format(shapes=shapes), items=weights),
-        Section(
-            title=w["projections"].format(formulas=proj_title), text=proj_text, items=projections
-        ),
-        Section(
-            title=w["scores"].format(d_k=d_k),
-            text=w["scores_text"].format(d_k=d_k),
-            items=scores,
-        ),
-        mask,
-        Section(title=w["softmax"], text=w["softmax_text"], items=softmax),
-        Section(title=w["heads"], text=w["heads_text"], items=outputs),
-        _output_section(trace, sup, W_O_note, lang),
-    ]

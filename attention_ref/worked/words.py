@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Final
 
-#: The steps of a single-sequence trace as seed 000 develops them (`attention_ref.worked.trace.
-#: trace_sections`), per language: the shapes, the biases, the mask and the output projection
-#: are the facts it computes once.
+#: The steps of a single-sequence trace as seed 000 develops them
+#: (`attention_ref.worked.layout.trace_sections`), per language: the shapes, the biases, the mask
+#: and the output projection are the facts it computes once.
 TRACE: Final[dict[str, dict[str, str]]] = {
     "en": {
         "inputs": "Inputs: X and the weights of each head",
@@ -146,6 +146,7 @@ KV_CACHE: Final[dict[str, dict[str, str]]] = {
         "output": "Concat and output projection: y_t = Concat(h_t⁽¹⁾ | h_t⁽²⁾) W_O",
         "output_text": "W_O = I_{d_out}, so y_t is the concat.",
         "check": "Check: the same numbers as the full causal pass",
+        "full_label": "Output of the full causal pass (seed 000)",
         "row_equal": "y_t equals row t = {t} of seed 000's output (positions counted from 0: "
         "its last row; largest difference {row_gap}; the document prints it to 3 decimals, "
         "within {doc_gap}).",
@@ -173,6 +174,7 @@ KV_CACHE: Final[dict[str, dict[str, str]]] = {
         "output": "Concatenação e projeção de saída: y_t = Concat(h_t⁽¹⁾ | … | h_t⁽ʰ⁾) W_O",
         "output_text": "W_O = I_{d_out}, então y_t é a concatenação.",
         "check": "Verificação: os mesmos números da passada causal completa",
+        "full_label": "Saída da passada causal completa (seed 000)",
         "row_equal": "y_t é igual à linha t = {t} da saída da seed 000 (posições contadas a "
         "partir de 0: a sua última linha; maior diferença {row_gap}; a lista a imprime com 3 "
         "casas decimais, com diferença de até {doc_gap}).",
@@ -210,6 +212,7 @@ ONLINE_SOFTMAX: Final[dict[str, dict[str, str]]] = {
         "α = e^(m − m') = {alpha} shrinks what was summed before.",
         "so_far": "the output over the keys read so far",
         "end": "The end: H = O / ℓ, and L = m + log ℓ for the backward",
+        "output_label": "Output",
         "end_same": "After the last tile, one division per row. H⁽ⁱ⁾ equals seed 000's head "
         "outputs (largest difference {gap}), so the output is the homework's.",
         "end_differs": "H⁽ⁱ⁾ is NOT seed 000's (largest difference {gap}).",
@@ -238,6 +241,7 @@ ONLINE_SOFTMAX: Final[dict[str, dict[str, str]]] = {
         "α = e^(m − m') = {alpha} encolhe o que foi somado antes.",
         "so_far": "a saída sobre as chaves lidas até aqui",
         "end": "O fim: H = O / ℓ, e L = m + log ℓ para a retropropagação",
+        "output_label": "Saída",
         "end_same": "Depois do último bloco, uma divisão por linha. H⁽ⁱ⁾ é igual às saídas das "
         "cabeças da seed 000 (maior diferença {gap}), então a saída é a da lista.",
         "end_differs": "H⁽ⁱ⁾ NÃO é a da seed 000 (maior diferença {gap}).",

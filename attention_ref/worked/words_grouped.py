@@ -1,6 +1,6 @@
-"""The words of the grouped layout and of its examples (GQA, RoPE, windows, ALiBi), per language.
+"""The words of the layout's steps for today's examples (GQA, RoPE, windows, ALiBi), per language.
 
-`attention_ref.worked.grouped_layout` lays out any `GQATrace` step by step through `GROUPED`;
+`attention_ref.worked.layout` lays out any `GQATrace` step by step through `GROUPED`;
 each example (`attention_ref.worked.life_gqa`, ``life_rope``, ``life_window``,
 ``life_alibi``) adds its own steps through its table here. Each writer computes its facts once
 and picks the phrase they support; a phrase has the same blanks in every language
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-#: The steps of any grouped-query trace (`attention_ref.worked.grouped_layout`).
+#: The steps of any grouped-query trace (`attention_ref.worked.layout`).
 GROUPED: Final[dict[str, dict[str, str]]] = {
     "en": {
         "inputs": "Inputs: X, the query heads' W_Q and the K/V heads' W_K, W_V",
@@ -45,6 +45,7 @@ GROUPED: Final[dict[str, dict[str, str]]] = {
         "heads_own_text": "Row t is a weighted average of the value rows of the head's own values.",
         "heads_grouped_text": "Row t is a weighted average of the value rows of the head's group.",
         "output": "Concat and output projection: output = Concat(H⁽¹⁾ | … | H⁽ʰ⁾) W_O",
+        "output_label": "Output",
         "concat_note": "W_O = I_{d_out}, so the output is the concat.",
     },
     "pt": {
@@ -85,6 +86,7 @@ GROUPED: Final[dict[str, dict[str, str]]] = {
         "heads_grouped_text": "A linha t é uma média ponderada das linhas de valores do grupo "
         "da cabeça.",
         "output": "Concatenação e projeção de saída: saída = Concat(H⁽¹⁾ | … | H⁽ʰ⁾) W_O",
+        "output_label": "Saída",
         "concat_note": "W_O = I_{d_out}, então a saída é a concatenação.",
     },
 }
@@ -147,6 +149,7 @@ ROPE: Final[dict[str, dict[str, str]]] = {
         "own angles, so '{first}' (m = {m}) is unchanged. A rotation keeps lengths: every row "
         "has its norm (largest change {gap}).",
         "changes": "What RoPE changes: the scores, which now depend on m − n",
+        "plain_label": "Q Kᵀ without RoPE",
         "changes_text": "Without RoPE the head scores Q Kᵀ above. With it, the score of '{q}' "
         "(m = {m}) against '{k}' (n = {n}) is {score}; the same two tokens moved to positions "
         "{m_moved} and {n_moved} score {moved} (difference {gap}): ",
@@ -170,6 +173,7 @@ ROPE: Final[dict[str, dict[str, str]]] = {
         "seus próprios ângulos, então '{first}' (m = {m}) não muda. Uma rotação preserva "
         "comprimentos: cada linha mantém a sua norma (maior mudança {gap}).",
         "changes": "O que o RoPE muda: os scores, que agora dependem de m − n",
+        "plain_label": "Q Kᵀ sem RoPE",
         "changes_text": "Sem o RoPE a cabeça calcula os scores Q Kᵀ acima. Com ele, o score de "
         "'{q}' (m = {m}) contra '{k}' (n = {n}) é {score}; os mesmos dois tokens levados às "
         "posições {m_moved} e {n_moved} dão {moved} (diferença {gap}): ",
@@ -191,6 +195,7 @@ SLIDING_WINDOW: Final[dict[str, dict[str, str]]] = {
         "{before} before it) and −∞ elsewhere: the future, as in the causal mask, and the keys "
         "that are too old.",
         "against": "Against the causal mask: which rows the window of {w} changes",
+        "causal_label": "Output of seed 000 (causal mask)",
         "same_one": "Row {rows} equals seed 000's causal output: at most {w} tokens of past, "
         "itself included, so the window hides nothing.",
         "same_many": "Rows {rows} equal seed 000's causal output: at most {w} tokens of past, "
@@ -213,6 +218,7 @@ SLIDING_WINDOW: Final[dict[str, dict[str, str]]] = {
         "tokens anteriores) e −∞ nas demais posições: o futuro, como na máscara causal, e as "
         "chaves antigas demais.",
         "against": "Contra a máscara causal: que linhas a janela de {w} muda",
+        "causal_label": "Saída da seed 000 (máscara causal)",
         "same_one": "A linha {rows} é igual à saída causal da seed 000: no máximo {w} tokens de "
         "passado, contando o próprio token, então a janela não esconde nada.",
         "same_many": "As linhas {rows} são iguais à saída causal da seed 000: no máximo {w} "

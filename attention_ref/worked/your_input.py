@@ -13,7 +13,8 @@ from torch import Tensor
 from attention_ref import reference as ref
 from attention_ref.inputs.attention_input import AttentionInput, Matrix
 from attention_ref.render import Explanation
-from attention_ref.worked.trace import t, trace_sections, trace_to_json
+from attention_ref.worked.layout import trace_sections
+from attention_ref.worked.trace import t, trace_to_json
 
 
 def input_trace(inp: AttentionInput) -> ref.AttentionTrace:

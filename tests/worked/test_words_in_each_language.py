@@ -141,7 +141,7 @@ def test_the_grouped_layouts_words_follow_every_shape_in_both_languages():
 
     from attention_ref.reference import gqa as ref_gqa
     from attention_ref.reference import windows
-    from attention_ref.worked.grouped_layout import forward_sections
+    from attention_ref.worked.layout import forward_sections
 
     gen = torch.Generator().manual_seed(1)
 
@@ -183,7 +183,7 @@ def test_the_trace_layout_says_each_shape_in_both_languages(shape):
 
     from attention_ref import reference as ref
     from attention_ref.render import Explanation
-    from attention_ref.worked.trace import trace_sections
+    from attention_ref.worked.layout import trace_sections
 
     g = torch.Generator().manual_seed(3)
 
