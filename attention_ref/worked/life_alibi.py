@@ -21,22 +21,14 @@ from attention_ref.render import Explanation, JSONValue, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
 from attention_ref.worked.layout import forward_sections, mask_section
-from attention_ref.worked.trace import t, trace_json
+from attention_ref.worked.trace import trace_json
 from attention_ref.worked.words_grouped import ALIBI, GROUPED
 
 
 def alibi_trace() -> ref_gqa.GQATrace:
     """Seed 000's heads with ALiBi's per-head biases and the causal mask."""
     n, h = len(life.LIFE_TOKENS), len(life.LIFE_W_Q)
-    return ref_gqa.grouped_query_attention(
-        t(life.LIFE_X),
-        t(life.LIFE_W_Q),
-        t(life.LIFE_W_K),
-        t(life.LIFE_W_V),
-        t(life.LIFE_W_O),
-        M=windows.alibi_mask(windows.alibi_slopes(h), n),
-        tokens=life.LIFE_TOKENS,
-    )
+    return life.life_grouped(windows.alibi_mask(windows.alibi_slopes(h), n))
 
 
 def weight_shift(tr: ref_gqa.GQATrace, lang: str = "en") -> tuple[Section, dict[str, JSONValue]]:

@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import Final
 
 import torch
+from torch import Tensor
 
 from attention_ref import reference as ref
+from attention_ref.reference import gqa as ref_gqa
 from attention_ref.render import Explanation, Matrix, Section
 from attention_ref.worked.layout import trace_sections
 from attention_ref.worked.trace import t, trace_to_json
@@ -98,6 +100,20 @@ def life_trace() -> ref.AttentionTrace:
     """
     return ref.masked_multihead_attention(
         t(LIFE_X), t(LIFE_W_Q), t(LIFE_W_K), t(LIFE_W_V), t(LIFE_W_O), tokens=LIFE_TOKENS
+    )
+
+
+def life_grouped(M: Tensor | None = None) -> ref_gqa.GQATrace:
+    """Seed 000's numbers through the grouped reference, ``g = h = 2`` (no rotation), with
+    the additive mask ``M`` (``None``: the causal one): today's examples start from it."""
+    return ref_gqa.grouped_query_attention(
+        t(LIFE_X),
+        t(LIFE_W_Q),
+        t(LIFE_W_K),
+        t(LIFE_W_V),
+        t(LIFE_W_O),
+        M=M,
+        tokens=LIFE_TOKENS,
     )
 
 

@@ -24,7 +24,7 @@ from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
 from attention_ref.worked.layout import forward_sections, mask_section
-from attention_ref.worked.trace import L, column_names, t, trace_json
+from attention_ref.worked.trace import L, column_names, trace_json
 from attention_ref.worked.words import listed
 from attention_ref.worked.words_grouped import GROUPED, SLIDING_WINDOW
 
@@ -33,16 +33,7 @@ WINDOW: Final = 2
 
 def window_trace(w: int = WINDOW) -> ref_gqa.GQATrace:
     """Seed 000's heads with the sliding-window mask of ``w`` keys."""
-    n = len(life.LIFE_TOKENS)
-    return ref_gqa.grouped_query_attention(
-        t(life.LIFE_X),
-        t(life.LIFE_W_Q),
-        t(life.LIFE_W_K),
-        t(life.LIFE_W_V),
-        t(life.LIFE_W_O),
-        M=windows.sliding_window_mask(n, w),
-        tokens=life.LIFE_TOKENS,
-    )
+    return life.life_grouped(windows.sliding_window_mask(len(life.LIFE_TOKENS), w))
 
 
 def changed_rows(tr: ref_gqa.GQATrace) -> tuple[list[int], list[int]]:

@@ -17,18 +17,6 @@ from attention_ref.worked.registry import EXAMPLES
 from attention_ref.worked.trace import t
 
 
-def life_as_gqa() -> ref_gqa.GQATrace:
-    """Seed 000's numbers through the grouped reference, ``g = h = 2``, no rotation."""
-    return ref_gqa.grouped_query_attention(
-        t(life.LIFE_X),
-        t(life.LIFE_W_Q),
-        t(life.LIFE_W_K),
-        t(life.LIFE_W_V),
-        t(life.LIFE_W_O),
-        tokens=life.LIFE_TOKENS,
-    )
-
-
 def matrices(sections: list) -> list[tuple[str, list, str | None]]:
     """Each step's matrices as (symbol, numbers rounded to 12 places, formula), in order."""
     out = []
@@ -41,7 +29,7 @@ def matrices(sections: list) -> list[tuple[str, list, str | None]]:
 
 
 def test_the_homeworks_trace_and_a_grouped_one_with_g_equal_h_are_laid_out_alike():
-    mha, gqa = life.life_trace(), life_as_gqa()
+    mha, gqa = life.life_trace(), life.life_grouped()
     assert (mha.g, mha.rope_base) == (2, None) and (gqa.g, gqa.rope_base) == (2, None)
     homework, today = trace_sections(mha), forward_sections(gqa)
     # every step but the output's (its words name it MultiHead or out) is the same matrices
