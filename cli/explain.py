@@ -10,11 +10,17 @@ import typer
 from attention_ref.render import FORMATS
 from attention_ref.worked.registry import (
     DEFAULT_EXAMPLE,
+    ENGLISH_ONLY,
     EXAMPLE_NAMES,
+    LANGS,
     OWN_BACKWARD,
     check_example,
+    check_lang,
 )
 from cli.errors import CLIError
+
+#: The languages the backward pass is explained in.
+BACKWARD_LANGS = LANGS[:1]
 
 
 def _check_options(
@@ -24,6 +30,8 @@ def _check_options(
     precision: int | None,
     standalone: bool = False,
     fit_width: bool = False,
+    lang: str = LANGS[0],
+    backward: bool = False,
 ) -> None:
     """One ``CLIError`` line for the first bad option, before anything heavy is imported."""
     if fmt not in FORMATS:
@@ -36,11 +44,17 @@ def _check_options(
         raise CLIError(f"--precision must be between 0 and 15, got {precision}")
     if example is not None and input_file is not None:
         raise CLIError("give either --example or --input, not both")
-    if input_file is None and example is not None:
-        try:
-            check_example(example)
-        except ValueError as e:
-            raise CLIError(str(e)) from None
+    if lang not in LANGS:
+        raise CLIError(f"unknown language {lang!r} for --lang; choose one of: {', '.join(LANGS)}")
+    if backward and lang not in BACKWARD_LANGS:
+        raise CLIError(
+            f"--backward is explained in English only (--lang {BACKWARD_LANGS[0]}), not {lang!r}"
+        )
+    try:
+        if input_file is None:
+            check_lang(check_example(example or DEFAULT_EXAMPLE), lang)
+    except ValueError as e:
+        raise CLIError(str(e)) from None
 
 
 def explain(
@@ -103,12 +117,21 @@ def explain(
             show_default=False,
         ),
     ] = None,
+    lang: Annotated[
+        str,
+        typer.Option(
+            "--lang",
+            help=f"The language of the words: {', '.join(LANGS)} (Portuguese prints decimal "
+            "commas; the numbers are the same). Every example but "
+            f"{', '.join(sorted(ENGLISH_ONLY))} and --input files are written in each.",
+        ),
+    ] = LANGS[0],
 ) -> None:
     """Compute masked multi-head attention step by step and print every matrix.
 
     Without options it shows the homework's example, life-is-awesome.
     """
-    _check_options(example, input_file, fmt, precision, standalone, fit_width)
+    _check_options(example, input_file, fmt, precision, standalone, fit_width, lang, backward)
     from attention_ref.render import emit, render
 
     if grad_output is not None and not backward:
@@ -131,7 +154,7 @@ def explain(
     if input_file is None:  # computed once per version of the code, then read back
         from attention_ref.worked.cached import explain_example_cached
 
-        expl = explain_example_cached(example or DEFAULT_EXAMPLE)
+        expl = explain_example_cached(example or DEFAULT_EXAMPLE, lang)
         emit(render(expl, fmt, precision, standalone=standalone, fit_width=fit_width))
         return
     from attention_ref.inputs.attention_input import InputError, load_input_file
@@ -142,4 +165,5 @@ def explain(
         raise CLIError(str(e)) from None
     from attention_ref.worked.your_input import explain_input
 
-    emit(render(explain_input(inp), fmt, precision, standalone=standalone, fit_width=fit_width))
+    expl = explain_input(inp, lang)
+    emit(render(expl, fmt, precision, standalone=standalone, fit_width=fit_width))

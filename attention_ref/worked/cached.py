@@ -6,14 +6,14 @@ the code: the same example, the same `attention_ref.render.Explanation`, every t
 first run writes the document as JSON in the user cache (``$XDG_CACHE_HOME/attnref/explain/``,
 ``~/.cache`` by default) and the next runs read it back, without torch.
 
-The file's name holds a key (`code_key`): a sha256 of every ``.py`` file of the package, of
-torch's ``version.py`` (the version and build that computed the numbers), of the Python version
-and the machine's architecture. Any change to any of them is another key, so a stale document
-is never read: it is computed again (and the old files of that example are removed). A
-document is kept only when it reads back equal to itself (`to_json` / `from_json`: the four
-types of the document model, plain numbers and strings; nothing that JSON would change), and a
-file that cannot be read or decoded is computed again. Nothing is cached when the cache folder
-cannot be written.
+The file's name holds the example, its language and a key (`code_key`): a sha256 of every
+``.py`` file of the package, of torch's ``version.py`` (the version and build that computed the
+numbers), of the Python version and the machine's architecture. Any change to any of them is
+another key, so a stale document is never read: it is computed again (and the old files of that
+example are removed). A document is kept only when it reads back equal to itself (`to_json` /
+`from_json`: the four types of the document model, plain numbers and strings; nothing that JSON
+would change), and a file that cannot be read or decoded is computed again. Nothing is cached
+when the cache folder cannot be written.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from attention_ref.render.document import Explanation, Mat, Section, Shape
-from attention_ref.worked.registry import check_example, explain_example
+from attention_ref.worked.registry import LANGS, check_lang, explain_example
 
 #: bump when the JSON form of a document changes
 FORMAT = 1
@@ -106,23 +106,24 @@ def from_json(text: str) -> Explanation:
     return expl
 
 
-def explain_example_cached(name: str) -> Explanation:
-    """`attention_ref.worked.registry.explain_example`, read from the cache when this code
-    computed it before (see the module docstring)."""
-    check_example(name)
+def explain_example_cached(name: str, lang: str = LANGS[0]) -> Explanation:
+    """`attention_ref.worked.registry.explain_example` in ``lang``, read from the cache when
+    this code computed it before (see the module docstring): ``NAME.LANG-KEY.json``."""
+    check_lang(name, lang)
     folder = cache_dir()
-    path = folder / f"{name}-{code_key()}.json"
+    path = folder / f"{name}.{lang}-{code_key()}.json"
     try:
         return from_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not computed by this code yet, or unreadable: compute it
-    expl = explain_example(name)
+    expl = explain_example(name, lang)
     try:
         text = to_json(expl)
         if from_json(text) != expl:  # e.g. a NaN (never equal to itself): do not keep it
             return expl
         folder.mkdir(parents=True, exist_ok=True)
-        for old in folder.glob(f"{name}-{'?' * 64}.json"):  # this example's older versions
+        key = "?" * 64  # this example's older versions, and those of before the languages
+        for old in [*folder.glob(f"{name}.{lang}-{key}.json"), *folder.glob(f"{name}-{key}.json")]:
             old.unlink(missing_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=folder)
         try:

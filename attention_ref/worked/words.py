@@ -125,6 +125,30 @@ LIFE: Final[dict[str, dict[str, str]]] = {
     },
 }
 
+#: A user's own numbers (`attention_ref.worked.your_input.explain_input`), per language: whether
+#: a mask was applied, the weights' form, the number of heads, whether there is a W_O and any
+#: bias are the facts it reads once from the file.
+INPUT: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title_causal": "Masked multi-head attention: your input",
+        "title_plain": "Multi-head attention: your input",
+        "source": "--input file ({view}, {extras})",
+        "fused": "fused matrices split into heads",
+        "per_head": "per-head matrices",
+        "no_wo": "no W_O",
+        "biases": "with biases",
+    },
+    "pt": {
+        "title_causal": "Atenção multi-cabeça com máscara: os seus números",
+        "title_plain": "Atenção multi-cabeça: os seus números",
+        "source": "arquivo --input ({view}, {extras})",
+        "fused": "matrizes fundidas, divididas em cabeças",
+        "per_head": "matrizes por cabeça",
+        "no_wo": "sem W_O",
+        "biases": "com vieses",
+    },
+}
+
 #: The KV cache's words (`attention_ref.worked.life_kv_cache`), per language: its
 #: `step_sections`, `check_section` and `explain` fill them in with the facts they compute once.
 KV_CACHE: Final[dict[str, dict[str, str]]] = {

@@ -15,6 +15,7 @@ from attention_ref.inputs.attention_input import AttentionInput, Matrix
 from attention_ref.render import Explanation
 from attention_ref.worked.layout import trace_sections
 from attention_ref.worked.trace import t, trace_to_json
+from attention_ref.worked.words import INPUT
 
 
 def input_trace(inp: AttentionInput) -> ref.AttentionTrace:
@@ -42,20 +43,21 @@ def input_trace(inp: AttentionInput) -> ref.AttentionTrace:
     )
 
 
-def explain_input(inp: AttentionInput) -> Explanation:
-    """A user's own numbers (``--input FILE``), through the same steps as seed 000."""
+def explain_input(inp: AttentionInput, lang: str = "en") -> Explanation:
+    """A user's own numbers (``--input FILE``), through the same steps as seed 000, in the
+    words of ``lang`` (`attention_ref.worked.words.INPUT` and ``TRACE``)."""
     trace = input_trace(inp)
-    view = "fused matrices split into heads" if inp.fused else "per-head matrices"
+    w = INPUT[lang]
     extras = [f"h = {inp.h}", f"causal = {str(inp.causal).lower()}"]
     if inp.W_O is None:
-        extras.append("no W_O")
+        extras.append(w["no_wo"])
     if any(b is not None for b in (inp.b_Q, inp.b_K, inp.b_V, inp.b_O)):
-        extras.append("with biases")
+        extras.append(w["biases"])
+    view = w["fused" if inp.fused else "per_head"]
     return Explanation(
-        title="Masked multi-head attention: your input"
-        if inp.causal
-        else "Multi-head attention: your input",
-        source=f"--input file ({view}, {', '.join(extras)})",
-        sections=trace_sections(trace),
+        title=w["title_causal" if inp.causal else "title_plain"],
+        source=w["source"].format(view=view, extras=", ".join(extras)),
+        sections=trace_sections(trace, lang=lang),
         data=trace_to_json(trace),
+        lang=lang,
     )

@@ -49,8 +49,8 @@ def printed(expl: Explanation, fmt: str) -> str:
 def test_a_cached_example_prints_what_computing_it_prints(cache, name):
     fresh = explain_example(name)
     first = cached.explain_example_cached(name)  # computed, then written
-    (path,) = cache.glob(f"{name}-*.json")
-    assert path.name == f"{name}-{cached.code_key()}.json"
+    (path,) = cache.glob(f"{name}.*.json")
+    assert path.name == f"{name}.en-{cached.code_key()}.json"
     again = cached.explain_example_cached(name)  # read back
     assert again == fresh == first
     for fmt in FORMATS:
@@ -113,7 +113,7 @@ def test_another_versions_file_is_never_read_and_is_removed(cache):
 def test_a_damaged_file_is_computed_again(cache):
     expl = explain_example("life-is-awesome")
     cache.mkdir(parents=True)
-    path = cache / f"life-is-awesome-{cached.code_key()}.json"
+    path = cache / f"life-is-awesome.en-{cached.code_key()}.json"
     for damage in ("", "{", json.dumps({"__type__": "Popen", "args": "x"}), "[1, 2]"):
         path.write_text(damage, encoding="utf-8")
         assert cached.explain_example_cached("life-is-awesome") == expl

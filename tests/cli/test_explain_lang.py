@@ -1,0 +1,137 @@
+"""``attnref explain --lang en|pt``: the words in the student's language, the same numbers
+(issue 42 item 7; the one layout of issue 41 says every step in each language).
+
+Refusals first: an unknown language, an example written in English only, the backward pass
+(explained in English only) are one line and exit 2. Then each example written in Portuguese
+prints its words from its Portuguese table, with decimal commas, and the same numbers as the
+English one; an ``--input`` file too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from attention_ref.worked import cached
+from attention_ref.worked.registry import ENGLISH_ONLY, EXAMPLE_NAMES, explain_example, langs_of
+from attention_ref.worked.words import INPUT, LIFE, TRACE
+from cli.main import main
+
+IN_PORTUGUESE = [n for n in EXAMPLE_NAMES if n not in ENGLISH_ONLY]
+#: a heading both languages write alike: "scores" is the Portuguese homework's own word (seed
+#: 000), and the rest of the heading is its formula
+KEPT = "## Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, d_k = "
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    """A cache of this test's own: nothing read from, nor left in, the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "attnref" / "explain"
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--lang", "fr"], "unknown language 'fr' for --lang; choose one of: en, pt"),
+        (["--lang", "PT"], "unknown language 'PT'"),
+        (["-e", "hello-shiny-sun", "--lang", "pt"], "hello-shiny-sun is written in English only"),
+        (["-e", "i-want-pizza", "--lang", "pt"], "in 'pt': life-is-awesome, gqa, rope"),
+        (["--backward", "--lang", "pt"], "--backward is explained in English only"),
+        (["-e", "gqa", "--backward", "--lang", "pt"], "--backward is explained in English only"),
+        (["-e", "nope", "--lang", "pt"], "unknown example 'nope'"),
+    ],
+)
+def test_what_is_not_written_in_a_language_is_one_line_and_exit_2(capsys, args, words):
+    code, out, err = run(["explain", *args], capsys)
+    assert code == 2 and out == ""
+    assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_english_only_examples_are_the_ones_said_so():
+    """The registry's list is what the examples are: an English-only example's explain takes
+    no language; every other one's words change with it."""
+    for name in EXAMPLE_NAMES:
+        assert langs_of(name) == (("en",) if name in ENGLISH_ONLY else ("en", "pt"))
+    for name in ENGLISH_ONLY:
+        with pytest.raises(ValueError, match="written in English only"):
+            explain_example(name, "pt")
+
+
+@pytest.mark.parametrize("name", IN_PORTUGUESE)
+def test_each_example_in_portuguese_says_other_words_and_the_same_numbers(capsys, name):
+    code, en, err = run(["explain", "-e", name, "--format", "json"], capsys)
+    assert code == 0, err
+    code, pt, err = run(["explain", "-e", name, "--format", "json", "--lang", "pt"], capsys)
+    assert code == 0, err
+    assert json.loads(pt) == json.loads(en)  # the facts, computed once
+    code, md_en, _ = run(["explain", "-e", name, "--format", "markdown"], capsys)
+    code, md_pt, _ = run(["explain", "-e", name, "--format", "markdown", "--lang", "pt"], capsys)
+    assert md_pt != md_en
+    titles = lambda md: {line for line in md.splitlines() if line.startswith("#")}  # noqa: E731
+    same = {t for t in titles(md_en) & titles(md_pt) if not t.startswith(KEPT)}
+    assert not same, f"headings left in English: {same}"
+
+
+def test_the_homeworks_example_in_portuguese_reads_its_portuguese_words(capsys):
+    code, out, err = run(["explain", "--lang", "pt", "--format", "markdown"], capsys)
+    assert code == 0, err
+    assert out.startswith(f"# {LIFE['pt']['title']}\n")
+    assert f"## {TRACE['pt']['softmax']}" in out and TRACE["en"]["softmax"] not in out
+    assert "| 0,670 | 0,330 |" in out  # decimal commas in the tables: A⁽¹⁾'s second row
+    code, out_en, _ = run(["explain", "--format", "markdown"], capsys)
+    assert "| 0.670 | 0.330 |" in out_en and out.count("|") == out_en.count("|")
+
+
+def test_an_input_file_in_portuguese(tmp_path, capsys):
+    doc = {
+        "tokens": ["a", "b"],
+        "X": [[1, 0], [0, 1]],
+        "h": 1,
+        "W_Q": [[1, 0], [0, 1]],
+        "W_K": [[1, 0], [0, 1]],
+        "W_V": [[1, 2], [3, 4]],
+        "b_V": [0.5, 0.5],
+        "causal": False,
+    }
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    outs = {}
+    for lang in ("en", "pt"):
+        code, outs[lang], err = run(
+            ["explain", "-i", str(path), "--lang", lang, "-f", "markdown"], capsys
+        )
+        assert code == 0, err
+        w = INPUT[lang]
+        assert outs[lang].startswith(f"# {w['title_plain']}\n")
+        assert w["per_head"] not in outs[lang] and w["fused"] in outs[lang]
+        assert w["biases"] in outs[lang] and w["no_wo"] in outs[lang]
+        assert f"## {TRACE[lang]['no_mask']}" in outs[lang]
+    assert outs["en"] != outs["pt"]
+    code, js_en, _ = run(["explain", "-i", str(path), "-f", "json"], capsys)
+    code, js_pt, _ = run(["explain", "-i", str(path), "-f", "json", "--lang", "pt"], capsys)
+    assert json.loads(js_en) == json.loads(js_pt)
+
+
+def test_each_language_is_cached_apart(cache, capsys):
+    """The cache keeps one file per example and language: the Portuguese document never
+    answers an English run, and both read back as they were computed."""
+    for lang in ("pt", "en", "pt"):
+        code, _, err = run(["explain", "-f", "markdown", "--lang", lang], capsys)
+        assert code == 0, err
+    assert sorted(os.listdir(cache)) == sorted(
+        f"life-is-awesome.{lang}-{cached.code_key()}.json" for lang in ("en", "pt")
+    )
+    for lang in ("en", "pt"):
+        assert cached.explain_example_cached("life-is-awesome", lang) == explain_example(
+            "life-is-awesome", lang
+        )
+    assert explain_example("life-is-awesome", "pt") != explain_example("life-is-awesome")
