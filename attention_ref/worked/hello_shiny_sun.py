@@ -17,8 +17,9 @@ from typing import Final, TypedDict
 from torch import Tensor
 
 from attention_ref import reference as ref
-from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, said
 from attention_ref.worked.trace import L, column_names, t, unscaled_input_json
+from attention_ref.worked.words import HELLO
 
 HELLO_TOKENS: Final = ("Hello", "shiny", "sun")
 HELLO_X: Final[Matrix] = [
@@ -134,69 +135,69 @@ def slips(r: HelloNumbers) -> list[Slip]:
     return out
 
 
-def document_note(r: HelloNumbers) -> str:
-    """What the document's context vector is and is not, every clause computed here.
+def document_note(r: HelloNumbers, lang: str = "en") -> str:
+    """What the document's context vector is and is not, every clause computed here, in the
+    words of ``lang`` (`attention_ref.worked.words.HELLO`).
 
     The sum of its printed products (checked); the exact vector rounded or not (checked at
     half a unit of the 4th decimal); and, per token, whether one weight can give all three
     printed products (`slips`).
     """
-    p = DOC_HELLO_DECIMALS
-    fmt = ", ".join
+    w, p = HELLO[lang], DOC_HELLO_DECIMALS
+
+    def vec(v: Tensor) -> str:
+        return w["sep"].join(said(x, f".{p}f", lang) for x in v.tolist())
+
     doc, exact = r["doc_context"], r["context"]
     sum_ok = agree_at_decimals(r["doc_context_sum"], doc, p)
-    parts = [
-        f"The document's vector [{fmt(f'{v:.{p}f}' for v in doc.tolist())}] "
-        + ("is" if sum_ok else "is NOT")
-        + " the sum of its printed weighted embeddings α_j x_j."
-    ]
+    parts = [w["sum_is" if sum_ok else "sum_is_not"].format(doc=vec(doc))]
     if agree_at_decimals(doc, exact, p):
-        parts.append(f"It is the exact vector, rounded to {p} decimals.")
+        parts.append(w["rounded"].format(p=p))
         return " ".join(parts)
-    diff = float((doc - exact).abs().max())
-    parts.append(
-        f"It is not the exact vector rounded to {p} decimals "
-        f"([{fmt(f'{v:.{p}f}' for v in exact.tolist())}]; they differ by up to {diff:.{p}f})."
-    )
+    diff = said(float((doc - exact).abs().max()), f".{p}f", lang)
+    parts.append(w["not_rounded"].format(p=p, exact=vec(exact), diff=diff))
     found = slips(r)
     if not found:
-        parts.append(
-            "Each token's printed products agree with one weight, so they are products of "
-            "rounded weights."
-        )
+        parts.append(w["one_weight"])
         return " ".join(parts)
     q = p + 1  # interval ends need one more decimal than the products
 
-    def interval(w: tuple[float, float, float, float]) -> str:
-        return f"{w[0]:.{p}f} = α·{w[1]:.2f} needs α in [{w[2]:.{q}f}, {w[3]:.{q}f}]"
+    def interval(v: tuple[float, float, float, float]) -> str:
+        prod, x, lo, hi = (said(v[0], f".{p}f", lang), said(v[1], ".2f", lang), *v[2:])
+        return w["interval"].format(
+            prod=prod, x=x, lo=said(lo, f".{q}f", lang), hi=said(hi, f".{q}f", lang)
+        )
 
     per_token = "; ".join(
-        f"for {s['token']!r}, {interval(s['first'])} and {interval(s['second'])}" for s in found
+        w["for_token"].format(
+            token=repr(s["token"]), first=interval(s["first"]), second=interval(s["second"])
+        )
+        for s in found
     )
-    names = " and ".join(repr(s["token"]) for s in found)
     parts.append(
-        f"Nor is it made of rounded weights: a product printed to {p} decimals, p = α·x, pins "
-        f"α to [(p − 0.00005)/x, (p + 0.00005)/x]. {per_token[:1].upper()}{per_token[1:]}. "
-        f"These intervals do not overlap, so no weight, rounded or not, gives both products of "
-        f"{names}: they are arithmetic slips, not rounding."
+        w["slips"].format(
+            p=p,
+            half=said(0.5 * 10.0**-p, f".{q}f", lang),
+            per_token=per_token[:1].upper() + per_token[1:],
+            names=w["and"].join(repr(s["token"]) for s in found),
+        )
     )
     return " ".join(parts)
 
 
-def hello_sections(r: HelloNumbers) -> list[Section]:
+def hello_sections(r: HelloNumbers, lang: str = "en") -> list[Section]:
     """Embeddings, the three steps, then the document's numbers beside the exact ones."""
-    tok = list(HELLO_TOKENS)
+    w, tok = HELLO[lang], list(HELLO_TOKENS)
     # columns are embedding dimensions: "x1" would read as the token x_1
     x_cols, z_cols = column_names("dim ", 3), column_names("z", 3)
     return [
         Section(
-            title="Embeddings",
-            text="Three tokens, 3-dimensional embeddings; the query is the embedding of "
-            '"shiny" itself (no trainable weights yet).',
+            title=w["embeddings"],
+            text=w["embeddings_text"],
             items=[Mat(symbol="X", value=L(t(HELLO_X)), rows=tok, cols=x_cols)],
         ),
         Section(
-            title="Step 1, attention scores: ω_j = x_shiny · x_j",
+            title=w["step1"],
             items=[
                 Mat(
                     symbol="\\omega",
@@ -208,9 +209,8 @@ def hello_sections(r: HelloNumbers) -> list[Section]:
             ],
         ),
         Section(
-            title="Step 2, attention weights: α = softmax(ω)",
-            text="The document names the exponentials and their sum but its figures for them "
-            "are missing; here they are. The weights sum to 1.",
+            title=w["step2"],
+            text=w["step2_text"],
             items=[
                 Mat(
                     symbol="e^{\\omega}",
@@ -236,12 +236,12 @@ def hello_sections(r: HelloNumbers) -> list[Section]:
             ],
         ),
         Section(
-            title="Step 3, context vector: z = Σ_j α_j x_j",
+            title=w["step3"],
             items=[
                 Mat(
                     symbol="\\alpha_j x_j",
                     value=L(r["weighted"]),
-                    formula_text="weighted embeddings (exact)",
+                    formula_text=w["weighted"],
                     rows=tok,
                     cols=x_cols,
                 ),
@@ -249,19 +249,19 @@ def hello_sections(r: HelloNumbers) -> list[Section]:
                     symbol="z",
                     value=L(r["context"]),
                     formula="\\sum_j \\alpha_j x_j",
-                    formula_text="Σ_j α_j x_j (exact)",
+                    formula_text=w["context"],
                     rows=["shiny"],
                     cols=z_cols,
                 ),
             ],
         ),
         Section(
-            title="The document's numbers beside the exact ones",
-            text=document_note(r),
+            title=w["beside"],
+            text=document_note(r, lang),
             items=[
                 Mat(
                     symbol="\\text{doc } \\alpha_j x_j",
-                    text="document: α_j x_j",
+                    text=w["doc_weighted"],
                     value=L(r["doc_weighted"]),
                     rows=tok,
                     cols=x_cols,
@@ -269,23 +269,27 @@ def hello_sections(r: HelloNumbers) -> list[Section]:
                 Mat(
                     symbol="\\text{implied } \\alpha_j",
                     value=L(r["implied_weights"]),
-                    formula_text="document's α_j x_j / x_j",
+                    formula_text=w["implied"],
                     rows=tok,
                     cols=x_cols,
                 ),
                 Mat(
                     symbol="z_{doc}",
-                    text="document: z",
+                    text=w["doc_z"],
                     value=L(r["doc_context"]),
                     rows=["shiny"],
                     cols=z_cols,
                 ),
                 Mat(
-                    symbol="z", text="exact: z", value=L(r["context"]), rows=["shiny"], cols=z_cols
+                    symbol="z",
+                    text=w["exact_z"],
+                    value=L(r["context"]),
+                    rows=["shiny"],
+                    cols=z_cols,
                 ),
                 Mat(
                     symbol="z_{doc} - z",
-                    text="document − exact",
+                    text=w["difference"],
                     value=L(r["difference"]),
                     rows=["shiny"],
                     cols=z_cols,
@@ -319,14 +323,16 @@ def hello_json(r: HelloNumbers) -> dict[str, JSONValue]:
     }
 
 
-def explain() -> Explanation:
-    """Seeds 001/004: plain dot-product attention for the query "shiny", with the slips note."""
-    r = hello_numbers()
+def explain(lang: str = "en") -> Explanation:
+    """Seeds 001/004: plain dot-product attention for the query "shiny", with the slips note,
+    in the words of ``lang`` (`attention_ref.worked.words.HELLO`)."""
+    r, w = hello_numbers(), HELLO[lang]
     return Explanation(
-        title='Dot-product attention by hand: "Hello shiny sun!"',
-        source='seeds 001 (Portuguese) and 004 (English/Korean): context vector of "shiny"',
-        sections=hello_sections(r),
+        title=w["title"],
+        source=w["source"],
+        sections=hello_sections(r, lang),
         # what --input needs to give this again (all rows; the "shiny" row is z)
         data={**hello_json(r), "input": unscaled_input_json(t(HELLO_X), HELLO_TOKENS)},
         precision=DOC_HELLO_DECIMALS,
+        lang=lang,
     )

@@ -125,6 +125,87 @@ LIFE: Final[dict[str, dict[str, str]]] = {
     },
 }
 
+#: Seeds 001/004's dot-product attention by hand (`attention_ref.worked.hello_shiny_sun`), per
+#: language (seed 001 is Portuguese: its words are the document's own): whether the document's
+#: vector is the sum of its products, the exact vector rounded, and which tokens' products no
+#: single weight gives are the facts `document_note` computes once.
+HELLO: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": 'Dot-product attention by hand: "Hello shiny sun!"',
+        "source": 'seeds 001 (Portuguese) and 004 (English/Korean): context vector of "shiny"',
+        "embeddings": "Embeddings",
+        "embeddings_text": "Three tokens, 3-dimensional embeddings; the query is the embedding "
+        'of "shiny" itself (no trainable weights yet).',
+        "step1": "Step 1, attention scores: ω_j = x_shiny · x_j",
+        "step2": "Step 2, attention weights: α = softmax(ω)",
+        "step2_text": "The document names the exponentials and their sum but its figures for "
+        "them are missing; here they are. The weights sum to 1.",
+        "step3": "Step 3, context vector: z = Σ_j α_j x_j",
+        "weighted": "weighted embeddings (exact)",
+        "context": "Σ_j α_j x_j (exact)",
+        "beside": "The document's numbers beside the exact ones",
+        "doc_weighted": "document: α_j x_j",
+        "implied": "document's α_j x_j / x_j",
+        "doc_z": "document: z",
+        "exact_z": "exact: z",
+        "difference": "document − exact",
+        "sep": ", ",
+        "sum_is": "The document's vector [{doc}] is the sum of its printed weighted embeddings "
+        "α_j x_j.",
+        "sum_is_not": "The document's vector [{doc}] is NOT the sum of its printed weighted "
+        "embeddings α_j x_j.",
+        "rounded": "It is the exact vector, rounded to {p} decimals.",
+        "not_rounded": "It is not the exact vector rounded to {p} decimals ([{exact}]; they differ "
+        "by up to {diff}).",
+        "one_weight": "Each token's printed products agree with one weight, so they are products "
+        "of rounded weights.",
+        "interval": "{prod} = α·{x} needs α in [{lo}, {hi}]",
+        "for_token": "for {token}, {first} and {second}",
+        "and": " and ",
+        "slips": "Nor is it made of rounded weights: a product printed to {p} decimals, p = α·x, "
+        "pins α to [(p − {half})/x, (p + {half})/x]. {per_token}. These intervals do not "
+        "overlap, so no weight, rounded or not, gives both products of {names}: they are "
+        "arithmetic slips, not rounding.",
+    },
+    "pt": {
+        "title": 'Atenção por produto escalar à mão: "Hello shiny sun!"',
+        "source": 'seeds 001 (português) e 004 (inglês/coreano): vetor de contexto de "shiny"',
+        "embeddings": "Embeddings dos tokens",
+        "embeddings_text": "Três tokens, embeddings de 3 dimensões; a consulta é o próprio "
+        'embedding de "shiny" (ainda sem pesos treináveis).',
+        "step1": "Passo 1, pontuações de atenção: ω_j = x_shiny · x_j",
+        "step2": "Passo 2, pesos de atenção: α = softmax(ω)",
+        "step2_text": "O documento cita as exponenciais e a sua soma, mas os seus valores "
+        "faltam; ei-los aqui. Os pesos somam 1.",
+        "step3": "Passo 3, vetor de contexto: z = Σ_j α_j x_j",
+        "weighted": "embeddings ponderados (exatos)",
+        "context": "Σ_j α_j x_j (exato)",
+        "beside": "Os números do documento ao lado dos exatos",
+        "doc_weighted": "documento: α_j x_j",
+        "implied": "α_j x_j do documento / x_j",
+        "doc_z": "documento: z",
+        "exact_z": "exato: z",
+        "difference": "documento − exato",
+        "sep": "; ",
+        "sum_is": "O vetor do documento [{doc}] é a soma dos embeddings ponderados α_j x_j que "
+        "ele imprime.",
+        "sum_is_not": "O vetor do documento [{doc}] NÃO é a soma dos embeddings ponderados "
+        "α_j x_j que ele imprime.",
+        "rounded": "É o vetor exato, arredondado a {p} casas decimais.",
+        "not_rounded": "Não é o vetor exato arredondado a {p} casas decimais ([{exact}]; "
+        "diferem em até {diff}).",
+        "one_weight": "Os produtos impressos de cada token concordam com um único peso: são "
+        "produtos de pesos arredondados.",
+        "interval": "{prod} = α·{x} exige α em [{lo}; {hi}]",
+        "for_token": "para {token}, {first} e {second}",
+        "and": " e ",
+        "slips": "Nem é feito de pesos arredondados: um produto impresso com {p} casas "
+        "decimais, p = α·x, prende α a [(p − {half})/x; (p + {half})/x]. {per_token}. Esses "
+        "intervalos não se sobrepõem, então nenhum peso, arredondado ou não, dá os dois "
+        "produtos de {names}: são erros de conta, não de arredondamento.",
+    },
+}
+
 #: A user's own numbers (`attention_ref.worked.your_input.explain_input`), per language: whether
 #: a mask was applied, the weights' form, the number of heads, whether there is a W_O and any
 #: bias are the facts it reads once from the file.

@@ -43,8 +43,11 @@ def run(args: list[str], capsys) -> tuple[int, str, str]:
     [
         (["--lang", "fr"], "unknown language 'fr' for --lang; choose one of: en, pt"),
         (["--lang", "PT"], "unknown language 'PT'"),
-        (["-e", "hello-shiny-sun", "--lang", "pt"], "hello-shiny-sun is written in English only"),
-        (["-e", "i-want-pizza", "--lang", "pt"], "in 'pt': life-is-awesome, gqa, rope"),
+        (
+            ["-e", "your-journey-starts", "--lang", "pt"],
+            "your-journey-starts is written in English",
+        ),
+        (["-e", "i-want-pizza", "--lang", "pt"], "in 'pt': life-is-awesome, hello-shiny-sun, gqa"),
         (["--backward", "--lang", "pt"], "--backward is explained in English only"),
         (["-e", "gqa", "--backward", "--lang", "pt"], "--backward is explained in English only"),
         (["-e", "nope", "--lang", "pt"], "unknown example 'nope'"),
