@@ -15,8 +15,9 @@ from typing import Final, TypedDict
 import torch
 from torch import Tensor
 
-from attention_ref.render import Mat, Section
+from attention_ref.render import Mat, Section, said
 from attention_ref.worked.trace import DTYPE, L
+from attention_ref.worked.words import JOURNEY
 
 #: Seed 001's mask line ("Aplicando uma Máscara de Atenção Causal"), as the document writes it
 #: (`seed_mask` runs exactly this; a test holds the two together).
@@ -71,38 +72,36 @@ def mask_as_written(S: Tensor) -> MaskAsWritten:
     }
 
 
-def mask_words(m: MaskAsWritten) -> str:
-    """What seed 001's mask line does, in words computed from `mask_as_written`."""
-    n = m["n"]
+def mask_words(m: MaskAsWritten, lang: str = "en") -> str:
+    """What seed 001's mask line does, in words computed from `mask_as_written`, in ``lang``
+    (`attention_ref.worked.words.JOURNEY`)."""
+    w, n = JOURNEY[lang], m["n"]
     lower = n * (n + 1) // 2  # entries on and below the diagonal
     code = f"mask = {SEED_MASK_CODE}"
     if m["nan_mask"] == 0:
-        return f"Seed 001 builds the mask as `{code}`; run here, it has no NaN entry."
-    where = "every entry on and below the diagonal" if m["nan_mask"] == lower else "entries"
-    text = (
-        f"Seed 001 builds the mask as `{code}`. Run as written (n = {n}), 0 · (−∞) is NaN, so "
-        f"the mask has NaN in {m['nan_mask']} of its {n * n} entries ({where}, where it should "
-        f"be 0), and softmax(S + mask) is NaN in {m['nan_weights']} of {n * n}"
+        return w["mask_no_nan"].format(code=code)
+    text = w["mask_nan"].format(
+        code=code,
+        n=n,
+        nan_mask=m["nan_mask"],
+        entries=n * n,
+        where=w["mask_all_lower" if m["nan_mask"] == lower else "mask_some"],
+        nan_weights=m["nan_weights"],
     )
-    text += (
-        ": every weight is NaN, so is every output." if m["nan_weights"] == n * n else " weights."
-    )
-    return text + (
-        f" The mask meant has 0 where a token may look: `{MASK_FIX_CODE}` (or "
-        "`torch.full((n, n), float('-inf')).triu(1)`) gives 0 on and below the diagonal, −∞ "
-        f"above, and weights whose rows sum to 1 (largest |row sum − 1| "
-        f"{m['fixed_row_error']:.1e})."
+    text += w["mask_all_nan" if m["nan_weights"] == n * n else "mask_weights"]
+    return text + w["mask_meant"].format(
+        fix=MASK_FIX_CODE, error=said(m["fixed_row_error"], ".1e", lang)
     )
 
 
-def mask_section(S: Tensor, tokens: Sequence[str]) -> Section:
+def mask_section(S: Tensor, tokens: Sequence[str], lang: str = "en") -> Section:
     """Seed 001's mask line run on ``S`` (the causal module's scaled scores): where the NaNs
     land, and the mask it means."""
-    m = mask_as_written(S)
+    m, w = mask_as_written(S), JOURNEY[lang]
     tok = list(tokens)
     return Section(
-        title="Seed 001's mask line, run as written",
-        text=mask_words(m),
+        title=w["mask_title"],
+        text=mask_words(m, lang),
         items=[
             Mat(
                 symbol="\\operatorname{isnan}(\\text{mask})",
@@ -118,7 +117,7 @@ def mask_section(S: Tensor, tokens: Sequence[str]) -> Section:
                 rows=tok,
                 cols=tok,
             ),
-            Mat(symbol="M", text="the mask meant", value=L(m["fixed"]), rows=tok, cols=tok),
+            Mat(symbol="M", text=w["meant_label"], value=L(m["fixed"]), rows=tok, cols=tok),
             Mat(symbol="A", text="softmax(S + M)", value=L(m["fixed_weights"]), rows=tok, cols=tok),
         ],
     )

@@ -46,7 +46,7 @@ EXAMPLE_NAMES: Final = tuple(EXAMPLES)
 #: The languages an example is written in (``explain(lang=…)``); the documents' other examples
 #: are in English only, as their documents' worked numbers are.
 LANGS: Final = ("en", "pt")
-ENGLISH_ONLY: Final = frozenset({"your-journey-starts", "i-want-pizza"})
+ENGLISH_ONLY: Final = frozenset({"i-want-pizza"})
 
 DEFAULT_EXAMPLE: Final = "life-is-awesome"
 

@@ -206,6 +206,136 @@ HELLO: Final[dict[str, dict[str, str]]] = {
     },
 }
 
+#: Seed 001's code on "Your journey starts with one step" (`attention_ref.worked.
+#: your_journey_starts` and its mask line, `attention_ref.worked.journey_mask`), per language;
+#: the document's sentences are quoted in its own language (seed 001 is Portuguese, seed 004 its
+#: English). The seeds, layer order, bounds, shapes and what the mask line gives are the facts
+#: computed once; the code's names (queries, attn_weights, …) are the same in every language.
+JOURNEY: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": 'Trainable weights, causal and multi-head attention: "Your journey starts with '
+        'one step"',
+        "source": "seed 001, code from rasbt's LLMs-from-scratch ch03",
+        "book": "rasbt's ch03 notebook prints",
+        "inputs": "Inputs",
+        "inputs_text": "Six tokens, 3-dimensional embeddings (the code's `inputs`).",
+        "draw": "Weights are drawn exactly as the document's code draws them: "
+        "torch.manual_seed({seed}), then nn.Linear layers created in the order {order} "
+        "(PyTorch's default init, Kaiming-uniform: U(−1/√fan_in, 1/√fan_in), fan_in = the "
+        "layer's input width; {bounds}); in the row convention W = linear.weight.T.",
+        "bound": "{names}: fan_in = {f}, bound 1/√{f} ≈ {bound}",
+        "out_proj": "out_proj (with bias)",
+        "inside": "inside",
+        "outside": "OUTSIDE",
+        "beyond": "beyond",
+        "within": "within",
+        "b_o": "The largest |b_O| = {big} is {inside} ±1/√{d_out} ≈ {wide} and {beyond} "
+        "±1/√{d_in} ≈ {narrow}: out_proj's bound comes from its own fan-in, {d_out}.",
+        "self": "Self-attention with trainable weights (SelfAttention_v2)",
+        "self_text": " No mask. queries = X W_query, keys = X W_key, values = X W_value; "
+        "attn_weights = softmax(queries keysᵀ / √d_k); context_vec = attn_weights values.",
+        "says": "What seed 001 says about the weights, and what its code does",
+        "query": 'Seed 001 (004 in English) says "The query is the data to use like before, '
+        'while the keys and values matrices are just random-trainable matrices." Its own code '
+        "makes all three trainable (W_query, W_key and W_value are nn.Linear weights, "
+        "requires_grad = {trainable}), and queries = X W_query is {shape}, ",
+        "is_data": "the data itself.",
+        "not_data": "not the data X {x_shape}.",
+        "per_token": ' It also says "Each token will have its own query, key and value matrix": '
+        "each token has a vector, its row of queries, keys, values (shape ({d},)); the matrices "
+        "W_query, W_key, W_value {w_shape} are shared by every token.",
+        "causal": "Causal attention (CausalAttention, dropout 0)",
+        "causal_text": " Scores above the diagonal are set to −∞ before the softmax, so each "
+        "token averages only itself and its predecessors. The code stacks the input twice: "
+        "batch (2, 6, 3) → context_vecs (2, 6, 2), both copies identical. Dropout on the "
+        "weights (seed 001) is a training-time step; here p = 0.",
+        "masked_scores": "masked attn_scores",
+        "masked_formula": "softmax(masked scores)",
+        "multihead": "Multi-head attention (MultiHeadAttention, d_out = 2, num_heads = 2)",
+        "multihead_text": " head_dim = d_out / num_heads = 1: the fused projections are split "
+        "into 2 heads of width 1 by view + transpose, each head attends causally, the heads "
+        "are merged back and out_proj (W_O and its bias b_O) mixes them.",
+        "causal_op": "causal attention",
+        "head": "A (head {i})",
+        "mask_title": "Seed 001's mask line, run as written",
+        "mask_no_nan": "Seed 001 builds the mask as `{code}`; run here, it has no NaN entry.",
+        "mask_all_lower": "every entry on and below the diagonal",
+        "mask_some": "entries",
+        "mask_nan": "Seed 001 builds the mask as `{code}`. Run as written (n = {n}), 0 · (−∞) is "
+        "NaN, so the mask has NaN in {nan_mask} of its {entries} entries ({where}, where it "
+        "should be 0), and softmax(S + mask) is NaN in {nan_weights} of {entries}",
+        "mask_all_nan": ": every weight is NaN, so is every output.",
+        "mask_weights": " weights.",
+        "mask_meant": " The mask meant has 0 where a token may look: `{fix}` (or "
+        "`torch.full((n, n), float('-inf')).triu(1)`) gives 0 on and below the diagonal, −∞ "
+        "above, and weights whose rows sum to 1 (largest |row sum − 1| {error}).",
+        "meant_label": "the mask meant",
+    },
+    "pt": {
+        "title": 'Pesos treináveis, atenção causal e multi-cabeça: "Your journey starts with '
+        'one step"',
+        "source": "seed 001, código do cap. 3 de LLMs-from-scratch, de rasbt",
+        "book": "o notebook do cap. 3 de rasbt imprime",
+        "inputs": "Entradas",
+        "inputs_text": "Seis tokens, embeddings de 3 dimensões (os `inputs` do código).",
+        "draw": "Os pesos são sorteados exatamente como o código do documento os sorteia: "
+        "torch.manual_seed({seed}), e então camadas nn.Linear criadas na ordem {order} "
+        "(a inicialização padrão do PyTorch, Kaiming uniforme: U(−1/√fan_in, 1/√fan_in), "
+        "fan_in = a largura de entrada da camada; {bounds}); na convenção de linhas, "
+        "W = linear.weight.T.",
+        "bound": "{names}: fan_in = {f}, limite 1/√{f} ≈ {bound}",
+        "out_proj": "out_proj (com viés)",
+        "inside": "está dentro de",
+        "outside": "está FORA de",
+        "beyond": "além de",
+        "within": "dentro de",
+        "b_o": "O maior |b_O| = {big} {inside} ±1/√{d_out} ≈ {wide} e {beyond} "
+        "±1/√{d_in} ≈ {narrow}: o limite de out_proj vem do seu próprio fan-in, {d_out}.",
+        "self": "Autoatenção com pesos treináveis (SelfAttention_v2)",
+        "self_text": " Sem máscara. queries = X W_query, keys = X W_key, values = X W_value; "
+        "attn_weights = softmax(queries keysᵀ / √d_k); context_vec = attn_weights values.",
+        "says": "O que a seed 001 diz dos pesos, e o que o seu código faz",
+        "query": 'A seed 001 diz: "A consulta é os dados a serem usados como antes, enquanto '
+        'as matrizes de chaves e valores são apenas matrizes aleatórias e treináveis." O seu '
+        "próprio código torna as três treináveis (W_query, W_key e W_value são pesos de "
+        "nn.Linear, requires_grad = {trainable}), e queries = X W_query tem forma {shape}, ",
+        "is_data": "os próprios dados.",
+        "not_data": "não os dados X {x_shape}.",
+        "per_token": ' Ela diz também "Cada token terá sua própria matriz de consulta, chave e '
+        'valor": cada token tem um vetor, a sua linha de queries, keys, values (forma ({d},)); '
+        "as matrizes W_query, W_key, W_value {w_shape} são as mesmas para todos os tokens.",
+        "causal": "Atenção causal (CausalAttention, dropout 0)",
+        "causal_text": " Os scores acima da diagonal viram −∞ antes do softmax, então cada "
+        "token faz a média só de si e dos anteriores. O código empilha a entrada duas vezes: "
+        "batch (2, 6, 3) → context_vecs (2, 6, 2), as duas cópias iguais. O dropout nos pesos "
+        "(seed 001) é um passo do treino; aqui p = 0.",
+        "masked_scores": "attn_scores mascarados",
+        "masked_formula": "softmax(scores mascarados)",
+        "multihead": "Atenção multi-cabeça (MultiHeadAttention, d_out = 2, num_heads = 2)",
+        "multihead_text": " head_dim = d_out / num_heads = 1: as projeções fundidas são "
+        "divididas em 2 cabeças de largura 1 por view + transpose, cada cabeça atende "
+        "causalmente, as cabeças são juntadas de novo e out_proj (W_O e o seu viés b_O) as "
+        "mistura.",
+        "causal_op": "atenção causal",
+        "head": "A (cabeça {i})",
+        "mask_title": "A linha da máscara da seed 001, executada como está escrita",
+        "mask_no_nan": "A seed 001 constrói a máscara como `{code}`; executada aqui, ela não "
+        "tem nenhuma entrada NaN.",
+        "mask_all_lower": "todas as entradas na diagonal e abaixo dela",
+        "mask_some": "entradas",
+        "mask_nan": "A seed 001 constrói a máscara como `{code}`. Executada como está escrita "
+        "(n = {n}), 0 · (−∞) é NaN, então a máscara tem NaN em {nan_mask} das suas {entries} "
+        "entradas ({where}, onde deveria ser 0), e softmax(S + mask) é NaN em {nan_weights} "
+        "de {entries}",
+        "mask_all_nan": ": todo peso é NaN, e toda saída também.",
+        "mask_weights": " pesos.",
+        "mask_meant": " A máscara pretendida tem 0 onde um token pode olhar: `{fix}` (ou "
+        "`torch.full((n, n), float('-inf')).triu(1)`) dá 0 na diagonal e abaixo dela, −∞ "
+        "acima, e pesos cujas linhas somam 1 (maior |soma da linha − 1| {error}).",
+        "meant_label": "a máscara pretendida",
+    },
+}
+
 #: A user's own numbers (`attention_ref.worked.your_input.explain_input`), per language: whether
 #: a mask was applied, the weights' form, the number of heads, whether there is a W_O and any
 #: bias are the facts it reads once from the file.

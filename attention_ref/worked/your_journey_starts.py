@@ -17,9 +17,10 @@ import torch
 from torch import Tensor
 
 from attention_ref import reference as ref
-from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, Shape
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, Shape, said
 from attention_ref.worked.journey_mask import mask_section
 from attention_ref.worked.trace import DTYPE, L, column_names, t, trace_input_json
+from attention_ref.worked.words import JOURNEY
 
 JOURNEY_TOKENS: Final = ("Your", "journey", "starts", "with", "one", "step")
 JOURNEY_X: Final[Matrix] = [
@@ -157,67 +158,58 @@ def init_bound(fan_in: int) -> float:
     return 1.0 / math.sqrt(fan_in)
 
 
-def draw_text(seed: int, layers: Sequence[tuple[str, int]]) -> str:
-    """How a module's weights are drawn: seed, layer order, each layer's bound from its fan-in."""
+def draw_text(seed: int, layers: Sequence[tuple[str, int]], lang: str = "en") -> str:
+    """How a module's weights are drawn: seed, layer order, each layer's bound from its
+    fan-in, in ``lang`` (`attention_ref.worked.words.JOURNEY`)."""
+    w = JOURNEY[lang]
     order = ", ".join(name for name, _ in layers)
     by_fan_in: dict[int, list[str]] = {}
     for name, fan_in in layers:
         by_fan_in.setdefault(fan_in, []).append(name)
     bounds = "; ".join(
-        f"{', '.join(names)}: fan_in = {f}, bound 1/√{f} ≈ {init_bound(f):.3f}"
+        w["bound"].format(names=", ".join(names), f=f, bound=said(init_bound(f), ".3f", lang))
         for f, names in by_fan_in.items()
     )
-    return (
-        f"Weights are drawn exactly as the document's code draws them: "
-        f"torch.manual_seed({seed}), then nn.Linear layers created in the order {order} "
-        f"(PyTorch's default init, Kaiming-uniform: U(−1/√fan_in, 1/√fan_in), fan_in = the "
-        f"layer's input width; {bounds}); in the row convention W = linear.weight.T."
-    )
+    return w["draw"].format(seed=seed, order=order, bounds=bounds)
 
 
 QKV_LAYERS: Final = (("W_query", JOURNEY_D_IN), ("W_key", JOURNEY_D_IN), ("W_value", JOURNEY_D_IN))
-#: ``out_proj = nn.Linear(d_out, d_out)``: its input is the concat of the heads, width 2.
-MHA_LAYERS: Final = (*QKV_LAYERS, ("out_proj (with bias)", JOURNEY_D_OUT))
 
 
-def b_o_note(b_O: Tensor) -> str:
+def mha_layers(lang: str = "en") -> tuple[tuple[str, int], ...]:
+    """`QKV_LAYERS`, then ``out_proj = nn.Linear(d_out, d_out)``: its input is the concat of
+    the heads, width 2."""
+    return (*QKV_LAYERS, (JOURNEY[lang]["out_proj"], JOURNEY_D_OUT))
+
+
+def b_o_note(b_O: Tensor, lang: str = "en") -> str:
     """Where ``b_O`` lies against ``out_proj``'s bound (1/√2) and the inputs' (1/√3)."""
-    big = float(b_O.abs().max())
+    w, big = JOURNEY[lang], float(b_O.abs().max())
     wide, narrow = init_bound(JOURNEY_D_OUT), init_bound(JOURNEY_D_IN)
-    inside = "inside" if big <= wide else "OUTSIDE"
-    beyond = "beyond" if big > narrow else "within"
-    return (
-        f"The largest |b_O| = {big:.4f} is {inside} ±1/√{JOURNEY_D_OUT} ≈ {wide:.3f} and "
-        f"{beyond} ±1/√{JOURNEY_D_IN} ≈ {narrow:.3f}: out_proj's bound comes from its own "
-        f"fan-in, {JOURNEY_D_OUT}."
+    return w["b_o"].format(
+        big=said(big, ".4f", lang),
+        inside=w["inside" if big <= wide else "outside"],
+        d_out=JOURNEY_D_OUT,
+        wide=said(wide, ".3f", lang),
+        beyond=w["beyond" if big > narrow else "within"],
+        d_in=JOURNEY_D_IN,
+        narrow=said(narrow, ".3f", lang),
     )
 
 
-def document_words(r: JourneyNumbers) -> str:
-    """Seed 001's words about trainable weights beside what its own code computes."""
-    X, st = t(JOURNEY_X), r["self"]["trace"]
+def document_words(r: JourneyNumbers, lang: str = "en") -> str:
+    """Seed 001's words about trainable weights beside what its own code computes, the
+    document quoted in ``lang``."""
+    w, X, st = JOURNEY[lang], t(JOURNEY_X), r["self"]["trace"]
     Q = st.Q[0]  # (T, d_out): one row per token
     same = tuple(Q.shape) == tuple(X.shape) and bool(torch.equal(Q, X))
     # the code's three layers are the same nn.Linear; is its weight a trained parameter?
     trainable = torch.nn.Linear(JOURNEY_D_IN, JOURNEY_D_OUT, bias=False).weight.requires_grad
-    query = (
-        'Seed 001 (004 in English) says "The query is the data to use like before, while the '
-        'keys and values matrices are just random-trainable matrices." Its own code makes all '
-        f"three trainable "
-        f"(W_query, W_key and W_value are nn.Linear weights, requires_grad = {trainable}), and "
-        f"queries = X W_query is {tuple(Q.shape)}, "
-        + ("the data itself." if same else f"not the data X {tuple(X.shape)}.")
+    query = w["query"].format(trainable=trainable, shape=tuple(Q.shape)) + (
+        w["is_data"] if same else w["not_data"].format(x_shape=tuple(X.shape))
     )
-    per_token = (
-        ' It also says "Each token will have its own query, key and value matrix": each token '
-        f"has a vector, its row of queries, keys, values (shape ({Q.shape[-1]},)); the matrices "
-        f"W_query, W_key, W_value {tuple(r['self']['W_query'].shape)} are shared by every token."
-    )
+    per_token = w["per_token"].format(d=Q.shape[-1], w_shape=tuple(r["self"]["W_query"].shape))
     return query + per_token
-
-
-#: The row label of the notebook's printed output.
-BOOK = "rasbt's ch03 notebook prints"
 
 
 def weight_mats(m: JourneyModule) -> list[Mat]:
@@ -229,23 +221,22 @@ def weight_mats(m: JourneyModule) -> list[Mat]:
     ]
 
 
-def journey_sections(r: JourneyNumbers) -> list[Section]:
-    """Inputs, then each module: its weights, its steps under the code's names, the book's."""
-    tok = list(JOURNEY_TOKENS)
+def journey_sections(r: JourneyNumbers, lang: str = "en") -> list[Section]:
+    """Inputs, then each module: its weights, its steps under the code's names, the book's;
+    the words in ``lang``."""
+    w, tok = JOURNEY[lang], list(JOURNEY_TOKENS)
     s, c, m = r["self"], r["causal"], r["multihead"]
     st, ct, mt = s["trace"], c["trace"], m["trace"]
     d_k = JOURNEY_D_OUT
     return [
         Section(
-            title="Inputs",
-            text="Six tokens, 3-dimensional embeddings (the code's `inputs`).",
+            title=w["inputs"],
+            text=w["inputs_text"],
             items=[Mat(symbol="X", value=L(t(JOURNEY_X)), rows=tok, cols=column_names("dim ", 3))],
         ),
         Section(
-            title="Self-attention with trainable weights (SelfAttention_v2)",
-            text=draw_text(JOURNEY_SEED_SELF, QKV_LAYERS)
-            + " No mask. queries = X W_query, keys = X W_key, values = X W_value; "
-            "attn_weights = softmax(queries keysᵀ / √d_k); context_vec = attn_weights values.",
+            title=w["self"],
+            text=draw_text(JOURNEY_SEED_SELF, QKV_LAYERS, lang) + w["self_text"],
             items=[
                 *weight_mats(s),
                 Mat(symbol="Q", text="queries", value=L(st.Q[0]), formula="X W_{query}", rows=tok),
@@ -276,25 +267,21 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                     formula_text="attn_weights values",
                     rows=tok,
                 ),
-                Mat(symbol="Z_{book}", text=BOOK, value=BOOK_JOURNEY_SELF, rows=tok),
+                Mat(symbol="Z_{book}", text=w["book"], value=BOOK_JOURNEY_SELF, rows=tok),
             ],
         ),
         Section(
-            title="What seed 001 says about the weights, and what its code does",
-            text=document_words(r),
+            title=w["says"],
+            text=document_words(r, lang),
         ),
         Section(
-            title="Causal attention (CausalAttention, dropout 0)",
-            text=draw_text(JOURNEY_SEED_CAUSAL, QKV_LAYERS)
-            + " Scores above the diagonal are set to −∞ before the softmax, so each token "
-            "averages only itself and its predecessors. The code stacks the input twice: "
-            "batch (2, 6, 3) → context_vecs (2, 6, 2), both copies identical. Dropout on the "
-            "weights (seed 001) is a training-time step; here p = 0.",
+            title=w["causal"],
+            text=draw_text(JOURNEY_SEED_CAUSAL, QKV_LAYERS, lang) + w["causal_text"],
             items=[
                 *weight_mats(c),
                 Mat(
                     symbol="\\tilde S",
-                    text="masked attn_scores",
+                    text=w["masked_scores"],
                     value=L(ct.S_masked[0, 0]),
                     formula_text=f"queries keysᵀ / √{d_k} + M",
                     rows=tok,
@@ -304,7 +291,7 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                     symbol="A",
                     text="attn_weights",
                     value=L(ct.A[0, 0]),
-                    formula_text="softmax(masked scores)",
+                    formula_text=w["masked_formula"],
                     rows=tok,
                     cols=tok,
                 ),
@@ -316,7 +303,7 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                     formula_text="attn_weights values",
                     rows=tok,
                 ),
-                Mat(symbol="Z_{book}", text=BOOK, value=BOOK_JOURNEY_CAUSAL, rows=tok),
+                Mat(symbol="Z_{book}", text=w["book"], value=BOOK_JOURNEY_CAUSAL, rows=tok),
                 Shape(
                     name="batch",
                     operation="torch.stack((inputs, inputs))",
@@ -325,20 +312,18 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                 ),
                 Shape(
                     name="context_vecs",
-                    operation="causal attention",
+                    operation=w["causal_op"],
                     before=tuple(ct.X.shape),
                     after=tuple(ct.output.shape),
                 ),
             ],
         ),
-        mask_section(ct.S[0, 0], tok),
+        mask_section(ct.S[0, 0], tok, lang),
         Section(
-            title="Multi-head attention (MultiHeadAttention, d_out = 2, num_heads = 2)",
-            text=draw_text(JOURNEY_SEED_MULTIHEAD, MHA_LAYERS)
-            + f" {b_o_note(m['b_O'])}"
-            + " head_dim = d_out / num_heads = 1: the fused projections are split into 2 heads "
-            "of width 1 by view + transpose, each head attends causally, the heads are merged "
-            "back and out_proj (W_O and its bias b_O) mixes them.",
+            title=w["multihead"],
+            text=draw_text(JOURNEY_SEED_MULTIHEAD, mha_layers(lang), lang)
+            + f" {b_o_note(m['b_O'], lang)}"
+            + w["multihead_text"],
             items=[
                 *weight_mats(m),
                 Mat(symbol="W_O", text="W_O = out_proj.weight.T", value=L(m["W_O"])),
@@ -376,8 +361,16 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                     before=tuple(mt.concat.shape),
                     after=tuple(mt.output.shape),
                 ),
-                Mat(symbol="A^{(1)}", text="A (head 1)", value=L(mt.A[0, 0]), rows=tok, cols=tok),
-                Mat(symbol="A^{(2)}", text="A (head 2)", value=L(mt.A[0, 1]), rows=tok, cols=tok),
+                *(
+                    Mat(
+                        symbol=f"A^{{({i + 1})}}",
+                        text=w["head"].format(i=i + 1),
+                        value=L(mt.A[0, i]),
+                        rows=tok,
+                        cols=tok,
+                    )
+                    for i in range(JOURNEY_HEADS)
+                ),
                 Mat(
                     symbol="Z",
                     text="context_vecs[0]",
@@ -386,7 +379,7 @@ def journey_sections(r: JourneyNumbers) -> list[Section]:
                     formula_text="Concat(H¹|H²) W_O + b_O",
                     rows=tok,
                 ),
-                Mat(symbol="Z_{book}", text=BOOK, value=BOOK_JOURNEY_MULTIHEAD, rows=tok),
+                Mat(symbol="Z_{book}", text=w["book"], value=BOOK_JOURNEY_MULTIHEAD, rows=tok),
             ],
         ),
     ]
@@ -428,15 +421,16 @@ def journey_input(r: JourneyNumbers) -> dict[str, JSONValue]:
     return trace_input_json(r["multihead"]["trace"], fused=True, tokens=JOURNEY_TOKENS)
 
 
-def explain() -> Explanation:
-    """Seed 001's code on "Your journey starts with one step": self, causal, 2-head attention."""
-    r = journey_numbers()
+def explain(lang: str = "en") -> Explanation:
+    """Seed 001's code on "Your journey starts with one step": self, causal, 2-head attention,
+    in the words of ``lang`` (`attention_ref.worked.words.JOURNEY`)."""
+    r, w = journey_numbers(), JOURNEY[lang]
     return Explanation(
-        title="Trainable weights, causal and multi-head attention: "
-        '"Your journey starts with one step"',
-        source="seed 001, code from rasbt's LLMs-from-scratch ch03",
-        sections=journey_sections(r),
+        title=w["title"],
+        source=w["source"],
+        sections=journey_sections(r, lang),
         # for --input: the multi-head module's numbers (its output is multihead_attention's)
         data={**journey_json(r), "input": journey_input(r)},
         precision=4,
+        lang=lang,
     )

@@ -43,11 +43,11 @@ def run(args: list[str], capsys) -> tuple[int, str, str]:
     [
         (["--lang", "fr"], "unknown language 'fr' for --lang; choose one of: en, pt"),
         (["--lang", "PT"], "unknown language 'PT'"),
+        (["-e", "i-want-pizza", "--lang", "pt"], "i-want-pizza is written in English only"),
         (
-            ["-e", "your-journey-starts", "--lang", "pt"],
-            "your-journey-starts is written in English",
+            ["-e", "i-want-pizza", "--lang", "pt"],
+            "in 'pt': life-is-awesome, hello-shiny-sun, your-",
         ),
-        (["-e", "i-want-pizza", "--lang", "pt"], "in 'pt': life-is-awesome, hello-shiny-sun, gqa"),
         (["--backward", "--lang", "pt"], "--backward is explained in English only"),
         (["-e", "gqa", "--backward", "--lang", "pt"], "--backward is explained in English only"),
         (["-e", "nope", "--lang", "pt"], "unknown example 'nope'"),

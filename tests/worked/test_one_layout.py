@@ -83,8 +83,24 @@ def test_biases_are_laid_out_where_the_trace_has_them():
     assert "b_O" in [m.symbol for m in sections[6].items]
 
 
-#: The labels that are symbols, the same in every language.
-SYMBOLS = {"cos mθ_i", "sin mθ_i"}
+#: The labels that are symbols or the documents' code (seed 001's names and expressions), the
+#: same in every language.
+SYMBOLS = {
+    "cos mθ_i",
+    "sin mθ_i",
+    "queries",
+    "keys",
+    "values",
+    "attn_scores",
+    "attn_weights",
+    "context_vec",
+    "context_vecs[0]",
+    "W_O = out_proj.weight.T",
+    "b_O = out_proj.bias",
+    "isnan(mask) (1: NaN)",
+    "isnan(softmax(S + mask)) (1: NaN)",
+    "softmax(S + M)",
+}
 
 
 @pytest.mark.parametrize(
