@@ -10,12 +10,10 @@ import typer
 from attention_ref.render import FORMATS
 from attention_ref.worked.registry import (
     DEFAULT_EXAMPLE,
-    ENGLISH_ONLY,
     EXAMPLE_NAMES,
     LANGS,
     OWN_BACKWARD,
     check_example,
-    check_lang,
 )
 from cli.errors import CLIError
 
@@ -50,11 +48,11 @@ def _check_options(
         raise CLIError(
             f"--backward is explained in English only (--lang {BACKWARD_LANGS[0]}), not {lang!r}"
         )
-    try:
-        if input_file is None:
-            check_lang(check_example(example or DEFAULT_EXAMPLE), lang)
-    except ValueError as e:
-        raise CLIError(str(e)) from None
+    if input_file is None:
+        try:
+            check_example(example or DEFAULT_EXAMPLE)
+        except ValueError as e:
+            raise CLIError(str(e)) from None
 
 
 def explain(
@@ -122,8 +120,7 @@ def explain(
         typer.Option(
             "--lang",
             help=f"The language of the words: {', '.join(LANGS)} (Portuguese prints decimal "
-            "commas; the numbers are the same). Every example but "
-            f"{', '.join(sorted(ENGLISH_ONLY))} and --input files are written in each.",
+            "commas; the numbers are the same), for every example and --input files.",
         ),
     ] = LANGS[0],
 ) -> None:

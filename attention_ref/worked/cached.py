@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from attention_ref.render.document import Explanation, Mat, Section, Shape
-from attention_ref.worked.registry import LANGS, check_lang, explain_example
+from attention_ref.worked.registry import LANGS, check_example, check_lang, explain_example
 
 #: bump when the JSON form of a document changes
 FORMAT = 1
@@ -109,7 +109,8 @@ def from_json(text: str) -> Explanation:
 def explain_example_cached(name: str, lang: str = LANGS[0]) -> Explanation:
     """`attention_ref.worked.registry.explain_example` in ``lang``, read from the cache when
     this code computed it before (see the module docstring): ``NAME.LANG-KEY.json``."""
-    check_lang(name, lang)
+    check_lang(lang)
+    check_example(name)
     folder = cache_dir()
     path = folder / f"{name}.{lang}-{code_key()}.json"
     try:

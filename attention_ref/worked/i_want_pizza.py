@@ -20,8 +20,9 @@ import torch
 from torch import Tensor
 
 from attention_ref import reference as ref
-from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, Shape
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, Shape, said
 from attention_ref.worked.trace import DTYPE, L, column_names, t, trace_input_json
+from attention_ref.worked.words import PIZZA
 
 PIZZA_TOKENS: Final = ("Я", "Хочу", "Пиццу", "<eos>")
 PIZZA_BATCH: Final = 1
@@ -104,60 +105,57 @@ def provenance(r: PizzaNumbers, piece: Tensor) -> tuple[int, int]:
     return k, t_
 
 
-def reshape_first_note(r: PizzaNumbers) -> str:
-    """What "first reshape, then swap" does to the split ``Q``, on the document's numbers."""
-    tok = list(PIZZA_TOKENS)
+def reshape_first_note(r: PizzaNumbers, lang: str = "en") -> str:
+    """What "first reshape, then swap" does to the split ``Q``, on the document's numbers, in
+    ``lang`` (`attention_ref.worked.words.PIZZA`)."""
+    w, tok = PIZZA[lang], list(PIZZA_TOKENS)
     i = tok.index(DOC_PIZZA_TOKEN)
     B, T, d = PIZZA_BATCH, PIZZA_SEQ_LEN, PIZZA_D_MODEL
     row = r.Q_reshape_first[0, i]  # (h, d_k): what "Пиццу" gets
     where = [provenance(r, piece) for piece in row]
-    holds = ", ".join(f"head {k + 1} of `{tok[t_]}`" for k, t_ in where)  # `<eos>`: not HTML
+    # `<eos>` in backticks: not HTML
+    holds = ", ".join(w["holds"].format(k=k + 1, token=tok[t_]) for k, t_ in where)
     restored = bool(torch.equal(r.Q_swapped.transpose(1, 2).reshape(B, T, d), r.Q))
     scrambled = not torch.equal(r.Q_reshape_first.reshape(B, T, d), r.Q)
-    verdict = "tokens and heads are scrambled" if scrambled else "the tokens happen to come back"
-    return (
-        f'The document\'s text says to undo the split "first reshape, then swap". Reshaping '
-        f"{tuple(r.Q_swapped.shape)} first reads the numbers head by head: the row of "
-        f"`{tok[i]}` becomes {[[int(v) for v in p] for p in row.tolist()]}, that is {holds}, "
-        f"instead of its own {[int(v) for v in r.Q[0, i].tolist()]}: {verdict}, and the swap "
-        f"that follows cannot sort them back (it only moves whole axes). Swap first, then "
-        f"reshape (the order of the document's own shape list) gives Q back: "
-        f"{'exactly' if restored else 'NOT'}. Its list also writes (batch_size, text, seq_len, "
-        f"head_dim) for the head outputs; the axis is heads: {tuple(r.trace.H.shape)}."
+    return w["note"].format(
+        shape=tuple(r.Q_swapped.shape),
+        token=tok[i],
+        row=[[int(v) for v in p] for p in row.tolist()],
+        holds=holds,
+        own=[int(v) for v in r.Q[0, i].tolist()],
+        verdict=w["scrambled" if scrambled else "come_back"],
+        restored=w["exactly" if restored else "not"],
+        heads_shape=tuple(r.trace.H.shape),
     )
 
 
-def pizza_sections(r: PizzaNumbers) -> list[Section]:
-    """Input, split (reshape then swap), attention per head, concat (the inverse)."""
-    tok = list(PIZZA_TOKENS)
+def pizza_sections(r: PizzaNumbers, lang: str = "en") -> list[Section]:
+    """Input, split (reshape then swap), attention per head, concat (the inverse), in
+    ``lang``'s words."""
+    w, tok = PIZZA[lang], list(PIZZA_TOKENS)
     B, T, d, h = PIZZA_BATCH, PIZZA_SEQ_LEN, PIZZA_D_MODEL, PIZZA_HEADS
     d_k = d // h
     X, Q, Q_reshaped, Q_swapped, trace = r.X, r.Q, r.Q_reshaped, r.Q_swapped, r.trace
     i = tok.index(DOC_PIZZA_TOKEN)
-    heads = [f"head {k + 1}" for k in range(h)]
+    heads = [w["head"].format(k=k + 1) for k in range(h)]
     return [
         Section(
-            title="Input and weights",
-            text=f"batch_size = {B}, seq_len = {T}, embedding_dim = {d}, heads = {h}. The document "
-            'numbers the entries of Q row by row ("Пиццу" = [13..18]); to get exactly those '
-            "numbers this example takes X with rows 1..6, 7..12, 13..18, 19..24 and "
-            "W_q = W_k = W_v = W_o = I_6, so Q = K = V = X. As in the document, no mask.",
+            title=w["input"],
+            text=w["input_text"].format(B=B, T=T, d=d, h=h),
             items=[
                 Mat(symbol="X", text="X[0]", value=L(X[0]), rows=tok, cols=column_names("e", d)),
-                Shape(name="X", operation="token embeddings", before=(B, T), after=tuple(X.shape)),
+                Shape(name="X", operation=w["embeddings"], before=(B, T), after=tuple(X.shape)),
                 Shape(
                     name="Q, K, V",
-                    operation="X W_q, X W_k, X W_v with W (6, 6)",
+                    operation=w["qkv"],
                     before=tuple(X.shape),
                     after=tuple(Q.shape),
                 ),
             ],
         ),
         Section(
-            title="Split into heads: reshape, then swap",
-            text=f"head_dim = embedding_dim / heads = {d_k}. Reshape cuts each token's vector "
-            f"into {h} pieces of {d_k}; swap moves the head axis before the tokens so every head "
-            f"is a ({T}, {d_k}) matrix.",
+            title=w["split"],
+            text=w["split_text"].format(d_k=d_k, h=h, T=T),
             items=[
                 Shape(
                     name="Q",
@@ -173,7 +171,7 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
                 ),
                 Mat(
                     symbol="\\operatorname{reshape}(q_{Пиццу})",
-                    text=f'Q reshaped[0, {i}] ("{tok[i]}")',
+                    text=w["reshaped"].format(i=i, token=tok[i]),
                     value=L(Q_reshaped[0, i]),
                     rows=heads,
                     cols=column_names("d", d_k),
@@ -187,7 +185,7 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
                 *(
                     Mat(
                         symbol=f"Q^{{({k + 1})}}",
-                        text=f"Q[0, head {k + 1}]",
+                        text=f"Q[0, {heads[k]}]",
                         value=L(Q_swapped[0, k]),
                         rows=tok,
                     )
@@ -196,11 +194,10 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
             ],
         ),
         Section(
-            title="Attention in every head at once",
-            text="softmax(Q Kᵀ / √head_dim) V per head. These integer embeddings give large "
-            "scores, so the weights are almost one-hot (the largest weight of each row is at "
-            f"least {_floor6(float(trace.A.max(-1).values.min())):.6f}): the walkthrough is "
-            "about shapes.",
+            title=w["at_once"],
+            text=w["at_once_text"].format(
+                least=said(_floor6(float(trace.A.max(-1).values.min())), ".6f", lang)
+            ),
             items=[
                 Shape(
                     name="Q Kᵀ",
@@ -209,7 +206,7 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
                     after=tuple(trace.S.shape),
                 ),
                 Shape(
-                    name="head outputs",
+                    name=w["outputs"],
                     operation="A V",
                     before=tuple(trace.A.shape),
                     after=tuple(trace.H.shape),
@@ -217,7 +214,7 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
                 *(
                     Mat(
                         symbol=f"A^{{({k + 1})}}",
-                        text=f"A[0, head {k + 1}]",
+                        text=f"A[0, {heads[k]}]",
                         value=L(trace.A[0, k]),
                         rows=tok,
                         cols=tok,
@@ -227,12 +224,11 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
             ],
         ),
         Section(
-            title="Concat: the inverse operations",
-            text="Swap back, then reshape: each token's three head outputs become one vector of "
-            "6. " + reshape_first_note(r),
+            title=w["concat"],
+            text=w["concat_text"] + reshape_first_note(r, lang),
             items=[
                 Shape(
-                    name="head outputs",
+                    name=w["outputs"],
                     operation="swap = transpose(1, 2)",
                     before=tuple(trace.H.shape),
                     after=tuple(r.H_swapped.shape),
@@ -250,15 +246,15 @@ def pizza_sections(r: PizzaNumbers) -> list[Section]:
                     rows=tok,
                 ),
                 Shape(
-                    name="final output",
+                    name=w["final"],
                     operation="concat × W_o, W_o (6, 6)",
                     before=tuple(trace.concat.shape),
                     after=tuple(trace.output.shape),
                 ),
                 Mat(
                     symbol="\\operatorname{reshape}(Q_{split})",
-                    text="reshape first[0]",
-                    formula_text="the split Q reshaped to (B, T, heads, head_dim) first",
+                    text=w["reshape_first"],
+                    formula_text=w["reshape_first_formula"],
                     value=[[v for p in row for v in p] for row in L(r.Q_reshape_first[0])],
                     rows=tok,
                 ),
@@ -296,12 +292,14 @@ def pizza_json(r: PizzaNumbers) -> dict[str, JSONValue]:
     }
 
 
-def explain() -> Explanation:
-    """Seed 002: batch 1, seq_len 4, embedding 6, 3 heads; every reshape and transpose."""
-    r = pizza_numbers()
+def explain(lang: str = "en") -> Explanation:
+    """Seed 002: batch 1, seq_len 4, embedding 6, 3 heads; every reshape and transpose, in the
+    words of ``lang`` (`attention_ref.worked.words.PIZZA`)."""
+    r, w = pizza_numbers(), PIZZA[lang]
     return Explanation(
-        title='Splitting into heads, shape by shape: "Я хочу пиццу <eos>"',
-        source="seed 002 (Russian): batch 1, seq_len 4, embedding 6, 3 heads",
-        sections=pizza_sections(r),
+        title=w["title"],
+        source=w["source"],
+        sections=pizza_sections(r, lang),
         data={**pizza_json(r), "input": trace_input_json(r.trace, fused=True)},  # for --input
+        lang=lang,
     )

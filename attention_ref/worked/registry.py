@@ -43,10 +43,9 @@ OWN_BACKWARD: Final = frozenset(
 #: Names accepted by ``attnref explain --example``.
 EXAMPLE_NAMES: Final = tuple(EXAMPLES)
 
-#: The languages an example is written in (``explain(lang=…)``); the documents' other examples
-#: are in English only, as their documents' worked numbers are.
+#: The languages every example is written in (``explain(lang=…)``): one writer computes its
+#: facts, a table of words per language says them (`attention_ref.worked.words`).
 LANGS: Final = ("en", "pt")
-ENGLISH_ONLY: Final = frozenset({"i-want-pizza"})
 
 DEFAULT_EXAMPLE: Final = "life-is-awesome"
 
@@ -58,30 +57,18 @@ def check_example(name: str) -> str:
     return name
 
 
-def langs_of(name: str) -> tuple[str, ...]:
-    """The languages example ``name`` is written in."""
-    return LANGS[:1] if check_example(name) in ENGLISH_ONLY else LANGS
-
-
-def check_lang(name: str, lang: str) -> str:
-    """``lang`` if example ``name`` is written in it; ``ValueError`` in one line otherwise,
-    naming the examples that are."""
+def check_lang(lang: str) -> str:
+    """``lang`` if the examples are written in it; ``ValueError`` in one line otherwise."""
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}; choose one of: {', '.join(LANGS)}")
-    if lang not in langs_of(name):
-        spoken = ", ".join(n for n in EXAMPLE_NAMES if lang in langs_of(n))
-        raise ValueError(f"{name} is written in English only; in {lang!r}: {spoken}")
     return lang
 
 
 def explain_example(name: str, lang: str = LANGS[0]) -> Explanation:
     """The explanation of a named example in ``lang``; ``ValueError`` lists the valid names
-    (and, for a language the example is not written in, the examples that are)."""
+    (or the languages)."""
     module = importlib.import_module(EXAMPLES[check_example(name)])
-    check_lang(name, lang)
-    if name in ENGLISH_ONLY:  # written in one language: its explain takes none
-        return cast("Callable[[], Explanation]", module.explain)()
-    return cast("Callable[..., Explanation]", module.explain)(lang=lang)
+    return cast("Callable[..., Explanation]", module.explain)(lang=check_lang(lang))
 
 
 def explain_example_backward(name: str, G: Matrix | None = None) -> Explanation:

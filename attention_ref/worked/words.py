@@ -336,6 +336,92 @@ JOURNEY: Final[dict[str, dict[str, str]]] = {
     },
 }
 
+#: Seed 002's split into heads, shape by shape (`attention_ref.worked.i_want_pizza`), per
+#: language: the shapes, the token's pieces and where "first reshape, then swap" sends them, and
+#: whether swap-then-reshape restores Q are the facts `reshape_first_note` computes once.
+PIZZA: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": 'Splitting into heads, shape by shape: "Я хочу пиццу <eos>"',
+        "source": "seed 002 (Russian): batch 1, seq_len 4, embedding 6, 3 heads",
+        "head": "head {k}",
+        "input": "Input and weights",
+        "input_text": "batch_size = {B}, seq_len = {T}, embedding_dim = {d}, heads = {h}. The "
+        'document numbers the entries of Q row by row ("Пиццу" = [13..18]); to get exactly '
+        "those numbers this example takes X with rows 1..6, 7..12, 13..18, 19..24 and "
+        "W_q = W_k = W_v = W_o = I_6, so Q = K = V = X. As in the document, no mask.",
+        "embeddings": "token embeddings",
+        "qkv": "X W_q, X W_k, X W_v with W (6, 6)",
+        "split": "Split into heads: reshape, then swap",
+        "split_text": "head_dim = embedding_dim / heads = {d_k}. Reshape cuts each token's "
+        "vector into {h} pieces of {d_k}; swap moves the head axis before the tokens so every "
+        "head is a ({T}, {d_k}) matrix.",
+        "reshaped": 'Q reshaped[0, {i}] ("{token}")',
+        "at_once": "Attention in every head at once",
+        "at_once_text": "softmax(Q Kᵀ / √head_dim) V per head. These integer embeddings give "
+        "large scores, so the weights are almost one-hot (the largest weight of each row is at "
+        "least {least}): the walkthrough is about shapes.",
+        "outputs": "head outputs",
+        "concat": "Concat: the inverse operations",
+        "concat_text": "Swap back, then reshape: each token's three head outputs become one "
+        "vector of 6. ",
+        "final": "final output",
+        "reshape_first": "reshape first[0]",
+        "reshape_first_formula": "the split Q reshaped to (B, T, heads, head_dim) first",
+        "holds": "head {k} of `{token}`",
+        "scrambled": "tokens and heads are scrambled",
+        "come_back": "the tokens happen to come back",
+        "exactly": "exactly",
+        "not": "NOT",
+        "note": 'The document\'s text says to undo the split "first reshape, then swap". '
+        "Reshaping {shape} first reads the numbers head by head: the row of `{token}` becomes "
+        "{row}, that is {holds}, instead of its own {own}: {verdict}, and the swap that follows "
+        "cannot sort them back (it only moves whole axes). Swap first, then reshape (the order "
+        "of the document's own shape list) gives Q back: {restored}. Its list also writes "
+        "(batch_size, text, seq_len, head_dim) for the head outputs; the axis is heads: "
+        "{heads_shape}.",
+    },
+    "pt": {
+        "title": 'Divisão em cabeças, forma por forma: "Я хочу пиццу <eos>"',
+        "source": "seed 002 (russo): batch 1, seq_len 4, embedding 6, 3 cabeças",
+        "head": "cabeça {k}",
+        "input": "Entrada e pesos",
+        "input_text": "batch_size = {B}, seq_len = {T}, embedding_dim = {d}, heads = {h}. O "
+        'documento numera as entradas de Q linha por linha ("Пиццу" = [13..18]); para obter '
+        "exatamente esses números, este exemplo toma X com linhas 1..6, 7..12, 13..18, 19..24 "
+        "e W_q = W_k = W_v = W_o = I_6, então Q = K = V = X. Como no documento, sem máscara.",
+        "embeddings": "embeddings dos tokens",
+        "qkv": "X W_q, X W_k, X W_v com W (6, 6)",
+        "split": "Divisão em cabeças: reshape, depois swap",
+        "split_text": "head_dim = embedding_dim / heads = {d_k}. O reshape corta o vetor de cada "
+        "token em {h} pedaços de {d_k}; o swap põe o eixo das cabeças antes dos tokens, e cada "
+        "cabeça vira uma matriz ({T}, {d_k}).",
+        "reshaped": 'Q após reshape[0, {i}] ("{token}")',
+        "at_once": "A atenção em todas as cabeças de uma vez",
+        "at_once_text": "softmax(Q Kᵀ / √head_dim) V por cabeça. Estes embeddings inteiros dão "
+        "scores grandes, então os pesos são quase one-hot (o maior peso de cada linha é pelo "
+        "menos {least}): o percurso é sobre as formas.",
+        "outputs": "saídas das cabeças",
+        "concat": "Concatenação: as operações inversas",
+        "concat_text": "Swap de volta, depois reshape: as três saídas de cabeça de cada token "
+        "viram um vetor de 6. ",
+        "final": "saída final",
+        "reshape_first": "reshape primeiro[0]",
+        "reshape_first_formula": "o Q dividido, com reshape para (B, T, heads, head_dim) primeiro",
+        "holds": "a cabeça {k} de `{token}`",
+        "scrambled": "tokens e cabeças ficam embaralhados",
+        "come_back": "os tokens voltam por acaso",
+        "exactly": "exatamente",
+        "not": "NÃO",
+        "note": 'O texto do documento diz para desfazer a divisão "primeiro reshape, depois '
+        'swap". Fazer o reshape de {shape} primeiro lê os números cabeça por cabeça: a linha '
+        "de `{token}` vira {row}, isto é, {holds}, em vez da sua própria {own}: {verdict}, e o "
+        "swap seguinte não consegue reordená-los (ele só move eixos inteiros). Swap primeiro, "
+        "depois reshape (a ordem da própria lista de formas do documento) devolve Q: "
+        "{restored}. A lista também escreve (batch_size, text, seq_len, head_dim) para as "
+        "saídas das cabeças; o eixo é o das cabeças: {heads_shape}.",
+    },
+}
+
 #: A user's own numbers (`attention_ref.worked.your_input.explain_input`), per language: whether
 #: a mask was applied, the weights' form, the number of heads, whether there is a W_O and any
 #: bias are the facts it reads once from the file.

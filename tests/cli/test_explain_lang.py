@@ -1,10 +1,9 @@
 """``attnref explain --lang en|pt``: the words in the student's language, the same numbers
 (issue 42 item 7; the one layout of issue 41 says every step in each language).
 
-Refusals first: an unknown language, an example written in English only, the backward pass
-(explained in English only) are one line and exit 2. Then each example written in Portuguese
-prints its words from its Portuguese table, with decimal commas, and the same numbers as the
-English one; an ``--input`` file too.
+Refusals first: an unknown language and the backward pass (explained in English only) are one
+line and exit 2. Then each example prints its words from its Portuguese table, with decimal
+commas, and the same numbers as the English one; an ``--input`` file too.
 """
 
 from __future__ import annotations
@@ -15,11 +14,10 @@ import os
 import pytest
 
 from attention_ref.worked import cached
-from attention_ref.worked.registry import ENGLISH_ONLY, EXAMPLE_NAMES, explain_example, langs_of
-from attention_ref.worked.words import INPUT, LIFE, TRACE
+from attention_ref.worked.registry import EXAMPLE_NAMES, explain_example
+from attention_ref.worked.words import INPUT, LIFE, PIZZA, TRACE
 from cli.main import main
 
-IN_PORTUGUESE = [n for n in EXAMPLE_NAMES if n not in ENGLISH_ONLY]
 #: a heading both languages write alike: "scores" is the Portuguese homework's own word (seed
 #: 000), and the rest of the heading is its formula
 KEPT = "## Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, d_k = "
@@ -43,11 +41,6 @@ def run(args: list[str], capsys) -> tuple[int, str, str]:
     [
         (["--lang", "fr"], "unknown language 'fr' for --lang; choose one of: en, pt"),
         (["--lang", "PT"], "unknown language 'PT'"),
-        (["-e", "i-want-pizza", "--lang", "pt"], "i-want-pizza is written in English only"),
-        (
-            ["-e", "i-want-pizza", "--lang", "pt"],
-            "in 'pt': life-is-awesome, hello-shiny-sun, your-",
-        ),
         (["--backward", "--lang", "pt"], "--backward is explained in English only"),
         (["-e", "gqa", "--backward", "--lang", "pt"], "--backward is explained in English only"),
         (["-e", "nope", "--lang", "pt"], "unknown example 'nope'"),
@@ -59,17 +52,13 @@ def test_what_is_not_written_in_a_language_is_one_line_and_exit_2(capsys, args, 
     assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def test_the_english_only_examples_are_the_ones_said_so():
-    """The registry's list is what the examples are: an English-only example's explain takes
-    no language; every other one's words change with it."""
-    for name in EXAMPLE_NAMES:
-        assert langs_of(name) == (("en",) if name in ENGLISH_ONLY else ("en", "pt"))
-    for name in ENGLISH_ONLY:
-        with pytest.raises(ValueError, match="written in English only"):
-            explain_example(name, "pt")
+def test_an_unknown_language_is_refused_by_the_registry_too():
+    with pytest.raises(ValueError, match="unknown language 'fr'"):
+        explain_example("i-want-pizza", "fr")
+    assert explain_example("i-want-pizza", "pt").title == PIZZA["pt"]["title"]
 
 
-@pytest.mark.parametrize("name", IN_PORTUGUESE)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_each_example_in_portuguese_says_other_words_and_the_same_numbers(capsys, name):
     code, en, err = run(["explain", "-e", name, "--format", "json"], capsys)
     assert code == 0, err

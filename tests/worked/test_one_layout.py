@@ -83,8 +83,8 @@ def test_biases_are_laid_out_where_the_trace_has_them():
     assert "b_O" in [m.symbol for m in sections[6].items]
 
 
-#: The labels that are symbols or the documents' code (seed 001's names and expressions), the
-#: same in every language.
+#: The labels that are symbols or the documents' code (seeds 001's and 002's names and
+#: expressions), the same in every language.
 SYMBOLS = {
     "cos mθ_i",
     "sin mθ_i",
@@ -100,6 +100,9 @@ SYMBOLS = {
     "isnan(mask) (1: NaN)",
     "isnan(softmax(S + mask)) (1: NaN)",
     "softmax(S + M)",
+    "X[0]",
+    "concat[0]",
+    'Q[0, 2] ("Пиццу")',
 }
 
 
