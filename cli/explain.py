@@ -17,9 +17,6 @@ from attention_ref.worked.registry import (
 )
 from cli.errors import CLIError
 
-#: The languages the backward pass is explained in.
-BACKWARD_LANGS = LANGS[:1]
-
 
 def _check_options(
     example: str | None,
@@ -29,7 +26,6 @@ def _check_options(
     standalone: bool = False,
     fit_width: bool = False,
     lang: str = LANGS[0],
-    backward: bool = False,
 ) -> None:
     """One ``CLIError`` line for the first bad option, before anything heavy is imported."""
     if fmt not in FORMATS:
@@ -44,10 +40,6 @@ def _check_options(
         raise CLIError("give either --example or --input, not both")
     if lang not in LANGS:
         raise CLIError(f"unknown language {lang!r} for --lang; choose one of: {', '.join(LANGS)}")
-    if backward and lang not in BACKWARD_LANGS:
-        raise CLIError(
-            f"--backward is explained in English only (--lang {BACKWARD_LANGS[0]}), not {lang!r}"
-        )
     if input_file is None:
         try:
             check_example(example or DEFAULT_EXAMPLE)
@@ -128,7 +120,7 @@ def explain(
 
     Without options it shows the homework's example, life-is-awesome.
     """
-    _check_options(example, input_file, fmt, precision, standalone, fit_width, lang, backward)
+    _check_options(example, input_file, fmt, precision, standalone, fit_width, lang)
     from attention_ref.render import emit, render
 
     if grad_output is not None and not backward:
@@ -138,13 +130,13 @@ def explain(
         from attention_ref.worked.registry import explain_example_backward
 
         G = load_grad_output(grad_output) if grad_output is not None else None
-        expl = explain_example_backward(example or DEFAULT_EXAMPLE, G)
+        expl = explain_example_backward(example or DEFAULT_EXAMPLE, G, lang)
         emit(render(expl, fmt, precision, standalone=standalone, fit_width=fit_width))
         return
     if backward:  # the forward, then its gradients (bad files: InputError, one line, exit 2)
         from attention_ref.worked.gradients import backward_explanation
 
-        expl = backward_explanation(example or DEFAULT_EXAMPLE, input_file, grad_output)
+        expl = backward_explanation(example or DEFAULT_EXAMPLE, input_file, grad_output, lang)
         emit(render(expl, fmt, precision, standalone=standalone, fit_width=fit_width))
         return
 

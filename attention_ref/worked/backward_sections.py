@@ -30,10 +30,7 @@ from attention_ref.worked.words import GRADIENTS
 #: What the screen says about the default upstream gradient.
 DEFAULT_G = GRADIENTS["en"]["default_g"]
 #: The same for hello-shiny-sun, whose output is z (the option keeps its name).
-DEFAULT_DZ = (
-    "L = Σ z, the sum of every entry of z, so ∂z = ∂L/∂z is all ones "
-    "(--grad-output FILE gives another ∂z)."
-)
+DEFAULT_DZ = GRADIENTS["en"]["default_dz"]
 NOTATION = GRADIENTS["en"]["notation"]
 
 
@@ -269,23 +266,28 @@ def with_backward(
     G: Matrix | None,
     *,
     where: str = "",
+    lang: str = "en",
 ) -> Explanation:
-    """The forward's explanation followed by the backward of ``tr``, and ``"grads"`` in JSON.
+    """The forward's explanation followed by the backward of ``tr``, and ``"grads"`` in JSON,
+    in the words of ``lang`` (the forward's own language).
 
     ``tr`` must be a single sequence ``(n, d_model)``; ``G`` ``None`` means all ones.
     """
     if tr.X.dim() != 2:
         raise ValueError(f"the backward explanation needs one sequence, got X {tuple(tr.X.shape)}")
     grads = ref.attention_backward(tr, check_grad_output(G, tr.output))
-    note = DEFAULT_G if G is None else GRADIENTS["en"]["given_g"]
+    say = GRADIENTS[lang]
+    note = say["default_g" if G is None else "given_g"]
+    sections = gradient_sections(tr, grads, G_note=note, where=where, lang=lang)
     return Explanation(
-        title=forward.title + ", with its backward pass",
+        title=forward.title + say["with_backward"],
         source=forward.source,
-        sections=[*forward.sections, *gradient_sections(tr, grads, G_note=note, where=where)],
+        sections=[*forward.sections, *sections],
         data={
             **forward.data,
             "loss": "sum" if G is None else "grad-output",
             "grads": grads_to_json(grads),
         },
         precision=forward.precision,
+        lang=lang,
     )

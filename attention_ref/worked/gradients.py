@@ -44,6 +44,7 @@ from attention_ref.worked.backward_sections import (
 )
 from attention_ref.worked.registry import check_example, explain_example
 from attention_ref.worked.trace import L, column_names, t
+from attention_ref.worked.words import GRADIENTS
 
 __all__ = [
     "DEFAULT_DZ",
@@ -90,13 +91,13 @@ def load_grad_output(path: str | Path) -> Matrix:
 # --- the examples -----------------------------------------------------------------------------
 
 
-def _life() -> tuple[ref.AttentionTrace, str]:
+def _life(lang: str = "en") -> tuple[ref.AttentionTrace, str]:
     from attention_ref.worked.life_is_awesome import life_trace
 
     return life_trace(), ""
 
 
-def _journey() -> tuple[ref.AttentionTrace, str]:
+def _journey(lang: str = "en") -> tuple[ref.AttentionTrace, str]:
     from attention_ref.worked.your_journey_starts import JOURNEY_TOKENS, JOURNEY_X, journey_numbers
 
     m = journey_numbers()["multihead"]
@@ -110,34 +111,30 @@ def _journey() -> tuple[ref.AttentionTrace, str]:
         b_O=m["b_O"],
         tokens=JOURNEY_TOKENS,
     )
-    return tr, (
-        "The backward pass of the MultiHeadAttention module (2 heads of width 1, out_proj with "
-        "its bias b_O), on one copy of the input (the code's batch holds two identical copies)."
-    )
+    return tr, GRADIENTS[lang]["journey_where"].format(h=tr.h, d_k=tr.d_k)
 
 
-def _pizza() -> tuple[ref.AttentionTrace, str]:
+def _pizza(lang: str = "en") -> tuple[ref.AttentionTrace, str]:
     from attention_ref.worked.i_want_pizza import PIZZA_HEADS, PIZZA_TOKENS, PIZZA_X
 
     eye = torch.eye(len(PIZZA_X[0]), dtype=torch.float64)
     tr = ref.masked_multihead_attention_fused(
         t(PIZZA_X), eye, eye, eye, eye, h=PIZZA_HEADS, causal=False, tokens=PIZZA_TOKENS
     )
-    return tr, (
-        "The backward pass of the 3 heads on the one sequence of the batch (no mask); the "
-        "weights are nearly one-hot, so most of ∂S̃ is close to 0."
-    )
+    return tr, GRADIENTS[lang]["pizza_where"].format(h=tr.h)
 
 
 #: Example name -> its attention trace for the backward pass (single sequence) and a note.
-TRACES: dict[str, Callable[[], tuple[ref.AttentionTrace, str]]] = {
+TRACES: dict[str, Callable[..., tuple[ref.AttentionTrace, str]]] = {
     "life-is-awesome": _life,
     "your-journey-starts": _journey,
     "i-want-pizza": _pizza,
 }
 
 
-def hello_backward(G: Matrix | None) -> tuple[list[Section], dict[str, JSONValue]]:
+def hello_backward(
+    G: Matrix | None, lang: str = "en"
+) -> tuple[list[Section], dict[str, JSONValue]]:
     r"""Seeds 001/004's dot-product attention, backwards, with the same formulas.
 
     Forward: $\omega = q X^\top$ with $q = x_{shiny}$ (no scale), $\alpha = \operatorname{softmax}
@@ -162,18 +159,16 @@ def hello_backward(G: Matrix | None) -> tuple[list[Section], dict[str, JSONValue
     from_query = torch.zeros_like(X)
     from_query[i] = ref.query_grad(domega, X)[0]  # ∂ω X, into row "shiny"
     dX = from_values + from_keys + from_query
-    cols = column_names("dim ", 3)
+    cols, say = column_names("dim ", 3), GRADIENTS[lang]
     sections = [
         Section(
-            title="Backward pass: the upstream gradient ∂z",
-            text=(DEFAULT_DZ if G is None else "∂z is the matrix of --grad-output.")
-            + " "
-            + NOTATION,
+            title=say["hello_upstream"],
+            text=say["default_dz" if G is None else "given_dz"] + " " + say["notation"],
             items=[grad_mat("z", dz, rows=["shiny"], cols=column_names("z", 3))],
         ),
         Section(
-            title="Through z = α X and the softmax: ∂α = ∂z Xᵀ, ∂ω = α ⊙ (∂α − rowsum(∂α ⊙ α))",
-            text="The same formulas as for a head, with A = α, V = X and no scale.",
+            title=say["hello_softmax"],
+            text=say["hello_softmax_text"],
             items=[
                 grad_mat("\\alpha", dalpha, "\\partial z X^\\top", rows=["shiny"], cols=tok),
                 grad_mat(
@@ -187,9 +182,8 @@ def hello_backward(G: Matrix | None) -> tuple[list[Section], dict[str, JSONValue
             ],
         ),
         Section(
-            title="Input: ∂X, the sum of three paths (values, keys, the query)",
-            text='X is the values, the keys and (row "shiny") the query at once: its gradient '
-            "is the sum of the three.",
+            title=say["hello_input"],
+            text=say["hello_input_text"],
             items=[
                 grad_mat("X_V", from_values, "\\alpha^\\top \\partial z", rows=tok, cols=cols),
                 grad_mat("X_K", from_keys, "\\partial\\omega^\\top x_{shiny}", rows=tok, cols=cols),
@@ -215,20 +209,21 @@ def hello_backward(G: Matrix | None) -> tuple[list[Section], dict[str, JSONValue
     return sections, data
 
 
-def explain_example_backward(name: str, G: Matrix | None = None) -> Explanation:
-    """``explain --example NAME --backward``: the example, then its backward pass."""
-    forward = explain_example(check_example(name))
+def explain_example_backward(name: str, G: Matrix | None = None, lang: str = "en") -> Explanation:
+    """``explain --example NAME --backward``: the example, then its backward pass, in ``lang``."""
+    forward = explain_example(check_example(name), lang)
     if name == "hello-shiny-sun":
-        sections, grads = hello_backward(G)
+        sections, grads = hello_backward(G, lang)
         return Explanation(
-            title=forward.title + ", with its backward pass",
+            title=forward.title + GRADIENTS[lang]["with_backward"],
             source=forward.source,
             sections=[*forward.sections, *sections],
             data={**forward.data, "loss": "sum" if G is None else "grad-output", "grads": grads},
             precision=forward.precision,
+            lang=lang,
         )
-    tr, where = TRACES[name]()
-    return with_backward(forward, tr, G, where=where)
+    tr, where = TRACES[name](lang)
+    return with_backward(forward, tr, G, where=where, lang=lang)
 
 
 def input_trace(inp: AttentionInput) -> ref.AttentionTrace:
@@ -251,20 +246,25 @@ def input_trace(inp: AttentionInput) -> ref.AttentionTrace:
     )
 
 
-def explain_input_backward(inp: AttentionInput, G: Matrix | None = None) -> Explanation:
+def explain_input_backward(
+    inp: AttentionInput, G: Matrix | None = None, lang: str = "en"
+) -> Explanation:
     """``explain --input FILE --backward``: the user's numbers, then their backward pass."""
     from attention_ref.worked.your_input import explain_input
 
-    forward = explain_input(inp)
+    forward = explain_input(inp, lang)
     tr = input_trace(inp)
     shown = forward.data.get("output")
     if shown is not None and L(tr.output) != shown:  # the gradients must be of explain's forward
         raise RuntimeError("the backward's forward differs from explain's: report this bug")
-    return with_backward(forward, tr, G)
+    return with_backward(forward, tr, G, lang=lang)
 
 
 def backward_explanation(
-    example: str, input_file: str | Path | None, grad_output: str | Path | None
+    example: str,
+    input_file: str | Path | None,
+    grad_output: str | Path | None,
+    lang: str = "en",
 ) -> Explanation:
     """What ``explain --backward`` shows: ``--input`` if given, else the example; ``G`` from
     ``--grad-output`` if given. Every problem with a file is an `InputError` of one line."""
@@ -272,8 +272,8 @@ def backward_explanation(
 
     G = load_grad_output(grad_output) if grad_output is not None else None
     if input_file is not None:
-        return explain_input_backward(load_input_file(input_file), G)
-    return explain_example_backward(example, G)
+        return explain_input_backward(load_input_file(input_file), G, lang)
+    return explain_example_backward(example, G, lang)
 
 
 def backward_steps(name: str, G: Matrix | None = None) -> Explanation:

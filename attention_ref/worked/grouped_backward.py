@@ -16,9 +16,11 @@ from torch import Tensor
 from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import rope as ref_rope
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
-from attention_ref.worked.gradients import DEFAULT_G, NOTATION, check_grad_output, grad_mat
-from attention_ref.worked.layout import counted, rotated_symbol, share, sup, supT
+from attention_ref.worked.gradients import check_grad_output, grad_mat
+from attention_ref.worked.layout import rotated_symbol, share, sup, supT
 from attention_ref.worked.trace import L, column_names
+from attention_ref.worked.words import GRADIENTS
+from attention_ref.worked.words_grouped import GROUPED_BACKWARD
 
 # --- the backward -------------------------------------------------------------------------------
 
@@ -31,17 +33,19 @@ def _through(tr: ref_gqa.GQATrace, dK_rep_i: Tensor) -> Tensor:
 
 
 def backward_sections(
-    tr: ref_gqa.GQATrace, gr: ref_gqa.GQAGradientTrace, *, G_note: str
+    tr: ref_gqa.GQATrace, gr: ref_gqa.GQAGradientTrace, *, G_note: str, lang: str = "en"
 ) -> list[Section]:
-    """The chain rule of `gqa_backward`, one section per step."""
+    """The chain rule of `gqa_backward`, one section per step, in ``lang``'s words
+    (`attention_ref.worked.words_grouped.GROUPED_BACKWARD`)."""
+    say, notation = GROUPED_BACKWARD[lang], GRADIENTS[lang]["notation"]
     tok, h, g, d_k = list(tr.tokens), tr.h, tr.g, tr.d_k
     rope = tr.rope_base is not None
     groups = [ref_gqa.kv_group(i, h, g) for i in range(h)]
     out_cols = column_names("y", int(tr.output.shape[-1]))
     sections = [
         Section(
-            title="Backward pass: the upstream gradient G = ∂L/∂output",
-            text=f"{G_note} {NOTATION}",
+            title=say["upstream"],
+            text=f"{G_note} {notation}",
             items=[
                 Mat(
                     symbol="G",
@@ -59,8 +63,8 @@ def backward_sections(
         proj.insert(0, grad_mat("W_O", gr.W_O, "\\operatorname{Concat}^\\top G"))
     sections.append(
         Section(
-            title="Output projection: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ",
-            text="A matrix product's gradient is a product with the other factor transposed.",
+            title=say["projection"],
+            text=say["projection_text"],
             items=proj,
         )
     )
@@ -81,10 +85,8 @@ def backward_sections(
         ]
     sections.append(
         Section(
-            title="Through each query head: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ʲ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − "
-            "rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))",
-            text="The same steps as in multi-head attention, once per query head; masked entries "
-            "have A = 0, so their gradient is exactly 0.",
+            title=say["heads"],
+            text=say["heads_text"],
             items=items,
         )
     )
@@ -108,9 +110,8 @@ def backward_sections(
         ]
     sections.append(
         Section(
-            title="Queries, and each query head's share of its keys and values",
-            text="Subscript [i] marks what query head i sends back to the K/V head it reads: "
-            "∂K⁽ʲ⁾[i] = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k and ∂V⁽ʲ⁾[i] = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾.",
+            title=say["shares"],
+            text=say["shares_text"],
             items=items,
         )
     )
@@ -126,14 +127,9 @@ def backward_sections(
         ]
     sections.append(
         Section(
-            title="The K/V heads collect their group: ∂K⁽ʲ⁾ = Σ over i with γ(i) = j of ∂K⁽ʲ⁾[i]",
-            text="The backward of repeating a K/V head for r = h/g query heads is the sum of their "
-            "gradients (sum_kv_groups). "
-            + (
-                "With g = h every group has one head: nothing is added."
-                if g == h
-                else f"Here each K/V head serves {h // g} query heads."
-            ),
+            title=say["collect"],
+            text=say["collect_text"]
+            + (say["collect_own"] if g == h else say["collect_grouped"].format(r=h // g)),
             items=items,
         )
     )
@@ -148,9 +144,8 @@ def backward_sections(
         ]
         sections.append(
             Section(
-                title="Through RoPE: the rotation's transpose, ∂Q = ∂Q_rot R, ∂K = ∂K_rot R",
-                text="Row m was rotated by x R_mᵀ; its gradient is rotated back by R_m, the "
-                "rotation by −m θ_i (rope_backward).",
+                title=say["rope"],
+                text=say["rope_text"],
                 items=items,
             )
         )
@@ -175,10 +170,13 @@ def backward_sections(
     )
     sections.append(
         Section(
-            title="Weights and input: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾, "
-            "∂W_V⁽ʲ⁾ = Xᵀ ∂V⁽ʲ⁾, ∂X",
-            text=f"{counted(h, 'query weight')}, {counted(g, 'key weight')} and "
-            f"{counted(g, 'value weight')}; X collects every path.",
+            title=say["weights"],
+            text=say["weights_text"].format(
+                **{
+                    role: say[f"{role}_{'one' if n == 1 else 'many'}"].format(n=n)
+                    for role, n in (("q", h), ("k", g), ("v", g))
+                }
+            ),
             items=items,
         )
     )
@@ -219,18 +217,23 @@ def grads_json(tr: ref_gqa.GQATrace, gr: ref_gqa.GQAGradientTrace) -> dict[str, 
     }
 
 
-def with_gqa_backward(forward: Explanation, tr: ref_gqa.GQATrace, G: Matrix | None) -> Explanation:
-    """The forward's explanation followed by its backward (``G`` ``None``: all ones)."""
+def with_gqa_backward(
+    forward: Explanation, tr: ref_gqa.GQATrace, G: Matrix | None, lang: str = "en"
+) -> Explanation:
+    """The forward's explanation followed by its backward (``G`` ``None``: all ones), in
+    ``lang``'s words (the forward's own language)."""
     gr = ref_gqa.gqa_backward(tr, check_grad_output(G, tr.output))
-    note = DEFAULT_G if G is None else "G is the matrix of --grad-output."
+    say = GRADIENTS[lang]
+    note = say["default_g" if G is None else "given_g"]
     return Explanation(
-        title=forward.title + ", with its backward pass",
+        title=forward.title + say["with_backward"],
         source=forward.source,
-        sections=[*forward.sections, *backward_sections(tr, gr, G_note=note)],
+        sections=[*forward.sections, *backward_sections(tr, gr, G_note=note, lang=lang)],
         data={
             **forward.data,
             "loss": "sum" if G is None else "grad-output",
             "grads": grads_json(tr, gr),
         },
         precision=forward.precision,
+        lang=lang,
     )

@@ -19,7 +19,7 @@ from torch import Tensor
 from attention_ref import reference as ref
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, said
 from attention_ref.worked.trace import L, column_names, t, unscaled_input_json
-from attention_ref.worked.words import HELLO
+from attention_ref.worked.words_documents import HELLO
 
 HELLO_TOKENS: Final = ("Hello", "shiny", "sun")
 HELLO_X: Final[Matrix] = [
@@ -137,7 +137,7 @@ def slips(r: HelloNumbers) -> list[Slip]:
 
 def document_note(r: HelloNumbers, lang: str = "en") -> str:
     """What the document's context vector is and is not, every clause computed here, in the
-    words of ``lang`` (`attention_ref.worked.words.HELLO`).
+    words of ``lang`` (`attention_ref.worked.words_documents.HELLO`).
 
     The sum of its printed products (checked); the exact vector rounded or not (checked at
     half a unit of the 4th decimal); and, per token, whether one weight can give all three
@@ -325,7 +325,7 @@ def hello_json(r: HelloNumbers) -> dict[str, JSONValue]:
 
 def explain(lang: str = "en") -> Explanation:
     """Seeds 001/004: plain dot-product attention for the query "shiny", with the slips note,
-    in the words of ``lang`` (`attention_ref.worked.words.HELLO`)."""
+    in the words of ``lang`` (`attention_ref.worked.words_documents.HELLO`)."""
     r, w = hello_numbers(), HELLO[lang]
     return Explanation(
         title=w["title"],

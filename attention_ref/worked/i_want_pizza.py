@@ -22,7 +22,7 @@ from torch import Tensor
 from attention_ref import reference as ref
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, Shape, said
 from attention_ref.worked.trace import DTYPE, L, column_names, t, trace_input_json
-from attention_ref.worked.words import PIZZA
+from attention_ref.worked.words_documents import PIZZA
 
 PIZZA_TOKENS: Final = ("Я", "Хочу", "Пиццу", "<eos>")
 PIZZA_BATCH: Final = 1
@@ -107,7 +107,7 @@ def provenance(r: PizzaNumbers, piece: Tensor) -> tuple[int, int]:
 
 def reshape_first_note(r: PizzaNumbers, lang: str = "en") -> str:
     """What "first reshape, then swap" does to the split ``Q``, on the document's numbers, in
-    ``lang`` (`attention_ref.worked.words.PIZZA`)."""
+    ``lang`` (`attention_ref.worked.words_documents.PIZZA`)."""
     w, tok = PIZZA[lang], list(PIZZA_TOKENS)
     i = tok.index(DOC_PIZZA_TOKEN)
     B, T, d = PIZZA_BATCH, PIZZA_SEQ_LEN, PIZZA_D_MODEL
@@ -294,7 +294,7 @@ def pizza_json(r: PizzaNumbers) -> dict[str, JSONValue]:
 
 def explain(lang: str = "en") -> Explanation:
     """Seed 002: batch 1, seq_len 4, embedding 6, 3 heads; every reshape and transpose, in the
-    words of ``lang`` (`attention_ref.worked.words.PIZZA`)."""
+    words of ``lang`` (`attention_ref.worked.words_documents.PIZZA`)."""
     r, w = pizza_numbers(), PIZZA[lang]
     return Explanation(
         title=w["title"],

@@ -17,7 +17,7 @@ from torch import Tensor
 
 from attention_ref.render import Mat, Section, said
 from attention_ref.worked.trace import DTYPE, L
-from attention_ref.worked.words import JOURNEY
+from attention_ref.worked.words_documents import JOURNEY
 
 #: Seed 001's mask line ("Aplicando uma Máscara de Atenção Causal"), as the document writes it
 #: (`seed_mask` runs exactly this; a test holds the two together).
@@ -74,7 +74,7 @@ def mask_as_written(S: Tensor) -> MaskAsWritten:
 
 def mask_words(m: MaskAsWritten, lang: str = "en") -> str:
     """What seed 001's mask line does, in words computed from `mask_as_written`, in ``lang``
-    (`attention_ref.worked.words.JOURNEY`)."""
+    (`attention_ref.worked.words_documents.JOURNEY`)."""
     w, n = JOURNEY[lang], m["n"]
     lower = n * (n + 1) // 2  # entries on and below the diagonal
     code = f"mask = {SEED_MASK_CODE}"

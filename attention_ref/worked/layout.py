@@ -51,11 +51,6 @@ def supT(i: int) -> str:
     return f"^{{({i + 1})\\top}}"
 
 
-def counted(n: int, noun: str) -> str:
-    """``1 query weight``, ``2 query weights``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def groups_text(h: int, g: int, lang: str = "en") -> str:
     """Which query heads read which K/V head, in words (1-based, as the sections print)."""
     say = GROUPED[lang]

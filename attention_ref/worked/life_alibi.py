@@ -94,6 +94,6 @@ def explain(lang: str = "en") -> Explanation:
     )
 
 
-def explain_backward(G: Matrix | None = None) -> Explanation:
+def explain_backward(G: Matrix | None = None, lang: str = "en") -> Explanation:
     """The example, then its backward: the biases are constants, like the mask."""
-    return with_gqa_backward(explain(), alibi_trace(), G)
+    return with_gqa_backward(explain(lang=lang), alibi_trace(), G, lang)

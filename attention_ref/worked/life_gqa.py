@@ -106,6 +106,6 @@ def explain(lang: str = "en") -> Explanation:
     )
 
 
-def explain_backward(G: Matrix | None = None) -> Explanation:
+def explain_backward(G: Matrix | None = None, lang: str = "en") -> Explanation:
     """The example, then its backward: the K/V heads sum their group's gradients."""
-    return with_gqa_backward(explain(), gqa_trace(), G)
+    return with_gqa_backward(explain(lang=lang), gqa_trace(), G, lang)

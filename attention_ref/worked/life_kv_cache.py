@@ -25,10 +25,10 @@ import torch
 from attention_ref.reference import kv_cache as ref_kv
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
-from attention_ref.worked.gradients import NOTATION, check_grad_output, grad_mat
+from attention_ref.worked.gradients import check_grad_output, grad_mat
 from attention_ref.worked.layout import sup, supT
 from attention_ref.worked.trace import L, column_names, t
-from attention_ref.worked.words import KV_CACHE
+from attention_ref.worked.words import GRADIENTS, KV_CACHE
 
 #: how many tokens the prompt holds: "Life is"; the next one is decoded
 PROMPT: Final = 2
@@ -269,9 +269,10 @@ def explain(lang: str = "en") -> Explanation:
     )
 
 
-def explain_backward(G: Matrix | None = None) -> Explanation:
-    """The decode step, then its backward: the gradient of y_t reaches every cached token."""
-    forward = explain()
+def explain_backward(G: Matrix | None = None, lang: str = "en") -> Explanation:
+    """The decode step, then its backward: the gradient of y_t reaches every cached token; the
+    words of ``lang`` (`attention_ref.worked.words.KV_CACHE`, ``GRADIENTS``)."""
+    forward, say, grad_words = explain(lang), KV_CACHE[lang], GRADIENTS[lang]
     _, step = decode()
     X = t(life.LIFE_X)[: PROMPT + 1]
     W_Q, W_K, W_V, W_O = weights()
@@ -338,52 +339,37 @@ def explain_backward(G: Matrix | None = None) -> Explanation:
             cols=column_names("dim ", 4),
         )
     )
-    note = (
-        "L = Σ output, the sum of the entries of the output y_t, so G = ∂L/∂y_t is all ones "
-        "(--grad-output FILE gives another G)."
-        if G is None
-        else "G is the matrix of --grad-output."
-    )
+    note = say["bw_default_g"] if G is None else grad_words["given_g"]
     into = []
     if all(bool((grads.V[i].abs().sum(-1) > 0).all()) for i in range(h)):
-        into.append(
-            "Every cached value gets gradient: ∂V⁽ⁱ⁾ = a_tᵀ ∂h_t, and every weight of a_t is "
-            "positive."
-        )
+        into.append(say["bw_values"])
     for i in range(h):
         if float(grads.S_masked[i].abs().max()) < 1e-12:
-            into.append(
-                f"In head {i + 1} the entries of ∂a_t are equal, so ∂s_t = 0 (softmax ignores "
-                "a shift of its row): no gradient reaches that head's keys and query with this G."
-            )
+            into.append(say["bw_flat"].format(head=i + 1))
         elif bool((grads.K[i].abs().sum(-1) > 0).all()):
-            into.append(f"In head {i + 1} every cached key gets gradient too.")
+            into.append(say["bw_keys"].format(head=i + 1))
     sections = [
         Section(
-            title="Backward pass of the step: the upstream gradient G = ∂L/∂y_t",
-            text=f"{note} {NOTATION} Training does not use the cache; this shows where the "
-            "gradient of one decoded row goes.",
+            title=say["bw_upstream"],
+            text=f"{note} {grad_words['notation']}" + say["bw_upstream_text"],
             items=[grad_mat("y_t", grads.output, rows=[new], cols=column_names("y", 4))],
         ),
         Section(
-            title="Output projection: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ",
-            text="As in the full pass, with one row.",
+            title=grad_words["projection"],
+            text=say["bw_projection_text"],
             items=[
                 grad_mat("W_O", grads.W_O, "\\operatorname{Concat}^\\top G"),
                 grad_mat("\\operatorname{Concat}", grads.concat, "G W_O^\\top", rows=[new]),
             ],
         ),
         Section(
-            title="Through the row of attention, into the cache: ∂K⁽ⁱ⁾ = ∂s_tᵀ q_t / √d_k, "
-            "∂V⁽ⁱ⁾ = a_tᵀ ∂h_t",
+            title=say["bw_cache"],
             text=" ".join(into),
             items=heads,
         ),
         Section(
-            title="Weights and input: the cached tokens' rows of ∂X",
-            text=f"Tokens with gradient in ∂X: {', '.join(repr(w) for w in reached)}: a loss "
-            "on the decoded row reaches back through the cache to the tokens that filled "
-            "it, as the full causal pass's backward does for its last row.",
+            title=say["bw_weights"],
+            text=say["bw_weights_text"].format(tokens=", ".join(repr(w) for w in reached)),
             items=weights_items,
         ),
     ]
@@ -409,9 +395,10 @@ def explain_backward(G: Matrix | None = None) -> Explanation:
         ],
     }
     return Explanation(
-        title=forward.title + ", with its backward pass",
+        title=forward.title + grad_words["with_backward"],
         source=forward.source,
         sections=[*forward.sections, *sections],
         data={**forward.data, "loss": "sum" if G is None else "grad-output", "grads": grads_json},
         precision=forward.precision,
+        lang=lang,
     )

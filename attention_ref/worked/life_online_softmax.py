@@ -24,9 +24,9 @@ import torch
 
 from attention_ref import reference as ref
 from attention_ref.reference import online_softmax as osm
-from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
+from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
-from attention_ref.worked.gradients import DEFAULT_G, NOTATION, check_grad_output, grad_mat
+from attention_ref.worked.gradients import check_grad_output, grad_mat
 from attention_ref.worked.layout import sup
 from attention_ref.worked.online_tiles import (
     TILE,
@@ -36,7 +36,7 @@ from attention_ref.worked.online_tiles import (
     trace_json,
 )
 from attention_ref.worked.trace import L, column_names
-from attention_ref.worked.words import ONLINE_SOFTMAX, listed
+from attention_ref.worked.words import GRADIENTS, ONLINE_SOFTMAX, listed
 
 
 def explain(lang: str = "en") -> Explanation:
@@ -80,9 +80,10 @@ def explain(lang: str = "en") -> Explanation:
     )
 
 
-def explain_backward(G: Matrix | None = None) -> Explanation:
-    """The forward, then the backward by recomputation from L, tile by tile."""
-    forward = explain()
+def explain_backward(G: Matrix | None = None, lang: str = "en") -> Explanation:
+    """The forward, then the backward by recomputation from L, tile by tile, in the words of
+    ``lang`` (`attention_ref.worked.words.ONLINE_SOFTMAX`, ``GRADIENTS``)."""
+    forward, say, grad_words = explain(lang), ONLINE_SOFTMAX[lang], GRADIENTS[lang]
     seed, trace = online_trace()
     tok = list(life.LIFE_TOKENS)
     G_t = check_grad_output(G, seed.output)
@@ -109,13 +110,10 @@ def explain_backward(G: Matrix | None = None) -> Explanation:
         float((grads.V - plain.V).abs().max()),
         float((dX - plain.X).abs().max()),
     )
-    note = DEFAULT_G if G is None else "G is the matrix of --grad-output."
+    note = grad_words["default_g" if G is None else "given_g"]
     D_gap = float((grads.D - (plain.A * seed.A).sum(-1, keepdim=True)).abs().max())
-    d_words = (
-        f"D = rowsum(∂H ⊙ H) equals the softmax backward's rowsum(∂A ⊙ A) (largest "
-        f"difference {D_gap:.1e}), without A."
-        if D_gap < 1e-12
-        else f"D differs from rowsum(∂A ⊙ A) by {D_gap:.1e}."
+    d_words = say["bw_d_equal" if D_gap < 1e-12 else "bw_d_differs"].format(
+        gap=said(D_gap, ".1e", lang)
     )
     first = [
         grad_mat("W_O", ref.output_weight_grad(seed.concat, G_t), "\\operatorname{Concat}^\\top G")
@@ -137,9 +135,8 @@ def explain_backward(G: Matrix | None = None) -> Explanation:
     ]
     sections = [
         Section(
-            title="Backward pass: G = ∂L/∂output, ∂H⁽ⁱ⁾, and D = rowsum(∂H ⊙ H)",
-            text=f"{note} {NOTATION} The forward kept H and L = m + log ℓ per row, not the "
-            f"weights. {d_words}",
+            title=say["bw_first"],
+            text=f"{note} {grad_words['notation']}" + say["bw_first_text"] + d_words,
             items=[Mat(symbol="G", value=L(G_t), rows=tok, cols=column_names("y", 4)), *first],
         ),
     ]
@@ -189,28 +186,20 @@ def explain_backward(G: Matrix | None = None) -> Explanation:
             ]
         sections.append(
             Section(
-                title=f"Backward, tile {j} (keys {', '.join(keys)}): P_j recomputed from L",
-                text="P_j = e^(S_j − L) gives the softmax's weights of this tile again, from S_j "
-                "(recomputed from Q and K_j) and L. Then ∂V_j, ∂P_j, ∂S_j, ∂K_j of the tile, and "
-                "∂Q summed over the tiles read so far.",
+                title=say["bw_tile"].format(j=j, keys=", ".join(keys)),
+                text=say["bw_tile_text"],
                 items=items,
             )
         )
     checks = []
     if A_gap < 1e-12:
-        checks.append(
-            f"The recomputed P_j, side by side, are the weights A⁽ⁱ⁾ of seed 000 "
-            f"(largest difference {A_gap:.1e})."
-        )
+        checks.append(say["bw_a_equal"].format(gap=said(A_gap, ".1e", lang)))
     if grad_gap < 1e-12:
-        checks.append(
-            f"∂Q, ∂K, ∂V and ∂X equal the ordinary backward's (largest difference {grad_gap:.1e})."
-        )
+        checks.append(say["bw_grads_equal"].format(gap=said(grad_gap, ".1e", lang)))
     sections.append(
         Section(
-            title="Weights and input: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ⁱ⁾ = Xᵀ ∂K⁽ⁱ⁾, "
-            "∂W_V⁽ⁱ⁾ = Xᵀ ∂V⁽ⁱ⁾, ∂X",
-            text=" ".join(checks) or "NOT equal to the ordinary backward.",
+            title=say["bw_weights"],
+            text=" ".join(checks) or say["bw_not_equal"],
             items=[
                 *[
                     grad_mat(f"W_{r}{sup(i)}", dW[r][i], f"X^\\top \\partial {r}{sup(i)}")
@@ -256,9 +245,10 @@ def explain_backward(G: Matrix | None = None) -> Explanation:
         "equal_to_ordinary_backward": grad_gap < 1e-12,
     }
     return Explanation(
-        title=forward.title + ", with its backward pass",
+        title=forward.title + grad_words["with_backward"],
         source=forward.source,
         sections=[*forward.sections, *sections],
         data={**forward.data, "loss": "sum" if G is None else "grad-output", "grads": grads_json},
         precision=forward.precision,
+        lang=lang,
     )

@@ -209,6 +209,6 @@ def explain(lang: str = "en") -> Explanation:
     )
 
 
-def explain_backward(G: Matrix | None = None) -> Explanation:
+def explain_backward(G: Matrix | None = None, lang: str = "en") -> Explanation:
     """The example, then its backward: RoPE's gradient is the rotation's transpose."""
-    return with_gqa_backward(explain(), rope_trace(), G)
+    return with_gqa_backward(explain(lang=lang), rope_trace(), G, lang)

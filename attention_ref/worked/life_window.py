@@ -104,6 +104,6 @@ def explain(w: int = WINDOW, lang: str = "en") -> Explanation:
     )
 
 
-def explain_backward(G: Matrix | None = None) -> Explanation:
+def explain_backward(G: Matrix | None = None, lang: str = "en") -> Explanation:
     """The example, then its backward: the keys outside the window get no gradient."""
-    return with_gqa_backward(explain(), window_trace(), G)
+    return with_gqa_backward(explain(lang=lang), window_trace(), G, lang)

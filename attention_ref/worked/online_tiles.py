@@ -123,8 +123,8 @@ def tile_sections(trace: osm.OnlineSoftmaxTrace, lang: str = "en") -> list[Secti
                     symbol=f"O{s} / \\ell{s}",
                     value=L(step.partial[i]),
                     rows=tok,
-                    formula="\\text{" + ONLINE_SOFTMAX["en"]["so_far"] + "}",
-                    formula_text=ONLINE_SOFTMAX["en"]["so_far"],
+                    formula="\\text{" + say["so_far"] + "}",
+                    formula_text=say["so_far"],
                 ),
             ]
         text = (say["before"] if j == 1 else "") + _tile_words(step, prev_m, tok, lang)

@@ -71,11 +71,13 @@ def explain_example(name: str, lang: str = LANGS[0]) -> Explanation:
     return cast("Callable[..., Explanation]", module.explain)(lang=check_lang(lang))
 
 
-def explain_example_backward(name: str, G: Matrix | None = None) -> Explanation:
-    """The explanation of an `OWN_BACKWARD` example followed by its backward pass; ``G`` is
-    the upstream gradient (``None``: all ones). ``ValueError`` for any other name."""
+def explain_example_backward(
+    name: str, G: Matrix | None = None, lang: str = LANGS[0]
+) -> Explanation:
+    """The explanation of an `OWN_BACKWARD` example followed by its backward pass, in ``lang``;
+    ``G`` is the upstream gradient (``None``: all ones). ``ValueError`` for any other name."""
     if check_example(name) not in OWN_BACKWARD:
         raise ValueError(f"{name!r} explains its backward in attention_ref.worked.gradients")
     module = importlib.import_module(EXAMPLES[name])
-    explain = cast("Callable[[Matrix | None], Explanation]", module.explain_backward)
-    return explain(G)
+    explain = cast("Callable[..., Explanation]", module.explain_backward)
+    return explain(G, lang=check_lang(lang))

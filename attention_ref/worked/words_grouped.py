@@ -268,3 +268,71 @@ ALIBI: Final[dict[str, dict[str, str]]] = {
         "próximo: o viés é a única informação de posição que a ALiBi dá.",
     },
 }
+
+
+#: The backward of any grouped trace (`attention_ref.worked.grouped_backward`), per language:
+#: whether every group has one head, the heads per K/V head and the weights' counts are the
+#: facts it computes once.
+GROUPED_BACKWARD: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "upstream": "Backward pass: the upstream gradient G = ∂L/∂output",
+        "projection": "Output projection: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ",
+        "projection_text": "A matrix product's gradient is a product with the other factor "
+        "transposed.",
+        "heads": "Through each query head: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ʲ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − "
+        "rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))",
+        "heads_text": "The same steps as in multi-head attention, once per query head; masked "
+        "entries have A = 0, so their gradient is exactly 0.",
+        "shares": "Queries, and each query head's share of its keys and values",
+        "shares_text": "Subscript [i] marks what query head i sends back to the K/V head it "
+        "reads: ∂K⁽ʲ⁾[i] = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k and ∂V⁽ʲ⁾[i] = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾.",
+        "collect": "The K/V heads collect their group: ∂K⁽ʲ⁾ = Σ over i with γ(i) = j of ∂K⁽ʲ⁾[i]",
+        "collect_text": "The backward of repeating a K/V head for r = h/g query heads is the sum "
+        "of their gradients (sum_kv_groups). ",
+        "collect_own": "With g = h every group has one head: nothing is added.",
+        "collect_grouped": "Here each K/V head serves {r} query heads.",
+        "rope": "Through RoPE: the rotation's transpose, ∂Q = ∂Q_rot R, ∂K = ∂K_rot R",
+        "rope_text": "Row m was rotated by x R_mᵀ; its gradient is rotated back by R_m, the "
+        "rotation by −m θ_i (rope_backward).",
+        "weights": "Weights and input: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾, "
+        "∂W_V⁽ʲ⁾ = Xᵀ ∂V⁽ʲ⁾, ∂X",
+        "weights_text": "{q}, {k} and {v}; X collects every path.",
+        "q_one": "{n} query weight",
+        "q_many": "{n} query weights",
+        "k_one": "{n} key weight",
+        "k_many": "{n} key weights",
+        "v_one": "{n} value weight",
+        "v_many": "{n} value weights",
+    },
+    "pt": {
+        "upstream": "Retropropagação: o gradiente que chega, G = ∂L/∂saída",
+        "projection": "Projeção de saída: ∂W_O = Concatᵀ G, ∂Concat = G W_Oᵀ",
+        "projection_text": "O gradiente de um produto de matrizes é um produto com o outro "
+        "fator transposto.",
+        "heads": "Através de cada cabeça de consulta: ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ʲ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ "
+        "(∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾))",
+        "heads_text": "Os mesmos passos da atenção multi-cabeça, uma vez por cabeça de consulta; "
+        "as entradas mascaradas têm A = 0, então o seu gradiente é exatamente 0.",
+        "shares": "As consultas, e a parte de cada cabeça de consulta nas suas chaves e valores",
+        "shares_text": "O índice [i] marca o que a cabeça de consulta i devolve à cabeça K/V "
+        "que ela lê: ∂K⁽ʲ⁾[i] = ∂S⁽ⁱ⁾ᵀ Q⁽ⁱ⁾ / √d_k e ∂V⁽ʲ⁾[i] = A⁽ⁱ⁾ᵀ ∂H⁽ⁱ⁾.",
+        "collect": "As cabeças K/V recolhem o seu grupo: ∂K⁽ʲ⁾ = Σ sobre i com γ(i) = j de "
+        "∂K⁽ʲ⁾[i]",
+        "collect_text": "A retropropagação de repetir uma cabeça K/V para r = h/g cabeças de "
+        "consulta é a soma dos seus gradientes (sum_kv_groups). ",
+        "collect_own": "Com g = h cada grupo tem uma cabeça: nada é somado.",
+        "collect_grouped": "Aqui cada cabeça K/V serve {r} cabeças de consulta.",
+        "rope": "Através do RoPE: a transposta da rotação, ∂Q = ∂Q_rot R, ∂K = ∂K_rot R",
+        "rope_text": "A linha m foi girada por x R_mᵀ; o seu gradiente é girado de volta por "
+        "R_m, a rotação por −m θ_i (rope_backward).",
+        "weights": "Pesos e entrada: ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾, ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾, "
+        "∂W_V⁽ʲ⁾ = Xᵀ ∂V⁽ʲ⁾, ∂X",
+        "weights_text": "{q}, {k} e {v}; X recolhe todos os caminhos.",
+        "q_one": "{n} peso de consulta",
+        "q_many": "{n} pesos de consulta",
+        "k_one": "{n} peso de chave",
+        "k_many": "{n} pesos de chave",
+        "v_one": "{n} peso de valor",
+        "v_many": "{n} pesos de valor",
+    },
+}

@@ -15,7 +15,7 @@ from attention_ref.inputs.attention_input import AttentionInput, Matrix
 from attention_ref.render import Explanation
 from attention_ref.worked.layout import trace_sections
 from attention_ref.worked.trace import t, trace_to_json
-from attention_ref.worked.words import INPUT
+from attention_ref.worked.words_documents import INPUT
 
 
 def input_trace(inp: AttentionInput) -> ref.AttentionTrace:
@@ -45,7 +45,7 @@ def input_trace(inp: AttentionInput) -> ref.AttentionTrace:
 
 def explain_input(inp: AttentionInput, lang: str = "en") -> Explanation:
     """A user's own numbers (``--input FILE``), through the same steps as seed 000, in the
-    words of ``lang`` (`attention_ref.worked.words.INPUT` and ``TRACE``)."""
+    words of ``lang`` (`attention_ref.worked.words_documents.INPUT` and ``TRACE``)."""
     trace = input_trace(inp)
     w = INPUT[lang]
     extras = [f"h = {inp.h}", f"causal = {str(inp.causal).lower()}"]

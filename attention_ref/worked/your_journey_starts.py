@@ -20,7 +20,7 @@ from attention_ref import reference as ref
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, Shape, said
 from attention_ref.worked.journey_mask import mask_section
 from attention_ref.worked.trace import DTYPE, L, column_names, t, trace_input_json
-from attention_ref.worked.words import JOURNEY
+from attention_ref.worked.words_documents import JOURNEY
 
 JOURNEY_TOKENS: Final = ("Your", "journey", "starts", "with", "one", "step")
 JOURNEY_X: Final[Matrix] = [
@@ -160,7 +160,7 @@ def init_bound(fan_in: int) -> float:
 
 def draw_text(seed: int, layers: Sequence[tuple[str, int]], lang: str = "en") -> str:
     """How a module's weights are drawn: seed, layer order, each layer's bound from its
-    fan-in, in ``lang`` (`attention_ref.worked.words.JOURNEY`)."""
+    fan-in, in ``lang`` (`attention_ref.worked.words_documents.JOURNEY`)."""
     w = JOURNEY[lang]
     order = ", ".join(name for name, _ in layers)
     by_fan_in: dict[int, list[str]] = {}
@@ -423,7 +423,7 @@ def journey_input(r: JourneyNumbers) -> dict[str, JSONValue]:
 
 def explain(lang: str = "en") -> Explanation:
     """Seed 001's code on "Your journey starts with one step": self, causal, 2-head attention,
-    in the words of ``lang`` (`attention_ref.worked.words.JOURNEY`)."""
+    in the words of ``lang`` (`attention_ref.worked.words_documents.JOURNEY`)."""
     r, w = journey_numbers(), JOURNEY[lang]
     return Explanation(
         title=w["title"],

@@ -1,21 +1,23 @@
 """``attnref explain --lang en|pt``: the words in the student's language, the same numbers
 (issue 42 item 7; the one layout of issue 41 says every step in each language).
 
-Refusals first: an unknown language and the backward pass (explained in English only) are one
-line and exit 2. Then each example prints its words from its Portuguese table, with decimal
-commas, and the same numbers as the English one; an ``--input`` file too.
+Refusals first: an unknown language is one line and exit 2. Then each example, forward and
+backward, prints its words from its Portuguese tables, with decimal commas, and the same numbers
+as the English one; an ``--input`` file too.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
 from attention_ref.worked import cached
 from attention_ref.worked.registry import EXAMPLE_NAMES, explain_example
-from attention_ref.worked.words import INPUT, LIFE, PIZZA, TRACE
+from attention_ref.worked.words import GRADIENTS, LIFE, TRACE
+from attention_ref.worked.words_documents import INPUT, PIZZA
 from cli.main import main
 
 #: a heading both languages write alike: "scores" is the Portuguese homework's own word (seed
@@ -41,8 +43,7 @@ def run(args: list[str], capsys) -> tuple[int, str, str]:
     [
         (["--lang", "fr"], "unknown language 'fr' for --lang; choose one of: en, pt"),
         (["--lang", "PT"], "unknown language 'PT'"),
-        (["--backward", "--lang", "pt"], "--backward is explained in English only"),
-        (["-e", "gqa", "--backward", "--lang", "pt"], "--backward is explained in English only"),
+        (["--backward", "--lang", "de"], "unknown language 'de'"),
         (["-e", "nope", "--lang", "pt"], "unknown example 'nope'"),
     ],
 )
@@ -111,6 +112,11 @@ def test_an_input_file_in_portuguese(tmp_path, capsys):
     code, js_en, _ = run(["explain", "-i", str(path), "-f", "json"], capsys)
     code, js_pt, _ = run(["explain", "-i", str(path), "-f", "json", "--lang", "pt"], capsys)
     assert json.loads(js_en) == json.loads(js_pt)
+    code, bw, err = run(
+        ["explain", "-i", str(path), "--backward", "--lang", "pt", "-f", "markdown"], capsys
+    )
+    assert code == 0, err
+    assert f"## {GRADIENTS['pt']['upstream']}" in bw and GRADIENTS["en"]["upstream"] not in bw
 
 
 def test_each_language_is_cached_apart(cache, capsys):
@@ -127,3 +133,48 @@ def test_each_language_is_cached_apart(cache, capsys):
             "life-is-awesome", lang
         )
     assert explain_example("life-is-awesome", "pt") != explain_example("life-is-awesome")
+
+
+#: English words a Portuguese sentence never needs (the tokens' own words aside)
+ENGLISH = re.compile(r"(?<![\w-])(the|of|and|with|is|are|gets|from)(?![\w-])")
+
+
+def english_left(markdown: str, tokens: tuple[str, ...] = ()) -> list[str]:
+    """The lines of a rendered explanation, tables, quoted names and the tokens aside, that
+    hold English."""
+    prose = [line for line in markdown.splitlines() if line and not line.startswith("|")]
+    unquoted = [re.sub(r'"[^"]*"|`[^`]*`|\'[^\']*\'', "", line) for line in prose]
+    for token in tokens:
+        unquoted = [re.sub(rf"(?<![\w-]){re.escape(token)}(?![\w-])", "", u) for u in unquoted]
+    return [line for line in unquoted if ENGLISH.search(line)]
+
+
+def test_the_judge_of_english_left_can_fail():
+    assert english_left("## Pesos: the sum of X\n| with | 1 |") == ["## Pesos: the sum of X"]
+    assert english_left('# Atenção: "Life is awesome"\n| with | 1 |') == []
+    assert english_left("## Bloco 1: chaves Life, is") == ["## Bloco 1: chaves Life, is"]
+    assert english_left("## Bloco 1: chaves Life, is", ("Life", "is")) == []
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
+def test_each_example_in_portuguese_leaves_no_english_sentence(capsys, name, backward):
+    more = ["--backward"] if backward else []
+    code, pt, err = run(["explain", "-e", name, "-f", "markdown", "--lang", "pt", *more], capsys)
+    assert code == 0, err
+    tokens = tuple(str(t) for t in explain_example(name).data.get("tokens", []))
+    assert english_left(pt, tokens) == []
+    code, en, err = run(["explain", "-e", name, "-f", "markdown", *more], capsys)
+    assert english_left(en), "the control: the English explanation is caught"
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_the_backward_in_portuguese_has_the_same_gradients(capsys, name):
+    outs = {}
+    for lang in ("en", "pt"):
+        code, outs[lang], err = run(
+            ["explain", "-e", name, "--backward", "-f", "json", "--lang", lang], capsys
+        )
+        assert code == 0, err
+    en, pt = json.loads(outs["en"]), json.loads(outs["pt"])
+    assert "grads" in en and pt == en
