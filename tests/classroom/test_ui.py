@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import base64
 import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.client import healthy, rest
-from tests.classroom.conftest import EXPERIMENT, free_port
+from attention_ref.classroom.client import rest
+from tests.classroom.conftest import EXPERIMENT
+from tests.mlflow_serving import mlflow_serving
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +32,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 from ui_link import runs_page  # noqa: E402
 
-MLFLOW = str(Path(sys.executable).with_name("mlflow"))
 RUNS_TABLE_HEADER = "Run Name"
 
 
@@ -81,35 +79,8 @@ def embedded_ui(store, shakespeare, tmp_path):
     connect(store)
     cfg = tiny(max_steps=2, eval_interval=2, sample_tokens=5)
     outcome = run_training(cfg, shakespeare, out_root=tmp_path / "runs", log_system_metrics=False)
-    port = free_port()
-    log = (tmp_path / "ui.log").open("w")
-    proc = subprocess.Popen(
-        [
-            MLFLOW,
-            "ui",
-            "--backend-store-uri",
-            store,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while not healthy(base):
-        assert proc.poll() is None, (tmp_path / "ui.log").read_text()
-        assert time.monotonic() < deadline, (tmp_path / "ui.log").read_text()
-        time.sleep(0.5)
-    yield base, Path(store.removeprefix("sqlite:///")), outcome
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=60)
-    log.close()
+    with mlflow_serving("ui", store, tmp_path / "ui.log") as (base, _):
+        yield base, Path(store.removeprefix("sqlite:///")), outcome
 
 
 def test_make_ui_opens_the_runs_table(embedded_ui, driver, tmp_path):

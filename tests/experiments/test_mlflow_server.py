@@ -9,15 +9,9 @@ API, samples from the logged model through the server, opens the experiment in t
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -26,16 +20,9 @@ from attention_ref.experiments.runs import run_training
 from attention_ref.experiments.store import connect
 from cli.main import main
 from tests.configs import tiny
+from tests.mlflow_serving import mlflow_serving
 
 pytestmark = pytest.mark.slow
-
-MLFLOW = str(Path(sys.executable).with_name("mlflow"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(base: str, endpoint: str, **query: str) -> bytes:
@@ -61,45 +48,8 @@ def post_json(base: str, endpoint: str, body: dict) -> dict:
 @pytest.fixture
 def server(store, tmp_path):
     """``mlflow server`` on a free port over the test's store; stopped by its pid afterwards."""
-    port = free_port()
-    log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen(
-        [
-            MLFLOW,
-            "server",
-            "--backend-store-uri",
-            store,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if get(base, "/health").strip() == b"OK":
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            log.close()
-            pytest.fail("mlflow server did not start:\n" + (tmp_path / "server.log").read_text())
-        time.sleep(0.5)
-    yield base, proc.pid
-    os.killpg(proc.pid, signal.SIGTERM)  # the server and its workers
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    log.close()
+    with mlflow_serving("server", store, tmp_path / "server.log") as (base, pid):
+        yield base, pid
 
 
 def test_the_server_serves_the_run_its_metrics_and_heatmaps(
