@@ -19,6 +19,7 @@ from attention_ref.experiments.store import TrackingError, connect
 from attention_ref.lm.data import bigram_val_loss
 from tests.configs import tiny
 from tests.experiments.readback import artifact_paths, download
+from tests.experiments.stores import module_store
 
 ABLATION = tiny(max_steps=150, eval_interval=50)
 
@@ -26,28 +27,20 @@ ABLATION = tiny(max_steps=150, eval_interval=50)
 @pytest.fixture(scope="module")
 def ablation(migrated_store, tmp_path_factory, shakespeare):
     """One tiny ablation (three arms) shared by the tests below."""
-    import shutil
-
     root = tmp_path_factory.mktemp("ablation")
-    shutil.copy(migrated_store, root / "mlflow.db")
-    mp = pytest.MonkeyPatch()
-    mp.chdir(root)
-    uri = f"sqlite:///{root / 'mlflow.db'}"
-    mp.setenv("MLFLOW_TRACKING_URI", uri)
-    connect(uri)
-    started: list[tuple[str, str]] = []
-    outcome = run_ablation(
-        ABLATION,
-        shakespeare,
-        out_root=root / "runs",
-        log_system_metrics=False,
-        on_run_start=lambda arm, run_id: started.append((arm, run_id)),
-    )
-    assert started == [("", outcome.parent_run_id)] + [
-        (r.attention, r.run_id) for r in outcome.rows
-    ]
-    yield outcome, uri
-    mp.undo()
+    with module_store(migrated_store, root) as (uri, _):
+        started: list[tuple[str, str]] = []
+        outcome = run_ablation(
+            ABLATION,
+            shakespeare,
+            out_root=root / "runs",
+            log_system_metrics=False,
+            on_run_start=lambda arm, run_id: started.append((arm, run_id)),
+        )
+        assert started == [("", outcome.parent_run_id)] + [
+            (r.attention, r.run_id) for r in outcome.rows
+        ]
+        yield outcome, uri
 
 
 @pytest.fixture
@@ -194,24 +187,16 @@ SWEEP = tiny(max_steps=60, eval_interval=30)
 @pytest.fixture(scope="module")
 def heads_sweep(migrated_store, tmp_path_factory, shakespeare):
     """A tiny heads sweep, h = 1 and 2 (n_embd 32), in a store of its own."""
-    import shutil
-
     root = tmp_path_factory.mktemp("heads")
-    shutil.copy(migrated_store, root / "mlflow.db")
-    mp = pytest.MonkeyPatch()
-    mp.chdir(root)
-    uri = f"sqlite:///{root / 'mlflow.db'}"
-    mp.setenv("MLFLOW_TRACKING_URI", uri)
-    connect(uri)
-    outcome = run_heads_sweep(
-        SWEEP.with_options(attention="none"),
-        shakespeare,
-        heads=(1, 2),
-        out_root=root / "runs",
-        log_system_metrics=False,
-    )
-    yield outcome, uri
-    mp.undo()
+    with module_store(migrated_store, root) as (uri, _):
+        outcome = run_heads_sweep(
+            SWEEP.with_options(attention="none"),
+            shakespeare,
+            heads=(1, 2),
+            out_root=root / "runs",
+            log_system_metrics=False,
+        )
+        yield outcome, uri
 
 
 def test_heads_sweep_trains_the_multihead_model_with_each_number_of_heads(heads_sweep, tmp_path):

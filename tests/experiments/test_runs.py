@@ -21,25 +21,18 @@ from attention_ref.lm.config import TrainConfig
 from attention_ref.lm.data import SHA256, URL
 from tests.configs import TINY, tiny
 from tests.experiments.readback import artifact_paths, download, history
+from tests.experiments.stores import module_store
 
 
 @pytest.fixture(scope="module")
 def finished_run(migrated_store, tmp_path_factory, shakespeare):
     """One finished multihead run, shared by the tests that only read it (system metrics
     sampled every 0.5 s so a short run has some)."""
-    import shutil
-
     root = tmp_path_factory.mktemp("run")
-    shutil.copy(migrated_store, root / "mlflow.db")
-    mp = pytest.MonkeyPatch()
-    mp.chdir(root)
-    uri = f"sqlite:///{root / 'mlflow.db'}"
-    mp.setenv("MLFLOW_TRACKING_URI", uri)
-    connect(uri)
-    mp.setattr(runs, "SYSTEM_METRICS_INTERVAL_S", 0.5)
-    outcome = runs.run_training(TINY, shakespeare, out_root=root / "runs")
-    yield outcome, uri
-    mp.undo()
+    with module_store(migrated_store, root) as (uri, mp):
+        mp.setattr(runs, "SYSTEM_METRICS_INTERVAL_S", 0.5)
+        outcome = runs.run_training(TINY, shakespeare, out_root=root / "runs")
+        yield outcome, uri
 
 
 @pytest.fixture
