@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 from attention_ref.classroom.accounts import add_student, add_teacher
 from attention_ref.classroom.server import ClassServer
@@ -126,3 +127,22 @@ def teacher(server) -> tuple[str, str]:
     password = secrets.token_urlsafe(15)
     add_teacher(server.url, server.admin, TEACHER, password)
     return TEACHER, password
+
+
+@pytest.fixture
+def admin_client(server, monkeypatch) -> MlflowClient:
+    """An MLflow client of the class's admin, on the server the test uses."""
+    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", server.admin[0])
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", server.admin[1])
+    return MlflowClient(server.url)
+
+
+@pytest.fixture
+def launched() -> Iterator[list[subprocess.Popen[str]]]:
+    """The trainings a test starts; any still running at its end (a failed test) are killed."""
+    procs: list[subprocess.Popen[str]] = []
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

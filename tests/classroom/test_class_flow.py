@@ -86,23 +86,6 @@ def wait_for_evaluations(client: MlflowClient, name: str, n: int, proc: subproce
     pytest.fail(f"{name} logged {n} evaluations in 300 s")
 
 
-@pytest.fixture
-def admin_client(server, monkeypatch) -> MlflowClient:
-    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", server.admin[0])
-    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", server.admin[1])
-    return MlflowClient(server.url)
-
-
-@pytest.fixture
-def launched():
-    procs: list[subprocess.Popen[str]] = []
-    yield procs
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
 def start(args: list[str], env: dict[str, str], cwd: Path, launched: list) -> subprocess.Popen:
     proc = subprocess.Popen(
         args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -176,24 +176,6 @@ def reference(reference_runs) -> Inventory:
     return inventory(client, found[f"reference-{STEPS}"])
 
 
-@pytest.fixture
-def admin_client(server, monkeypatch) -> MlflowClient:
-    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", server.admin[0])
-    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", server.admin[1])
-    return MlflowClient(server.url)
-
-
-@pytest.fixture
-def launched() -> Iterator[list[subprocess.Popen[str]]]:
-    """The trainings a test starts; any still running at its end (a failed test) are killed."""
-    procs: list[subprocess.Popen[str]] = []
-    yield procs
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
 def start_trainings(
     server: ClassServer,
     students: dict[str, str],
