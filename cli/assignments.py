@@ -215,7 +215,13 @@ def grades(
         tmp.replace(path)
     except OSError as e:
         raise CLIError(f"cannot write {path}: {e.strerror}") from None
-    print(f"wrote {path} ({len(book)} rows)")
+    # the rows the file holds: the gradebook's own, or the LMS's one per student
+    rows, each = (
+        (len(book), "student and exercise")
+        if csv_format == "attnref"
+        else (len({r.student for r in book}), "student")
+    )
+    print(f"wrote {path} ({rows} rows, one per {each})")
     if summary:
         _print_summary(name, summarize(book, catalogue_names(assignment)))
 

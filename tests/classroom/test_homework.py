@@ -498,12 +498,17 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert rows[("dave", "1")]["status"] == "no submission"
     assert "no_mask" in book.stdout and "First wrong step" in book.stdout
     # the same grades as Moodle and Canvas import them
+    assert f"book.csv ({len(rows)} rows, one per student and exercise)" in book.stdout
     for system, header in (("moodle", "username"), ("canvas", "Student")):
         out = here(["server", "grades", "hw-cli", "--csv-format", system], teacher, tmp_path)
         assert out.returncode == 0, out.stderr
         lines = (tmp_path / f"hw-cli-{system}.csv").read_text(encoding="utf-8").splitlines()
         assert lines[0].startswith(header + ",")
         assert any(line.startswith("carol,") for line in lines)
+        # the rows it says it wrote are the students' rows it holds (not the gradebook's)
+        held = lines[1:] if system == "moodle" else lines[2:]  # Canvas: "Points Possible"
+        assert f"-{system}.csv ({len(held)} rows, one per student)" in out.stdout
+        assert len(held) == len({s for s, _ in rows}) < len(rows)
     bad = here(["server", "grades", "hw-cli", "--csv-format", "blackboard"], teacher, tmp_path)
     assert "choose attnref, moodle, canvas" in one_line_error(bad)
     # the student sees the teacher's grade on her submissions
