@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Final
 
 from attention_ref.exercises.features import Features
 from attention_ref.inputs.errors import InputError
+from attention_ref.render import LANGS
 
 if TYPE_CHECKING:
     from attention_ref.exercises.chain import Key
 
-LANGS: Final = ("en", "pt")
 
 #: The spellings of a masked entry (−∞) that an answer may use: the statement says them, the
 #: check reads exactly these (around them, blanks are ignored), and names them when given another.

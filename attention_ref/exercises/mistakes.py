@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
 
 import torch
 
@@ -42,9 +41,7 @@ from attention_ref.exercises.chain import (
     run_chain,
 )
 from attention_ref.exercises.features import Features
-from attention_ref.render import said
-
-LANGS: Final = ("en", "pt")
+from attention_ref.render import LANGS, said
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,8 @@ from dataclasses import dataclass, fields
 from typing import Final
 
 from attention_ref.exercises.features import PLAIN, PRESETS, Features
-from attention_ref.render import JSONValue
+from attention_ref.render import LANGS, JSONValue
 
-LANGS: Final = ("en", "pt")
 #: The language an exercise is in when ``--lang`` is not given.
 DEFAULT_LANG: Final = LANGS[0]
 MAX_TOKENS: Final = 8

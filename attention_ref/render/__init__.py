@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Final
 from attention_ref.render import svg
 from attention_ref.render.document import (
     DECIMAL_MARK,
+    LANGS,
     Explanation,
     Item,
     JSONValue,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DECIMAL_MARK",
     "FORMATS",
+    "LANGS",
     "PREAMBLE",
     "TABLE_FORMATS",
     "Explanation",

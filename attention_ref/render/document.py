@@ -91,6 +91,8 @@ class Section:
 #: and the decimal mark of its numbers (Portuguese writes ``0,670``).
 SOURCE_WORD: Final[Mapping[str, str]] = {"en": "Source", "pt": "Fonte"}
 DECIMAL_MARK: Final[Mapping[str, str]] = {"en": ".", "pt": ","}
+#: Those languages, English first (the default): every writer of words takes one of them.
+LANGS: Final = tuple(DECIMAL_MARK)
 
 
 def said(v: float, spec: str, lang: str) -> str:

@@ -17,6 +17,8 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, cast
 
+from attention_ref.render import LANGS
+
 if TYPE_CHECKING:
     from attention_ref.render import Explanation, Matrix
 
@@ -43,10 +45,6 @@ OWN_BACKWARD: Final = frozenset(
 #: Names accepted by ``attnref explain --example``.
 EXAMPLE_NAMES: Final = tuple(EXAMPLES)
 
-#: The languages every example is written in (``explain(lang=…)``): one writer computes its
-#: facts, a table of words per language says them (`attention_ref.worked.words`).
-LANGS: Final = ("en", "pt")
-
 DEFAULT_EXAMPLE: Final = "life-is-awesome"
 
 
@@ -58,7 +56,9 @@ def check_example(name: str) -> str:
 
 
 def check_lang(lang: str) -> str:
-    """``lang`` if the examples are written in it; ``ValueError`` in one line otherwise."""
+    """``lang`` if the examples are written in it (every example is written in every language
+    of `attention_ref.render.LANGS`: one writer computes its facts, a table of words per
+    language says them, `attention_ref.worked.words`); ``ValueError`` in one line otherwise."""
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}; choose one of: {', '.join(LANGS)}")
     return lang
