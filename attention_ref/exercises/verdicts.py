@@ -214,7 +214,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "few_of": "{k} de {n} entradas têm menos de {p} "
         "casas e não são o valor exato com {p} casas",
         "shape": "formato {got}, esperado {want}",
-        "entry": "[{row}, {col}] sua {yours}, certa {right}",
+        # no comma beside a decimal comma: "sua 1,0, certa 2,000" read as three numbers
+        "entry": "[{row}, {col}] sua {yours} (certa {right})",
         "more": "e mais {k}",
         "all": "Todos os passos que você deu estão certos.",
         "not_yet": "Ainda não está certo: dê {p} casas decimais em {steps} (o exercício pede {p}).",

@@ -4,6 +4,7 @@ through the CLI (issue 31 item 4)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,19 @@ def test_the_report_is_in_the_answers_language_unless_lang_asks_another(
     assert not any(w in out for w in words[lang])
     code, out, _ = run(["check", "--lang", lang, path], capsys)  # asking its own: the same
     assert code == 1 and all(w in out for w in words[lang])
+
+
+def test_a_wrong_entry_in_portuguese_reads_as_two_numbers(tmp_path, capsys):
+    """ "sua 1,0, certa 2,000" reads as three numbers beside the decimal comma: the right value
+    goes in parentheses, and no list comma follows a decimal one."""
+    path = answer(tmp_path, "pt")
+    code, out, _ = run(["check", path], capsys)
+    wrong = [line for line in out.splitlines() if "ERRADO" in line]
+    assert code == 1 and wrong, out
+    assert re.search(r"\] sua -?\d+,\d+ \(certa -?\d+,\d+\)", wrong[0]), wrong[0]
+    assert not re.search(r"\d,\d+, ", out), out
+    code, out, _ = run(["check", path, "--lang", "en"], capsys)  # the control: English's commas
+    assert re.search(r"\] yours -?\d+\.\d+, right -?\d+\.\d+", out), out
 
 
 def test_a_right_answer_in_the_language_asked(tmp_path, capsys):
