@@ -233,7 +233,8 @@ def _console():  # type: ignore[no-untyped-def]
 
 
 #: the gradebook's columns at the terminal (`attention_ref.classroom.gradebook_report.COLUMNS`):
-#: who, which exercise, the grade, the first wrong step and the diagnosis are kept whole
+#: who, which exercise, the grade, the first wrong step and the diagnosis are kept whole; "late"
+#: too as soon as one answer is late (`_print_book`)
 _BOOK_COLUMNS = {
     "student": (True, 0),
     "exercise": (True, 0),
@@ -253,8 +254,15 @@ def _print_book(name: str, url: str, book: list[Row]) -> None:
     from cli.tables import Column, print_table
 
     students = len({r.student for r in book})
+    # lateness is left out only while no answer is late: a late 18/18 must not read as on time
+    late = any(r.late for r in book)
     columns = [
-        Column(c, keep=_BOOK_COLUMNS[c][0], rank=_BOOK_COLUMNS[c][1], wrap=c == "diagnosis")
+        Column(
+            c,
+            keep=_BOOK_COLUMNS[c][0] or (c == "late" and late),
+            rank=_BOOK_COLUMNS[c][1],
+            wrap=c == "diagnosis",
+        )
         for c in COLUMNS
     ]
     print_table(

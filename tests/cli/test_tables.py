@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 
 from rich.console import Console
@@ -121,3 +122,60 @@ def test_words_around_a_table_break_at_spaces_and_a_url_keeps_a_line():
     assert URL in lines  # whole, on a line of its own
     assert all(len(line) <= 40 for line in lines if line != URL)
     assert "[bold]words[/bold]" in " ".join(lines) and "heads[0].A" in " ".join(lines)
+
+
+def gradebook_at_80(monkeypatch, capsys, late: dt.timedelta | None) -> str:
+    """`attnref server grades`' table (`cli.assignments._print_book`) of three students at 80
+    columns, carla's answer ``late`` (or on time)."""
+    from attention_ref.classroom.gradebook import Row, Standing
+    from cli.assignments import _print_book
+
+    monkeypatch.setenv("COLUMNS", "80")
+    received = dt.datetime(2026, 11, 28, 12, 0, 31, tzinfo=dt.UTC)
+    book = [
+        Row("alice", 1, Standing.GRADED, 18, 18, attempts=1, received=received, submission=RUN_ID),
+        Row(
+            "bruno",
+            1,
+            Standing.GRADED,
+            8,
+            18,
+            "heads[0].S",
+            (("no_scale",),),
+            attempts=2,
+            received=received,
+            submission=RUN_ID,
+        ),
+        Row(
+            "carla",
+            1,
+            Standing.GRADED,
+            18,
+            18,
+            attempts=1,
+            late=late,
+            received=received,
+            submission=RUN_ID,
+        ),
+    ]
+    _print_book("attention-1", "https://class.example:8443", book)
+    return capsys.readouterr().out
+
+
+def test_a_late_answer_keeps_the_late_column_at_80_columns(monkeypatch, capsys):
+    """Item 5 of issue 42: the column showed while empty and went as soon as carla was late,
+    so her 18/18 read like alice's. Now it stays whenever an answer is late."""
+    out = gradebook_at_80(monkeypatch, capsys, dt.timedelta(seconds=31))
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    assert "late" in header and "late by 31 s" in out, out  # whole, on one line
+    left = next((line for line in out.splitlines() if line.startswith("(left out")), "")
+    assert "late" not in left.replace("left out at", ""), left
+
+
+def test_with_no_late_answer_the_late_column_may_go(monkeypatch, capsys):
+    """The control: nothing late, and the rank decides (at 80 columns it is not kept whole
+    at the cost of the others: nothing there to read)."""
+    out = gradebook_at_80(monkeypatch, capsys, None)
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    assert "late by" not in out
