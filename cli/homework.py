@@ -154,7 +154,9 @@ def submit(
         checked = []
         for path, text in zip(answers, texts, strict=True):
             try:
-                checked.append(checked_answer(text, me))  # every file before anything is sent
+                # every file before anything is sent; a hint names the files where they are
+                folder = "" if path.parent == Path() else f"{path.parent}/"
+                checked.append(checked_answer(text, me, folder))
             except (ValueError, TypeError) as e:
                 raise CLIError(f"{path}: {e}") from None
         sent = submit_answers(client, me, checked)  # each file stored, then one read-back
@@ -182,9 +184,12 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     if not found:
+        # the answer file where it is from here: this folder, else the one fetch writes
+        here = Path("answer-1.json")
+        file = here if here.is_file() else Path(name) / here
         print(
             f"{name} for {me.student}: no submissions yet ({me.assignment.describe_due()}); "
-            f"submit with attnref homework submit {name} answer-1.json"
+            f"submit with attnref homework submit {name} {file}"
         )
         return
     n = len(found)

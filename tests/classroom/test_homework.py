@@ -757,7 +757,9 @@ def test_messages_say_what_happened_and_what_to_do(server, students, assignment,
         ),
         "the empty template": (
             ["homework", "submit", NAME, "mine/answer-1.json"],
-            f"then attnref homework submit {NAME} answer-1.json",
+            # the file as the student named it: from this folder, answer-1.json is no file
+            f"(each null in mine/answer-1.json), then attnref homework submit {NAME} "
+            "mine/answer-1.json",
         ),
     }
     (tmp_path / "numbers.json").write_text(json.dumps({"X": [[1]], "heads": []}))
@@ -776,6 +778,14 @@ def test_messages_say_what_happened_and_what_to_do(server, students, assignment,
         ["homework", "status", NAME], student_env(url, "hw-quiet", "hw-quiet-password"), tmp_path
     )
     assert quiet.returncode == 0 and "no submissions yet" in quiet.stdout, quiet
+    # its command names the answer where fetch writes it from here, or where it is
+    assert f"attnref homework submit {NAME} {NAME}/answer-1.json" in quiet.stdout, quiet
+    inside = here(
+        ["homework", "status", NAME],
+        student_env(url, "hw-quiet", "hw-quiet-password"),
+        tmp_path / "mine",  # a folder that holds an answer-1.json
+    )
+    assert f"attnref homework submit {NAME} answer-1.json" in inside.stdout, inside
     # the control: with submissions, the table, its count in the right number
     shown = here(["homework", "status", NAME], env, tmp_path)
     assert shown.returncode == 0 and " submission" in shown.stdout

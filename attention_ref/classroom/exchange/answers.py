@@ -49,21 +49,26 @@ def identify(doc: object, assignment: Assignment, exercises: Sequence[ExerciseOp
     )
 
 
-#: what is said of an answer file with no step filled in yet, per language
+#: what is said of an answer file with no step filled in yet, per language; ``{file}`` is the
+#: file as the student named it (``mine/answer-1.json`` from the folder above)
 NO_STEP_YET = {
-    "en": "no step given yet: fill in the steps you computed (each null in answer-{k}.json), "
-    "then attnref homework submit {name} answer-{k}.json",
-    "pt": "nenhum passo dado ainda: preencha os passos que você calculou (cada null de "
-    "answer-{k}.json) e envie: attnref homework submit {name} answer-{k}.json",
+    "en": "no step given yet: fill in the steps you computed (each null in {file}), then "
+    "attnref homework submit {name} {file}",
+    "pt": "nenhum passo dado ainda: preencha os passos que você calculou (cada null de {file}) "
+    "e envie: attnref homework submit {name} {file}",
 }
 
 
 def check_answer(
-    text: bytes, assignment: Assignment, exercises: Sequence[ExerciseOptions]
+    text: bytes,
+    assignment: Assignment,
+    exercises: Sequence[ExerciseOptions],
+    folder: str = "",
 ) -> tuple[int, Report]:
     """Read an answer's bytes as the grader does: which of the student's exercises, and its
     check report. A file that is not an answer to one of them: `InputError` / `HomeworkError`
-    (one line)."""
+    (one line); ``folder`` (``"mine/"``) is where the student's answer-K.json are, as they
+    named them, for the command a message suggests."""
     from attention_ref.exercises.answer import NO_STEP, Problem, read_answer_text
     from attention_ref.exercises.grader import check_document
     from attention_ref.inputs.attention_input import InputError
@@ -81,5 +86,8 @@ def check_answer(
         return k, check_document(doc, prob)
     except InputError as e:
         if str(e) == NO_STEP[prob.lang]:  # the words of `attnref check`: say the homework's
-            raise InputError(NO_STEP_YET[prob.lang].format(k=k, name=assignment.name)) from None
+            said = NO_STEP_YET[prob.lang].format(
+                file=f"{folder}answer-{k}.json", name=assignment.name
+            )
+            raise InputError(said) from None
         raise

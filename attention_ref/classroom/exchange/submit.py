@@ -61,10 +61,11 @@ class Checked:
     report: Report
 
 
-def checked_answer(text: bytes, me: Mine) -> Checked:
+def checked_answer(text: bytes, me: Mine, folder: str = "") -> Checked:
     """Check an answer's bytes against the student's exercises (nothing is sent): `Checked`,
-    or the one line saying why the file is no answer of theirs."""
-    k, report = check_answer(text, me.assignment, me.exercises)
+    or the one line saying why the file is no answer of theirs (``folder``: where the
+    student's files are, as they named them, `check_answer`)."""
+    k, report = check_answer(text, me.assignment, me.exercises, folder)
     return Checked(text, k, report)
 
 
