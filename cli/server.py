@@ -282,12 +282,13 @@ class _StopOnSignal:
 
 @server_app.command("status")
 def status(directory: ClassDir) -> None:
-    """Whether the class server of DIR runs: its pid and URL (exit 0), or not (exit 1)."""
+    """Whether the class server of DIR runs: its pid and URL. Exit 0 when it answers, 1 when
+    it does not run or does not answer yet (starting)."""
     from attention_ref.classroom.server_folder import server_status
 
     found = server_status(directory)
     print(found.describe())
-    if not found.running:
+    if not found.serving:
         raise typer.Exit(1)
 
 

@@ -104,6 +104,11 @@ class Status:
     stale: bool = False  # a pid file left by a server that is gone
     copy_of: str | None = None  # the folder whose pid file this is (``root`` is a copy of it)
 
+    @property
+    def serving(self) -> bool:
+        """Running and answering ``/health``: what a script waiting for the class asks."""
+        return self.running and self.healthy
+
     def describe(self) -> str:
         """One line."""
         if self.copy_of:
@@ -111,11 +116,17 @@ class Status:
                 f"no class server runs in {self.root}: it is a copy of {self.copy_of}, taken "
                 f"while that class ran (attnref server status {self.copy_of})"
             )
+        if self.running and not self.url:  # the lock taken, the pid file not written yet
+            return (
+                f"the class server in {self.root} is starting: its address is not written yet "
+                f"(attnref server status {self.root} again in a moment)"
+            )
         if self.running:
             state = "answering" if self.healthy else "not answering yet (starting?)"
+            mlflow = f"; its mlflow server is pid {self.mlflow_pid}" if self.mlflow_pid else ""
             return (
-                f"class server in {self.root} is running: pid {self.pid}, {self.url}, {state}; "
-                f"its mlflow server is pid {self.mlflow_pid}"
+                f"class server in {self.root} is running: pid {self.pid}, {self.url}, "
+                f"{state}{mlflow}"
             )
         if self.stale:
             return f"no class server running in {self.root} (pid {self.pid} is gone)"

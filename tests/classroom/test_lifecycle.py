@@ -10,6 +10,7 @@ start --tls`` in a child process: a real TLS handshake on loopback, its fingerpr
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -240,6 +241,36 @@ def test_a_stale_pid_file_is_reported_and_removed(tmp_path):
     assert out.returncode == 0
     assert f"removed a stale pid file in {root} (pid {dead.pid} is gone)" in out.stdout
     assert not (root / PID_NAME).exists()
+
+
+def test_a_class_still_starting_says_so_and_is_not_yet_serving(tmp_path):
+    """Item 10 of issue 42: while a class starts (its lock taken, its pid file not written)
+    status said "pid None, None" and exit 0. Now it says it is starting, exit 1; once its pid
+    file names an address that does not answer yet: "not answering yet", exit 1, no None."""
+    root = tmp_path / "class"
+    root.mkdir()
+    fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what `attnref server start` holds
+        out = attnref("server", "status", str(root), timeout=60)
+        assert out.returncode == 1, out.stdout
+        assert out.stdout.strip() == (
+            f"the class server in {root} is starting: its address is not written yet "
+            f"(attnref server status {root} again in a moment)"
+        )
+        url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+        (root / PID_NAME).write_text(json.dumps({"pid": os.getpid(), "url": url}))
+        out = attnref("server", "status", str(root), timeout=60)
+        assert out.returncode == 1 and "None" not in out.stdout, out.stdout
+        assert out.stdout.strip() == (
+            f"class server in {root} is running: pid {os.getpid()}, {url}, not answering yet "
+            "(starting?)"
+        )
+    finally:
+        os.close(fd)
+    # the control: the lock let go, the same folder is no class at all
+    out = attnref("server", "status", str(root), timeout=60)
+    assert out.returncode == 1 and "no class server running" in out.stdout
 
 
 # ---------------------------------------------------- attnref server start --tls, as a command
