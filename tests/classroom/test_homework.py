@@ -16,6 +16,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -459,6 +460,10 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     ]
     statement = (folder / "statement-1.md").read_text(encoding="utf-8")
     assert "Lição de casa hw-cli, exercício 1 de 2" in statement and "carol" in statement
+    # titled by the homework, not by the exercise's 19-digit seed (issue 42, item 10)
+    first = statement.splitlines()[0]
+    assert first == "# Lição de casa hw-cli, exercício 1 de 2: atenção multi-cabeça mascarada à mão"
+    assert not re.search(r"\d{6,}", first), first
     # the closing paragraph is the homework's: its file, its command (not the exercise's)
     assert "attnref homework submit hw-cli answer-1.json" in statement
     assert "answer.json" not in statement and "attnref exercise --out" not in statement

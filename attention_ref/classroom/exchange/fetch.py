@@ -136,7 +136,16 @@ def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
     for old, new in _CLOSING[a.lang]:  # the exercise's own words of how to answer: the homework's
         closing = closing.replace(old, new.format(name=a.name, k=k))
     source = statement.source if a.source else _NO_SOURCE[a.lang].format(name=a.name, k=k)
-    return replace(statement, source=source, sections=[head, *body, replace(how, text=closing)])
+    # "Exercise 8374…: masked multi-head attention by hand" titled by the homework, not by its
+    # 19-digit seed (the source line and answer-K.json still carry the seed)
+    what = statement.title.partition(": ")[2]
+    title = head.title + (f": {what}" if what else "")
+    return replace(
+        statement,
+        title=title,
+        source=source,
+        sections=[head, *body, replace(how, text=closing)],
+    )
 
 
 #: the source line of a statement under ``server assign --no-source``, per language
