@@ -55,16 +55,22 @@ def check(
     matrix, another spelling, a number in quotes or with a decimal comma ("0,670") and a large
     number standing in for −∞ (-1e9) are refused in one line that says what to write.
 
+    At a terminal the report's lines are broken at its width, a step's verdict going on under
+    its own column; to a pipe or a file, each line whole.
+
     Exit code 0 when every given step is right, 1 when one is wrong or short of decimals, 2
     for a bad file, the exercise file itself, or an answer with no step filled in.
     """
-    from attention_ref.exercises.grader import check_file, report_lines
+    from attention_ref.exercises.grader import check_file, report_at, report_lines
     from attention_ref.exercises.options import LANGS
+    from cli.tables import terminal_columns
 
     if lang is not None and lang not in LANGS:
         raise CLIError(f"--lang must be {' or '.join(LANGS)}, got {lang!r}")
     report = check_file(answer, lang)  # a bad file: InputError, one line, exit 2
-    print("\n".join(report_lines(report)))
+    # at a terminal, each line broken at its width, a verdict under its own column
+    columns = terminal_columns()
+    print("\n".join(report_lines(report) if columns is None else report_at(report, columns)))
     if report.all_right:
         return EXIT_RIGHT
     raise typer.Exit(EXIT_WRONG)

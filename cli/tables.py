@@ -21,6 +21,8 @@ named ``[link=…]x[/link]`` became a link). The cells and headers become `plain
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,6 +57,15 @@ def console() -> Console:
     if found.is_terminal or os.environ.get("COLUMNS", "").isdigit():  # a width said: kept
         return found
     return Console(highlight=False, markup=False, width=PIPE_WIDTH)
+
+
+def terminal_columns() -> int | None:
+    """The width a report's lines are broken at: the terminal's (``COLUMNS`` where it says
+    one); ``None`` when the output is no terminal, a pipe or a file (whole lines, for a program
+    to read, whatever ``COLUMNS`` says: pytest-xdist's workers say 80)."""
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def plain(text: object) -> Text:

@@ -70,6 +70,7 @@ from attention_ref.exercises.verdicts import (
     Verdict,
     math_name,
     number,
+    report_at,
     report_lines,
     row_name,
 )
@@ -315,5 +316,6 @@ __all__ = [
     "check_document",
     "check_file",
     "diagnose",
+    "report_at",
     "report_lines",
 ]

@@ -13,6 +13,7 @@ The grading itself is `attention_ref.exercises.grader`.
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -366,6 +367,38 @@ def report_lines(r: Report) -> list[str]:
     return [*lines, w["redo_pair"] if pair else w["redo"]]
 
 
+def _wrapped(text: str, columns: int, indent: str = "", first: str = "") -> list[str]:
+    """``text`` broken at spaces, never inside a word (a long one keeps a line of its own):
+    the first line after ``first``, the next ones after ``indent``."""
+    room = max(columns - width(indent), 20)
+    parts = textwrap.wrap(text, room, break_long_words=False, break_on_hyphens=False) or [""]
+    return [first + parts[0], *(indent + part for part in parts[1:])]
+
+
+def report_at(r: Report, columns: int) -> list[str]:
+    """`report_lines` for a terminal ``columns`` wide: every line broken at spaces, a step's
+    verdict going on under its own column, or, when its label leaves it less than half the
+    line (a variant's long labels), under the label on lines of its own; nothing left out."""
+    lines = report_lines(r)
+    names = [step_label(v.key, r.lang, r.features) for v in r.verdicts]
+    name_columns = max(width(name) for name in names)
+    steps = lines[1 : 1 + len(names)]
+    out = _wrapped(lines[0], columns)
+    for name, line in zip(names, steps, strict=True):
+        head = f"  {pad(name, name_columns)}  "
+        verdict = line.removeprefix(head)
+        if width(line) <= columns:
+            out.append(line)
+        elif width(head) <= columns // 2:
+            out += _wrapped(verdict, columns, " " * width(head), head)
+        else:
+            out.append(head.rstrip())
+            out += _wrapped(verdict, columns, " " * 6, " " * 6)
+    for line in lines[1 + len(names) :]:
+        out += _wrapped(line, columns)
+    return out
+
+
 __all__ = [
     "STEP_WORDS",
     "WORDS",
@@ -376,6 +409,7 @@ __all__ = [
     "Verdict",
     "math_name",
     "number",
+    "report_at",
     "report_lines",
     "row_name",
     "step_label",
