@@ -139,9 +139,10 @@ def grade(
         raise CLIError(str(e)) from None
     _print_book(name, url, list(done.rows))
     n = len(done.graded)
-    print(
+    say(  # broken at the terminal's width, like the lines around it
+        _console(),
         f"graded {n} submission{'s' if n != 1 else ''} of {name!r}; the gradebook "
-        f"(experiment {done.gradebook_id}) holds {done.written} grades"
+        f"(experiment {done.gradebook_id}) holds {done.written} grades",
     )
     say(_console(), f"the gradebook in the UI: {ui_url(url, done.gradebook_id)}")
 
