@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cli.errors import CLIError
 
+if TYPE_CHECKING:
+    from attention_ref.exercises.verdicts import Report
+
 #: Exit codes: every given step right, some step wrong or short of decimals (bad input: 2).
 EXIT_RIGHT, EXIT_WRONG = 0, 1
+
+
+def report_text(report: Report) -> str:
+    """The report as ``check`` and ``homework submit`` print it: at a terminal, broken at its
+    width, a step's verdict under its own column (`report_at`); to a pipe, whole lines."""
+    from attention_ref.exercises.grader import report_at, report_lines
+    from cli.tables import terminal_columns
+
+    columns = terminal_columns()
+    return "\n".join(report_lines(report) if columns is None else report_at(report, columns))
 
 
 def check(
@@ -61,16 +74,13 @@ def check(
     Exit code 0 when every given step is right, 1 when one is wrong or short of decimals, 2
     for a bad file, the exercise file itself, or an answer with no step filled in.
     """
-    from attention_ref.exercises.grader import check_file, report_at, report_lines
+    from attention_ref.exercises.grader import check_file
     from attention_ref.exercises.options import LANGS
-    from cli.tables import terminal_columns
 
     if lang is not None and lang not in LANGS:
         raise CLIError(f"--lang must be {' or '.join(LANGS)}, got {lang!r}")
     report = check_file(answer, lang)  # a bad file: InputError, one line, exit 2
-    # at a terminal, each line broken at its width, a verdict under its own column
-    columns = terminal_columns()
-    print("\n".join(report_lines(report) if columns is None else report_at(report, columns)))
+    print(report_text(report))
     if report.all_right:
         return EXIT_RIGHT
     raise typer.Exit(EXIT_WRONG)

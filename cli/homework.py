@@ -130,8 +130,7 @@ def submit(
         submit_answers,
         submitted_line,
     )
-    from attention_ref.exercises.grader import report_at, report_lines
-    from cli.tables import terminal_columns
+    from cli.check import report_text
 
     client = account(tracking_uri, say=True)
     texts = []
@@ -163,10 +162,8 @@ def submit(
         sent = submit_answers(client, me, checked)  # each file stored, then one read-back
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
-    columns = terminal_columns()  # at a terminal, the report broken at its width
     for path, one in zip(answers, sent, strict=True):
-        lines = report_lines(one.report) if columns is None else report_at(one.report, columns)
-        print("\n".join(lines))
+        print(report_text(one.report))
         print(submitted_line(one, str(path), name, me.assignment.lang))
     if not all(one.report.all_right for one in sent):
         raise typer.Exit(1)
