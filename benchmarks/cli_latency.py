@@ -17,7 +17,9 @@ were kept). Each command has its target (issue 21; `TARGETS`): the verdict is "m
 median of the kept runs is under it, "no quiet run" when none was kept.
 
 ``exercise --seed 0`` and ``check`` of its answer with one step filled in (`make_answer`) are
-the student's loop (issue 41).
+the student's loop (issue 41): neither imports torch (the grader computes in numpy). ``exercise
+--out`` is timed too: the folder a teacher writes holds the key, the reference's numbers, in
+torch.
 
 ``explain`` computes a worked example once per version of the code and reads it back after
 that (`attention_ref.worked.cached`): it is timed both ways, as the hundredth run (the cache
@@ -85,6 +87,7 @@ def commands(run_id: str, tokens: int) -> list[Command]:
         Command("explain", ("explain", "-e", "life-is-awesome")),
         Command("explain", ("explain", "-e", "life-is-awesome"), fresh_cache=True),
         Command("exercise", EXERCISE),
+        Command("exercise", (*EXERCISE, "--out", "ex-timed")),
         Command("check", ("check", ANSWER)),
     ]
 

@@ -13,18 +13,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from torch import Tensor
-
     from attention_ref.exercises.answer import Problem
+    from attention_ref.exercises.intervals import Array
 
 
-def _write(steps: dict[Any, Tensor], prob: Problem, decimals: int, **kw: Any) -> bytes:
-    import torch
+def _write(steps: dict[Any, Array], prob: Problem, decimals: int, **kw: Any) -> bytes:
+    import numpy as np
 
     from attention_ref.exercises.answer import answer_from_steps, answer_text
     from attention_ref.exercises.problem import FINAL_STEPS
 
-    steps = {k: v for k, v in steps.items() if not torch.isnan(v).any()}
+    steps = {k: v for k, v in steps.items() if not np.isnan(v).any()}
     # the steps of the problem's layout: its heads', its K/V heads' (none apart from the heads
     # in the homework's attention), then the concat and the output
     lay = prob.chain.layout
@@ -80,7 +79,7 @@ def slip_answer(prob: Problem, decimals: int) -> bytes:
     from attention_ref.exercises.chain import computed_steps
 
     steps = dict(computed_steps(prob.data()))
-    out = steps[("output", None)].clone()
+    out = steps[("output", None)].copy()
     out[-1, 0] += 1
     steps[("output", None)] = out
     return _write(steps, prob, decimals)

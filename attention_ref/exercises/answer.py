@@ -35,8 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
-import torch
-from torch import Tensor
+import numpy as np
 
 from attention_ref.exercises.answer_words import (
     LANGS,
@@ -53,6 +52,7 @@ from attention_ref.exercises.chain import Given, Key
 from attention_ref.exercises.draw import DEFAULT_DECIMALS, MAX_DRAWS, Chain, Problem
 from attention_ref.exercises.entries import given_matrix, written_matrix
 from attention_ref.exercises.features import Features
+from attention_ref.exercises.intervals import Array
 from attention_ref.exercises.options import options_from_json
 from attention_ref.exercises.problem import (
     FINAL_STEPS,
@@ -87,7 +87,7 @@ class Answer:
 
     problem: Problem
     steps: dict[Key, Given]
-    G: Tensor | None = None
+    G: Array | None = None
     large: dict[Key, dict[tuple[int, int], str]] = field(default_factory=dict)
 
 
@@ -264,7 +264,7 @@ def parse_answer(
     G = None
     if doc.get("grad_output") is not None:
         G = given_matrix(doc["grad_output"], "grad_output", say).value
-        if tuple(G.shape) != tr.output_shape or not torch.isfinite(G).all():
+        if tuple(G.shape) != tr.output_shape or not np.isfinite(G).all():
             raise error(say, "grad_output", r=tr.output_shape[0], c=tr.output_shape[1])
     if not steps:
         raise InputError(NO_STEP[say])
@@ -322,7 +322,7 @@ def template(
 
 
 def answer_from_steps(
-    steps: Mapping[Key, Tensor],
+    steps: Mapping[Key, Array],
     naming: Mapping[str, object],
     decimals: int = DEFAULT_DECIMALS,
     *,
@@ -332,10 +332,15 @@ def answer_from_steps(
     ``keys``: the step names to include (gradients: ``"grad.W_Q"``…; K/V heads: ``"kv.K"``…,
     written under ``"kv_heads"``)."""
 
-    def written(t: Tensor) -> list[list[object]]:
-        t = t.reshape(1, -1) if t.dim() == 1 else t
+    def written(t: Array) -> list[list[object]]:
+        t = t.reshape(1, -1) if t.ndim == 1 else t
         return [
-            [("-inf" if x < 0 else "inf") if math.isinf(x) else round(x, decimals) for x in row]
+            # + 0.0: a zero written as a student writes it, never "-0.000" (a product that is 0
+            # exactly in the reference may come out as -1e-17 from another CPU kernel)
+            [
+                ("-inf" if x < 0 else "inf") if math.isinf(x) else round(x, decimals) + 0.0
+                for x in row
+            ]
             for row in t.tolist()
         ]
 

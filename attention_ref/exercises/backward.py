@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Final
 
-import torch
+import numpy as np
 
 from attention_ref.exercises.chain import (
     Data,
@@ -81,7 +81,7 @@ NOT_TURNED_BACK: Final[dict[str, StageFn]] = {
 def _grad_x(d: Data, e: Env, i: int | None) -> Iv:
     """∂X = Σ_i ∂Q⁽ⁱ⁾ W_Q⁽ⁱ⁾ᵀ + Σ_j ∂K⁽ʲ⁾ W_K⁽ʲ⁾ᵀ + ∂V⁽ʲ⁾ W_V⁽ʲ⁾ᵀ: the query path of every
     query head, the key and value paths of every K/V head (each its group's sum)."""
-    total = Iv.point(torch.zeros_like(d.trace.X))
+    total = Iv.point(np.zeros_like(d.trace.X))
     for i in range(d.trace.h):
         total = total + e["grad.Q", i] @ weight(d, "W_Q", i).T
     for j in range(d.g):

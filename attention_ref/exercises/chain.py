@@ -31,8 +31,9 @@ group's sum.
 
 A chain is data (`Stage`), and a `Change` (a catalogue mistake,
 `attention_ref.exercises.mistakes.Mistake`) replaces some of its stages. With
-``decimals=None`` nothing is rounded and points stay points: the exact computation (the same
-floats as `attention_ref.reference`).
+``decimals=None`` nothing is rounded and points stay points: the exact computation, in numpy's
+float64 (`attention_ref.reference`'s numbers, to the last bits the CPU's kernels may round
+otherwise: 1e-12 in the tests). No torch: ``attnref check`` grades without importing it.
 """
 
 from __future__ import annotations
@@ -42,10 +43,18 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
-import torch
-from torch import Tensor
+import numpy as np
 
-from attention_ref.exercises.intervals import SLACK, Given, Iv, carried, loosely, within
+from attention_ref.exercises.intervals import (
+    SLACK,
+    Array,
+    Given,
+    Iv,
+    carried,
+    loosely,
+    quiet,
+    within,
+)
 
 if TYPE_CHECKING:
     from attention_ref.exercises.problem import ProblemTrace
@@ -64,13 +73,13 @@ class Data:
     the upstream gradient ``G`` of the backward (all ones: ``L = Σ output``)."""
 
     trace: ProblemTrace
-    G: Tensor
+    G: Array
 
     @classmethod
-    def of(cls, trace: ProblemTrace, G: Tensor | None = None) -> Data:
+    def of(cls, trace: ProblemTrace, G: Array | None = None) -> Data:
         if G is None:
-            G = torch.ones(trace.output_shape, dtype=trace.X.dtype)
-        return cls(trace, G)
+            G = np.ones(trace.output_shape)
+        return cls(trace, np.asarray(G, dtype=np.float64))
 
     @property
     def n(self) -> int:
@@ -144,7 +153,7 @@ def weight(d: Data, role: str, i: int | None) -> Iv:
     return Iv.point(getattr(d.trace, role)[i])
 
 
-def project(role: str, W: Tensor | None = None) -> StageFn:
+def project(role: str, W: Array | None = None) -> StageFn:
     """``X W⁽ⁱ⁾ (+ b⁽ⁱ⁾)``: the query head's (``Q``) or the K/V head's (``K``, ``V``) weight;
     ``W``: other weights instead of the problem's (a mistake's, one per head)."""
 
@@ -153,7 +162,7 @@ def project(role: str, W: Tensor | None = None) -> StageFn:
         w = Iv.point(W[i]) if W is not None else weight(d, f"W_{role}", i)
         out = Iv.point(d.trace.X) @ w
         b = getattr(d.trace, f"b_{role}")
-        return out + Iv.point(b[i].expand_as(out.lo)) if b is not None else out
+        return out + Iv.point(np.broadcast_to(b[i], out.shape)) if b is not None else out
 
     return fn
 
@@ -181,7 +190,8 @@ def rotate(x: Iv, cos: Iv, sin: Iv, *, halves: bool = False) -> Iv:
         return Iv.cat([ra, rb])
     # (n, d/2) twice -> (n, d/2, 2) -> (n, d): back to x_0, x_1, x_2, …
     return Iv(
-        torch.stack((ra.lo, rb.lo), -1).flatten(-2), torch.stack((ra.hi, rb.hi), -1).flatten(-2)
+        np.stack((ra.lo, rb.lo), -1).reshape(*ra.shape[:-1], -1),
+        np.stack((ra.hi, rb.hi), -1).reshape(*ra.shape[:-1], -1),
     )
 
 
@@ -230,26 +240,26 @@ def _s_masked(d: Data, e: Env, i: int | None) -> Iv:
     S = e["S", i]
     if ("M", None) in e:
         return S + e["M", None]
-    return S.fill(torch.isinf(d.trace.M), -math.inf) if d.trace.M is not None else S
+    return S.fill(np.isinf(d.trace.M), -math.inf) if d.trace.M is not None else S
 
 
-def output_of(concat: Iv, d: Data, W_O: Tensor | None) -> Iv:
+def output_of(concat: Iv, d: Data, W_O: Array | None) -> Iv:
     """``concat W_O (+ b_O)``, or the concat without ``W_O``."""
     if W_O is None:
         return concat
     out = concat @ Iv.point(W_O)
     b_O = d.trace.b_O
-    return out + Iv.point(b_O.expand_as(out.lo)) if b_O is not None else out
+    return out + Iv.point(np.broadcast_to(b_O, out.shape)) if b_O is not None else out
 
 
-def _angles(d: Data) -> Tensor:
+def _angles(d: Data) -> Array:
     return d.trace.angles
 
 
 FORWARD: Final[tuple[Stage, ...]] = (
     # the statement's table first: a mistake may rotate what comes after it (V, with RoPE)
-    Stage("cos", False, lambda d, e, i: Iv.point(torch.cos(_angles(d))), present=_rope),
-    Stage("sin", False, lambda d, e, i: Iv.point(torch.sin(_angles(d))), present=_rope),
+    Stage("cos", False, lambda d, e, i: Iv.point(np.cos(_angles(d))), present=_rope),
+    Stage("sin", False, lambda d, e, i: Iv.point(np.sin(_angles(d))), present=_rope),
     Stage("Q", True, project("Q")),
     Stage("kv.K", True, project("K"), count=kv_count),
     Stage("kv.V", True, project("V"), count=kv_count),
@@ -276,23 +286,24 @@ def chain_keys(d: Data, stages: Sequence[Stage]) -> list[Key]:
 
 def computed_steps(
     d: Data, mistakes: Sequence[Change] = (), stages: Sequence[Stage] = FORWARD
-) -> dict[Key, Tensor]:
+) -> dict[Key, Array]:
     """Every step computed exactly (with ``mistakes``, if any), as written: for examples of
     answers, in the book and the tests."""
     return {k: v.lo for k, v in run_chain(d, stages, decimals=None, mistakes=mistakes).raw.items()}
 
 
-def carried_steps(d: Data, stages: Sequence[Stage], decimals: int) -> dict[Key, Tensor]:
+@quiet
+def carried_steps(d: Data, stages: Sequence[Stage], decimals: int) -> dict[Key, Array]:
     """Every step computed from the earlier steps as a student writes them: each rounded to
     ``decimals`` places before the next step reads it (masked entries stay −∞)."""
     env: dict[Key, Iv] = {}
-    out: dict[Key, Tensor] = {}
+    out: dict[Key, Array] = {}
     for stage in stages:
         if not stage.present(d):
             continue
         for i in stage.indices(d):
             v = stage.fn(d, env, i).lo
-            v = torch.where(torch.isfinite(v), v.round(decimals=decimals), v)
+            v = np.where(np.isfinite(v), v.round(decimals), v)
             env[stage.name, i], out[stage.name, i] = Iv.point(v), v
     return out
 
@@ -313,6 +324,7 @@ class Run:
     taken: list[Key] = field(default_factory=list)
 
 
+@quiet
 def run_chain(
     d: Data,
     stages: Sequence[Stage],
@@ -386,6 +398,7 @@ def first_changed(stages: Sequence[Stage], mistakes: Sequence[Change]) -> int:
     return next((k for k, s in enumerate(stages) if s.name in names), len(stages))
 
 
+@quiet
 def _meet(carry: Iv, g: Given, decimals: int | None) -> Iv:
     """The carried interval narrowed to what the student's written value allows: their value,
     or an unrounded one that rounds to it, strictly inside its half unit (a value on the edge
@@ -394,10 +407,10 @@ def _meet(carry: Iv, g: Given, decimals: int | None) -> Iv:
     if decimals is None:
         return Iv.point(g.value)
     # the comparisons' float slack (`within`) ten times over, off each edge
-    edge = 10 * SLACK * (1 + g.value.abs().clamp(max=1e6))
-    h = torch.clamp(g.half_unit(15) - edge, min=0.0)
-    lo = torch.minimum(torch.maximum(carry.lo, g.value - h), g.value)
-    hi = torch.maximum(torch.minimum(carry.hi, g.value + h), g.value)
+    edge = 10 * SLACK * (1 + np.minimum(np.abs(g.value), 1e6))
+    h = np.maximum(g.half_unit(15) - edge, 0.0)
+    lo = np.minimum(np.maximum(carry.lo, g.value - h), g.value)
+    hi = np.maximum(np.minimum(carry.hi, g.value + h), g.value)
     return Iv(lo, hi)
 
 

@@ -29,12 +29,13 @@ import random
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
-from torch import Tensor
+import numpy as np
 
 from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import Mistake, catalogue_of, hidden, mistake_id
 from attention_ref.exercises.chain import FORWARD, Data, Key, Stage
 from attention_ref.exercises.features import Features
+from attention_ref.exercises.intervals import Array
 from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.exercises.problem import (
     FINAL_STEPS,
@@ -106,7 +107,7 @@ class Problem:
             f = self.trace.features
             object.__setattr__(self, "chain", chain_of(f, backward=not f.any))
 
-    def data(self, G: Tensor | None = None) -> Data:
+    def data(self, G: Array | None = None) -> Data:
         """What the chain of steps reads (``G``: the upstream gradient, default all ones)."""
         return Data.of(self.trace, G)
 
@@ -171,7 +172,9 @@ def _numbers(rng: random.Random, opt: ExerciseOptions) -> dict[str, JSONValue]:
 
 def trace_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> ProblemTrace:
     """The numbers of a drawn problem, as the chain reads them."""
-    from attention_ref.worked.trace import t
+
+    def t(rows: object) -> Array:
+        return np.asarray(rows, dtype=np.float64)
 
     heads: list[dict[str, Matrix]] = problem["heads"]  # type: ignore[assignment]
     kv: list[dict[str, Matrix]] = problem.get("kv_heads", heads)  # type: ignore[assignment]

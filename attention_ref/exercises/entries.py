@@ -16,7 +16,7 @@ import math
 import re
 from typing import Final
 
-import torch
+import numpy as np
 
 from attention_ref.exercises.answer_words import (
     MASKED_SPELLINGS,
@@ -102,7 +102,7 @@ def written_matrix(
                 large[(i, j)] = str(row[j])
         values.append([x for x, _ in pairs])
         decimals.append([r for _, r in pairs])
-    return Given(torch.tensor(values, dtype=torch.float64), torch.tensor(decimals)), large
+    return Given(np.array(values, dtype=np.float64), np.array(decimals, dtype=np.int64)), large
 
 
 def given_matrix(obj: object, where: str, lang: str = "en") -> Given:

@@ -20,10 +20,10 @@ mistake of its catalogue.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from attention_ref.exercises.answer import template
 from attention_ref.exercises.draw import WORDS, draw, draw_problem, trace_of
-from attention_ref.exercises.key import key
 from attention_ref.exercises.options import (
     EXERCISE_VARIANTS,
     LANGS,
@@ -34,7 +34,7 @@ from attention_ref.exercises.options import (
     OptionError,
     options_from_json,
 )
-from attention_ref.exercises.problem import layout
+from attention_ref.exercises.problem import ProblemTrace, layout
 from attention_ref.exercises.statement import statement
 from attention_ref.exercises.words import TEXT
 from attention_ref.render import Explanation, JSONValue
@@ -42,18 +42,28 @@ from attention_ref.render import Explanation, JSONValue
 
 @dataclass(frozen=True, kw_only=True)
 class Exercise:
-    """One exercise: its options, its numbers (``--input`` JSON), statement and key."""
+    """One exercise: its options, its numbers (``--input`` JSON, and ``trace``: as the chain
+    reads them), statement, answer template and key. The key is written when it is first read:
+    it is the reference's computation, in torch, which the statement does not need (``attnref
+    exercise`` prints the statement without importing torch)."""
 
     options: ExerciseOptions
     problem: dict[str, JSONValue]
     statement: Explanation
-    key: Explanation
     answer: dict[str, object]
+    trace: ProblemTrace
+
+    @cached_property
+    def key(self) -> Explanation:
+        """The solution key (`attention_ref.exercises.key.key`; imports torch)."""
+        from attention_ref.exercises.key import key
+
+        return key(self.options, self.problem, self.statement, self.trace)
 
 
 def make_exercise(opt: ExerciseOptions) -> Exercise:
-    """Draw the problem of ``opt`` and write its statement, key and answer template (imports
-    torch)."""
+    """Draw the problem of ``opt`` and write its statement and answer template (the key when
+    it is read: `Exercise.key`)."""
     drawn = draw(opt)
     problem = drawn.problem
     tr = trace_of(opt, problem)
@@ -66,9 +76,7 @@ def make_exercise(opt: ExerciseOptions) -> Exercise:
         backward=opt.backward,
         has_w_o="W_O" in problem,
     )
-    return Exercise(
-        options=opt, problem=problem, statement=text, key=key(opt, problem, text, tr), answer=answer
-    )
+    return Exercise(options=opt, problem=problem, statement=text, answer=answer, trace=tr)
 
 
 __all__ = [

@@ -42,8 +42,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Final
 
-import torch
-from torch import Tensor
+import numpy as np
+from numpy.typing import NDArray
 
 from attention_ref.exercises.answer import Answer, Chain, Problem, load_answer, parse_answer
 from attention_ref.exercises.answer_words import error, spellings, step_label, words
@@ -61,6 +61,7 @@ from attention_ref.exercises.chain import (
     within,
 )
 from attention_ref.exercises.features import Features
+from attention_ref.exercises.intervals import Array, quiet
 from attention_ref.exercises.mistakes import changes_something
 from attention_ref.exercises.verdicts import (
     Diagnosis,
@@ -87,13 +88,14 @@ def _stages(chain: Chain, steps: Sequence[Key]) -> tuple:
     return chain.stages if any(k[0].startswith("grad.") for k in steps) else FORWARD
 
 
+@quiet
 def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
     """One step's verdict (the rules of the module docstring)."""
     if g.value.shape != band.shape:
         return Verdict(
             key,
             Status.WRONG,
-            band.lo.numel(),
+            band.lo.size,
             shape=band.shape,  # type: ignore[arg-type]
             given_shape=tuple(g.value.shape),
         )  # type: ignore[arg-type]
@@ -123,21 +125,22 @@ def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
             float(exact.lo[r, c]),
             Status.FEW_DECIMALS if bool(few[r, c]) else Status.WRONG,
         )
-        for r, c in (~right).nonzero().tolist()
+        for r, c in np.argwhere(~right).tolist()
     )
-    finite = right & torch.isfinite(g.value) & torch.isfinite(exact.lo)
-    gap = float((g.value - exact.lo)[finite].abs().max()) if bool(finite.any()) else 0.0
-    return Verdict(key, status, g.value.numel(), off, carried=gap if gap > u + 1e-9 else 0.0)
+    finite = right & np.isfinite(g.value) & np.isfinite(exact.lo)
+    gap = float(np.abs(g.value - exact.lo)[finite].max()) if bool(finite.any()) else 0.0
+    return Verdict(key, status, g.value.size, off, carried=gap if gap > u + 1e-9 else 0.0)
 
 
-def _needs_more_places(exact: Tensor, g: Given, p: int) -> Tensor:
+@quiet
+def _needs_more_places(exact: Array, g: Given, p: int) -> NDArray[np.bool_]:
     """Per entry: the exact value rounded to ``p`` places differs from it rounded to the places
     the entry was written with (finite entries only)."""
-    at = 10.0 ** g.decimals.clamp(max=p).to(torch.float64)
-    written = torch.round(exact * at) / at
-    asked = torch.round(exact, decimals=p)
-    finite = torch.isfinite(exact) & torch.isfinite(g.value)
-    return finite & ((asked - written).abs() > 1e-9 * (1 + exact.abs()))
+    at = 10.0 ** np.minimum(g.decimals, p).astype(np.float64)
+    written = np.round(exact * at) / at
+    asked = np.round(exact, p)
+    finite = np.isfinite(exact) & np.isfinite(g.value)
+    return finite & (np.abs(asked - written) > 1e-9 * (1 + np.abs(exact)))
 
 
 def _reproduces(
@@ -232,7 +235,7 @@ def _refuse_stand_ins(ans: Answer, exact: Run, features: Features) -> None:
     lang = ans.problem.lang
     for key in exact.raw:
         want = exact.raw[key].lo
-        if key not in ans.large or not bool(torch.isinf(want).any()):
+        if key not in ans.large or not bool(np.isinf(want).any()):
             continue
         same = tuple(want.shape) == tuple(ans.steps[key].value.shape)
         for (r, c), text in sorted(ans.large[key].items()):

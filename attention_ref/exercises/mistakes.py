@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import torch
+import numpy as np
 
 from attention_ref.exercises.chain import (
     Adjust,
@@ -158,12 +158,10 @@ def changes_something(
         if key not in wrong.raw:
             return True
         value = wrong.raw[key].lo
-        if value.shape != band.shape or bool(torch.isnan(value).any()):
+        if value.shape != band.shape or bool(np.isnan(value).any()):
             return True
-        rounded = torch.where(torch.isinf(value), value, value.round(decimals=decimals))
-        if not bool(
-            loosely(Given(rounded, torch.full(value.shape, decimals)), band, decimals).all()
-        ):
+        rounded = np.where(np.isinf(value), value, value.round(decimals))
+        if not bool(loosely(Given(rounded, np.full(value.shape, decimals)), band, decimals).all()):
             return True
     return False
 

@@ -6,7 +6,9 @@ The homework's masked multi-head attention is the problem with no feature
 (:math:`g < h`), ``window`` (:math:`M^{\text{win}}_{tu} = 0` where :math:`0 \le t - u < w`,
 :math:`-\infty` elsewhere) and ``rope`` are features, and any of them together is a problem.
 `ProblemTrace` is what the one chain (`attention_ref.exercises.chain`) reads of every problem:
-its numbers, not a computation (an ``--input`` file's biases included); `layout` says which
+its numbers, not a computation (an ``--input`` file's biases included), as numpy's float64
+arrays (the masks and RoPE's angles are the reference's formulas, so that drawing and grading
+need no torch; `ProblemTrace.reference` computes in torch); `layout` says which
 steps an answer holds, in the names of ``attnref explain --format json``, from the features.
 """
 
@@ -15,20 +17,37 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-import torch
-from torch import Tensor
+import numpy as np
 
 from attention_ref.exercises.features import Features
-from attention_ref.reference import gqa as ref_gqa
-from attention_ref.reference import rope as ref_rope
-from attention_ref.reference import windows
-from attention_ref.reference.attention import causal_mask
+from attention_ref.exercises.intervals import Array
 
 if TYPE_CHECKING:
     from attention_ref import reference as ref
+    from attention_ref.reference import gqa as ref_gqa
 
-#: RoFormer's base, the one `attention_ref.reference.rope` uses.
-ROPE_BASE: Final = ref_rope.DEFAULT_BASE
+#: RoFormer's base, the one `attention_ref.reference.rope` uses (``DEFAULT_BASE``).
+ROPE_BASE: Final = 10000.0
+
+
+def causal_mask(n: int) -> Array:
+    r"""`attention_ref.reference.causal_mask`: :math:`M_{ij} = 0` for :math:`j \le i`,
+    :math:`-\infty` for :math:`j > i` (the future)."""
+    return np.where(np.triu(np.ones((n, n), dtype=bool), 1), -np.inf, 0.0)
+
+
+def window_mask(n: int, w: int) -> Array:
+    r"""`attention_ref.reference.windows.sliding_window_mask`: :math:`M_{ij} = 0` where
+    :math:`0 \le i - j < w`, :math:`-\infty` elsewhere."""
+    delta = np.arange(n)[:, None] - np.arange(n)[None, :]
+    return np.where((delta >= 0) & (delta < w), 0.0, -np.inf)
+
+
+def rope_angles(n: int, d_k: int, base: float = ROPE_BASE) -> Array:
+    r"""`attention_ref.reference.rope`'s angles :math:`m\theta_p`, :math:`\theta_p =
+    \text{base}^{-2p/d_k}`, ``(n, d_k/2)``: a row per position :math:`m = 0..n-1`."""
+    theta = base ** (-2.0 * np.arange(d_k // 2, dtype=np.float64) / d_k)
+    return np.arange(n, dtype=np.float64)[:, None] * theta
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,35 +59,39 @@ class ProblemTrace:
     rotation) and an ``--input`` file's biases (the exercises have none)."""
 
     tokens: tuple[str, ...]
-    X: Tensor
-    W_Q: Tensor
-    W_K: Tensor
-    W_V: Tensor
-    W_O: Tensor | None
-    M: Tensor | None
+    X: Array
+    W_Q: Array
+    W_K: Array
+    W_V: Array
+    W_O: Array | None
+    M: Array | None
     window: int | None = None
     rope_base: float | None = None
-    b_Q: Tensor | None = None  # noqa: N815
-    b_K: Tensor | None = None  # noqa: N815
-    b_V: Tensor | None = None  # noqa: N815
-    b_O: Tensor | None = None  # noqa: N815
+    b_Q: Array | None = None  # noqa: N815
+    b_K: Array | None = None  # noqa: N815
+    b_V: Array | None = None  # noqa: N815
+    b_O: Array | None = None  # noqa: N815
 
     @classmethod
     def of_attention(cls, tr: ref.AttentionTrace) -> ProblemTrace:
         """The numbers of a reference trace of the homework's attention (an ``--input``
         file's, an example's: biases and all)."""
+
+        def a(t: object) -> Array | None:
+            return None if t is None else np.asarray(t, dtype=np.float64)
+
         return cls(
             tokens=tuple(tr.tokens),
-            X=tr.X,
-            W_Q=tr.W_Q,
-            W_K=tr.W_K,
-            W_V=tr.W_V,
-            W_O=tr.W_O,
-            M=tr.M,
-            b_Q=tr.b_Q,
-            b_K=tr.b_K,
-            b_V=tr.b_V,
-            b_O=tr.b_O,
+            X=a(tr.X),  # type: ignore[arg-type]
+            W_Q=a(tr.W_Q),  # type: ignore[arg-type]
+            W_K=a(tr.W_K),  # type: ignore[arg-type]
+            W_V=a(tr.W_V),  # type: ignore[arg-type]
+            W_O=a(tr.W_O),
+            M=a(tr.M),
+            b_Q=a(tr.b_Q),
+            b_K=a(tr.b_K),
+            b_V=a(tr.b_V),
+            b_O=a(tr.b_O),
         )
 
     @property
@@ -102,44 +125,53 @@ class ProblemTrace:
         return Features(self.g < self.h, self.window is not None, self.rope_base is not None)
 
     @property
-    def theta(self) -> Tensor:
+    def theta(self) -> Array:
         r"""Each pair's frequency :math:`\theta_p = \text{base}^{-2p/d_k}`, ``(d_k/2,)``."""
-        return ref_rope.rope_frequencies(self.d_k, self.rope_base or ROPE_BASE)
+        return rope_angles(2, self.d_k, self.rope_base or ROPE_BASE)[1]
 
     @property
-    def angles(self) -> Tensor:
-        r"""The angles :math:`m\theta_p`, ``(n, d_k/2)``: a row per token, a column per pair."""
-        n = int(self.X.shape[-2])
-        return ref_rope.rope_angles(torch.arange(n, dtype=self.X.dtype), self.theta)
+    def angles(self) -> Array:
+        r"""The angles :math:`m\theta_p`, ``(n, d_k/2)``: a row per token, a column per pair
+        (`rope_angles`)."""
+        return rope_angles(int(self.X.shape[-2]), self.d_k, self.rope_base or ROPE_BASE)
 
     def group(self, i: int) -> int:
-        r"""The K/V head of query head ``i`` (0-based): :math:`\gamma(i)`."""
-        return ref_gqa.kv_group(i, self.h, self.g)
+        r"""The K/V head of query head ``i`` (0-based): :math:`\gamma(i) = \lfloor i g/h
+        \rfloor` (`attention_ref.reference.gqa.kv_group`)."""
+        return i * self.g // self.h
 
     def reference(self) -> ref_gqa.GQATrace:
         """The reference computation of this problem; `ValueError` where it has biases (an
         ``--input`` file's: its reference is the trace it was read from)."""
+        import torch
+
+        from attention_ref.reference import gqa as ref_gqa
+
         if any(b is not None for b in (self.b_Q, self.b_K, self.b_V, self.b_O)):
             raise ValueError("a problem with biases: its reference is its --input trace")
+
+        def t(a: Array | None) -> torch.Tensor | None:
+            return None if a is None else torch.from_numpy(np.array(a, dtype=np.float64))
+
         return ref_gqa.grouped_query_attention(
-            self.X,
-            self.W_Q,
-            self.W_K,
-            self.W_V,
-            self.W_O,
+            t(self.X),  # type: ignore[arg-type]
+            t(self.W_Q),  # type: ignore[arg-type]
+            t(self.W_K),  # type: ignore[arg-type]
+            t(self.W_V),  # type: ignore[arg-type]
+            t(self.W_O),
             causal=False,
-            M=self.M,
+            M=t(self.M),
             rope_base=self.rope_base,
             tokens=self.tokens,
         )
 
 
 def problem_trace(
-    X: Tensor,
-    W_Q: Tensor,
-    W_K: Tensor,
-    W_V: Tensor,
-    W_O: Tensor | None,
+    X: Array,
+    W_Q: Array,
+    W_K: Array,
+    W_V: Array,
+    W_O: Array | None,
     features: Features,
     *,
     causal: bool = True,
@@ -152,9 +184,9 @@ def problem_trace(
     if features.windowed:
         if window is None:
             raise ValueError("a sliding window needs its width w")
-        M = windows.sliding_window_mask(n, window, dtype=X.dtype)
+        M = window_mask(n, window)
     else:
-        M = causal_mask(n, dtype=X.dtype) if causal else None
+        M = causal_mask(n) if causal else None
     return ProblemTrace(
         tokens=tokens,
         X=X,
@@ -220,6 +252,9 @@ __all__ = [
     "ROPE_BASE",
     "Layout",
     "ProblemTrace",
+    "causal_mask",
     "layout",
     "problem_trace",
+    "rope_angles",
+    "window_mask",
 ]

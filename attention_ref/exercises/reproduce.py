@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import replace
 from typing import Final
 
-import torch
+import numpy as np
 
 from attention_ref.exercises.backward import scaled_back
 from attention_ref.exercises.chain import (
@@ -53,7 +53,7 @@ def masked_only(**stages: StageFn) -> Instances:
 def wrong_triangle(d: Data, e: Env, i: int | None) -> Iv:
     """−∞ on the other side of the diagonal."""
     assert d.trace.M is not None
-    return e["S", i].fill(torch.isinf(d.trace.M.T), -math.inf)
+    return e["S", i].fill(np.isinf(d.trace.M.T), -math.inf)
 
 
 def after_softmax(zero: bool) -> Instances:
@@ -63,7 +63,7 @@ def after_softmax(zero: bool) -> Instances:
     def instances(d: Data, kind: Kind) -> Iterable[Mistake]:
         if d.trace.M is None:
             return []
-        blocked = torch.isinf(d.trace.M)
+        blocked = np.isinf(d.trace.M)
 
         def A(d: Data, e: Env, i: int | None) -> Iv:
             weights = e["S", i].softmax_rows()
@@ -110,8 +110,9 @@ def right_scale(d: Data) -> dict[str, dict[str, object]]:
 
 def one_hot(x: Iv) -> Iv:
     """Each row 1 at its largest entry (the first, on a tie; at the midpoints), 0 elsewhere."""
-    mid = torch.where(torch.isinf(x.lo), x.lo, x.mid)
-    hot = torch.zeros_like(mid).scatter_(-1, mid.argmax(-1, keepdim=True), 1.0)
+    mid = np.where(np.isinf(x.lo), x.lo, x.mid)
+    hot = np.zeros_like(mid)
+    np.put_along_axis(hot, mid.argmax(-1)[:, None], 1.0, -1)
     return Iv.point(hot)
 
 
@@ -131,7 +132,7 @@ def transposed_weights(d: Data, kind: Kind) -> Iterable[Mistake]:
             continue
         for i in range(W.shape[0]):
             symbol = f"W_{role}{sup(i) if W.shape[0] > 1 else ''}"
-            turned = W.clone()
+            turned = W.copy()
             turned[i] = W[i].T
             yield kind.mistake(
                 f"transposed_W_{role}",
@@ -239,14 +240,14 @@ def _slip_adjust(
     entry as they wrote it (the next steps then follow from it, or not: ``adjust_carries``):
     their written value, or an unrounded one that rounds to it, strictly inside its half unit
     (a student carries either, as at every step given)."""
-    if "slip" in notes or g is None or g.value.shape != raw.shape or g.value.numel() < 2:
+    if "slip" in notes or g is None or g.value.shape != raw.shape or g.value.size < 2:
         return raw
     off = ~loosely(g, raw, decimals)
     if int(off.sum()) != 1:
         return raw
-    r, c = (int(x) for x in off.nonzero()[0])
+    r, c = (int(x) for x in np.argwhere(off)[0])
     notes["slip"] = (key, r, c, float(g.value[r, c]), float(raw.mid[r, c]))
-    lo, hi = raw.lo.clone(), raw.hi.clone()
+    lo, hi = raw.lo.copy(), raw.hi.copy()
     x = g.value[r, c]
     h = max(float(g.half_unit(15)[r, c]) - 10 * SLACK * (1 + min(abs(float(x)), 1e6)), 0.0)
     lo[r, c], hi[r, c] = x - h, x + h

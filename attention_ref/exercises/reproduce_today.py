@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Final
 
-import torch
+import numpy as np
+from numpy.typing import NDArray
 
 from attention_ref.exercises.chain import Data, Env, Iv, StageFn, key_name, project, rotate
 from attention_ref.exercises.mistakes import LANGS, Kind, Mistake, one
+from attention_ref.exercises.problem import window_mask
 from attention_ref.exercises.reproduce import Instances
-from attention_ref.reference import windows
 
 # --- grouped-query attention ---------------------------------------------------------------------
 
@@ -73,9 +74,9 @@ def _window(d: Data) -> int | None:
     return d.trace.window
 
 
-def _masked_by(blocked: torch.Tensor) -> dict[str, StageFn]:
+def _masked_by(blocked: NDArray[np.bool_]) -> dict[str, StageFn]:
     """The window's mask ``M`` and ``S̃ = S + M`` with another band ``blocked``."""
-    M = torch.zeros(blocked.shape, dtype=torch.float64).masked_fill(blocked, float("-inf"))
+    M = np.where(blocked, -np.inf, 0.0)
     return {
         "M": lambda d, e, i: Iv.point(M),
         "S_masked": lambda d, e, i: e["S", i].fill(blocked, float("-inf")),
@@ -116,7 +117,7 @@ def width(delta: int) -> Instances:
         n, w = d.n, _window(d)
         if w is None or not 1 <= w + delta < n:
             return []
-        blocked = ~windows.window_allowed(n, w + delta)
+        blocked = np.isinf(window_mask(n, w + delta))
         fields = {lang: {"w": w, **_seen(w + delta, lang)} for lang in LANGS}
         return one(kind, stages=_masked_by(blocked), fields=fields)
 
@@ -128,7 +129,7 @@ def window_causal(d: Data, kind: Kind) -> Iterable[Mistake]:
     n, w = d.n, _window(d)
     if w is None:
         return []
-    blocked = ~windows.window_allowed(n, n)  # w >= n: the causal mask
+    blocked = np.isinf(window_mask(n, n))  # w >= n: the causal mask
     return one(kind, stages=_masked_by(blocked), fields={lang: {"w": w} for lang in LANGS})
 
 
@@ -137,7 +138,7 @@ def window_ahead(d: Data, kind: Kind) -> Iterable[Mistake]:
     n, w = d.n, _window(d)
     if w is None:
         return []
-    blocked = ~windows.window_allowed(n, w).T
+    blocked = np.isinf(window_mask(n, w)).T
     k = w - 1
     fields = {
         "en": {
@@ -159,7 +160,7 @@ def window_ahead(d: Data, kind: Kind) -> Iterable[Mistake]:
 
 def flip(x: Iv) -> Iv:
     """The columns in the reverse order (pair p takes pair d/2 − 1 − p's angle)."""
-    return Iv(x.lo.flip(-1), x.hi.flip(-1))
+    return Iv(np.flip(x.lo, -1), np.flip(x.hi, -1))
 
 
 def neg(x: Iv) -> Iv:
@@ -216,7 +217,7 @@ def _from_one(part: str) -> StageFn:
 
     def fn(d: Data, e: Env, i: int | None) -> Iv:
         angles = d.trace.angles + d.trace.theta
-        return Iv.point(torch.cos(angles) if part == "cos" else torch.sin(angles))
+        return Iv.point(np.cos(angles) if part == "cos" else np.sin(angles))
 
     return fn
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import torch
+import numpy as np
 
 from attention_ref.exercises.answer_words import MASKED_SPELLINGS
+from attention_ref.exercises.intervals import Array
 from attention_ref.exercises.mistakes import Mistake
 from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.exercises.problem import ProblemTrace, layout
 from attention_ref.exercises.words import TEXT, decimals_words
 from attention_ref.render import Explanation, JSONValue, Mat, Section
-from attention_ref.worked.trace import L
 
 
 def answer_notes(opt: ExerciseOptions) -> str:
@@ -46,6 +46,11 @@ def plural(k: int) -> dict[str, str]:
     return {"s": "s" * (k != 1), "es": "es" * (k != 1)}
 
 
+def L(x: Array) -> list[list[float]]:
+    """An array as a list of rows (a vector becomes one row)."""
+    return np.atleast_2d(x).tolist()  # type: ignore[no-any-return]
+
+
 def angle_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
     r"""RoPE's table: :math:`\theta_p`, :math:`m\theta_p`, their cosines and sines."""
     w = TEXT[lang]
@@ -58,14 +63,14 @@ def angle_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
         Mat(
             symbol="\\cos m\\theta_p",
             text="cos mθ_p",
-            value=L(torch.cos(tr.angles)),
+            value=L(np.cos(tr.angles)),
             rows=rows,
             cols=pairs,
         ),
         Mat(
             symbol=f"\\operatorname{{{sin}}} m\\theta_p",
             text=f"{sin} mθ_p",
-            value=L(torch.sin(tr.angles)),
+            value=L(np.sin(tr.angles)),
             rows=rows,
             cols=pairs,
         ),

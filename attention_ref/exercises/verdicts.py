@@ -285,8 +285,9 @@ def number(x: float, decimals: int, lang: str) -> str:
     """``x`` to ``decimals`` places (a decimal comma in Portuguese; ``-inf`` as ``−∞``)."""
     if math.isinf(x):
         return "−∞" if x < 0 else "∞"
-    # a number past a screen's width (1e308) in a form that fits: 1.000e+308
-    s = f"{x:.{decimals}f}" if abs(x) < 1e12 else f"{x:.{min(decimals, 6)}e}"
+    # a number past a screen's width (1e308) in a form that fits: 1.000e+308; "z": a zero is
+    # 0.000, never -0.000 (-1e-17, where another CPU kernel rounds a product that is 0)
+    s = f"{x:z.{decimals}f}" if abs(x) < 1e12 else f"{x:z.{min(decimals, 6)}e}"
     return s.replace(".", DECIMAL_MARK[lang])
 
 

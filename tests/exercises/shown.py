@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-import torch
+import numpy as np
 
 from attention_ref.exercises.chain import FORWARD, Data, Key, chain_keys
 
 
 def shown_steps(
-    d: Data, exact: dict[Key, torch.Tensor], wrong: dict[Key, torch.Tensor], names: Collection
+    d: Data, exact: dict[Key, np.ndarray], wrong: dict[Key, np.ndarray], names: Collection
 ) -> list[Key]:
     """The steps named in ``names`` where ``wrong`` differs from ``exact`` at 3 decimals (or in
     shape), in the order of the computation."""
@@ -21,6 +21,6 @@ def shown_steps(
         and k in wrong
         and (
             wrong[k].shape != exact[k].shape
-            or not torch.allclose(wrong[k], exact[k], atol=1e-3, equal_nan=True)
+            or not np.allclose(wrong[k], exact[k], atol=1e-3, equal_nan=True)
         )
     ]

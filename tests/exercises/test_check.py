@@ -35,6 +35,7 @@ FORWARD_NAMES = ("Q", "K", "V", "scores", "S", "S_masked", "A", "H", "concat", "
 
 
 def r(t: torch.Tensor, p: int) -> torch.Tensor:
+    t = torch.as_tensor(t)
     return torch.where(torch.isinf(t), t, t.round(decimals=p))
 
 
@@ -42,11 +43,12 @@ def student(tr: ref.AttentionTrace, p: int = 3) -> dict:
     """Every step by hand: each computed from the previous steps as written (rounded to p)."""
     out: dict = {}
     heads = []
+    X, M = torch.as_tensor(tr.X), None if tr.M is None else torch.as_tensor(tr.M)
     for i in range(tr.h):
-        Q, K, V = (r(tr.X @ getattr(tr, f"W_{x}")[i], p) for x in "QKV")
+        Q, K, V = (r(X @ torch.as_tensor(getattr(tr, f"W_{x}")[i]), p) for x in "QKV")
         scores = r(Q @ K.T, p)
         S = r(scores / math.sqrt(tr.d_k), p)
-        S_masked = S + tr.M if tr.M is not None else S
+        S_masked = S + M if M is not None else S
         A = r(torch.softmax(S_masked, -1), p)
         H = r(A @ V, p)
         out |= {
@@ -62,7 +64,7 @@ def student(tr: ref.AttentionTrace, p: int = 3) -> dict:
         heads.append(H)
     concat = torch.cat(heads, -1)
     out[("concat", None)] = concat
-    out[("output", None)] = r(concat @ tr.W_O, p) if tr.W_O is not None else concat
+    out[("output", None)] = r(concat @ torch.as_tensor(tr.W_O), p) if tr.W_O is not None else concat
     return out
 
 
@@ -138,7 +140,9 @@ def test_answers_rounded_to_two_decimals_are_never_right():
         prob = Problem.of_exercise(options(seed))
         exact = computed_steps(prob.data())
         report = check_steps(prob, exact, decimals=2)
-        shapes_with_fractions = any(not torch.equal(v, r(v, 2)) for v in exact.values())
+        shapes_with_fractions = any(
+            not torch.equal(torch.as_tensor(v), r(v, 2)) for v in exact.values()
+        )
         assert report.all_right is not shapes_with_fractions, seed
         if not report.all_right:
             assert report.first_wrong is None  # nothing wrong: short of decimals
@@ -223,7 +227,9 @@ def test_the_rounding_carried_is_said_and_measured():
         assert (
             v.carried > 0.0005
             and v.carried
-            == pytest.approx(float((student(prob.trace)[v.key] - exact[v.key]).abs().max()))
+            == pytest.approx(
+                float((student(prob.trace)[v.key] - torch.as_tensor(exact[v.key])).abs().max())
+            )
             and gap > 0
         )
     assert "which the rounding of earlier steps explains" in "\n".join(report_lines(report))
@@ -286,9 +292,9 @@ def test_gradients_are_graded_with_the_rounding_of_the_forward():
 def test_the_report_as_data_and_its_json():
     prob = Problem.of_exercise(ExerciseOptions(seed=9))
     steps = computed_steps(prob.data())
-    steps[("A", 1)] = steps[("A", 1)].clone()
+    steps[("A", 1)] = steps[("A", 1)].copy()
     steps[("A", 1)][2, 1] += 0.2  # a slip, carried into H⁽²⁾
-    steps[("H", 1)] = steps[("A", 1)] @ prob.trace.reference().V[1]
+    steps[("H", 1)] = steps[("A", 1)] @ prob.trace.reference().V[1].numpy()
     report = check_steps(prob, steps, keys=("S", "A", "H"))
     assert (report.steps_given, report.steps_right) == (6, 4)
     assert report.first_wrong.label == "heads[1].A"

@@ -170,7 +170,7 @@ def test_the_report_names_each_step_as_the_statement_with_its_json_path(lang):
     opt = ExerciseOptions(seed=9, lang=lang, backward=True)
     prob = Problem.of_exercise(opt)
     steps = computed_steps(prob.data(), (), FORWARD + BACKWARD)
-    steps[("A", 1)] = steps[("A", 1)].clone()
+    steps[("A", 1)] = steps[("A", 1)].copy()
     steps[("A", 1)][2, 1] += 0.2
     keys = ("Q", "scores", "S_masked", "A", "concat", "output", "grad.W_O", "grad.W_Q", "grad.X")
     doc = answer_from_steps(steps, prob.naming, keys=keys)

@@ -16,13 +16,20 @@ import json
 
 import torch
 
+from attention_ref.exercises import chain
 from attention_ref.exercises.answer import answer_from_steps, answer_text, read_answer_text
 from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import mistakes_for
-from attention_ref.exercises.chain import FORWARD, computed_steps
+from attention_ref.exercises.chain import FORWARD
 from attention_ref.exercises.draw import Problem, draw
 from attention_ref.exercises.grader import Status, check_document, report_lines
 from attention_ref.exercises.options import ExerciseOptions
+
+
+def computed_steps(*args: object, **kw: object) -> dict:
+    """`attention_ref.exercises.chain.computed_steps` (numpy) as torch tensors, for the torch
+    arithmetic of these tests."""
+    return {k: torch.tensor(v) for k, v in chain.computed_steps(*args, **kw).items()}  # type: ignore[arg-type]
 
 
 def check(text: str):

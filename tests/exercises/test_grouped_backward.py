@@ -11,16 +11,24 @@ import json
 import pytest
 import torch
 
+from attention_ref.exercises import chain
 from attention_ref.exercises.answer import answer_from_steps, answer_text, read_answer_text
 from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import mistakes_for
-from attention_ref.exercises.chain import FORWARD, computed_steps
+from attention_ref.exercises.chain import FORWARD
 from attention_ref.exercises.draw import Problem
 from attention_ref.exercises.exercise import make_exercise
 from attention_ref.exercises.grader import check_document, report_lines
 from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.reference import gqa as ref_gqa
 from attention_ref.render import render
+
+
+def computed_steps(*args: object, **kw: object) -> dict:
+    """`attention_ref.exercises.chain.computed_steps` (numpy) as torch tensors, for the torch
+    arithmetic of these tests."""
+    return {k: torch.tensor(v) for k, v in chain.computed_steps(*args, **kw).items()}  # type: ignore[arg-type]
+
 
 STAGES = FORWARD + BACKWARD
 PROBLEMS = [

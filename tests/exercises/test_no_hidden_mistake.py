@@ -16,15 +16,23 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attention_ref.exercises import chain
 from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text, read_answer_text
 from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import CATALOGUES, hidden, mistakes_for
-from attention_ref.exercises.chain import FORWARD, Data, computed_steps
+from attention_ref.exercises.chain import FORWARD, Data
 from attention_ref.exercises.draw import _numbers, asked_keys, draw, problem_of, trace_of
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.features import Features, default_shape
 from attention_ref.exercises.grader import Status, check_document, report_lines
 from attention_ref.render import render
+
+
+def computed_steps(*args: object, **kw: object) -> dict:
+    """`attention_ref.exercises.chain.computed_steps` (numpy) as torch tensors, for the torch
+    arithmetic of these tests."""
+    return {k: torch.tensor(v) for k, v in chain.computed_steps(*args, **kw).items()}  # type: ignore[arg-type]
+
 
 GQA = ExerciseOptions(seed=0, variant="gqa", heads=4)  # the README's: h = 4, g = 2, d_k = 1
 

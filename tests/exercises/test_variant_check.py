@@ -17,6 +17,7 @@ import math
 import pytest
 import torch
 
+from attention_ref.exercises import chain
 from attention_ref.exercises.answer import (
     Problem,
     answer_from_steps,
@@ -32,7 +33,7 @@ from attention_ref.exercises.catalogue import (
     Mistake,
     mistakes_for,
 )
-from attention_ref.exercises.chain import FORWARD, computed_steps
+from attention_ref.exercises.chain import FORWARD
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.features import Features
 from attention_ref.exercises.grader import check_answer, check_document, report_lines
@@ -41,6 +42,13 @@ from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import rope as ref_rope
 from attention_ref.reference import windows
 from tests.exercises.shown import shown_steps
+
+
+def computed_steps(*args: object, **kw: object) -> dict:
+    """`attention_ref.exercises.chain.computed_steps` (numpy) as torch tensors, for the torch
+    arithmetic of these tests."""
+    return {k: torch.tensor(v) for k, v in chain.computed_steps(*args, **kw).items()}  # type: ignore[arg-type]
+
 
 #: every step an answer can hold (the K/V heads' under "kv_heads")
 ALL = (
