@@ -89,24 +89,50 @@ def test_the_table_and_the_baselines_are_the_recorded_ones():
 
 def test_the_readmes_baby_gpt_figures_are_the_recorded_race():
     """The sentence under "Training" is `benchmarks/results/gpu-h200/baby_gpt.json`: both best
-    validation losses and both times from launch to the level both reached."""
-    from attention_ref.experiments.speed_claims import baby_gpt_claims
+    validation losses, the difference between two estimates of attnref's checkpoint (so the
+    two bests are "not told apart" exactly when the book's rule says so), the level and both
+    times from launch to it."""
+    from attention_ref.experiments.speed_claims import baby_gpt_claims, estimator_gap, told_apart
 
     run = json.loads(
         (ROOT / "benchmarks" / "results" / "gpu-h200" / "baby_gpt.json").read_text("utf-8")
     )
     ours, theirs = run["arms"]
     said = re.search(
-        r"best ([\d.]+) against ([\d.]+)\) in ([\d.]+)\s+s from launch against ([\d.]+) s", README
+        r"(not )?told apart\s+\(([\d.]+) against ([\d.]+), each on its own estimator: two "
+        r"estimates of attnref's checkpoint\s+differ by ([\d.]+)\); each reached ([\d.]+) on "
+        r"its own estimate in ([\d.]+) s from launch against\s+([\d.]+) s",
+        README,
     )
     assert said is not None, "the README gives no figures of the baby GPT race"
     level = baby_gpt_claims(run)[-1]  # the sentence the book prints, from the same run
     launch = re.search(r"; ([\d.]+) s from its process's launch", level)
     nano = re.search(r"`train.py` ([\d.]+) s from its launch", level)
-    assert launch and nano
-    assert said.groups() == (
+    at = re.search(r"\(val ≤ ([\d.]+);", level)
+    assert launch and nano and at
+    gap = estimator_gap([ours])
+    assert said.groups()[1:] == (
         f"{ours['best_val']:.4f}",
         f"{theirs['best_val']:.4f}",
+        f"{gap:.4f}",
+        at.group(1),
         launch.group(1),
         nano.group(1),
     )
+    assert (said.group(1) == "not ") is not told_apart(ours["best_val"] - theirs["best_val"], gap)
+
+
+def portuguese_pages_said(readme: str) -> int:
+    """How many Portuguese pages the README says the book has (``in Portuguese N pages``)."""
+    m = re.search(r"in Portuguese (\d+) pages", readme)
+    if m is None:
+        raise AssertionError("the README does not say how many Portuguese pages the book has")
+    return int(m.group(1))
+
+
+def test_the_readme_counts_the_portuguese_pages_the_book_has():
+    pages = sorted((ROOT / "docs" / "pt").glob("*.md"))
+    assert portuguese_pages_said(README) == len(pages)
+    # the control: the issue's README, which listed 6 of them
+    old = "in Portuguese 6 pages (the worked example, the causal mask, …)"
+    assert portuguese_pages_said(old) != len(pages)

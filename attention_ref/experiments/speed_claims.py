@@ -290,6 +290,27 @@ def gpu_claims(gs: Mapping[str, Any], batch: int = 32) -> list[str]:
     return out
 
 
+def estimator_gap(arms: Sequence[Mapping[str, Any]]) -> float | None:
+    """The largest difference between two estimates of one checkpoint's validation loss over
+    ``arms``: attnref's evaluation on its fixed batches (``best_val``) against the same
+    checkpoint on the whole validation split (``best_whole_val``); ``None`` where no arm has
+    both."""
+    gaps = [
+        abs(a["best_val"] - a["best_whole_val"])
+        for a in arms
+        if a.get("best_val") is not None and a.get("best_whole_val") is not None
+    ]
+    return max(gaps) if gaps else None
+
+
+def told_apart(margin: float, gap: float | None) -> bool:
+    """The rule for a claim across two estimators (attnref's fixed batches against nanoGPT's
+    fresh ones): one loss is lower than the other only by a margin larger than the difference
+    between two estimates of one checkpoint (`estimator_gap`); with that difference unknown,
+    never."""
+    return gap is not None and abs(margin) > gap
+
+
 def _first_at(evals: Sequence[Mapping[str, float]], level: float) -> Mapping[str, float] | None:
     return next((e for e in evals if e["val"] <= level), None)
 
@@ -300,7 +321,9 @@ def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = (
     ``train.py`` *in the same run*), the quality of the two over attnref's seeds (``more``:
     later runs of the script with attnref's arms only, named as later runs where their seeds
     are counted), and the time each took
-    to the level both reached. Nothing is judged off a GPU or without nanoGPT's evaluations."""
+    to the level both reached. Nothing is judged off a GPU or without nanoGPT's evaluations.
+    The two arms' losses are two estimators (attnref's fixed batches, nanoGPT's fresh ones):
+    one is called lower only by `told_apart`'s rule."""
     m = bg["machine"]
     if m.get("device") != "cuda":
         return [
@@ -350,13 +373,30 @@ def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = (
         kind = f"the same kind of GPU, {gpus.pop()}" if len(gpus) == 1 else "another GPU"
         plural = "s" if len(later) > 1 else ""
         whose = f" (seed{plural} {', '.join(map(str, later))} in a later run on {kind})"
-        inside = min(bests) <= nano["best_val"] <= max(bests)
-        spread = (
-            "within that spread: the two reach the same quality, told apart by no more than "
-            "the seeds."
-            if inside
-            else "outside that spread."
+        # nanoGPT's figure is its own estimator: inside attnref's spread widened by the
+        # difference between two estimates of one checkpoint, the two are not told apart
+        gap = estimator_gap(seeds)
+        widen = gap or 0.0
+        outside = max(min(bests) - nano["best_val"], nano["best_val"] - max(bests), 0.0)
+        how = (
+            "attnref's fixed evaluation batches against its whole validation split; nanoGPT's "
+            "figure is its own estimate, on fresh batches"
         )
+        if not told_apart(outside, gap):
+            where_it_is = (
+                f"outside that spread by {outside:.4f}, no more than the {widen:.4f} by which "
+                f"two estimates of one checkpoint differ ({how})"
+                if outside
+                else f"within that spread (two estimates of one checkpoint differ by up to "
+                f"{widen:.4f}: {how})"
+            )
+            spread = f"{where_it_is}: the two are not told apart."
+        else:
+            side = "lower" if nano["best_val"] < min(bests) else "higher"
+            spread = (
+                f"outside that spread by {outside:.4f}, more than the {widen:.4f} by which two "
+                f"estimates of one checkpoint differ ({how}): nanoGPT's is {side}."
+            )
         reached = f" ({where})" if hit else ""
         out.append(
             f"Over {len(seeds)} seeds{whose if later else ''}, attnref's best validation loss "
@@ -369,8 +409,20 @@ def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = (
     if a is not None and b is not None:
         launch = a["s"] + (same.get("before_clock_s") or 0.0)
         ratio = b["s"] / launch
+        margin, gap = same["best_val"] - nano["best_val"], estimator_gap([same])
+        if told_apart(margin, gap):
+            better = "attnref's" if margin < 0 else "nanoGPT's"
+            quality = f"{better} best is lower by {abs(margin):.4f}, more than the {gap:.4f}"
+        else:
+            quality = f"their bests differ by {abs(margin):.4f}, " + (
+                "an unknown difference" if gap is None else f"no more than the {gap:.4f}"
+            )
         out.append(
-            f"To the level both reached in that run (val ≤ {level:.4f}), attnref took "
+            f"To the level both reached in that run, each on its own estimate (val ≤ "
+            f"{level:.4f}; {quality} between two estimates of attnref's checkpoint, its "
+            "fixed batches against its whole validation split"
+            + ("" if told_apart(margin, gap) else ": not told apart in quality")
+            + f"), attnref took "
             f"{a['s']:.1f} s (step {a['step']:,}; {launch:.1f} s from its process's launch, "
             f"its imports and the data read included) and nanoGPT's `train.py` {b['s']:.1f} s "
             f"from its launch (step {b['step']:,}; {nano['to_first_iter_s']:.1f} s of it "

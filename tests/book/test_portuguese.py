@@ -273,7 +273,7 @@ def test_the_portuguese_pages_link_to_each_other_and_every_link_resolves(site):
         assert broken_links(site, page) == [], page
         text = html_of(site, page)
         others = [p for p in PT_PAGES if p != page]
-        for other in others:  # the footer of each page links every other Portuguese page
+        for other in others:  # the navigation of each page links every other Portuguese page
             assert f'href="../{other.removeprefix("pt/")}/"' in text, (page, other)
     # negative control: a link to a page that was not built, or a .md link left unrewritten
     assert broken_hrefs(site, "pt/exemplo-resolvido", ["mascara-causal.md", "../nada/"]) == [

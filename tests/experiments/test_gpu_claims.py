@@ -173,13 +173,34 @@ def test_the_seeds_spread_decides_whether_the_two_reach_the_same_quality(bg, lat
     assert said.startswith("Over 3 seeds (seeds 1338, 1339 in a later run on the same kind ")
     assert "1 of 3 reached 1.47 (seed 1338 at step 2,000, 33.6 s)" in said
     assert said.endswith(
-        "is within that spread: the two reach the same quality, told apart "
-        "by no more than the seeds."
+        "is within that spread (two estimates of one checkpoint differ by up to 0.0023: "
+        "attnref's fixed evaluation batches against its whole validation split; nanoGPT's "
+        "figure is its own estimate, on fresh batches): the two are not told apart."
     )
     worse = copy.deepcopy(bg)
     arm(worse, "nanoGPT")["best_val"] = 1.49
-    assert baby_gpt_claims(worse, later)[1].endswith("is outside that spread.")
+    assert baby_gpt_claims(worse, later)[1].endswith(": nanoGPT's is higher.")
+    assert "outside that spread by 0.0154, more than the 0.0023" in baby_gpt_claims(worse, later)[1]
+    # just outside the spread, by less than the estimators differ: still not told apart
+    near = copy.deepcopy(bg)
+    arm(near, "nanoGPT")["best_val"] = 1.4760
+    said = baby_gpt_claims(near, later)[1]
+    assert "outside that spread by 0.0014, no more than the 0.0023" in said
+    assert said.endswith("the two are not told apart.")
     assert len(baby_gpt_claims(bg)) == 2  # one seed: no sentence on a spread
+
+
+def test_a_margin_across_two_estimators_ranks_only_beyond_their_difference(bg, later):
+    """The rule for comparative claims: the same checkpoint's two estimates differ by up to
+    0.0023 over attnref's seeds, so a 0.0007 margin ranks nothing and a 0.003 one does."""
+    from attention_ref.experiments.speed_claims import estimator_gap, told_apart
+
+    seeds = [arm(bg, "attnref"), *later[0]["arms"]]
+    gap = estimator_gap(seeds)
+    assert gap == pytest.approx(0.0022950, abs=1e-6)
+    assert not told_apart(1.4726 - 1.4733, gap) and told_apart(0.003, gap)
+    assert not told_apart(0.5, None)  # the estimators' difference unknown: never ranked
+    assert estimator_gap([{"best_val": 1.5}]) is None
 
 
 def test_the_time_to_the_common_level_is_read_from_both_runs_evaluations(bg):
@@ -187,9 +208,14 @@ def test_the_time_to_the_common_level_is_read_from_both_runs_evaluations(bg):
 
     said = baby_gpt_claims(bg)[-1]
     assert said.startswith(
-        "To the level both reached in that run (val ≤ 1.4733), attnref "
-        "took 38.9 s (step 2,250; 43.6 s from"
+        "To the level both reached in that run, each on its own estimate (val ≤ 1.4733; their "
+        "bests differ by 0.0007, no more than the 0.0018 between two estimates of attnref's "
+        "checkpoint, its fixed batches against its whole validation split: not told apart in "
+        "quality), attnref took 38.9 s (step 2,250; 43.6 s from"
     )
+    wide = copy.deepcopy(bg)
+    arm(wide, "attnref")["best_whole_val"] = arm(wide, "attnref")["best_val"]  # no gap
+    assert "attnref's best is lower by 0.0007, more than the 0.0000" in baby_gpt_claims(wide)[-1]
     assert said.endswith("from launch, nanoGPT's took 1.65× as long as attnref's.")
     slow = copy.deepcopy(bg)
     for e in arm(slow, "attnref")["evals"]:
