@@ -48,18 +48,17 @@ def account(tracking_uri: str | None, say: bool = False) -> ClassClient:
     (``MLFLOW_TRACKING_SERVER_CERT_PATH`` for HTTPS); ``say``: each wait for a busy server is
     said on the error stream, in one line."""
     from attention_ref.classroom.class_client import ClassClient
+    from attention_ref.classroom.exchange.student_words import env_lang, said
     from attention_ref.classroom.patience import PATIENCE
 
+    lang = env_lang()  # the assignment's is not known yet: the student's environment's
     url = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
     if not url or not url.startswith(("http://", "https://")):
-        raise CLIError("--tracking-uri (or $MLFLOW_TRACKING_URI) must be the class server's URL")
+        raise CLIError(said("no_url", lang), lang)
     user = os.environ.get("MLFLOW_TRACKING_USERNAME")
     password = os.environ.get("MLFLOW_TRACKING_PASSWORD")
     if not user or not password:
-        raise CLIError(
-            "set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD to your class "
-            "account (your teacher gave you both)"
-        )
+        raise CLIError(said("no_account", lang), lang)
     patience = PATIENCE
     if say:
         patience = replace(PATIENCE, say=lambda line: print(f"attnref: {line}", file=sys.stderr))
@@ -81,6 +80,7 @@ def fetch(
     from attention_ref.classroom.assignment import AssignmentError
     from attention_ref.classroom.errors import ServerError
     from attention_ref.classroom.exchange.fetch import mine, write_exercises
+    from attention_ref.classroom.exchange.student_words import said
 
     client = account(tracking_uri)
     folder = out if out is not None else Path(name)
@@ -94,14 +94,11 @@ def fetch(
     except OSError as e:
         raise CLIError(f"cannot write into {folder}: {e.strerror}") from None
     a = me.assignment
-    n = a.exercises
-    print(
-        f"assignment {a.name!r} for {me.student}: {n} exercise{'s' if n != 1 else ''}, "
-        f"{a.describe_due()}"
-    )
+    due = a.describe_due(a.lang)
+    print(said("fetched", a.lang, name=a.name, student=me.student, n=a.exercises, due=due))
     for path, what in done:
         print(f"  {what:<7} {path}")
-    print(f"fill in the answers, then: attnref homework submit {a.name} {folder / 'answer-1.json'}")
+    print(said("fill_in", a.lang, name=a.name, file=folder / "answer-1.json"))
 
 
 def submit(
@@ -125,6 +122,7 @@ def submit(
     from attention_ref.classroom.assignment import AssignmentError
     from attention_ref.classroom.errors import ServerError
     from attention_ref.classroom.exchange.fetch import mine
+    from attention_ref.classroom.exchange.student_words import env_lang, said
     from attention_ref.classroom.exchange.submit import (
         checked_answer,
         submit_answers,
@@ -133,18 +131,13 @@ def submit(
     from cli.check import report_text
 
     client = account(tracking_uri, say=True)
+    lang = env_lang()  # before the server names the assignment's language
     texts = []
     for path in answers:
         if not path.exists():
-            raise CLIError(
-                f"{path}: no such file: attnref homework fetch {name} writes your "
-                "answer-K.json files (then fill them in and submit them)"
-            )
+            raise CLIError(said("no_file", lang, path=path, name=name), lang)
         if path.suffix in (".md", ".tex") and path.name.startswith("statement-"):
-            raise CLIError(
-                f"{path} is your exercise's statement, not an answer: fill in "
-                f"answer-K.json beside it and submit that"
-            )
+            raise CLIError(said("statement_not_answer", lang, path=path), lang)
         try:
             texts.append(path.read_bytes())
         except OSError as e:
@@ -158,7 +151,7 @@ def submit(
                 folder = "" if path.parent == Path() else f"{path.parent}/"
                 checked.append(checked_answer(text, me, folder))
             except (ValueError, TypeError) as e:
-                raise CLIError(f"{path}: {e}") from None
+                raise CLIError(f"{path}: {e}", getattr(e, "lang", "en")) from None
         sent = submit_answers(client, me, checked)  # each file stored, then one read-back
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
@@ -175,6 +168,7 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
     teacher's grade once given."""
     from attention_ref.classroom.assignment import AssignmentError
     from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.exchange.student_words import said
     from attention_ref.classroom.exchange.submit import my_submissions
     from cli.tables import Column, console, print_table
 
@@ -183,33 +177,32 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
         me, found = my_submissions(client, name)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
+    lang = me.assignment.lang
+    due = me.assignment.describe_due(lang)
     if not found:
         # the answer file where it is from here: this folder, else the one fetch writes
         here = Path("answer-1.json")
         file = here if here.is_file() else Path(name) / here
-        print(
-            f"{name} for {me.student}: no submissions yet ({me.assignment.describe_due()}); "
-            f"submit with attnref homework submit {name} {file}"
-        )
+        print(said("no_submissions", lang, name=name, student=me.student, due=due, file=file))
         return
-    n = len(found)
+    w = lambda key: said(key, lang)  # noqa: E731
     columns = [
-        Column("submission", rank=1),
-        Column("exercise", keep=True),
-        Column("received (UTC)", rank=3),
+        Column(w("submission"), rank=1),
+        Column(w("exercise"), keep=True),
+        Column(w("received"), rank=3),
         # left out only while no submission is late: a late one must not read as on time
-        Column("late", keep=any(s.late for s in found), rank=5),
-        Column("status", rank=2),
-        Column("grade", keep=True),
-        Column("first wrong step", keep=True),
-        Column("diagnosis", keep=True, wrap=True),
-        Column("counts", rank=4),
+        Column(w("late"), keep=any(s.late for s in found), rank=5),
+        Column(w("status"), rank=2),
+        Column(w("grade"), keep=True),
+        Column(w("first_wrong"), keep=True),
+        Column(w("diagnosis"), keep=True, wrap=True),
+        Column(w("counts"), rank=4),
     ]
     print_table(
         console(),
-        f"{name} for {me.student}: {n} submission{'s' if n != 1 else ''}, "
-        f"{me.assignment.describe_due()}",
+        said("submissions", lang, name=name, student=me.student, n=len(found), due=due),
         columns,
-        [s.cells() for s in found],
-        elsewhere="a wider terminal shows them",
+        [s.cells(lang) for s in found],
+        elsewhere=w("wider"),
+        lang=lang,
     )

@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = command.main(args=args, prog_name="attnref", standalone_mode=False)
     except CLIError as e:
-        print(f"attnref: error: {e}", file=sys.stderr)
+        print(e.line(), file=sys.stderr)
         return EXIT_USAGE
     except typer.TyperException as e:
         print(f"attnref: error: {e.format_message()}", file=sys.stderr)
@@ -99,7 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _interrupted(e)
         return 130
     except (ValueError, TypeError) as e:
-        print(f"attnref: error: {e}", file=sys.stderr)
+        # an answer's error is in the answer's language (`InputError.lang`): so is its prefix
+        print(CLIError(str(e), getattr(e, "lang", "en")).line(), file=sys.stderr)
         return EXIT_USAGE
     except Exception as e:
         if not _from_a_store(e):

@@ -34,6 +34,11 @@ if TYPE_CHECKING:
 
 #: the width of a console that is not a terminal (a pipe, a log): whole lines
 PIPE_WIDTH = 240
+#: the line under a table that left columns out, per language (``lang`` of `print_table`)
+LEFT_OUT = {
+    "en": "left out at {width} columns: {names}",
+    "pt": "deixadas de fora em {width} colunas: {names}",
+}
 
 
 @dataclass(frozen=True)
@@ -107,9 +112,10 @@ def print_table(
     rows: Sequence[Sequence[str]],
     *,
     elsewhere: str = "",
+    lang: str = "en",
 ) -> list[str]:
     """Print ``rows`` under ``title`` (a line of its own, never squeezed into the frame) at the
-    console's width; returns the names of the columns left out (and says so, with
+    console's width; returns the names of the columns left out (and says so, in ``lang``, with
     ``elsewhere``: where the reader finds them). Every cell and header is `plain` text."""
     from rich.table import Table
 
@@ -132,7 +138,8 @@ def print_table(
     left = [c.name for i, c in enumerate(columns) if i not in shown]
     if left:
         where = f"; {elsewhere}" if elsewhere else ""
-        say(out, f"(left out at {out.width} columns: {', '.join(left)}{where})")
+        said = LEFT_OUT.get(lang, LEFT_OUT["en"]).format(width=out.width, names=", ".join(left))
+        say(out, f"({said}{where})")
     return left
 
 

@@ -92,7 +92,7 @@ def test_the_readmes_baby_gpt_figures_are_the_recorded_race():
     validation losses, the difference between two estimates of attnref's checkpoint (so the
     two bests are "not told apart" exactly when the book's rule says so), the level and both
     times from launch to it."""
-    from attention_ref.experiments.speed_claims import baby_gpt_claims, estimator_gap, told_apart
+    from attention_ref.experiments.gpu_claims import baby_gpt_claims, estimator_gap, told_apart
 
     run = json.loads(
         (ROOT / "benchmarks" / "results" / "gpu-h200" / "baby_gpt.json").read_text("utf-8")

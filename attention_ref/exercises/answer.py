@@ -267,7 +267,7 @@ def parse_answer(
         if tuple(G.shape) != tr.output_shape or not np.isfinite(G).all():
             raise error(say, "grad_output", r=tr.output_shape[0], c=tr.output_shape[1])
     if not steps:
-        raise InputError(NO_STEP[say])
+        raise InputError(NO_STEP[say], say)
     return Answer(problem, steps, G, read.large)
 
 

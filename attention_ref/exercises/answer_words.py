@@ -410,7 +410,7 @@ def words(lang: str, message: str, /, **kw: object) -> str:
 
 def error(lang: str, message: str, /, **kw: object) -> InputError:
     """The `InputError` of ``message`` in ``lang``, to raise."""
-    return InputError(words(lang, message, **kw))
+    return InputError(words(lang, message, **kw), lang)
 
 
 __all__ = [

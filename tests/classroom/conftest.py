@@ -23,6 +23,7 @@ from mlflow.tracking import MlflowClient
 
 from attention_ref.classroom.accounts import add_student, add_teacher
 from attention_ref.classroom.server import ClassServer
+from cli.errors import PREFIX
 
 ATTNREF = str(Path(sys.executable).with_name("attnref"))
 EXPERIMENT = "class"
@@ -69,15 +70,23 @@ def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
     """The one line of a refusal: exit 2, one stderr line, no traceback."""
     assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("attnref: error: "), out.stderr
+    # in English, or in the Portuguese of a Portuguese assignment (`cli.errors.PREFIX`)
+    assert len(lines) == 1 and lines[0].startswith(tuple(PREFIX.values())), out.stderr
     assert "Traceback" not in out.stdout + out.stderr
     return lines[0]
 
 
 def student_env(url: str, user: str, password: str) -> dict[str, str]:
-    """The environment of a student's command: MLflow's variables, nothing else of MLflow's."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING_")}
+    """The environment of a student's command: MLflow's variables, nothing else of MLflow's;
+    an English locale (what the command says before it knows the assignment's language is in
+    the environment's: the tests' English words must not depend on the machine's)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MLFLOW_TRACKING_") and k not in ("LC_ALL", "LC_MESSAGES")
+    }
     return env | {
+        "LANG": "C.UTF-8",
         "MLFLOW_TRACKING_URI": url,
         "MLFLOW_TRACKING_USERNAME": user,
         "MLFLOW_TRACKING_PASSWORD": password,

@@ -447,6 +447,10 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
 
     out = here(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
     assert out.returncode == 0, out.stderr
+    # the assignment is Portuguese: so is what fetch says (issue 42, item 7)
+    assert "tarefa 'hw-cli' para carol: 2 exercícios, prazo" in out.stdout, out.stdout
+    assert "preencha as respostas e depois: attnref homework submit hw-cli" in out.stdout
+    assert "  escrito " in out.stdout and "written" not in out.stdout
     folder = tmp_path / "mine"
     assert sorted(p.name for p in folder.iterdir()) == [
         "answer-1.json",
@@ -475,7 +479,7 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     (folder / "answer-1.json").write_bytes(answer(a, "carol", 1))
     (folder / "answer-2.json").write_bytes(answer(a, "carol", 2, "no_mask"))
     refetched = here(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
-    assert refetched.returncode == 0 and refetched.stdout.count("kept ") == 2  # her work stays
+    assert refetched.returncode == 0 and refetched.stdout.count("mantido ") == 2  # her work stays
     assert (folder / "answer-1.json").read_bytes() == answer(a, "carol", 1)
 
     right = run(["homework", "submit", "hw-cli", "mine/answer-1.json"], student, tmp_path)
@@ -519,7 +523,8 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     # the student sees the teacher's grade on her submissions
     status = here(["homework", "status", "hw-cli"], student, tmp_path)
     assert status.returncode == 0, status.stderr
-    assert "18/18" in status.stdout and "no_mask" in status.stdout
+    assert "18/18" in status.stdout and "sem a máscara causal" in status.stdout
+    assert "no_mask" not in status.stdout and "hw-cli para carol: 2 envios" in status.stdout
     # a student may not read the gradebook, nor grade
     assert "no assignment 'hw-cli'" in one_line_error(
         here(["server", "grades", "hw-cli"], student, tmp_path)

@@ -279,7 +279,7 @@ def test_the_answer_template_then_the_filled_answer_in_portuguese(tmp_path, caps
     )
     code, stdout, err = run(["check", str(out / "answer.json")], capsys)
     assert code == 2 and stdout == "" and err.count("\n") == 1
-    assert err.startswith("attnref: error: nenhum passo dado ainda: preencha os passos")
+    assert err.startswith("attnref: erro: nenhum passo dado ainda: preencha os passos")
     code, stdout, err = run(["check", str(out / "exercise.json")], capsys)
     assert code == 2 and stdout == "" and err.count("\n") == 1
     assert (

@@ -89,5 +89,5 @@ def check_answer(
             said = NO_STEP_YET[prob.lang].format(
                 file=f"{folder}answer-{k}.json", name=assignment.name
             )
-            raise InputError(said) from None
+            raise InputError(said, prob.lang) from None
         raise

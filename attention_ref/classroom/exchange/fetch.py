@@ -23,6 +23,7 @@ from attention_ref.classroom.assignment import (
     student_experiment,
 )
 from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
+from attention_ref.classroom.exchange.student_words import said
 
 if TYPE_CHECKING:
     from attention_ref.exercises.exercise import ExerciseOptions
@@ -62,7 +63,8 @@ def mine(client: ClassClient, name: str) -> Mine:
 def write_exercises(me: Mine, out: Path) -> list[tuple[Path, str]]:
     """``statement-K.md``, ``statement-K.tex`` and ``answer-K.json`` of each of the student's
     exercises into ``out``; an answer file that is already there is kept (it may hold the
-    student's work). Returns ``(path, what)`` per file: ``"written"`` or ``"kept"``."""
+    student's work). Returns ``(path, what)`` per file: ``"written"`` or ``"kept"``, in the
+    assignment's language (`student_words`)."""
     from attention_ref.exercises.exercise import make_exercise
     from attention_ref.render import render, to_json
 
@@ -87,21 +89,23 @@ def write_exercises(me: Mine, out: Path) -> list[tuple[Path, str]]:
             tmp = path.with_name(path.name + ".tmp")
             tmp.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
             tmp.replace(path)
-            done.append((path, "written"))
+            done.append((path, said("written", me.assignment.lang)))
     return done
 
 
 def _kept(path: Path, me: Mine, k: int) -> str:
-    """What an answer file already there is: the student's answer to exercise ``k``, or not."""
+    """What an answer file already there is: the student's answer to exercise ``k``, or not
+    (in the assignment's language)."""
     from attention_ref.exercises.answer import read_answer_text
 
+    lang = me.assignment.lang
     try:
         doc = read_answer_text(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        return "kept (it is not an answer file: move it away to get the template)"
+        return said("kept_not_answer", lang)
     if matching_exercise(doc, list(me.exercises)) == k:
-        return "kept"
-    return f"kept (it does not answer your exercise {k}: move it away to get the template)"
+        return said("kept", lang)
+    return said("kept_other", lang, k=k)
 
 
 #: the homework's words on a statement, per language

@@ -34,6 +34,7 @@ from attention_ref.classroom.client import checked
 from attention_ref.classroom.errors import ServerError
 from attention_ref.classroom.exchange.answers import check_answer
 from attention_ref.classroom.exchange.fetch import Mine, mine
+from attention_ref.classroom.exchange.student_words import said
 
 if TYPE_CHECKING:
     from attention_ref.exercises.grader import Report
@@ -229,21 +230,33 @@ class MySubmission:
     late: dt.timedelta | None
     grade: dict[str, str]
 
-    def cells(self) -> tuple[str, ...]:
-        """submission, exercise, received, late, status, grade, first wrong, diagnosis, counts."""
+    def cells(self, lang: str = "en") -> tuple[str, ...]:
+        """submission, exercise, received, late, status, grade, first wrong, diagnosis, counts,
+        in ``lang`` (`student_words`): the diagnosis in the catalogue's words, not its ids."""
+        from attention_ref.exercises.catalogue import mistake_words
+
         g = self.grade
         received = f"{self.received:%Y-%m-%d %H:%M:%S}" if self.received else ""
-        late = ("late by " + duration(self.late)) if self.late else ("no" if received else "")
+        if self.late:
+            late = said("late_by", lang, late=duration(self.late))
+        else:
+            late = said("on_time", lang) if received else ""
+        diagnosis = " | ".join(
+            " + ".join(mistake_words(name, lang) for name in both.split(" + "))
+            for both in g.get(GRADE + "diagnosis", "").split(" | ")
+            if both
+        )
+        counts = g.get(GRADE + "counts", "")
         return (
             self.run_id,
             g.get(GRADE + "exercise") or self.name,
             received,
             late,
             self.status,
-            g.get(GRADE + "steps", "not graded yet"),
+            g.get(GRADE + "steps") or said("not_graded", lang),
             g.get(GRADE + "first_wrong", ""),
-            g.get(GRADE + "diagnosis", ""),
-            g.get(GRADE + "counts", ""),
+            diagnosis,
+            said(counts, lang) if counts in ("yes", "no") else counts,
         )
 
 

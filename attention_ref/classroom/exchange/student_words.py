@@ -1,0 +1,111 @@
+"""What ``attnref homework fetch`` and ``status`` say to a student, in the assignment's language.
+
+One table per language, the same keys in each (a test holds them equal); the commands fill in
+the numbers and names. What a student's command says before it knows the assignment (no
+account set, no such file) is in the language of the student's environment (`env_lang`:
+``LANG``, ``LC_ALL``, ``LC_MESSAGES``; ``pt_BR.UTF-8`` is Portuguese), English otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Final
+
+from attention_ref.render import LANGS
+
+STUDENT: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "fetched": "assignment {name!r} for {student}: {n} exercise{s}, {due}",
+        "written": "written",
+        "kept": "kept",
+        "kept_not_answer": "kept (it is not an answer file: move it away to get the template)",
+        "kept_other": "kept (it does not answer your exercise {k}: move it away to get the "
+        "template)",
+        "fill_in": "fill in the answers, then: attnref homework submit {name} {file}",
+        "no_submissions": "{name} for {student}: no submissions yet ({due}); submit with "
+        "attnref homework submit {name} {file}",
+        "submissions": "{name} for {student}: {n} submission{s}, {due}",
+        "wider": "a wider terminal shows them",
+        "submission": "submission",
+        "exercise": "exercise",
+        "received": "received (UTC)",
+        "late": "late",
+        "status": "status",
+        "grade": "grade",
+        "first_wrong": "first wrong step",
+        "diagnosis": "diagnosis",
+        "counts": "counts",
+        "late_by": "late by {late}",
+        "on_time": "no",
+        "not_graded": "not graded yet",
+        "yes": "yes",
+        "no": "no",
+        "no_file": "{path}: no such file: attnref homework fetch {name} writes your "
+        "answer-K.json files (then fill them in and submit them)",
+        "statement_not_answer": "{path} is your exercise's statement, not an answer: fill in "
+        "answer-K.json beside it and submit that",
+        "no_account": "set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD to your class "
+        "account (your teacher gave you both)",
+        "no_url": "--tracking-uri (or $MLFLOW_TRACKING_URI) must be the class server's URL",
+    },
+    "pt": {
+        "fetched": "tarefa {name!r} para {student}: {n} exercício{s}, {due}",
+        "written": "escrito",
+        "kept": "mantido",
+        "kept_not_answer": "mantido (não é um arquivo de resposta: tire-o daí para receber o "
+        "modelo)",
+        "kept_other": "mantido (não responde ao seu exercício {k}: tire-o daí para receber o "
+        "modelo)",
+        "fill_in": "preencha as respostas e depois: attnref homework submit {name} {file}",
+        "no_submissions": "{name} para {student}: nenhum envio ainda ({due}); envie com "
+        "attnref homework submit {name} {file}",
+        "submissions": "{name} para {student}: {n} envio{s}, {due}",
+        "wider": "um terminal mais largo as mostra",
+        "submission": "envio",
+        "exercise": "exercício",
+        "received": "recebido (UTC)",
+        "late": "atraso",
+        "status": "situação",
+        "grade": "nota",
+        "first_wrong": "primeiro passo errado",
+        "diagnosis": "diagnóstico",
+        "counts": "vale",
+        "late_by": "atrasado {late}",
+        "on_time": "não",
+        "not_graded": "ainda sem nota",
+        "yes": "sim",
+        "no": "não",
+        "no_file": "{path}: arquivo não encontrado: attnref homework fetch {name} escreve os "
+        "seus arquivos answer-K.json (preencha-os e envie-os depois)",
+        "statement_not_answer": "{path} é o enunciado do seu exercício, não uma resposta: "
+        "preencha o answer-K.json ao lado dele e envie esse",
+        "no_account": "defina MLFLOW_TRACKING_USERNAME e MLFLOW_TRACKING_PASSWORD com a sua "
+        "conta da turma (o seu professor deu as duas)",
+        "no_url": "--tracking-uri (ou $MLFLOW_TRACKING_URI) deve ser o endereço do servidor da "
+        "turma",
+    },
+}
+
+
+def said(key: str, lang: str, **fields: object) -> str:
+    """``STUDENT[lang][key]`` with its fields filled in (``s``: a plural's ending, from ``n``)."""
+    if "n" in fields and "s" not in fields:
+        fields["s"] = "" if fields["n"] == 1 else "s"
+    return STUDENT[lang][key].format(**fields)
+
+
+def env_lang(env: Mapping[str, str] | None = None) -> str:
+    """The language of the student's environment, for what a command says before it knows the
+    assignment's: the first of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` that is set, by its
+    language code (``pt_BR.UTF-8``: ``pt``); English when none names one of `LANGS`."""
+    env = os.environ if env is None else env
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(name)
+        if value:
+            code = value.split(".")[0].split("_")[0].lower()
+            return code if code in LANGS else "en"
+    return "en"
+
+
+__all__ = ["STUDENT", "env_lang", "said"]

@@ -1,0 +1,127 @@
+"""A student's homework commands speak the assignment's language (issue 42, item 7): the words
+of ``fetch`` and ``status`` (`attention_ref.classroom.exchange.student_words`), the diagnosis in
+the catalogue's words, and the error line's prefix; before the assignment is known, the
+language of the student's environment. The commands themselves, on a real class server, are
+in `tests/classroom/test_homework.py`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import string
+
+import pytest
+
+from attention_ref.classroom.assignment import GRADE
+from attention_ref.classroom.exchange.student_words import STUDENT, env_lang, said
+from attention_ref.classroom.exchange.submit import MySubmission
+from attention_ref.exercises.answer import read_answer_text
+from attention_ref.exercises.grader import check_document
+from attention_ref.inputs.errors import InputError
+from cli.errors import CLIError
+from cli.main import main
+
+
+def fields(text: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(text) if f}
+
+
+def test_every_language_says_every_sentence_with_the_same_fields():
+    keys = set(STUDENT["en"])
+    for lang, table in STUDENT.items():
+        assert set(table) == keys, lang
+        for key in keys:
+            assert fields(table[key]) == fields(STUDENT["en"][key]), (lang, key)
+    # the Portuguese words are Portuguese, not English copied over
+    same = [k for k in keys if STUDENT["pt"][k] == STUDENT["en"][k]]
+    assert same == [], same
+
+
+@pytest.mark.parametrize(
+    ("env", "lang"),
+    [
+        ({"LANG": "pt_BR.UTF-8"}, "pt"),
+        ({"LANG": "pt_PT"}, "pt"),
+        ({"LC_ALL": "pt_BR.UTF-8", "LANG": "en_US.UTF-8"}, "pt"),
+        ({"LC_MESSAGES": "en_GB.UTF-8", "LANG": "pt_BR.UTF-8"}, "en"),
+        # what it must not take for Portuguese: another language, C, nothing set
+        ({"LANG": "fr_FR.UTF-8"}, "en"),
+        ({"LANG": "C.UTF-8"}, "en"),
+        ({"LANG": "POSIX"}, "en"),
+        ({}, "en"),
+    ],
+)
+def test_the_environments_language_is_read_from_the_locale_variables(env, lang):
+    assert env_lang(env) == lang
+
+
+def test_a_plural_follows_the_count():
+    assert said("fetched", "pt", name="hw", student="ana", n=1, due="sem prazo") == (
+        "tarefa 'hw' para ana: 1 exercício, sem prazo"
+    )
+    assert said("submissions", "en", name="hw", student="ana", n=3, due="no due time") == (
+        "hw for ana: 3 submissions, no due time"
+    )
+
+
+def submission(**grade: str) -> MySubmission:
+    received = dt.datetime(2026, 11, 28, 9, 0, 31, tzinfo=dt.UTC)
+    tags = {GRADE + k: v for k, v in grade.items()}
+    late = dt.timedelta(seconds=31)
+    return MySubmission("f" * 32, "exercise 1", "FINISHED", received, late, tags)
+
+
+def test_status_says_the_grade_and_the_diagnosis_in_the_assignments_language():
+    s = submission(exercise="1", steps="8/18", first_wrong="heads[0].S", diagnosis="no_scale")
+    s = MySubmission(**{**s.__dict__, "grade": {**s.grade, GRADE + "counts": "yes"}})
+    pt = s.cells("pt")
+    assert pt[3] == "atrasado 31 s" and pt[5] == "8/18" and pt[8] == "sim"
+    assert pt[7].startswith("sem escala") and "no_scale" not in pt[7]
+    en = s.cells("en")
+    assert en[3] == "late by 31 s" and en[7].startswith("no scaling") and en[8] == "yes"
+    # two mistakes together, and two diagnoses: each said, the separators kept
+    both = submission(diagnosis="no_mask + no_W_O | slip").cells("pt")[7]
+    assert both.count(" + ") == 1 and both.count(" | ") == 1
+    assert not {"no_mask", "no_W_O", "slip"} & set(re.split(r" [+|] ", both)), both
+    # not graded yet: said so, in the language
+    assert submission().cells("pt")[5] == "ainda sem nota"
+    assert submission().cells("pt")[7] == ""
+
+
+def test_the_error_prefix_is_the_messages_language(capsys):
+    assert CLIError("x", "pt").line() == "attnref: erro: x"
+    assert CLIError("x").line() == "attnref: error: x"
+    assert CLIError("x", "fr").line() == "attnref: error: x"  # no such table: English
+    # an answer's error is raised in the answer's language, and printed with its prefix
+    with pytest.raises(InputError) as e:
+        check_document(
+            read_answer_text('{"exercise": {"seed": 0, "lang": "pt"}, "heads": [{"Q": "x"}]}')
+        )
+    assert e.value.lang == "pt"
+
+
+def test_check_of_a_portuguese_answer_says_its_error_in_portuguese(tmp_path, capsys):
+    bad = tmp_path / "answer.json"
+    bad.write_text('{"exercise": {"seed": 0, "lang": "pt"}, "heads": [{"Q": "x"}]}')
+    assert main(["check", str(bad)]) == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("attnref: erro: ") and "\n" not in line
+    # the control: the same answer in English
+    bad.write_text('{"exercise": {"seed": 0}, "heads": [{"Q": "x"}]}')
+    assert main(["check", str(bad)]) == 2
+    assert capsys.readouterr().err.startswith("attnref: error: ")
+
+
+def test_homework_before_the_server_speaks_the_students_environment(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LANG", "pt_BR.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    monkeypatch.delenv("MLFLOW_TRACKING_USERNAME", raising=False)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")
+    assert main(["homework", "fetch", "hw"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert re.fullmatch(r"attnref: erro: defina MLFLOW_TRACKING_USERNAME .*", line), line
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    assert main(["homework", "fetch", "hw"]) == 2
+    assert capsys.readouterr().err.startswith("attnref: error: set MLFLOW_TRACKING_USERNAME")
