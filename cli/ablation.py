@@ -17,12 +17,15 @@ from cli.options import (
     Experiment,
     LogEvery,
     OutDir,
+    Preset,
+    Quick,
     TrackingUri,
     check_log_every,
     check_writable_dir,
     config_options,
     connect_store,
     load_data,
+    recipe,
 )
 
 if TYPE_CHECKING:
@@ -88,6 +91,8 @@ def ablation(
             metavar="N",
         ),
     ] = 1,
+    quick: Quick = False,
+    preset: Preset = None,
     data: DataPath = None,
     out_dir: OutDir = Path("runs"),
     tracking_uri: TrackingUri = None,
@@ -101,9 +106,9 @@ def ablation(
     overlaid loss curves, printed and logged to the parent. With --heads, the arms are the
     Q02 model with each number of heads (the same parameter count). With --arms variants, Q02's
     model as it is and with one change of today's attention each (one K/V head, RoPE, a
-    sliding window).
+    sliding window). --quick and --preset are train's: every arm trains that recipe.
     """
-    from attention_ref.lm.config import TrainConfig, fit_warmup
+    from attention_ref.lm.config import fit_warmup
 
     if heads is not None and arms != "multihead,none,uniform":
         raise CLIError("--heads sweeps the multihead model; leave out --arms")
@@ -119,9 +124,10 @@ def ablation(
     check_log_every(log_every)
     if seeds < 1:
         raise CLIError(f"--seeds must be a positive number of seeds, got {seeds}")
+    overrides = dict(config_overrides or {})
+    # defaults < --preset < --quick < the options given, as `attnref train` reads them
     cfg, warmup_note = fit_warmup(
-        TrainConfig().with_options(**(config_overrides or {})),
-        given="warmup_steps" in (config_overrides or {}),
+        recipe(preset, quick, overrides), given="warmup_steps" in overrides
     )
     if heads_list is not None:
         for h in heads_list:  # a number of heads that does not divide n_embd fails here

@@ -4,8 +4,9 @@
   `attention_ref.lm.config.TrainConfig` (defaults ``None``: "not given"), so ``train`` and
   ``ablation`` share them and ``--resume`` can tell which were given.
 * The option types (``--data``, ``--out-dir``, ``--tracking-uri``, ``--experiment``,
-  ``--log-every``) are declared once here, with the checks that run before any work starts
-  (`check_writable_dir`, `load_data`, `connect_store`).
+  ``--log-every``, ``--quick``, ``--preset`` and their `recipe`) are declared once here, with
+  the checks that run before any work starts (`check_writable_dir`, `load_data`,
+  `connect_store`).
 
 No torch or mlflow import here: ``attnref --help`` stays fast.
 """
@@ -28,6 +29,7 @@ from cli.errors import CLIError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from attention_ref.lm.config import TrainConfig
     from attention_ref.lm.data import CharData
 
 PANEL = "Model and training (defaults: the homework's Q02)"
@@ -58,6 +60,45 @@ LogEvery = Annotated[
         "--log-every", help="Steps between log lines when not on a terminal.", metavar="N"
     ),
 ]
+
+#: ``--quick``: a first run that shows the loss falling and a sample, in about a minute
+QUICK: dict[str, Any] = {
+    "max_steps": 300,
+    "eval_interval": 150,
+    "eval_batches": 10,
+    "warmup_steps": 30,
+}
+Quick = Annotated[
+    bool,
+    typer.Option(
+        "--quick",
+        help="A first try: 300 steps a run, an evaluation every 150 on 10 batches, 30 warm-up "
+        "steps (under a minute a run on 2 CPU cores; an option given beside it wins). "
+        "\\[default: Q02's 6,000 steps]",
+    ),
+]
+Preset = Annotated[
+    str | None,
+    typer.Option(
+        "--preset",
+        help="A whole recipe by name: q02 (the defaults) or nanogpt-shakespeare-char "
+        "(nanoGPT's baby GPT: 6 layers, 6 heads, 384 wide, block 256, dropout 0.2, batch "
+        "64, 5,000 steps); an option given beside it wins. \\[default: q02]",
+        show_default=False,
+        metavar="NAME",
+    ),
+]
+
+
+def recipe(preset: str | None, quick: bool, overrides: dict[str, Any]) -> TrainConfig:
+    """The configuration of ``train`` and ``ablation``: defaults < ``--preset`` < ``--quick``
+    < the options given, every value checked here, once (a bad one: one `CLIError` line)."""
+    from attention_ref.lm.config import PRESETS, preset_config
+
+    if preset is not None and preset not in PRESETS:
+        raise CLIError(f"--preset must be one of {', '.join(PRESETS)}, got {preset!r}")
+    return preset_config(preset or "q02", **({**QUICK, **overrides} if quick else overrides))
+
 
 #: the type names of the help (Typer's own are ``<int>``, ``<str>``, ``<bool>`` on flags too)
 TYPE_NAMES: dict[type, str] = {int: "INTEGER", float: "FLOAT", str: "TEXT", Path: "PATH"}

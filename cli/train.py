@@ -15,12 +15,15 @@ from cli.options import (
     Experiment,
     LogEvery,
     OutDir,
+    Preset,
+    Quick,
     TrackingUri,
     check_log_every,
     check_writable_dir,
     config_options,
     connect_store,
     load_data,
+    recipe,
 )
 
 if TYPE_CHECKING:
@@ -50,15 +53,6 @@ def _refused_with_resume(
     if register is not None:
         refused.append("--register")
     return refused
-
-
-#: ``--quick``: a first run that shows the loss falling and a sample, in about a minute
-QUICK: dict[str, Any] = {
-    "max_steps": 300,
-    "eval_interval": 150,
-    "eval_batches": 10,
-    "warmup_steps": 30,
-}
 
 
 @config_options()
@@ -99,26 +93,8 @@ def train(
             metavar="NAME",
         ),
     ] = None,
-    quick: Annotated[
-        bool,
-        typer.Option(
-            "--quick",
-            help="A first try, in about a minute on 2 CPU cores: 300 steps, an evaluation every "
-            "150 on 10 batches, 30 warm-up steps (an option given beside it wins). "
-            "\\[default: Q02's 6,000 steps]",
-        ),
-    ] = False,
-    preset: Annotated[
-        str | None,
-        typer.Option(
-            "--preset",
-            help="A whole recipe by name: q02 (the defaults) or nanogpt-shakespeare-char "
-            "(nanoGPT's baby GPT: 6 layers, 6 heads, 384 wide, block 256, dropout 0.2, batch "
-            "64, 5,000 steps); an option given beside it wins. \\[default: q02]",
-            show_default=False,
-            metavar="NAME",
-        ),
-    ] = None,
+    quick: Quick = False,
+    preset: Preset = None,
     data: DataPath = None,
     out_dir: OutDir = Path("runs"),
     tracking_uri: TrackingUri = None,
@@ -132,17 +108,13 @@ def train(
 
     A NaN/inf loss stops the run, marks it FAILED and says at which step.
     """
-    from attention_ref.lm.config import PRESETS, fit_warmup, preset_config
+    from attention_ref.lm.config import fit_warmup
 
     overrides = dict(config_overrides or {})
     warmup_given = "warmup_steps" in overrides
-    if preset is not None and preset not in PRESETS:
-        raise CLIError(f"--preset must be one of {', '.join(PRESETS)}, got {preset!r}")
     for flag, given in (("--quick", quick), ("--preset", preset is not None)):
         if given and resume is not None:
             raise CLIError(f"--resume continues the run's own configuration; leave out {flag}")
-    if quick:
-        overrides = {**QUICK, **overrides}
     warmup_note = None
     check_log_every(log_every)
     if resume is not None:
@@ -157,8 +129,7 @@ def train(
             if overrides.get("attention", "none") != "none":
                 raise CLIError("--no-attention contradicts --attention " + overrides["attention"])
             overrides["attention"] = "none"
-        # defaults < preset < --quick < the options given: every value is checked here, once
-        cfg = preset_config(preset or "q02", **overrides)
+        cfg = recipe(preset, quick, overrides)  # defaults < preset < --quick < options
         # a new run only: a resumed one keeps its schedule
         cfg, warmup_note = fit_warmup(cfg, given=warmup_given)
         if run_name is None and preset not in (None, "q02"):  # not q02-multihead: not Q02's

@@ -16,6 +16,7 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
+from cli.errors import CLIError
 from cli.main import main
 from cli.progress import command
 from tests.configs import TINY_ARGS as TINY
@@ -272,9 +273,40 @@ def test_ablation_then_report(store, capsys, tmp_path):
         (["ablation", "--heads", "two"], "--heads must list distinct positive numbers"),
         (["ablation", "--heads", "1,3"], "--n-embd 128 is not divisible by --n-head 3"),
         (["ablation", "--heads", "2", "--arms", "none"], "--heads sweeps the multihead model"),
+        (["ablation", "--preset", "gpt4"], "--preset must be one of q02, nanogpt-shakespeare"),
     ]:
         assert main(bad) == 2
         assert message in capsys.readouterr().err
+
+
+def test_the_recipe_is_trains_for_train_and_ablation_alike():
+    """defaults < --preset < --quick < the options given (issue 42, item 10: ablation has both)."""
+    from cli.options import QUICK, recipe
+
+    quick = recipe(None, True, {})
+    assert quick.to_flat() | QUICK == quick.to_flat() and quick.max_steps == 300
+    baby = recipe("nanogpt-shakespeare-char", True, {"max_steps": 5})
+    assert (baby.model.n_layer, baby.max_steps, baby.eval_batches) == (6, 5, QUICK["eval_batches"])
+    assert recipe(None, False, {}).max_steps == 6000  # the control: Q02's own
+    with pytest.raises(CLIError, match="--preset must be one of"):
+        recipe("gpt4", False, {})
+
+
+def test_ablation_quick_trains_every_arm_the_quick_recipe(store, capsys):
+    """--quick's values where no option says otherwise: its 10 evaluation batches and 30
+    warm-up steps in each arm's logged parameters (the tiny model's other options given)."""
+    given = dict(zip(TINY[::2], TINY[1::2], strict=True))
+    for flag in ("--eval-batches", "--warmup-steps"):
+        given.pop(flag, None)
+    args = [x for kv in given.items() for x in kv]
+    args += ["--max-steps", "80", "--eval-interval", "40", "--log-every", "80"]
+    assert main(["ablation", *args, "--arms", "multihead,none", "--quick"]) == 0
+    capsys.readouterr()
+    arms = [r for r in runs() if r.data.tags.get("attnref.kind") != "ablation"]
+    assert len(arms) == 2
+    for r in arms:
+        assert r.data.params["eval_batches"] == "10" and r.data.params["warmup_steps"] == "30"
+        assert r.data.params["max_steps"] == "80"  # the option given beside --quick wins
 
 
 def test_help_lists_the_training_options():
