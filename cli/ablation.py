@@ -170,13 +170,7 @@ def ablation(
             seeds=seeds,
         )
     if outcome.rows:
-        table = comparison_markdown(outcome.rows, outcome.bigram_floor)
-        if console.is_terminal:
-            from rich.markdown import Markdown
-
-            console.print(Markdown(table))
-        else:  # logs and pipes get the markdown itself, whole and copy-pasteable
-            sys.stdout.write(table)
+        _print_markdown(console, comparison_markdown(outcome.rows, outcome.bigram_floor))
     if outcome.status != RunStatus.FINISHED:
         console.print(f"ablation {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
         raise typer.Exit(stop.exit_code if stop() else 1)
@@ -304,11 +298,13 @@ def _heads_sweep(
 
 
 def _print_markdown(console: Console, table: str) -> None:
+    """A sweep's table: at a terminal fitted to its width, nothing cut short (`print_markdown`);
+    logs and pipes get the markdown itself, whole and copy-pasteable."""
     if console.is_terminal:
-        from rich.markdown import Markdown
+        from cli.tables import print_markdown
 
-        console.print(Markdown(table))
-    else:  # logs and pipes get the markdown itself, whole and copy-pasteable
+        print_markdown(console, table, elsewhere="attnref report -o FILE has every column")
+    else:
         sys.stdout.write(table)
 
 

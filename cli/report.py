@@ -46,7 +46,9 @@ def report(
     data: DataPath = None,
     tracking_uri: TrackingUri = None,
 ) -> None:
-    """Q03 answered from the measured runs (markdown): the table, the bigram baseline, the why."""
+    """Q03 answered from the measured runs (markdown): the table, the bigram baseline, the why.
+
+    At a terminal the markdown is shown fitted to its width; to a pipe or --output, as it is."""
     from cli.progress import make_console
 
     console = make_console()
@@ -87,7 +89,12 @@ def report(
     except OSError as e:
         raise CLIError(f"cannot write {export}: {e.strerror or e}") from None
     if output is None:
-        sys.stdout.write(text)
+        if console.is_terminal:  # read at a terminal: fitted to its width, nothing cut short
+            from cli.tables import print_markdown
+
+            print_markdown(console, text, elsewhere="attnref report -o FILE has every column")
+        else:  # a pipe or a file: the markdown itself, whole and copy-pasteable
+            sys.stdout.write(text)
         return
     try:
         output.write_text(text, encoding="utf-8")

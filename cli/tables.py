@@ -151,3 +151,59 @@ def say(out: Console, text: str) -> None:
         wrapped = textwrap.wrap(line, out.width, break_long_words=False, break_on_hyphens=False)
         lines += wrapped or [""]
     out.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)
+
+
+def markdown_blocks(text: str) -> list[tuple[str, str | list[list[str]]]]:
+    """``text`` (markdown) cut into its tables and the rest, in order: ``("table", rows)`` with
+    the header first (the ``|---|`` line dropped), ``("text", markdown)`` otherwise."""
+    out: list[tuple[str, str | list[list[str]]]] = []
+    kept: list[str] = []
+    rows: list[list[str]] = []
+
+    def flush() -> None:
+        if kept:
+            out.append(("text", "\n".join(kept)))
+            kept.clear()
+        if rows:
+            out.append(("table", list(rows)))
+            rows.clear()
+
+    for line in text.splitlines():
+        if line.startswith("|") and line.rstrip().endswith("|"):
+            if kept:
+                flush()
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(set(c) <= set("-: ") for c in cells):  # not the |---|---:| line
+                rows.append(cells)
+        else:
+            if rows:
+                flush()
+            kept.append(line)
+    flush()
+    return out
+
+
+def print_markdown(out: Console, text: str, *, elsewhere: str = "") -> None:
+    """Markdown at a terminal: its text rendered at the console's width, each table by
+    `print_table` (its first column and its best validation loss kept, the others left out
+    from the right as the width needs, and said; never a cell cut short)."""
+    from rich.markdown import Markdown
+
+    for kind, block in markdown_blocks(text):
+        if kind == "text":
+            assert isinstance(block, str)
+            if block.strip():
+                out.print(Markdown(block), soft_wrap=False)
+            continue
+        assert isinstance(block, list)
+        header, *rows = block
+        columns = [
+            Column(
+                name,
+                keep=i == 0 or name.startswith("best val"),
+                rank=len(header) - i,
+                justify="left" if i == 0 else "right",
+            )
+            for i, name in enumerate(header)
+        ]
+        print_table(out, "", columns, rows, elsewhere=elsewhere)

@@ -292,7 +292,32 @@ def build_report(experiment: str, source: str, arms: Sequence[ArmRow], base: Bas
         "Runs: " + ("; " if f.n_seeds > 1 else ", ").join(_runs(g) for g in f.seeds.values()) + ".",
         "",
     ]
+    if (todo := next_step(mh is not None, no is not None)) is not None:
+        out += [todo, ""]
     return "\n".join(out)
+
+
+def next_step(with_attention: bool, without: bool) -> str | None:
+    """What Q03 still needs when one of its two arms is not measured (a single `attnref train`
+    run, say): the command that trains the other at the same settings; ``None`` with both."""
+    if with_attention and without:
+        return None
+    if with_attention:
+        missing = (
+            "the same model without attention: `attnref train --no-attention` with this "
+            "run's options (its seed and steps)"
+        )
+    elif without:
+        missing = "the same model with attention: `attnref train` with this run's options"
+    else:
+        missing = (
+            "the model with attention and without it: `attnref train` and `attnref train "
+            "--no-attention` with these options"
+        )
+    return (
+        f"**To answer Q03**, the experiment needs {missing}, or `attnref ablation` for the "
+        "three arms at once; then `attnref report` again."
+    )
 
 
 def no_ablation_report(experiment: str) -> str:

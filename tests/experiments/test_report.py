@@ -697,3 +697,15 @@ def test_a_heads_sweep_is_not_taken_for_the_ablation(store, shakespeare, tmp_pat
     arms = results.find_arms("shakespeare")
     assert [r.run_id for r in arms.rows] == [single.run_id]
     assert arms.rows[0].param_groups[Part.ATTENTION] > 0  # read back with its parts
+
+
+def test_a_report_of_one_arm_says_what_q03_still_needs():
+    """A single `attnref train` run: the report says which run answers Q03 next (issue 42, item
+    10); with both arms, nothing more is said."""
+    alone = report(arm("multihead", 1.55))
+    assert "**To answer Q03**" in alone and "`attnref train --no-attention`" in alone
+    without = report(arm("none", 2.48))
+    assert "the same model with attention: `attnref train`" in without
+    uniform = report(arm("uniform", 2.2))
+    assert "`attnref train` and `attnref train --no-attention`" in uniform
+    assert "To answer Q03" not in report(arm("multihead", 1.55), arm("none", 2.48))

@@ -1,0 +1,68 @@
+"""``attnref report`` at a terminal 80 columns wide (issue 42, item 10): the Q03 report of one
+training run, its table fitted to the width and the next step said; to a pipe, the markdown
+itself. The report runs as a person runs it, on a pseudo-terminal (`at_terminal`)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.cli.test_check_at_80 import ROOT, at_terminal, columns_of
+from tests.configs import TINY_ARGS
+
+pytestmark = pytest.mark.slow
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_a_report_of_one_run_fits_80_columns_and_says_what_q03_needs(tmp_path, monkeypatch):
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))"
+    train = [*TINY_ARGS, "--max-steps", "20", "--eval-interval", "10", "--tracking-uri", store]
+    train += ["--out-dir", str(tmp_path / "runs")]
+    done = subprocess.run(
+        [sys.executable, "-c", code, "train", *train],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    monkeypatch.chdir(tmp_path)
+    code_, lines = at_terminal(["report", "--tracking-uri", store])
+    assert code_ == 0, "\n".join(lines)
+    lines = [ANSI.sub("", line) for line in lines]  # the terminal's styles take no column
+    wide = [line for line in lines if columns_of(line) > 80]
+    assert wide == [], wide
+    text = " ".join(" ".join(lines).split())
+    assert "To answer Q03" in text and "attnref train --no-attention" in text
+    # the table: no cell cut short, the columns it leaves out said
+    table = [line for line in lines if line.startswith(("┃", "│"))]
+    assert table and not any("…" in line for line in table), table
+    assert "left out at 80 columns:" in text and "attnref report -o FILE has every column" in text
+    # the control: to a pipe, the markdown itself, its table on lines wider than 80
+    piped = subprocess.run(
+        [sys.executable, "-c", code, "report", "--tracking-uri", store],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert any(line.startswith("| ") and len(line) > 80 for line in piped.stdout.splitlines())
+
+
+def test_markdown_is_cut_into_its_tables_and_the_rest():
+    from cli.tables import markdown_blocks
+
+    text = "# T\n\nA | B in a sentence.\n\n| a | b |\n|---|---:|\n| x | 1.5 |\n\nEnd."
+    blocks = markdown_blocks(text)
+    assert [k for k, _ in blocks] == ["text", "table", "text"]
+    assert blocks[1][1] == [["a", "b"], ["x", "1.5"]]  # the |---| line dropped
+    assert "A | B in a sentence." in blocks[0][1]  # a bar inside a sentence is text
