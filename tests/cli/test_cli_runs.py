@@ -210,7 +210,7 @@ def test_sampling_a_run_without_a_model_says_how_to_resume_it(store, capsys):
 def test_quick_is_a_preset_that_options_beside_it_override(store, capsys):
     """--quick sets a short run (300 steps, an evaluation every 150 on 10 batches, 30 warm-up
     steps); an option given beside it wins; with --resume it is refused."""
-    from cli.train import QUICK
+    from cli.options import QUICK
 
     assert QUICK == {"max_steps": 300, "eval_interval": 150, "eval_batches": 10, "warmup_steps": 30}
     i = TINY.index("--eval-batches")
