@@ -235,10 +235,11 @@ def _console():  # type: ignore[no-untyped-def]
 
 #: the gradebook's columns at the terminal (`attention_ref.classroom.gradebook_report.COLUMNS`):
 #: who, which exercise, the grade, the first wrong step and the diagnosis are kept whole; "late"
-#: too as soon as one answer is late (`_print_book`)
+#: too as soon as one answer is late; "exercise" where the rows have more than one
+#: (`_print_book`)
 _BOOK_COLUMNS = {
     "student": (True, 0),
-    "exercise": (True, 0),
+    "exercise": (True, 6),
     "steps right": (True, 0),
     "first wrong step": (True, 0),
     "diagnosis": (True, 0),
@@ -257,20 +258,26 @@ def _print_book(name: str, url: str, book: list[Row]) -> None:
     students = len({r.student for r in book})
     # lateness is left out only while no answer is late: a late 18/18 must not read as on time
     late = any(r.late for r in book)
+    several = len({r.exercise for r in book}) > 1  # one exercise: its number says nothing
+
+    def kept(c: str) -> bool:
+        if c == "exercise":
+            return several
+        return _BOOK_COLUMNS[c][0] or (c == "late" and late)
+
     columns = [
-        Column(
-            c,
-            keep=_BOOK_COLUMNS[c][0] or (c == "late" and late),
-            rank=_BOOK_COLUMNS[c][1],
-            wrap=c == "diagnosis",
-        )
-        for c in COLUMNS
+        Column(c, keep=kept(c), rank=_BOOK_COLUMNS[c][1], wrap=c == "diagnosis") for c in COLUMNS
+    ]
+    # under the header "late", the lateness itself (the CSV keeps "late by …")
+    at = COLUMNS.index("late")
+    rows = [
+        (*row[:at], row[at].removeprefix("late by "), *row[at + 1 :]) for row in map(cells, book)
     ]
     print_table(
         _console(),
         f"{name} on {url}: {students} students",
         columns,
-        [cells(r) for r in book],
+        rows,
         elsewhere=f"every column: the CSV (attnref server grades {name})",
     )
 

@@ -39,10 +39,21 @@ def _table(rows: list[RunRow], uri: str, title: str, every_experiment: bool) -> 
     """The rows as a rich table; with ``--all`` (or rows of several experiments) each row
     names its experiment, beside the run's name: two experiments' runs can look alike. The
     run id (what ``--resume`` and ``sample --run-id`` take), status, steps and best loss are
-    never cut (`cli.tables`)."""
-    from cli.tables import Column, console, print_table, say
+    never cut (`cli.tables`). Where the terminal is too narrow for the name and the attention
+    beside the 32-character id (80 columns), they stand in one cell, one above the other,
+    above the id: an ablation's arms are told apart at any width."""
+    from cli.tables import Column, console, fit, print_table, say
 
     show_experiment = every_experiment or len({r.experiment for r in rows}) > 1
+    cells, stacked = [], []
+    for r in rows:
+        heads = "1 head" if r.heads == 1 else f"{r.heads} heads"
+        attention = f"{r.attention} ({heads})" if r.heads else r.attention
+        best = "" if r.best_val_loss is None else f"{r.best_val_loss:.4f}"
+        where = [r.experiment] if show_experiment else []
+        cells.append([r.run_id, r.name, *where, attention, r.status, r.steps, best, r.started])
+        run = "\n".join([r.name, *where, attention, r.run_id])
+        stacked.append([run, r.status, r.steps, best, r.started])
     columns = [Column("run id", keep=True), Column("name", rank=3)]
     columns += [Column("experiment", rank=4)] if show_experiment else []
     columns += [
@@ -52,15 +63,20 @@ def _table(rows: list[RunRow], uri: str, title: str, every_experiment: bool) -> 
         Column("best val", keep=True, justify="right"),
         Column("started", rank=1),
     ]
-    cells = []
-    for r in rows:
-        heads = "1 head" if r.heads == 1 else f"{r.heads} heads"
-        attention = f"{r.attention} ({heads})" if r.heads else r.attention
-        best = "" if r.best_val_loss is None else f"{r.best_val_loss:.4f}"
-        where = [r.experiment] if show_experiment else []
-        cells.append([r.run_id, r.name, *where, attention, r.status, r.steps, best, r.started])
     out = console()
-    print_table(out, title, columns, cells, elsewhere="attnref runs --format json has every field")
+    shown = {columns[i].name for i in fit(columns, cells, out.width)}
+    if not {"name", "attention"} <= shown:
+        head = ["name", *(["experiment"] if show_experiment else []), "attention", "run id"]
+        columns = [
+            Column(" / ".join(head), keep=True),
+            Column("status", keep=True),
+            Column("steps", keep=True, justify="right"),
+            Column("best val", keep=True, justify="right"),
+            Column("started", rank=1),
+        ]
+        cells = stacked
+    every = "attnref runs --format json has every field"
+    print_table(out, title, columns, cells, elsewhere=every, lines=cells is stacked)
     say(out, f"store: {uri}")
 
 

@@ -81,16 +81,21 @@ def plain(text: object) -> Text:
     return Text(str(text))
 
 
+def width_of(text: str) -> int:
+    """The characters a cell takes across: its longest line (a cell may hold several)."""
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
 def needs(column: Column, cells: Sequence[str]) -> int:
-    """The characters a column needs: its header and every cell whole on one line."""
-    return max([len(column.name), *(len(cell) for cell in cells)])
+    """The characters a column needs: its header and every line of every cell whole."""
+    return max([len(column.name), *(width_of(cell) for cell in cells)])
 
 
 def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> list[int]:
     """The indices of the columns shown at ``width``: every kept one, and as many of the others
     (highest rank first) as fit with their cells whole, each on one line. A table's frame takes
     3 characters per column and 1 more (rich's default box)."""
-    natural = [max([len(c.name), *(len(str(r[i])) for r in rows)]) for i, c in enumerate(columns)]
+    natural = [needs(c, [str(r[i]) for r in rows]) for i, c in enumerate(columns)]
 
     def total(shown: list[int]) -> int:
         return sum(natural[i] + 3 for i in shown) + 1
@@ -113,6 +118,7 @@ def print_table(
     *,
     elsewhere: str = "",
     lang: str = "en",
+    lines: bool = False,
 ) -> list[str]:
     """Print ``rows`` under ``title`` (a line of its own, never squeezed into the frame) at the
     console's width; returns the names of the columns left out (and says so, in ``lang``, with
@@ -121,7 +127,7 @@ def print_table(
 
     shown = fit(columns, rows, out.width)
     say(out, title)
-    table = Table(show_header=True)
+    table = Table(show_header=True, show_lines=lines)  # lines: a rule between rows
     for i in shown:
         c = columns[i]
         least = needs(c, [str(r[i]) for r in rows]) if c.keep and not c.wrap else len(c.name)

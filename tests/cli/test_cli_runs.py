@@ -87,6 +87,10 @@ def test_runs_lists_the_runs_as_a_table_or_json(store, capsys, monkeypatch):
     for cell in (run.info.run_id, "FINISHED", "20/20", f"{best:.4f}"):
         assert cell in narrow, cell
     assert "left out at 80 columns" in narrow
+    # the name and the attention kept, above the id in one cell (issue 42, item 9)
+    stack = [line.split("│")[1].strip() for line in framed if line.startswith("│")]
+    assert stack[:3] == ["q02-multihead", "multihead (2 heads)", run.info.run_id], narrow
+    assert "name / attention / run id" in narrow and "left out at 80 columns: started" in narrow
     monkeypatch.setenv("COLUMNS", "120")  # wider: more columns whole
     assert main(["runs"]) == 0
     wider = capsys.readouterr().out

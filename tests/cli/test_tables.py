@@ -168,9 +168,38 @@ def test_a_late_answer_keeps_the_late_column_at_80_columns(monkeypatch, capsys):
     out = gradebook_at_80(monkeypatch, capsys, dt.timedelta(seconds=31))
     assert max(len(line) for line in out.splitlines()) <= 80, out
     header = next(line for line in out.splitlines() if line.startswith("┃"))
-    assert "late" in header and "late by 31 s" in out, out  # whole, on one line
+    assert "late" in header and "│ 31 s" in out, out  # whole, on one line, under "late"
     left = next((line for line in out.splitlines() if line.startswith("(left out")), "")
     assert "late" not in left.replace("left out at", ""), left
+
+
+def test_the_widest_grades_of_one_exercise_fit_80_columns_late_or_not(monkeypatch, capsys):
+    """The recorded class's widest row (a masked-scores first wrong step, a long diagnosis, a
+    lateness in minutes): every kept column whole within 80 columns, the exercise's number
+    left out where every row has the same (and said)."""
+    from attention_ref.classroom.gradebook import Row, Standing
+    from cli.assignments import _print_book
+
+    monkeypatch.setenv("COLUMNS", "80")
+    received = dt.datetime(2026, 11, 28, 9, 0, tzinfo=dt.UTC)
+    book = [
+        Row("olga", 1, Standing.GRADED, 10, 18, "heads[0].S_masked",
+            (("mask_added_after_softmax",),), attempts=3, received=received,
+            late=dt.timedelta(minutes=12, seconds=5), submission=RUN_ID),
+        Row("ana", 1, Standing.GRADED, 18, 18, attempts=1, received=received, submission=RUN_ID),
+    ]  # fmt: skip
+    _print_book("attention-1", "https://class.example:8443", book)
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    assert "heads[0].S_masked" in out and "12 min 05 s" in out, out
+    left = next(line for line in out.splitlines() if line.startswith("(left out"))
+    assert "exercise" in left, left
+    # the control: two exercises, and their number is kept
+    two = [*book, Row("ana", 2, Standing.GRADED, 18, 18, attempts=1, received=received,
+                      submission=RUN_ID)]  # fmt: skip
+    _print_book("attention-1", "https://class.example:8443", two)
+    header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("┃"))
+    assert "exercise" in header, header
 
 
 def test_with_no_late_answer_the_late_column_may_go(monkeypatch, capsys):
