@@ -43,6 +43,7 @@ is imported from the module that defines it (this module re-exports nothing).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import fcntl
 import json
@@ -259,8 +260,9 @@ class ClassServer:
     def start(self, timeout: float = 300) -> None:
         """Refuse if the folder's server runs or the port is taken (before touching anything
         else); then PostgreSQL, the MLflow server, the edge, the class experiment. A failure
-        stops only what this call started."""
+        stops only what this call started, and a folder it made and left empty is removed."""
         existed = class_exists(self.root)
+        made = not self.root.exists()
         self._take_lock()
         try:
             self._check_leftovers()
@@ -291,6 +293,9 @@ class ClassServer:
                 raise
         except BaseException:
             self.stop()
+            if made:  # a refused start leaves no empty class folder behind
+                with contextlib.suppress(OSError):  # not empty: PostgreSQL's files, its logs
+                    self.root.rmdir()
             raise
 
     def _check_leftovers(self) -> None:

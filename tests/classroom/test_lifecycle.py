@@ -90,6 +90,18 @@ def test_a_taken_port_is_refused_before_anything_starts(server):
         assert not (other / "class" / "postgres").exists()  # nothing created
         assert not (other / "class" / PID_NAME).exists()
         assert not (other / "class" / LOCK_NAME).exists()  # a failed start leaves no lock file
+        assert not (other / "class").exists()  # nor the empty folder it made (issue 42, item 10)
+        (other / "kept").mkdir()  # the control: a folder that was there before stays
+        out = attnref(
+            "server",
+            "start",
+            str(other / "kept"),
+            "--port",
+            str(server.port),
+            env=admin_env(server.admin_password),
+        )
+        assert f"port {server.port} is in use" in one_line_error(out)
+        assert (other / "kept").is_dir() and not any((other / "kept").iterdir())
     finally:
         shutil.rmtree(other, ignore_errors=True)
     class_serves(server)
