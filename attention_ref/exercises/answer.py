@@ -49,7 +49,7 @@ from attention_ref.exercises.answer_words import (
     words,
 )
 from attention_ref.exercises.chain import Given, Key
-from attention_ref.exercises.draw import DEFAULT_DECIMALS, MAX_DRAWS, Chain, Problem
+from attention_ref.exercises.draw import DEFAULT_DECIMALS, MAX_DRAWS, WORDS, Chain, Problem
 from attention_ref.exercises.entries import given_matrix, written_matrix
 from attention_ref.exercises.features import Features
 from attention_ref.exercises.intervals import Array
@@ -97,10 +97,23 @@ def _lang(obj: object, lang: str) -> str:
     return str(obj)
 
 
+def drawn_lang(doc: object) -> str:
+    """The language of an exercise's own file (``exercise.json`` has no ``"lang"``), read from
+    its tokens: the generator draws them from one language's words (`WORDS`); English when
+    they are not all one language's."""
+    tokens = doc.get("tokens") if isinstance(doc, dict) else None
+    if isinstance(tokens, list) and tokens:
+        for lang, words in WORDS.items():
+            if all(isinstance(t, str) and t in words for t in tokens):
+                return lang
+    return "en"
+
+
 def resolve(doc: dict[str, object], base: Path | None, lang: str | None = None) -> Problem:
     """The problem the answer names; ``base`` is the folder of ``"input"`` files (``None``:
-    files may not be read); ``lang``: the language of the errors (``None``: the answer's)."""
-    say = lang or answer_lang(doc)
+    files may not be read); ``lang``: the language of the errors (``None``: the answer's, or
+    the exercise file's own, `drawn_lang`)."""
+    say = lang or answer_lang(doc, drawn_lang(doc))
     if "X" in doc or isinstance(doc.get("input"), dict):
         raise error(say, "not_an_answer")
     named = [k for k in NAMING_KEYS if k in doc]
@@ -210,7 +223,7 @@ def parse_answer(
     """Validate a decoded answer; ``problem``, when given, is what it answers (the document may
     then leave out its naming key, or must name the same problem). ``lang`` (``en``, ``pt``):
     the language of the errors and of the report; ``None``: the problem's, else the answer's."""
-    say = lang or (problem.lang if problem is not None else answer_lang(doc))
+    say = lang or (problem.lang if problem is not None else answer_lang(doc, drawn_lang(doc)))
     if not isinstance(doc, dict):
         raise error(say, "json_object")
     if "X" in doc or isinstance(doc.get("input"), dict):
@@ -277,7 +290,7 @@ def load_answer(path: str | Path, lang: str | None = None) -> Answer:
     p = Path(path)
     text = read_text(p, "answer file", lang=lang or "en")
     doc = loads_answer(text, f"answer file {p}", lang)
-    say = lang or answer_lang(doc)
+    say = lang or answer_lang(doc, drawn_lang(doc))
     if isinstance(doc, dict) and ("X" in doc or isinstance(doc.get("input"), dict)):
         beside = p.parent / "answer.json"
         where = words(say, "beside" if beside.exists() else "naming_it")

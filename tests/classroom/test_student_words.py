@@ -125,3 +125,21 @@ def test_homework_before_the_server_speaks_the_students_environment(tmp_path, mo
     monkeypatch.setenv("LANG", "en_US.UTF-8")
     assert main(["homework", "fetch", "hw"]) == 2
     assert capsys.readouterr().err.startswith("attnref: error: set MLFLOW_TRACKING_USERNAME")
+
+
+def test_the_exercise_file_refused_in_its_own_language(tmp_path, capsys):
+    """exercise.json carries no "lang": its tokens say it (the generator draws them from one
+    language's words); a file of mixed or unknown tokens is refused in English."""
+    from attention_ref.exercises.answer import drawn_lang
+    from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
+
+    for lang, words in (("pt", "é o exercício"), ("en", "is the exercise")):
+        problem = make_exercise(ExerciseOptions(seed=0, lang=lang)).problem
+        assert drawn_lang(problem) == lang
+        path = tmp_path / f"exercise-{lang}.json"
+        path.write_text(__import__("json").dumps(problem), encoding="utf-8")
+        assert main(["check", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and err.startswith(CLIError("", lang).line()), err
+    assert drawn_lang({"tokens": ["vida", "Life"]}) == "en"  # the controls
+    assert drawn_lang({"tokens": []}) == drawn_lang({"X": [[1]]}) == "en"

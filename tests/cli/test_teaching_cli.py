@@ -282,10 +282,11 @@ def test_the_answer_template_then_the_filled_answer_in_portuguese(tmp_path, caps
     assert err.startswith("attnref: erro: nenhum passo dado ainda: preencha os passos")
     code, stdout, err = run(["check", str(out / "exercise.json")], capsys)
     assert code == 2 and stdout == "" and err.count("\n") == 1
-    assert (
-        "exercise.json is the exercise (its numbers), not an answer: fill in answer.json "
-        "beside it" in err
-    )
+    # a Portuguese exercise's file says so in Portuguese: its tokens are the language's words
+    assert err.startswith(
+        "attnref: erro: exercise.json é o exercício (os seus números), não uma resposta: "
+        "preencha o answer.json ao lado dele"
+    ), err
     from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 
     key = make_exercise(ExerciseOptions(seed=9, lang="pt")).key.data
