@@ -82,9 +82,9 @@ def separate(cfg: TrainConfig, nets: list[CharGPT], data: list[list[torch.Tensor
 
 
 def attention_kernel(device: torch.device) -> contextlib.AbstractContextManager[None]:
-    """On CUDA, SDPA's math kernel: the fused ones refuse the batch dimension vmap adds in
-    their backward (torch 2.11 on an H200: "LSE is not correctly aligned (strideH)"); on the
-    CPU, whichever SDPA picks, as before."""
+    """On CUDA, SDPA's math kernel: the fused kernel SDPA picked refused the batch dimension
+    vmap adds in its backward (torch 2.11 on an H200, once: "LSE is not correctly aligned
+    (strideH)"; the other fused kernels not tried); on the CPU, whichever SDPA picks."""
     if device.type != "cuda":
         return contextlib.nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel
