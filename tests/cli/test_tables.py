@@ -182,12 +182,24 @@ def test_the_widest_grades_of_one_exercise_fit_80_columns_late_or_not(monkeypatc
 
     monkeypatch.setenv("COLUMNS", "80")
     received = dt.datetime(2026, 11, 28, 9, 0, tzinfo=dt.UTC)
+    late = dt.timedelta(minutes=12, seconds=5)
+    diagnosis = (("mask_added_after_softmax",),)
     book = [
-        Row("olga", 1, Standing.GRADED, 10, 18, "heads[0].S_masked",
-            (("mask_added_after_softmax",),), attempts=3, received=received,
-            late=dt.timedelta(minutes=12, seconds=5), submission=RUN_ID),
+        Row(
+            "olga",
+            1,
+            Standing.GRADED,
+            10,
+            18,
+            "heads[0].S_masked",
+            diagnosis,
+            attempts=3,
+            received=received,
+            late=late,
+            submission=RUN_ID,
+        ),
         Row("ana", 1, Standing.GRADED, 18, 18, attempts=1, received=received, submission=RUN_ID),
-    ]  # fmt: skip
+    ]
     _print_book("attention-1", "https://class.example:8443", book)
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 80, out
@@ -195,8 +207,8 @@ def test_the_widest_grades_of_one_exercise_fit_80_columns_late_or_not(monkeypatc
     left = next(line for line in out.splitlines() if line.startswith("(left out"))
     assert "exercise" in left, left
     # the control: two exercises, and their number is kept
-    two = [*book, Row("ana", 2, Standing.GRADED, 18, 18, attempts=1, received=received,
-                      submission=RUN_ID)]  # fmt: skip
+    second = Row("ana", 2, Standing.GRADED, 18, 18, attempts=1, received=received)
+    two = [*book, second]
     _print_book("attention-1", "https://class.example:8443", two)
     header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("┃"))
     assert "exercise" in header, header
