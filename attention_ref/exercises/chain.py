@@ -93,8 +93,8 @@ class Data:
 
     def group(self, i: int) -> int:
         r"""The K/V head query head ``i`` reads (0-based): :math:`\gamma(i) = \lfloor i g/h
-        \rfloor`."""
-        return i * self.g // self.trace.h
+        \rfloor` (`ProblemTrace.group`)."""
+        return self.trace.group(i)
 
     @property
     def rope(self) -> bool:

@@ -43,11 +43,16 @@ def window_mask(n: int, w: int) -> Array:
     return np.where((delta >= 0) & (delta < w), 0.0, -np.inf)
 
 
+def rope_frequencies(d_k: int, base: float = ROPE_BASE) -> Array:
+    r"""`attention_ref.reference.rope.rope_frequencies`: :math:`\theta_p =
+    \text{base}^{-2p/d_k}`, ``(d_k/2,)``."""
+    return base ** (-2.0 * np.arange(d_k // 2, dtype=np.float64) / d_k)
+
+
 def rope_angles(n: int, d_k: int, base: float = ROPE_BASE) -> Array:
-    r"""`attention_ref.reference.rope`'s angles :math:`m\theta_p`, :math:`\theta_p =
-    \text{base}^{-2p/d_k}`, ``(n, d_k/2)``: a row per position :math:`m = 0..n-1`."""
-    theta = base ** (-2.0 * np.arange(d_k // 2, dtype=np.float64) / d_k)
-    return np.arange(n, dtype=np.float64)[:, None] * theta
+    r"""`attention_ref.reference.rope.rope_angles`: :math:`m\theta_p`, ``(n, d_k/2)``, a row
+    per position :math:`m = 0..n-1`."""
+    return np.arange(n, dtype=np.float64)[:, None] * rope_frequencies(d_k, base)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,7 +132,7 @@ class ProblemTrace:
     @property
     def theta(self) -> Array:
         r"""Each pair's frequency :math:`\theta_p = \text{base}^{-2p/d_k}`, ``(d_k/2,)``."""
-        return rope_angles(2, self.d_k, self.rope_base or ROPE_BASE)[1]
+        return rope_frequencies(self.d_k, self.rope_base or ROPE_BASE)
 
     @property
     def angles(self) -> Array:
@@ -256,5 +261,6 @@ __all__ = [
     "layout",
     "problem_trace",
     "rope_angles",
+    "rope_frequencies",
     "window_mask",
 ]

@@ -68,6 +68,7 @@ def test_ropes_angles_are_the_references_on_every_shape_an_exercise_has():
             theta = rope.rope_frequencies(d_k, P.ROPE_BASE)
             want = rope.rope_angles(torch.arange(n, dtype=torch.float64), theta).numpy()
             got = P.rope_angles(n, d_k)
+            assert np.array_equal(P.rope_frequencies(d_k), theta.numpy()), d_k
             assert np.array_equal(got, want), (n, d_k)
             assert np.array_equal(np.cos(got), np.cos(want))
     wide = P.rope_angles(12, 64)
