@@ -77,30 +77,23 @@ def test_a_second_start_on_the_folder_is_refused_and_the_class_keeps_serving(ser
 
 def test_a_taken_port_is_refused_before_anything_starts(server):
     other = class_dir("attnref-port-")
-    try:
+
+    def start_in(folder: Path) -> str:
+        """``server start FOLDER`` on the running class's port: its one line of refusal."""
+        port = str(server.port)
         out = attnref(
-            "server",
-            "start",
-            str(other / "class"),
-            "--port",
-            str(server.port),
-            env=admin_env(server.admin_password),
+            "server", "start", str(folder), "--port", port, env=admin_env(server.admin_password)
         )
-        assert f"port {server.port} is in use" in one_line_error(out)
+        return one_line_error(out)
+
+    try:
+        assert f"port {server.port} is in use" in start_in(other / "class")
         assert not (other / "class" / "postgres").exists()  # nothing created
         assert not (other / "class" / PID_NAME).exists()
         assert not (other / "class" / LOCK_NAME).exists()  # a failed start leaves no lock file
         assert not (other / "class").exists()  # nor the empty folder it made (issue 42, item 10)
         (other / "kept").mkdir()  # the control: a folder that was there before stays
-        out = attnref(
-            "server",
-            "start",
-            str(other / "kept"),
-            "--port",
-            str(server.port),
-            env=admin_env(server.admin_password),
-        )
-        assert f"port {server.port} is in use" in one_line_error(out)
+        assert f"port {server.port} is in use" in start_in(other / "kept")
         assert (other / "kept").is_dir() and not any((other / "kept").iterdir())
     finally:
         shutil.rmtree(other, ignore_errors=True)

@@ -22,16 +22,20 @@ def test_a_report_of_one_run_fits_80_columns_and_says_what_q03_needs(tmp_path, m
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     code = "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))"
+
+    def piped(*args: str) -> subprocess.CompletedProcess[str]:
+        """``attnref ARGS`` with its output to a pipe."""
+        return subprocess.run(
+            [sys.executable, "-c", code, *args],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
     train = [*TINY_ARGS, "--max-steps", "20", "--eval-interval", "10", "--tracking-uri", store]
-    train += ["--out-dir", str(tmp_path / "runs")]
-    done = subprocess.run(
-        [sys.executable, "-c", code, "train", *train],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = piped("train", *train, "--out-dir", str(tmp_path / "runs"))
     assert done.returncode == 0, done.stderr
     monkeypatch.chdir(tmp_path)
     code_, lines = at_terminal(["report", "--tracking-uri", store])
@@ -46,16 +50,9 @@ def test_a_report_of_one_run_fits_80_columns_and_says_what_q03_needs(tmp_path, m
     assert table and not any("…" in line for line in table), table
     assert "left out at 80 columns:" in text and "attnref report -o FILE has every column" in text
     # the control: to a pipe, the markdown itself, its table on lines wider than 80
-    piped = subprocess.run(
-        [sys.executable, "-c", code, "report", "--tracking-uri", store],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert piped.returncode == 0, piped.stderr
-    assert any(line.startswith("| ") and len(line) > 80 for line in piped.stdout.splitlines())
+    report = piped("report", "--tracking-uri", store)
+    assert report.returncode == 0, report.stderr
+    assert any(line.startswith("| ") and len(line) > 80 for line in report.stdout.splitlines())
 
 
 def test_markdown_is_cut_into_its_tables_and_the_rest():
