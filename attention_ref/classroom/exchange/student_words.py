@@ -1,4 +1,5 @@
-"""What ``attnref homework fetch`` and ``status`` say to a student, in the assignment's language.
+"""What ``attnref homework fetch``, ``submit`` and ``status`` say to a student, in the
+assignment's language.
 
 One table per language, the same keys in each (a test holds them equal); the commands fill in
 the numbers and names. What a student's command says before it knows the assignment (no
@@ -16,6 +17,11 @@ from attention_ref.render import LANGS
 
 STUDENT: Final[dict[str, dict[str, str]]] = {
     "en": {
+        "submitted": "submitted {path} as exercise {k} of {name!r}: attempt {n}, received {when} "
+        "by the server, {timing}; submission {run}. Your teacher's grade is computed from the "
+        "stored answer.",
+        "on_time_due": "on time ({due})",
+        "late_due": "LATE by {late} ({due})",
         "fetched": "assignment {name!r} for {student}: {n} exercise{s}, {due}",
         "written": "written",
         "kept": "kept",
@@ -50,6 +56,11 @@ STUDENT: Final[dict[str, dict[str, str]]] = {
         "no_url": "--tracking-uri (or $MLFLOW_TRACKING_URI) must be the class server's URL",
     },
     "pt": {
+        "submitted": "enviado {path} como exercício {k} de {name!r}: tentativa {n}, recebido "
+        "{when} pelo servidor, {timing}; envio {run}. A nota do professor é calculada a partir "
+        "da resposta guardada.",
+        "on_time_due": "no prazo ({due})",
+        "late_due": "ATRASADO {late} ({due})",
         "fetched": "tarefa {name!r} para {student}: {n} exercício{s}, {due}",
         "written": "escrito",
         "kept": "mantido",

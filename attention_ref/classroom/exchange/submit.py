@@ -70,33 +70,17 @@ def checked_answer(text: bytes, me: Mine, folder: str = "") -> Checked:
     return Checked(text, k, report)
 
 
-#: what ``attnref homework submit`` says of a stored submission, per language
-SUBMITTED: Final = {
-    "en": (
-        "submitted {path} as exercise {k} of {name!r}: attempt {n}, received {when} by the "
-        "server, {timing}; submission {run}. Your teacher's grade is computed from the "
-        "stored answer.",
-        "on time ({due})",
-        "LATE by {late} ({due})",
-    ),
-    "pt": (
-        "enviado {path} como exercício {k} de {name!r}: tentativa {n}, recebido {when} pelo "
-        "servidor, {timing}; envio {run}. A nota do professor é calculada a partir da "
-        "resposta guardada.",
-        "no prazo ({due})",
-        "ATRASADO {late} ({due})",
-    ),
-}
-
-
 def submitted_line(sent: Submitted, path: str, name: str, lang: str) -> str:
-    """One line on a stored submission, in the assignment's language."""
-    text, on_time, late = SUBMITTED[lang]
+    """One line on a stored submission, in the assignment's language (`student_words`)."""
     due = due_words(sent.due, lang)
     timing = (
-        late.format(late=duration(sent.late), due=due) if sent.late else on_time.format(due=due)
+        said("late_due", lang, late=duration(sent.late), due=due)
+        if sent.late
+        else said("on_time_due", lang, due=due)
     )
-    return text.format(
+    return said(
+        "submitted",
+        lang,
         path=path,
         k=sent.exercise,
         name=name,
