@@ -15,6 +15,7 @@ import typer
 
 from attention_ref.exercises.features import PLAIN
 from cli import exercise_shape as opts
+from cli import policy_options as policy
 from cli.errors import CLIError
 from cli.server import AdminPasswordFile, TrackingUri, server_url, teacher_client
 
@@ -62,11 +63,18 @@ def assign(
             "still let attnref explain --input compute every step (see the README).",
         ),
     ] = True,
+    late_penalty: policy.LatePenalty = None,
+    cutoff: policy.Cutoff = None,
+    attempts: policy.Attempts = None,
+    feedback: policy.FeedbackOption = None,
     tracking_uri: TrackingUri = None,
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
-    """Give every student their own variant of an assignment (run again: moves --due, and
-    gives it to the students added since).
+    """Give every student their own variant of an assignment (run again: moves --due, changes
+    the policy options given, and gives it to the students added since).
+
+    The policy (late work, attempts, feedback) is printed on every statement; the server
+    applies it by its clock, and the gradebook and the grade exports with it.
 
     Each student's exercises are drawn from the assignment and their name: the same on every
     machine, different between students. The gradebook is the experiment homework/NAME, the
@@ -75,9 +83,11 @@ def assign(
     from attention_ref.classroom.assignment import Assignment, AssignmentError, parse_due
     from attention_ref.classroom.errors import ServerError
     from attention_ref.classroom.exchange.assign import assign as make
+    from attention_ref.classroom.policy import PolicyError
 
     url = server_url(tracking_uri)
     try:
+        given = policy.given(late_penalty, cutoff, attempts, feedback)
         variant, heads, d_model = opts.shape(variant, pos, heads, d_model)
         asked = Assignment(
             name=name,
@@ -95,8 +105,13 @@ def assign(
             due=parse_due(due) if due else None,
             source=source,
         )
-        done = make(teacher_client(url, admin_password_file), asked, due_given=due is not None)
-    except (ServerError, AssignmentError) as e:
+        done = make(
+            teacher_client(url, admin_password_file),
+            asked,
+            due_given=due is not None,
+            policy_given=given,
+        )
+    except (ServerError, AssignmentError, PolicyError) as e:
         raise CLIError(str(e)) from None
     print(done.describe(url))
 
@@ -116,6 +131,14 @@ def grade(
             show_default=False,
         ),
     ] = None,
+    release: Annotated[
+        bool,
+        typer.Option(
+            "--release",
+            help="Release the grades to the students of an assignment given with --feedback "
+            "none (the others see theirs at once).",
+        ),
+    ] = False,
     tracking_uri: TrackingUri = None,
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
@@ -134,7 +157,13 @@ def grade(
 
     url = server_url(tracking_uri)
     try:
-        done = run_grade(teacher_client(url, admin_password_file), name, best=best, use=use or ())
+        done = run_grade(
+            teacher_client(url, admin_password_file),
+            name,
+            best=best,
+            use=use or (),
+            release=release,
+        )
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     _print_book(name, url, list(done.rows))
@@ -175,6 +204,7 @@ def grades(
             "feedback, as that system's grade import reads it.",
         ),
     ] = "attnref",
+    roster: policy.Roster = None,
     tracking_uri: TrackingUri = None,
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
@@ -188,10 +218,28 @@ def grades(
     from attention_ref.classroom.exchange.assign import catalogue_names
     from attention_ref.classroom.exchange.grade import gradebook, steps_asked
     from attention_ref.classroom.gradebook_report import summarize, to_csv
-    from attention_ref.classroom.lms import SYSTEMS, to_lms_csv
+    from attention_ref.classroom.lms import (
+        BOM,
+        SYSTEMS,
+        RosterError,
+        import_steps,
+        read_roster,
+        to_lms_csv,
+    )
+    from attention_ref.exercises.catalogue import mistake_words
+    from cli.tables import say
 
     if csv_format not in ("attnref", *SYSTEMS):
         raise CLIError(f"--csv-format {csv_format!r}: choose attnref, {', '.join(SYSTEMS)}")
+    people = None
+    if roster is not None:
+        if csv_format == "attnref":
+            raise CLIError("--roster goes with --csv-format moodle or canvas")
+        try:
+            people = read_roster(roster.read_text(encoding="utf-8"), csv_format)
+        except (OSError, UnicodeDecodeError, RosterError) as e:
+            why = e.strerror if isinstance(e, OSError) else e
+            raise CLIError(f"--roster {roster}: {why}") from None
     url = server_url(tracking_uri)
     suffix = "grades" if csv_format == "attnref" else csv_format
     path = csv_path if csv_path is not None else Path(f"{name}-{suffix}.csv")
@@ -207,13 +255,26 @@ def grades(
     _print_book(name, url, book)
     try:
         tmp = path.with_name(path.name + ".tmp")
+        points = steps_asked(assignment)
         text = (
             to_csv(book)
             if csv_format == "attnref"
-            else to_lms_csv(book, name, csv_format, steps_asked(assignment))
+            else BOM
+            + to_lms_csv(
+                book,
+                name,
+                csv_format,
+                points,
+                diagnosis=assignment.policy.shows_values,
+                roster=people,
+                lang=assignment.lang,
+                words=lambda name: mistake_words(name, assignment.lang),
+            )
         )
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
+    except RosterError as e:
+        raise CLIError(f"--roster {roster}: {e}") from None
     except OSError as e:
         raise CLIError(f"cannot write {path}: {e.strerror}") from None
     # the rows the file holds: the gradebook's own, or the LMS's one per student
@@ -223,6 +284,10 @@ def grades(
         else (len({r.student for r in book}), "student")
     )
     print(f"wrote {path} ({rows} rows, one per {each})")
+    if csv_format != "attnref":
+        field = next(iter(next(iter(people.values())))) if people else ""
+        for step in import_steps(csv_format, name, points, field):
+            say(_console(), step)
     if summary:
         _print_summary(name, summarize(book, catalogue_names(assignment)))
 

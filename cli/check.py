@@ -16,14 +16,16 @@ if TYPE_CHECKING:
 EXIT_RIGHT, EXIT_WRONG = 0, 1
 
 
-def report_text(report: Report) -> str:
+def report_text(report: Report, values: bool = True) -> str:
     """The report as ``check`` and ``homework submit`` print it: at a terminal, broken at its
-    width, a step's verdict under its own column (`report_at`); to a pipe, whole lines."""
+    width, a step's verdict under its own column (`report_at`); to a pipe, whole lines.
+    Without ``values``, no right value and no diagnosis (`report_lines`)."""
     from attention_ref.exercises.grader import report_at, report_lines
     from cli.tables import terminal_columns
 
     columns = terminal_columns()
-    return "\n".join(report_lines(report) if columns is None else report_at(report, columns))
+    lines = report_lines(report, values) if columns is None else report_at(report, columns, values)
+    return "\n".join(lines)
 
 
 def check(

@@ -117,7 +117,8 @@ def submit(
 
     Every file is read and checked before anything is sent: a file that is not an answer to
     one of your exercises is one line, exit 2, and nothing is stored. Exit code 0 when every
-    step of every answer is right, 1 otherwise.
+    step of every answer is right, 1 otherwise (0 once stored where the assignment's feedback
+    policy holds the check back). What you see follows that policy: the statement says it.
     """
     from attention_ref.classroom.assignment import AssignmentError
     from attention_ref.classroom.errors import ServerError
@@ -155,9 +156,14 @@ def submit(
         sent = submit_answers(client, me, checked)  # each file stored, then one read-back
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
+    policy, lang = me.assignment.policy, me.assignment.lang
     for path, one in zip(answers, sent, strict=True):
-        print(report_text(one.report))
-        print(submitted_line(one, str(path), name, me.assignment.lang))
+        if policy.shows_steps:  # the feedback policy: what the student sees now
+            print(report_text(one.report, values=policy.shows_values))
+        print(submitted_line(one, str(path), name, lang))
+    if not policy.shows_steps:
+        print(said("held_back", lang))
+        return 0  # the exit code would tell what the policy holds back
     if not all(one.report.all_right for one in sent):
         raise typer.Exit(1)
     return 0
@@ -202,7 +208,7 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
         console(),
         said("submissions", lang, name=name, student=me.student, n=len(found), due=due),
         columns,
-        [s.cells(lang) for s in found],
+        [s.cells(lang, me.assignment.policy.shows_steps) for s in found],
         elsewhere=w("wider"),
         lang=lang,
     )

@@ -38,6 +38,7 @@ import secrets
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Final
 
+from attention_ref.classroom.policy import POLICY_TAG, Policy, PolicyError
 from attention_ref.exercises.features import PLAIN
 
 if TYPE_CHECKING:
@@ -102,15 +103,15 @@ def student_experiment(name: str, student: str) -> str:
     return f"{PREFIX}{name}/{student}"
 
 
-def parse_due(text: str, now: dt.datetime | None = None) -> dt.datetime:
-    """``--due``: an ISO 8601 time (``2026-12-01T23:59``, ``2026-12-01 23:59+01:00``, a date
-    alone meaning its end, 23:59:59); without a zone, the local zone of this machine.
-    Returned in UTC, to the second."""
+def parse_due(text: str, option: str = "--due") -> dt.datetime:
+    """``--due`` (or ``option``, ``--cutoff``): an ISO 8601 time (``2026-12-01T23:59``,
+    ``2026-12-01 23:59+01:00``, a date alone meaning its end, 23:59:59); without a zone, the
+    local zone of this machine. Returned in UTC, to the second."""
     try:
         when = dt.datetime.fromisoformat(text.strip())
     except ValueError:
         raise AssignmentError(
-            f"--due must be an ISO time like 2026-12-01T23:59 or 2026-12-01T23:59+01:00, "
+            f"{option} must be an ISO time like 2026-12-01T23:59 or 2026-12-01T23:59+01:00, "
             f"got {text!r}"
         ) from None
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
@@ -193,9 +194,15 @@ class Assignment:
     #: whether a statement prints its source, the ``attnref exercise`` command that draws it
     #: (and, with ``--key``, prints its key); ``False``: ``server assign --no-source``
     source: bool = True
+    #: late work, attempts, feedback (`attention_ref.classroom.policy`); may change, like ``due``
+    policy: Policy = field(default_factory=Policy)
 
     def __post_init__(self) -> None:
         check_name(self.name)
+        try:
+            self.policy.check_due(self.due)
+        except PolicyError as e:
+            raise AssignmentError(str(e)) from None
         if not 1 <= self.exercises <= MAX_EXERCISES:
             raise AssignmentError(
                 f"--exercises must be between 1 and {MAX_EXERCISES}, got {self.exercises}"
@@ -208,7 +215,7 @@ class Assignment:
         """What defines the exercises (everything but the due time, which may move); the
         homework's own attention is written as before the variants (no variant key)."""
         d = asdict(self)
-        del d["due"], d["name"]
+        del d["due"], d["name"], d["policy"]
         if self.source:  # the default, written as before the option existed
             del d["source"]
         if not self.options(0).features.any:
@@ -255,6 +262,7 @@ class Assignment:
             ASSIGNMENT_TAG: self.name,
             DEFINITION_TAG: json.dumps(self.definition(), sort_keys=True),
             DUE_TAG: iso(self.due) if self.due else "",
+            POLICY_TAG: self.policy.to_json(),
         }
         if student is not None:
             out[STUDENT_TAG] = student
@@ -267,7 +275,12 @@ class Assignment:
         try:
             definition = json.loads(tags[DEFINITION_TAG])
             due = tags.get(DUE_TAG) or None
-            return cls(name=tags[ASSIGNMENT_TAG], **definition, due=from_iso(due) if due else None)
+            return cls(
+                name=tags[ASSIGNMENT_TAG],
+                **definition,
+                due=from_iso(due) if due else None,
+                policy=Policy.from_json(tags.get(POLICY_TAG, "")),
+            )
         except (KeyError, TypeError, ValueError) as e:
             if isinstance(e, AssignmentError):
                 raise

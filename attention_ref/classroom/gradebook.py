@@ -26,6 +26,7 @@ from enum import StrEnum
 from typing import Final
 
 from attention_ref.classroom.assignment import GRADE, duration, from_iso, iso_ms
+from attention_ref.classroom.policy import Policy
 from attention_ref.experiments.names import ui_experiment_url
 
 
@@ -87,6 +88,7 @@ RUN_COLUMNS: Final[dict[str, str]] = {
     "steps_given": "metric: the steps the counted answer gave",
     "attempts": "metric: how many answers the student submitted",
     "late": "metric: 1 when the counted answer came after the due time, else 0",
+    "points": "metric: the steps right less the late penalty (the grade the exports sum)",
     GRADE + "student": "the student",
     GRADE + "exercise": "the exercise, from 1",
     GRADE + "status": "graded, malformed, changed after it was finished, or no submission",
@@ -96,6 +98,7 @@ RUN_COLUMNS: Final[dict[str, str]] = {
     GRADE + "diagnoses": "the same, as JSON",
     GRADE + "late": "how late, in words, or no",
     GRADE + "late_s": "how late, in seconds",
+    GRADE + "penalty": "the late penalty, in percent of the points",
     GRADE + "received": "when the server received the counted answer (UTC)",
     GRADE + "submission": "the run of the counted answer in the student's experiment",
     GRADE + "chosen": "why that answer counts: latest, best, or the teacher's choice",
@@ -196,6 +199,14 @@ class Row:
     submission: str = ""
     chosen: Chosen = Chosen.NONE
     reason: str = ""
+    penalty: int = 0  # percent of the points the late policy takes (`Policy.penalty`)
+
+    @property
+    def points(self) -> float:
+        """The grade of this exercise: steps right less the late penalty, to 2 decimals."""
+        if self.standing is not Standing.GRADED:
+            return 0.0
+        return round(self.steps_right * (100 - self.penalty) / 100, 2)
 
     @property
     def diagnosis(self) -> str:
@@ -204,8 +215,10 @@ class Row:
 
     @property
     def late_text(self) -> str:
-        """``late by 4 min 10 s``, or empty."""
-        return f"late by {duration(self.late)}" if self.late else ""
+        """``late by 4 min 10 s``, ``late by 1 d 2 h (-20%)`` under a penalty, or empty."""
+        if not self.late:
+            return ""
+        return f"late by {duration(self.late)}" + (f" (-{self.penalty}%)" if self.penalty else "")
 
     @property
     def run_name(self) -> str:
@@ -217,7 +230,8 @@ class Row:
             parts += [self.diagnosis] if self.diagnosis else []
         else:
             parts.append(str(self.standing))
-        return " · ".join(parts + (["late"] if self.late else []))
+        late = ["late" + (f" -{self.penalty}%" if self.penalty else "")] if self.late else []
+        return " · ".join(parts + late)
 
     def tags(self) -> dict[str, str]:
         """The grade's text as tags of its gradebook run (numbers are `metrics`)."""
@@ -230,6 +244,7 @@ class Row:
             GRADE + "diagnoses": json.dumps([list(d) for d in self.diagnoses]),
             GRADE + "late": self.late_text or "no",
             GRADE + "late_s": str(int(self.late.total_seconds())) if self.late else "",
+            GRADE + "penalty": str(self.penalty),
             GRADE + "received": iso_ms(self.received) if self.received else "",
             GRADE + "submission": self.submission,
             GRADE + "chosen": str(self.chosen),
@@ -288,6 +303,7 @@ class Row:
             "steps_given": self.steps_given,
             "attempts": self.attempts,
             "late": float(self.late is not None),
+            "points": self.points,
         }
 
     @classmethod
@@ -309,21 +325,42 @@ class Row:
             submission=tags.get(GRADE + "submission", ""),
             chosen=Chosen(tags.get(GRADE + "chosen", "")),
             reason=tags.get(GRADE + "reason", ""),
+            penalty=int(tags.get(GRADE + "penalty") or 0),
         )
 
 
+def held(attempts: Sequence[Graded], policy: Policy) -> list[Graded]:
+    """The attempts the policy lets count, in the order received: none received after the
+    cut-off, and the first ``policy.attempts`` of the others (the gate refuses the rest; these
+    rules hold here too for answers received before the teacher set them)."""
+    kept = sorted(
+        (g for g in attempts if not policy.after_cutoff(g.received)), key=lambda g: g.order
+    )
+    return kept if policy.attempts is None else kept[: policy.attempts]
+
+
 def counted(
-    graded: Sequence[Graded], *, best: bool = False, use: Iterable[str] = ()
+    graded: Sequence[Graded],
+    *,
+    best: bool = False,
+    use: Iterable[str] = (),
+    policy: Policy | None = None,
 ) -> tuple[Graded | None, Chosen]:
     """The submission that counts among one student's attempts at one exercise: one the
-    teacher named (``use``: run ids), else the best with ``best``, else the latest."""
+    teacher named (``use``: run ids), else the best with ``best`` (the most points after the
+    late penalty, then `Graded.key`), else the latest."""
+    policy = policy or Policy()
     named = [g for g in graded if g.run_id in set(use)]
     if named:
         return named[-1], Chosen.TEACHER
     if not graded:
         return None, Chosen.NONE
     if best:
-        return max(graded, key=lambda g: g.key), Chosen.BEST
+
+        def points(g: Graded) -> tuple[float, tuple[int, int, float, int]]:
+            return (g.steps_right * (100 - policy.penalty(g.late)), g.key)
+
+        return max(graded, key=points), Chosen.BEST
     return max(graded, key=lambda g: g.order), Chosen.LATEST
 
 
@@ -334,19 +371,23 @@ def rows(
     *,
     best: bool = False,
     use: Iterable[str] = (),
+    policy: Policy | None = None,
 ) -> list[Row]:
     """The gradebook: one row per student (in ``students``' order) and exercise, from every
-    submission graded. A submission whose answer cannot be read counts as an attempt at the
-    exercise its run names, else at exercise 1 when there is one exercise."""
+    submission graded, under the assignment's ``policy`` (`held`, its late penalty). A
+    submission whose answer cannot be read counts as an attempt at the exercise its run
+    names, else at exercise 1 when there is one exercise."""
+    policy = policy or Policy()
     use = list(use)
     out = []
     for student in students:
         mine = [g for g in graded if g.student == student]
         for k in range(1, exercises + 1):
-            attempts = [
-                g for g in mine if g.exercise == k or (g.exercise is None and exercises == 1)
-            ]
-            chosen, why = counted(attempts, best=best, use=use)
+            attempts = held(
+                [g for g in mine if g.exercise == k or (g.exercise is None and exercises == 1)],
+                policy,
+            )
+            chosen, why = counted(attempts, best=best, use=use, policy=policy)
             if chosen is None:
                 out.append(Row(student, k, Standing.MISSING))
                 continue
@@ -365,6 +406,7 @@ def rows(
                     chosen.run_id,
                     why,
                     chosen.reason,
+                    policy.penalty(chosen.late),
                 )
             )
     return out
@@ -377,5 +419,6 @@ __all__ = [
     "Standing",
     "code_span",
     "counted",
+    "held",
     "rows",
 ]

@@ -157,6 +157,8 @@ def to_csv(book: Sequence[Row]) -> str:
             "received_utc",
             "submission",
             "counted",
+            "penalty_percent",
+            "points",
         ]
     )
     for r in book:
@@ -176,6 +178,8 @@ def to_csv(book: Sequence[Row]) -> str:
                 iso(r.received) if r.received else "",
                 r.submission,
                 str(r.chosen),
+                r.penalty,
+                r.points,
             ]
         )
     return out.getvalue()

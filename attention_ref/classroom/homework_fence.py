@@ -9,6 +9,7 @@ Step 4 of `attention_ref.classroom.auth` (its docstring says the whole rule).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import tempfile
 from pathlib import Path
@@ -24,8 +25,11 @@ from attention_ref.classroom.assignment import (
     ROLE_TAG,
     STUDENT_TAG,
     SUBMISSIONS,
+    Assignment,
+    AssignmentError,
     from_ms,
     iso_ms,
+    matching_exercise,
 )
 from attention_ref.classroom.ownership import (
     MODEL_ARTIFACTS,
@@ -37,7 +41,8 @@ from attention_ref.classroom.ownership import (
     run_facts,
     said,
 )
-from attention_ref.classroom.refusals import forbidden, hidden, unavailable
+from attention_ref.classroom.policy import EXERCISE_TAG, MAX_ATTEMPTS, POLICY_TAG, Policy
+from attention_ref.classroom.refusals import closed, forbidden, hidden, unavailable
 
 if TYPE_CHECKING:
     from flask import Response
@@ -133,7 +138,7 @@ def homework_fence(username: str, access: Access, key: str) -> Response | None:
     if access is Access.CREATE_RUN:
         return None
     if key == _UPDATE and run_id:
-        return _end_submission(experiment, run_id)  # type: ignore[arg-type]
+        return _end_submission(experiment, run_id, tags)  # type: ignore[arg-type]
     if key == _UPLOAD and run_id:
         return _upload_answer(experiment, run_id)  # type: ignore[arg-type]
     return forbidden(
@@ -187,9 +192,10 @@ def _upload_answer(experiment: str, run_id: str) -> Response | None:
     return None
 
 
-def _end_submission(experiment: str, run_id: str) -> Response | None:
+def _end_submission(experiment: str, run_id: str, tags: dict[str, str]) -> Response | None:
     """End a RUNNING submission: FINISHED (with its answer: its hash and the time received
-    recorded by the server), FAILED or KILLED; ``end_time`` on the server's clock."""
+    recorded by the server, within the assignment's `Policy`: its cut-off, its attempts), FAILED or
+    KILLED; ``end_time`` on the server's clock."""
     from flask import request
 
     body = request.get_json(force=True, silent=True)
@@ -203,9 +209,18 @@ def _end_submission(experiment: str, run_id: str) -> Response | None:
     now = now_ms()
     body["end_time"] = now
     if status == "FINISHED":
+        policy = Policy.from_json(tags.get(POLICY_TAG, ""))
+        if policy.after_cutoff(from_ms(now)):
+            return closed(
+                f"the cut-off for this assignment, {policy.cutoff:%Y-%m-%d %H:%M:%S} UTC, has "
+                "passed by the server's clock: no submission is received after it"
+            )
         try:
-            with uploads.run_lock(run_id):
-                refused = _finish(experiment, run_id, now)
+            with contextlib.ExitStack() as held:
+                if policy.attempts is not None:  # one finish at a time per student: a count
+                    held.enter_context(uploads.run_lock(_attempts_key(experiment)))
+                held.enter_context(uploads.run_lock(run_id))
+                refused = _finish(experiment, run_id, now, tags, policy)
         except uploads.AnswerRefusedError as e:
             return unavailable(e.message) if e.status == 503 else forbidden(e.message)
         if refused is not None:
@@ -215,10 +230,59 @@ def _end_submission(experiment: str, run_id: str) -> Response | None:
     return None
 
 
-def _finish(experiment: str, run_id: str, now: int) -> Response | None:
+def _attempts_key(experiment: str) -> str:
+    """The lock of a student's attempts count (a run id's form: `uploads.run_lock`)."""
+    return hashlib.sha256(f"attnref attempts {experiment}".encode()).hexdigest()[:32]
+
+
+def _attempt_of(
+    experiment: str, answer: bytes, tags: dict[str, str], policy: Policy
+) -> tuple[str | None, Response | None]:
+    """Under an attempts limit: the exercise the answer names (its tag), or the refusal (an
+    answer that names none of the student's exercises, or one attempt too many)."""
+    from mlflow.entities import ViewType
+    from mlflow.server.handlers import _get_tracking_store
+
+    from attention_ref.exercises.answer import read_answer_text
+
+    try:  # the answer read as the grader reads it (`attention_ref.classroom.exchange.answers`)
+        assignment = Assignment.from_tags(tags)
+        doc = read_answer_text(answer.decode("utf-8"))
+    except (AssignmentError, ValueError):
+        doc, assignment = None, None
+    k = (
+        matching_exercise(doc, assignment.exercises_of(tags.get(STUDENT_TAG, "")))
+        if assignment is not None
+        else None
+    )
+    if k is None:
+        return None, forbidden(
+            "this assignment limits the attempts per exercise, and this answer names none of "
+            "your exercises (attnref check says why)"
+        )
+    found = _get_tracking_store().search_runs(
+        [experiment],
+        f"tags.`{EXERCISE_TAG}` = '{k}' and attributes.status = 'FINISHED'",
+        ViewType.ACTIVE_ONLY,
+        max_results=MAX_ATTEMPTS + 1,
+    )
+    if len(found) >= (policy.attempts or 0):
+        n = policy.attempts
+        return None, closed(
+            f"you have used your {n} attempt{'s' if n != 1 else ''} at exercise {k} of this "
+            "assignment: the latest you submitted counts"
+        )
+    return str(k), None
+
+
+def _finish(
+    experiment: str, run_id: str, now: int, tags: dict[str, str], policy: Policy
+) -> Response | None:
     """Holding the run's lock: record the answer's hash and the time received, and set the run
     FINISHED (MLflow's handler then writes the same status and end time again), so that no
-    upload can land after the hash was taken (`attention_ref.classroom.uploads`)."""
+    upload can land after the hash was taken (`attention_ref.classroom.uploads`). Under an
+    attempts limit (holding the student's attempts lock too) the exercise answered is
+    recorded, and an attempt past the limit refused."""
     from mlflow.entities import RunStatus, RunTag
     from mlflow.server.handlers import _get_tracking_store
 
@@ -232,6 +296,11 @@ def _finish(experiment: str, run_id: str, now: int) -> Response | None:
         RunTag(ANSWER_SHA_TAG, hashlib.sha256(answer).hexdigest()),
         RunTag(RECEIVED_TAG, iso_ms(from_ms(now))),
     ]
+    if policy.attempts is not None:
+        k, refused = _attempt_of(experiment, answer, tags, policy)
+        if refused is not None:
+            return refused
+        stamps.append(RunTag(EXERCISE_TAG, str(k)))
     store.log_batch(run_id, metrics=[], params=[], tags=stamps)
     store.update_run_info(run_id, RunStatus.from_string("FINISHED"), now, None)
     return None

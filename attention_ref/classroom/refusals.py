@@ -32,6 +32,18 @@ def forbidden(message: str) -> Response:
     return make_response({"error_code": "PERMISSION_DENIED", "message": REFUSAL + message}, 403)
 
 
+#: the error code of a submission the assignment's policy refuses (a cut-off passed, the attempts
+#: used): final, unlike a refusal a retry may pass
+CLOSED = "ASSIGNMENT_CLOSED"
+
+
+def closed(message: str) -> Response:
+    """A submission the assignment's policy refuses (`CLOSED`): 403, in one line."""
+    from flask import make_response
+
+    return make_response({"error_code": CLOSED, "message": REFUSAL + message}, 403)
+
+
 def bad_request(message: str) -> Response:
     from flask import make_response
 

@@ -300,7 +300,7 @@ def row_name(tokens: tuple[str, ...], key: Key, r: int) -> str:
     return tokens[r] if key[0] not in _WEIGHT_GRADS and r < len(tokens) else str(r + 1)
 
 
-def _step_line(r: Report, v: Verdict, w: dict[str, str], columns: int) -> str:
+def _step_line(r: Report, v: Verdict, w: dict[str, str], columns: int, values: bool = True) -> str:
     lang, p = r.lang, r.decimals
     head = f"  {pad(step_label(v.key, lang, r.features), columns)}  "
     if v.status is Status.RIGHT:
@@ -330,19 +330,22 @@ def _step_line(r: Report, v: Verdict, w: dict[str, str], columns: int) -> str:
     ]
     if len(shown) > 4:
         cells.append(w["more"].format(k=len(shown) - 4))
+    if not values:  # the feedback policy "steps": how many entries, not which nor their values
+        cells = []
     verdict = w["wrong"] if wrong else w["few"].format(p=p)
     return head + f"{verdict}: " + "; ".join([count, *cells])
 
 
-def report_lines(r: Report) -> list[str]:
+def report_lines(r: Report, values: bool = True) -> list[str]:
     """The report as lines of text, in the report's language: one per step, then the first
-    wrong step and the diagnoses."""
+    wrong step and the diagnoses; without ``values`` (a class's feedback policy ``steps``),
+    no entry's right value and no diagnosis."""
     w = WORDS[r.lang]
     n = r.steps_given
     given = w["one"] if n == 1 else w["many"].format(n=n)
     lines = [w["head"].format(source=r.source, given=given, p=r.decimals)]
     columns = max(width(step_label(v.key, r.lang, r.features)) for v in r.verdicts)
-    lines += [_step_line(r, v, w, columns) for v in r.verdicts]
+    lines += [_step_line(r, v, w, columns, values) for v in r.verdicts]
     if r.all_right:
         return [*lines, w["all"]]
     first = r.first_wrong
@@ -354,6 +357,8 @@ def report_lines(r: Report) -> list[str]:
         )
         return [*lines, w["not_yet"].format(p=r.decimals, steps=few)]
     lines.append(w["first"].format(label=step_label(first.key, r.lang, r.features)))
+    if not values:
+        return lines
     if not r.diagnoses:
         how = w["how" if r.pairs_tried else "how_alone"]
         what = catalogue_words(r.features, r.lang, r.heads)
@@ -376,11 +381,11 @@ def _wrapped(text: str, columns: int, indent: str = "", first: str = "") -> list
     return [first + parts[0], *(indent + part for part in parts[1:])]
 
 
-def report_at(r: Report, columns: int) -> list[str]:
+def report_at(r: Report, columns: int, values: bool = True) -> list[str]:
     """`report_lines` for a terminal ``columns`` wide: every line broken at spaces, a step's
     verdict going on under its own column, or, when its label leaves it less than half the
     line (a variant's long labels), under the label on lines of its own; nothing left out."""
-    lines = report_lines(r)
+    lines = report_lines(r, values)
     names = [step_label(v.key, r.lang, r.features) for v in r.verdicts]
     name_columns = max(width(name) for name in names)
     steps = lines[1 : 1 + len(names)]

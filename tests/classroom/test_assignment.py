@@ -260,7 +260,13 @@ def test_a_row_round_trips_through_the_gradebook_runs():
     )
     assert Row.from_run(r.tags(), r.metrics()) == r
     assert r.diagnosis == "no_scale + no_W_O | scale_d_k" and r.late_text == "late by 1 min 15 s"
-    assert r.metrics() == {"steps_right": 10, "steps_given": 18, "attempts": 3, "late": 1.0}
+    assert r.metrics() == {
+        "steps_right": 10,
+        "steps_given": 18,
+        "attempts": 3,
+        "late": 1.0,
+        "points": 10.0,
+    }
 
 
 def test_the_summary_counts_students_by_mistake_and_first_wrong_step():
@@ -335,6 +341,8 @@ def test_the_csv_has_a_line_per_row_with_the_columns_named():
         "received_utc": "2026-12-01T00:00:00Z",
         "submission": "r1",
         "counted": "latest",
+        "penalty_percent": "0",
+        "points": "10.0",
     }
     assert read[1]["status"] == "no submission" and read[1]["late"] == "no"
 

@@ -511,7 +511,9 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     for system, header in (("moodle", "username"), ("canvas", "Student")):
         out = here(["server", "grades", "hw-cli", "--csv-format", system], teacher, tmp_path)
         assert out.returncode == 0, out.stderr
-        lines = (tmp_path / f"hw-cli-{system}.csv").read_text(encoding="utf-8").splitlines()
+        raw = (tmp_path / f"hw-cli-{system}.csv").read_bytes()
+        assert raw.startswith("\ufeff".encode())  # what a spreadsheet needs to read UTF-8
+        lines = raw.decode("utf-8-sig").splitlines()
         assert lines[0].startswith(header + ",")
         assert any(line.startswith("carol,") for line in lines)
         # the rows it says it wrote are the students' rows it holds (not the gradebook's)
@@ -520,6 +522,29 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
         assert len(held) == len({s for s, _ in rows}) < len(rows)
     bad = here(["server", "grades", "hw-cli", "--csv-format", "blackboard"], teacher, tmp_path)
     assert "choose attnref, moodle, canvas" in one_line_error(bad)
+    # a roster maps the accounts to Moodle's e-mail addresses; one without carol is refused
+    # before the file is touched (Moodle would refuse the whole file for her)
+    everyone = sorted({s for s, _ in rows})
+    roster = tmp_path / "roster.csv"
+    roster.write_text("account,email\n" + "".join(f"{s},{s}@uni.example\n" for s in everyone))
+    mapped = here(
+        ["server", "grades", "hw-cli", "--csv-format", "moodle", "--roster", str(roster)],
+        teacher,
+        tmp_path,
+    )
+    assert mapped.returncode == 0, mapped.stderr
+    text = (tmp_path / "hw-cli-moodle.csv").read_text(encoding="utf-8-sig")
+    assert text.startswith("email,hw-cli,hw-cli feedback\n") and "carol@uni.example," in text
+    said = " ".join(mapped.stdout.split())  # the steps are broken at 80 columns
+    assert "maximum grade 36" in said and "Map from email to email" in said
+    roster.write_text("account,email\n" + "".join(f"{s},{s}@x\n" for s in everyone if s != "carol"))
+    refused = here(
+        ["server", "grades", "hw-cli", "--csv-format", "moodle", "--roster", str(roster)],
+        teacher,
+        tmp_path,
+    )
+    assert "the roster has no line for carol" in one_line_error(refused)
+    assert (tmp_path / "hw-cli-moodle.csv").read_text(encoding="utf-8-sig") == text
     # the student sees the teacher's grade on her submissions
     status = here(["homework", "status", "hw-cli"], student, tmp_path)
     assert status.returncode == 0, status.stderr

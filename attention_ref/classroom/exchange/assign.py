@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from attention_ref.classroom.accounts import ADMIN_USERNAME, grant_experiment
@@ -25,6 +26,7 @@ from attention_ref.classroom.assignment import (
 )
 from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
 from attention_ref.classroom.gradebook import VIEW_TAG, code_span, columns_text, ui_url, view_state
+from attention_ref.classroom.policy import POLICY_TAG, Policy
 from attention_ref.experiments.names import EXPERIMENT_KIND, Tag
 
 #: the words of the experiments' descriptions in the MLflow UI (Markdown: the student's name,
@@ -71,6 +73,7 @@ class Assigned:
             f"{'s' if a.exercises != 1 else ''} each for {who}, {a.describe_due()}; "
             f"gradebook: experiment {self.gradebook_id} ({gradebook_experiment(a.name)})"
         ]
+        lines.append(f"  policy: {a.policy.words(due=a.due is not None)}")
         if self.due_moved:
             before = f"{self.due_before:%Y-%m-%d %H:%M} UTC" if self.due_before else "none"
             lines.append(f"  the due time moved from {before} to {a.describe_due()[4:]}")
@@ -124,9 +127,18 @@ def _set_experiment_tag(client: ClassClient, exp_id: str, key: str, value: str) 
     )
 
 
-def assign(client: ClassClient, asked: Assignment, *, due_given: bool = True) -> Assigned:
+def assign(
+    client: ClassClient,
+    asked: Assignment,
+    *,
+    due_given: bool = True,
+    policy_given: Mapping[str, object] | None = None,
+) -> Assigned:
     """Create assignment ``asked`` (or complete an existing one of the same exercises: its
-    due time moved when ``due_given``, the students who joined since enrolled).
+    due time moved when ``due_given``, the students who joined since enrolled). The rules of
+    ``policy_given`` (`Policy` fields; ``None`` values: not given) change the policy of
+    ``asked`` when it is new, the stored one otherwise; the others are kept. A policy that
+    does not hold with the due time is refused (`AssignmentError`) and nothing is written.
 
     An assignment of that name with other exercises is refused (its students have their
     variants already)."""
@@ -140,16 +152,19 @@ def assign(client: ClassClient, asked: Assignment, *, due_given: bool = True) ->
                 "its students have their variants: choose another name"
             )
         due_before = current.due
-        assignment = replace(current, due=asked.due if due_given else current.due)
+        policy = current.policy.changed(**(policy_given or {}))
+        assignment = replace(current, due=asked.due if due_given else current.due, policy=policy)
         gradebook_id, created = str(found["experiment_id"]), False
         if assignment.due != current.due:
             _set_experiment_tag(
                 client, gradebook_id, DUE_TAG, iso(assignment.due) if assignment.due else ""
             )
+        if assignment.policy != current.policy:
+            _set_experiment_tag(client, gradebook_id, POLICY_TAG, assignment.policy.to_json())
         if tag_map(found).get(VIEW_TAG) != view_state():  # a gradebook of an earlier attnref
             _set_experiment_tag(client, gradebook_id, VIEW_TAG, view_state())
     else:
-        assignment = asked
+        asked = assignment = replace(asked, policy=asked.policy.changed(**(policy_given or {})))
         gradebook_id, created = _create_experiment(
             client,
             gradebook_experiment(asked.name),
@@ -203,6 +218,8 @@ def _enrol(client: ClassClient, assignment: Assignment, student: str) -> bool:
         due = iso(assignment.due) if assignment.due else ""
         if tags.get(DUE_TAG, "") != due:
             _set_experiment_tag(client, exp_id, DUE_TAG, due)
+        if Policy.from_json(tags.get(POLICY_TAG, "")) != assignment.policy:
+            _set_experiment_tag(client, exp_id, POLICY_TAG, assignment.policy.to_json())
     grant_experiment(client.url, client.auth, student, exp_id, "EDIT", cafile=client.cafile)
     return created
 

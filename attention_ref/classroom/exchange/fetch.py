@@ -113,14 +113,12 @@ _HOMEWORK_WORDS = {
     "en": (
         "Homework {name}, exercise {k} of {n}",
         "For {student}, {due}. Fill in answer-{k}.json, then submit it: attnref homework "
-        "submit {name} answer-{k}.json (you see the check at once; resubmitting keeps every "
-        "attempt and the latest counts). The seed below is your own exercise's.",
+        "submit {name} answer-{k}.json. {policy} The seed below is your own exercise's.",
     ),
     "pt": (
         "Lição de casa {name}, exercício {k} de {n}",
         "Para {student}, {due}. Preencha answer-{k}.json e envie: attnref homework submit "
-        "{name} answer-{k}.json (a correção aparece na hora; reenviar guarda todas as "
-        "tentativas e vale a última). A semente abaixo é a do seu exercício.",
+        "{name} answer-{k}.json. {policy} A semente abaixo é a do seu exercício.",
     ),
 }
 
@@ -133,7 +131,13 @@ def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
     due = a.describe_due(a.lang)
     head = Section(
         title=title.format(name=a.name, k=k, n=a.exercises),
-        text=text.format(name=a.name, k=k, student=me.student, due=due),
+        text=text.format(
+            name=a.name,
+            k=k,
+            student=me.student,
+            due=due,
+            policy=a.policy.words(a.lang, a.due is not None),
+        ),
     )
     *body, how = statement.sections
     closing = how.text

@@ -12,7 +12,7 @@ import hashlib
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from attention_ref.classroom.assignment import (
@@ -33,6 +33,7 @@ from attention_ref.classroom.assignment import (
 from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
 from attention_ref.classroom.exchange.answers import check_answer
 from attention_ref.classroom.gradebook import Graded, Row, Standing, rows
+from attention_ref.classroom.policy import POLICY_TAG, Policy
 from attention_ref.experiments.names import Tag
 
 
@@ -143,13 +144,21 @@ class Grading:
 
 
 def grade(
-    client: ClassClient, name: str, *, best: bool = False, use: Iterable[str] = ()
+    client: ClassClient,
+    name: str,
+    *,
+    best: bool = False,
+    use: Iterable[str] = (),
+    release: bool = False,
 ) -> Grading:
     """Grade every finished submission of assignment ``name`` from its stored answer and
-    write the gradebook (one run per student and exercise, made or updated) and each
-    submission's grade (tags on it, for the student)."""
+    write the gradebook (one run per student and exercise, made or updated, under the
+    assignment's policy) and each submission's grade (tags on it, for the student, as much
+    as the feedback policy shows: under ``none``, nothing until ``release``)."""
     assignment, book_id = _gradebook(client, name)
     students = student_experiments(client, name)
+    if release and not assignment.policy.released:
+        assignment = _release(client, assignment, book_id, students)
     use = list(use)
     graded: list[Graded] = []
     for student, exp_id in students.items():
@@ -163,12 +172,30 @@ def grade(
         raise HomeworkError(
             f"--use {unknown[0]}: no finished submission of {name!r} has that run id"
         )
-    book = rows(graded, list(students), assignment.exercises, best=best, use=use)
+    policy = assignment.policy
+    book = rows(graded, list(students), assignment.exercises, best=best, use=use, policy=policy)
     written = _write_gradebook(client, book_id, book)
     counted = {r.submission for r in book}
-    for g in graded:
-        _tag_submission(client, g, g.run_id in counted)
+    if policy.shows_steps:
+        for g in graded:
+            _tag_submission(client, g, g.run_id in counted, policy)
     return Grading(assignment, tuple(book), tuple(graded), book_id, written)
+
+
+def _release(
+    client: ClassClient, assignment: Assignment, book_id: str, students: dict[str, str]
+) -> Assignment:
+    """The grades released: the policy's ``released`` set on the gradebook and on every
+    student's experiment (what ``homework status`` reads)."""
+    released = replace(assignment, policy=replace(assignment.policy, released=True))
+    value = released.policy.to_json()
+    for exp_id in [book_id, *students.values()]:
+        client.call(
+            "/api/2.0/mlflow/experiments/set-experiment-tag",
+            {"experiment_id": exp_id, "key": POLICY_TAG, "value": value},
+            what=f"cannot release the grades of {assignment.name!r}",
+        )
+    return released
 
 
 def _log(client: ClassClient, run_id: str, tags: dict[str, str], metrics: dict[str, float]) -> None:
@@ -213,9 +240,10 @@ def _write_gradebook(client: ClassClient, book_id: str, book: Sequence[Row]) -> 
     return len(book)
 
 
-def _tag_submission(client: ClassClient, g: Graded, counts: bool) -> None:
-    """The teacher's grade of one submission, on it (the student reads their own)."""
-    diagnosis = " | ".join(" + ".join(n) for n in g.diagnoses)
+def _tag_submission(client: ClassClient, g: Graded, counts: bool, policy: Policy) -> None:
+    """The teacher's grade of one submission, on it (the student reads their own): the
+    diagnosis only where the feedback policy shows it."""
+    diagnosis = " | ".join(" + ".join(n) for n in g.diagnoses) if policy.shows_values else ""
     tags = {
         GRADE + "status": str(g.standing),
         GRADE + "exercise": str(g.exercise or ""),

@@ -45,6 +45,9 @@ STUDENT: Final[dict[str, dict[str, str]]] = {
         "late_by": "late by {late}",
         "on_time": "no",
         "not_graded": "not graded yet",
+        "held_back": "The check of your answer comes when your teacher releases the grades "
+        "(this assignment's feedback policy).",
+        "not_released": "not released yet",
         "yes": "yes",
         "no": "no",
         "no_file": "{path}: no such file: attnref homework fetch {name} writes your "
@@ -85,6 +88,9 @@ STUDENT: Final[dict[str, dict[str, str]]] = {
         "late_by": "atrasado {late}",
         "on_time": "não",
         "not_graded": "ainda sem nota",
+        "held_back": "A correção da sua resposta vem quando o professor liberar as notas (a "
+        "política de retorno desta tarefa).",
+        "not_released": "ainda não liberada",
         "yes": "sim",
         "no": "não",
         "no_file": "{path}: arquivo não encontrado: attnref homework fetch {name} escreve os "

@@ -35,9 +35,15 @@ from attention_ref.classroom.errors import ServerError
 from attention_ref.classroom.exchange.answers import check_answer
 from attention_ref.classroom.exchange.fetch import Mine, mine
 from attention_ref.classroom.exchange.student_words import said
+from attention_ref.classroom.refusals import CLOSED, REFUSAL
 
 if TYPE_CHECKING:
     from attention_ref.exercises.grader import Report
+
+
+class ClosedError(HomeworkError):
+    """The assignment's policy refused the submission (its cut-off passed, the attempts
+    used): final, the message the server's (`attention_ref.classroom.policy`)."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,8 @@ def _finish_once(client: ClassClient, run_id: str, sha: str) -> None:
     )
     if status == 403 and finished() is not None:
         return
+    if status == 403 and answer.get("error_code") == CLOSED:  # the assignment's policy
+        raise ClosedError(str(answer.get("message", "")).removeprefix(REFUSAL))
     client.refused(status, answer)
     checked(status, answer, "the submission could not be finished")
 
@@ -163,7 +171,8 @@ def _store(client: ClassClient, me: Mine, answer: Checked) -> str:
                 f"see attnref homework status {name}"
             ) from None
         if not ended:
-            raise HomeworkError(f"{e}; nothing was submitted (submit again)") from None
+            again = "" if isinstance(e, ClosedError) else " (submit again)"
+            raise HomeworkError(f"{e}; nothing was submitted{again}") from None
     return run_id
 
 
@@ -214,9 +223,10 @@ class MySubmission:
     late: dt.timedelta | None
     grade: dict[str, str]
 
-    def cells(self, lang: str = "en") -> tuple[str, ...]:
+    def cells(self, lang: str = "en", shown: bool = True) -> tuple[str, ...]:
         """submission, exercise, received, late, status, grade, first wrong, diagnosis, counts,
-        in ``lang`` (`student_words`): the diagnosis in the catalogue's words, not its ids."""
+        in ``lang`` (`student_words`): the diagnosis in the catalogue's words, not its ids;
+        the grade "not released yet" where the feedback policy holds it back (not ``shown``)."""
         from attention_ref.exercises.catalogue import mistake_words
 
         g = self.grade
@@ -237,7 +247,7 @@ class MySubmission:
             received,
             late,
             self.status,
-            g.get(GRADE + "steps") or said("not_graded", lang),
+            g.get(GRADE + "steps") or said("not_graded" if shown else "not_released", lang),
             g.get(GRADE + "first_wrong", ""),
             diagnosis,
             said(counts, lang) if counts in ("yes", "no") else counts,

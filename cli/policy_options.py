@@ -1,0 +1,80 @@
+"""The options of an assignment's policy (``server assign``) and of the grades' roster
+(``server grades``): `attention_ref.classroom.policy` and `attention_ref.classroom.lms`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.errors import CLIError
+
+LatePenalty = Annotated[
+    int | None,
+    typer.Option(
+        "--late-penalty",
+        help="Late work loses this percent of its points per day or part of a day after "
+        "--due (default 0: accepted as it is).",
+        show_default=False,
+    ),
+]
+Cutoff = Annotated[
+    str | None,
+    typer.Option(
+        "--cutoff",
+        help="No submission is received after this time (ISO 8601, as --due; not before "
+        "it): the server refuses it, by its clock.",
+        show_default=False,
+    ),
+]
+Attempts = Annotated[
+    int | None,
+    typer.Option(
+        "--attempts",
+        help="At most this many submissions per exercise (default: unlimited); the server "
+        "refuses the next one.",
+        show_default=False,
+    ),
+]
+FeedbackOption = Annotated[
+    str | None,
+    typer.Option(
+        "--feedback",
+        help="What submit and status tell a student: full (the default: each step, the "
+        "right values, the diagnosis), steps (each step right or wrong, the first wrong "
+        "one) or none (received; the rest once you run server grade --release).",
+        show_default=False,
+    ),
+]
+Roster = Annotated[
+    Path | None,
+    typer.Option(
+        "--roster",
+        help="With moodle or canvas: a CSV mapping each account to the system's own "
+        "identifiers, its columns account and, for moodle, one of username, email, "
+        "idnumber; for canvas, any of Student, ID, SIS User ID, SIS Login ID, Section. "
+        "Default: the account name is the username (moodle), the SIS Login ID (canvas).",
+        show_default=False,
+    ),
+]
+
+
+def given(
+    late_penalty: int | None, cutoff: str | None, attempts: int | None, feedback: str | None
+) -> dict[str, object]:
+    """The policy's rules the teacher gave (``None``: not given), each checked in its own
+    range before any request (`attention_ref.classroom.policy.PolicyError`, one line)."""
+    from attention_ref.classroom.assignment import parse_due
+    from attention_ref.classroom.policy import Feedback, Policy
+
+    if feedback is not None and feedback not in set(Feedback):
+        raise CLIError(f"--feedback is one of full, steps, none, got {feedback!r}")
+    rules: dict[str, object] = {
+        "late_penalty": late_penalty,
+        "cutoff": parse_due(cutoff, "--cutoff") if cutoff else None,
+        "attempts": attempts,
+        "feedback": feedback,
+    }
+    Policy().changed(**rules)
+    return rules
