@@ -6,10 +6,17 @@ Reusable pieces:
                             every request Chromium tries to send to a non-loopback host
   make_driver(proxy)     -> selenium Chrome driver using /usr/bin/chromedriver explicitly
   page_requests(driver)  -> URLs the page requested (from Chrome performance logs / CDP)
+  page_fetches(netlog)   -> URLs the pages, their frames and workers requested, from the
+                            browser's own network log (NetLog), by initiator
   external(urls)         -> the subset whose host is not 127.0.0.1/localhost
 
-Adapted from a prototype whose negative control (an ``<img>`` on example.invalid) proved the
-detector reports external requests; ``tests/test_book.py`` repeats that control.
+The offline verdict is what the pages asked for: a request whose initiator is a page's origin
+(the page, a frame, a worker). The browser's own background traffic (component updates,
+accounts, a search engine's preconnect), which each Chromium release adds to and which the
+flags below chase version by version, has no page as initiator: it is refused by the recording
+proxy and reported, never counted against the book. ``tests/book/test_offline_verdict.py``
+holds the verdict to a page that loads from another host (an image, a frame's image, a
+worker's fetch), and to a NetLog where only the browser itself went out.
 """
 
 from __future__ import annotations
@@ -125,13 +132,18 @@ class RecordingProxy:
         self._srv.server_close()
 
 
-def make_driver(proxy: RecordingProxy | None = None, extra_args=()):
+def make_driver(proxy: RecordingProxy | None = None, extra_args=(), netlog=None):
+    """Chromium through ``proxy``; with ``netlog`` (a path), its NetLog written there (read
+    it with `page_fetches` after ``quit``)."""
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for a in CHROME_ARGS:
         opts.add_argument(a)
     if proxy is not None:
         opts.add_argument(f"--proxy-server=http://127.0.0.1:{proxy.port}")
+    if netlog is not None:
+        opts.add_argument(f"--log-net-log={netlog}")
+        opts.add_argument("--net-log-capture-mode=Default")
     for a in extra_args:
         opts.add_argument(a)
     opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
@@ -152,6 +164,36 @@ def page_requests(driver) -> list[str]:
     return urls
 
 
+def _url_requests(netlog) -> list[tuple[str, str]]:
+    """``(url, initiator)`` of every request the NetLog at ``netlog`` started (its
+    ``URL_REQUEST_START_JOB`` events); the initiator is an origin for what a page, a frame or
+    a worker asked, ``"not an origin"`` for the browser's own requests and its navigations."""
+    with open(netlog, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        log = json.loads(text)
+    except json.JSONDecodeError:  # a browser that did not close its log: the events so far
+        log = json.loads(text.rstrip().rstrip(",") + "]}")
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    return [
+        (e["params"]["url"], str(e["params"].get("initiator", "not an origin")))
+        for e in log["events"]
+        if e.get("type") == start and "url" in e.get("params", {})
+    ]
+
+
+def page_fetches(netlog) -> list[str]:
+    """What the pages asked for, by the NetLog at ``netlog``: the URL of every request whose
+    initiator is an origin (a page, one of its frames or workers)."""
+    return [url for url, initiator in _url_requests(netlog) if "://" in initiator]
+
+
+def browser_own(netlog) -> list[str]:
+    """The browser's own requests to other hosts (no page as initiator): reported, not judged."""
+    own = [url for url, initiator in _url_requests(netlog) if "://" not in initiator]
+    return external(own)
+
+
 def external(urls) -> list[str]:
     out = []
     for u in urls:
@@ -161,3 +203,12 @@ def external(urls) -> list[str]:
         if (parts.hostname or "") not in LOOPBACK:
             out.append(u)
     return out
+
+
+def offline_verdict(requests, netlog, proxy: RecordingProxy) -> tuple[list[str], str]:
+    """What the pages fetched from another host (their DevTools log, ``requests``, and the
+    NetLog at ``netlog``, by initiator), and, in words for an assertion's message, what the
+    browser itself tried (the proxy refused it all)."""
+    fetched = sorted(set(external(requests)) | set(external(page_fetches(netlog))))
+    said = f"the browser's own requests: {browser_own(netlog)}; at the proxy: {proxy.seen}"
+    return fetched, said

@@ -93,15 +93,22 @@ def test_no_page_loads_anything_from_another_host(site, tmp_path):
     assert len(scan(bad)["resources"]) == 3
 
 
-def test_math_is_typeset_and_the_worked_example_shows_the_documents_values(site):
+def test_math_is_typeset_and_the_worked_example_shows_the_documents_values(site, tmp_path):
     chromedriver = Path(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
     if not chromedriver.is_file():
         pytest.fail("headless Chromium is missing: run `make browser` (Debian chromium + driver)")
-    from tests.book.browser import RecordingProxy, external, make_driver, page_requests, serve_dir
+    from tests.book.browser import (
+        RecordingProxy,
+        make_driver,
+        offline_verdict,
+        page_requests,
+        serve_dir,
+    )
 
     requests: list[str] = []
+    netlog = tmp_path / "netlog.json"
     with serve_dir(site) as base, RecordingProxy() as proxy:
-        drv = make_driver(proxy)
+        drv = make_driver(proxy, netlog=netlog)
         try:
             for page in (
                 "worked-example/",
@@ -137,7 +144,8 @@ def test_math_is_typeset_and_the_worked_example_shows_the_documents_values(site)
             severe = [e["message"] for e in drv.get_log("browser") if e["level"] == "SEVERE"]
         finally:
             drv.quit()
-    assert external(requests) == [] and proxy.seen == [], (external(requests), proxy.seen)
+    fetched, browser = offline_verdict(requests, netlog, proxy)
+    assert fetched == [], (fetched, browser)  # the pages' own requests, not the browser's
     assert severe == []
     assert (SHOTS / "worked-example.png").stat().st_size > 10_000
 

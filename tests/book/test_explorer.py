@@ -63,18 +63,25 @@ def shown(drv) -> dict:
     )
 
 
-def test_the_explorer_runs_offline_and_answers_the_reader(site, chromium):
+def test_the_explorer_runs_offline_and_answers_the_reader(site, chromium, tmp_path):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from tests.book.browser import RecordingProxy, external, make_driver, page_requests, serve_dir
+    from tests.book.browser import (
+        RecordingProxy,
+        make_driver,
+        offline_verdict,
+        page_requests,
+        serve_dir,
+    )
 
     model, stoi = torch_model(site)
     lines = json.loads((site / "results" / "explorer" / "lines.json").read_text())["lines"]
     requests: list[str] = []
+    netlog = tmp_path / "netlog.json"
     with serve_dir(site) as base, RecordingProxy() as proxy:
-        drv = make_driver(proxy)
+        drv = make_driver(proxy, netlog=netlog)
         drv.set_script_timeout(60)
         try:
             drv.get(f"{base}/explorer/")
@@ -192,7 +199,8 @@ def test_the_explorer_runs_offline_and_answers_the_reader(site, chromium):
         finally:
             drv.quit()
     assert any(u.endswith("/results/explorer/weights.bin") for u in requests)
-    assert external(requests) == [] and proxy.seen == [], (external(requests), proxy.seen)
+    fetched, browser = offline_verdict(requests, netlog, proxy)
+    assert fetched == [], (fetched, browser)  # the pages' own requests, not the browser's
     assert severe == []
     assert (SHOTS / "explorer.png").stat().st_size > 10_000
 
