@@ -98,6 +98,7 @@ def exercise(
         raise CLIError(f"--out {out} is a file, not a folder")
     from attention_ref.exercises.exercise import make_exercise
     from attention_ref.render import emit, render, to_json
+    from cli.tables import terminal_columns, wrap_markdown
 
     ex = make_exercise(opt)
     precision = opt.decimals if precision is None else precision
@@ -122,4 +123,8 @@ def exercise(
         return
     doc = ex.key if key else ex.statement
     shown = precision if key else opt.decimals  # --precision is the key's
-    emit(render(doc, fmt, shown, standalone=fmt == "latex"))
+    text = render(doc, fmt, shown, standalone=fmt == "latex")
+    columns = terminal_columns()
+    if fmt == "markdown" and columns is not None and isinstance(text, str):
+        text = wrap_markdown(text, columns)  # a terminal: paragraphs at its width
+    emit(text)

@@ -21,6 +21,7 @@ named ``[link=…]x[/link]`` became a link). The cells and headers become `plain
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -213,3 +214,37 @@ def print_markdown(out: Console, text: str, *, elsewhere: str = "") -> None:
             for i, name in enumerate(header)
         ]
         print_table(out, "", columns, rows, elsewhere=elsewhere)
+
+
+#: a Markdown line that is no paragraph text: a table row, a heading, a fence, a math block, an
+#: indented (code) line, a blank line
+_NOT_PROSE = re.compile(r"^(\||#|```|~~~|\$\$|\s{4}|\s*$)")
+_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)")
+
+
+def wrap_markdown(text: str, columns: int) -> str:
+    """Markdown for a terminal ``columns`` wide: each paragraph and list item broken at spaces
+    (never inside a word, a number or an inline formula's token), the same Markdown after (a
+    line break inside a paragraph is a space); tables, headings, fenced code and ``$$`` math
+    as they are."""
+    out: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        fence = line.startswith(("```", "~~~")) or line.strip() == "$$"
+        if fence or (line.startswith("$$") and not fenced):  # a block, or a one-line formula
+            fenced = fenced != fence
+            out.append(line)
+            continue
+        if fenced or _NOT_PROSE.match(line) or len(line) <= columns:
+            out.append(line)
+            continue
+        item = _ITEM.match(line)
+        indent = " " * len(item.group(1)) if item else ""
+        out += textwrap.wrap(
+            line,
+            max(columns, 20),
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
