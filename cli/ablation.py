@@ -181,7 +181,7 @@ def ablation(
         f"write the Q03 answer with: {command()} report"
     )
     console.print(
-        f"sample an arm: {command()} sample --run-id {outcome.parent_run_id} --arm {names[0]}"
+        f"sample an arm:\n  {command()} sample --run-id {outcome.parent_run_id} --arm {names[0]}"
     )
     ui_hint(console, current_uri(), DEFAULT_TRACKING_URI, _experiment_of(outcome.parent_run_id))
 

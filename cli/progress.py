@@ -42,11 +42,29 @@ if TYPE_CHECKING:
 SAMPLE_SHOWN = 80
 
 
+class _TrainingConsole(Console):
+    """At a terminal, every line broken at spaces to its width (`cli.tables.say`: a word longer
+    than a line, a URL or a path, keeps a line of its own, whole); to a pipe or a file, lines
+    whole, for a program to read."""
+
+    def print(self, *objects: Any, **kw: Any) -> None:  # type: ignore[override]
+        if not self.is_terminal:
+            return super().print(*objects, **kw)
+        if len(objects) == 1 and isinstance(objects[0], str):
+            from cli.tables import wrapped_lines
+
+            kw["soft_wrap"] = True
+            return super().print("\n".join(wrapped_lines(objects[0], self.width)), **kw)
+        kw["soft_wrap"] = False  # a styled line: rich breaks it at spaces
+        return super().print(*objects, **kw)
+
+
 def make_console() -> Console:
-    """The console of the training commands: no highlighting, long lines kept whole, no
-    markup (a line's ``[multihead]``, a path or a sample's ``[/]`` is printed as written; a
-    style is given as a `rich.text.Text`'s)."""
-    return Console(highlight=False, soft_wrap=True, markup=False)
+    """The console of the training commands: no highlighting, no markup (a line's
+    ``[multihead]``, a path or a sample's ``[/]`` is printed as written; a style is given as a
+    `rich.text.Text`'s); lines whole to a pipe, broken at a terminal's width
+    (`_TrainingConsole`)."""
+    return _TrainingConsole(highlight=False, soft_wrap=True, markup=False)
 
 
 def loading(console: Console, what: str) -> None:
@@ -348,10 +366,11 @@ def ui_hint(console: Console, uri: str, default_uri: str, experiment_id: str | N
     local = uri == default_uri or uri.startswith("sqlite:///")
     base = "http://127.0.0.1:5000" if local else uri
     page = ui_experiment_url(base, experiment_id) if experiment_id else base
-    if local:
+    if local:  # each command and address on a line of its own: copied whole
         console.print(
-            f"browse the runs: {command('mlflow')} ui --backend-store-uri {uri} (then open {page})"
+            f"browse the runs:\n  {command('mlflow')} ui --backend-store-uri {uri}\n"
+            f"then open\n  {page}"
         )
     else:
-        console.print(f"runs are in {uri}: {page}")
-    console.print(f"list them: {command()} runs")
+        console.print(f"runs are in {uri}:\n  {page}")
+    console.print(f"list them:\n  {command()} runs")

@@ -153,11 +153,23 @@ def print_table(
 def say(out: Console, text: str) -> None:
     """Print ``text`` broken at spaces to the console's width; a word longer than a line (a URL,
     an id) keeps a line of its own, whole. Printed as it is (no markup: ``heads[0].A``)."""
+    lines = wrapped_lines(text, out.width)
+    out.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)
+
+
+def wrapped_lines(text: str, width: int) -> list[str]:
+    """``text``'s lines broken at spaces to ``width``, a word longer than a line on a line of
+    its own, whole; an indented line (a command, an address, to be copied) kept whole."""
     lines = []
     for line in text.splitlines() or [""]:
-        wrapped = textwrap.wrap(line, out.width, break_long_words=False, break_on_hyphens=False)
+        if line.startswith("  "):
+            lines.append(line)
+            continue
+        wrapped = textwrap.wrap(
+            line, max(width, 20), break_long_words=False, break_on_hyphens=False
+        )
         lines += wrapped or [""]
-    out.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)
+    return lines
 
 
 def markdown_blocks(text: str) -> list[tuple[str, str | list[list[str]]]]:

@@ -243,7 +243,7 @@ def _finish(outcome: RunOutcome, stop: StopFlag, console: Console) -> None:
     )
     if outcome.model_uri:
         console.print(f"logged model: {outcome.model_uri}")
-    console.print(f"sample it: {command()} sample --run-id {outcome.run_id}")
+    console.print(f"sample it:\n  {command()} sample --run-id {outcome.run_id}")
     ui_hint(console, current_uri(), DEFAULT_TRACKING_URI, _experiment_of(outcome.run_id))
 
 

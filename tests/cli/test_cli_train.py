@@ -55,7 +55,8 @@ def test_train_runs_logs_and_prints_plain_lines(store, capsys):
     assert f"logged model: models:/{run.outputs.model_outputs[0].model_id}" in out
     # the UI's page of the runs ("Model training", not the GenAI overview)
     exp = run.info.experiment_id
-    assert f"open http://127.0.0.1:5000/#/experiments/{exp}?workflowType=machine_learning" in out
+    page = f"http://127.0.0.1:5000/#/experiments/{exp}?workflowType=machine_learning"
+    assert f"then open\n  {page}\n" in out  # the address on a line of its own
     assert Path("runs", run.info.run_id, "best.pt").is_file()
 
 
