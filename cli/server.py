@@ -52,8 +52,8 @@ TrackingUri = Annotated[
     str | None,
     typer.Option(
         "--tracking-uri",
-        help="The class server (default: $MLFLOW_TRACKING_URI); for HTTPS, its certificate in "
-        "$MLFLOW_TRACKING_SERVER_CERT_PATH.",
+        help="The class server (default: $MLFLOW_TRACKING_URI); for HTTPS, its certificate "
+        "as attnref server start says (an MLflow variable).",
         show_default=False,
     ),
 ]

@@ -132,3 +132,37 @@ def test_flow_paragraphs_keeps_the_authors_breaks():
         "First line goes on.\n\nA paragraph over lines:\n- an item that goes on\n"
         "- another item\n1. a numbered one\n\nLast.\n\f\nkept\nas is"
     )
+
+
+def option_words(path: tuple[str, ...]) -> list[str]:
+    """Every word of the help of ``path``'s options and arguments, as written."""
+    cmd = typer.main.get_command(app)
+    for name in path:
+        cmd = cmd.commands[name]  # type: ignore[attr-defined]
+    return [w for p in cmd.params for w in (getattr(p, "help", None) or "").split()]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: "-".join(p) or "attnref")
+def test_at_80_columns_no_word_of_an_options_help_is_cut(path, monkeypatch, capsys):
+    """Rich cuts a word longer than the help column with "…" (issue 42, item 8: ``server assign
+    --help`` showed ``$MLFLOW_TRACKING_SERVER_CE…``): every word is printed whole."""
+    out = help_of(path, 80, monkeypatch, capsys)
+    printed = set(re.sub(r"[│╭╮╰╯─]", " ", out).split())
+    cut = [w for w in option_words(path) if w not in printed and len(w) > 10]
+    assert cut == []
+
+
+def test_control_a_word_wider_than_the_help_column_is_cut(monkeypatch, capsys):
+    """The negative control: the old help of ``--tracking-uri`` at 80 columns loses its
+    variable's name to "…"."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table.grid()
+    table.add_column(width=28)
+    table.add_row("for HTTPS, its certificate in $MLFLOW_TRACKING_SERVER_CERT_PATH.")
+    console = Console(width=80, file=io.StringIO(), color_system=None)
+    console.print(table)
+    assert "$MLFLOW_TRACKING_SERVER_CERT_PATH." not in console.file.getvalue().split()
