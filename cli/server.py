@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from cli.errors import CLIError
+from cli.server_start import print_welcome, run_detached
 
 if TYPE_CHECKING:
     from attention_ref.classroom.class_client import ClassClient
-    from attention_ref.classroom.server import ClassServer
 
 server_app = typer.Typer(
     name="server",
@@ -169,9 +169,17 @@ def start(
             "the edge's limits per address, and failed logins allowed, are multiplied by it.",
         ),
     ] = 1,
+    detach: Annotated[
+        bool,
+        typer.Option(
+            "--detach",
+            help="Run in the background: return once the server answers, its output in "
+            "DIR/start.log; attnref server stop DIR stops it.",
+        ),
+    ] = False,
 ) -> None:
     """Start PostgreSQL, the MLflow server with accounts, and its edge (nginx); Ctrl-C stops
-    them."""
+    them (with --detach, attnref server stop DIR)."""
     from attention_ref.classroom.accounts import read_password
     from attention_ref.classroom.cluster import class_exists
     from attention_ref.classroom.edge_config import EdgeLimits
@@ -204,6 +212,18 @@ def start(
         )
     except ServerError as e:
         raise CLIError(str(e)) from None
+    if detach:  # the same start, in a session of its own; its password in its environment
+        options = [
+            *("--host", host, "--port", str(port), "--workers", str(workers)),
+            *("--experiment", experiment),
+            *("--students-per-address", str(students_per_address)),
+            *(["--tls"] if tls else []),
+            *(["--tls-cert", str(tls_cert)] if tls_cert else []),
+            *(["--tls-key", str(tls_key)] if tls_key else []),
+            *(["--insecure"] if insecure else []),
+        ]
+        run_detached(directory, password, options)
+        return
     stop = _StopOnSignal()
     with stop:
         try:
@@ -211,7 +231,7 @@ def start(
         except ServerError as e:
             raise CLIError(str(e)) from None
         try:
-            _print_welcome(server)
+            print_welcome(server)
             while not stop.requested:
                 if server.stopped_app() is not None:
                     raise CLIError(f"the mlflow server stopped; its log: {server.log}")
@@ -220,44 +240,6 @@ def start(
         finally:
             server.stop()
     print("stopped", flush=True)
-
-
-def _print_welcome(server: ClassServer) -> None:
-    from attention_ref.classroom.client import CERT_PATH_ENV, class_experiment_id
-    from attention_ref.classroom.tls import fingerprint
-
-    url, pid = server.public_url, server.process.pid if server.process else None
-    edge, lim = server.edge.process.pid if server.edge.process else None, server.limits
-    n = len(server.apps)
-    apps = f"{n} application server{'s' if n != 1 else ''} (mlflow server)"
-    exp_id = class_experiment_id(server.url, server.admin, server.experiment, server.cert)
-    cert = server.cert
-    tls = ""
-    if cert is not None:
-        tls = (
-            f"  HTTPS certificate: {cert}\n"
-            f"    SHA-256 fingerprint {fingerprint(cert)}\n"
-            f"    hand the file to students; they set {CERT_PATH_ENV}=cert.pem\n"
-        )
-    print(
-        f"class server on {url}, experiment {server.experiment!r} (mlflow server pid {pid}; "
-        f"this process, pid {os.getpid()}, owns it)\n"
-        f"  runs: PostgreSQL in {server.postgres.directory} (Unix socket only); artifacts in "
-        f"{server.artifacts}; logs in {server.log.parent}\n"
-        f"  edge: nginx on {server.host}:{server.port} (pid {edge}), per address at most "
-        f"{lim.connections_per_address} requests at once and {lim.rate_per_address}/s; the "
-        f"{apps} behind it\n"
-        f"{tls}"
-        f"  add a student:  attnref server add-student NAME --tracking-uri {url}\n"
-        f"  students run:   MLFLOW_TRACKING_URI={url} MLFLOW_TRACKING_USERNAME=NAME "
-        f"MLFLOW_TRACKING_PASSWORD=... attnref train --experiment {server.experiment}\n"
-        f"  browse the runs: {server.runs_page(exp_id)} (log in as admin)\n"
-        f"  who owns which run: attnref server runs --tracking-uri {url}\n"
-        f"  homework:       attnref server assign NAME --tracking-uri {url}\n"
-        f"Ctrl-C (or attnref server stop {server.root}) stops the edge, the MLflow server and "
-        "PostgreSQL.",
-        flush=True,
-    )
 
 
 class _StopOnSignal:

@@ -72,3 +72,19 @@ def chromium() -> None:
     chromedriver = Path(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
     if not chromedriver.is_file():
         pytest.fail("headless Chromium is missing: run `make browser` (Debian chromium + driver)")
+
+
+def mkdocs_config() -> dict:
+    """``mkdocs.yml`` as mkdocs reads it with no environment set: an ``!ENV [NAME, default]``
+    value is its default (PyYAML's safe loader knows no ``!ENV``)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def env(loader: yaml.SafeLoader, node: yaml.Node) -> object:
+        values = loader.construct_sequence(node) if isinstance(node, yaml.SequenceNode) else []
+        return values[-1] if len(values) > 1 else None
+
+    Loader.add_constructor("!ENV", env)
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)

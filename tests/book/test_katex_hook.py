@@ -73,3 +73,35 @@ def test_a_build_that_is_not_strict_warns(book):
 def test_the_book_runs_the_hook():
     hooks = (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\nhooks:\n", 1)[1]
     assert "  - overrides/hooks/katex.py" in hooks.split("\n\n", 1)[0]
+
+
+def test_canonical_links_only_where_the_book_is_published():
+    """overrides/hooks/canonical.py (issue 42, item 10): the default site_url, this machine's,
+    gets no canonical link; a published address keeps mkdocs' own."""
+    import importlib.util
+
+    from tests.book.conftest import mkdocs_config
+
+    spec = importlib.util.spec_from_file_location(
+        "canonical", ROOT / "overrides/hooks/canonical.py"
+    )
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+
+    class Config:
+        site_url = mkdocs_config()["site_url"]
+
+    assert Config.site_url == "http://127.0.0.1:8000/"  # mkdocs.yml's default, !ENV unset
+    page = '<head>\n  <link rel="canonical" href="http://127.0.0.1:8000/by-hand/">\n</head>'
+    assert "canonical" not in hook.on_post_page(page, None, Config)
+    Config.site_url = "https://example.org/attnref/"
+    published = page.replace("http://127.0.0.1:8000", "https://example.org/attnref")
+    assert hook.on_post_page(published, None, Config) == published  # the control
+
+
+@pytest.mark.slow
+def test_the_built_book_has_no_canonical_link_to_this_machine(site):
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert 'rel="canonical"' not in index
+    assert "127.0.0.1:8000" in (site / "sitemap.xml").read_text()  # instant navigation's

@@ -32,7 +32,7 @@ from attention_ref.book.notebooks import (
     to_jupyter_markdown,
 )
 from attention_ref.worked import life_is_awesome as ex
-from tests.book.conftest import ROOT, built_pages
+from tests.book.conftest import ROOT, built_pages, mkdocs_config
 
 DOCS = ROOT / "docs"
 
@@ -41,9 +41,8 @@ def book_pages() -> list[str]:
     """Every page of the book: the ``.md`` files under docs/ less mkdocs.yml's
     ``exclude_docs`` (data the pages read, not pages)."""
     import pathspec
-    import yaml
 
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = mkdocs_config()
     excluded = pathspec.GitIgnoreSpec.from_lines((config.get("exclude_docs") or "").splitlines())
     pages = (str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md"))
     return sorted(p for p in pages if not excluded.match_file(p))

@@ -15,13 +15,12 @@ from urllib.parse import urlsplit
 
 import pytest
 import torch
-import yaml
 
 from attention_ref import reference as ref
 from attention_ref.render.latex import bmatrix
 from attention_ref.worked.i_want_pizza import pizza_numbers
 from attention_ref.worked.life_is_awesome import life_trace
-from tests.book.conftest import ROOT, built_pages
+from tests.book.conftest import built_pages, mkdocs_config
 from tests.book.test_figures import captions, cells, figures
 
 pytestmark = pytest.mark.slow
@@ -105,7 +104,7 @@ def test_every_portuguese_page_is_built_in_the_themes_portuguese(site):
 
 
 def test_the_site_title_is_portuguese_on_the_portuguese_pages(site):
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = mkdocs_config()
     en, pt = config["site_name"], config["extra"]["site_name_by_language"]["pt"]
     assert en != pt
     for page in PT_PAGES:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -466,3 +467,39 @@ def test_a_restart_with_another_password_says_the_class_was_made_with_another(tm
             assert healthy(back.url)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_start_detach_returns_once_the_class_answers_and_stop_stops_it():
+    """``server start --detach`` (issue 42, item 10): the command returns, the class keeps
+    serving in a session of its own (its output in DIR/start.log, with the welcome printed),
+    the password never on a command line; ``status`` finds it and ``stop`` stops it."""
+    root = class_dir("attnref-detach-")
+    folder = root / "class"
+    port, password = free_port(), secrets.token_urlsafe(18)
+    try:
+        started = attnref(
+            "server",
+            "start",
+            str(folder),
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+            "--detach",
+            env=admin_env(password),
+        )
+        assert started.returncode == 0, started.stdout + started.stderr
+        assert f"class server on http://127.0.0.1:{port}" in started.stdout
+        assert "running in the background (pid " in started.stdout
+        assert f"attnref server stop {folder} stops it" in started.stdout
+        assert healthy(f"http://127.0.0.1:{port}")  # the command is gone, the class serves
+        pid = int(re.search(r"in the background \(pid (\d+)\)", started.stdout).group(1))
+        assert password not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        assert "class server on" in (folder / "start.log").read_text()
+        assert attnref("server", "status", str(folder)).returncode == 0
+    finally:
+        stopped = attnref("server", "stop", str(folder))
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert attnref("server", "status", str(folder)).returncode == 1
+    assert not healthy(f"http://127.0.0.1:{port}")
+    shutil.rmtree(root, ignore_errors=True)

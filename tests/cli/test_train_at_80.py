@@ -1,6 +1,7 @@
 """``attnref train`` at a terminal 80 columns wide (issue 42, item 8): every line it prints
 fits, except a command or an address it prints on a line of its own to be copied whole, and a
-word longer than a line (a store's URI), alone on its line. Run on a pseudo-terminal, as a person runs it."""
+word longer than a line (a store's URI), alone on its line. Run on a pseudo-terminal, as a
+person runs it."""
 
 from __future__ import annotations
 

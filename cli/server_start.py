@@ -1,0 +1,114 @@
+"""``attnref server start``'s words and its background run: the welcome it prints once the
+class answers (`print_welcome`), and ``--detach`` (`run_detached`): the same start in a
+session of its own, its output in ``DIR/start.log``, returning once the server answers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cli.errors import CLIError
+
+if TYPE_CHECKING:
+    from attention_ref.classroom.server import ClassServer
+
+#: how long ``--detach`` waits for the class to answer (PostgreSQL's first start included)
+DETACH_WAIT_S = 300.0
+#: the welcome's last words (`print_welcome`): the class answers and has said how to use it
+WELCOMED = "stops the edge, the MLflow server and"
+_MAIN = "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))"
+
+
+def print_welcome(server: ClassServer) -> None:
+    from attention_ref.classroom.client import CERT_PATH_ENV, class_experiment_id
+    from attention_ref.classroom.tls import fingerprint
+
+    url, pid = server.public_url, server.process.pid if server.process else None
+    edge, lim = server.edge.process.pid if server.edge.process else None, server.limits
+    n = len(server.apps)
+    apps = f"{n} application server{'s' if n != 1 else ''} (mlflow server)"
+    exp_id = class_experiment_id(server.url, server.admin, server.experiment, server.cert)
+    cert = server.cert
+    tls = ""
+    if cert is not None:
+        tls = (
+            f"  HTTPS certificate: {cert}\n"
+            f"    SHA-256 fingerprint {fingerprint(cert)}\n"
+            f"    hand the file to students; they set {CERT_PATH_ENV}=cert.pem\n"
+        )
+    print(
+        f"class server on {url}, experiment {server.experiment!r} (mlflow server pid {pid}; "
+        f"this process, pid {os.getpid()}, owns it)\n"
+        f"  runs: PostgreSQL in {server.postgres.directory} (Unix socket only); artifacts in "
+        f"{server.artifacts}; logs in {server.log.parent}\n"
+        f"  edge: nginx on {server.host}:{server.port} (pid {edge}), per address at most "
+        f"{lim.connections_per_address} requests at once and {lim.rate_per_address}/s; the "
+        f"{apps} behind it\n"
+        f"{tls}"
+        f"  add a student:  attnref server add-student NAME --tracking-uri {url}\n"
+        f"  students run:   MLFLOW_TRACKING_URI={url} MLFLOW_TRACKING_USERNAME=NAME "
+        f"MLFLOW_TRACKING_PASSWORD=... attnref train --experiment {server.experiment}\n"
+        f"  browse the runs: {server.runs_page(exp_id)} (log in as admin)\n"
+        f"  who owns which run: attnref server runs --tracking-uri {url}\n"
+        f"  homework:       attnref server assign NAME --tracking-uri {url}\n"
+        f"Ctrl-C (or attnref server stop {server.root}) stops the edge, the MLflow server and "
+        "PostgreSQL.",
+        flush=True,
+    )
+
+
+def run_detached(directory: Path, password: str, options: list[str]) -> None:
+    """``attnref server start DIRECTORY OPTIONS`` in a new session (no terminal: it outlives
+    this one), its output appended to ``DIRECTORY/start.log``, the admin password in its
+    environment (never on a command line); prints its welcome once ``server status`` says it
+    answers. A start that ends first is one line, its log's last, and this folder left as the
+    start left it."""
+    from attention_ref.classroom.accounts import ADMIN_PASSWORD_ENV
+    from attention_ref.classroom.server_folder import server_status
+
+    made = not directory.exists()
+    directory.mkdir(parents=True, exist_ok=True)
+    log = directory / "start.log"
+    before = log.stat().st_size if log.exists() else 0  # what earlier starts wrote there
+    env = {**os.environ, ADMIN_PASSWORD_ENV: password}
+    with log.open("ab") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-c", _MAIN, "server", "start", str(directory), *options],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + DETACH_WAIT_S
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            said = [line for line in _since(log, before).splitlines() if line]
+            if made and {p.name for p in directory.iterdir()} == {"start.log"}:
+                log.unlink()
+                directory.rmdir()
+            raise CLIError(f"the class server did not start: {said[-1] if said else 'no output'}")
+        if WELCOMED in _since(log, before) and server_status(directory).serving:
+            print(_since(log, before).rstrip(), flush=True)
+            print(
+                f"running in the background (pid {child.pid}); its output: {log}; "
+                f"attnref server status {directory}; attnref server stop {directory} stops it",
+                flush=True,
+            )
+            return
+        time.sleep(0.5)
+    raise CLIError(
+        f"the class server does not answer after {DETACH_WAIT_S:.0f} s (pid {child.pid}); its "
+        f"output: {log}; attnref server stop {directory} stops it"
+    )
+
+
+def _since(log: Path, offset: int) -> str:
+    """What ``log`` holds past ``offset`` (this start's output)."""
+    with log.open("rb") as f:
+        f.seek(offset)
+        return f.read().decode("utf-8", errors="replace")
