@@ -1,6 +1,7 @@
-"""``attnref report`` at a terminal 80 columns wide (issue 42, item 10): the Q03 report of one
-training run, its table fitted to the width and the next step said; to a pipe, the markdown
-itself. The report runs as a person runs it, on a pseudo-terminal (`at_terminal`)."""
+"""``attnref train`` and ``report`` at a terminal 80 columns wide (issue 42, items 8 and 10): the
+training's lines fit (a command or an address on a line of its own, whole); the Q03 report of
+that run, its table fitted to the width and the next step said; to a pipe, the markdown
+itself. Both run as a person runs them, on a pseudo-terminal (`at_terminal`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tests.cli.test_check_at_80 import ROOT, at_terminal, columns_of
 from tests.configs import TINY_ARGS
 
 pytestmark = pytest.mark.slow
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def test_a_report_of_one_run_fits_80_columns_and_says_what_q03_needs(tmp_path, monkeypatch):
@@ -35,9 +36,21 @@ def test_a_report_of_one_run_fits_80_columns_and_says_what_q03_needs(tmp_path, m
         )
 
     train = [*TINY_ARGS, "--max-steps", "20", "--eval-interval", "10", "--tracking-uri", store]
-    done = piped("train", *train, "--out-dir", str(tmp_path / "runs"))
-    assert done.returncode == 0, done.stderr
     monkeypatch.chdir(tmp_path)
+    # the training too, at the terminal: every line fits but a command or an address printed
+    # on a line of its own to be copied whole, or a word longer than a line (the store's URI)
+    done, trained = at_terminal(["train", *train, "--out-dir", str(tmp_path / "runs")])
+    assert done == 0, "\n".join(trained)
+    trained = [ANSI.sub("", line) for line in trained]
+    wide = [
+        line
+        for line in trained
+        if columns_of(line) > 80 and not line.startswith("  ") and " " in line.strip()
+    ]
+    assert wide == [], wide
+    commands = [line.strip() for line in trained if line.startswith("  ")]
+    assert any(re.fullmatch(r"\S*attnref sample --run-id [0-9a-f]{32}", c) for c in commands)
+    assert any(c.endswith(f"ui --backend-store-uri {store}") for c in commands), commands
     code_, lines = at_terminal(["report", "--tracking-uri", store])
     assert code_ == 0, "\n".join(lines)
     lines = [ANSI.sub("", line) for line in lines]  # the terminal's styles take no column
