@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,15 +15,9 @@ from pathlib import Path
 import pytest
 
 from attention_ref.classroom.client import healthy
+from tests.ports import free_port
 
 MLFLOW = str(Path(sys.executable).with_name("mlflow"))
-
-
-def free_port() -> int:
-    """A port of 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager

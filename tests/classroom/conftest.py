@@ -11,7 +11,6 @@ import http.client
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,17 +23,12 @@ from mlflow.tracking import MlflowClient
 from attention_ref.classroom.accounts import add_student, add_teacher
 from attention_ref.classroom.server import ClassServer
 from cli.errors import PREFIX
+from tests.ports import free_port
 
 ATTNREF = str(Path(sys.executable).with_name("attnref"))
 EXPERIMENT = "class"
 STUDENTS = ("alice", "bob", "carol", "dave")
 TEACHER = "tess"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def class_dir(prefix: str = "attnref-class-") -> Path:
