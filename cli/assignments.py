@@ -223,6 +223,7 @@ def grades(
         SYSTEMS,
         RosterError,
         import_steps,
+        moodle_field,
         read_roster,
         to_lms_csv,
     )
@@ -285,7 +286,7 @@ def grades(
     )
     print(f"wrote {path} ({rows} rows, one per {each})")
     if csv_format != "attnref":
-        field = next(iter(next(iter(people.values())))) if people else ""
+        field = moodle_field(people)
         for step in import_steps(csv_format, name, points, field):
             say(_console(), step)
     if summary:

@@ -97,6 +97,11 @@ def read_roster(text: str, system: str) -> dict[str, dict[str, str]]:
     return out
 
 
+def moodle_field(roster: dict[str, dict[str, str]] | None) -> str:
+    """The Moodle field a roster identifies students by (its one column), else ``username``."""
+    return next(iter(next(iter(roster.values())))) if roster else "username"
+
+
 def grade_of(rows: Sequence[Row]) -> int | float:
     """A student's grade: the points of their counted submissions (steps right less the late
     penalty, `Row.points`; 0 for one not graded), a whole number where it is one."""
@@ -184,7 +189,7 @@ def to_lms_csv(
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     if system == "moodle":
-        field = next(iter(next(iter(roster.values())))) if roster else "username"
+        field = moodle_field(roster)
         w.writerow([field, assignment, f"{assignment} feedback"])
         for student, mine in students.items():
             who = roster[student][field] if roster else student
