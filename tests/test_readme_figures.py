@@ -131,7 +131,7 @@ def portuguese_pages_said(readme: str) -> int:
 
 
 def test_the_readme_counts_the_portuguese_pages_the_book_has():
-    pages = sorted((ROOT / "docs" / "pt").glob("*.md"))
+    pages = sorted((ROOT / "docs").glob("*.pt.md"))
     assert portuguese_pages_said(README) == len(pages)
     # the control: the README, which listed 6 of them
     old = "in Portuguese 6 pages (the worked example, the causal mask, …)"

@@ -54,7 +54,8 @@ def _close(text: str, start: int, tag: str) -> int | None:
 def page_url_dir(page: str, directory_urls: bool = True) -> str:
     """The folder of a page's URL in the site, against which the page's relative links
     resolve: ``"experiments.md"`` → ``"experiments/"``, ``"index.md"`` → ``""``,
-    ``"pt/q03.md"`` → ``"pt/q03/"`` (without directory URLs: the page's own folder)."""
+    ``"pt/experiments.md"`` → ``"pt/experiments/"`` (without directory URLs: the page's own
+    folder)."""
     stem = page[: -len(".md")]
     if not directory_urls:
         return posixpath.dirname(page)

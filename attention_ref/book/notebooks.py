@@ -29,7 +29,7 @@ NOTEBOOK_DIR = "notebooks"
 #: (markdown-exec's ``result="…"`` blocks)
 PLAIN_MARK = "# output: plain text"
 
-#: the notebooks' own words, per language of the book (a page under ``pt/`` is Portuguese)
+#: the notebooks' own words, per language of the book (a page at ``pt/…`` is Portuguese)
 WORDS: dict[str, dict[str, str]] = {
     "en": {
         "download": "Download this page as a Jupyter notebook",
@@ -74,14 +74,26 @@ WORDS: dict[str, dict[str, str]] = {
 }
 
 
+def site_page(src_uri: str) -> str:
+    """A page's place in the built book, from its file under ``docs/``: the Portuguese file of
+    a page (the i18n plugin's suffix, ``"experiments.pt.md"``) is ``"pt/experiments.md"``, as
+    its URL is ``pt/experiments/``; any other file is where it is."""
+    stem, dot, lang = src_uri[: -len(".md")].rpartition(".")
+    if src_uri.endswith(".md") and dot and lang in WORDS and lang != "en":
+        return f"{lang}/{stem}.md"
+    return src_uri
+
+
 def page_language(page: str) -> str:
-    """The language of a page from its path in ``docs/``: ``"pt/q03.md"`` is ``"pt"``."""
+    """The language of a page from its place in the book (`site_page`): ``"pt/experiments.md"``
+    is ``"pt"``."""
     first = page.split("/", 1)[0]
     return first if "/" in page and first in WORDS else "en"
 
 
 def notebook_path(page: str) -> str:
-    """The notebook of a page in the built site: ``"pt/q03.md"`` → ``"notebooks/pt/q03.ipynb"``."""
+    """The notebook of a page in the built site (its place, `site_page`):
+    ``"pt/experiments.md"`` → ``"notebooks/pt/experiments.ipynb"``."""
     if not page.endswith(".md"):
         raise ValueError(f"a page is a .md file under docs/, got {page!r}")
     return f"{NOTEBOOK_DIR}/{page[: -len('.md')]}.ipynb"
@@ -375,13 +387,16 @@ def page_notebook(
     snippet_bases: Sequence[Path] = (),
     notebooks: Collection[str] | None = None,
     directory_urls: bool = True,
+    source: str | None = None,
 ) -> dict[str, Any]:
     """The notebook (nbformat 4.5, as a JSON-ready dict) of the page ``page`` (its path under
-    ``docs/``, e.g. ``"pt/q03.md"``) whose source is ``markdown``.
+    place in the book, `site_page`, e.g. ``"pt/experiments.md"``) whose source is ``markdown``.
 
     ``docs_dir`` finds the page's local images (attached to their cells); ``snippet_bases``
     are pymdownx.snippets' base paths; ``notebooks`` lists the pages that have a notebook
-    (links to the others keep their text only; ``None``: every page has one).
+    (links to the others keep their text only; ``None``: every page has one); ``source`` is
+    the page's file under ``docs/`` that the notebook names (``"experiments.pt.md"``; by
+    default ``page``).
     """
     lang = page_language(page)
     words = WORDS[lang]
@@ -389,7 +404,7 @@ def page_notebook(
     text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)  # YAML front matter
     setup_args = repr(page) if directory_urls else f"{page!r}, directory_urls=False"
     cells = [
-        _cell("markdown", words["intro"].format(page=page), 0),
+        _cell("markdown", words["intro"].format(page=source or page), 0),
         _cell(
             "code",
             f"{words['setup']}from attention_ref.book.kernel import setup\n\nsetup({setup_args})",

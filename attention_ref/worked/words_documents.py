@@ -160,8 +160,8 @@ JOURNEY: Final[dict[str, dict[str, str]]] = {
     "pt": {
         "title": 'Pesos treináveis, atenção causal e multi-cabeça: "Your journey starts with '
         'one step"',
-        "source": "seed 001, código do cap. 3 de LLMs-from-scratch, de rasbt",
-        "book": "o notebook do cap. 3 de rasbt imprime",
+        "source": "seed 001, código do ch03 de LLMs-from-scratch, de rasbt",
+        "book": "o notebook ch03 de rasbt imprime",
         "inputs": "Entradas",
         "inputs_text": "Seis tokens, embeddings de 3 dimensões (os `inputs` do código).",
         "draw": "Os pesos são sorteados exatamente como o código do documento os sorteia: "
@@ -181,8 +181,9 @@ JOURNEY: Final[dict[str, dict[str, str]]] = {
         "self_text": " Sem máscara. queries = X W_query, keys = X W_key, values = X W_value; "
         "attn_weights = softmax(queries keysᵀ / √d_k); context_vec = attn_weights values.",
         "says": "O que a seed 001 diz dos pesos, e o que o seu código faz",
-        "query": 'A seed 001 diz: "A consulta é os dados a serem usados como antes, enquanto '
-        'as matrizes de chaves e valores são apenas matrizes aleatórias e treináveis." O seu '
+        "query": 'A seed 001 (004 em inglês) diz: "A consulta é os dados a serem usados como '
+        "antes, enquanto as matrizes de chaves e valores são apenas matrizes aleatórias e "
+        'treináveis." O seu '
         "próprio código torna as três treináveis (W_query, W_key e W_value são pesos de "
         "nn.Linear, requires_grad = {trainable}), e queries = X W_query tem forma {shape}, ",
         "is_data": "os próprios dados.",

@@ -1,10 +1,10 @@
 """mkdocs hook: canonical links only for a book published at an address.
 
-Material's instant navigation needs ``site_url`` and reads ``sitemap.xml`` (its absolute
-addresses) to tell the book's links from others; the book's default, ``http://127.0.0.1:8000/``
-(``make docs``), is no address a search engine should be sent to. Built with that default, the
-pages carry no ``<link rel="canonical">`` (the sitemap stays, for the navigation, with this
-machine's addresses); built for publishing (``ATTNREF_SITE_URL=https://…/ make site``, read by
+``sitemap.xml`` (the i18n plugin's, with each page's other language) and the canonical links
+are written from ``site_url``; the book's default, ``http://127.0.0.1:8000/`` (``make docs``),
+is no address a search engine should be sent to. Built with that default, the pages carry no
+``<link rel="canonical">`` (the sitemap stays, with this machine's addresses); built for
+publishing (``ATTNREF_SITE_URL=https://…/ make site``, read by
 ``mkdocs.yml``'s ``!ENV``), the canonical links and the sitemap point to that address.
 """
 

@@ -46,8 +46,12 @@ def site(tmp_path_factory) -> Path:
     to ask builds it under a file lock in the run's common temporary directory, the others wait
     and read it (the lock also keeps a second build from starting beside a failed one's
     leftovers: a failed build leaves no ``BUILT`` mark, so the next worker builds again and
-    fails with mkdocs' words too).
+    fails with mkdocs' words too). ``ATTNREF_TEST_SITE`` names a site already built from this
+    checkout (``mkdocs build --strict -d DIR``), read instead: for iterating on the book's
+    tests, never set by ``make test``.
     """
+    if built := os.environ.get("ATTNREF_TEST_SITE"):  # a build of this checkout, to iterate
+        return Path(built)
     if not (ROOT / "docs" / "assets" / "katex" / "katex.min.js").is_file():
         pytest.fail("KaTeX is not vendored: run `make test` (it runs tools/vendor_katex.py)")
     if not os.environ.get("PYTEST_XDIST_WORKER"):  # no xdist: a build of this session's own

@@ -32,8 +32,8 @@ PAGES = [
     "experiments/index.html",
     "cli/index.html",
     "api/index.html",
-    "pt/exemplo-resolvido/index.html",
-    "pt/q03/index.html",
+    "pt/worked-example/index.html",
+    "pt/experiments/index.html",
 ]
 
 
@@ -116,7 +116,7 @@ def test_math_is_typeset_and_the_worked_example_shows_the_documents_values(site,
                 "by-hand/",
                 "multi-head/",
                 "experiments/",
-                "pt/exemplo-resolvido/",
+                "pt/worked-example/",
                 "api/",
             ):
                 drv.get(f"{base}/{page}")

@@ -9,6 +9,7 @@ The reference is torch: a `CharGPT` built from the very files the built site ser
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -228,3 +229,38 @@ def test_the_explorer_reports_missing_data(site, chromium, tmp_path):
         finally:
             drv.quit()
     assert any("weights.bin" in m for m in severe), severe
+
+
+def test_the_portuguese_explorer_speaks_portuguese_and_shows_the_same_weights(site, chromium):
+    """The widget of ``pt/explorer`` writes its words in Portuguese (decimal commas) and shows
+    the recorded weights the English page shows; the English page is the control."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.book.browser import make_driver, serve_dir
+
+    lines = json.loads((site / "results" / "explorer" / "lines.json").read_text())["lines"]
+    T = len(lines[0]["text"])
+    seen = {}
+    with serve_dir(site) as base:
+        drv = make_driver()
+        try:
+            for page in ("pt/explorer", "explorer"):
+                drv.get(f"{base}/{page}/")
+                WebDriverWait(drv, 30).until(
+                    lambda d: d.execute_script(
+                        "return !!(window.attnrefExplorer && window.attnrefExplorer.view)"
+                    )
+                )
+                root = drv.find_element(By.ID, "attnref-explorer")
+                seen[page] = (shown(drv), root.text)
+        finally:
+            drv.quit()
+    pt, pt_text = seen["pt/explorer"]
+    en, en_text = seen["explorer"]
+    assert pt["weights"] == en["weights"] == lines[0]["attention"][0][0][T - 1]
+    assert pt["info"].startswith(f"A posição {T}, ") and "olha mais para" in pt["info"]
+    assert re.search(r"\(\d,\d{3}\)", pt["info"]) and not re.search(r"\d\.\d", pt["info"])
+    assert en["info"].startswith(f"Position {T}, ") and re.search(r"\(\d\.\d{3}\)", en["info"])
+    assert "Executar" in pt_text and "Camada" in pt_text and "Layer" not in pt_text
+    assert "Run" in en_text and "Layer" in en_text

@@ -145,7 +145,7 @@ def test_the_other_pages_show_their_figure(site, page, what):
 
 def test_portuguese_page_has_the_themes_portuguese_decimal_commas_and_row_labels(site):
     tr = life_trace()
-    html = (site / "pt" / "exemplo-resolvido" / "index.html").read_text(encoding="utf-8")
+    html = (site / "pt" / "worked-example" / "index.html").read_text(encoding="utf-8")
     assert '<html lang="pt"' in html and "Índice" in html
     assert 'lang="en"' in (site / "worked-example" / "index.html").read_text(encoding="utf-8")
     # every matrix of the English page's steps, with decimal commas and token rows
@@ -161,7 +161,7 @@ def test_portuguese_page_has_the_themes_portuguese_decimal_commas_and_row_labels
     assert math.count(label) >= 3 * tr.h + 2  # X, Q, K, V, QKt, S, S̃, A, H, concat, output
     for section in ("Entradas", "Projeções", "Scores", "Softmax", "Concatenação"):
         assert section in html
-    pt_figs = figures(site, "pt/exemplo-resolvido")
+    pt_figs = figures(site, "pt/worked-example")
     flow = next(t for _, t in pt_figs if any(s.startswith("Concat das") for s in t))
     assert f"saída ({len(tr.tokens)}, {tr.d_model})" in flow and "causal mask" not in " ".join(flow)
     heat = [t for _, t in pt_figs if t[0].startswith("A, cabeça")]
@@ -173,7 +173,7 @@ def test_headings_are_plain_words_or_katex(site):
     """No heading writes a formula in Unicode sub/superscripts (S⁽ⁱ⁾, Kᵀ…)."""
     pseudo = re.compile(r"[⁽⁾ⁱʰᵀ⁰¹²³⁴⁵⁶⁷⁸⁹√\u0303]")
     bad = []
-    for page in ("worked-example", "multi-head", "pt/exemplo-resolvido", "causal-mask"):
+    for page in ("worked-example", "multi-head", "pt/worked-example", "causal-mask"):
         html = (site / page / "index.html").read_text(encoding="utf-8")
         for h in re.findall(r"<h[1-4][^>]*>(.*?)</h[1-4]>", html, re.S):
             text = re.sub(r"<[^>]+>", "", h)
@@ -211,11 +211,11 @@ def test_figures_render_in_the_browser_and_screenshots(site, chromium):
             )
             time.sleep(0.8)
             drv.save_screenshot(str(SHOTS / "figure-split-merge.png"))
-            drv.get(f"{base}/pt/exemplo-resolvido/")
+            drv.get(f"{base}/pt/worked-example/")
             time.sleep(0.8)
             drv.save_screenshot(str(SHOTS / "pt-exemplo-resolvido.png"))
             drv.set_window_size(390, 844)
-            drv.get(f"{base}/pt/exemplo-resolvido/")
+            drv.get(f"{base}/pt/worked-example/")
             drv.execute_script(
                 "[...document.querySelectorAll('article h2')]"
                 ".find(h => h.textContent.includes('Softmax')).scrollIntoView()"

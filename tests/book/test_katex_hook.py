@@ -104,4 +104,4 @@ def test_canonical_links_only_where_the_book_is_published():
 def test_the_built_book_has_no_canonical_link_to_this_machine(site):
     index = (site / "index.html").read_text(encoding="utf-8")
     assert 'rel="canonical"' not in index
-    assert "127.0.0.1:8000" in (site / "sitemap.xml").read_text()  # instant navigation's
+    assert "127.0.0.1:8000" in (site / "sitemap.xml").read_text()  # the sitemap keeps it

@@ -27,6 +27,7 @@ from attention_ref.book.notebooks import (
     notebook_path,
     page_notebook,
     resolve_snippets,
+    site_page,
     split_page,
     to_json,
     to_jupyter_markdown,
@@ -116,10 +117,19 @@ def test_a_page_becomes_a_setup_cell_its_prose_and_its_code_unchanged(tmp_path):
     assert sources[7] == f'{PLAIN_MARK}\nprint("plain")'
 
 
-def test_portuguese_pages_get_portuguese_words_and_mirror_the_docs_layout():
-    nb = page_notebook("pt/q03.md", '# Q03\n\n```python exec="on"\nprint(1)\n```\n')
-    assert "Este notebook foi gerado da página `pt/q03.md`" in "".join(nb["cells"][0]["source"])
-    assert notebook_path("pt/q03.md") == "notebooks/pt/q03.ipynb"
+def test_portuguese_pages_get_portuguese_words_and_mirror_the_books_layout():
+    # the Portuguese file of a page (the i18n plugin's suffix) has its place under pt/
+    assert site_page("experiments.pt.md") == "pt/experiments.md"
+    assert site_page("experiments.md") == "experiments.md"
+    assert site_page("index.pt.md") == "pt/index.md"
+    assert site_page("notes.xx.md") == "notes.xx.md"  # not a language of the book
+    page = site_page("experiments.pt.md")
+    nb = page_notebook(
+        page, '# Q03\n\n```python exec="on"\nprint(1)\n```\n', source="experiments.pt.md"
+    )
+    intro = "".join(nb["cells"][0]["source"])
+    assert "Este notebook foi gerado da página `experiments.pt.md`" in intro
+    assert notebook_path(page) == "notebooks/pt/experiments.ipynb"
     assert notebook_path("index.md") == "notebooks/index.ipynb"
     with pytest.raises(ValueError, match=r"\.md"):
         notebook_path("q03.ipynb")
@@ -174,8 +184,19 @@ def test_every_page_with_code_gives_a_valid_notebook():
     assert "worked-example.md" in with_code and "api.md" in with_code
     for page in with_code:
         text = (DOCS / page).read_text(encoding="utf-8")
-        nb = page_notebook(page, text, docs_dir=DOCS, snippet_bases=[ROOT])  # mkdocs.yml's "."
+        nb = page_notebook(site_page(page), text, docs_dir=DOCS, snippet_bases=[ROOT], source=page)
         nbformat.validate(nbformat.reads(to_json(nb), as_version=4))
+
+
+def source_of(built: str) -> str:
+    """The file under docs/ a built page comes from: ``"pt/gqa"`` → ``"gqa.pt.md"``, a page
+    the Portuguese book shows in English (``"pt/cli"``) → ``"cli.md"``, ``"."`` →
+    ``"index.md"``."""
+    lang, _, rest = built.partition("/")
+    if lang == "pt" or built == "pt":
+        name = rest or "index"
+        return f"{name}.pt.md" if (DOCS / f"{name}.pt.md").is_file() else f"{name}.md"
+    return "index.md" if built == "." else f"{built}.md"
 
 
 # --- running the notebooks ---------------------------------------------------------------------
@@ -247,11 +268,9 @@ def test_a_notebook_whose_cell_fails_fails_the_run(tmp_path, kernels):
 def test_the_site_holds_every_pages_notebook_and_each_page_links_to_it(site):
     with_code = {p for p in PAGES if has_code((DOCS / p).read_text(encoding="utf-8"))}
     shipped = {str(p.relative_to(site)) for p in (site / "notebooks").rglob("*.ipynb")}
-    assert shipped == {notebook_path(p) for p in with_code}
+    assert shipped == {notebook_path(site_page(p)) for p in with_code}
     for built in built_pages(site):
-        page = "index.md" if built == "." else f"{built}.md"
-        if not (DOCS / page).is_file():
-            page = f"{built}/index.md"
+        page = source_of(built)
         text = (site / built / "index.html").read_text(encoding="utf-8")
         links = re.findall(r'<a class="attn-notebook" download="([^"]+)" href="([^"]+)"', text)
         if page not in with_code:
@@ -261,7 +280,7 @@ def test_the_site_holds_every_pages_notebook_and_each_page_links_to_it(site):
         name, href = links[0]
         target = site / posixpath.normpath(posixpath.join(built, href))
         assert target.is_file() and target.name == name, (built, href)
-        assert str(target.relative_to(site)) == notebook_path(page)
+        assert str(target.relative_to(site)) == notebook_path(site_page(page))
         nbformat.validate(nbformat.read(target, as_version=4))
 
 
@@ -285,7 +304,7 @@ def executed(site, kernels, tmp_path_factory) -> dict[str, tuple[Any, Path, Base
         out: dict[str, tuple[Any, Path, BaseException | None]] = {}
 
         async def one(page: str) -> None:
-            nb = nbformat.read(site / notebook_path(page), as_version=4)
+            nb = nbformat.read(site / notebook_path(site_page(page)), as_version=4)
             # not the repository: the notebook finds the results itself
             run = tmp_path_factory.mktemp("elsewhere")
             km = AsyncKernelManager(kernel_name="attnref-test", kernel_spec_manager=kernels)
@@ -318,7 +337,8 @@ def test_each_notebook_runs_top_to_bottom_and_shows_the_pages_numbers(page, site
         assert want in printed, want
     if page != "api.md":  # mkdocstrings' HTML (source listings) is not the notebook's `api`
         prose = "\n".join("".join(c.source) for c in nb.cells)
-        built = site / page.removesuffix(".md").removesuffix("index") / "index.html"
+        place = site_page(page).removesuffix(".md").removesuffix("index")
+        built = site / place / "index.html"
         missing = numbers_missing(built.read_text(encoding="utf-8"), printed + prose)
         assert missing == [], missing[:10]
     assert list(run.iterdir()) == [] or all(p.name.startswith(".") for p in run.iterdir())

@@ -1,5 +1,6 @@
-"""The Portuguese pages of the built book: the theme in Portuguese, decimal commas, every matrix
-of the worked example with its row labels, the figures of the new pages, links that resolve.
+"""The Portuguese book: a page for each page a student reads, the theme and the navigation in
+Portuguese, the pages it shows in English marked as such, decimal commas, every matrix of the
+worked example with its row labels, the figures of the pages, links that resolve.
 
 Expected numbers are recomputed here from `attention_ref` (never typed); each scanner is shown
 failing on a page that breaks its rule (a negative control), so a pass means something.
@@ -20,27 +21,47 @@ from attention_ref import reference as ref
 from attention_ref.render.latex import bmatrix
 from attention_ref.worked.i_want_pizza import pizza_numbers
 from attention_ref.worked.life_is_awesome import life_trace
-from tests.book.conftest import built_pages, mkdocs_config
+from tests.book.conftest import ROOT, built_pages, mkdocs_config
 from tests.book.test_figures import captions, cells, figures
 
 pytestmark = pytest.mark.slow
 
-#: the pages of the "Português" section of the nav
-PT_PAGES = (
-    "pt/mascara-causal",
-    "pt/multi-cabeca",
-    "pt/exemplo-resolvido",
-    "pt/q03",
-    "pt/gradientes",
-    "pt/exercicios",
-    "pt/gqa",
-    "pt/rope",
-    "pt/janelas-alibi",
-    "pt/cache-kv",
-    "pt/softmax-online",
-    "pt/ablacao-variantes",
-    "pt/licao-de-casa",
+#: the book's pages a student reads, each with its Portuguese file ``docs/<page>.pt.md``
+STUDENT_PAGES = (
+    "index",
+    "by-hand",
+    "trainable-weights",
+    "scaled-dot-product",
+    "causal-mask",
+    "multi-head",
+    "worked-example",
+    "experiments",
+    "explorer",
+    "gradients",
+    "exercises",
+    "gqa",
+    "rope",
+    "windows-alibi",
+    "kv-cache",
+    "online-softmax",
+    "variants-ablation",
+    "teaching",
 )
+#: the pages the Portuguese book shows in English (the reference, the teacher's server)
+IN_ENGLISH = ("cli", "api", "class-gate")
+
+
+def pt_page(page: str) -> str:
+    """A page's place in the Portuguese book: ``"causal-mask"`` → ``"pt/causal-mask"``
+    (the home page, ``"index"``, is ``"pt"``)."""
+    return "pt" if page == "index" else f"pt/{page}"
+
+
+#: the Portuguese pages: every ``docs/*.pt.md`` (the i18n plugin's suffix), as built
+PT_PAGES = tuple(
+    pt_page(f.name.removesuffix(".pt.md")) for f in sorted((ROOT / "docs").glob("*.pt.md"))
+)
+
 
 #: a number written with a decimal point (or a thousands point, which reads as one)
 DECIMAL_POINT = re.compile(r"\d\.\d")
@@ -87,25 +108,71 @@ def html_of(site: Path, page: str) -> str:
     return (site / page / "index.html").read_text(encoding="utf-8")
 
 
+def test_every_page_a_student_reads_has_its_portuguese_page():
+    assert {pt_page(p) for p in STUDENT_PAGES} <= set(PT_PAGES)
+    assert not set(IN_ENGLISH) & set(STUDENT_PAGES)
+    # every page of the English book is a student's page or one shown in English
+    english = {f.stem for f in (ROOT / "docs").glob("*.md") if "." not in f.stem}
+    assert english == set(STUDENT_PAGES) | set(IN_ENGLISH)
+
+
 def test_every_portuguese_page_is_built_in_the_themes_portuguese(site):
     pages = built_pages(site)
+    shown = {pt_page(p) for p in IN_ENGLISH}
     assert set(PT_PAGES) <= set(pages)
-    assert set(PT_PAGES) == {p for p in pages if p.startswith("pt/")}  # no PT page off the nav
-    for page in PT_PAGES:
+    # the Portuguese book: its pages and the ones it shows in English, nothing else
+    assert set(PT_PAGES) | shown == {p for p in pages if p == "pt" or p.startswith("pt/")}
+    for page in (*PT_PAGES, *shown):
         text = html_of(site, page)
         assert '<html lang="pt"' in text, page
         assert 'placeholder="Buscar"' in text and "Índice" in text, page
         assert 'placeholder="Search"' not in text and "Table of contents" not in text, page
-        # the nav lists the Portuguese pages under their Portuguese titles
-        for title in ("A máscara causal", "Atenção multi-cabeça", "Exemplo resolvido"):
-            assert title in text, (page, title)
+        # the navigation in Portuguese, the language switcher to English
+        nav = text[text.index("md-nav--primary") : text.index('class="md-content"')]
+        for title in ("4. A máscara causal", "5. Atenção multi-cabeça", "1. Atenção à mão"):
+            assert title in nav, (page, title)
+        assert "1. Attention by hand" not in nav, page
+        assert 'hreflang="en"' in text and 'hreflang="pt"' in text, page
+        # a page shown in English says so, a Portuguese one does not
+        assert ("Página em inglês" in text) == (page in shown), page
     english = html_of(site, "causal-mask")  # negative control: an English page stays English
     assert '<html lang="en"' in english and 'placeholder="Search"' in english
+    nav = english[english.index("md-nav--primary") : english.index('class="md-content"')]
+    assert "1. Attention by hand" in nav and "Página em inglês" not in english
+
+
+def test_the_language_switcher_leads_to_the_same_page_in_the_other_language(site):
+    for page in STUDENT_PAGES:
+        en = "" if page == "index" else page
+        pt = pt_page(page)
+        assert target(site, en, switcher(html_of(site, en))["pt"]) == (site / pt).resolve(), page
+        assert target(site, pt, switcher(html_of(site, pt))["en"]) == (site / en).resolve(), page
+    # a page shown in English leads to its English page too
+    to_en = switcher(html_of(site, "pt/cli"))["en"]
+    assert target(site, "pt/cli", to_en) == (site / "cli").resolve()
+
+
+def target(site: Path, page: str, href: str) -> Path:
+    """Where a link of ``page`` leads in the built site (an absolute path from its root)."""
+    path = urlsplit(href).path
+    return (site / path.lstrip("/") if path.startswith("/") else site / page / path).resolve()
+
+
+def switcher(page_html: str) -> dict[str, str]:
+    """The language switcher's links of a page: language → href."""
+    return {
+        lang: href
+        for href, lang in re.findall(
+            r'<a href="([^"]*)" hreflang="(\w+)" class="md-select__link"', page_html
+        )
+    }
 
 
 def test_the_site_title_is_portuguese_on_the_portuguese_pages(site):
     config = mkdocs_config()
-    en, pt = config["site_name"], config["extra"]["site_name_by_language"]["pt"]
+    i18n = next(p["i18n"] for p in config["plugins"] if isinstance(p, dict) and "i18n" in p)
+    en = config["site_name"]
+    pt = next(lang["site_name"] for lang in i18n["languages"] if lang["locale"] == "pt")
     assert en != pt
     for page in PT_PAGES:
         text = html_of(site, page)
@@ -188,7 +255,7 @@ def missing_matrices(page: str, decimal: str = ",") -> list[str]:
 
 
 def test_the_worked_example_shows_every_matrix_with_its_row_labels(site):
-    page = html_of(site, "pt/exemplo-resolvido")
+    page = html_of(site, "pt/worked-example")
     assert missing_matrices(page) == []
     # negative controls: a page without one display is caught
     first_a = page.index(r"A^{(1)} = \operatorname{softmax}")
@@ -208,21 +275,21 @@ def test_the_causal_mask_page_shows_the_mask_and_the_weights_in_portuguese(site)
     g = torch.Generator().manual_seed(0)  # the page's scores
     S = torch.randn(n, n, generator=g, dtype=torch.float64)
     A = ref.softmax_rows(ref.add_mask(S, ref.causal_mask(n)))
-    figs = figures(site, "pt/mascara-causal")
+    figs = figures(site, "pt/causal-mask")
     mask = next(t for _, t in figs if t[0] == "M")
     assert mask.count("\u2212∞") == n * (n - 1) // 2 and "consulta ↓" in mask
     heat = next(t for _, t in figs if t[0] == "A = softmax(S + M)")
     assert cells(A.tolist(), 3, ",") <= set(heat) and "chave →" in heat
-    page = html_of(site, "pt/mascara-causal")
+    page = html_of(site, "pt/causal-mask")
     for lhs, labels, _ in displays(page):
         assert labels == [str(i + 1) for i in range(n)], lhs  # every matrix: a label per row
     assert len(displays(page)) == 4  # M, S̃, A and the expected dropout
-    assert all(c.strip() for c in captions(site, "pt/mascara-causal"))
+    assert all(c.strip() for c in captions(site, "pt/causal-mask"))
 
 
 def test_the_multi_head_page_shows_its_figures_in_portuguese(site):
     r = pizza_numbers()
-    figs = figures(site, "pt/multi-cabeca")
+    figs = figures(site, "pt/multi-head")
     titles = [t[0] for _, t in figs]
     assert any(t.startswith("Atenção multi-cabeça com máscara") for t in titles)
     shape = "(" + ", ".join(str(d) for d in r.Q_swapped.shape) + ")"
@@ -234,16 +301,16 @@ def test_the_multi_head_page_shows_its_figures_in_portuguese(site):
     assert cells(r.trace.A[0, 0].tolist(), 2, ",") <= set(heat[0])
     blocks = next(t for _, t in figs if t[0].startswith("Os pesos de uma camada de atenção"))
     assert any(s.endswith(" pesos") for s in blocks)
-    assert len(captions(site, "pt/multi-cabeca")) == len(set(captions(site, "pt/multi-cabeca")))
+    assert len(captions(site, "pt/multi-head")) == len(set(captions(site, "pt/multi-head")))
     # the split of seed 002 in matrices with a token (or a head) on each row
-    page = html_of(site, "pt/multi-cabeca")
+    page = html_of(site, "pt/multi-head")
     rows = {lhs.split(" = ")[0]: labels for lhs, labels, _ in displays(page)}
     tokens = list(r.trace.tokens)
     assert rows["X"] == tokens and rows["Q^{(1)}"] == tokens and rows["A^{(3)}"] == tokens
 
 
 def test_the_q03_answer_draws_its_curves_in_portuguese(site):
-    figs = figures(site, "pt/q03")
+    figs = figures(site, "pt/experiments")
     curves = next(t for _, t in figs if "Perda de validação de cada braço" in t)
     assert "com atenção (Q02)" in curves and "sem atenção (Q03)" in curves
     assert any("," in s for s in curves)  # the axis has decimal commas
@@ -270,13 +337,16 @@ def broken_hrefs(site: Path, page: str, hrefs: list[str]) -> list[str]:
 def test_the_portuguese_pages_link_to_each_other_and_every_link_resolves(site):
     for page in PT_PAGES:
         assert broken_links(site, page) == [], page
-        text = html_of(site, page)
-        others = [p for p in PT_PAGES if p != page]
-        for other in others:  # the navigation of each page links every other Portuguese page
-            assert f'href="../{other.removeprefix("pt/")}/"' in text, (page, other)
+        hrefs = re.findall(r'href="([^"]+)"', html_of(site, page))
+        reached = {
+            (site / page / urlsplit(h).path).resolve() for h in hrefs if not urlsplit(h).scheme
+        }
+        # the navigation of each page links every other Portuguese page
+        for other in PT_PAGES:
+            assert (site / other).resolve() in reached, (page, other)
     # negative control: a link to a page that was not built, or a .md link left unrewritten
-    assert broken_hrefs(site, "pt/exemplo-resolvido", ["mascara-causal.md", "../nada/"]) == [
-        "mascara-causal.md",
+    assert broken_hrefs(site, "pt/worked-example", ["causal-mask.md", "../nada/"]) == [
+        "causal-mask.md",
         "../nada/",
     ]
 

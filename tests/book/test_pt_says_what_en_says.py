@@ -1,7 +1,7 @@
 """Each Portuguese page says what its English page says (issue 32, item 21).
 
-The pairs: each page of the nav's "Português" section links its English page (the first link
-to ``../page.md``; the test checks there is one). Over the built book, for each pair:
+The pairs: ``docs/page.pt.md`` is the Portuguese page of ``docs/page.md`` (the i18n plugin's
+suffix), built at ``pt/page/`` and ``page/``. Over the built book, for each pair:
 
 * **the same sections**: as many ``h2`` on the Portuguese page as on the English one;
 * **the same numbers**: every number a reader reads on the English page (prose, math, figures;
@@ -40,12 +40,9 @@ PAGE_NUMBER = re.compile(r"\b(?:pages?|part|parte) \d+(?:[–-]\d+)?")
 
 
 def english_page(pt_page: str) -> str:
-    """The English page a Portuguese page links as its version (``docs/pt/x.md`` links
-    ``../y.md``): ``"y"``."""
-    text = (ROOT / "docs" / f"{pt_page}.md").read_text(encoding="utf-8")
-    links = re.findall(r"\]\(\.\./([\w-]+)\.md[)#]", text)
-    assert links, f"{pt_page} links no English page"
-    return links[0]
+    """The English page of a Portuguese page of the built book: ``"pt/gqa"`` → ``"gqa"``, the
+    Portuguese home page ``"pt"`` → ``""``."""
+    return pt_page.removeprefix("pt").removeprefix("/")
 
 
 def sections(page_html: str) -> list[tuple[str, str]]:
@@ -168,10 +165,14 @@ def test_the_judge_reads_numbers_each_way_and_the_marker():
     assert differences(en, marked.replace("“Extra”", "“Extras”")) != {}
 
 
-def test_each_portuguese_page_links_one_english_page():
-    pairs = {pt: english_page(pt) for pt in PT_PAGES}
-    assert len(set(pairs.values())) == len(pairs)
-    assert all((ROOT / "docs" / f"{en}.md").is_file() for en in pairs.values())
+def test_each_portuguese_page_has_its_english_page_and_says_where_it_is(site: Path):
+    for pt in PT_PAGES:
+        en = english_page(pt)
+        assert (ROOT / "docs" / f"{en or 'index'}.md").is_file(), pt
+        # a link to the English page, besides the language switcher (a reader who prints it)
+        hrefs = re.findall(r"<article.*?</article>", html_of(site, pt), re.S)[0]
+        links = {(site / pt / h).resolve() for h in re.findall(r'href="([^"#]+)', hrefs)}
+        assert (site / en).resolve() in links, pt
 
 
 #: the Portuguese pages that still say less than their English page, and what they lack: each

@@ -5,7 +5,8 @@
 //   results/explorer/lines.json   the recorded lines: attention per layer and head, predictions
 // A recorded line shows its recorded attention; a typed line runs CharGPT's forward pass here
 // (attention_ref/lm/model.py, repeated step by step below). tests/book/test_explorer.py checks
-// this forward pass against torch's CharGPT.attention_maps.
+// this forward pass against torch's CharGPT.attention_maps. The words it writes come from
+// WORDS, in the page's language (below).
 (function () {
   "use strict";
 
@@ -14,6 +15,90 @@
   var DATA_URL = new URL("../../results/explorer/", SCRIPT_URL);
   var FORMAT = 1;
   var loading = null; // the one Promise of the data, shared by every visit of the page
+
+  // ----------------------------------------------------------------------------- the words
+
+  // What the explorer writes, per language of the book. The language is the explorer div's
+  // data-lang attribute if it has one, else the page's <html lang> (the Portuguese book's
+  // pages have lang="pt"): "pt…" is Portuguese, anything else English.
+  var WORDS = {
+    en: {
+      format: function (got, want) { return "the explorer's files have format " + got + ", this page reads " + want; },
+      tooShort: function (name) { return "weights.bin is too short for " + name; },
+      notInVocabulary: function (chars) { return "not in the vocabulary: " + chars.join(" "); },
+      lineLength: function (n) { return "a line has 1 to " + n + " characters"; },
+      line: "Line",
+      layer: "Layer",
+      head: "Head",
+      ownLine: function (n) { return "Your own line (at most " + n + " characters)"; },
+      placeholder: function (n) { return "Or type a line of your own (up to " + n + " characters) and press Run"; },
+      run: "Run",
+      chars: "The line's characters: hover, tap or use the arrow keys to pick one",
+      empty: "Type at least one character.",
+      unknown: function (n, chars) {
+        return "Not in the model's vocabulary (the " + n + " characters of Tiny Shakespeare): " +
+          chars.join(", ") + ". Nothing was run.";
+      },
+      tooLong: function (n) { return "At most " + n + " characters, the model's context."; },
+      yourLine: "Your line, run by the model in this page.",
+      masked: "after the picked character: masked",
+      weight: function (w) { return "weight " + w; },
+      // most: [character, position, weight] of the three largest weights; next: [character, p]
+      info: function (pos, c, layer, head, most, next) {
+        return "Position " + pos + ", " + c + " (layer " + layer + ", head " + head + ") looks most at " +
+          most.map(function (m) { return m[0] + " at " + m[1] + " (" + m[2] + ")"; }).join(", ") +
+          ". The model's next character: " + next.map(function (p) { return p[0] + " " + p[1]; }).join(", ") + ".";
+      },
+      caption: function (layer, head) {
+        return "A of layer " + layer + ", head " + head +
+          ": row i is the character i, column j where it looks (weight from white 0 to dark blue 1; " +
+          "grey: masked, after i). The orange row is the picked character.";
+      },
+      failed: function (why) { return "The explorer could not load its data (" + why + ")."; },
+      number: function (p) { return p.toFixed(3); },
+    },
+    pt: {
+      format: function (got, want) { return "os arquivos do explorador têm o formato " + got + ", esta página lê o " + want; },
+      tooShort: function (name) { return "weights.bin é curto demais para " + name; },
+      notInVocabulary: function (chars) { return "fora do vocabulário: " + chars.join(" "); },
+      lineLength: function (n) { return "uma linha tem de 1 a " + n + " caracteres"; },
+      line: "Linha",
+      layer: "Camada",
+      head: "Cabeça",
+      ownLine: function (n) { return "Sua própria linha (no máximo " + n + " caracteres)"; },
+      placeholder: function (n) { return "Ou digite uma linha sua (até " + n + " caracteres) e clique em Executar"; },
+      run: "Executar",
+      chars: "Os caracteres da linha: passe o mouse, toque ou use as setas do teclado para escolher um",
+      empty: "Digite pelo menos um caractere.",
+      unknown: function (n, chars) {
+        return "Fora do vocabulário do modelo (os " + n + " caracteres do Tiny Shakespeare): " +
+          chars.join(", ") + ". Nada foi executado.";
+      },
+      tooLong: function (n) { return "No máximo " + n + " caracteres, o contexto do modelo."; },
+      yourLine: "Sua linha, executada pelo modelo nesta página.",
+      masked: "depois do caractere escolhido: mascarado",
+      weight: function (w) { return "peso " + w; },
+      // decimal commas: the items are separated by semicolons
+      info: function (pos, c, layer, head, most, next) {
+        return "A posição " + pos + ", " + c + " (camada " + layer + ", cabeça " + head + ") olha mais para " +
+          most.map(function (m) { return m[0] + " na posição " + m[1] + " (" + m[2] + ")"; }).join("; ") +
+          ". O próximo caractere, segundo o modelo: " + next.map(function (p) { return p[0] + " " + p[1]; }).join("; ") + ".";
+      },
+      caption: function (layer, head) {
+        return "A da camada " + layer + ", cabeça " + head +
+          ": a linha i é o caractere i; a coluna j, para onde ele olha (peso do branco, 0, ao azul-escuro, 1; " +
+          "cinza: mascarado, depois de i). A linha laranja é o caractere escolhido.";
+      },
+      failed: function (why) { return "O explorador não conseguiu carregar os seus dados (" + why + ")."; },
+      number: function (p) { return p.toFixed(3).replace(".", ","); },
+    },
+  };
+
+  function words() {
+    var root = document.getElementById("attnref-explorer");
+    var lang = (root && root.getAttribute("data-lang")) || document.documentElement.lang || "";
+    return lang.toLowerCase().indexOf("pt") === 0 ? WORDS.pt : WORDS.en;
+  }
 
   // ------------------------------------------------------------------------------ the data
 
@@ -32,7 +117,7 @@
     ]).then(function (got) {
       var manifest = got[0];
       if (manifest.format !== FORMAT || got[1].format !== FORMAT) {
-        throw new Error("the explorer's files have format " + manifest.format + ", this page reads " + FORMAT);
+        throw new Error(words().format(manifest.format, FORMAT));
       }
       return fetchOk(manifest.weights).then(function (r) { return r.arrayBuffer(); }).then(function (buf) {
         return { model: makeModel(manifest, buf), lines: got[1].lines };
@@ -48,7 +133,7 @@
     var W = {};
     manifest.tensors.forEach(function (t) {
       var n = t.shape.reduce(function (a, b) { return a * b; }, 1);
-      if (t.offset + 4 * n > buffer.byteLength) throw new Error("weights.bin is too short for " + t.name);
+      if (t.offset + 4 * n > buffer.byteLength) throw new Error(words().tooShort(t.name));
       var a = new Float32Array(n);
       for (var i = 0; i < n; i++) a[i] = view.getFloat32(t.offset + 4 * i, true);
       W[t.name] = a;
@@ -130,9 +215,9 @@
     var cfg = model.cfg, W = model.W, C = cfg.n_embd, H = cfg.n_head, dk = cfg.d_k;
     var V = cfg.vocab_size, eps = cfg.layer_norm_eps;
     var unknown = unknownChars(model, text);
-    if (unknown.length) throw new Error("not in the vocabulary: " + unknown.join(" "));
+    if (unknown.length) throw new Error(words().notInVocabulary(unknown));
     var ids = encode(model, text), T = ids.length;
-    if (T < 1 || T > cfg.block_size) throw new Error("a line has 1 to " + cfg.block_size + " characters");
+    if (T < 1 || T > cfg.block_size) throw new Error(words().lineLength(cfg.block_size));
     var x = new Float64Array(T * C), t, i, j, c;
     for (t = 0; t < T; t++) {
       for (c = 0; c < C; c++) x[t * C + c] = W["tok_emb.weight"][ids[t] * C + c] + W["pos_emb.weight"][t * C + c];
@@ -211,7 +296,6 @@
   // a character as the page shows it: ↵ for a newline, ␣ for a space
   function glyph(c) { return c === "\n" ? "↵" : c === " " ? "␣" : c; }
   function quoted(c) { return "‘" + glyph(c) + "’"; }
-  function fmt(p) { return p.toFixed(3); }
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -243,13 +327,13 @@
   }
 
   function Explorer(root, data) {
-    var model = data.model, cfg = model.cfg;
+    var model = data.model, cfg = model.cfg, say = words(), fmt = say.number;
     var state = { line: 0, layer: 0, head: 0, active: 0, text: "", attention: null, next: null, typed: false };
     root.textContent = "";
     root.classList.add("ax-ready");
 
     // a button per recorded line, named by its first words (after the speaker's name, if any)
-    var lineGroup = buttonGroup("Line", data.lines.map(function (r, n) {
+    var lineGroup = buttonGroup(say.line, data.lines.map(function (r, n) {
       var parts = r.text.split("\n");
       var words = /:$/.test(parts[0]) && parts.length > 1 ? parts[1] : parts[0];
       return { label: (n + 1) + ". " + (words.length > 28 ? words.slice(0, 27) + "…" : words), title: r.text };
@@ -262,9 +346,9 @@
     area.rows = 2;
     area.maxLength = cfg.block_size;
     area.spellcheck = false;
-    area.setAttribute("aria-label", "Your own line (at most " + cfg.block_size + " characters)");
-    area.placeholder = "Or type a line of your own (up to " + cfg.block_size + " characters) and press Run";
-    var run = el("button", "ax-button ax-run", "Run");
+    area.setAttribute("aria-label", say.ownLine(cfg.block_size));
+    area.placeholder = say.placeholder(cfg.block_size);
+    var run = el("button", "ax-button ax-run", say.run);
     run.type = "submit";
     var message = el("p", "ax-message");
     message.setAttribute("role", "status");
@@ -281,15 +365,15 @@
     var n_layers = [], n_heads = [], n;
     for (n = 0; n < cfg.n_layer; n++) n_layers.push({ label: String(n + 1) });
     for (n = 0; n < cfg.n_head; n++) n_heads.push({ label: String(n + 1) });
-    var layerGroup = buttonGroup("Layer", n_layers, function (i) { state.layer = i; render(); });
-    var headGroup = buttonGroup("Head", n_heads, function (i) { state.head = i; render(); });
+    var layerGroup = buttonGroup(say.layer, n_layers, function (i) { state.layer = i; render(); });
+    var headGroup = buttonGroup(say.head, n_heads, function (i) { state.head = i; render(); });
     picks.appendChild(layerGroup.node);
     picks.appendChild(headGroup.node);
     root.appendChild(picks);
 
     var chars = el("div", "ax-chars");
     chars.tabIndex = 0;
-    chars.setAttribute("aria-label", "The line's characters: hover, tap or use the arrow keys to pick one");
+    chars.setAttribute("aria-label", say.chars);
     root.appendChild(chars);
     var info = el("p", "ax-info");
     info.setAttribute("aria-live", "polite");
@@ -342,13 +426,12 @@
 
     function typeLine(text) {
       var unknown = unknownChars(model, text);
-      if (!text.length) { refuse("Type at least one character."); return; }
+      if (!text.length) { refuse(say.empty); return; }
       if (unknown.length) {
-        refuse("Not in the model's vocabulary (the " + model.chars.length + " characters of Tiny Shakespeare): " +
-          unknown.map(quoted).join(", ") + ". Nothing was run.");
+        refuse(say.unknown(model.chars.length, unknown.map(quoted)));
         return;
       }
-      if (Array.from(text).length > cfg.block_size) { refuse("At most " + cfg.block_size + " characters, the model's context."); return; }
+      if (Array.from(text).length > cfg.block_size) { refuse(say.tooLong(cfg.block_size)); return; }
       var out = forward(model, text);
       state.line = -1;
       state.typed = true;
@@ -357,7 +440,7 @@
       state.next = topNext(model, out.probs, 3);
       state.active = Array.from(text).length - 1;
       message.classList.remove("ax-refused");
-      message.textContent = "Your line, run by the model in this page.";
+      message.textContent = say.yourLine;
       buildChars();
       render();
     }
@@ -400,14 +483,12 @@
         s.dataset.w = w === null ? "" : String(w);
         s.style.backgroundColor = w === null ? "" : colour(w);
         s.style.color = w !== null && w > 0.55 ? "#fff" : "";
-        s.title = w === null ? "after the picked character: masked" : "weight " + fmt(w);
+        s.title = w === null ? say.masked : say.weight(fmt(w));
       });
       var order = row.map(function (w, j) { return [w, j]; }).sort(function (a, b) { return b[0] - a[0]; }).slice(0, 3);
-      info.textContent = "Position " + (state.active + 1) + ", " + quoted(text[state.active]) +
-        " (layer " + (state.layer + 1) + ", head " + (state.head + 1) + ") looks most at " +
-        order.map(function (o) { return quoted(text[o[1]]) + " at " + (o[1] + 1) + " (" + fmt(o[0]) + ")"; }).join(", ") +
-        ". The model's next character: " +
-        state.next[state.active].map(function (p) { return quoted(p[0]) + " " + fmt(p[1]); }).join(", ") + ".";
+      info.textContent = say.info(state.active + 1, quoted(text[state.active]), state.layer + 1, state.head + 1,
+        order.map(function (o) { return [quoted(text[o[1]]), o[1] + 1, fmt(o[0])]; }),
+        state.next[state.active].map(function (p) { return [quoted(p[0]), fmt(p[1])]; }));
       root.dataset.layer = String(state.layer);
       root.dataset.head = String(state.head);
       root.dataset.line = String(state.line);
@@ -442,9 +523,7 @@
       g.strokeStyle = "#e65100";
       g.lineWidth = 2;
       g.strokeRect(MARGIN, MARGIN + state.active * CELL, T * CELL, CELL);
-      caption.textContent = "A of layer " + (state.layer + 1) + ", head " + (state.head + 1) +
-        ": row i is the character i, column j where it looks (weight from white 0 to dark blue 1; " +
-        "grey: masked, after i). The orange row is the picked character.";
+      caption.textContent = say.caption(state.layer + 1, state.head + 1);
     }
 
     showLine(0);
@@ -478,7 +557,7 @@
     api.ready.then(function (d) {
       api.view = Explorer(root, d);
     }, function (err) {
-      if (status) status.textContent = "The explorer could not load its data (" + err.message + ").";
+      if (status) status.textContent = words().failed(err.message);
       console.error("attnref explorer:", err);
     });
   }
