@@ -27,7 +27,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mkdocs-material's end-of-life banner is noise in the logs
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: demo test lint setup setup-dev ui docs site browser latex postgres nginx server clean
+.PHONY: demo test test-soak lint setup setup-dev ui docs site browser latex postgres nginx server clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "attnref needs Python >= 3.11"'
@@ -122,16 +122,27 @@ site: $(VENV)/.installed-dev $(KATEX)
 docs: $(VENV)/.installed-dev $(KATEX)
 	$(BIN)/mkdocs serve -a 127.0.0.1:8000
 
-## test: set up .venv with the dev extras and run the whole suite (the book's strict build and
-## browser check and the pdflatex compile of `explain --format latex` included)
-## on TEST_WORKERS pytest-xdist workers (one per CPU core; a test file stays on one worker, so
-## its module's server or site is started once)
+## test: set up .venv with the dev extras and run the suite (the book's strict build and
+## browser check and the pdflatex compile of `explain --format latex` included) on
+## TEST_WORKERS pytest-xdist workers (one per CPU core; a test file stays on one worker, so its
+## module's server or site is started once), less the soak tests (marked `soak`: breadth,
+## volume and restarts, each over a minute, run by `make test-soak` and by CI), to stay under
+## 20 minutes on a 2-core machine
 TEST_WORKERS ?= auto
-test: $(VENV)/.installed-dev $(KATEX) browser latex postgres nginx lint
+TEST_DEPS = $(VENV)/.installed-dev $(KATEX) browser latex postgres nginx
+test: $(TEST_DEPS) lint
 	@# the project's bytecode written once: where PYTHONDONTWRITEBYTECODE is set (this machine
 	@# sets it) every attnref the tests start would compile the package again (about 1 s each)
 	$(BIN)/python -m compileall -q attention_ref cli > /dev/null
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not soak"
+	@echo "make test: the soak tests were left out (make test-soak runs them; CI runs both)"
+
+## test-soak: the soak tests alone (every page's layout at two widths, every notebook run, the
+## gate's 3,000 fuzzed requests, eight trainings at once, servers restarted mid-run, the class
+## server's start/stop/TLS cycle, the MLflow UI in a browser)
+test-soak: $(TEST_DEPS)
+	$(BIN)/python -m compileall -q attention_ref cli > /dev/null
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m soak
 
 clean:
 	rm -rf $(VENV) build site docs/assets/katex *.egg-info .pytest_cache .ruff_cache .hypothesis

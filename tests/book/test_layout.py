@@ -18,7 +18,7 @@ import pytest
 
 from tests.book.conftest import built_pages
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 WIDTHS = (1280, 390)
 #: pages whose display formulas are written to fit a desktop column (no inner scroll bar)

@@ -325,6 +325,7 @@ def executed(site, kernels, tmp_path_factory) -> dict[str, tuple[Any, Path, Base
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
 def test_each_notebook_runs_top_to_bottom_and_shows_the_pages_numbers(page, site, executed):
     nb, run, raised = executed[page]

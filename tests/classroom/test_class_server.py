@@ -482,6 +482,7 @@ def test_the_reference_holds_what_a_finished_run_logs(reference):
     assert broken.missing(ref) > 0 and ref.missing(ref) == 0
 
 
+@pytest.mark.soak
 def test_eight_concurrent_trainings_lose_nothing(
     server, students, reference, admin_client, shakespeare_path, tmp_path, launched
 ):
@@ -521,6 +522,7 @@ def test_eight_concurrent_trainings_lose_nothing(
         )
 
 
+@pytest.mark.soak
 def test_the_server_restarted_mid_run_loses_nothing(
     server, students, reference, admin_client, shakespeare_path, tmp_path, launched
 ):
@@ -548,6 +550,7 @@ def test_the_server_restarted_mid_run_loses_nothing(
     assert figures["lost"] == 0
 
 
+@pytest.mark.soak
 def test_postgres_restarted_mid_run_loses_nothing(
     server, students, reference, admin_client, shakespeare_path, tmp_path, launched
 ):

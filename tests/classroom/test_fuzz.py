@@ -39,7 +39,7 @@ from attention_ref.classroom.routes import served_routes
 from attention_ref.classroom.server import ClassServer
 from tests.classroom.conftest import class_dir, free_port, status_of
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 SEED = 39
 REQUESTS = 3000

@@ -34,7 +34,7 @@ from attention_ref.classroom.server_folder import LOCK_NAME, PID_NAME, server_st
 from attention_ref.classroom.tls import fingerprint, is_loopback, names_for
 from tests.classroom.conftest import ATTNREF, EXPERIMENT, class_dir, free_port, one_line_error
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 SEARCH, ONE = "/api/2.0/mlflow/experiments/search", {"max_results": "1"}
 

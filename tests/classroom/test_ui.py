@@ -26,7 +26,7 @@ from attention_ref.classroom.client import rest
 from tests.classroom.conftest import EXPERIMENT
 from tests.mlflow_serving import mlflow_serving
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))

@@ -22,7 +22,7 @@ from cli.main import main
 from tests.configs import tiny
 from tests.mlflow_serving import mlflow_serving
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 
 def get(base: str, endpoint: str, **query: str) -> bytes:
