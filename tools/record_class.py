@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -50,9 +51,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def main(out: Path, students: int = 30) -> int:
-    """Record the class into ``out``; exit code 1 when the gradebook and the checker differ,
-    or anything was lost."""
+def command_line(argv: list[str]) -> str:
+    """The command that makes a recording, as the record keeps it (``conditions.command``):
+    this script's path from the repository and its arguments, e.g. ``python
+    tools/record_class.py --students 300 docs/results/class-submit-300.json``."""
+    script = Path(argv[0]).resolve()
+    shown = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
+    return shlex.join(["python", str(shown), *argv[1:]])
+
+
+def main(out: Path, students: int = 30, command: str | None = None) -> int:
+    """Record the class into ``out`` (``command``: the command line that asked for it, kept
+    in the record); exit code 1 when the gradebook and the checker differ, or anything was
+    lost."""
     # as root, PostgreSQL runs as `postgres`: it must enter the folder, and the socket's path
     # must stay short
     root = Path(tempfile.mkdtemp(prefix="attnref-record-"))
@@ -80,6 +91,7 @@ def main(out: Path, students: int = 30) -> int:
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
     doc["conditions"] = {
+        "command": command or command_line([__file__, "--students", str(students), str(out)]),
         "started": started,
         "ended": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "commit": commit,
@@ -106,4 +118,4 @@ if __name__ == "__main__":
     parser.add_argument("out", type=Path)
     parser.add_argument("--students", type=int, default=30)
     args = parser.parse_args()
-    sys.exit(main(args.out, args.students))
+    sys.exit(main(args.out, args.students, command_line(sys.argv)))

@@ -160,6 +160,22 @@ def class_claims(record: Mapping[str, Any]) -> ClassClaims:
     )
 
 
+#: how a record says it was made, per language: by its command, or that none was recorded
+MADE_BY = {
+    "en": ("made by `{command}`", "the command that made it was not recorded with it"),
+    "pt": ("feito por `{command}`", "o comando que o fez não foi registrado com ele"),
+}
+
+
+def made_by(conditions: Mapping[str, Any], lang: str = "en") -> str:
+    """The command a recording was made by (its ``conditions["command"]``, written by
+    ``tools/record_class.py``), in words; a record made before the command was recorded says
+    so, never a command guessed for it."""
+    said, unsaid = MADE_BY[lang]
+    command = conditions.get("command")
+    return said.format(command=command) if command else unsaid
+
+
 # ------------------------------------------------------------------- the variants page
 
 

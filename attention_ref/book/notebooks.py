@@ -74,12 +74,16 @@ WORDS: dict[str, dict[str, str]] = {
 }
 
 
+#: the book's default language (mkdocs.yml's i18n ``default: true``): its pages have no suffix
+DEFAULT_LANGUAGE = "en"
+
+
 def site_page(src_uri: str) -> str:
     """A page's place in the built book, from its file under ``docs/``: the Portuguese file of
     a page (the i18n plugin's suffix, ``"experiments.pt.md"``) is ``"pt/experiments.md"``, as
     its URL is ``pt/experiments/``; any other file is where it is."""
     stem, dot, lang = src_uri[: -len(".md")].rpartition(".")
-    if src_uri.endswith(".md") and dot and lang in WORDS and lang != "en":
+    if src_uri.endswith(".md") and dot and lang in WORDS and lang != DEFAULT_LANGUAGE:
         return f"{lang}/{stem}.md"
     return src_uri
 

@@ -85,7 +85,7 @@
           ". O próximo caractere, segundo o modelo: " + next.map(function (p) { return p[0] + " " + p[1]; }).join("; ") + ".";
       },
       caption: function (layer, head) {
-        return "A da camada " + layer + ", cabeça " + head +
+        return "A matriz A da camada " + layer + ", cabeça " + head +
           ": a linha i é o caractere i; a coluna j, para onde ele olha (peso do branco, 0, ao azul-escuro, 1; " +
           "cinza: mascarado, depois de i). A linha laranja é o caractere escolhido.";
       },

@@ -1,0 +1,54 @@
+"""A recording says the command that made it, or that none was kept: never a guessed one.
+
+``tools/record_class.py`` keeps its own command line in the record (``conditions.command``);
+the pages print it with the record's other conditions (`attention_ref.book.claims.made_by`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from attention_ref.book.claims import made_by
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def recorder():
+    spec = importlib.util.spec_from_file_location("record_class", ROOT / "tools/record_class.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_record_says_its_command_or_that_it_kept_none():
+    cmd = "python tools/record_class.py --students 300 docs/results/class-submit-300.json"
+    assert made_by({"command": cmd}) == f"made by `{cmd}`"
+    assert made_by({"command": cmd}, "pt") == f"feito por `{cmd}`"
+    # a record made before commands were kept: said, not guessed
+    assert made_by({}) == "the command that made it was not recorded with it"
+    assert made_by({"command": ""}, "pt") == "o comando que o fez não foi registrado com ele"
+
+
+def test_the_recorder_keeps_the_command_line_it_was_given():
+    rc = recorder()
+    script = str(ROOT / "tools" / "record_class.py")
+    assert rc.command_line([script, "--students", "300", "out dir/x.json"]) == (
+        "python tools/record_class.py --students 300 'out dir/x.json'"
+    )
+    # outside the repository, the script's own path
+    assert rc.command_line(["/elsewhere/rec.py", "x.json"]) == "python /elsewhere/rec.py x.json"
+
+
+@pytest.mark.parametrize(
+    "name", ["class-homework.json", "class-submit-300.json", "class-submit-1000.json"]
+)
+def test_each_class_record_names_its_command_if_it_has_one(name):
+    conditions = json.loads((ROOT / "docs" / "results" / name).read_text())["conditions"]
+    command = conditions.get("command")
+    if command is not None:  # the record made since commands are kept: its own output file
+        assert command.startswith("python tools/record_class.py") and name in command
