@@ -89,15 +89,13 @@ def site_page(src_uri: str) -> str:
 
 
 def page_language(page: str) -> str:
-    """The language of a page from its place in the book (`site_page`): ``"pt/experiments.md"``
-    is ``"pt"``."""
+    """The language of a page from its place in the book (`site_page`): ``"pt/x.md"`` is pt."""
     first = page.split("/", 1)[0]
-    return first if "/" in page and first in WORDS else "en"
+    return first if "/" in page and first in WORDS else DEFAULT_LANGUAGE
 
 
 def notebook_path(page: str) -> str:
-    """The notebook of a page in the built site (its place, `site_page`):
-    ``"pt/experiments.md"`` → ``"notebooks/pt/experiments.ipynb"``."""
+    """A page's notebook (its place, `site_page`): ``"pt/x.md"`` → ``"notebooks/pt/x.ipynb"``."""
     if not page.endswith(".md"):
         raise ValueError(f"a page is a .md file under docs/, got {page!r}")
     return f"{NOTEBOOK_DIR}/{page[: -len('.md')]}.ipynb"
