@@ -338,9 +338,7 @@ def test_the_portuguese_pages_link_to_each_other_and_every_link_resolves(site):
     for page in PT_PAGES:
         assert broken_links(site, page) == [], page
         hrefs = re.findall(r'href="([^"]+)"', html_of(site, page))
-        reached = {
-            (site / page / urlsplit(h).path).resolve() for h in hrefs if not urlsplit(h).scheme
-        }
+        reached = {target(site, page, h) for h in hrefs if not urlsplit(h).scheme}
         # the navigation of each page links every other Portuguese page
         for other in PT_PAGES:
             assert (site / other).resolve() in reached, (page, other)

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.book.conftest import ROOT
-from tests.book.test_portuguese import PT_PAGES, _Reading
+from tests.book.test_portuguese import PT_PAGES, _Reading, target
 
 pytestmark = pytest.mark.slow
 
@@ -171,7 +171,7 @@ def test_each_portuguese_page_has_its_english_page_and_says_where_it_is(site: Pa
         assert (ROOT / "docs" / f"{en or 'index'}.md").is_file(), pt
         # a link to the English page, besides the language switcher (a reader who prints it)
         hrefs = re.findall(r"<article.*?</article>", html_of(site, pt), re.S)[0]
-        links = {(site / pt / h).resolve() for h in re.findall(r'href="([^"#]+)', hrefs)}
+        links = {target(site, pt, h) for h in re.findall(r'href="([^"#]+)', hrefs)}
         assert (site / en).resolve() in links, pt
 
 
