@@ -4,7 +4,7 @@ Reusable pieces:
   serve_dir(path)        -> context manager, serves a folder on 127.0.0.1:<free port>
   RecordingProxy()       -> context manager, a fake HTTP proxy that records (and refuses)
                             every request Chromium tries to send to a non-loopback host
-  make_driver(proxy)     -> selenium Chrome driver using /usr/bin/chromedriver explicitly
+  make_driver(proxy)     -> selenium Chrome driver using $CHROMEDRIVER (/usr/bin/chromedriver)
   page_requests(driver)  -> URLs the page requested (from Chrome performance logs / CDP)
   page_fetches(netlog)   -> URLs the pages, their frames and workers requested, from the
                             browser's own network log (NetLog), by initiator
@@ -38,7 +38,10 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common import selenium_manager
 
-CHROMEDRIVER = "/usr/bin/chromedriver"
+# CHROMEDRIVER and CHROMIUM_BINARY choose another Chromium (e.g. an older release unpacked from
+# its Debian packages, to hold the verdicts to it); the tests' "is it installed" checks read
+# the same CHROMEDRIVER.
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 CHROMIUM = os.environ.get(
     "CHROMIUM_BINARY", "/usr/lib/chromium/chromium"
 )  # real binary, not the Debian wrapper script
