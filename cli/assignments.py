@@ -200,7 +200,8 @@ def grades(
         typer.Option(
             "--csv-format",
             help="attnref: every column of the gradebook, a row per exercise. moodle, canvas: "
-            "a row per student, the grade (steps right, summed over the exercises) and its "
+            "a row per student, the grade (steps right less any late penalty, summed over the "
+            "exercises) and its "
             "feedback, as that system's grade import reads it.",
         ),
     ] = "attnref",

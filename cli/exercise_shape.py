@@ -35,7 +35,8 @@ Heads = Annotated[
     int | None,
     typer.Option(
         "--heads",
-        help="Heads h (query heads with K/V heads of their own); must divide d_model. Default "
+        help="Query heads h (each with K/V heads of its own, unless --variant gqa or "
+        "--kv-heads); must divide d_model. Default "
         "2; 4 with --variant gqa; 1 with --variant rope (d_k = 4: two pairs to turn).",
         show_default=False,
     ),

@@ -108,8 +108,8 @@ def sample(
         str | None,
         typer.Option(
             "--arm",
-            help="With an ablation's or a heads sweep's parent run: which arm (none, 4, …). "
-            "\\[default: none]",
+            help="With an ablation's or a heads sweep's parent run: which arm (none, 4, …); "
+            "without it, the parent's arms are listed. \\[default: no arm]",
             show_default=False,
             metavar="ARM",
         ),

@@ -124,7 +124,9 @@ def start(
             "or --insecure).",
         ),
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port of the MLflow server.")] = 5000,
+    port: Annotated[
+        int, typer.Option("--port", help="Port the class listens on (its edge, nginx).")
+    ] = 5000,
     workers: Annotated[
         int,
         typer.Option(

@@ -127,6 +127,8 @@ class ClassClaims:
     #: submissions stored while on time (the first, concurrent, phase) and after the due time
     on_time: int
     late: int
+    #: the students who sent in the first phase (a student who only sent late is not one)
+    on_time_students: int
     #: the exercise's steps, and the graded answers with all of them right
     steps: int
     every_step: int
@@ -140,7 +142,8 @@ class ClassClaims:
 def class_claims(record: Mapping[str, Any]) -> ClassClaims:
     """`ClassClaims` from the recorded class: the late submissions are the gradebook's late
     rows (each late student sent one answer after the due time), the on-time ones the rest of
-    what was stored; ``all_right`` of the summary splits into answers with every step of the
+    what was stored, sent by the students with more submissions than their late one;
+    ``all_right`` of the summary splits into answers with every step of the
     exercise and partial answers whose given steps are all right."""
     graded = [g for g in record["gradebook"] if g["status"] == "graded"]
     steps = max(g["steps_given"] for g in graded)
@@ -149,9 +152,11 @@ def class_claims(record: Mapping[str, Any]) -> ClassClaims:
         g["student"] for g in graded if 0 < g["steps_right"] == g["steps_given"] < steps
     )
     late = record["counts"]["late_rows"]
+    on_time_students = sum(1 for g in record["gradebook"] if g["attempts"] > bool(g["late"]))
     return ClassClaims(
         on_time=record["counts"]["stored"] - late,
         late=late,
+        on_time_students=on_time_students,
         steps=steps,
         every_step=len(full),
         partial_all_right=len(partial),

@@ -26,6 +26,7 @@ from attention_ref.render import (
     bmatrix,
     fmt_number,
     row_labels,
+    thousands,  # noqa: F401  (the pages write `from attention_ref.book.pages import thousands`)
     to_book,
 )
 
@@ -262,13 +263,3 @@ def decimal_comma(text: str) -> str:
 def math_decimal_comma(latex: str) -> str:
     """LaTeX with its decimal points as ``{,}`` (a decimal comma KaTeX does not space)."""
     return re.sub(r"(?<=\d)\.(?=\d)", "{,}", latex)
-
-
-#: the thousands separator of each language of the book: Portuguese writes the SI's (narrow,
-#: no-break) space, so that a point between digits on a Portuguese page is never a decimal
-THOUSANDS = {"en": ",", "pt": "\u202f"}
-
-
-def thousands(n: int, lang: str = "en") -> str:
-    """An integer grouped by thousands: ``109,514,298`` (en), ``109 514 298`` (pt)."""
-    return f"{n:,}".replace(",", THOUSANDS[lang])

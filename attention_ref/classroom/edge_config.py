@@ -10,10 +10,11 @@ The edge does what a proxy is for, with the numbers of `EdgeLimits`:
   nginx connection (a few hundred bytes) for that long, and never a worker of the application:
   nginx passes a request on only once its header and body are whole (request buffering);
 * **per client address**: at most ``connections`` requests at once and ``rate`` requests a
-  second (a burst of ``burst`` at once), each times ``students_per_address`` (a class behind
-  a NAT sends all its students from one address); past them, 429 with ``Retry-After``. The
-  server's own machine (``own_addresses``: 127.0.0.1 and ::1, where the teacher's commands
-  run) is not limited per address;
+  second (``burst`` above it not refused: the first ``at_once`` at once, the rest held
+  back to the rate; nginx's ``burst`` and ``delay``), each times ``students_per_address``
+  (a class behind a NAT sends all its students from one address); past them, 429 with
+  ``Retry-After``. The server's own machine (``own_addresses``: 127.0.0.1 and ::1, where the
+  teacher's commands run) is not limited per address;
 * **the largest body**: ``max_json_bytes`` for the API, ``max_upload_bytes`` for artifact
   uploads (413 past it, before a byte reaches the application);
 * **the application's capacity**: at most ``in_flight`` requests per worker are passed on at
@@ -47,7 +48,7 @@ class EdgeLimits:
     connections: int = 16
     rate: int = 20  # requests per second, sustained
     at_once: int = 50  # requests above the rate answered at once (a browser's first page)
-    burst: int = 200  # requests above the rate held back to the rate, not refused
+    burst: int = 200  # requests above the rate not refused in all (at_once of them at once)
     header_timeout_s: int = 10
     body_timeout_s: int = 30
     idle_timeout_s: int = 30  # an idle kept-alive connection is closed after it

@@ -176,7 +176,7 @@ def key(
     del problem  # its numbers are tr's
     return Explanation(
         title=TEXT[opt.lang]["key_title"].format(seed=opt.seed),
-        source=statement.source + (" --backward" if opt.backward else ""),
+        source=statement.source,  # the command that drew it, --backward included
         sections=key_sections(tr, statement, opt.backward),
         data=key_data(tr, opt.backward),
         precision=opt.decimals,

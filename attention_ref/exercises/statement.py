@@ -233,7 +233,7 @@ def statement(
     )
     return Explanation(
         title=_title(opt),
-        source="attnref " + opt.source + opt.lang_flag,
+        source="attnref " + opt.source + " --backward" * opt.backward + opt.lang_flag,
         sections=sections,
         data={"exercise": opt.to_json(), "problem" if f.any else "input": problem},
         lang=lang,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Final
 
 from attention_ref.render import DECIMAL_MARK
+from attention_ref.worked.words_grouped import WINDOW_SYMBOL
 
 #: The words of the statement and the key, per language.
 TEXT: Final[dict[str, dict[str, str]]] = {
@@ -152,7 +153,7 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "R_m: each pair of ∂Q_rot⁽ⁱ⁾ turned back by −mθ_p gives ∂Q⁽ⁱ⁾, and ∂K comes from "
         "∂K_rot = ∂S̃⁽ⁱ⁾ᵀ Q_rot⁽ⁱ⁾ / √d_k the same way.",
         "output": "Output",
-        "window_symbol": "M_{\\text{win}}",
+        "window_symbol": WINDOW_SYMBOL["en"],
         "row_by_row": "row by row",
     },
     "pt": {
@@ -307,7 +308,7 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "R_m: cada par de ∂Q_rot⁽ⁱ⁾ girado de volta por −mθ_p dá ∂Q⁽ⁱ⁾, e ∂K vem de "
         "∂K_rot = ∂S̃⁽ⁱ⁾ᵀ Q_rot⁽ⁱ⁾ / √d_k do mesmo jeito.",
         "output": "Saída",
-        "window_symbol": "M_{\\text{jan}}",
+        "window_symbol": WINDOW_SYMBOL["pt"],
         "row_by_row": "linha a linha",
     },
 }  # fmt: skip

@@ -42,6 +42,18 @@ class LoadReading:
     busy_limit: float | None  # the busy cores above which a part is flagged
     #: the script's own verdict on its start (time_to_quality's ``quiet_start``), if any
     script_quiet: bool | None = None
+    #: the processor it ran on and its bf16 instructions, as the script recorded them
+    cpu: str = ""
+    bf16: tuple[str, ...] = ()
+
+    @property
+    def machine(self) -> str:
+        """``AMD EPYC, 2 CPUs, bf16: avx512_bf16`` (what two recordings must share to be read
+        as one machine's); empty when the recording names no processor."""
+        if not self.cpu:
+            return ""
+        flags = f"bf16: {', '.join(self.bf16)}" if self.bf16 else "no bf16 instructions"
+        return f"{self.cpu}, {self.cpus} CPUs, {flags}"
 
     @property
     def quiet_limit(self) -> float:
@@ -77,12 +89,14 @@ def load_reading(benchmark: str, results: Mapping[str, Any]) -> LoadReading:
         flagged=summary["flagged"] if summary else None,
         busy_limit=summary["busy_limit"] if summary else None,
         script_quiet=start["quiet"] if isinstance(start, Mapping) else None,
+        cpu=str(m.get("cpu", "")),
+        bf16=tuple(m.get("cpu_bf16_flags") or ()),
     )
 
 
 def load_sentence(r: LoadReading) -> str:
     """When the load was read, its value, and whether that makes a quiet machine."""
-    head = f"`{r.benchmark}` ({r.date_utc} UTC)"
+    head = f"`{r.benchmark}` ({r.date_utc} UTC{', ' + r.machine if r.machine else ''})"
     if r.load_1min is None:
         return f"{head}: no load recorded, so the machine is not claimed to have been quiet."
     if not r.read_before:
@@ -109,12 +123,20 @@ def load_sentence(r: LoadReading) -> str:
 
 
 def quiet_summary(readings: Sequence[LoadReading]) -> str:
-    """One sentence over every recording: how many ran on a quiet machine."""
+    """One sentence over every recording: how many ran on a quiet machine, and on how many
+    machines when they are not one."""
     quiet = [r.benchmark for r in readings if r.quiet]
+    machines = {r.machine for r in readings}
+    where = (
+        "" if len(machines) < 2 else f" (on {len(machines)} machines: the list names each one's)"
+    )
     if readings and len(quiet) == len(readings):
-        return "Every benchmark below ran on a quiet machine (its load read before the work)."
+        return (
+            f"Each of the {len(readings)} benchmarks below ran on a quiet machine{where}, its "
+            "load read before the work."
+        )
     after = [r.benchmark for r in readings if not r.read_before]
-    text = f"{len(quiet)} of the {len(readings)} benchmarks below ran on a quiet machine"
+    text = f"{len(quiet)} of the {len(readings)} benchmarks below ran on a quiet machine{where}"
     if after and len(after) == len(readings):
         text += "; each one's load was read after its timed work, so how busy the machine was "
         text += "before it is not known"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from attention_ref.experiments.arm_paragraphs import (
     multihead_paragraph,
@@ -93,47 +94,91 @@ def comparison_markdown(rows: Sequence[ArmRow], baseline: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _join(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+#: the word that joins the last two items of a list, per language
+AND: dict[str, str] = {"en": " and ", "pt": " e "}
+
+
+def _join(items: Sequence[str], lang: str = "en") -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + AND[lang] + items[-1]
 
 
 def _shown(key: str, value: str) -> str:
     return f"sha256 `{value[:12]}…`" if key == "data" else value
 
 
-def comparability_sentence(c: Comparability, n_arms: int) -> str:
-    """What the arms have in common, only as far as their rows record it."""
+#: `comparability_sentence` in each language; ``aspects``: an aspect's noun (where the arms
+#: differ or it is not recorded), then how "the same …" says it, of one value and of several
+COMPARABILITY_WORDS: dict[str, dict[str, Any]] = {
+    "en": {
+        "single": "A single arm: nothing to compare it with.",
+        "differ": "**The arms are not comparable as they stand**: they differ in {parts}, so a "
+        "difference below mixes the attention with these.",
+        "same": "Every arm has the same {items}",
+        "missing_one": "the {items} is not recorded for every arm, so it is not claimed to be "
+        "the same.",
+        "missing_many": "the {items} are not recorded for every arm, so they are not claimed to "
+        "be the same.",
+        "aspects": {
+            "seed": ("seed", "seed", "seeds"),
+            "number of steps": ("number of steps", "number of steps", ""),
+            "data": ("data", "data", ""),
+            "model shape": ("model shape", "model shape", ""),
+            "schedule": ("schedule", "schedule", ""),
+            "evaluation": ("evaluation", "evaluation", ""),
+        },
+    },
+    "pt": {
+        "single": "Um só braço: nada com que compará-lo.",
+        "differ": "**Os braços não são comparáveis como estão**: diferem em {parts}; as "
+        "diferenças abaixo misturam a atenção com isso.",
+        "same": "Todos os braços têm {items}",
+        "missing_one": "não há registro de {items} para todos os braços, então não se afirma "
+        "que seja igual.",
+        "missing_many": "não há registro de {items} para todos os braços, então não se afirma "
+        "que sejam iguais.",
+        "aspects": {
+            "seed": ("semente", "a mesma semente", "as mesmas sementes"),
+            "number of steps": ("número de passos", "o mesmo número de passos", ""),
+            "data": ("dados", "os mesmos dados", ""),
+            "model shape": ("forma do modelo", "a mesma forma do modelo", ""),
+            "schedule": ("cronograma de otimização", "o mesmo cronograma de otimização", ""),
+            "evaluation": ("avaliação", "a mesma avaliação", ""),
+        },
+    },
+}
+
+
+def comparability_sentence(c: Comparability, n_arms: int, lang: str = "en") -> str:
+    """What the arms have in common, only as far as their rows record it, in ``lang``'s
+    words (`COMPARABILITY_WORDS`)."""
+    say = COMPARABILITY_WORDS[lang]
     if n_arms < 2:
-        return "A single arm: nothing to compare it with."
-    words = {keys[0]: aspect for aspect, keys in ASPECTS.items() if len(keys) == 1}
+        return str(say["single"])
+    aspects: dict[str, tuple[str, str, str]] = say["aspects"]
+    nouns = {keys[0]: aspects[aspect][0] for aspect, keys in ASPECTS.items() if len(keys) == 1}
     if c.differ:
         parts = [
-            f"{words.get(k, k)} ({', '.join(f'{a} {_shown(k, v)}' for a, v in by.items())})"
+            f"{nouns.get(k, k)} ({', '.join(f'{a} {_shown(k, v)}' for a, v in by.items())})"
             for k, by in c.differ.items()
         ]
-        return (
-            f"**The arms are not comparable as they stand**: they differ in {_join(parts)}, so "
-            "a difference below mixes the attention with these."
-        )
+        return str(say["differ"]).format(parts=_join(parts, lang))
     same: list[str] = []
     unknown: list[str] = []
     for aspect, keys in ASPECTS.items():
+        noun, one, several_values = aspects[aspect]
         if any(k in c.unknown for k in keys):
-            unknown.append(aspect)
+            unknown.append(noun)
         elif len(keys) == 1:
             value = c.same[keys[0]]
             several = keys[0] == "seed" and ", " in value  # an arm of several seeds
-            shown = _shown(keys[0], value)
-            same.append(f"{aspect}s ({shown})" if several else f"{aspect} ({shown})")
+            same.append(f"{several_values if several else one} ({_shown(keys[0], value)})")
         else:
-            same.append(aspect)
-    text = f"Every arm has the same {_join(same)}" if same else ""
+            same.append(one)
+    text = str(say["same"]).format(items=_join(same, lang)) if same else ""
     if not unknown:
         return text + "."
-    verb, it = ("is", "it is") if len(unknown) == 1 else ("are", "they are")
-    missing = (
-        f"the {_join(unknown)} {verb} not recorded for every arm, so {it} not claimed to be "
-        "the same."
+    missing = str(say["missing_one" if len(unknown) == 1 else "missing_many"]).format(
+        items=_join(unknown, lang)
     )
     return f"{text}; {missing}" if text else missing[0].upper() + missing[1:]
 

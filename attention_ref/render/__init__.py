@@ -24,6 +24,7 @@ from attention_ref.render.document import (
     Shape,
     Table,
     said,
+    thousands,
 )
 from attention_ref.render.jsonout import to_json
 from attention_ref.render.latex import PREAMBLE, bmatrix, latex_text, row_labels, to_latex
@@ -62,6 +63,7 @@ __all__ = [
     "row_labels",
     "said",
     "svg",
+    "thousands",
     "to_book",
     "to_json",
     "to_latex",

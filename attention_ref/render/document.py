@@ -101,6 +101,16 @@ def said(v: float, spec: str, lang: str) -> str:
     return format(v, spec).replace(".", DECIMAL_MARK[lang])
 
 
+#: the thousands separator of each language: Portuguese writes the SI's (narrow, no-break)
+#: space, so that a point between digits on a Portuguese page is never a decimal
+THOUSANDS: Final = {"en": ",", "pt": "\u202f"}
+
+
+def thousands(n: int, lang: str = "en") -> str:
+    """An integer grouped by thousands: ``109,514,298`` (en), ``109 514 298`` (pt)."""
+    return f"{n:,}".replace(",", THOUSANDS[lang])
+
+
 @dataclass(frozen=True, kw_only=True)
 class Explanation:
     """A whole worked example; ``data`` is the payload of ``--format json``.

@@ -34,7 +34,7 @@ from attention_ref.reference.params import (
     gqa_params,
     kv_cache_params,
 )
-from attention_ref.render import JSONValue, Table
+from attention_ref.render import JSONValue, Table, said, thousands
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,14 +95,16 @@ DATA_COLUMNS: Final = (
 UNITS: Final = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
-def human_bytes(n: int) -> str:
+def human_bytes(n: int, lang: str = "en") -> str:
     """``n`` bytes in binary units: ``512 bytes``, ``128 KiB``, ``2.5 GiB`` (3 significant
-    digits)."""
+    digits), with ``lang``'s decimal mark and thousands separator."""
     value, unit = float(n), 0
     while value >= 1024 and unit < len(UNITS) - 1:
         value /= 1024
         unit += 1
-    return f"{n:,} bytes" if unit == 0 else f"{value:.3g} {UNITS[unit]}"
+    if unit == 0:
+        return f"{thousands(n, lang)} bytes"
+    return f"{said(value, '.3g', lang)} {UNITS[unit]}"
 
 
 def kv_rows(d_model: int, h: int, g: int, *, d_k: int | None, bias: bool) -> list[GQAParams]:
@@ -112,40 +114,78 @@ def kv_rows(d_model: int, h: int, g: int, *, d_k: int | None, bias: bool) -> lis
     return [given if x == g else gqa_params(d_model, h, x, d_k=given.d_k, bias=bias) for x in gs]
 
 
-def kv_claims(caches: list[KVCacheParams], g: int) -> tuple[str, dict[str, JSONValue]]:
-    """The sentence the numbers support, and its numbers.
+#: `kv_claims`'s sentence in each language: the same numbers, said in each
+KV_WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "mha": "g = h = {g}: this is multi-head attention, {per_token} of KV cache per token",
+        "fewer": "{name} caches {ratio} times fewer bytes per token than MHA ({mine_token} "
+        "against {mha_token}; {mine_sequence} against {mha_sequence} for {context} tokens), "
+        "with {fewer} fewer weights per attention layer ({mine_weights} against {mha_weights})",
+        "larger": "larger than",
+        "smaller": "smaller than",
+        "same": "as large as",
+        "cache": "at {context} tokens one sequence's KV cache ({cache}) is {relation} the "
+        "attention weights of the {layers} layers ({weights}, {dtype})",
+        "percent": "{value}%",
+        "shape": "d_model = {d_model}, h = {h}, g = {g}, d_k = {d_k}, {layers} layers, "
+        "{context} tokens, {dtype}",
+    },
+    "pt": {
+        "mha": "g = h = {g}: esta é a atenção multi-cabeça, {per_token} de cache KV por token",
+        "fewer": "a {name} guarda {ratio} vezes menos bytes por token que a MHA ({mine_token} "
+        "contra {mha_token}; {mine_sequence} contra {mha_sequence} para {context} tokens), com "
+        "{fewer} menos pesos por camada de atenção ({mine_weights} contra {mha_weights})",
+        "larger": "maior que",
+        "smaller": "menor que",
+        "same": "do mesmo tamanho que",
+        "cache": "com {context} tokens o cache KV de uma sequência ({cache}) é {relation} os "
+        "pesos de atenção das {layers} camadas ({weights}, {dtype})",
+        "percent": "{value} %",
+        "shape": "d_model = {d_model}, h = {h}, g = {g}, d_k = {d_k}, {layers} camadas, "
+        "{context} tokens, {dtype}",
+    },
+}
+
+
+def kv_claims(
+    caches: list[KVCacheParams], g: int, lang: str = "en"
+) -> tuple[str, dict[str, JSONValue]]:
+    """The sentence the numbers support, in ``lang`` (`KV_WORDS`), and its numbers.
 
     Against MHA (the first row): how many times fewer bytes per token ``g`` K/V heads keep and
     how many fewer weights the layer has; then whether one sequence's cache at the context is
     larger or smaller than the attention weights of all layers (in the same dtype).
     """
+    say = KV_WORDS[lang]
     mha = caches[0]
     mine = next(c for c in caches if c.layer.g == g)
     ratio = mha.bytes_per_token / mine.bytes_per_token  # = h / g
     fewer = 1 - mine.layer.total / mha.layer.total
-    name = f"{mine.layer.kind} (g = {g})"
+    context = thousands(mine.context, lang)
     if mine.layer.g == mha.layer.g:
-        first = (
-            f"g = h = {g}: this is multi-head attention, {human_bytes(mha.bytes_per_token)} "
-            "of KV cache per token"
-        )
+        first = say["mha"].format(g=g, per_token=human_bytes(mha.bytes_per_token, lang))
     else:
-        first = (
-            f"{name} caches {ratio:g} times fewer bytes per token than MHA "
-            f"({human_bytes(mine.bytes_per_token)} against {human_bytes(mha.bytes_per_token)}; "
-            f"{human_bytes(mine.bytes_per_sequence)} against "
-            f"{human_bytes(mha.bytes_per_sequence)} for {mine.context:,} tokens), with "
-            f"{fewer:.1%} fewer weights per attention layer ({mine.layer.total:,} against "
-            f"{mha.layer.total:,})"
+        first = say["fewer"].format(
+            name=f"{mine.layer.kind} (g = {g})",
+            ratio=said(ratio, "g", lang),
+            mine_token=human_bytes(mine.bytes_per_token, lang),
+            mha_token=human_bytes(mha.bytes_per_token, lang),
+            mine_sequence=human_bytes(mine.bytes_per_sequence, lang),
+            mha_sequence=human_bytes(mha.bytes_per_sequence, lang),
+            context=context,
+            fewer=say["percent"].format(value=said(100 * fewer, ".1f", lang)),
+            mine_weights=thousands(mine.layer.total, lang),
+            mha_weights=thousands(mha.layer.total, lang),
         )
     cache, weights = mine.bytes_per_sequence, mine.weight_bytes
-    relation = (
-        "larger than" if cache > weights else "smaller than" if cache < weights else "as large as"
-    )
-    second = (
-        f"at {mine.context:,} tokens one sequence's KV cache ({human_bytes(cache)}) is "
-        f"{relation} the attention weights of the {mine.layers} layers ({human_bytes(weights)}, "
-        f"{mine.dtype})"
+    relation = say["larger" if cache > weights else "smaller" if cache < weights else "same"]
+    second = say["cache"].format(
+        context=context,
+        cache=human_bytes(cache, lang),
+        relation=relation,
+        layers=mine.layers,
+        weights=human_bytes(weights, lang),
+        dtype=mine.dtype,
     )
     data: dict[str, JSONValue] = {
         "cache_ratio_vs_mha": ratio,
@@ -168,6 +208,7 @@ def kv_table(
     dtype: str,
     bias: bool,
     title: str = "",
+    lang: str = "en",
 ) -> Table:
     """MHA, GQA and MQA at these sizes: the weights of one layer and the KV cache (all layers).
 
@@ -201,11 +242,16 @@ def kv_table(
             c.bytes_per_sequence,
         )
         data_rows.append(dict(zip(DATA_COLUMNS, values, strict=True)))
-    claim, numbers = kv_claims(caches, g)
+    claim, numbers = kv_claims(caches, g, lang)
     biases = "biases included" if bias else "no biases"
-    context_words = (
-        f"d_model = {d_model}, h = {h}, g = {g}, d_k = {layer_rows[0].d_k}, {layers} layers, "
-        f"{context:,} tokens, {dtype}"
+    context_words = KV_WORDS[lang]["shape"].format(
+        d_model=d_model,
+        h=h,
+        g=g,
+        d_k=layer_rows[0].d_k,
+        layers=layers,
+        context=thousands(context, lang),
+        dtype=dtype,
     )
     return Table(
         title=title
@@ -231,8 +277,11 @@ def kv_table(
     )
 
 
-def kv_preset_table(name: str, *, context: int | None = None, dtype: str | None = None) -> Table:
-    """`kv_table` of a `KV_PRESETS` model; ``context`` and ``dtype`` may replace its own."""
+def kv_preset_table(
+    name: str, *, context: int | None = None, dtype: str | None = None, lang: str = "en"
+) -> Table:
+    """`kv_table` of a `KV_PRESETS` model; ``context`` and ``dtype`` may replace its own;
+    its claim and context in ``lang``'s words."""
     if name not in KV_PRESETS:
         raise ValueError(f"unknown GQA preset {name!r}; choose one of: {', '.join(KV_PRESETS)}")
     p = KV_PRESETS[name]
@@ -246,6 +295,7 @@ def kv_preset_table(name: str, *, context: int | None = None, dtype: str | None 
         dtype=p.dtype if dtype is None else dtype,
         bias=p.bias,
         title=f"{p.description}: MHA, GQA and MQA at its sizes",
+        lang=lang,
     )
     return Table(
         title=table.title,

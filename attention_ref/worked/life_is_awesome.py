@@ -3,7 +3,7 @@ r"""Seed 000 (MAE5911 homework, Questão 01): masked multi-head attention on "Li
 ``d_model = 4``, ``h = 2`` heads with the given ``W_Q^{(i)}, W_K^{(i)}, W_V^{(i)} ∈ R^{4×2}``,
 causal mask, ``W_O = I_4``. The data is the document's; each ``DOC_*`` value is copied from it
 as printed, so a test can compare the reference with the document. `notation_notes` flags,
-with the computed shapes, where the document's notation says something else than its numbers:
+with the computed shapes, where the document's notation says something other than its numbers:
 ``MultiHead(Q, K, V)`` while it projects ``X``, the result labelled ``Attention(Q, K, V)``, and
 a stray ``∈ H ∈``.
 """

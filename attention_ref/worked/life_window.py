@@ -26,7 +26,7 @@ from attention_ref.worked.grouped_backward import with_gqa_backward
 from attention_ref.worked.layout import forward_sections, mask_section
 from attention_ref.worked.trace import L, column_names, trace_json
 from attention_ref.worked.words import listed
-from attention_ref.worked.words_grouped import GROUPED, SLIDING_WINDOW
+from attention_ref.worked.words_grouped import GROUPED, SLIDING_WINDOW, WINDOW_SYMBOL
 
 WINDOW: Final = 2
 
@@ -88,7 +88,7 @@ def explain(w: int = WINDOW, lang: str = "en") -> Explanation:
         tr,
         title=say["mask"].format(w=w),
         text=say["mask_text_one" if w == 2 else "mask_text_many"].format(w=w, before=w - 1),
-        symbol="M_{\\text{win}}",
+        symbol=WINDOW_SYMBOL[lang],
     )
     verdict, numbers = against_causal(tr, w, lang)
     d_out = int(tr.output.shape[-1])

@@ -93,7 +93,7 @@ LIFE: Final[dict[str, dict[str, str]]] = {
         "source": "seed 000, MAE5911 homework, Questão 01 (d_model = {d}, h = {h}, causal mask, "
         "W_O = I_{d})",
         "wo_note": "W_O = I_{d} in the document, so the output is the concat.",
-        "notation": "Where the document's notation says something else than its numbers",
+        "notation": "Where the document's notation says something other than its numbers",
         "projects": "Q^(i) = X W_Q^(i) in every head",
         "not_projects": "Q^(i) ≠ X W_Q^(i)",
         "multihead": "The document writes MultiHead(Q, K, V) = Concat(Attention(QW_1^Q, KW_1^K, "
@@ -110,7 +110,7 @@ LIFE: Final[dict[str, dict[str, str]]] = {
         "source": "seed 000, lista MAE5911, Questão 01 (d_model = {d}, h = {h}, máscara causal, "
         "W_O = I_{d})",
         "wo_note": "W_O = I_{d} na lista, então a saída é a concatenação.",
-        "notation": "Onde a notação da lista diz outra coisa que os seus números",
+        "notation": "Onde a notação da lista diz algo diferente dos seus números",
         "projects": "Q^(i) = X W_Q^(i) em cada cabeça",
         "not_projects": "Q^(i) ≠ X W_Q^(i)",
         "multihead": "A lista escreve MultiHead(Q, K, V) = Concat(Attention(QW_1^Q, KW_1^K, "
@@ -231,9 +231,9 @@ ONLINE_SOFTMAX: Final[dict[str, dict[str, str]]] = {
         "source": "seed 000's numbers (h = {h}, causal, W_O = I_{d_out}), FlashAttention-2's "
         "forward",
         "inputs": "Inputs: seed 000's Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾, read in tiles of {tile} keys",
-        "inputs_text": "The keys and values are read {tile} at a time: {tiles}. The n × n "
-        "matrix of scores is never formed: each tile's scores S_j are used and dropped. M_j is "
-        "the causal mask's columns of tile j.",
+        "inputs_text": "The keys and values are read {tile} at a time: {tiles}. FlashAttention "
+        "never forms the n × n matrix of scores: each tile's scores S_j are used and dropped "
+        "(this trace keeps each S_j, to show it). M_j is the causal mask's columns of tile j.",
         "tile_is": "tile {j} is {keys}",
         "tile_sep": ", ",
         "key_sep": ", ",
@@ -275,9 +275,9 @@ ONLINE_SOFTMAX: Final[dict[str, dict[str, str]]] = {
         "source": "os números da seed 000 (h = {h}, causal, W_O = I_{d_out}), a passada direta "
         "do FlashAttention-2",
         "inputs": "Entradas: Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾ da seed 000, lidas em blocos de {tile} chaves",
-        "inputs_text": "As chaves e os valores são lidos {tile} de cada vez: {tiles}. A matriz "
-        "n × n de scores nunca é formada: os scores S_j de cada bloco são usados e descartados. "
-        "M_j são as colunas do bloco j da máscara causal.",
+        "inputs_text": "Chaves e valores são lidos {tile} de cada vez: {tiles}. O FlashAttention "
+        "nunca forma a matriz n × n de scores: usa e descarta os S_j de cada bloco (este traço "
+        "guarda cada S_j, para mostrá-lo). M_j são as colunas do bloco j da máscara causal.",
         "tile_is": "o bloco {j} é {keys}",
         "tile_sep": "; ",
         "key_sep": ", ",

@@ -29,8 +29,8 @@ GROUPED: Final[dict[str, dict[str, str]]] = {
         "scores_grouped": "Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k with j = γ(i), d_k = {d_k}",
         "own_many": "Each head scores its own keys.",
         "own_one": "Each head scores the keys.",
-        "own_rope_many": "Each head scores the rotated queries against its own keys.",
-        "own_rope_one": "Each head scores the rotated queries against the keys.",
+        "own_rope_many": "Each head scores the rotated queries against its own rotated keys.",
+        "own_rope_one": "Each head scores the rotated queries against the rotated keys.",
         "grouped": "Query head i scores its query and the keys of its group: K/V head γ(i).",
         "grouped_rope": "Query head i scores the rotated queries and keys: K/V head γ(i).",
         "entry": " Entry (t, u) is the match of token t's query with token u's key, divided by "
@@ -65,8 +65,9 @@ GROUPED: Final[dict[str, dict[str, str]]] = {
         "scores_grouped": "Scores: S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k com j = γ(i), d_k = {d_k}",
         "own_many": "Cada cabeça compara as suas consultas com as suas próprias chaves.",
         "own_one": "Cada cabeça compara as suas consultas com as chaves.",
-        "own_rope_many": "Cada cabeça compara as consultas giradas com as suas próprias chaves.",
-        "own_rope_one": "Cada cabeça compara as consultas giradas com as chaves.",
+        "own_rope_many": "Cada cabeça compara as consultas giradas com as suas próprias chaves "
+        "giradas.",
+        "own_rope_one": "Cada cabeça compara as consultas giradas com as chaves giradas.",
         "grouped": "A cabeça de consulta i compara a sua consulta com as chaves do seu grupo: "
         "a cabeça K/V γ(i).",
         "grouped_rope": "A cabeça de consulta i compara as consultas e as chaves giradas: a "
@@ -150,11 +151,12 @@ ROPE: Final[dict[str, dict[str, str]]] = {
         "has its norm (largest change {gap}).",
         "changes": "What RoPE changes: the scores, which now depend on m − n",
         "plain_label": "Q Kᵀ without RoPE",
-        "changes_text": "Without RoPE the head scores Q Kᵀ above. With it, the score of '{q}' "
-        "(m = {m}) against '{k}' (n = {n}) is {score}; the same two tokens moved to positions "
-        "{m_moved} and {n_moved} score {moved} (difference {gap}): ",
-        "changes_same": "the score depends on the distance m − n only.",
-        "changes_differ": "NOT the same score.",
+        "changes_text": "Without RoPE the head's Q Kᵀ is the matrix below. With it, the entry "
+        "of Q_rot K_rotᵀ (before the division by √d_k) for '{q}' (m = {m}) against '{k}' "
+        "(n = {n}) is {score}; the same two tokens moved to positions {m_moved} and {n_moved} "
+        "give {moved} (difference {gap}): ",
+        "changes_same": "it depends on the distance m − n only.",
+        "changes_differ": "NOT the same entry.",
     },
     "pt": {
         "title": 'Embeddings de posição rotativos (RoPE): "Life is awesome"',
@@ -174,13 +176,18 @@ ROPE: Final[dict[str, dict[str, str]]] = {
         "comprimentos: cada linha mantém a sua norma (maior mudança {gap}).",
         "changes": "O que o RoPE muda: os scores, que agora dependem de m − n",
         "plain_label": "Q Kᵀ sem RoPE",
-        "changes_text": "Sem o RoPE a cabeça calcula os scores Q Kᵀ acima. Com ele, o score de "
-        "'{q}' (m = {m}) contra '{k}' (n = {n}) é {score}; os mesmos dois tokens levados às "
-        "posições {m_moved} e {n_moved} dão {moved} (diferença {gap}): ",
-        "changes_same": "o score só depende da distância m − n.",
-        "changes_differ": "NÃO é o mesmo score.",
+        "changes_text": "Sem o RoPE, o Q Kᵀ da cabeça é a matriz abaixo. Com ele, a entrada de "
+        "Q_rot K_rotᵀ (antes da divisão por √d_k) para '{q}' (m = {m}) contra '{k}' (n = {n}) é "
+        "{score}; os mesmos dois tokens levados às posições {m_moved} e {n_moved} dão {moved} "
+        "(diferença {gap}): ",
+        "changes_same": "ela só depende da distância m − n.",
+        "changes_differ": "NÃO é a mesma entrada.",
     },
 }
+
+#: the sliding window's mask as each language names it, in TeX (``jan``ela in Portuguese): the
+#: worked example and the exercises' statements and keys write this one
+WINDOW_SYMBOL: Final[dict[str, str]] = {"en": "M_{\\text{win}}", "pt": "M_{\\text{jan}}"}
 
 #: `attention_ref.worked.life_window`: seed 000 with a sliding window of w keys.
 SLIDING_WINDOW: Final[dict[str, dict[str, str]]] = {
@@ -210,11 +217,11 @@ SLIDING_WINDOW: Final[dict[str, dict[str, str]]] = {
         "title": 'Atenção com janela deslizante (w = {w}): "Life is awesome"',
         "source": "os números da seed 000 (h = {h}, W_O = I_{d_out}) com uma janela deslizante "
         "de {w} chaves",
-        "mask": "Máscara de janela deslizante, w = {w}: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_win",
-        "mask_text_one": "M_win é 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e {before} "
+        "mask": "Máscara de janela deslizante, w = {w}: S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M_jan",
+        "mask_text_one": "M_jan é 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e {before} "
         "token anterior) e −∞ nas demais posições: o futuro, como na máscara causal, e as "
         "chaves antigas demais.",
-        "mask_text_many": "M_win é 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e {before} "
+        "mask_text_many": "M_jan é 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e {before} "
         "tokens anteriores) e −∞ nas demais posições: o futuro, como na máscara causal, e as "
         "chaves antigas demais.",
         "against": "Contra a máscara causal: que linhas a janela de {w} muda",

@@ -107,6 +107,12 @@ def test_the_timed_phases_count_their_own_submissions():
     assert k.late == sum(bool(g["late"]) for g in r["gradebook"]) == r["summary"]["late"] > 0
     # the control: the 16.29 s phase is not the one that stored every submission
     assert k.on_time != c["stored"]
+    # the first phase's senders: each student with a submission besides a late one; the ones
+    # who only sent late are not among them (the control: not every student of the class)
+    sent_first = [g for g in r["gradebook"] if g["attempts"] - bool(g["late"]) > 0]
+    only_late = [g for g in r["gradebook"] if g["attempts"] == 1 and g["late"]]
+    assert k.on_time_students == len(sent_first) == c["students"] - len(only_late)
+    assert only_late and k.on_time_students < c["students"]
 
 
 def test_all_right_splits_into_every_step_and_a_partial_answer():

@@ -105,6 +105,11 @@ def test_backward_adds_a_gradient_question_and_the_gradients_to_the_key():
     statement = render(ex.statement, "markdown", 3)
     assert "Question 5: gradients" in statement and "∂L/∂W_Q⁽¹⁾" in statement
     assert set(ex.key.data["grads"]) >= {"W_O", "X", "heads"}
+    # the statement names the command that draws it, --backward included, and the key the same
+    assert ex.statement.source.endswith("--causal --backward")
+    assert ex.key.source == ex.statement.source
+    forward = make_exercise(ExerciseOptions(seed=3))
+    assert "--backward" not in forward.statement.source + forward.key.source
 
 
 def test_portuguese_statement():

@@ -104,12 +104,15 @@ def test_no_load_recorded_is_not_quiet():
 
 def test_the_summary_counts_the_quiet_recordings():
     quiet = [load_reading(n, before(0.1)) for n in ("a", "b")]
-    assert quiet_summary(quiet).startswith("Every benchmark below ran on a quiet machine")
+    assert quiet_summary(quiet).startswith("Each of the 2 benchmarks below ran on a quiet machine")
     mixed = [*quiet, load_reading("c", after(0.1)), load_reading("d", before(1.0))]
     text = quiet_summary(mixed)
-    assert text.startswith("2 of the 4 benchmarks below ran on a quiet machine")
+    assert text.startswith("2 of the 4 benchmarks below ran on a quiet machine;")
     assert "the load of `c` was read after the timed work" in text
     assert "Every" not in text
+
+
+NAMES = ("throughput", "time_to_quality", "scaling", "sampling", "cli_latency")
 
 
 def test_the_recorded_benchmarks_are_not_called_quiet():
@@ -125,7 +128,29 @@ def test_the_recorded_benchmarks_are_not_called_quiet():
         )
     text = quiet_summary(readings)
     n_quiet = sum(r.quiet for r in readings)
-    assert text.startswith("Every") if n_quiet == 4 else text.startswith(f"{n_quiet} of the 4")
+    assert (
+        text.startswith("Each of the 4") if n_quiet == 4 else text.startswith(f"{n_quiet} of the 4")
+    )
+
+
+def test_the_machine_of_each_recording_is_named_and_two_machines_are_said():
+    """A benchmark's load names its processor; recordings made on two machines are not
+    summed up as one machine's (the control: one machine, no count)."""
+    epyc = {"cpu": "AMD EPYC", "cpu_bf16_flags": ["avx512_bf16"]}
+    xeon = {"cpu": "Intel Xeon", "cpu_bf16_flags": []}
+    a, b = before(0.1), before(0.1)
+    a["machine"].update(epyc)
+    b["machine"].update(xeon)
+    ra, rb = load_reading("throughput", a), load_reading("cli_latency", b)
+    assert "AMD EPYC, 2 CPUs, bf16: avx512_bf16" in load_sentence(ra)
+    assert "Intel Xeon, 2 CPUs, no bf16 instructions" in load_sentence(rb)
+    assert "(on 2 machines: the list names each one's)" in quiet_summary([ra, rb])
+    assert "machines" not in quiet_summary([ra, load_reading("scaling", a)])
+    # the recorded benchmarks: the latency ran on another processor than the others
+    docs = {n: json.loads((BENCH / f"{n}.json").read_text(encoding="utf-8")) for n in NAMES}
+    readings = [load_reading(n, d) for n, d in docs.items()]
+    n = len({r.machine for r in readings})
+    assert (f"on {n} machines" in quiet_summary(readings)) is (n > 1)
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,11 @@ from attention_ref.experiments.findings import (
     side,
 )
 from attention_ref.experiments.names import Metric
-from attention_ref.experiments.report import build_report, comparison_markdown
+from attention_ref.experiments.report import (
+    build_report,
+    comparability_sentence,
+    comparison_markdown,
+)
 from attention_ref.lm.config import TrainConfig
 from attention_ref.lm.train import EvalMetrics, StepMetrics
 
@@ -518,6 +522,27 @@ def test_what_a_row_does_not_record_is_not_claimed():
     c = comparability(bare)
     assert set(c.unknown) >= {"seed", "data", "lr"} and not c.comparable
     assert "Every arm has the same number of steps (10); the seed, data" in report(*bare)
+
+
+def test_the_portuguese_sentence_is_the_same_judgement_in_portuguese():
+    """One comparison, said in each language (the Portuguese Q03 page prints it): the same
+    side of each condition, the same values."""
+    same = [arm("multihead", 1.6), arm("none", 2.49)]
+    assert comparability_sentence(comparability(same), 2, "pt") == (
+        "Todos os braços têm a mesma semente (1337), o mesmo número de passos (1000), os mesmos "
+        "dados (sha256 `86c4e6aa9db7…`), a mesma forma do modelo, o mesmo cronograma de "
+        "otimização e a mesma avaliação."
+    )
+    differ = [arm("multihead", 2.4, steps=40, seed=1337), arm("none", 2.6, steps=20, seed=7)]
+    text = comparability_sentence(comparability(differ), 2, "pt")
+    assert text.startswith(
+        "**Os braços não são comparáveis como estão**: diferem em semente (multihead 1337, "
+        "none 7) e número de passos (multihead 40, none 20)"
+    )
+    missing = [arm("multihead", 1.6, data_sha256=None), arm("none", 2.49)]
+    text = comparability_sentence(comparability(missing), 2, "pt")
+    assert "; não há registro de dados para todos os braços, então não se afirma que seja" in text
+    assert comparability_sentence(comparability(same), 1, "pt").startswith("Um só braço")
 
 
 # --------------------------------------------------------------- tables and exported rows

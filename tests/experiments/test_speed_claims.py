@@ -52,16 +52,20 @@ def test_throughput_on_a_bf16_cpu_gives_the_ratio_without_the_fp32_explanation()
     assert text == ["attnref trains at 1.70× the baseline's tokens/s here."]
 
 
-def ttq(steps: int, max_steps: int, ours: float, base: float | None) -> dict:
+def ttq(
+    steps: int, max_steps: int, ours: float, base: float | None, base_steps: int = 5000
+) -> dict:
     doc = {
         "config": {"batch_size": 16, "max_steps": max_steps, "lr": 0.005, "min_lr": 0.0001},
-        "curves": {"attnref": [{"step": steps, "seconds": 300.0, "val_loss": ours + 0.01}]},
+        "curves": {"attnref": [{"step": steps, "seconds": 182.4, "val_loss": ours + 0.01}]},
         "steps": {"attnref": steps},
         "whole_val": {"attnref": ours},
-        "args": {"baseline_batch": 32},
+        "args": {"baseline_batch": 32, "budget": 300.0, "baseline_steps": 5000},
     }
     if base is not None:
         doc["whole_val"]["baseline"] = base
+        doc["steps"]["baseline"] = base_steps
+        doc["curves"]["baseline"] = [{"step": base_steps, "seconds": 300.6, "val_loss": base}]
     return doc
 
 
@@ -74,9 +78,20 @@ def test_the_schedule_is_said_not_to_fit_only_when_the_budget_ended_it():
 
 def test_the_baseline_is_placed_above_or_below_by_the_sign_of_the_gap():
     above = time_to_quality_claims(ttq(6000, 6000, 1.6, 1.9751))[1]
-    assert "reached 1.9751, 0.375 nats above attnref's." in above
+    assert "reached 1.9751 on the whole validation split, 0.375 nats above attnref's" in above
     below = time_to_quality_claims(ttq(6000, 6000, 1.6, 1.55))[1]
-    assert "reached 1.5500, 0.050 nats below attnref's." in below
+    assert "reached 1.5500 on the whole validation split, 0.050 nats below attnref's" in below
+
+
+def test_the_baseline_sentence_says_how_long_each_ran_and_where_its_schedule_was_cut():
+    """The two arms share a budget, not a time: attnref's schedule may end first, and the
+    baseline's cosine (set for its steps) may be cut by the budget; the sentence says both."""
+    cut = time_to_quality_claims(ttq(6000, 6000, 1.52, 1.8431, base_steps=2427))[1]
+    assert "Within the same 300-s budget" in cut and "ran 301 s" in cut
+    assert "its schedule set for 5,000 steps and cut at 2,427" in cut
+    assert "(which ended after 182 s)" in cut and "In the same time" not in cut
+    whole = time_to_quality_claims(ttq(6000, 6000, 1.52, 1.8431, base_steps=5000))[1]
+    assert "cut at" not in whole
 
 
 def test_scaling_states_the_noise_of_the_repeated_point_and_each_axis():

@@ -194,3 +194,29 @@ def test_the_probe_sees_torch_when_a_command_needs_it(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
     )
     assert out.stderr.strip().splitlines()[-1] == "0 True"
+
+
+def test_the_portuguese_sentence_says_the_same_numbers():
+    """One computation, said in each language: the Portuguese claim carries the English
+    claim's numbers, in Portuguese notation, and follows the same side of the comparison."""
+    claim = kv_preset_table("llama-3-8b", lang="pt").claim
+    assert claim.startswith(
+        "a GQA (g = 8) guarda 4 vezes menos bytes por token que a MHA "
+        "(128 KiB contra 512 KiB; 1 GiB contra 4 GiB para 8\u202f192 tokens)"
+    )
+    assert (
+        "37,5 % menos pesos por camada de atenção "
+        "(41\u202f943\u202f040 contra 67\u202f108\u202f864)" in claim
+    )
+    assert "(1 GiB) é menor que os pesos de atenção das 32 camadas (2,5 GiB" in claim
+    larger = kv_preset_table("llama-3-8b", context=20481, lang="pt").claim
+    assert "é maior que os pesos" in larger and "menor que" not in larger
+    assert "32 camadas, 8\u202f192 tokens" in kv_preset_table("llama-3-8b", lang="pt").context
+
+
+def test_human_bytes_in_portuguese():
+    assert [human_bytes(n, "pt") for n in (1536, 2684354560, 1000)] == [
+        "1,5 KiB",
+        "2,5 GiB",
+        "1\u202f000 bytes",
+    ]

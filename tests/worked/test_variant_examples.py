@@ -13,6 +13,7 @@ import torch
 from attention_ref import reference as ref
 from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import online_softmax as osm
+from attention_ref.render import render
 from attention_ref.worked import (
     life_alibi,
     life_gqa,
@@ -111,6 +112,7 @@ def test_rope_claim_on_both_sides():
     tr = life_rope.rope_trace()
     section, data = life_rope.what_rope_changes(tr)
     assert "depends on the distance m − n only" in section.text
+    assert f"is {data['score']:.6f};" in section.text  # the entry of Q_rot K_rotᵀ it names
     assert abs(data["score"] - data["shifted_score"]) < 1e-12
     # the other side: a head without RoPE scores the moved tokens differently
     plain = life_rope.rope_trace(rope=False)
@@ -151,6 +153,15 @@ def test_window_of_two_changes_only_the_last_row():
 def test_window_words_follow_the_rows_that_changed(w, said, not_said):
     text = life_window.explain(w).sections[-1].text
     assert said in text and not_said not in text
+
+
+@pytest.mark.parametrize(("lang", "name", "other"), [("pt", "jan", "win"), ("en", "win", "jan")])
+def test_the_window_mask_has_the_name_of_its_language(lang, name, other):
+    """The Portuguese pages and statements write M_jan (``jan``ela), the English M_win."""
+    said = str(render(life_window.explain(2, lang=lang), "markdown", None))
+    tex = str(render(life_window.explain(2, lang=lang), "latex", None))
+    assert f"M_{name}" in said and f"M_{{\\text{{{name}}}}}" in tex
+    assert f"M_{other}" not in said + tex and f"text{{{other}}}" not in tex
 
 
 def test_alibi_slopes_and_words():
