@@ -33,7 +33,6 @@ import secrets
 import shutil
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -47,6 +46,7 @@ if str(ROOT) not in sys.path:
 
 from attention_ref.classroom.accounts import add_student  # noqa: E402
 from attention_ref.classroom.server import ClassServer  # noqa: E402
+from attention_ref.experiments.store import git_commit  # noqa: E402
 
 ATTACKER = "127.0.0.2"
 SEARCH = "/api/2.0/mlflow/experiments/search?max_results=10"
@@ -196,9 +196,7 @@ def main() -> int:
     args = p.parse_args()
     root = Path(tempfile.mkdtemp(prefix="attnref-attacks-"))
     root.chmod(0o711)
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
+    commit = git_commit(ROOT, short=True)  # "-dirty" when the tree had changes
     try:
         server = ClassServer(
             root / "class", secrets.token_urlsafe(18), port=_free_port(), experiment=CLASS

@@ -31,7 +31,6 @@ import secrets
 import shutil
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,6 +44,7 @@ if str(ROOT) not in sys.path:
 from attention_ref.classroom.accounts import add_student  # noqa: E402
 from attention_ref.classroom.client import rest  # noqa: E402
 from attention_ref.classroom.server import ClassServer  # noqa: E402
+from attention_ref.experiments.store import git_commit  # noqa: E402
 
 CLASS = "timing"
 
@@ -91,9 +91,7 @@ def main() -> int:
     args = p.parse_args()
     root = Path(tempfile.mkdtemp(prefix="attnref-timing-"))
     root.chmod(0o711)
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
+    commit = git_commit(ROOT, short=True)  # "-dirty" when the tree had changes
     rows = []
     try:
         server = ClassServer(

@@ -24,7 +24,6 @@ import secrets
 import shlex
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ from attention_ref.classroom.class_plan import class_of  # noqa: E402
 from attention_ref.classroom.patience import PATIENCE  # noqa: E402
 from attention_ref.classroom.server import ClassServer  # noqa: E402
 from attention_ref.classroom.simulate import run_class  # noqa: E402
+from attention_ref.experiments.store import git_commit  # noqa: E402
 
 #: the recorded class's salt: the same variants at every recording
 SALT = "5eed0f0a77e47104"
@@ -87,9 +87,7 @@ def main(out: Path, students: int = 30, command: str | None = None) -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     doc = record.to_json()
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
+    commit = git_commit(ROOT, short=True)  # "-dirty" when the tree had changes
     doc["conditions"] = {
         "command": command or command_line([__file__, "--students", str(students), str(out)]),
         "started": started,

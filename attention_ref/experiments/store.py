@@ -221,13 +221,14 @@ def first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def git_commit(root: Path | None = None) -> str:
+def git_commit(root: Path | None = None, *, short: bool = False) -> str:
     """``HEAD`` of the checkout attnref runs from (``-dirty`` if tracked files changed), else
-    ``"unknown"`` (no git, or not a checkout: an installed wheel)."""
+    ``"unknown"`` (no git, or not a checkout: an installed wheel); ``short``: its short hash
+    (what the recorders of ``tools/`` and ``benchmarks/`` keep)."""
     root = root or Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            ["git", "-C", str(root), "rev-parse", *(["--short"] if short else []), "HEAD"],
             capture_output=True,
             text=True,
             timeout=5,

@@ -4,6 +4,9 @@
   (``mkdocs-static-i18n``) builds the book once per language; a page with no file in the
   build's language (no ``docs/cli.pt.md``) is the default language's page, in that language's
   navigation (``fallback_to_default``).
+* Such a page's text is marked as English (``lang="en"`` on its article) and the note as the
+  build's language, so that a screen reader or a browser's translation reads each in its own
+  language; the page around them (``<html lang="pt">``, menus, search) stays Portuguese.
 * The language switcher's links lead to the same page in the other language (the plugin writes
   them per page); Material also writes each as a ``<link rel="alternate">`` in the head, and its
   script fetches ``sitemap.xml`` beside each such link, there a page's folder, where there is
@@ -47,7 +50,23 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
 _HEAD_ALTERNATE = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
 
 
+_ARTICLE = '<article class="md-content__inner md-typeset">'
+_NOTE = '<div class="admonition note">'
+
+
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
-    """The page without the head's language links (the switcher in the header keeps them)."""
+    """The page without the head's language links (the switcher in the header keeps them);
+    a page shown in another language marked as such, its note as the build's."""
     head, sep, body = output.partition("</head>")
+    build, language = shown_in(page, config)
+    if language != build and build in IN_ENGLISH:
+        article = body.index(_ARTICLE)  # the theme's article: a build without it fails here
+        note = body.index(_NOTE, article)
+        body = (
+            body[:article]
+            + _ARTICLE.replace(">", f' lang="{language}">')
+            + body[article + len(_ARTICLE) : note]
+            + _NOTE.replace(">", f' lang="{build}">')
+            + body[note + len(_NOTE) :]
+        )
     return _HEAD_ALTERNATE.sub("", head) + sep + body

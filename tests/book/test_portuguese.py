@@ -135,6 +135,10 @@ def test_every_portuguese_page_is_built_in_the_themes_portuguese(site):
         assert 'hreflang="en"' in text and 'hreflang="pt"' in text, page
         # a page shown in English says so, a Portuguese one does not
         assert ("Página em inglês" in text) == (page in shown), page
+        # its text is marked English, its note Portuguese; a Portuguese page's text is not
+        article = re.search(r'<article class="md-content__inner md-typeset"([^>]*)>', text)
+        assert article and article[1] == (' lang="en"' if page in shown else ""), page
+        assert ('<div class="admonition note" lang="pt">' in text) == (page in shown), page
     english = html_of(site, "causal-mask")  # negative control: an English page stays English
     assert '<html lang="en"' in english and 'placeholder="Search"' in english
     nav = english[english.index("md-nav--primary") : english.index('class="md-content"')]

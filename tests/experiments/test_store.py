@@ -146,3 +146,26 @@ def test_the_system_metrics_threads_warnings_are_not_printed_its_errors_and_mlfl
         for logger in loggers:
             logger.removeHandler(ear)
     assert heard == ["the monitor broke", "a warning of MLflow's own"]
+
+
+def test_the_commit_says_dirty_when_a_tracked_file_changed(tmp_path):
+    """What a run or a recording keeps of the code it ran: the commit, ``-dirty`` when a
+    tracked file differs from it (an untracked file does not count), short where asked."""
+    from attention_ref.experiments.store import git_commit
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    assert git_commit(tmp_path) == "unknown"  # not a checkout: said, not guessed
+    git("init", "-q")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    git("add", "a.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a")
+    full, short = git("rev-parse", "HEAD"), git("rev-parse", "--short", "HEAD")
+    (tmp_path / "new.txt").write_text("untracked\n")
+    assert (git_commit(tmp_path), git_commit(tmp_path, short=True)) == (full, short)
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert git_commit(tmp_path, short=True) == f"{short}-dirty"
+    assert git_commit(tmp_path) == f"{full}-dirty"
