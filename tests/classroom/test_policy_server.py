@@ -237,3 +237,32 @@ def test_feedback_none_says_received_until_the_grades_are_released(
     assert after[0].grade["attnref.grade.diagnosis"] == "no_scale"
     shown = here(["homework", "status", "hw-none"], env, tmp_path)
     assert "not released yet" not in shown.stdout and "no scaling" in shown.stdout, shown
+
+
+def test_a_policy_changed_to_none_takes_the_grades_already_written_off_the_submissions(
+    server, students, tmp_path, here
+):
+    """Graded under ``full``, the submission carries its grade; the teacher then holds the
+    feedback back (``--feedback none``): the next grading takes it off, so the student reads
+    nothing of it by any route until the release (the control: the grade was there)."""
+    _, env, out = submit_wrong(server, students, tmp_path, here, "hw-later", Policy())
+    assert out.returncode == 1, out.stderr
+    admin = ClassClient(server.url, server.admin)
+    alice = ClassClient(server.url, ("alice", students["alice"]))
+    grading.grade(admin, "hw-later")
+    _, graded = submitting.my_submissions(alice, "hw-later")
+    assert graded[0].grade["attnref.grade.diagnosis"] == "no_scale"  # the control
+    changed = here(
+        ["server", "assign", "hw-later", "--feedback", "none"], teacher_env(server), tmp_path
+    )
+    assert changed.returncode == 0, changed.stderr
+    grading.grade(admin, "hw-later")
+    _, held = submitting.my_submissions(alice, "hw-later")
+    assert held and all(not s.grade for s in held)
+    run_tags = tags_of(alice.run(held[0].run_id))  # the run itself, as any route reads it
+    assert not any(k.startswith("attnref.grade.") for k in run_tags), run_tags
+    assert "not released yet" in here(["homework", "status", "hw-later"], env, tmp_path).stdout
+    released = here(["server", "grade", "hw-later", "--release"], teacher_env(server), tmp_path)
+    assert released.returncode == 0, released.stderr
+    _, after = submitting.my_submissions(alice, "hw-later")
+    assert after[0].grade["attnref.grade.diagnosis"] == "no_scale"

@@ -161,12 +161,16 @@ def grade(
         assignment = _release(client, assignment, book_id, students)
     use = list(use)
     graded: list[Graded] = []
+    tagged: dict[str, list[str]] = {}  # a submission's grade tags, as an earlier grading left
     for student, exp_id in students.items():
         for run in client.search_runs(exp_id):
             if run["info"].get("status") != "FINISHED":
                 continue  # not stored whole: never counts
             answer = client.download_answer(exp_id, run["info"]["run_id"])
             graded.append(grade_submission(student, run, answer, assignment))
+            keys = [k for k in tag_map(run.get("data", {})) if k.startswith(GRADE)]
+            if keys:
+                tagged[run["info"]["run_id"]] = keys
     known = {g.run_id for g in graded}
     if unknown := [r for r in use if r not in known]:
         raise HomeworkError(
@@ -179,6 +183,14 @@ def grade(
     if policy.shows_steps:
         for g in graded:
             _tag_submission(client, g, g.run_id in counted, policy)
+    else:  # held back: a grade written under an earlier policy comes off the submission
+        for run_id, keys in tagged.items():
+            for key in keys:
+                client.call(
+                    "/api/2.0/mlflow/runs/delete-tag",
+                    {"run_id": run_id, "key": key},
+                    what=f"cannot hold back the grade of run {run_id}",
+                )
     return Grading(assignment, tuple(book), tuple(graded), book_id, written)
 
 
