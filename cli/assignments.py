@@ -113,7 +113,9 @@ def assign(
         )
     except (ServerError, AssignmentError, PolicyError) as e:
         raise CLIError(str(e)) from None
-    print(done.describe(url))
+    from cli.tables import say
+
+    say(_console(), done.describe(url))  # broken at the terminal's width, commands whole
 
 
 def grade(

@@ -6,6 +6,8 @@ on it (`attention_ref.classroom.simulate.run_class`: 30 students, the assignment
 submissions, the teacher's grading), then runs, with ``COLUMNS=80``:
 
 * ``attnref server grades attention-1`` and ``... --summary`` (the teacher),
+* ``attnref server assign attention-1 --late-penalty 50``, then (graded again) ``server
+  grades attention-1``: the policy as the teacher sets it and the gradebook under it,
 * ``attnref homework status attention-1`` (the first student, with their account),
 * ``attnref runs`` over a store holding one ``attnref train --quick`` run,
 
@@ -134,6 +136,30 @@ def main(out: Path) -> int:
             shoot(
                 "server-grades-summary",
                 ["server", "grades", "attention-1", "--summary"],
+                teacher,
+                out,
+                root,
+            )
+            # the teacher sets a late penalty after the due time, grades again: the late rows
+            # lose their share of the points, and the late column says how much
+            shoot(
+                "server-assign-late-penalty",
+                ["server", "assign", "attention-1", "--late-penalty", "50"],
+                teacher,
+                out,
+                root,
+            )
+            subprocess.run(
+                [ATTNREF, "server", "grade", "attention-1"],
+                env=teacher,
+                cwd=root,
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
+            shoot(
+                "server-grades-late-penalty",
+                ["server", "grades", "attention-1"],
                 teacher,
                 out,
                 root,

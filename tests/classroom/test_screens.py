@@ -26,3 +26,34 @@ def test_a_picture_is_80_columns_wide_and_a_line_per_line(tmp_path):
     # the control: more lines, a taller picture of the same width
     assert size_of(long)[1] > size_of(table)[1] and size_of(long)[0] == size_of(table)[0]
     assert not (tmp_path / "two.html").exists()  # the page it drew from is not left behind
+
+
+SCREENS = ROOT / "docs" / "results" / "screens"
+
+
+def over_80(text: str) -> list[str]:
+    """The lines of a screen wider than 80 columns, but for one word alone on its line (a URL,
+    an id: a terminal cannot break it anywhere a reader could copy it back)."""
+    return [
+        line
+        for line in text.splitlines()[1:]  # the first line is the command, as typed
+        if len(line) > 80 and len(line.split()) > 1
+    ]
+
+
+def test_every_recorded_screen_fits_80_columns():
+    screens = sorted(SCREENS.glob("*.txt"))
+    names = {p.stem for p in screens}
+    assert {"server-grades", "server-assign-late-penalty", "server-grades-late-penalty"} <= names
+    for path in screens:
+        assert not over_80(path.read_text(encoding="utf-8")), path.name
+    # the judge can fail: a long sentence is caught, a long address alone on its line is not
+    assert over_80("$ cmd\n" + "policy: " + "word " * 20) and not over_80("$ cmd\n  " + "u" * 99)
+
+
+def test_the_late_penalty_screen_shows_the_policy_and_what_it_took():
+    said = (SCREENS / "server-assign-late-penalty.txt").read_text(encoding="utf-8")
+    assert "policy: Late work loses 50% of its points per day" in said
+    book = (SCREENS / "server-grades-late-penalty.txt").read_text(encoding="utf-8")
+    plain = (SCREENS / "server-grades.txt").read_text(encoding="utf-8")
+    assert "(-50%)" in book and "(-50%)" not in plain  # the control: graded before the policy

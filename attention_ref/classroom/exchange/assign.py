@@ -59,7 +59,8 @@ class Assigned:
         return not self.created and self.due_before != self.assignment.due
 
     def describe(self, url: str) -> str:
-        """One paragraph for the teacher."""
+        """What the teacher reads: the prose lines unindented (a terminal's width breaks
+        them), a command or an address to copy indented, whole, on its own line."""
         a = self.assignment
         made = "created" if self.created else "updated"
         n = len(self.enrolled) + len(self.already)
@@ -73,16 +74,17 @@ class Assigned:
             f"{'s' if a.exercises != 1 else ''} each for {who}, {a.describe_due()}; "
             f"gradebook: experiment {self.gradebook_id} ({gradebook_experiment(a.name)})"
         ]
-        lines.append(f"  policy: {a.policy.words(due=a.due is not None)}")
+        lines.append(f"policy: {a.policy.words(due=a.due is not None)}")  # prose: wrapped
         if self.due_moved:
             before = f"{self.due_before:%Y-%m-%d %H:%M} UTC" if self.due_before else "none"
-            lines.append(f"  the due time moved from {before} to {a.describe_due()[4:]}")
+            lines.append(f"the due time moved from {before} to {a.describe_due()[4:]}")
         if n == 0:
             lines.append(
-                "  no student yet: add them (attnref server add-student NAME), then run this again"
+                "no student yet: add them (attnref server add-student NAME), then run this again"
             )
         lines.append(f"  students run: attnref homework fetch {a.name}")
-        lines.append(f"  the gradebook in the UI: {ui_url(url, self.gradebook_id)}")
+        lines.append("the gradebook in the UI (its columns chosen):")
+        lines.append(f"  {ui_url(url, self.gradebook_id)}")  # on its own line, whole
         return "\n".join(lines)
 
 
