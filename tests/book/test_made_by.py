@@ -44,9 +44,13 @@ def test_the_recorder_keeps_the_command_line_it_was_given():
     assert rc.command_line(["/elsewhere/rec.py", "x.json"]) == "python /elsewhere/rec.py x.json"
 
 
-#: the class records made since the recorder keeps its command; the 1,000-student record was
-#: made before (16 minutes to make again), and its page says it kept none
-WITH_COMMAND = {"class-homework.json": "", "class-submit-300.json": "--students 300 "}
+#: the class records, each made since the recorder keeps its command (a record made before
+#: would say it kept none: `test_a_record_says_its_command_or_that_it_kept_none`)
+WITH_COMMAND = {
+    "class-homework.json": "",
+    "class-submit-300.json": "--students 300 ",
+    "class-submit-1000.json": "--students 1000 ",
+}
 
 
 @pytest.mark.parametrize(
