@@ -126,7 +126,7 @@ def quiet_summary(readings: Sequence[LoadReading]) -> str:
     """One sentence over every recording: how many ran on a quiet machine, and on how many
     machines when they are not one."""
     quiet = [r.benchmark for r in readings if r.quiet]
-    machines = {r.machine for r in readings}
+    machines = {r.machine for r in readings if r.machine}  # a record naming none: not counted
     where = (
         "" if len(machines) < 2 else f" (on {len(machines)} machines: the list names each one's)"
     )

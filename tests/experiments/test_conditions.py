@@ -146,6 +146,8 @@ def test_the_machine_of_each_recording_is_named_and_two_machines_are_said():
     assert "Intel Xeon, 2 CPUs, no bf16 instructions" in load_sentence(rb)
     assert "(on 2 machines: the list names each one's)" in quiet_summary([ra, rb])
     assert "machines" not in quiet_summary([ra, load_reading("scaling", a)])
+    # a record that names no processor is not counted as another machine
+    assert "machines" not in quiet_summary([ra, load_reading("sampling", before(0.1))])
     # the recorded benchmarks: the latency ran on another processor than the others
     docs = {n: json.loads((BENCH / f"{n}.json").read_text(encoding="utf-8")) for n in NAMES}
     readings = [load_reading(n, d) for n, d in docs.items()]
