@@ -71,6 +71,24 @@ BEFORE = {
 }
 
 
+#: the one change since the pins: a statement drawn with ``--backward`` names it on its source
+#: line (the fact-check of 7309686: its Question 5 is not what the command without it draws)
+SOURCE_BACKWARD = {
+    "statement.md": (b" --causal --backward --lang pt", b" --causal --lang pt"),
+    "statement.tex": (b" -{}-causal -{}-backward -{}-lang pt", b" -{}-causal -{}-lang pt"),
+}
+
+
+def pinned(name: str, data: bytes, args: tuple[str, ...]) -> bytes:
+    """``data`` as the pins read it: the ``--backward`` of the source line taken out again
+    (it must be there, once, where the statement was drawn with it)."""
+    if "--backward" not in args or name not in SOURCE_BACKWARD:
+        return data
+    now, before = SOURCE_BACKWARD[name]
+    assert data.count(now) == 1, name
+    return data.replace(now, before, 1)
+
+
 @pytest.mark.parametrize("args", list(BEFORE), ids=lambda a: "-".join(a).replace("--", ""))
 def test_the_homeworks_exercise_is_byte_for_byte_what_it_was(tmp_path, capsys, args):
     for extra in ([], ["--variant", "mha"]):
@@ -81,7 +99,7 @@ def test_the_homeworks_exercise_is_byte_for_byte_what_it_was(tmp_path, capsys, a
             data = (out / name).read_bytes()
             if name == "answer.json":  # issue 41: answer.json carries the draw check takes
                 data = data.replace(DRAW_LINE, b"", 1)
-            assert hashlib.sha256(data).hexdigest() == digest, name
+            assert hashlib.sha256(pinned(name, data, args)).hexdigest() == digest, name
     template = json.loads((out / "answer.json").read_text(encoding="utf-8"))
     assert "variant" not in template["exercise"] and "kv_heads" not in template
     assert list(template)[:2] == ["exercise", "draw"] and template["draw"] == 1
@@ -121,8 +139,8 @@ def test_the_statements_are_the_pinned_bytes_but_for_the_answer_notes(
     monkeypatch.setattr(exercise, "answer_notes", lambda opt: "")
     code, _, err = run(["exercise", *args, "--out", str(tmp_path)], capsys)
     assert code == 0, err
-    digest = hashlib.sha256((tmp_path / "statement.md").read_bytes()).hexdigest()
-    assert digest == BEFORE_NOTES[args] != BEFORE[args]["statement.md"]
+    data = pinned("statement.md", (tmp_path / "statement.md").read_bytes(), args)
+    assert hashlib.sha256(data).hexdigest() == BEFORE_NOTES[args] != BEFORE[args]["statement.md"]
 
 
 @pytest.mark.parametrize(
