@@ -87,7 +87,7 @@ def comparison_markdown(rows: Sequence[ArmRow], baseline: float) -> str:
         seeds = sorted({g.n for g in groups})
         lines += [
             "",
-            f"Each arm's figures are means over its {_join([str(n) for n in seeds])} "
+            f"Each arm's figures are means over its {join_words([str(n) for n in seeds])} "
             "seeds; min–max and the 95 % t-interval (from 3 seeds) are of its best "
             "validation loss.",
         ]
@@ -98,7 +98,8 @@ def comparison_markdown(rows: Sequence[ArmRow], baseline: float) -> str:
 AND: dict[str, str] = {"en": " and ", "pt": " e "}
 
 
-def _join(items: Sequence[str], lang: str = "en") -> str:
+def join_words(items: Sequence[str], lang: str = "en") -> str:
+    """``a, b and c`` (``a, b e c`` in Portuguese): the report's lists, in both languages."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + AND[lang] + items[-1]
 
 
@@ -161,7 +162,7 @@ def comparability_sentence(c: Comparability, n_arms: int, lang: str = "en") -> s
             f"{nouns.get(k, k)} ({', '.join(f'{a} {_shown(k, v)}' for a, v in by.items())})"
             for k, by in c.differ.items()
         ]
-        return str(say["differ"]).format(parts=_join(parts, lang))
+        return str(say["differ"]).format(parts=join_words(parts, lang))
     same: list[str] = []
     unknown: list[str] = []
     for aspect, keys in ASPECTS.items():
@@ -174,11 +175,11 @@ def comparability_sentence(c: Comparability, n_arms: int, lang: str = "en") -> s
             same.append(f"{several_values if several else one} ({_shown(keys[0], value)})")
         else:
             same.append(one)
-    text = str(say["same"]).format(items=_join(same, lang)) if same else ""
+    text = str(say["same"]).format(items=join_words(same, lang)) if same else ""
     if not unknown:
         return text + "."
     missing = str(say["missing_one" if len(unknown) == 1 else "missing_many"]).format(
-        items=_join(unknown, lang)
+        items=join_words(unknown, lang)
     )
     return f"{text}; {missing}" if text else missing[0].upper() + missing[1:]
 
@@ -216,7 +217,7 @@ def parameters_sentence(c: Cost) -> str:
     if c.differing == {Part.ATTENTION: c.attention}:
         return text + ": the whole difference between the arms"
     parts = [f"{d:,} {PART_WORDS.get(p, f'in {p}')}" for p, d in c.differing.items()]
-    return text + f"; the arms differ by {c.difference:,}: {_join(parts)}"
+    return text + f"; the arms differ by {c.difference:,}: {join_words(parts)}"
 
 
 def _cost(c: Cost, no: ArmFindings, g: Gap) -> str:
@@ -269,7 +270,7 @@ def _seeds_sentence(f: Findings) -> str | None:
     counts = sorted({s.n for s in f.seeds.values()})
     seeds = ", ".join(f"{a} {', '.join(s.seeds)}" for a, s in f.seeds.items())
     return (
-        f"Each arm was trained on {_join([str(n) for n in counts])} seeds ({seeds}); a figure "
+        f"Each arm was trained on {join_words([str(n) for n in counts])} seeds ({seeds}); a figure "
         "below is the mean over an arm's seeds, and one arm is called lower than another only "
         "where the gap exceeds their spread (their 95 % t-intervals, or with 2 seeds their "
         "ranges, do not overlap)."
