@@ -304,12 +304,13 @@ def _console():  # type: ignore[no-untyped-def]
 
 #: the gradebook's columns at the terminal (`attention_ref.classroom.gradebook_report.COLUMNS`):
 #: who, which exercise, the grade, the first wrong step and the diagnosis are kept whole; "late"
-#: too as soon as one answer is late; "exercise" where the rows have more than one
-#: (`_print_book`)
+#: too as soon as one answer is late, "points" as soon as a penalty took some; "exercise" where
+#: the rows have more than one (`_print_book`)
 _BOOK_COLUMNS = {
     "student": (True, 0),
     "exercise": (True, 6),
     "steps right": (True, 0),
+    "points": (False, 0),
     "first wrong step": (True, 0),
     "diagnosis": (True, 0),
     "attempts": (False, 4),
@@ -327,11 +328,16 @@ def _print_book(name: str, url: str, book: list[Row]) -> None:
     students = len({r.student for r in book})
     # lateness is left out only while no answer is late: a late 18/18 must not read as on time
     late = any(r.late for r in book)
+    # the points differ from the steps right only where a late penalty took some: a late 18/18
+    # at -50% is 9 points, and the table says so
+    penalised = any(r.penalty for r in book)
     several = len({r.exercise for r in book}) > 1  # one exercise: its number says nothing
 
     def kept(c: str) -> bool:
         if c == "exercise":
             return several
+        if c == "points":
+            return penalised
         return _BOOK_COLUMNS[c][0] or (c == "late" and late)
 
     columns = [

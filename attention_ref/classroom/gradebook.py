@@ -329,6 +329,11 @@ class Row:
         )
 
 
+def whole(x: float) -> int | float:
+    """``9`` for 9.0, ``14.4`` as it is: a grade reads as a whole number where it is one."""
+    return int(x) if x == int(x) else x
+
+
 def held(attempts: Sequence[Graded], policy: Policy) -> list[Graded]:
     """The attempts the policy lets count, in the order received: none received after the
     cut-off, and the first ``policy.attempts`` of the others (the gate refuses the rest; these
@@ -421,4 +426,5 @@ __all__ = [
     "counted",
     "held",
     "rows",
+    "whole",
 ]

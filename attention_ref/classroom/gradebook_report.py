@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from attention_ref.classroom.assignment import iso
-from attention_ref.classroom.gradebook import Row, Standing
+from attention_ref.classroom.gradebook import Row, Standing, whole
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,7 @@ COLUMNS: Final = (
     "student",
     "exercise",
     "steps right",
+    "points",
     "first wrong step",
     "diagnosis",
     "attempts",
@@ -119,14 +120,17 @@ COLUMNS: Final = (
 
 
 def cells(r: Row) -> tuple[str, ...]:
-    """One row's cells, in `COLUMNS`' order."""
-    steps = f"{r.steps_right}/{r.steps_given}" if r.standing is Standing.GRADED else "-"
+    """One row's cells, in `COLUMNS`' order; "points" is the grade, steps right less the late
+    penalty (`Row.points`)."""
+    graded = r.standing is Standing.GRADED
+    steps = f"{r.steps_right}/{r.steps_given}" if graded else "-"
     status = str(r.standing) + (f": {r.reason}" if r.reason else "")
     received = f"{r.received:%Y-%m-%d %H:%M:%S}" if r.received else ""
     return (
         r.student,
         str(r.exercise),
         steps,
+        str(whole(r.points)) if graded else "-",
         r.first_wrong,
         r.diagnosis,
         str(r.attempts),

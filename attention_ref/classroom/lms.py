@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from attention_ref.classroom.assignment import duration
-from attention_ref.classroom.gradebook import Row, Standing
+from attention_ref.classroom.gradebook import Row, Standing, whole
 
 #: the systems whose grade import `to_lms_csv` writes for
 SYSTEMS: Final = ("moodle", "canvas")
@@ -105,8 +105,7 @@ def moodle_field(roster: dict[str, dict[str, str]] | None) -> str:
 def grade_of(rows: Sequence[Row]) -> int | float:
     """A student's grade: the points of their counted submissions (steps right less the late
     penalty, `Row.points`; 0 for one not graded), a whole number where it is one."""
-    total = round(sum(r.points for r in rows), 2)
-    return int(total) if total == int(total) else total
+    return whole(round(sum(r.points for r in rows), 2))
 
 
 #: the feedback's words per language: what the student reads in the LMS, in the assignment's

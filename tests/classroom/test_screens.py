@@ -57,3 +57,8 @@ def test_the_late_penalty_screen_shows_the_policy_and_what_it_took():
     book = (SCREENS / "server-grades-late-penalty.txt").read_text(encoding="utf-8")
     plain = (SCREENS / "server-grades.txt").read_text(encoding="utf-8")
     assert "(-50%)" in book and "(-50%)" not in plain  # the control: graded before the policy
+    # what the penalty left: a late 18/18 is 9 points, in the column the penalty keeps
+    header = next(line for line in book.splitlines() if line.startswith("┃"))
+    assert "points" in header and "points" not in plain.splitlines()[2], header
+    late = [line.split("│") for line in book.splitlines() if "(-50%)" in line]
+    assert any(row[2].strip() == "18/18" and row[3].strip() == "9" for row in late), late

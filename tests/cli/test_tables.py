@@ -124,9 +124,9 @@ def test_words_around_a_table_break_at_spaces_and_a_url_keeps_a_line():
     assert "[bold]words[/bold]" in " ".join(lines) and "heads[0].A" in " ".join(lines)
 
 
-def gradebook_at_80(monkeypatch, capsys, late: dt.timedelta | None) -> str:
+def gradebook_at_80(monkeypatch, capsys, late: dt.timedelta | None, penalty: int = 0) -> str:
     """`attnref server grades`' table (`cli.assignments._print_book`) of three students at 80
-    columns, carla's answer ``late`` (or on time)."""
+    columns, carla's answer ``late`` (or on time), less ``penalty`` percent of her points."""
     from attention_ref.classroom.gradebook import Row, Standing
     from cli.assignments import _print_book
 
@@ -156,10 +156,29 @@ def gradebook_at_80(monkeypatch, capsys, late: dt.timedelta | None) -> str:
             late=late,
             received=received,
             submission=RUN_ID,
+            penalty=penalty,
         ),
     ]
     _print_book("attention-1", "https://class.example:8443", book)
     return capsys.readouterr().out
+
+
+def test_a_penalty_keeps_the_points_at_80_columns(monkeypatch, capsys):
+    """The last gap of issue 42's item 5: under a late penalty carla's 18/18 is 9 points, and
+    the table at 80 columns says 9 beside her 18/18 (the CSV and the UI had it, the table not)."""
+    out = gradebook_at_80(monkeypatch, capsys, dt.timedelta(seconds=31), penalty=50)
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80, out
+    header = next(line for line in lines if line.startswith("┃"))
+    assert "points" in header, header
+    cells = {line.split("│")[1].strip(): line.split("│") for line in lines if line[0] == "│"}
+    at = header.split("┃").index(next(h for h in header.split("┃") if "points" in h))
+    assert [cells[s][at].strip() for s in ("alice", "bruno", "carla")] == ["18", "8", "9"]
+    assert "31 s (-50%)" in out, out
+    # the control: no penalty taken, and the points (the steps right again) are left out
+    plain = gradebook_at_80(monkeypatch, capsys, dt.timedelta(seconds=31))
+    header = next(line for line in plain.splitlines() if line.startswith("┃"))
+    assert "points" not in header, plain
 
 
 def test_a_late_answer_keeps_the_late_column_at_80_columns(monkeypatch, capsys):
