@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from cli.errors import CLIError
+from cli.tables import echo
 
 if TYPE_CHECKING:
     from attention_ref.classroom.class_client import ClassClient
@@ -95,10 +96,10 @@ def fetch(
         raise CLIError(f"cannot write into {folder}: {e.strerror}") from None
     a = me.assignment
     due = a.describe_due(a.lang)
-    print(said("fetched", a.lang, name=a.name, student=me.student, n=a.exercises, due=due))
+    echo(said("fetched", a.lang, name=a.name, student=me.student, n=a.exercises, due=due))
     for path, what in done:
         print(f"  {what:<7} {path}")
-    print(said("fill_in", a.lang, name=a.name, file=folder / "answer-1.json"))
+    echo(said("fill_in", a.lang, name=a.name, file=folder / "answer-1.json"))
 
 
 def submit(
@@ -160,9 +161,9 @@ def submit(
     for path, one in zip(answers, sent, strict=True):
         if policy.shows_steps:  # the feedback policy: what the student sees now
             print(report_text(one.report, values=policy.shows_values))
-        print(submitted_line(one, str(path), name, lang))
+        echo(submitted_line(one, str(path), name, lang))
     if not policy.shows_steps:
-        print(said("held_back", lang))
+        echo(said("held_back", lang))
         return 0  # the exit code would tell what the policy holds back
     if not all(one.report.all_right for one in sent):
         raise typer.Exit(1)
@@ -189,7 +190,7 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
         # the answer file where it is from here: this folder, else the one fetch writes
         here = Path("answer-1.json")
         file = here if here.is_file() else Path(name) / here
-        print(said("no_submissions", lang, name=name, student=me.student, due=due, file=file))
+        echo(said("no_submissions", lang, name=name, student=me.student, due=due, file=file))
         return
     w = lambda key: said(key, lang)  # noqa: E731
     columns = [

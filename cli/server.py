@@ -103,6 +103,14 @@ def teacher_client(
     return ClassClient(url, admin_credentials(admin_password_file, url))
 
 
+def _say(text: str) -> None:
+    """``text`` broken at spaces to the terminal's width (`cli.tables.say`): an address, a
+    folder or a password, one word each, is never cut."""
+    from cli.tables import console, say
+
+    say(console(), text)
+
+
 def _new_password(password_file: Path | None) -> tuple[str, str]:
     """``(password, what to print)``: from the file (not printed), or made and shown once."""
     from attention_ref.classroom.accounts import generated_password, read_password
@@ -271,7 +279,7 @@ def status(directory: ClassDir) -> None:
     from attention_ref.classroom.server_folder import server_status
 
     found = server_status(directory)
-    print(found.describe())
+    _say(found.describe())
     if not found.serving:
         raise typer.Exit(1)
 
@@ -283,7 +291,7 @@ def stop(directory: ClassDir) -> None:
     from attention_ref.classroom.server_folder import stop_server
 
     try:
-        print(stop_server(directory))
+        _say(stop_server(directory))
     except ServerError as e:
         raise CLIError(str(e)) from None
 
@@ -314,9 +322,9 @@ def add_student(
         given = enrol_everywhere(client, name)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
-    print(change.describe(experiment, url) + (shown if change.created else ""))
+    _say(change.describe(experiment, url) + (shown if change.created else ""))
     if given:
-        print(f"  {name} now has their exercises of: {', '.join(given)}")
+        _say(f"{name} now has their exercises of: {', '.join(given)}")
     sys.stdout.flush()
 
 
@@ -338,7 +346,7 @@ def add_teacher(
         change = add(url, admin, name, password)
     except ServerError as e:
         raise CLIError(str(e)) from None
-    print(change.describe(None, url) + (shown if change.created else ""))
+    _say(change.describe(None, url) + (shown if change.created else ""))
 
 
 @server_app.command("remove-student")
@@ -355,7 +363,7 @@ def remove_student(
         remove(url, admin_credentials(admin_password_file, url), name)
     except ServerError as e:
         raise CLIError(str(e)) from None
-    print(
+    _say(
         f"removed the account {name!r} from {url} (refused everywhere within "
         f"{AUTH_CACHE_TTL_S} s); their runs stay"
     )
@@ -379,7 +387,7 @@ def reset_password(
         reset(url, admin, name, password)
     except ServerError as e:
         raise CLIError(str(e)) from None
-    print(f"new password for {name!r} on {url}{shown}")
+    _say(f"new password for {name!r} on {url}{shown}")
 
 
 @server_app.command("runs")

@@ -157,6 +157,14 @@ def say(out: Console, text: str) -> None:
     out.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)
 
 
+def echo(text: str) -> None:
+    """Print ``text`` as `check`'s report is printed: at a terminal, broken at its width
+    (`terminal_columns`, `wrapped_lines`: an indented line, a command to copy, kept whole); to
+    a pipe or a file, as it is."""
+    columns = terminal_columns()
+    print(text if columns is None else "\n".join(wrapped_lines(text, columns)))
+
+
 def wrapped_lines(text: str, width: int) -> list[str]:
     """``text``'s lines broken at spaces to ``width``, a word longer than a line on a line of
     its own, whole; an indented line (a command, an address, to be copied) kept whole."""

@@ -8,8 +8,15 @@ submissions, the teacher's grading), then runs, with ``COLUMNS=80``:
 * ``attnref server grades attention-1`` and ``... --summary`` (the teacher),
 * ``attnref server assign attention-1 --late-penalty 50``, then (graded again) ``server
   grades attention-1``: the policy as the teacher sets it and the gradebook under it,
-* ``attnref homework status attention-1`` (the first student, with their account),
-* ``attnref runs`` over a store holding one ``attnref train --quick`` run,
+* ``attnref homework status attention-1`` (the first student, with their account; the
+  student's commands on a pseudo-terminal 80 columns wide, as a student's terminal is),
+* a Portuguese assignment whose feedback is the verdicts alone (``server assign attention-pt
+  --lang pt --feedback steps``): the first student's ``homework fetch attention-pt``, then, from
+  the folder it wrote, ``homework submit attention-pt answer-1.json`` of an answer with the
+  scaling forgotten (what the student reads, in Portuguese, without the right values),
+* ``attnref check`` of a GQA+RoPE answer with the scaling forgotten, on a pseudo-terminal 80
+  columns wide (the report breaks its lines at the terminal's width, not at ``COLUMNS``),
+* ``attnref runs`` over a store holding one ``attnref ablation --quick`` (its three arms),
 
 and writes ``NAME.txt`` and ``NAME.png`` for each into the folder given (Chromium draws the
 text in a monospace font, 80 columns wide).
@@ -84,17 +91,98 @@ def render(text: str, png: Path, columns: int = COLUMNS) -> Path:
     return png
 
 
-def shoot(name: str, args: list[str], env: dict[str, str], out: Path, cwd: Path) -> str:
+def on_terminal(
+    argv: list[str], env: dict[str, str], cwd: Path | None = None, columns: int = COLUMNS
+) -> tuple[int, str]:
+    """``argv`` run with its output on a pseudo-terminal ``columns`` wide (its own size: no
+    ``COLUMNS`` in its environment): exit code and text, the terminal's escapes taken out.
+    ``tests/cli/test_check_at_80.py`` runs the commands it checks at 80 columns through it."""
+    import errno
+    import fcntl
+    import pty
+    import re
+    import struct
+    import termios
+
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
+    env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen(argv, stdin=child, stdout=child, stderr=child, env=env, cwd=cwd)
+    os.close(child)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError as e:  # EIO: the child closed the terminal
+            if e.errno != errno.EIO:
+                raise
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(main)
+    text = data.decode("utf-8").replace("\r\n", "\n")
+    return proc.wait(timeout=600), re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def shoot(
+    name: str,
+    args: list[str],
+    env: dict[str, str],
+    out: Path,
+    cwd: Path,
+    *,
+    terminal: bool = False,
+) -> str:
     """Run ``attnref ARGS`` at 80 columns in ``cwd`` (where ``grades`` writes its CSV); its
-    output into ``out/NAME.txt`` and ``.png``."""
+    output into ``out/NAME.txt`` and ``.png``. ``terminal``: on a pseudo-terminal of 80
+    columns (`on_terminal`), else to a pipe with ``COLUMNS=80``."""
     env = env | {"COLUMNS": str(COLUMNS), "LINES": "30", "TERM": "xterm", "NO_COLOR": "1"}
-    done = subprocess.run(
-        [ATTNREF, *args], env=env, capture_output=True, text=True, cwd=cwd, timeout=600
-    )
-    text = f"$ attnref {' '.join(args)}\n" + done.stdout + done.stderr
+    if terminal:
+        code, said = on_terminal([ATTNREF, *args], env, cwd)
+    else:
+        done = subprocess.run(
+            [ATTNREF, *args], env=env, capture_output=True, text=True, cwd=cwd, timeout=600
+        )
+        code, said = done.returncode, done.stdout + done.stderr
+    text = f"$ attnref {' '.join(args)}\n" + said
     (out / f"{name}.txt").write_text(text, encoding="utf-8")
     render(text, out / f"{name}.png")
-    print(f"{name}: exit {done.returncode}, {len(text.splitlines())} lines")
+    print(f"{name}: exit {code}, {len(text.splitlines())} lines")
+    return text
+
+
+def gqa_answer(folder: Path) -> Path:
+    """An answer to a GQA+RoPE exercise (4 query heads, 8 wide) with the scaling forgotten:
+    its scores, S and A, to 3 decimals (``tests/cli/test_check_at_80.py``'s case)."""
+    from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text
+    from attention_ref.exercises.catalogue import mistakes_for
+    from attention_ref.exercises.chain import computed_steps
+    from attention_ref.exercises.exercise import ExerciseOptions
+
+    prob = Problem.of_exercise(ExerciseOptions(seed=3, variant="gqa+rope", heads=4, d_model=8))
+    d = prob.data()
+    ms = [m for m in mistakes_for(d) if m.name == "no_scale"]
+    doc = answer_from_steps(computed_steps(d, ms), prob.naming, keys=("scores", "S", "A"))
+    path = folder / "answer-gqa.json"
+    path.write_text(answer_text(doc, 3), encoding="utf-8")
+    return path
+
+
+def forgot_the_scale(url: str, account: tuple[str, str], name: str) -> bytes:
+    """The student's own answer to ``name`` with the scaling forgotten (every step, to the
+    decimals asked), as the recorded class writes its ``no_scale`` student's."""
+    from attention_ref.classroom.class_client import ClassClient
+    from attention_ref.classroom.exchange.fetch import mine
+    from attention_ref.classroom.student_answers import mistaken_answer
+    from attention_ref.exercises.answer import Problem
+
+    me = mine(ClassClient(url, account), name)
+    text = mistaken_answer(
+        Problem.of_exercise(me.exercises[0]), me.assignment.decimals, ["no_scale"]
+    )
+    if text is None:
+        raise SystemExit(f"{account[0]}'s exercise has no scaling to forget")
     return text
 
 
@@ -111,7 +199,7 @@ def main(out: Path) -> int:
         store = f"sqlite:///{root / 'runs.db'}"
         trained = base | {"MLFLOW_TRACKING_URI": store}
         subprocess.run(
-            [ATTNREF, "train", "--quick"],
+            [ATTNREF, "ablation", "--quick"],
             env=trained,
             cwd=root,
             check=True,
@@ -119,6 +207,7 @@ def main(out: Path) -> int:
             timeout=600,
         )
         shoot("runs", ["runs"], trained, out, root)
+        shoot("check-gqa", ["check", gqa_answer(root).name], base, out, root, terminal=True)
         passwords: dict[str, str] = {}
         server = ClassServer(root / "class", secrets.token_urlsafe(18), port=free_port(), workers=2)
         with server:
@@ -170,7 +259,46 @@ def main(out: Path) -> int:
                 "MLFLOW_TRACKING_USERNAME": first,
                 "MLFLOW_TRACKING_PASSWORD": passwords[first],
             }
-            shoot("homework-status", ["homework", "status", "attention-1"], student, out, root)
+            shoot(
+                "homework-status",
+                ["homework", "status", "attention-1"],
+                student,
+                out,
+                root,
+                terminal=True,
+            )
+            # in Portuguese, the verdicts alone: fetch, then submit from the folder fetch wrote
+            in_portuguese = ["attention-pt", "--lang", "pt", "--feedback", "steps"]
+            subprocess.run(
+                [ATTNREF, "server", "assign", *in_portuguese],
+                env=teacher,
+                cwd=root,
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
+            home = root / first
+            home.mkdir()
+            shoot(
+                "homework-fetch-pt",
+                ["homework", "fetch", "attention-pt"],
+                student,
+                out,
+                home,
+                terminal=True,
+            )
+            folder = home / "attention-pt"
+            (folder / "answer-1.json").write_bytes(
+                forgot_the_scale(server.url, (first, passwords[first]), "attention-pt")
+            )
+            shoot(
+                "homework-submit-pt",
+                ["homework", "submit", "attention-pt", "answer-1.json"],
+                student,
+                out,
+                folder,
+                terminal=True,
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0

@@ -449,7 +449,8 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert out.returncode == 0, out.stderr
     # the assignment is Portuguese: so is what fetch says (issue 42, item 7)
     assert "tarefa 'hw-cli' para carol: 2 exercícios, prazo" in out.stdout, out.stdout
-    assert "preencha as respostas e depois: attnref homework submit hw-cli" in out.stdout
+    # the command to copy on a line of its own, whole at any width
+    assert "preencha as respostas e depois:\n  attnref homework submit hw-cli" in out.stdout
     assert "  escrito " in out.stdout and "written" not in out.stdout
     folder = tmp_path / "mine"
     assert sorted(p.name for p in folder.iterdir()) == [

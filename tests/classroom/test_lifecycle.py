@@ -39,6 +39,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.soak]
 SEARCH, ONE = "/api/2.0/mlflow/experiments/search", {"max_results": "1"}
 
 
+def words(text: str) -> str:
+    """A command's words, whatever its lines: it breaks them at the terminal's width
+    (``COLUMNS``, which pytest-xdist's workers set), never inside a word."""
+    return " ".join(text.split())
+
+
 def attnref(*args: str, env: dict[str, str] | None = None, timeout: float = 300):
     return subprocess.run(
         [ATTNREF, *args], env=env, capture_output=True, text=True, timeout=timeout
@@ -107,16 +113,16 @@ def test_add_student_twice_says_what_it_did(server):
         "server", "add-student", "frank", "--tracking-uri", url, "--experiment", EXPERIMENT, env=env
     )
     assert first.returncode == 0, first.stderr
-    assert first.stdout.startswith("created account 'frank'; may now train into 'class'")
-    password = first.stdout.split("; password ")[1].split()[0]
+    assert words(first.stdout).startswith("created account 'frank'; may now train into 'class'")
+    password = words(first.stdout).split("; password ")[1].split()[0]
     again = attnref(
         "server", "add-student", "frank", "--tracking-uri", url, "--experiment", EXPERIMENT, env=env
     )
     assert again.returncode == 0 and again.stderr == ""
-    assert again.stdout.strip().splitlines() == [
+    assert words(again.stdout) == (  # what it did, and no password: it is unchanged
         f"account 'frank' exists (password unchanged); already may train into 'class' "
         f"(experiment {first.stdout.split('(experiment ')[1].split(')')[0]}) on {url}"
-    ]
+    )
     assert rest(url, SEARCH, auth=("frank", password), query=ONE)[0] == 200  # unchanged
     class_serves(server)
 
@@ -126,7 +132,7 @@ def test_remove_student_and_reset_password(server, tmp_path):
     made = attnref(
         "server", "add-student", "gina", "--tracking-uri", url, "--experiment", EXPERIMENT, env=env
     )
-    old = made.stdout.split("; password ")[1].split()[0]
+    old = words(made.stdout).split("; password ")[1].split()[0]
     new_file = tmp_path / "gina.txt"
     new_file.write_text("ginas-new-password\n", encoding="utf-8")
     reset = attnref(
@@ -144,7 +150,7 @@ def test_remove_student_and_reset_password(server, tmp_path):
     assert rest(url, SEARCH, auth=("gina", old), query=ONE)[0] == 401
     assert rest(url, SEARCH, auth=("gina", "ginas-new-password"), query=ONE)[0] == 200
     gone = attnref("server", "remove-student", "gina", "--tracking-uri", url, env=env)
-    assert gone.returncode == 0 and "removed the account 'gina'" in gone.stdout
+    assert gone.returncode == 0 and "removed the account 'gina'" in words(gone.stdout)
     assert rest(url, SEARCH, auth=("gina", "ginas-new-password"), query=ONE)[0] == 401
     again = attnref("server", "remove-student", "gina", "--tracking-uri", url, env=env)
     assert "no account 'gina'" in one_line_error(again)
@@ -242,10 +248,10 @@ def test_a_stale_pid_file_is_reported_and_removed(tmp_path):
     (root / PID_NAME).write_text(json.dumps({"pid": dead.pid, "url": "http://127.0.0.1:1"}))
     out = attnref("server", "status", str(root), timeout=60)
     assert out.returncode == 1
-    assert out.stdout.strip() == f"no class server running in {root} (pid {dead.pid} is gone)"
+    assert words(out.stdout) == f"no class server running in {root} (pid {dead.pid} is gone)"
     out = attnref("server", "stop", str(root), timeout=60)
     assert out.returncode == 0
-    assert f"removed a stale pid file in {root} (pid {dead.pid} is gone)" in out.stdout
+    assert f"removed a stale pid file in {root} (pid {dead.pid} is gone)" in words(out.stdout)
     assert not (root / PID_NAME).exists()
 
 
@@ -260,7 +266,7 @@ def test_a_class_still_starting_says_so_and_is_not_yet_serving(tmp_path):
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what `attnref server start` holds
         out = attnref("server", "status", str(root), timeout=60)
         assert out.returncode == 1, out.stdout
-        assert out.stdout.strip() == (
+        assert words(out.stdout) == (
             f"the class server in {root} is starting: its address is not written yet "
             f"(attnref server status {root} again in a moment)"
         )
@@ -268,7 +274,7 @@ def test_a_class_still_starting_says_so_and_is_not_yet_serving(tmp_path):
         (root / PID_NAME).write_text(json.dumps({"pid": os.getpid(), "url": url}))
         out = attnref("server", "status", str(root), timeout=60)
         assert out.returncode == 1 and "None" not in out.stdout, out.stdout
-        assert out.stdout.strip() == (
+        assert words(out.stdout) == (
             f"class server in {root} is running: pid {os.getpid()}, {url}, not answering yet "
             "(starting?)"
         )
@@ -276,7 +282,7 @@ def test_a_class_still_starting_says_so_and_is_not_yet_serving(tmp_path):
         os.close(fd)
     # the control: the lock let go, the same folder is no class at all
     out = attnref("server", "status", str(root), timeout=60)
-    assert out.returncode == 1 and "no class server running" in out.stdout
+    assert out.returncode == 1 and "no class server running" in words(out.stdout)
 
 
 # ---------------------------------------------------- attnref server start --tls, as a command
@@ -338,7 +344,7 @@ def test_attnref_server_start_tls_status_stop(tmp_path):
             env=env | {"MLFLOW_TRACKING_SERVER_CERT_PATH": str(cert)},
         )
         assert added.returncode == 0, added.stderr
-        hana = added.stdout.split("; password ")[1].split()[0]
+        hana = words(added.stdout).split("; password ")[1].split()[0]
         code = "from mlflow import MlflowClient; print(MlflowClient().search_experiments()[0].name)"
         student = env | {
             "MLFLOW_TRACKING_URI": url,
@@ -372,7 +378,7 @@ def test_attnref_server_start_tls_status_stop(tmp_path):
 
         status = attnref("server", "status", str(folder), timeout=60)
         assert status.returncode == 0
-        assert status.stdout.startswith(
+        assert words(status.stdout).startswith(
             f"class server in {folder} is running: pid {proc.pid}, {url}"
         )
         again = attnref("server", "start", str(folder), "--port", str(free_port()), env=env)
@@ -384,15 +390,16 @@ def test_attnref_server_start_tls_status_stop(tmp_path):
         link.symlink_to(folder)
         for other in (link, folder / ".." / "class"):
             seen = attnref("server", "status", str(other), timeout=60)
-            assert seen.returncode == 0 and "is running: pid" in seen.stdout, seen.stdout
+            assert seen.returncode == 0 and "is running: pid" in words(seen.stdout), seen.stdout
             assert "copy" not in seen.stdout
 
         stopped = attnref("server", "stop", str(link), timeout=180)
         assert stopped.returncode == 0, stopped.stderr
-        assert stopped.stdout.startswith(f"stopped the class server in {folder} (pid {proc.pid}")
+        said = words(stopped.stdout)
+        assert said.startswith(f"stopped the class server in {folder} (pid {proc.pid}")
         assert proc.wait(timeout=60) == 0
         after = attnref("server", "status", str(folder), timeout=60)
-        assert after.returncode == 1 and after.stdout.strip() == (
+        assert after.returncode == 1 and words(after.stdout) == (
             f"no class server running in {folder}"
         )
     finally:

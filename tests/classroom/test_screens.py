@@ -44,7 +44,15 @@ def over_80(text: str) -> list[str]:
 def test_every_recorded_screen_fits_80_columns():
     screens = sorted(SCREENS.glob("*.txt"))
     names = {p.stem for p in screens}
-    assert {"server-grades", "server-assign-late-penalty", "server-grades-late-penalty"} <= names
+    assert {
+        "server-grades",
+        "server-assign-late-penalty",
+        "server-grades-late-penalty",
+        "check-gqa",
+        "homework-fetch-pt",
+        "homework-submit-pt",
+        "runs",
+    } <= names
     for path in screens:
         assert not over_80(path.read_text(encoding="utf-8")), path.name
     # the judge can fail: a long sentence is caught, a long address alone on its line is not
@@ -62,3 +70,27 @@ def test_the_late_penalty_screen_shows_the_policy_and_what_it_took():
     assert "points" in header and "points" not in plain.splitlines()[2], header
     late = [line.split("│") for line in book.splitlines() if "(-50%)" in line]
     assert any(row[2].strip() == "18/18" and row[3].strip() == "9" for row in late), late
+
+
+def test_the_students_screens_speak_portuguese_and_hold_back_the_values():
+    """Issue 42's items 2, 6 and 7 as the student sees them: fetch and submit of a Portuguese
+    assignment whose feedback is the verdicts alone, from the folder fetch wrote."""
+    fetched = (SCREENS / "homework-fetch-pt.txt").read_text(encoding="utf-8").splitlines()
+    assert fetched[1].startswith("tarefa 'attention-pt' para ")
+    assert "  attnref homework submit attention-pt attention-pt/answer-1.json" in fetched
+    sent = (SCREENS / "homework-submit-pt.txt").read_text(encoding="utf-8")
+    assert sent.startswith("$ attnref homework submit attention-pt answer-1.json\n")
+    assert "ERRADO" in sent and "Primeiro passo errado" in sent
+    # the policy `steps`: no right value, no diagnosis (the control: the check of a GQA
+    # answer, under no policy, gives both)
+    assert "certa " not in sent and "Diagnóstico" not in sent
+    checked = (SCREENS / "check-gqa.txt").read_text(encoding="utf-8")
+    assert "right " in checked and "Diagnosis: no scaling" in checked
+    assert "enviado answer-1.json como exercício 1" in " ".join(sent.split())
+
+
+def test_the_runs_of_an_ablation_are_told_apart_at_80_columns():
+    """Issue 42's item 9: after an ablation, each arm's name and attention before its id."""
+    runs = (SCREENS / "runs.txt").read_text(encoding="utf-8")
+    for arm in ("multihead", "none", "uniform"):
+        assert f"│ ablation/{arm} " in runs, runs

@@ -143,3 +143,22 @@ def test_the_exercise_file_refused_in_its_own_language(tmp_path, capsys):
         assert words in err and err.startswith(CLIError("", lang).line()), err
     assert drawn_lang({"tokens": ["vida", "Life"]}) == "en"  # the controls
     assert drawn_lang({"tokens": []}) == drawn_lang({"X": [[1]]}) == "en"
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_with_no_due_time_a_submission_is_not_said_on_time(lang):
+    """`submitted_line`: "on time (no due time)" said nothing true; with no due time the line
+    says there is none, and "on time" only against a due time (and "LATE" past it)."""
+    from attention_ref.classroom.exchange.submit import Submitted, submitted_line
+
+    at = dt.datetime(2026, 11, 29, 5, 42, 10, tzinfo=dt.UTC)
+    sent = Submitted(1, "r" * 32, at, None, 1, None, None)  # type: ignore[arg-type]
+    none = submitted_line(sent, "answer-1.json", "hw", lang)
+    on_time = STUDENT[lang]["on_time_due"].split(" (")[0]
+    assert ("no due time" if lang == "en" else "sem prazo") in none
+    assert on_time not in none, none
+    # the control: against a due time, on time is said, and late is said late
+    due = Submitted(1, "r" * 32, at, None, 1, None, at + dt.timedelta(days=1))  # type: ignore[arg-type]
+    assert on_time in submitted_line(due, "answer-1.json", "hw", lang)
+    late = Submitted(1, "r" * 32, at, dt.timedelta(seconds=5), 1, None, at)  # type: ignore[arg-type]
+    assert STUDENT[lang]["late_due"].split(" ")[0] in submitted_line(late, "a.json", "hw", lang)

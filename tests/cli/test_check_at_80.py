@@ -8,46 +8,30 @@ columns (no ``COLUMNS`` in its environment: the terminal's own size).
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
-import pty
-import struct
 import subprocess
 import sys
-import termios
 import unicodedata
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from screens import on_terminal  # noqa: E402
 
 
-def at_terminal(args: list[str], columns: int = 80) -> tuple[int, list[str]]:
-    """``attnref ARGS`` with its output on a pseudo-terminal ``columns`` wide: exit code, lines."""
-    main, child = pty.openpty()
-    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env["PYTHONPATH"] = str(ROOT)
-    code = "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, *args], stdin=child, stdout=child, stderr=child, env=env
-    )
-    os.close(child)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(main, 65536)
-        except OSError as e:  # EIO: the child closed the terminal
-            if e.errno != errno.EIO:
-                raise
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(main)
-    return proc.wait(timeout=300), out.decode("utf-8").replace("\r\n", "\n").splitlines()
+def at_terminal(
+    args: list[str],
+    columns: int = 80,
+    code: str = "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))",
+) -> tuple[int, list[str]]:
+    """``attnref ARGS`` (or Python's ``code``, ARGS its ``sys.argv[1:]``) with its output on a
+    pseudo-terminal ``columns`` wide (`tools/screens.py`'s `on_terminal`): exit code, lines."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-c", code, *args]
+    done, text = on_terminal(argv, env, columns=columns)
+    return done, text.splitlines()
 
 
 def columns_of(line: str) -> int:
@@ -116,3 +100,32 @@ def test_to_a_pipe_the_lines_are_whole(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     assert main(["check", path]) == 1
     assert capsys.readouterr().out.splitlines() == whole
+
+
+ECHO = "import sys; from cli.tables import echo; echo(sys.argv[1])"
+
+
+def test_what_the_homework_commands_say_breaks_at_the_terminal_and_not_to_a_pipe():
+    """`cli.tables.echo`, what ``homework fetch``, ``submit`` and ``status`` print their
+    sentences with: at an 80-column terminal broken at spaces, the command to copy (indented)
+    on a line of its own, whole; to a pipe, the text as it is."""
+    from attention_ref.classroom.exchange.student_words import said
+
+    long = "attention-pt-" + "x" * 40
+    text = said("fill_in", "pt", name=long, file=f"{long}/answer-1.json")
+    sentence = said("fetched", "pt", name=long, student="ana", n=2, due="prazo 2026-12-01 23:59")
+    code, lines = at_terminal([text + "\n" + sentence * 2], code=ECHO)
+    assert code == 0, lines
+    command = f"  attnref homework submit {long} {long}/answer-1.json"
+    assert command in lines and len(command) > 80  # whole, to be copied
+    assert all(len(line) <= 80 for line in lines if line != command), lines
+    assert " ".join(lines).split() == (text + " " + sentence * 2).split()
+    # the control: to a pipe, the same text, its lines as they are
+    piped = subprocess.run(
+        [sys.executable, "-c", ECHO, text + "\n" + sentence * 2],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80"},
+        check=True,
+    )
+    assert piped.stdout == text + "\n" + sentence * 2 + "\n"

@@ -239,3 +239,25 @@ def test_with_no_late_answer_the_late_column_may_go(monkeypatch, capsys):
     out = gradebook_at_80(monkeypatch, capsys, None)
     assert max(len(line) for line in out.splitlines()) <= 80, out
     assert "late by" not in out
+
+
+def test_the_server_commands_lines_break_at_80_columns(tmp_path, monkeypatch, capsys):
+    """`attnref server status` (and every `server` command that said one line with `print`:
+    stop, add-student, add-teacher, remove-student, reset-password) breaks its words at the
+    terminal's width; the folder, one word, keeps a line of its own, whole."""
+    from cli.main import main
+
+    folder = tmp_path / "a-class-of-the-autumn-term-2026" / "section-b-mondays-and-thursdays"
+    folder.mkdir(parents=True)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["server", "status", str(folder)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["no class server running in", str(folder)], lines
+    assert main(["server", "stop", str(folder)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 or len(line.split()) == 1 for line in lines), lines
+    assert " ".join(lines) == f"no class server running in {folder}; nothing to stop"
+    # the control: to a pipe with no width said, the one line whole
+    monkeypatch.delenv("COLUMNS")
+    assert main(["server", "status", str(folder)]) == 1
+    assert capsys.readouterr().out == f"no class server running in {folder}\n"

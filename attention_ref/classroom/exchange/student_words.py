@@ -28,7 +28,7 @@ STUDENT: Final[dict[str, dict[str, str]]] = {
         "kept_not_answer": "kept (it is not an answer file: move it away to get the template)",
         "kept_other": "kept (it does not answer your exercise {k}: move it away to get the "
         "template)",
-        "fill_in": "fill in the answers, then: attnref homework submit {name} {file}",
+        "fill_in": "fill in the answers, then:\n  attnref homework submit {name} {file}",
         "no_submissions": "{name} for {student}: no submissions yet ({due}); submit with "
         "attnref homework submit {name} {file}",
         "submissions": "{name} for {student}: {n} submission{s}, {due}",
@@ -71,7 +71,7 @@ STUDENT: Final[dict[str, dict[str, str]]] = {
         "modelo)",
         "kept_other": "mantido (não responde ao seu exercício {k}: tire-o daí para receber o "
         "modelo)",
-        "fill_in": "preencha as respostas e depois: attnref homework submit {name} {file}",
+        "fill_in": "preencha as respostas e depois:\n  attnref homework submit {name} {file}",
         "no_submissions": "{name} para {student}: nenhum envio ainda ({due}); envie com "
         "attnref homework submit {name} {file}",
         "submissions": "{name} para {student}: {n} envio{s}, {due}",

@@ -79,11 +79,10 @@ def checked_answer(text: bytes, me: Mine, folder: str = "") -> Checked:
 def submitted_line(sent: Submitted, path: str, name: str, lang: str) -> str:
     """One line on a stored submission, in the assignment's language (`student_words`)."""
     due = due_words(sent.due, lang)
-    timing = (
-        said("late_due", lang, late=duration(sent.late), due=due)
-        if sent.late
-        else said("on_time_due", lang, due=due)
-    )
+    if sent.late:
+        timing = said("late_due", lang, late=duration(sent.late), due=due)
+    else:  # with no due time, nothing is on time or late: the words say there is none
+        timing = said("on_time_due", lang, due=due) if sent.due else due
     return said(
         "submitted",
         lang,
