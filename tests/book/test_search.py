@@ -88,7 +88,7 @@ def test_each_book_has_its_own_index(site):
     for page in pages(pt):
         assert (site / "pt" / page / "index.html").is_file(), page
     titles = {d["title"] for d in pt["docs"]}
-    assert "A máscara causal" in titles and "4. The causal mask" not in titles
+    assert "4. A máscara causal" in titles and "4. The causal mask" not in titles
 
 
 def test_each_page_finds_its_books_index(site):
