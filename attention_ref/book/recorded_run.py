@@ -30,7 +30,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "command": "command",
         "when": "recorded",
         "when_value": (
-            "{date} UTC, {minutes} minutes, on an {cpu} ({threads} threads; bf16 "
+            "{date} UTC, {minutes} minutes, on {cpu} ({threads} threads; bf16 "
             "instructions: {flags}), so in {precision} (`--precision {option}`); the 1-minute "
             "load {load} before it started{alone}"
         ),
