@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from attention_ref.render.document import said
+from attention_ref.render.document import DECIMAL_MARK, said
 
 #: the code a training runs, whose sameness at two commits the table states: the language
 #: model, its training loop and data, and the ablation that trains its arms
@@ -138,12 +138,11 @@ def recorded_run_rows(
     """The table's header and rows for a recording (``doc``: its ``comparison.json``,
     ``about``: its ``provenance.json``) in ``lang``."""
     from attention_ref.book.claims import recorded_precision
-    from attention_ref.book.pages import decimal_comma
 
     w, p = WORDS[lang], doc["params"]
 
     def n(v: object) -> str:  # a decimal as this language writes it, digits as recorded
-        return decimal_comma(str(v)) if lang == "pt" else str(v)
+        return str(v).replace(".", DECIMAL_MARK[lang])
 
     seeds = int(p.get("seeds", 1))
     first = int(p["seed"])

@@ -55,10 +55,9 @@ def test_what_the_page_says_of_the_dirty_tree_is_what_git_says():
         pytest.skip(f"this clone does not hold {start[:7]} (a shallow clone)")
     tree = about["tree"]
     # the commit that added the recording is the first to hold its parent run's id
-    added = git(
-        "log", "--format=%h", "--abbrev=7", "-S", doc["parent_run_id"], "--",
-        "docs/results/comparison.json",
-    ).stdout.split()  # fmt: skip
+    where = ("--", "docs/results/comparison.json")
+    added = git("log", "--format=%h", "--abbrev=7", "-S", doc["parent_run_id"], *where)
+    added = added.stdout.split()
     assert added[-1] == tree["committed_in"], added
     assert tree_facts(start, tree["committed_in"]) == (set(tree["code_changed"]), True)
     # the control: from the recording to today the training's code changed, and it is seen
