@@ -8,6 +8,8 @@ submissions, the teacher's grading), then runs, with ``COLUMNS=80``:
 * ``attnref server grades attention-1`` and ``... --summary`` (the teacher),
 * ``attnref server assign attention-1 --late-penalty 50``, then (graded again) ``server
   grades attention-1``: the policy as the teacher sets it and the gradebook under it,
+* ``attnref server grades attention-1 --csv-format moodle`` and ``canvas``: the files a
+  learning-management system imports, and the steps the teacher takes there,
 * ``attnref homework status attention-1`` (the first student, with their account; the
   student's commands on a pseudo-terminal 80 columns wide, as a student's terminal is),
 * a Portuguese assignment whose feedback is the verdicts alone (``server assign attention-pt
@@ -253,6 +255,15 @@ def main(out: Path) -> int:
                 out,
                 root,
             )
+            # the grades as Moodle and Canvas import them: the file, and the steps to take
+            for system in ("moodle", "canvas"):
+                shoot(
+                    f"server-grades-{system}",
+                    ["server", "grades", "attention-1", "--csv-format", system],
+                    teacher,
+                    out,
+                    root,
+                )
             first = sorted(passwords)[0]
             student = base | {
                 "MLFLOW_TRACKING_URI": server.url,

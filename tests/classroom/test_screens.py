@@ -52,6 +52,8 @@ def test_every_recorded_screen_fits_80_columns():
         "homework-fetch-pt",
         "homework-submit-pt",
         "runs",
+        "server-grades-moodle",
+        "server-grades-canvas",
     } <= names
     for path in screens:
         assert not over_80(path.read_text(encoding="utf-8")), path.name
@@ -94,3 +96,12 @@ def test_the_runs_of_an_ablation_are_told_apart_at_80_columns():
     runs = (SCREENS / "runs.txt").read_text(encoding="utf-8")
     for arm in ("multihead", "none", "uniform"):
         assert f"│ ablation/{arm} " in runs, runs
+
+
+def test_the_lms_screens_say_the_file_and_the_steps_of_its_import():
+    """Issue 42's items 3 and 4 as the teacher sees them: the file written, then what to make
+    first in Moodle (the grade item, its maximum) and what Canvas matches students by."""
+    for system, first in (("moodle", "Moodle"), ("canvas", "Canvas")):
+        said = (SCREENS / f"server-grades-{system}.txt").read_text(encoding="utf-8")
+        assert f"wrote attention-1-{system}.csv" in said, said
+        assert first in said and "18" in said, said  # the points possible, for the item
