@@ -39,9 +39,13 @@ def homework(server) -> Assignment:
 
 
 def a_student(server, name: str) -> tuple[str, str]:
-    """A new student of the class (and of every assignment so far)."""
+    """A new student of the class (and of every assignment so far). The package's server is
+    shared: an account of that name made by another test (the recorded class makes
+    `class_plan.NAMES`) keeps its own password, and this test's would be refused (401) later,
+    on whichever worker ran that test first. So the account must be new, and said so here."""
     who = (name, secrets.token_urlsafe(15))
-    add_student(server.url, server.admin, *who, EXPERIMENT)
+    made = add_student(server.url, server.admin, *who, EXPERIMENT)
+    assert made.created, f"{name!r} existed on the package's server: another test made it"
     assigning.enrol_everywhere(ClassClient(server.url, server.admin), name)
     return who
 
@@ -126,7 +130,7 @@ def test_the_student_commands_run_where_there_is_no_fcntl(server, homework, tmp_
         [python, "-c", "import fcntl"], env=env, capture_output=True, text=True
     )
     assert control.returncode != 0 and "fcntl" in control.stderr  # the block holds
-    who = a_student(server, "wanda")
+    who = a_student(server, "wren")  # not "wanda": the recorded class's NAMES has her
     student = student_env(server.url, *who) | {"PYTHONPATH": str(blocked)}
     work = tmp_path / "work"
     work.mkdir()
