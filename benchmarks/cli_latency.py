@@ -247,7 +247,7 @@ def import_breakdown(cmd: Command, cwd: Path, env: dict[str, str]) -> dict[str, 
     env = {**env_for(cmd, cwd, env), "PYTHONPATH": str(_bench.ROOT)}
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "cli.main", *cmd.args],
+        [sys.executable, "-X", "importtime", "-m", "attention_ref.cli.main", *cmd.args],
         cwd=cwd,
         env=env,
         capture_output=True,

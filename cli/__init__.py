@@ -1,1 +1,1 @@
-"""The ``attnref`` command line (Typer); see `cli.main`."""
+"""The ``attnref`` command line (Typer); see `attention_ref.cli.main`."""

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.errors import CLIError
-from cli.options import (
+from attention_ref.cli.errors import CLIError
+from attention_ref.cli.options import (
     DEFAULT_EXPERIMENT,
     DataPath,
     Experiment,
@@ -133,7 +133,7 @@ def ablation(
         for h in heads_list:  # a number of heads that does not divide n_embd fails here
             cfg.with_options(n_head=h, attention="multihead")
     check_writable_dir(out_dir)
-    from cli.progress import ArmReporters, StopFlag, loading, make_console, ui_hint
+    from attention_ref.cli.progress import ArmReporters, StopFlag, loading, make_console, ui_hint
 
     console = make_console()
     loading(console, "attnref ablation")
@@ -174,7 +174,7 @@ def ablation(
     if outcome.status != RunStatus.FINISHED:
         console.print(f"ablation {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
         raise typer.Exit(stop.exit_code if stop() else 1)
-    from cli.progress import command
+    from attention_ref.cli.progress import command
 
     console.print(
         f"ablation run {outcome.parent_run_id}: comparison.md and plots/loss_curves.png logged; "
@@ -188,8 +188,8 @@ def ablation(
 
 def _announcer(console: Console, parent: str, arms: list[str]) -> Callable[[str, str], None]:
     """``on_run_start`` of a sweep: the parent's id and store, then each arm's id."""
+    from attention_ref.cli.progress import run_started
     from attention_ref.experiments.store import current_uri
-    from cli.progress import run_started
 
     def announce(arm: str, run_id: str) -> None:
         if not arm:
@@ -212,11 +212,11 @@ def _variants_sweep(
     seeds: int = 1,
 ) -> None:
     """``--arms variants``: the sweep, its table and sentences."""
+    from attention_ref.cli.progress import ArmReporters, StopFlag, ui_hint
     from attention_ref.experiments.ablation import run_variants_sweep, seed_key, variants
     from attention_ref.experiments.names import RunStatus
     from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
     from attention_ref.experiments.variants_report import variants_sentences, variants_table
-    from cli.progress import ArmReporters, StopFlag, ui_hint
 
     arms = [seed_key(a, cfg.seed + i, seeds) for a in variants(cfg) for i in range(seeds)]
     stop = StopFlag(console)
@@ -253,12 +253,12 @@ def _heads_sweep(
     seeds: int = 1,
 ) -> None:
     """``--heads``: the sweep, its table and how to read the result."""
+    from attention_ref.cli.progress import ArmReporters, StopFlag, command, ui_hint
     from attention_ref.experiments.ablation import run_heads_sweep, seed_key
     from attention_ref.experiments.comparison_log import heads_arm
     from attention_ref.experiments.heads_report import heads_table
     from attention_ref.experiments.names import RunStatus
     from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
-    from cli.progress import ArmReporters, StopFlag, command, ui_hint
 
     arms = [seed_key(str(h), cfg.seed + i, seeds) for h in heads for i in range(seeds)]
     labels = {
@@ -301,7 +301,7 @@ def _print_markdown(console: Console, table: str) -> None:
     """A sweep's table: at a terminal fitted to its width, nothing cut short (`print_markdown`);
     logs and pipes get the markdown itself, whole and copy-pasteable."""
     if console.is_terminal:
-        from cli.tables import print_markdown
+        from attention_ref.cli.tables import print_markdown
 
         print_markdown(console, table, elsewhere="attnref report -o FILE has every column")
     else:

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from attention_ref.cli import exercise_shape as opts
+from attention_ref.cli import policy_options as policy
+from attention_ref.cli.errors import CLIError
+from attention_ref.cli.server import AdminPasswordFile, TrackingUri, server_url, teacher_client
 from attention_ref.exercises.features import PLAIN
-from cli import exercise_shape as opts
-from cli import policy_options as policy
-from cli.errors import CLIError
-from cli.server import AdminPasswordFile, TrackingUri, server_url, teacher_client
 
 if TYPE_CHECKING:
     from attention_ref.classroom.gradebook import Row
@@ -113,7 +113,7 @@ def assign(
         )
     except (ServerError, AssignmentError, PolicyError) as e:
         raise CLIError(str(e)) from None
-    from cli.tables import say
+    from attention_ref.cli.tables import say
 
     say(_console(), done.describe(url))  # broken at the terminal's width, commands whole
 
@@ -155,7 +155,7 @@ def grade(
     from attention_ref.classroom.errors import ServerError
     from attention_ref.classroom.exchange.grade import grade as run_grade
     from attention_ref.classroom.gradebook import ui_url
-    from cli.tables import say
+    from attention_ref.cli.tables import say
 
     url = server_url(tracking_uri)
     try:
@@ -230,8 +230,8 @@ def grades(
         read_roster,
         to_lms_csv,
     )
+    from attention_ref.cli.tables import say
     from attention_ref.exercises.catalogue import mistake_words
-    from cli.tables import say
 
     if csv_format not in ("attnref", *SYSTEMS):
         raise CLIError(f"--csv-format {csv_format!r}: choose attnref, {', '.join(SYSTEMS)}")
@@ -297,7 +297,7 @@ def grades(
 
 
 def _console():  # type: ignore[no-untyped-def]
-    from cli.tables import console
+    from attention_ref.cli.tables import console
 
     return console()
 
@@ -323,7 +323,7 @@ _BOOK_COLUMNS = {
 
 def _print_book(name: str, url: str, book: list[Row]) -> None:
     from attention_ref.classroom.gradebook_report import COLUMNS, cells
-    from cli.tables import Column, print_table
+    from attention_ref.cli.tables import Column, print_table
 
     students = len({r.student for r in book})
     # lateness is left out only while no answer is late: a late 18/18 must not read as on time
@@ -358,8 +358,8 @@ def _print_book(name: str, url: str, book: list[Row]) -> None:
 
 
 def _print_summary(name: str, s: Summary) -> None:
+    from attention_ref.cli.tables import Column, print_table, say
     from attention_ref.exercises.catalogue import mistake_words
-    from cli.tables import Column, print_table, say
 
     console = _console()
     say(

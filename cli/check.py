@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.errors import CLIError
+from attention_ref.cli.errors import CLIError
 
 if TYPE_CHECKING:
     from attention_ref.exercises.verdicts import Report
@@ -20,8 +20,8 @@ def report_text(report: Report, values: bool = True) -> str:
     """The report as ``check`` and ``homework submit`` print it: at a terminal, broken at its
     width, a step's verdict under its own column (`report_at`); to a pipe, whole lines.
     Without ``values``, no right value and no diagnosis (`report_lines`)."""
+    from attention_ref.cli.tables import terminal_columns
     from attention_ref.exercises.grader import report_at, report_lines
-    from cli.tables import terminal_columns
 
     columns = terminal_columns()
     lines = report_lines(report, values) if columns is None else report_at(report, columns, values)

@@ -1,6 +1,6 @@
 """``attnref exercise``: a seed-000-like problem for a class, its statement, key and JSON; with
 ``--variant gqa|window|rope`` (or several joined by ``+``), the same on today's attention. The
-shape's options are `cli.exercise_shape`'s, shared with ``attnref server assign``."""
+shape's options are `attention_ref.cli.exercise_shape`'s, shared with ``attnref server assign``."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
+from attention_ref.cli import exercise_shape as opts
+from attention_ref.cli.errors import CLIError
 from attention_ref.exercises.features import PLAIN
-from cli import exercise_shape as opts
-from cli.errors import CLIError
 
 #: What ``--format`` accepts: the statement or key as a document, or the problem as JSON.
 EXERCISE_FORMATS = ("markdown", "latex", "json", "rich")
@@ -96,9 +96,9 @@ def exercise(
         raise CLIError(str(e)) from None
     if out is not None and out.exists() and not out.is_dir():
         raise CLIError(f"--out {out} is a file, not a folder")
+    from attention_ref.cli.tables import terminal_columns, wrap_markdown
     from attention_ref.exercises.exercise import make_exercise
     from attention_ref.render import emit, render, to_json
-    from cli.tables import terminal_columns, wrap_markdown
 
     ex = make_exercise(opt)
     precision = opt.decimals if precision is None else precision

@@ -13,8 +13,8 @@ from typing import Annotated
 
 import typer
 
+from attention_ref.cli.errors import CLIError
 from attention_ref.exercises.features import PRESETS, Features, default_shape
-from cli.errors import CLIError
 
 #: ``--pos``: the positions of the queries and keys.
 POSITIONS = ("none", "rope")

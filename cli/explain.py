@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from attention_ref.cli.errors import CLIError
 from attention_ref.render import FORMATS
 from attention_ref.worked.registry import (
     DEFAULT_EXAMPLE,
@@ -15,7 +16,6 @@ from attention_ref.worked.registry import (
     OWN_BACKWARD,
     check_example,
 )
-from cli.errors import CLIError
 
 
 def _check_options(

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.errors import CLIError
-from cli.tables import echo
+from attention_ref.cli.errors import CLIError
+from attention_ref.cli.tables import echo
 
 if TYPE_CHECKING:
     from attention_ref.classroom.class_client import ClassClient
 
-#: the commands are registered by `cli.main` (with their one-line summaries)
+#: the commands are registered by `attention_ref.cli.main` (with their one-line summaries)
 homework_app = typer.Typer(
     name="homework",
     help="Homework on the class server: fetch your exercises, submit your answers.",
@@ -130,7 +130,7 @@ def submit(
         submit_answers,
         submitted_line,
     )
-    from cli.check import report_text
+    from attention_ref.cli.check import report_text
 
     client = account(tracking_uri, say=True)
     lang = env_lang()  # before the server names the assignment's language
@@ -177,7 +177,7 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
     from attention_ref.classroom.errors import ServerError
     from attention_ref.classroom.exchange.student_words import said
     from attention_ref.classroom.exchange.submit import my_submissions
-    from cli.tables import Column, console, print_table
+    from attention_ref.cli.tables import Column, console, print_table
 
     client = account(tracking_uri)
     try:

@@ -16,20 +16,20 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.ablation import ablation
-from cli.assignments import assign, grade, grades
-from cli.check import check
-from cli.errors import EXIT_USAGE, CLIError
-from cli.exercise import exercise
-from cli.explain import explain
-from cli.homework import fetch, homework_app, status, submit
-from cli.options import tidy_help
-from cli.params import params
-from cli.report import report
-from cli.runs import runs
-from cli.sample import sample
-from cli.server import server_app
-from cli.train import train
+from attention_ref.cli.ablation import ablation
+from attention_ref.cli.assignments import assign, grade, grades
+from attention_ref.cli.check import check
+from attention_ref.cli.errors import EXIT_USAGE, CLIError
+from attention_ref.cli.exercise import exercise
+from attention_ref.cli.explain import explain
+from attention_ref.cli.homework import fetch, homework_app, status, submit
+from attention_ref.cli.options import tidy_help
+from attention_ref.cli.params import params
+from attention_ref.cli.report import report
+from attention_ref.cli.runs import runs
+from attention_ref.cli.sample import sample
+from attention_ref.cli.server import server_app
+from attention_ref.cli.train import train
 
 app = typer.Typer(
     name="attnref",
@@ -114,7 +114,8 @@ def _interrupted(e: BaseException) -> None:
     """One line for a Ctrl-C that stopped a command at once, with what it kept when it says.
 
     Typer turns a Ctrl-C inside a command into a silent exit 130, so a command that has
-    something to say catches it itself (``attnref train``: `cli.train.interrupted`)."""
+    something to say catches it itself (``attnref train``:
+    `attention_ref.cli.train.interrupted`)."""
     said = str(e) if isinstance(e, KeyboardInterrupt) else ""
     print(f"attnref: interrupted{': ' + said if said else ''}", file=sys.stderr)
 

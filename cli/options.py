@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from attention_ref.cli.errors import CLIError
 from attention_ref.lm.config import CONFIG_HELP, option_defaults
-from cli.errors import CLIError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -184,8 +184,8 @@ def check_log_every(log_every: int) -> int:
 
 def load_data(path: Path | None, console: Console) -> CharData:
     """Tiny Shakespeare from ``--data``, ``$ATTNREF_DATA``, the cache or a download."""
+    from attention_ref.cli.progress import download_progress
     from attention_ref.lm.data import DataError, load, locate
-    from cli.progress import download_progress
 
     try:
         return load(locate(path, progress=download_progress(console)))

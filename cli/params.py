@@ -10,10 +10,10 @@ from typing import Annotated
 
 import typer
 
+from attention_ref.cli.errors import CLIError
 from attention_ref.render import TABLE_FORMATS
 from attention_ref.worked.kv_heads import KV_PRESETS
 from attention_ref.worked.roberta_heads import ROBERTA_PRESETS
-from cli.errors import CLIError
 
 #: every ``--preset``, in the order the help and the errors list them
 PRESETS = (*ROBERTA_PRESETS, *KV_PRESETS)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from cli.errors import CLIError
+from attention_ref.cli.errors import CLIError
 
 LatePenalty = Annotated[
     int | None,

@@ -43,7 +43,8 @@ SAMPLE_SHOWN = 80
 
 
 class _TrainingConsole(Console):
-    """At a terminal, every line broken at spaces to its width (`cli.tables.say`: a word longer
+    """At a terminal, every line broken at spaces to its width (`attention_ref.cli.tables.say`: a
+    word longer
     than a line, a URL or a path, keeps a line of its own, whole); to a pipe or a file, lines
     whole, for a program to read."""
 
@@ -51,7 +52,7 @@ class _TrainingConsole(Console):
         if not self.is_terminal:
             return super().print(*objects, **kw)
         if len(objects) == 1 and isinstance(objects[0], str):
-            from cli.tables import wrapped_lines
+            from attention_ref.cli.tables import wrapped_lines
 
             kw["soft_wrap"] = True
             return super().print("\n".join(wrapped_lines(objects[0], self.width)), **kw)

@@ -10,8 +10,8 @@ from typing import Annotated
 
 import typer
 
-from cli.errors import CLIError
-from cli.options import (
+from attention_ref.cli.errors import CLIError
+from attention_ref.cli.options import (
     DEFAULT_EXPERIMENT,
     DataPath,
     Experiment,
@@ -49,7 +49,7 @@ def report(
     """Q03 answered from the measured runs (markdown): the table, the bigram baseline, the why.
 
     At a terminal the markdown is shown fitted to its width; to a pipe or --output, as it is."""
-    from cli.progress import make_console
+    from attention_ref.cli.progress import make_console
 
     console = make_console()
     name = experiment or DEFAULT_EXPERIMENT
@@ -90,7 +90,7 @@ def report(
         raise CLIError(f"cannot write {export}: {e.strerror or e}") from None
     if output is None:
         if console.is_terminal:  # read at a terminal: fitted to its width, nothing cut short
-            from cli.tables import print_markdown
+            from attention_ref.cli.tables import print_markdown
 
             print_markdown(console, text, elsewhere="attnref report -o FILE has every column")
         else:  # a pipe or a file: the markdown itself, whole and copy-pasteable

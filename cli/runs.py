@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.errors import CLIError
-from cli.options import (
+from attention_ref.cli.errors import CLIError
+from attention_ref.cli.options import (
     DEFAULT_EXPERIMENT,
     Experiment,
     TrackingUri,
@@ -39,10 +39,11 @@ def _table(rows: list[RunRow], uri: str, title: str, every_experiment: bool) -> 
     """The rows as a rich table; with ``--all`` (or rows of several experiments) each row
     names its experiment, beside the run's name: two experiments' runs can look alike. The
     run id (what ``--resume`` and ``sample --run-id`` take), status, steps and best loss are
-    never cut (`cli.tables`). Where the terminal is too narrow for the name and the attention
+    never cut (`attention_ref.cli.tables`). Where the terminal is too narrow for the name and the
+    attention
     beside the 32-character id (80 columns), they stand in one cell, one above the other,
     above the id: an ablation's arms are told apart at any width."""
-    from cli.tables import Column, console, fit, print_table, say
+    from attention_ref.cli.tables import Column, console, fit, print_table, say
 
     show_experiment = every_experiment or len({r.experiment for r in rows}) > 1
     cells, stacked = [], []

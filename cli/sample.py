@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.errors import CLIError
-from cli.options import (
+from attention_ref.cli.errors import CLIError
+from attention_ref.cli.options import (
     DEFAULT_EXPERIMENT,
     TrackingUri,
     connect_existing_store,

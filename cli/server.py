@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.errors import CLIError
-from cli.server_start import print_welcome, run_detached
+from attention_ref.cli.errors import CLIError
+from attention_ref.cli.server_start import print_welcome, run_detached
 
 if TYPE_CHECKING:
     from attention_ref.classroom.class_client import ClassClient
@@ -104,9 +104,10 @@ def teacher_client(
 
 
 def _say(text: str) -> None:
-    """``text`` broken at spaces to the terminal's width (`cli.tables.say`): an address, a
+    """``text`` broken at spaces to the terminal's width (`attention_ref.cli.tables.say`): an
+    address, a
     folder or a password, one word each, is never cut."""
-    from cli.tables import console, say
+    from attention_ref.cli.tables import console, say
 
     say(console(), text)
 
@@ -402,7 +403,7 @@ def runs(
     """
     from attention_ref.classroom.class_client import HomeworkError, class_runs
     from attention_ref.classroom.errors import ServerError
-    from cli.tables import Column, console, print_table
+    from attention_ref.cli.tables import Column, console, print_table
 
     url = server_url(tracking_uri)
     try:

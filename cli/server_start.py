@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli.errors import CLIError
+from attention_ref.cli.errors import CLIError
 
 if TYPE_CHECKING:
     from attention_ref.classroom.server import ClassServer
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 DETACH_WAIT_S = 300.0
 #: the welcome's last words (`print_welcome`): the class answers and has said how to use it
 WELCOMED = "stops the edge, the MLflow server and"
-_MAIN = "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))"
+_MAIN = "import sys; from attention_ref.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 def print_welcome(server: ClassServer) -> None:

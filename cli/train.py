@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.errors import CLIError
-from cli.options import (
+from attention_ref.cli.errors import CLIError
+from attention_ref.cli.options import (
     DEFAULT_EXPERIMENT,
     DataPath,
     Experiment,
@@ -29,8 +29,8 @@ from cli.options import (
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from attention_ref.cli.progress import StopFlag
     from attention_ref.experiments.runs import RunOutcome
-    from cli.progress import StopFlag
 
 
 def _refused_with_resume(
@@ -136,7 +136,14 @@ def train(
             arm = "" if cfg.attention == "multihead" else f"-{cfg.attention}"
             run_name = f"{preset}{arm}"
     check_writable_dir(out_dir)
-    from cli.progress import Reporter, StopFlag, loading, make_console, phase, run_started
+    from attention_ref.cli.progress import (
+        Reporter,
+        StopFlag,
+        loading,
+        make_console,
+        phase,
+        run_started,
+    )
 
     console = make_console()
     loading(console, "attnref train")
@@ -216,9 +223,9 @@ def _probe_out_dir(out_dir: Path) -> None:
 
 
 def _finish(outcome: RunOutcome, stop: StopFlag, console: Console) -> None:
+    from attention_ref.cli.progress import command, ui_hint
     from attention_ref.experiments.names import RunStatus
     from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
-    from cli.progress import command, ui_hint
 
     if outcome.status == RunStatus.FAILED:
         print(

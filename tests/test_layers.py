@@ -26,34 +26,34 @@ PKG = ROOT / "attention_ref"
 
 #: folder -> the top-level packages and attnref folders it must never import
 RULES: dict[str, set[str]] = {
-    "attention_ref/reference": {"mlflow", "matplotlib", "typer", "rich", "cli",
+    "attention_ref/reference": {"mlflow", "matplotlib", "typer", "rich", "attention_ref.cli",
                                 "attention_ref.inputs", "attention_ref.exercises",
                                 "attention_ref.worked", "attention_ref.render",
                                 "attention_ref.lm", "attention_ref.experiments",
                                 "attention_ref.book", "attention_ref.classroom"},
-    "attention_ref/render": {"torch", "mlflow", "matplotlib", "typer", "cli",
+    "attention_ref/render": {"torch", "mlflow", "matplotlib", "typer", "attention_ref.cli",
                              "attention_ref.reference", "attention_ref.worked",
                              "attention_ref.inputs", "attention_ref.exercises",
                              "attention_ref.lm", "attention_ref.experiments",
                              "attention_ref.book", "attention_ref.classroom"},
-    "attention_ref/worked": {"mlflow", "matplotlib", "typer", "cli", "attention_ref.lm",
-                             "attention_ref.experiments", "attention_ref.book",
+    "attention_ref/worked": {"mlflow", "matplotlib", "typer", "attention_ref.cli",
+                             "attention_ref.lm", "attention_ref.experiments", "attention_ref.book",
                              "attention_ref.classroom", "attention_ref.exercises"},
     # reading a user's file: below everything that reads one; nothing of the package, no torch
-    "attention_ref/inputs": {"torch", "mlflow", "matplotlib", "typer", "rich", "cli",
+    "attention_ref/inputs": {"torch", "mlflow", "matplotlib", "typer", "rich", "attention_ref.cli",
                              "attention_ref.reference", "attention_ref.render",
                              "attention_ref.worked", "attention_ref.exercises",
                              "attention_ref.lm", "attention_ref.experiments",
                              "attention_ref.book", "attention_ref.classroom"},
     # the exercises and their grader: above worked/ and reference/, below classroom/
-    "attention_ref/exercises": {"mlflow", "matplotlib", "typer", "cli", "attention_ref.lm",
-                                "attention_ref.experiments", "attention_ref.book",
-                                "attention_ref.classroom"},
-    "attention_ref/lm": {"mlflow", "typer", "cli", "attention_ref.worked",
+    "attention_ref/exercises": {"mlflow", "matplotlib", "typer", "attention_ref.cli",
+                                "attention_ref.lm", "attention_ref.experiments",
+                                "attention_ref.book", "attention_ref.classroom"},
+    "attention_ref/lm": {"mlflow", "typer", "attention_ref.cli", "attention_ref.worked",
                          "attention_ref.exercises", "attention_ref.inputs",
                          "attention_ref.render", "attention_ref.experiments",
                          "attention_ref.book", "attention_ref.classroom"},
-    "attention_ref/experiments": {"typer", "cli", "attention_ref.worked",
+    "attention_ref/experiments": {"typer", "attention_ref.cli", "attention_ref.worked",
                                   "attention_ref.exercises", "attention_ref.inputs",
                                   "attention_ref.render", "attention_ref.book",
                                   "attention_ref.classroom"},
@@ -87,7 +87,7 @@ RULES: dict[str, set[str]] = {
                                                  "attention_ref.lm"},
     # the class (server, access table, later assignments and grades): it uses experiments/ and
     # worked/ (the checker), never the CLI; the table itself is pure data
-    "attention_ref/classroom": {"typer", "cli", "attention_ref.book"},
+    "attention_ref/classroom": {"typer", "attention_ref.cli", "attention_ref.book"},
     "attention_ref/classroom/access.py": {"torch", "mlflow", "flask", "attention_ref.lm",
                                           "attention_ref.experiments", "attention_ref.worked",
                                           "attention_ref.exercises"},
@@ -96,31 +96,38 @@ RULES: dict[str, set[str]] = {
                                                 "attention_ref.worked"},
     # the book's build: outside the layers (it uses them; none of them imports it), never the
     # store or the CLI
-    "attention_ref/book": {"mlflow", "typer", "cli"},
+    "attention_ref/book": {"mlflow", "typer", "attention_ref.cli"},
     # the book's pages as notebooks: text work, and in a notebook the book's RESULTS
-    "attention_ref/book/notebooks.py": {"torch", "mlflow", "matplotlib", "typer", "rich", "cli",
-                                        "attention_ref.reference", "attention_ref.worked",
-                                        "attention_ref.render", "attention_ref.lm",
+    "attention_ref/book/notebooks.py": {"torch", "mlflow", "matplotlib", "typer", "rich",
+                                        "attention_ref.cli", "attention_ref.reference",
+                                        "attention_ref.worked", "attention_ref.render",
+                                        "attention_ref.lm",
                                         "attention_ref.experiments"},
-    "attention_ref/book/kernel.py": {"torch", "mlflow", "matplotlib", "typer", "rich", "cli",
-                                     "attention_ref.reference", "attention_ref.worked",
-                                     "attention_ref.render", "attention_ref.lm",
+    "attention_ref/book/kernel.py": {"torch", "mlflow", "matplotlib", "typer", "rich",
+                                     "attention_ref.cli", "attention_ref.reference",
+                                     "attention_ref.worked", "attention_ref.render",
+                                     "attention_ref.lm",
                                      "attention_ref.experiments"},
 }  # fmt: skip
 #: what importing the CLI (``attnref --help``) may not pull in: it must start fast
 CLI_STARTUP_FORBIDDEN = {"torch", "mlflow", "matplotlib", "numpy"}
 
 
+def module_name(f: Path) -> str:
+    """The dotted name a file imports as: its path, but the CLI's folder ``cli/`` installs as
+    ``attention_ref.cli`` (pyproject's package-dir)."""
+    parts = list(f.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    if parts[0] == "cli":
+        parts.insert(0, "attention_ref")
+    return ".".join(parts)
+
+
 def modules_of(target: str) -> list[str]:
     path = ROOT / target
     files = [path] if path.suffix == ".py" else sorted(path.rglob("*.py"))
-    names = []
-    for f in files:
-        parts = list(f.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        names.append(".".join(parts))
-    return names
+    return [module_name(f) for f in files]
 
 
 def imported_names(path: Path) -> set[str]:
@@ -177,7 +184,7 @@ def test_importing_a_layer_loads_nothing_it_may_not_use(target):
 
 
 def test_cli_start_up_imports_neither_torch_nor_mlflow():
-    loaded = fresh_import(["cli.main"])
+    loaded = fresh_import(["attention_ref.cli.main"])
     assert not {m for m in loaded if violates(m, CLI_STARTUP_FORBIDDEN)}
 
 
@@ -212,13 +219,8 @@ def test_every_package_module_is_under_a_rule():
 
 def module_files() -> dict[str, Path]:
     """Every module of the package and of the CLI, by dotted name."""
-    out = {}
-    for f in sorted([*PKG.rglob("*.py"), *(ROOT / "cli").rglob("*.py")]):
-        parts = list(f.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = f
-    return out
+    files = sorted([*PKG.rglob("*.py"), *(ROOT / "cli").rglob("*.py")])
+    return {module_name(f): f for f in files}
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -318,9 +320,7 @@ def private_imports(files: dict[str, Path]) -> list[str]:
     found = []
     for path in files.values():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-                ("attention_ref", "cli")
-            ):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attention_ref"):
                 found += [
                     f"{path.relative_to(ROOT)}: {node.module}.{a.name}"
                     for a in node.names

@@ -22,7 +22,7 @@ from mlflow.tracking import MlflowClient
 
 from attention_ref.classroom.accounts import add_student, add_teacher
 from attention_ref.classroom.server import ClassServer
-from cli.errors import PREFIX
+from attention_ref.cli.errors import PREFIX
 from tests.ports import free_port
 
 ATTNREF = str(Path(sys.executable).with_name("attnref"))
@@ -64,7 +64,8 @@ def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
     """The one line of a refusal: exit 2, one stderr line, no traceback."""
     assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
     lines = out.stderr.strip().splitlines()
-    # in English, or in the Portuguese of a Portuguese assignment (`cli.errors.PREFIX`)
+    # in English, or in the Portuguese of a Portuguese assignment
+    # (`attention_ref.cli.errors.PREFIX`)
     assert len(lines) == 1 and lines[0].startswith(tuple(PREFIX.values())), out.stderr
     assert "Traceback" not in out.stdout + out.stderr
     return lines[0]

@@ -19,7 +19,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from attention_ref.classroom.accounts import reset_password
-from cli.main import _from_a_store
+from attention_ref.cli.main import _from_a_store
 from tests.classroom.conftest import ATTNREF, EXPERIMENT, student_env
 from tests.configs import TINY_ARGS
 
@@ -259,7 +259,7 @@ def test_errors_of_a_store_are_one_line_in_any_command():
     code = (
         "import sys\n"
         "from mlflow.exceptions import MlflowException\n"
-        "from cli import main as m\n"
+        "from attention_ref.cli import main as m\n"
         "def boom(): raise MlflowException('the store said no\\nand more')\n"
         "params = next(c for c in m.app.registered_commands if c.callback.__name__ == 'params')\n"
         "params.callback, params.name = boom, 'params'\n"

@@ -55,11 +55,12 @@ def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Completed
 
 @pytest.fixture
 def here(capsys, monkeypatch):
-    """``run`` in this process (the same `cli.main.main`, without a new interpreter importing
+    """``run`` in this process (the same `attention_ref.cli.main.main`, without a new interpreter
+    importing
     torch and MLflow each time): ``env``'s MLflow and admin variables, ``cwd`` as the folder."""
 
     def call(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-        from cli.main import main
+        from attention_ref.cli.main import main
 
         for key in [k for k in os.environ if k.startswith("MLFLOW_TRACKING_")]:
             monkeypatch.delenv(key)

@@ -43,12 +43,13 @@ NOTE = "mlflow.note.content"
 
 @pytest.fixture
 def here(capsys, monkeypatch):
-    """An attnref command in this process (`cli.main.main`), as the teacher: the server's URL
+    """An attnref command in this process (`attention_ref.cli.main.main`), as the teacher: the
+    server's URL
     and the admin's password in the environment, output captured (not a terminal: 240
     columns, as in a pipe or a log)."""
 
     def call(args: list[str], server, cwd: Path) -> subprocess.CompletedProcess:
-        from cli.main import main
+        from attention_ref.cli.main import main
 
         for key in [k for k in os.environ if k.startswith("MLFLOW_TRACKING_")]:
             monkeypatch.delenv(key)

@@ -16,11 +16,11 @@ import pytest
 from attention_ref.classroom.assignment import GRADE
 from attention_ref.classroom.exchange.student_words import STUDENT, env_lang, said
 from attention_ref.classroom.exchange.submit import MySubmission
+from attention_ref.cli.errors import CLIError
+from attention_ref.cli.main import main
 from attention_ref.exercises.answer import read_answer_text
 from attention_ref.exercises.grader import check_document
 from attention_ref.inputs.errors import InputError
-from cli.errors import CLIError
-from cli.main import main
 
 
 def fields(text: str) -> set[str]:

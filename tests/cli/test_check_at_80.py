@@ -24,7 +24,7 @@ from screens import on_terminal  # noqa: E402
 def at_terminal(
     args: list[str],
     columns: int = 80,
-    code: str = "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))",
+    code: str = "import sys; from attention_ref.cli.main import main; sys.exit(main(sys.argv[1:]))",
 ) -> tuple[int, list[str]]:
     """``attnref ARGS`` (or Python's ``code``, ARGS its ``sys.argv[1:]``) with its output on a
     pseudo-terminal ``columns`` wide (`tools/screens.py`'s `on_terminal`): exit code, lines."""
@@ -94,7 +94,7 @@ def test_a_long_label_puts_the_verdict_under_it(tmp_path):
 def test_to_a_pipe_the_lines_are_whole(tmp_path, capsys, monkeypatch):
     """The control: no terminal, the report as `report_lines` writes it, whatever COLUMNS says
     (pytest-xdist's workers say 80)."""
-    from cli.main import main
+    from attention_ref.cli.main import main
 
     path, whole = answer(tmp_path, **CASES["homework"])
     monkeypatch.setenv("COLUMNS", "80")
@@ -102,11 +102,12 @@ def test_to_a_pipe_the_lines_are_whole(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().out.splitlines() == whole
 
 
-ECHO = "import sys; from cli.tables import echo; echo(sys.argv[1])"
+ECHO = "import sys; from attention_ref.cli.tables import echo; echo(sys.argv[1])"
 
 
 def test_what_the_homework_commands_say_breaks_at_the_terminal_and_not_to_a_pipe():
-    """`cli.tables.echo`, what ``homework fetch``, ``submit`` and ``status`` print their
+    """`attention_ref.cli.tables.echo`, what ``homework fetch``, ``submit`` and ``status`` print
+    their
     sentences with: at an 80-column terminal broken at spaces, the command to copy (indented)
     on a line of its own, whole; to a pipe, the text as it is."""
     from attention_ref.classroom.exchange.student_words import said

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
+from attention_ref.cli.main import main
 
 
 def run(args: list[str], capsys) -> tuple[int, str, str]:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from attention_ref.cli.main import app, main
 from attention_ref.worked import life_is_awesome as ex
 from attention_ref.worked.registry import EXAMPLE_NAMES
-from cli.main import app, main
 
 ATTNREF = shutil.which("attnref") or str(Path(sys.executable).with_name("attnref"))
 
@@ -44,7 +44,7 @@ LIFE_INPUT = {
 
 def test_importing_the_cli_leaves_torch_and_mlflow_out():
     code = (
-        "import sys, cli.main; "
+        "import sys, attention_ref.cli.main; "
         "bad = [m for m in ('torch', 'mlflow') if m in sys.modules]; "
         "print(','.join(bad) or 'clean')"
     )

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import mlflow
 
+from attention_ref.cli.main import main
 from attention_ref.experiments.names import Tag
-from cli.main import main
 from tests.configs import TINY as TINY_CFG
 from tests.configs import TINY_ARGS as TINY
 

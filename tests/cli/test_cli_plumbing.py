@@ -19,14 +19,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from attention_ref.cli.options import check_writable_dir
+from attention_ref.cli.progress import ArmReporters, Reporter, StopFlag
 from attention_ref.lm.config import CONFIG_HELP, option_defaults
 from attention_ref.lm.train import EvalMetrics, StartInfo, StepMetrics
-from cli.options import check_writable_dir
-from cli.progress import ArmReporters, Reporter, StopFlag
 
 
 def test_every_config_field_has_help_and_an_option_with_its_default(capsys):
-    from cli.main import main
+    from attention_ref.cli.main import main
 
     defaults = option_defaults()
     assert list(CONFIG_HELP) == list(defaults)

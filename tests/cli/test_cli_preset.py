@@ -10,8 +10,8 @@ from pathlib import Path
 import mlflow
 import pytest
 
+from attention_ref.cli.main import main
 from attention_ref.lm.config import PRESETS, TrainConfig, preset_config
-from cli.main import main
 from tests.configs import TINY_ARGS as TINY
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,9 @@ import mlflow
 import pytest
 import typer
 
-from cli.main import app, main
-from cli.options import tidy_help
-from cli.progress import command
+from attention_ref.cli.main import app, main
+from attention_ref.cli.options import tidy_help
+from attention_ref.cli.progress import command
 from tests.configs import TINY_ARGS as TINY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,7 +182,7 @@ def test_the_first_line_comes_before_torch_and_mlflow_are_imported(tmp_path):
         "            print('IMPORT', name, flush=True)\n"
         "        return None\n"
         "sys.meta_path.insert(0, Hook())\n"
-        "from cli.main import main\n"
+        "from attention_ref.cli.main import main\n"
         "sys.exit(main(['train', '--max-steps', '1', '--data', 'missing.txt']))\n"
     )
     out = subprocess.run(
@@ -214,7 +214,7 @@ def test_sampling_a_run_without_a_model_says_how_to_resume_it(store, capsys):
 def test_quick_is_a_preset_that_options_beside_it_override(store, capsys):
     """--quick sets a short run (300 steps, an evaluation every 150 on 10 batches, 30 warm-up
     steps); an option given beside it wins; with --resume it is refused."""
-    from cli.options import QUICK
+    from attention_ref.cli.options import QUICK
 
     assert QUICK == {"max_steps": 300, "eval_interval": 150, "eval_batches": 10, "warmup_steps": 30}
     i = TINY.index("--eval-batches")

@@ -1,6 +1,7 @@
 """``attnref train / ablation / report / sample``: real runs in a real sqlite store, exit codes.
 
-In-process through :func:`cli.main.main` where possible; a subprocess where a signal is needed.
+In-process through :func:`attention_ref.cli.main.main` where possible; a subprocess where a signal
+is needed.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
-from cli.errors import CLIError
-from cli.main import main
-from cli.progress import command
+from attention_ref.cli.errors import CLIError
+from attention_ref.cli.main import main
+from attention_ref.cli.progress import command
 from tests.configs import TINY_ARGS as TINY
 from tests.configs import tiny
 
@@ -282,7 +283,7 @@ def test_ablation_then_report(store, capsys, tmp_path):
 
 def test_the_recipe_is_trains_for_train_and_ablation_alike():
     """defaults < --preset < --quick < the options given (issue 42, item 10: ablation has both)."""
-    from cli.options import QUICK, recipe
+    from attention_ref.cli.options import QUICK, recipe
 
     quick = recipe(None, True, {})
     assert quick.to_flat() | QUICK == quick.to_flat() and quick.max_steps == 300

@@ -8,7 +8,7 @@ import re
 import mlflow
 import pytest
 
-from cli.main import main
+from attention_ref.cli.main import main
 from tests.configs import TINY_ARGS as TINY
 
 

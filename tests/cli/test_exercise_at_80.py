@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from cli.tables import wrap_markdown
+from attention_ref.cli.tables import wrap_markdown
 from tests.cli.test_check_at_80 import ROOT, at_terminal, columns_of
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ def test_at_80_columns_the_statement_fits_and_says_every_word(args):
         [
             sys.executable,
             "-c",
-            "import sys; from cli.main import main; sys.exit(main())",
+            "import sys; from attention_ref.cli.main import main; sys.exit(main())",
             "exercise",
             *args,
         ],

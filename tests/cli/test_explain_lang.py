@@ -14,11 +14,11 @@ import re
 
 import pytest
 
+from attention_ref.cli.main import main
 from attention_ref.worked import cached
 from attention_ref.worked.registry import EXAMPLE_NAMES, explain_example
 from attention_ref.worked.words import GRADIENTS, LIFE, TRACE
 from attention_ref.worked.words_documents import INPUT, PIZZA
-from cli.main import main
 
 #: a heading both languages write alike: "scores" is the Portuguese homework's own word (seed
 #: 000), and the rest of the heading is its formula

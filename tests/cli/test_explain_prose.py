@@ -15,9 +15,9 @@ import torch
 import typer
 
 from attention_ref import reference as ref
+from attention_ref.cli.main import app, main
 from attention_ref.worked import gradients
 from attention_ref.worked.registry import EXAMPLE_NAMES
-from cli.main import app, main
 
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 

@@ -14,8 +14,8 @@ import re
 import pytest
 import typer
 
-from cli.main import app, main
-from cli.options import flow_paragraphs, tidy_help
+from attention_ref.cli.main import app, main
+from attention_ref.cli.options import flow_paragraphs, tidy_help
 
 #: Typer's placeholders: a required argument in braces, a type in angle brackets
 PLACEHOLDER = re.compile(r"\{[a-z_]+\}|<(?:str|int|float|bool|path|file|list\[[^\]]*\])>")
@@ -101,7 +101,7 @@ def test_control_a_docstring_paragraph_printed_as_is_is_ragged():
     from rich.console import Console
     from rich.text import Text
 
-    from cli.check import check
+    from attention_ref.cli.check import check
 
     def printed(text: str) -> list[str]:
         console = Console(width=78, file=io.StringIO(), color_system=None)

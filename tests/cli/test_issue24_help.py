@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import app, summary
+from attention_ref.cli.main import app, summary
 
 ATTNREF = str(Path(sys.executable).with_name("attnref"))
 
@@ -64,7 +64,7 @@ def test_a_docstring_line_break_is_seen():
     wrapped on its own, at the width of the 80-column panel) has a line cut short."""
     import textwrap
 
-    from cli.check import check
+    from attention_ref.cli.check import check
 
     width = panel(80)["check"][1]
     first = inspect.cleandoc(check.__doc__ or "").split("\n\n")[0].splitlines()

@@ -12,8 +12,8 @@ from pathlib import Path
 import mlflow
 import pytest
 
+from attention_ref.cli.main import main
 from attention_ref.experiments.runs import StoppedAtOnce, what_a_second_ctrl_c_kept
-from cli.main import main
 from tests.configs import TINY_ARGS as TINY
 
 ATTNREF = str(Path(sys.executable).with_name("attnref"))
@@ -101,9 +101,9 @@ def test_report_with_no_runs_says_so_before_looking_for_the_data(store, monkeypa
 def test_the_data_error_names_what_the_report_tests_must_not_see(tmp_path, monkeypatch):
     """The control: the data's own error (what ``report`` printed first before) names
     ``ATTNREF_DATA``, so the tests above would see it if the data were looked for first."""
-    from cli.errors import CLIError
-    from cli.options import load_data
-    from cli.progress import make_console
+    from attention_ref.cli.errors import CLIError
+    from attention_ref.cli.options import load_data
+    from attention_ref.cli.progress import make_console
 
     monkeypatch.setenv("ATTNREF_DATA", str(tmp_path / "missing"))
     with pytest.raises(CLIError, match="ATTNREF_DATA"):

@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from attention_ref.cli.errors import PREFIX
+from attention_ref.cli.main import main
 from attention_ref.exercises.entries import INFINITIES
 from attention_ref.inputs.jsonfile import MAX_DEPTH
-from cli.errors import PREFIX
-from cli.main import main
 
 ATTNREF = shutil.which("attnref") or str(Path(sys.executable).with_name("attnref"))
 FILE = "doc.json"
@@ -74,7 +74,7 @@ def run_bytes(tmp: Path, command: str, data: bytes) -> tuple[int, str, str]:
 
 def assert_one_line(code: int, out: str, err: str) -> None:
     assert code == 2, (code, out[-300:], err)
-    # the prefix in the answer's language (`cli.errors.PREFIX`: "erro" in Portuguese)
+    # the prefix in the answer's language (`attention_ref.cli.errors.PREFIX`: "erro" in Portuguese)
     assert out == "" and err.count("\n") == 1 and err.startswith(tuple(PREFIX.values())), err
     assert "Traceback" not in err
 

@@ -2,7 +2,8 @@
 token named ``[bold red]x[/bold red]``, a key ``[link=http://evil]y[/link]``. rich reads
 ``[...]`` in a string as markup: ``[/]`` alone raised `rich.errors.MarkupError` (a traceback,
 exit 1), the others lost their brackets or became a style or a link. The tables and lines of
-`cli.tables`, the training commands' console (`cli.progress.make_console`) and the matrices of
+`attention_ref.cli.tables`, the training commands' console
+(`attention_ref.cli.progress.make_console`) and the matrices of
 ``attnref explain`` (`attention_ref.render.terminal`) print every character as it came."""
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ import json
 import pytest
 from rich.console import Console
 
-from cli.main import main
-from cli.tables import Column, console, print_table, say
+from attention_ref.cli.main import main
+from attention_ref.cli.tables import Column, console, print_table, say
 
 #: strings rich would take for markup: a closing tag with nothing open, a style, a link
 MARKUP = ("[/]", "[bold red]x[/bold red]", "[link=http://evil]y[/link]")
 
 
 def a_console(width: int = 240) -> Console:
-    """A console as the tests of `cli.tables` make one: markup on, as rich's default."""
+    """A console as the tests of `attention_ref.cli.tables` make one: markup on, as rich's
+    default."""
     return Console(width=width, file=io.StringIO(), highlight=False, color_system=None)
 
 
@@ -44,12 +46,13 @@ def test_table_cells_are_printed_as_written():
 
 
 def test_plain_is_text_and_the_cli_console_reads_no_markup(capsys):
-    """`plain` makes a `rich.text.Text` of any string; the console of `cli.tables` (and the
+    """`plain` makes a `rich.text.Text` of any string; the console of `attention_ref.cli.tables`
+    (and the
     training commands') prints a string's brackets as they are."""
     from rich.text import Text
 
-    from cli.progress import make_console
-    from cli.tables import plain
+    from attention_ref.cli.progress import make_console
+    from attention_ref.cli.tables import plain
 
     assert isinstance(plain("[/]"), Text) and plain("[/]").plain == "[/]"
     for make in (console, make_console):

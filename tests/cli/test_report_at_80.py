@@ -22,7 +22,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 def test_a_report_of_one_run_fits_80_columns_and_says_what_q03_needs(tmp_path, monkeypatch):
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    code = "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from attention_ref.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
     def piped(*args: str) -> subprocess.CompletedProcess[str]:
         """``attnref ARGS`` with its output to a pipe."""
@@ -69,7 +69,7 @@ def test_a_report_of_one_run_fits_80_columns_and_says_what_q03_needs(tmp_path, m
 
 
 def test_markdown_is_cut_into_its_tables_and_the_rest():
-    from cli.tables import markdown_blocks
+    from attention_ref.cli.tables import markdown_blocks
 
     text = "# T\n\nA | B in a sentence.\n\n| a | b |\n|---|---:|\n| x | 1.5 |\n\nEnd."
     blocks = markdown_blocks(text)

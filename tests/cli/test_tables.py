@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from cli.tables import Column, fit, print_table
+from attention_ref.cli.tables import Column, fit, print_table
 
 RUN_ID = "5e413835300146fdab11923aa0c1d2e3"
 URL = "http://127.0.0.1:5000/#/experiments/1?workflowType=machine_learning"
@@ -114,7 +114,7 @@ def test_kept_columns_wider_than_80_keep_their_headers_and_cells_whole():
 
 
 def test_words_around_a_table_break_at_spaces_and_a_url_keeps_a_line():
-    from cli.tables import say
+    from attention_ref.cli.tables import say
 
     out = Console(width=40, file=io.StringIO(), highlight=False, color_system=None)
     say(out, f"runs of {URL} and some [bold]words[/bold] heads[0].A to go over lines")
@@ -125,10 +125,11 @@ def test_words_around_a_table_break_at_spaces_and_a_url_keeps_a_line():
 
 
 def gradebook_at_80(monkeypatch, capsys, late: dt.timedelta | None, penalty: int = 0) -> str:
-    """`attnref server grades`' table (`cli.assignments._print_book`) of three students at 80
+    """`attnref server grades`' table (`attention_ref.cli.assignments._print_book`) of three
+    students at 80
     columns, carla's answer ``late`` (or on time), less ``penalty`` percent of her points."""
     from attention_ref.classroom.gradebook import Row, Standing
-    from cli.assignments import _print_book
+    from attention_ref.cli.assignments import _print_book
 
     monkeypatch.setenv("COLUMNS", "80")
     received = dt.datetime(2026, 11, 28, 12, 0, 31, tzinfo=dt.UTC)
@@ -197,7 +198,7 @@ def test_the_widest_grades_of_one_exercise_fit_80_columns_late_or_not(monkeypatc
     lateness in minutes): every kept column whole within 80 columns, the exercise's number
     left out where every row has the same (and said)."""
     from attention_ref.classroom.gradebook import Row, Standing
-    from cli.assignments import _print_book
+    from attention_ref.cli.assignments import _print_book
 
     monkeypatch.setenv("COLUMNS", "80")
     received = dt.datetime(2026, 11, 28, 9, 0, tzinfo=dt.UTC)
@@ -245,7 +246,7 @@ def test_the_server_commands_lines_break_at_80_columns(tmp_path, monkeypatch, ca
     """`attnref server status` (and every `server` command that said one line with `print`:
     stop, add-student, add-teacher, remove-student, reset-password) breaks its words at the
     terminal's width; the folder, one word, keeps a line of its own, whole."""
-    from cli.main import main
+    from attention_ref.cli.main import main
 
     folder = tmp_path / "a-class-of-the-autumn-term-2026" / "section-b-mondays-and-thursdays"
     folder.mkdir(parents=True)

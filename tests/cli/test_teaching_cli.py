@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from attention_ref import reference as ref
+from attention_ref.cli.main import main
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.registry import EXAMPLE_NAMES
-from cli.main import main
 
 ATTNREF = shutil.which("attnref") or str(Path(sys.executable).with_name("attnref"))
 LIFE_INPUT = {

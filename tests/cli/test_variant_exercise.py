@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
+from attention_ref.cli.main import main
 
 ATTNREF = shutil.which("attnref") or str(Path(sys.executable).with_name("attnref"))
 OUT_FILES = ["answer.json", "exercise.json", "key.md", "key.tex", "statement.md", "statement.tex"]

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Runs the CLI in this interpreter and says whether torch was loaded (the last line).
 PROBE = (
     "import sys\n"
-    "from cli.main import main\n"
+    "from attention_ref.cli.main import main\n"
     "code = main(sys.argv[1:])\n"
     "print('torch loaded' if 'torch' in sys.modules else 'no torch')\n"
     "sys.exit(code)\n"

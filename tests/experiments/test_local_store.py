@@ -346,7 +346,7 @@ def test_runs_and_sample_read_a_local_store_without_importing_mlflow(store, tmp_
     )
     code = (
         "import sys\n"
-        "from cli.main import main\n"
+        "from attention_ref.cli.main import main\n"
         "codes = [main(['runs', '--format', 'json']), main(['sample', '--tokens', '3']),\n"
         f"         main(['sample', '--run-id', {rid!r}, '--tokens', '3'])]\n"
         "print(codes, sorted(m for m in ('mlflow', 'matplotlib') if m in sys.modules))\n"
@@ -367,7 +367,7 @@ def test_runs_and_sample_read_a_local_store_without_importing_mlflow(store, tmp_
 def test_the_cli_prints_the_same_through_either_reader(stores, capsys, monkeypatch):
     """`attnref runs` and `attnref sample` (output and errors) with the local reader, then with
     MLflow's client (the local reader refused): the same text."""
-    from cli.main import main
+    from attention_ref.cli.main import main
 
     s = stores
     first = s.run(
@@ -415,7 +415,7 @@ def test_the_cli_prints_the_same_through_either_reader(stores, capsys, monkeypat
 @pytest.mark.parametrize("damage", [b"", b"garbage", None])
 def test_a_damaged_model_file_is_one_line_and_exit_2(stores, capsys, damage):
     """The run's model.pt cut short, not a checkpoint, or a checkpoint of something else."""
-    from cli.main import main
+    from attention_ref.cli.main import main
 
     rid = stores.run("q02-multihead", params={"max_steps": "1"}, model_seed=1)
     with stores.local() as view:

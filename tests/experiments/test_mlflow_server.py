@@ -15,10 +15,10 @@ import urllib.request
 
 import pytest
 
+from attention_ref.cli.main import main
 from attention_ref.experiments.names import UI_RUNS_QUERY, ui_experiment_url
 from attention_ref.experiments.runs import run_training
 from attention_ref.experiments.store import connect
-from cli.main import main
 from tests.configs import tiny
 from tests.mlflow_serving import mlflow_serving
 

@@ -698,11 +698,11 @@ def test_a_heads_sweep_is_not_taken_for_the_ablation(store, shakespeare, tmp_pat
     """No ablation in the store: the h = 2 arm of a heads sweep is not "With attention (Q02)";
     the report says nothing answers Q03 (the sweep's section stays), and a single run of
     `attnref train` is the one picked once there is one."""
+    from attention_ref.cli.main import main
     from attention_ref.experiments import results
     from attention_ref.experiments.ablation import run_heads_sweep
     from attention_ref.experiments.runs import run_training
     from attention_ref.experiments.store import connect
-    from cli.main import main
     from tests.configs import tiny
 
     connect(store)

@@ -8,6 +8,7 @@ from pathlib import Path
 import mlflow
 import pytest
 
+from attention_ref.cli.main import main
 from attention_ref.experiments.findings import ArmRow
 from attention_ref.experiments.variants_report import (
     kv_cache_bytes,
@@ -15,7 +16,6 @@ from attention_ref.experiments.variants_report import (
     variants_sentences,
     variants_table,
 )
-from cli.main import main
 from tests.configs import TINY_ARGS as TINY
 from tests.experiments.test_heads_report import CONFIG, SHA  # the default options, the data
 from tests.test_layers import imported_names, violates

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from attention_ref.cli.main import main
 from attention_ref.inputs.attention_input import InputError, parse_input
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.your_input import explain_input, input_trace
-from cli.main import main
 
 TOL = 1e-12
 DT = torch.float64

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from attention_ref.cli.main import main
 from attention_ref.render import PREAMBLE, render
 from attention_ref.render.latex import CYRILLIC
 from attention_ref.worked.registry import EXAMPLE_NAMES
-from cli.main import main
 
 pytestmark = pytest.mark.slow  # ten pdflatex runs: about 10-15 s on 2 cores
 

@@ -75,7 +75,7 @@ def test_the_comparison_can_fail(cache):
 def test_a_second_run_imports_no_torch_and_prints_the_same(tmp_path):
     code = (
         "import contextlib, io, sys\n"
-        "from cli.main import main\n"
+        "from attention_ref.cli.main import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         "    main(['explain', '-e', 'i-want-pizza', '--format', 'markdown'])\n"

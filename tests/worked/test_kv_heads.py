@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
+from attention_ref.cli.main import main
 from attention_ref.reference.params import gqa_params
 from attention_ref.worked.kv_heads import KV_PRESETS, human_bytes, kv_preset_table, kv_table
-from cli.main import main
 
 
 def run(args: list[str], capsys) -> tuple[int, str, str]:
@@ -175,7 +175,7 @@ def test_bad_kv_options_are_one_line(capsys, args, message):
 def test_params_never_imports_torch(args):
     """Issue 21: the params path is arithmetic; a fresh interpreter running it has no torch."""
     code = (
-        f"import sys; from cli.main import main; rc = main({args!r}); "
+        f"import sys; from attention_ref.cli.main import main; rc = main({args!r}); "
         "print(rc, 'torch' in sys.modules, 'numpy' in sys.modules, file=sys.stderr)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -186,7 +186,7 @@ def test_the_probe_sees_torch_when_a_command_needs_it(tmp_path):
     """Negative control: the same probe on ``explain --backward`` (computed, never cached)
     reports torch."""
     code = (
-        "import sys; from cli.main import main; "
+        "import sys; from attention_ref.cli.main import main; "
         "rc = main(['explain', '-e', 'gqa', '--backward', '-f', 'json']); "
         "print(rc, 'torch' in sys.modules, file=sys.stderr)"
     )

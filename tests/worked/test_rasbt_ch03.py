@@ -22,8 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
+from attention_ref.cli.main import main
 from attention_ref.worked import your_journey_starts as journey
-from cli.main import main
 
 TOL = 1e-6
 
@@ -158,7 +158,8 @@ def export(module: nn.Module, x: torch.Tensor) -> dict[str, object]:
 
 
 def attnref_output(doc: dict[str, object]) -> torch.Tensor:
-    """``attnref explain --input FILE -f json`` (through ``cli.main.main``): its ``output``."""
+    """``attnref explain --input FILE -f json`` (through ``attention_ref.cli.main.main``): its
+    ``output``."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "rasbt.json"
         path.write_text(json.dumps(doc), encoding="utf-8")

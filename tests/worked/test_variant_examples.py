@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from attention_ref import reference as ref
+from attention_ref.cli.main import main
 from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import online_softmax as osm
 from attention_ref.render import render
@@ -30,7 +31,6 @@ from attention_ref.worked.registry import (
     explain_example_backward,
 )
 from attention_ref.worked.trace import t
-from cli.main import main
 
 DOC_OUTPUT = t(life.DOC_LIFE_OUTPUT)
 
