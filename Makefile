@@ -12,9 +12,16 @@ QUIET_PIP = 2>&1 | { grep -v '^WARNING: Location' || true; }
 # printed for every flat-layout editable install) is noise too: filtered by its message
 QUIET_EDITABLE = PYTHONWARNINGS='ignore:Editable installation'
 
-# Tiny Shakespeare for the experiments and the tests: a local copy, never downloaded in tests.
-ATTNREF_DATA ?= $(abspath ../shared/data/tinyshakespeare/input.txt)
+# Tiny Shakespeare: the copy in ../shared where the clone has one beside it (this project's
+# CI, whose tests never download); elsewhere nothing is set and attnref finds it as on a user's
+# machine: --data, $ATTNREF_DATA, the user cache, else one verified download.
+SHARED_DATA := $(abspath ../shared/data/tinyshakespeare/input.txt)
+ifeq ($(origin ATTNREF_DATA),undefined)
+ifneq ($(wildcard $(SHARED_DATA)),)
+ATTNREF_DATA := $(SHARED_DATA)
 export ATTNREF_DATA
+endif
+endif
 
 # KaTeX for the book, vendored from the npm registry (no npm needed), pinned by version and
 # the registry's sha512 integrity of the tarball
