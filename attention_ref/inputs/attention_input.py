@@ -24,7 +24,9 @@ numbers it used under ``"input"`` (this very format), and only that object is re
 rest of that document is what explain computed from it.
 
 Every problem raises `InputError` with one line that names the matrix, what was
-expected and what came. This module does not import torch.
+expected and what came, in the command's language (``lang``: the words are
+`attention_ref.inputs.input_words.WORDS`, a table per language). This module does not import
+torch.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attention_ref.inputs.errors import MAX_FILE_BYTES, InputError
+from attention_ref.inputs.input_words import error, words
 from attention_ref.inputs.jsonfile import read_json
 
 Matrix = list[list[float]]
@@ -136,60 +139,63 @@ def _dims(m: Matrix) -> str:
     return f"{len(m)}×{len(m[0]) if m else 0}"
 
 
-def matrix(obj: object, name: str, *, max_rows: int, max_cols: int) -> Matrix:
-    """A non-empty rectangular list of lists of finite numbers, else `InputError`."""
+def matrix(obj: object, name: str, *, max_rows: int, max_cols: int, lang: str = "en") -> Matrix:
+    """A non-empty rectangular list of lists of finite numbers, else `InputError` (in
+    ``lang``)."""
     if not isinstance(obj, list) or not all(isinstance(r, list) for r in obj):
-        raise InputError(f"{name} must be a list of rows (a list of lists of numbers)")
+        raise error(lang, "rows", name=name)
     if not obj:
-        raise InputError(f"{name} is empty: it needs at least one row")
+        raise error(lang, "empty", name=name)
     if len(obj) > max_rows:
-        raise InputError(f"{name} has {len(obj)} rows; at most {max_rows} are supported")
+        raise error(lang, "too_many_rows", name=name, rows=len(obj), limit=max_rows)
     width = len(obj[0])
     if width == 0:
-        raise InputError(f"{name} row 1 is empty: it needs at least one column")
+        raise error(lang, "empty_row", name=name)
     if width > max_cols:
-        raise InputError(f"{name} has {width} columns; at most {max_cols} are supported")
+        raise error(lang, "too_many_cols", name=name, cols=width, limit=max_cols)
     rows: Matrix = []
     for i, row in enumerate(obj):
         if len(row) != width:
-            raise InputError(
-                f"{name} is ragged: row {i + 1} has {len(row)} entries but row 1 has {width}"
-            )
+            raise error(lang, "ragged", name=name, i=i + 1, k=len(row), width=width)
         for j, v in enumerate(row):
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                raise InputError(f"{name}[{i + 1}][{j + 1}] is {json.dumps(v)}, not a number")
-            if not math.isfinite(v):
-                raise InputError(
-                    f"{name}[{i + 1}][{j + 1}] is {v}: only finite numbers are allowed"
-                )
+            _number(v, f"{name}[{i + 1}][{j + 1}]", lang)
         rows.append([float(v) for v in row])
     return rows
 
 
-def vector(obj: object, name: str, length: int, hint: str) -> list[float]:
-    """A list of exactly ``length`` finite numbers (a bias), else `InputError`."""
+def _number(v: object, where: str, lang: str) -> None:
+    """Refuse ``v`` (the entry ``where``) unless it is a finite number (a bool is not)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise error(lang, "not_number", where=where, shown=json.dumps(v))
+    if not math.isfinite(v):
+        raise error(lang, "not_finite", where=where, value=v)
+
+
+def vector(obj: object, name: str, length: int, hint: str, lang: str = "en") -> list[float]:
+    """A list of exactly ``length`` finite numbers (a bias), else `InputError` (in ``lang``;
+    ``hint``, already in ``lang``, says what the length is)."""
     if not isinstance(obj, list):
-        raise InputError(f"{name} must be a list of {length} numbers ({hint})")
+        raise error(lang, "vector", name=name, length=length, hint=hint)
     if len(obj) != length:
-        raise InputError(f"{name} has {len(obj)} entries, expected {length} ({hint})")
+        raise error(lang, "vector_length", name=name, k=len(obj), length=length, hint=hint)
     for j, v in enumerate(obj):
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            raise InputError(f"{name}[{j + 1}] is {json.dumps(v)}, not a number")
-        if not math.isfinite(v):
-            raise InputError(f"{name}[{j + 1}] is {v}: only finite numbers are allowed")
+        _number(v, f"{name}[{j + 1}]", lang)
     return [float(v) for v in obj]
 
 
-def _expect_shape(m: Matrix, name: str, rows: int | None, cols: int | None, hint: str) -> None:
+def _expect_shape(
+    m: Matrix, name: str, rows: int | None, cols: int | None, hint: str, lang: str
+) -> None:
     r_ok = rows is None or len(m) == rows
     c_ok = cols is None or len(m[0]) == cols
     if not (r_ok and c_ok):
         want = f"{rows if rows is not None else '*'}×{cols if cols is not None else '*'}"
-        raise InputError(f"{name} has shape {_dims(m)}, expected {want} ({hint})")
+        raise error(lang, "shape", name=name, dims=_dims(m), want=want, hint=hint)
 
 
-def parse_input(doc: object) -> AttentionInput:
-    """Validate a decoded JSON document; see the module docstring for the format.
+def parse_input(doc: object, lang: str = "en") -> AttentionInput:
+    """Validate a decoded JSON document; see the module docstring for the format. Every
+    problem is one `InputError` line in ``lang``.
 
     An ``explain --format json`` document (it has the key ``"input"``) is read through that
     object alone.
@@ -197,61 +203,54 @@ def parse_input(doc: object) -> AttentionInput:
     if isinstance(doc, dict) and INPUT_KEY in doc:
         inner = doc[INPUT_KEY]
         if not isinstance(inner, dict):
-            raise InputError(
-                f'"{INPUT_KEY}" must be the JSON object of an --input file (with "X" and '
-                f'"heads"), got {type(inner).__name__}'
-            )
+            raise error(lang, "input_object", key=INPUT_KEY, kind=type(inner).__name__)
         doc = inner
     if not isinstance(doc, dict):
-        raise InputError('the input must be a JSON object with at least "X" and "heads"')
+        raise error(lang, "not_object")
     variant = doc.get("variant")
     if isinstance(variant, str) and variant != "mha":
-        raise InputError(
-            f"this is the problem of an attnref exercise --variant {variant[:20]}, not an --input "
-            "file (which has no variants): its key is attnref exercise --variant … --key, and "
-            "attnref check grades the answer.json written beside it"
-        )
+        raise error(lang, "variant", variant=variant[:20])
     fused = "heads" not in doc and any(k in doc for k in ("W_Q", "W_K", "W_V", "h"))
     allowed = FUSED_KEYS if fused else PER_HEAD_KEYS
     unknown = sorted(set(doc) - allowed)
     if unknown:
-        raise InputError(f"unknown key {unknown[0]!r}; expected keys: {', '.join(sorted(allowed))}")
+        raise error(lang, "unknown_key", key=unknown[0], keys=", ".join(sorted(allowed)))
     if "X" not in doc:
-        raise InputError('missing "X": the n×d_model matrix of token embeddings (rows = tokens)')
-    X = matrix(doc["X"], "X", max_rows=MAX_TOKENS, max_cols=MAX_D_MODEL)
+        raise error(lang, "missing_X")
+    X = matrix(doc["X"], "X", max_rows=MAX_TOKENS, max_cols=MAX_D_MODEL, lang=lang)
     n, d_model = len(X), len(X[0])
 
     if fused:
-        W_Q, W_K, W_V, b_Q, b_K, b_V = _fused_heads(doc, d_model)
+        W_Q, W_K, W_V, b_Q, b_K, b_V = _fused_heads(doc, d_model, lang)
     else:
-        W_Q, W_K, W_V, b_Q, b_K, b_V = _per_head(doc, d_model)
+        W_Q, W_K, W_V, b_Q, b_K, b_V = _per_head(doc, d_model, lang)
     h, d_v = len(W_Q), len(W_V[0][0])
 
     W_O = None
     if doc.get("W_O") is not None:
-        W_O = matrix(doc["W_O"], "W_O", max_rows=MAX_HEADS * MAX_D_MODEL, max_cols=MAX_D_MODEL)
-        _expect_shape(W_O, "W_O", h * d_v, None, f"h·d_v × d_out with h={h}, d_v={d_v}")
+        W_O = matrix(
+            doc["W_O"], "W_O", max_rows=MAX_HEADS * MAX_D_MODEL, max_cols=MAX_D_MODEL, lang=lang
+        )
+        hint = words(lang, "hint_out", h=h, d_v=d_v)
+        _expect_shape(W_O, "W_O", h * d_v, None, hint, lang)
     b_O = None
     if doc.get("b_O") is not None:
         if W_O is None:
-            raise InputError(
-                "b_O is given but W_O is not: b_O is the bias of the output projection W_O "
-                "(without W_O the output is the concat)"
-            )
-        b_O = vector(doc["b_O"], "b_O", len(W_O[0]), "d_out = the number of columns of W_O")
+            raise error(lang, "b_O_alone")
+        b_O = vector(doc["b_O"], "b_O", len(W_O[0]), words(lang, "hint_b_O"), lang)
 
     causal = doc.get("causal", True)
     if not isinstance(causal, bool):
-        raise InputError(f'"causal" must be true or false, got {json.dumps(causal)}')
+        raise error(lang, "causal", shown=json.dumps(causal))
 
     tokens_obj = doc.get("tokens")
     if tokens_obj is None:
         tokens = tuple(f"t{i + 1}" for i in range(n))
     else:
         if not isinstance(tokens_obj, list) or not all(isinstance(t, str) for t in tokens_obj):
-            raise InputError('"tokens" must be a list of strings, one per row of X')
+            raise error(lang, "tokens_list")
         if len(tokens_obj) != n:
-            raise InputError(f'"tokens" has {len(tokens_obj)} names but X has {n} rows')
+            raise error(lang, "tokens_count", k=len(tokens_obj), n=n)
         tokens = tuple(tokens_obj)
     return AttentionInput(
         X, W_Q, W_K, W_V, W_O, causal, tokens, fused, b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=b_O
@@ -263,38 +262,37 @@ Weights = tuple[
 ]
 
 
-def _per_head(doc: dict[str, object], d_model: int) -> Weights:
+def _per_head(doc: dict[str, object], d_model: int, lang: str) -> Weights:
     heads = doc.get("heads")
     if heads is None:
-        raise InputError('missing "heads": a list of {"W_Q", "W_K", "W_V"} objects, one per head')
+        raise error(lang, "missing_heads")
     if not isinstance(heads, list) or not heads:
-        raise InputError('"heads" must be a non-empty list of {"W_Q", "W_K", "W_V"} objects')
+        raise error(lang, "heads_list")
     if len(heads) > MAX_HEADS:
-        raise InputError(f'"heads" has {len(heads)} entries; at most {MAX_HEADS} are supported')
+        raise error(lang, "too_many_heads", k=len(heads), limit=MAX_HEADS)
     out: tuple[list[Matrix], ...] = ([], [], [])
     d_k = d_v = None
     for i, head in enumerate(heads):
         where = f"heads[{i}]"
         if not isinstance(head, dict):
-            raise InputError(f"{where} must be an object with W_Q, W_K and W_V")
+            raise error(lang, "head_object", where=where)
         extra = sorted(set(head) - set(HEAD_KEYS))
         if extra:
-            raise InputError(
-                f"{where} has unknown key {extra[0]!r}; expected {', '.join(HEAD_KEYS)}"
+            raise error(
+                lang, "head_unknown_key", where=where, key=extra[0], keys=", ".join(HEAD_KEYS)
             )
         for role, acc in zip(("W_Q", "W_K", "W_V"), out, strict=True):
             if role not in head:
-                raise InputError(f"{where} is missing {role} (d_model×d, d_model = {d_model})")
-            m = matrix(head[role], f"{where}.{role}", max_rows=MAX_D_MODEL, max_cols=MAX_D_MODEL)
+                raise error(lang, "head_missing", where=where, role=role, d_model=d_model)
+            name = f"{where}.{role}"
+            m = matrix(head[role], name, max_rows=MAX_D_MODEL, max_cols=MAX_D_MODEL, lang=lang)
             if role == "W_V":
-                _expect_shape(
-                    m, f"{where}.W_V", d_model, d_v, "d_model × d_v, d_model = width of X"
-                )
+                hint = words(lang, "hint_width", d="d_v")
+                _expect_shape(m, name, d_model, d_v, hint, lang)
                 d_v = len(m[0])
             else:
-                _expect_shape(
-                    m, f"{where}.{role}", d_model, d_k, "d_model × d_k, d_model = width of X"
-                )
+                hint = words(lang, "hint_width", d="d_k")
+                _expect_shape(m, name, d_model, d_k, hint, lang)
                 d_k = len(m[0])
             acc.append(m)
     assert d_k is not None and d_v is not None  # at least one head was read
@@ -306,43 +304,39 @@ def _per_head(doc: dict[str, object], d_model: int) -> Weights:
             biases.append(None)
             continue
         if not all(given):
-            i = given.index(False)
-            raise InputError(
-                f"heads[{i}] has no {role} but heads[{given.index(True)}] has one: "
-                f"give {role} to every head or to none"
-            )
+            i, j = given.index(False), given.index(True)
+            raise error(lang, "bias_some_heads", i=i, j=j, role=role)
+        hint = words(lang, "hint_head_bias", sym=sym, width=width)
         biases.append(
             [
-                vector(head[role], f"heads[{i}].{role}", width, f"{sym} = {width}, a bias per head")
+                vector(head[role], f"heads[{i}].{role}", width, hint, lang)
                 for i, head in enumerate(heads)
             ]
         )
     return out[0], out[1], out[2], biases[0], biases[1], biases[2]
 
 
-def _fused_heads(doc: dict[str, object], d_model: int) -> Weights:
+def _fused_heads(doc: dict[str, object], d_model: int, lang: str) -> Weights:
     h = doc.get("h")
     if isinstance(h, bool) or not isinstance(h, int):
-        raise InputError(
-            f'"h" (the number of heads) must be a positive integer, got {json.dumps(h)}'
-        )
+        raise error(lang, "h_type", shown=json.dumps(h))
     if not 1 <= h <= MAX_HEADS:
-        raise InputError(f'"h" must be between 1 and {MAX_HEADS}, got {h}')
+        raise error(lang, "h_range", limit=MAX_HEADS, h=h)
     out: tuple[list[Matrix], ...] = ([], [], [])
     biases: list[Matrix | None] = []
     width_qk = None
     for role, acc in zip(("W_Q", "W_K", "W_V"), out, strict=True):
         if role not in doc:
-            raise InputError(f"missing {role}: the fused d_model×(h·d) matrix")
-        m = matrix(doc[role], role, max_rows=MAX_D_MODEL, max_cols=MAX_HEADS * MAX_D_MODEL)
+            raise error(lang, "fused_missing", role=role)
+        m = matrix(
+            doc[role], role, max_rows=MAX_D_MODEL, max_cols=MAX_HEADS * MAX_D_MODEL, lang=lang
+        )
         want_cols = width_qk if role == "W_K" else None
-        _expect_shape(m, role, d_model, want_cols, "d_model × h·d_k, d_model = width of X")
+        hint = words(lang, "hint_width", d="h·d_k")
+        _expect_shape(m, role, d_model, want_cols, hint, lang)
         width = len(m[0])
         if width % h:
-            raise InputError(
-                f"{role} has {width} columns, which cannot be split into h={h} heads "
-                f"({width} is not divisible by {h})"
-            )
+            raise error(lang, "not_divisible", role=role, width=width, h=h)
         if role == "W_Q":
             width_qk = width
         d = width // h
@@ -351,15 +345,15 @@ def _fused_heads(doc: dict[str, object], d_model: int) -> Weights:
         if doc.get(b_role) is None:
             biases.append(None)
             continue
-        b = vector(doc[b_role], b_role, width, f"one entry per column of {role}")
+        b = vector(doc[b_role], b_role, width, words(lang, "hint_fused_bias", role=role), lang)
         biases.append([b[i * d : (i + 1) * d] for i in range(h)])  # head i: entries i*d ..
     return out[0], out[1], out[2], biases[0], biases[1], biases[2]
 
 
-def load_input_file(path: str | Path) -> AttentionInput:
+def load_input_file(path: str | Path, lang: str = "en") -> AttentionInput:
     """Read and validate ``path`` (through `attention_ref.inputs.jsonfile`, the one bounded
-    JSON loader); every failure is an `InputError` with one line."""
-    return parse_input(read_json(path, "input file"))
+    JSON loader); every failure is an `InputError` with one line, in ``lang`` (its ``.lang``)."""
+    return parse_input(read_json(path, "input file", lang=lang), lang)
 
 
 __all__ = [

@@ -87,6 +87,7 @@ _WHAT: Final[dict[str, dict[str, str]]] = {
         "answer file": "arquivo de resposta",
         "answer": "resposta",
         "input file": "arquivo de entrada",
+        "--grad-output file": "arquivo de --grad-output",
     },
 }
 #: json's own messages, per language (json writes them in English).
@@ -115,7 +116,8 @@ def _say(lang: str, key: str, **kw: object) -> InputError:
             if what == en or what.startswith(en + " "):
                 kw["what"] = said + what[len(en) :]
                 break
-    return InputError(WORDS.get(lang, WORDS["en"])[key].format(**kw))
+    said = WORDS.get(lang, WORDS["en"])[key].format(**kw)
+    return InputError(said, lang if lang in WORDS else "en")  # the CLI's prefix follows it
 
 
 class Literal(str):
@@ -179,7 +181,7 @@ def loads(text: str, what: str, *, exact: bool = False, hint: str = "", lang: st
     def constant(name: str) -> object:
         line, col = _where(text, name)
         e = _say(lang, "constant", what=what, name=name, line=line, col=col)
-        raise InputError(f"{e}: {hint}" if hint else str(e))
+        raise InputError(f"{e}: {hint}" if hint else str(e), e.lang)
 
     try:
         doc = json.loads(text, parse_float=number, parse_int=integer, parse_constant=constant)

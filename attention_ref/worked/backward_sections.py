@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from attention_ref import reference as ref
-from attention_ref.inputs.attention_input import InputError
+from attention_ref.inputs.input_words import error
 from attention_ref.render import (
     Explanation,
     JSONValue,
@@ -59,16 +59,14 @@ def grad_mat(
     )
 
 
-def check_grad_output(G: Matrix | None, output: Tensor) -> Tensor:
-    """``G`` as a tensor of the output's shape (all ones when ``None``), else `InputError`."""
+def check_grad_output(G: Matrix | None, output: Tensor, lang: str = "en") -> Tensor:
+    """``G`` as a tensor of the output's shape (all ones when ``None``), else `InputError` in
+    ``lang``."""
     if G is None:
         return torch.ones_like(output)
     n, d_out = output.shape
     if (len(G), len(G[0])) != (n, d_out):
-        raise InputError(
-            f"--grad-output has shape {len(G)}×{len(G[0])}, expected {n}×{d_out} "
-            "(n × d_out, the shape of the output)"
-        )
+        raise error(lang, "grad_shape", r=len(G), c=len(G[0]), n=n, d_out=d_out)
     return t(G)
 
 
@@ -275,7 +273,7 @@ def with_backward(
     """
     if tr.X.dim() != 2:
         raise ValueError(f"the backward explanation needs one sequence, got X {tuple(tr.X.shape)}")
-    grads = ref.attention_backward(tr, check_grad_output(G, tr.output))
+    grads = ref.attention_backward(tr, check_grad_output(G, tr.output, lang))
     say = GRADIENTS[lang]
     note = say["default_g" if G is None else "given_g"]
     sections = gradient_sections(tr, grads, G_note=note, where=where, lang=lang)

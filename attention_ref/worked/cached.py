@@ -110,7 +110,7 @@ def explain_example_cached(name: str, lang: str = LANGS[0]) -> Explanation:
     """`attention_ref.worked.registry.explain_example` in ``lang``, read from the cache when
     this code computed it before (see the module docstring): ``NAME.LANG-KEY.json``."""
     check_lang(lang)
-    check_example(name)
+    check_example(name, lang)
     folder = cache_dir()
     path = folder / f"{name}.{lang}-{code_key()}.json"
     try:

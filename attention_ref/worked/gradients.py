@@ -70,22 +70,23 @@ __all__ = [
 ]
 
 
-def read_json(path: str | Path, what: str) -> object:
+def read_json(path: str | Path, what: str, lang: str = "en") -> object:
     """A JSON file decoded by `attention_ref.inputs.jsonfile.read_json`, the one bounded loader
-    of every command: every failure is an `InputError` of one line naming ``what``."""
+    of every command: every failure is an `InputError` of one line naming ``what``, in
+    ``lang``."""
     from attention_ref.inputs import jsonfile
 
-    return jsonfile.read_json(path, what)
+    return jsonfile.read_json(path, what, lang=lang)
 
 
-def load_grad_output(path: str | Path) -> Matrix:
-    """``--grad-output FILE``: a JSON matrix (list of rows of finite numbers), else `InputError`.
+def load_grad_output(path: str | Path, lang: str = "en") -> Matrix:
+    """``--grad-output FILE``: a JSON matrix (list of rows of finite numbers), else `InputError`
+    in ``lang`` (its ``.lang``).
 
     Its shape is checked against the output when the forward has run (`check_grad_output`).
     """
-    return matrix(
-        read_json(path, "--grad-output file"), "--grad-output", max_rows=4096, max_cols=4096
-    )
+    doc = read_json(path, "--grad-output file", lang)
+    return matrix(doc, "--grad-output", max_rows=4096, max_cols=4096, lang=lang)
 
 
 # --- the examples -----------------------------------------------------------------------------
@@ -151,7 +152,7 @@ def hello_backward(
     q = X[i].unsqueeze(0)  # (3,) -> (1, 3)
     alpha = ref.softmax_rows(ref.scores(q, X))
     z = ref.weighted_sum(alpha, X)
-    dz = check_grad_output(G, z)
+    dz = check_grad_output(G, z, lang)
     dalpha = ref.weights_grad(dz, X)  # ∂z Xᵀ
     domega = ref.softmax_rows_backward(alpha, dalpha)
     from_values = ref.value_grad(alpha, dz)  # αᵀ ∂z: (3, 3)
@@ -211,7 +212,7 @@ def hello_backward(
 
 def explain_example_backward(name: str, G: Matrix | None = None, lang: str = "en") -> Explanation:
     """``explain --example NAME --backward``: the example, then its backward pass, in ``lang``."""
-    forward = explain_example(check_example(name), lang)
+    forward = explain_example(check_example(name, lang), lang)
     if name == "hello-shiny-sun":
         sections, grads = hello_backward(G, lang)
         return Explanation(
@@ -267,12 +268,13 @@ def backward_explanation(
     lang: str = "en",
 ) -> Explanation:
     """What ``explain --backward`` shows: ``--input`` if given, else the example; ``G`` from
-    ``--grad-output`` if given. Every problem with a file is an `InputError` of one line."""
+    ``--grad-output`` if given. Every problem with a file or the example's name is an
+    `InputError` of one line, in ``lang``."""
     from attention_ref.inputs.attention_input import load_input_file
 
-    G = load_grad_output(grad_output) if grad_output is not None else None
+    G = load_grad_output(grad_output, lang) if grad_output is not None else None
     if input_file is not None:
-        return explain_input_backward(load_input_file(input_file), G, lang)
+        return explain_input_backward(load_input_file(input_file, lang), G, lang)
     return explain_example_backward(example, G, lang)
 
 

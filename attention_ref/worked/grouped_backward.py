@@ -222,7 +222,7 @@ def with_gqa_backward(
 ) -> Explanation:
     """The forward's explanation followed by its backward (``G`` ``None``: all ones), in
     ``lang``'s words (the forward's own language)."""
-    gr = ref_gqa.gqa_backward(tr, check_grad_output(G, tr.output))
+    gr = ref_gqa.gqa_backward(tr, check_grad_output(G, tr.output, lang))
     say = GRADIENTS[lang]
     note = say["default_g" if G is None else "given_g"]
     return Explanation(

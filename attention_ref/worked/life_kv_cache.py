@@ -277,7 +277,7 @@ def explain_backward(G: Matrix | None = None, lang: str = "en") -> Explanation:
     X = t(life.LIFE_X)[: PROMPT + 1]
     W_Q, W_K, W_V, W_O = weights()
     grads = ref_kv.decode_step_backward(
-        step, X, W_Q, W_K, W_V, W_O, G=check_grad_output(G, step.output)
+        step, X, W_Q, W_K, W_V, W_O, G=check_grad_output(G, step.output, lang)
     )
     tok = list(life.LIFE_TOKENS)
     new, seen = tok[PROMPT], tok[: PROMPT + 1]

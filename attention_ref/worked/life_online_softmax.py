@@ -86,7 +86,7 @@ def explain_backward(G: Matrix | None = None, lang: str = "en") -> Explanation:
     forward, say, grad_words = explain(lang), ONLINE_SOFTMAX[lang], GRADIENTS[lang]
     seed, trace = online_trace()
     tok = list(life.LIFE_TOKENS)
-    G_t = check_grad_output(G, seed.output)
+    G_t = check_grad_output(G, seed.output, lang)
     W_O = seed.W_O
     assert W_O is not None
     dconcat = ref.concat_grad(G_t, W_O)  # G W_Oᵀ

@@ -17,6 +17,7 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, cast
 
+from attention_ref.inputs.errors import InputError
 from attention_ref.render import LANGS
 
 if TYPE_CHECKING:
@@ -47,11 +48,21 @@ EXAMPLE_NAMES: Final = tuple(EXAMPLES)
 
 DEFAULT_EXAMPLE: Final = "life-is-awesome"
 
+#: What the registry says about a name it does not know, per language (the same fields in each).
+WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {"unknown_example": "unknown example {name!r}; choose one of: {names}"},
+    "pt": {"unknown_example": "exemplo desconhecido {name!r}; escolha um de: {names}"},
+}
 
-def check_example(name: str) -> str:
-    """``name`` if it is an example; ``ValueError`` listing the valid names otherwise."""
+
+def check_example(name: str, lang: str = LANGS[0]) -> str:
+    """``name`` if it is an example; otherwise an `InputError` (a ``ValueError``) listing the
+    valid names, in ``lang`` (English for a language without words here), carried as its
+    ``.lang``."""
     if name not in EXAMPLES:
-        raise ValueError(f"unknown example {name!r}; choose one of: {', '.join(EXAMPLE_NAMES)}")
+        said = lang if lang in WORDS else LANGS[0]
+        message = WORDS[said]["unknown_example"].format(name=name, names=", ".join(EXAMPLE_NAMES))
+        raise InputError(message, said)
     return name
 
 
@@ -67,7 +78,7 @@ def check_lang(lang: str) -> str:
 def explain_example(name: str, lang: str = LANGS[0]) -> Explanation:
     """The explanation of a named example in ``lang``; ``ValueError`` lists the valid names
     (or the languages)."""
-    module = importlib.import_module(EXAMPLES[check_example(name)])
+    module = importlib.import_module(EXAMPLES[check_example(name, lang)])
     return cast("Callable[..., Explanation]", module.explain)(lang=check_lang(lang))
 
 
@@ -76,7 +87,7 @@ def explain_example_backward(
 ) -> Explanation:
     """The explanation of an `OWN_BACKWARD` example followed by its backward pass, in ``lang``;
     ``G`` is the upstream gradient (``None``: all ones). ``ValueError`` for any other name."""
-    if check_example(name) not in OWN_BACKWARD:
+    if check_example(name, lang) not in OWN_BACKWARD:
         raise ValueError(f"{name!r} explains its backward in attention_ref.worked.gradients")
     module = importlib.import_module(EXAMPLES[name])
     explain = cast("Callable[..., Explanation]", module.explain_backward)
