@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from attention_ref.cli.errors import CLIError
+from attention_ref.cli.language import explicit, from_locale, option_help
 
 if TYPE_CHECKING:
     from attention_ref.exercises.verdicts import Report
@@ -47,8 +47,11 @@ def check(
         str | None,
         typer.Option(
             "--lang",
-            help="Language of the report and of the errors: en, pt (decimal commas). Default: "
-            'the answer\'s ("lang" of its "exercise").',
+            help=option_help(
+                "Language of the report and of the errors: en, pt (decimal commas).",
+                '$ATTNREF_LANG, else the answer\'s ("lang" of its "exercise"), else the '
+                "locale's (LANG=pt_BR.UTF-8: pt), else en",
+            ),
             show_default=False,
         ),
     ] = None,
@@ -63,7 +66,8 @@ def check(
     2 for 2.000), whether it is right or not: a slip onto a trailing zero is a slip. A matrix
     with no entry to 3 decimals whose entries are the values at the decimals written (2 for
     2.121) gets "give 3 decimals". The report, and every error about the answer, is in
-    the answer's language ("lang" of its "exercise"), or the one --lang asks. Steps are named
+    the language --lang or $ATTNREF_LANG asks, else the answer's ("lang" of its "exercise"),
+    else the locale's (LANG=pt_BR.UTF-8 is Portuguese), else English. Steps are named
     as the statement writes them, with the JSON path beside: Q⁽¹⁾ (heads[0].Q).
 
     A masked entry (−∞) is written "-inf" (or "−∞", the statement's symbol); null in a
@@ -77,11 +81,9 @@ def check(
     for a bad file, the exercise file itself, or an answer with no step filled in.
     """
     from attention_ref.exercises.grader import check_file
-    from attention_ref.exercises.options import LANGS
 
-    if lang is not None and lang not in LANGS:
-        raise CLIError(f"--lang must be {' or '.join(LANGS)}, got {lang!r}")
-    report = check_file(answer, lang)  # a bad file: InputError, one line, exit 2
+    named = explicit(lang)  # None: the answer's language, else the locale's
+    report = check_file(answer, named, from_locale())  # a bad file: InputError, one line, exit 2
     print(report_text(report))
     if report.all_right:
         return EXIT_RIGHT

@@ -11,13 +11,16 @@ import typer
 
 from attention_ref.cli import exercise_shape as opts
 from attention_ref.cli.errors import CLIError
+from attention_ref.cli.language import chosen, option_help
+from attention_ref.cli.words import said
+from attention_ref.exercises.answer_words import ANSWER_FILE
 from attention_ref.exercises.features import PLAIN
 
 #: What ``--format`` accepts: the statement or key as a document, or the problem as JSON.
 EXERCISE_FORMATS = ("markdown", "latex", "json", "rich")
 
 #: Files ``--out DIR`` writes.
-OUT_FILES = ("statement.md", "statement.tex", "key.md", "key.tex", "exercise.json", "answer.json")
+OUT_FILES = ("statement.md", "statement.tex", "key.md", "key.tex", "exercise.json", ANSWER_FILE)
 
 
 def exercise(
@@ -27,8 +30,12 @@ def exercise(
     heads: opts.Heads = None,
     causal: opts.Causal = True,
     lang: Annotated[
-        str, typer.Option(help="Language of the statement and key: en, pt (decimal commas).")
-    ] = "en",
+        str | None,
+        typer.Option(
+            help=option_help("Language of the statement, key and errors: en, pt (decimal commas)."),
+            show_default=False,
+        ),
+    ] = None,
     backward: Annotated[
         bool, typer.Option("--backward", help="Add a gradient question (and its key).")
     ] = False,
@@ -71,13 +78,15 @@ def exercise(
     --kv-heads, --window, --pos rope) any of them together (attnref check grades it and names
     its typical mistakes).
     """
+    lang = chosen(lang)
     if fmt not in EXERCISE_FORMATS:
-        raise CLIError(f"unknown format {fmt!r}; choose one of: {', '.join(EXERCISE_FORMATS)}")
+        choices = ", ".join(EXERCISE_FORMATS)
+        raise CLIError(said("bad_format", lang, got=fmt, choices=choices), lang)
     if precision is not None and not 0 <= precision <= 15:
-        raise CLIError(f"--precision must be between 0 and 15, got {precision}")
-    from attention_ref.exercises.exercise import ExerciseOptions
+        raise CLIError(said("precision", lang, got=precision), lang)
+    from attention_ref.exercises.exercise import ExerciseOptions, OptionError
 
-    variant, heads, d_model = opts.shape(variant, pos, heads, d_model)
+    variant, heads, d_model = opts.shape(variant, pos, heads, d_model, lang)
     try:
         opt = ExerciseOptions(
             seed=seed,
@@ -92,15 +101,18 @@ def exercise(
             kv_heads=kv_heads,
             window=window,
         )
+    except OptionError as e:
+        raise CLIError(e.words(lang), lang) from None
     except ValueError as e:
-        raise CLIError(str(e)) from None
+        raise CLIError(str(e), lang) from None
     if out is not None and out.exists() and not out.is_dir():
-        raise CLIError(f"--out {out} is a file, not a folder")
+        raise CLIError(said("out_is_file", lang, out=out), lang)
     from attention_ref.cli.tables import terminal_columns, wrap_markdown
     from attention_ref.exercises.exercise import make_exercise
     from attention_ref.render import emit, render, to_json
 
-    ex = make_exercise(opt)
+    answer = out / ANSWER_FILE if out is not None else Path(ANSWER_FILE)
+    ex = make_exercise(opt, str(answer))
     precision = opt.decimals if precision is None else precision
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -111,12 +123,13 @@ def exercise(
             "key.md": render(ex.key, "markdown", precision),
             "key.tex": render(ex.key, "latex", precision, standalone=True),
             "exercise.json": to_json(ex.problem),
-            "answer.json": to_json(ex.answer),  # type: ignore[arg-type]
+            ANSWER_FILE: to_json(ex.answer),  # type: ignore[arg-type]
         }
         for name, text in docs.items():
             assert isinstance(text, str)
             (out / name).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-        print(f"wrote {', '.join(OUT_FILES)} to {out}")
+        print(said("wrote", lang, files=", ".join(OUT_FILES), out=out))
+        print(said("check_next", lang, answer=answer))
         return
     if fmt == "json":
         emit(to_json(ex.problem))

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from attention_ref.cli.errors import CLIError
+from attention_ref.cli.words import said
 from attention_ref.exercises.features import PRESETS, Features, default_shape
 
 #: ``--pos``: the positions of the queries and keys.
@@ -81,11 +82,14 @@ Pos = Annotated[
 ]
 
 
-def shape(variant: str, pos: str, heads: int | None, d_model: int | None) -> tuple[str, int, int]:
+def shape(
+    variant: str, pos: str, heads: int | None, d_model: int | None, lang: str = "en"
+) -> tuple[str, int, int]:
     """``(variant, heads, d_model)``: ``--pos rope`` joined to the variant, and the sizes its
-    first feature's preset draws by default where they were not given (`default_shape`)."""
+    first feature's preset draws by default where they were not given (`default_shape`);
+    ``lang``: the language of a refusal."""
     if pos not in POSITIONS:
-        raise CLIError(f"--pos must be one of {', '.join(POSITIONS)}, got {pos!r}")
+        raise CLIError(said("bad_pos", lang, choices=", ".join(POSITIONS), got=pos), lang)
     f = Features.parse(variant)
     if f is not None and pos == "rope":
         variant = f.with_(rotary=True).name

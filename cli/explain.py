@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from attention_ref.cli.errors import CLIError
+from attention_ref.cli.language import chosen, option_help
+from attention_ref.cli.words import said
 from attention_ref.render import FORMATS
 from attention_ref.worked.registry import (
     DEFAULT_EXAMPLE,
@@ -27,24 +29,27 @@ def _check_options(
     fit_width: bool = False,
     lang: str = LANGS[0],
 ) -> None:
-    """One ``CLIError`` line for the first bad option, before anything heavy is imported."""
+    """One ``CLIError`` line for the first bad option, in ``lang``, before anything heavy is
+    imported."""
+
+    def refuse(key: str, **fields: object) -> CLIError:
+        return CLIError(said(key, lang, **fields), lang)
+
     if fmt not in FORMATS:
-        raise CLIError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+        raise refuse("bad_format", got=fmt, choices=", ".join(FORMATS))
     if standalone and fmt != "latex":
-        raise CLIError(f"--standalone needs --format latex (the format is {fmt!r})")
+        raise refuse("standalone", got=fmt)
     if fit_width and fmt != "latex":
-        raise CLIError(f"--fit-width needs --format latex (the format is {fmt!r})")
+        raise refuse("fit_width", got=fmt)
     if precision is not None and not 0 <= precision <= 15:
-        raise CLIError(f"--precision must be between 0 and 15, got {precision}")
+        raise refuse("precision", got=precision)
     if example is not None and input_file is not None:
-        raise CLIError("give either --example or --input, not both")
-    if lang not in LANGS:
-        raise CLIError(f"unknown language {lang!r} for --lang; choose one of: {', '.join(LANGS)}")
+        raise refuse("example_and_input")
     if input_file is None:
         try:
-            check_example(example or DEFAULT_EXAMPLE)
+            check_example(example or DEFAULT_EXAMPLE, lang)
         except ValueError as e:
-            raise CLIError(str(e)) from None
+            raise CLIError(str(e), lang) from None
 
 
 def explain(
@@ -108,28 +113,32 @@ def explain(
         ),
     ] = None,
     lang: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--lang",
-            help=f"The language of the words: {', '.join(LANGS)} (Portuguese prints decimal "
-            "commas; the numbers are the same), for every example and --input files.",
+            help=option_help(
+                f"The language of the words and errors: {', '.join(LANGS)} (Portuguese prints "
+                "decimal commas; the numbers are the same), for every example and --input files."
+            ),
+            show_default=False,
         ),
-    ] = LANGS[0],
+    ] = None,
 ) -> None:
     """Compute masked multi-head attention step by step and print every matrix.
 
     Without options it shows the homework's example, life-is-awesome.
     """
+    lang = chosen(lang)
     _check_options(example, input_file, fmt, precision, standalone, fit_width, lang)
     from attention_ref.render import emit, render
 
     if grad_output is not None and not backward:
-        raise CLIError("--grad-output needs --backward")
+        raise CLIError(said("grad_output", lang), lang)
     if backward and input_file is None and (example or DEFAULT_EXAMPLE) in OWN_BACKWARD:
         from attention_ref.worked.gradients import load_grad_output
         from attention_ref.worked.registry import explain_example_backward
 
-        G = load_grad_output(grad_output) if grad_output is not None else None
+        G = load_grad_output(grad_output, lang) if grad_output is not None else None
         expl = explain_example_backward(example or DEFAULT_EXAMPLE, G, lang)
         emit(render(expl, fmt, precision, standalone=standalone, fit_width=fit_width))
         return
@@ -149,9 +158,9 @@ def explain(
     from attention_ref.inputs.attention_input import InputError, load_input_file
 
     try:
-        inp = load_input_file(input_file)
+        inp = load_input_file(input_file, lang)
     except InputError as e:
-        raise CLIError(str(e)) from None
+        raise CLIError(str(e), e.lang) from None
     from attention_ref.worked.your_input import explain_input
 
     expl = explain_input(inp, lang)

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from attention_ref.cli.errors import CLIError
+from attention_ref.cli.language import from_environment
 from attention_ref.cli.tables import echo
+from attention_ref.cli.words import said as cli_said
 
 if TYPE_CHECKING:
     from attention_ref.classroom.class_client import ClassClient
@@ -49,10 +51,10 @@ def account(tracking_uri: str | None, say: bool = False) -> ClassClient:
     (``MLFLOW_TRACKING_SERVER_CERT_PATH`` for HTTPS); ``say``: each wait for a busy server is
     said on the error stream, in one line."""
     from attention_ref.classroom.class_client import ClassClient
-    from attention_ref.classroom.exchange.student_words import env_lang, said
+    from attention_ref.classroom.exchange.student_words import said
     from attention_ref.classroom.patience import PATIENCE
 
-    lang = env_lang()  # the assignment's is not known yet: the student's environment's
+    lang = from_environment()  # the assignment's is not known yet: the student's
     url = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
     if not url or not url.startswith(("http://", "https://")):
         raise CLIError(said("no_url", lang), lang)
@@ -83,17 +85,18 @@ def fetch(
     from attention_ref.classroom.exchange.fetch import mine, write_exercises
     from attention_ref.classroom.exchange.student_words import said
 
+    lang = from_environment()  # the assignment's is not known yet: the student's
     client = account(tracking_uri)
     folder = out if out is not None else Path(name)
     if folder.exists() and not folder.is_dir():
-        raise CLIError(f"--out {folder} is a file, not a folder")
+        raise CLIError(cli_said("out_is_file", lang, out=folder), lang)
     try:
         me = mine(client, name)
         done = write_exercises(me, folder)
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
     except OSError as e:
-        raise CLIError(f"cannot write into {folder}: {e.strerror}") from None
+        raise CLIError(cli_said("cannot_write", lang, out=folder, why=e.strerror), lang) from None
     a = me.assignment
     due = a.describe_due(a.lang)
     echo(said("fetched", a.lang, name=a.name, student=me.student, n=a.exercises, due=due))
@@ -124,7 +127,7 @@ def submit(
     from attention_ref.classroom.assignment import AssignmentError
     from attention_ref.classroom.errors import ServerError
     from attention_ref.classroom.exchange.fetch import mine
-    from attention_ref.classroom.exchange.student_words import env_lang, said
+    from attention_ref.classroom.exchange.student_words import said
     from attention_ref.classroom.exchange.submit import (
         checked_answer,
         submit_answers,
@@ -133,7 +136,7 @@ def submit(
     from attention_ref.cli.check import report_text
 
     client = account(tracking_uri, say=True)
-    lang = env_lang()  # before the server names the assignment's language
+    lang = from_environment()  # before the server names the assignment's language
     texts = []
     for path in answers:
         if not path.exists():

@@ -25,6 +25,14 @@ ENV_VAR: Final = "ATTNREF_LANG"
 LOCALE_VARS: Final = ("LC_ALL", "LC_MESSAGES", "LANG")
 #: the language when nothing names one
 DEFAULT: Final = LANGS[0]
+#: where a command's language comes from without --lang, as its help says it
+DEFAULT_HELP: Final = f"${ENV_VAR}, else the locale's (LANG=pt_BR.UTF-8: pt), else {DEFAULT}"
+
+
+def option_help(what: str, default: str = DEFAULT_HELP) -> str:
+    """The help of a command's ``--lang``: ``what`` it sets, then where it comes from without
+    it (``default``)."""
+    return f"{what} \\[default: {default}]"
 
 
 def from_locale(env: Mapping[str, str] | None = None) -> str:
@@ -39,28 +47,31 @@ def from_locale(env: Mapping[str, str] | None = None) -> str:
     return DEFAULT
 
 
-def from_environment(env: Mapping[str, str] | None = None) -> str:
-    """``$ATTNREF_LANG`` if set (refused in the locale's language when it is not one of
-    `LANGS`), else the locale's language."""
+def explicit(option: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """The language the student named: ``--lang`` (``option``), else ``$ATTNREF_LANG``;
+    ``None`` when neither is given. A value that is not one of `LANGS` is refused, in the
+    locale's language."""
     env = os.environ if env is None else env
-    fallback = from_locale(env)
-    setting = env.get(ENV_VAR, "").strip()
-    if not setting:
-        return fallback
-    if setting not in LANGS:
-        raise CLIError(said("bad_setting", fallback, var=ENV_VAR, got=setting), fallback)
-    return setting
+    for given, key in ((option, "bad_lang"), (env.get(ENV_VAR), "bad_setting")):
+        value = (given or "").strip()
+        if not value:
+            continue
+        if value not in LANGS:
+            fallback = from_locale(env)
+            raise CLIError(said(key, fallback, var=ENV_VAR, got=value), fallback)
+        return value
+    return None
 
 
 def chosen(option: str | None, env: Mapping[str, str] | None = None) -> str:
-    """The command's language: ``--lang`` when given (refused when not one of `LANGS`), else
-    `from_environment`."""
-    if option is None:
-        return from_environment(env)
-    if option not in LANGS:
-        fallback = from_locale(os.environ if env is None else env)
-        raise CLIError(said("bad_lang", fallback, got=option), fallback)
-    return option
+    """The command's language: `explicit` (``--lang``, else ``$ATTNREF_LANG``), else the
+    locale's (`from_locale`)."""
+    return explicit(option, env) or from_locale(env)
+
+
+def from_environment(env: Mapping[str, str] | None = None) -> str:
+    """The language of a command with no ``--lang``: ``$ATTNREF_LANG``, else the locale's."""
+    return chosen(None, env)
 
 
 def in_argv(argv: Sequence[str]) -> str | None:
@@ -76,4 +87,15 @@ def in_argv(argv: Sequence[str]) -> str | None:
     return None
 
 
-__all__ = ["DEFAULT", "ENV_VAR", "LOCALE_VARS", "chosen", "from_environment", "from_locale", "in_argv"]
+__all__ = [
+    "DEFAULT",
+    "DEFAULT_HELP",
+    "ENV_VAR",
+    "LOCALE_VARS",
+    "chosen",
+    "explicit",
+    "from_environment",
+    "from_locale",
+    "in_argv",
+    "option_help",
+]

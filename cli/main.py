@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -23,6 +23,7 @@ from attention_ref.cli.errors import EXIT_USAGE, CLIError
 from attention_ref.cli.exercise import exercise
 from attention_ref.cli.explain import explain
 from attention_ref.cli.homework import fetch, homework_app, status, submit
+from attention_ref.cli.language import DEFAULT, from_environment, in_argv
 from attention_ref.cli.options import tidy_help
 from attention_ref.cli.params import params
 from attention_ref.cli.report import report
@@ -30,6 +31,8 @@ from attention_ref.cli.runs import runs
 from attention_ref.cli.sample import sample
 from attention_ref.cli.server import server_app
 from attention_ref.cli.train import train
+from attention_ref.cli.words import usage_said
+from attention_ref.render import LANGS
 
 app = typer.Typer(
     name="attnref",
@@ -91,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(e.line(), file=sys.stderr)
         return EXIT_USAGE
     except typer.TyperException as e:
-        print(f"attnref: error: {e.format_message()}", file=sys.stderr)
+        lang = command_lang(args, getattr(command, "commands", {}))
+        print(CLIError(usage_said(e.format_message(), lang), lang).line(), file=sys.stderr)
         return int(getattr(e, "exit_code", EXIT_USAGE)) or EXIT_USAGE
     except typer.Exit as e:
         return e.exit_code
@@ -108,6 +112,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"attnref: error: {_first_line(e)}", file=sys.stderr)
         return EXIT_USAGE
     return result if isinstance(result, int) else 0
+
+
+#: the commands a student runs: they speak the student's language (`attention_ref.cli.language`),
+#: errors in their own command line included; the others (training, the teacher's) English
+STUDENT_COMMANDS = frozenset({"explain", "exercise", "check", "report", "homework"})
+
+
+def command_lang(args: Sequence[str], commands: Collection[str]) -> str:
+    """The language of an error in the command line ``args`` itself (read before it is
+    parsed): a student command's ``--lang`` when it names a language, else the student's
+    (``$ATTNREF_LANG``, the locale); English for the other ``commands`` (the app's)."""
+    if args and args[0] in commands and args[0] not in STUDENT_COMMANDS:
+        return DEFAULT
+    given = in_argv(args)
+    if given in LANGS:
+        return given
+    try:
+        return from_environment()
+    except CLIError as e:  # a bad $ATTNREF_LANG: the locale's, which that refusal speaks
+        return e.lang
 
 
 def _interrupted(e: BaseException) -> None:

@@ -8,6 +8,7 @@ file's) comes from the library's own tables, in the language the command passes 
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 WORDS: Final[dict[str, dict[str, str]]] = {
@@ -23,6 +24,12 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "out_is_file": "--out {out} is a file, not a folder",
         "wrote": "wrote {files} to {out}",
         "check_next": "fill in {answer}, then: attnref check {answer}",
+        "report_wrote": "wrote {path}",
+        "report_exported": "exported {n} files to {dest}",
+        "report_cannot_write": "cannot write {path}: {why}",
+        "report_every_column": "attnref report -o FILE has every column",
+        "bad_pos": "--pos must be one of {choices}, got {got!r}",
+        "cannot_write": "cannot write into {out}: {why}",
     },
     "pt": {
         "bad_lang": "--lang deve ser en ou pt, não {got!r}",
@@ -34,8 +41,14 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "example_and_input": "dê --example ou --input, não os dois",
         "grad_output": "--grad-output exige --backward",
         "out_is_file": "--out {out} é um arquivo, não uma pasta",
-        "wrote": "escrito {files} em {out}",
+        "wrote": "escritos em {out}: {files}",
         "check_next": "preencha {answer} e depois: attnref check {answer}",
+        "report_wrote": "arquivo escrito: {path}",
+        "report_exported": "{n} arquivos exportados para {dest}",
+        "report_cannot_write": "não foi possível escrever {path}: {why}",
+        "report_every_column": "attnref report -o ARQUIVO tem todas as colunas",
+        "bad_pos": "--pos deve ser um de {choices}, não {got!r}",
+        "cannot_write": "não foi possível escrever em {out}: {why}",
     },
 }
 
@@ -45,4 +58,43 @@ def said(key: str, lang: str, **fields: object) -> str:
     return WORDS[lang][key].format(**fields)
 
 
-__all__ = ["WORDS", "said"]
+#: Typer's and click's own command-line errors (written in English), said in each language:
+#: a pattern of the English message and its words (the English table is empty: click's own).
+#: A message no pattern matches stays in English, after the prefix of the command's language.
+USAGE: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "en": (),
+    "pt": (
+        (r"No such option: (?P<opt>\S+) \(Possible options: (?P<maybe>.+)\)",
+         "opção desconhecida: {opt} (opções possíveis: {maybe})"),
+        (r"No such option: (?P<opt>\S+)", "opção desconhecida: {opt}"),
+        (r"No such command '(?P<cmd>.+)'\. Did you mean '(?P<maybe>.+)'\?",
+         "comando desconhecido '{cmd}'; você quis dizer '{maybe}'?"),
+        (r"No such command '(?P<cmd>.+)'\.", "comando desconhecido '{cmd}'"),
+        (r"Missing argument '(?P<what>.+)'\.", "falta o argumento '{what}'"),
+        (r"Missing option '(?P<what>.+)'\.", "falta a opção '{what}'"),
+        (r"Option '(?P<opt>.+)' requires an argument\.", "a opção '{opt}' exige um valor"),
+        (r"Got unexpected extra argument(?:s|\(s\))? \((?P<args>.*)\)",
+         "argumento(s) a mais: ({args})"),
+        (r"Invalid value for '(?P<what>.+)': Input should be a valid integer.*",
+         "valor inválido para '{what}': deve ser um número inteiro"),
+        (r"Invalid value for '(?P<what>.+)': Input should be a valid number.*",
+         "valor inválido para '{what}': deve ser um número"),
+        (r"Invalid value for '(?P<what>.+)': '(?P<got>.*)' is not a valid (?:integer|float)\.",
+         "valor inválido para '{what}': '{got}' não é um número"),
+        (r"Invalid value for '(?P<what>.+)': (?P<why>.+)",
+         "valor inválido para '{what}': {why}"),
+    ),
+}  # fmt: skip
+
+
+def usage_said(message: str, lang: str) -> str:
+    """A command-line error of Typer's or click's (``message``, in English) in ``lang``: the
+    words of the first `USAGE` pattern that matches the whole message, else the message."""
+    for pattern, words in USAGE[lang]:
+        m = re.fullmatch(pattern, message)
+        if m:
+            return words.format(**m.groupdict())
+    return message
+
+
+__all__ = ["USAGE", "WORDS", "said", "usage_said"]

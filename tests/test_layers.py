@@ -53,10 +53,10 @@ RULES: dict[str, set[str]] = {
                          "attention_ref.exercises", "attention_ref.inputs",
                          "attention_ref.render", "attention_ref.experiments",
                          "attention_ref.book", "attention_ref.classroom"},
+    # render (a leaf: it imports nothing of attnref) gives the report each language's numbers
     "attention_ref/experiments": {"typer", "attention_ref.cli", "attention_ref.worked",
                                   "attention_ref.exercises", "attention_ref.inputs",
-                                  "attention_ref.render", "attention_ref.book",
-                                  "attention_ref.classroom"},
+                                  "attention_ref.book", "attention_ref.classroom"},
     "attention_ref/lm/config.py": {"torch", "mlflow", "attention_ref"},
     # attnref sample on a local file: numpy, never torch (it costs more than the generation)
     "attention_ref/lm/numpy_model.py": {"torch", "mlflow", "matplotlib", "attention_ref.lm.model",
@@ -78,6 +78,13 @@ RULES: dict[str, set[str]] = {
     # split out of report.py: the same rule
     "attention_ref/experiments/arm_paragraphs.py": {"torch", "mlflow", "matplotlib",
                                                     "attention_ref.lm"},
+    # the report's words, per language: the same rule
+    "attention_ref/experiments/report_words.py": {"torch", "mlflow", "matplotlib",
+                                                  "attention_ref.lm"},
+    "attention_ref/experiments/arm_words.py": {"torch", "mlflow", "matplotlib",
+                                               "attention_ref.lm"},
+    "attention_ref/experiments/heads_words.py": {"torch", "mlflow", "matplotlib",
+                                                 "attention_ref.lm"},
     "attention_ref/experiments/names.py": {"torch", "mlflow", "attention_ref"},
     # a worked example read back from the cache: no torch until one must be computed
     "attention_ref/worked/cached.py": {"torch", "mlflow", "matplotlib", "attention_ref.reference",
@@ -405,6 +412,7 @@ ALIGNED_TABLES: dict[str, tuple[str, ...]] = {
     "attention_ref/exercises/words.py": ("TEXT",),  # the statement's and key's words
     "attention_ref/experiments/spread.py": ("_T975",),  # 30 t-values, ten to a row
     "attention_ref/reference/params.py": ("DTYPE_BYTES",),  # a dtype a row, with its alias
+    "cli/words.py": ("USAGE",),  # click's English error a row, its pattern and its words
     # the tests' tables of cases, a case a row: what a judge must refuse, and its controls
     "tests/test_layers.py": ("RULES", "ALIGNED_TABLES"),  # a layer a row, a module a row
     "tests/classroom/test_parameters.py": ("REFUSED", "CONTROLS"),  # a request a row

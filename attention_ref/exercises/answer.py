@@ -38,6 +38,7 @@ from typing import Final
 import numpy as np
 
 from attention_ref.exercises.answer_words import (
+    ANSWER_FILE,
     LANGS,
     answer_lang,
     error,
@@ -97,23 +98,25 @@ def _lang(obj: object, lang: str) -> str:
     return str(obj)
 
 
-def drawn_lang(doc: object) -> str:
+def drawn_lang(doc: object, fallback: str = "en") -> str:
     """The language of an exercise's own file (``exercise.json`` has no ``"lang"``), read from
-    its tokens: the generator draws them from one language's words (`WORDS`); English when
-    they are not all one language's."""
+    its tokens: the generator draws them from one language's words (`WORDS`); ``fallback``
+    when they are not all one language's."""
     tokens = doc.get("tokens") if isinstance(doc, dict) else None
     if isinstance(tokens, list) and tokens:
         for lang, words in WORDS.items():
             if all(isinstance(t, str) and t in words for t in tokens):
                 return lang
-    return "en"
+    return fallback
 
 
-def resolve(doc: dict[str, object], base: Path | None, lang: str | None = None) -> Problem:
+def resolve(
+    doc: dict[str, object], base: Path | None, lang: str | None = None, fallback: str = "en"
+) -> Problem:
     """The problem the answer names; ``base`` is the folder of ``"input"`` files (``None``:
     files may not be read); ``lang``: the language of the errors (``None``: the answer's, or
-    the exercise file's own, `drawn_lang`)."""
-    say = lang or answer_lang(doc, drawn_lang(doc))
+    the exercise file's own, `drawn_lang`, else ``fallback``: the student's)."""
+    say = lang or answer_lang(doc, drawn_lang(doc, fallback))
     if "X" in doc or isinstance(doc.get("input"), dict):
         raise error(say, "not_an_answer")
     named = [k for k in NAMING_KEYS if k in doc]
@@ -126,7 +129,7 @@ def resolve(doc: dict[str, object], base: Path | None, lang: str | None = None) 
         return Problem.of_exercise(options_from_json(doc["exercise"], say), _draws(doc, say))
     if "draw" in doc:
         raise error(say, "draw_alone")
-    lang = _lang(doc.get("lang", "en"), say)
+    lang = _lang(doc.get("lang", fallback), say)
     if kind == "input":
         path = doc["input"]
         if not isinstance(path, str) or not path:
@@ -137,7 +140,7 @@ def resolve(doc: dict[str, object], base: Path | None, lang: str | None = None) 
         from attention_ref.worked.gradients import input_trace
 
         p = Path(path) if Path(path).is_absolute() else base / path
-        trace = ProblemTrace.of_attention(input_trace(load_input_file(p)))
+        trace = ProblemTrace.of_attention(input_trace(load_input_file(p, say)))
         return Problem(trace, {"input": path}, f"--input {path}", lang)
     from attention_ref.worked.gradients import TRACES
 
@@ -219,11 +222,15 @@ def parse_answer(
     problem: Problem | None = None,
     *,
     lang: str | None = None,
+    fallback: str = "en",
 ) -> Answer:
     """Validate a decoded answer; ``problem``, when given, is what it answers (the document may
     then leave out its naming key, or must name the same problem). ``lang`` (``en``, ``pt``):
-    the language of the errors and of the report; ``None``: the problem's, else the answer's."""
-    say = lang or (problem.lang if problem is not None else answer_lang(doc, drawn_lang(doc)))
+    the language of the errors and of the report; ``None``: the problem's, else the answer's,
+    else ``fallback`` (the student's, where the answer names no language)."""
+    say = lang or (
+        problem.lang if problem is not None else answer_lang(doc, drawn_lang(doc, fallback))
+    )
     if not isinstance(doc, dict):
         raise error(say, "json_object")
     if "X" in doc or isinstance(doc.get("input"), dict):
@@ -234,7 +241,7 @@ def parse_answer(
             say, "unknown_key", shown=shown(unknown[0]), names=", ".join(sorted(ANSWER_KEYS))
         )
     if problem is None:
-        problem = resolve(doc, base, say)
+        problem = resolve(doc, base, lang, say)
     elif any(k in doc for k in NAMING_KEYS) and _naming(doc, base, say) != problem.naming:
         raise error(say, "another_problem")
     else:  # the problem given is what is graded: a draw the answer carries is judged, not read
@@ -284,24 +291,27 @@ def parse_answer(
     return Answer(problem, steps, G, read.large)
 
 
-def load_answer(path: str | Path, lang: str | None = None) -> Answer:
+def load_answer(path: str | Path, lang: str | None = None, fallback: str = "en") -> Answer:
     """Read and validate an answer file; every problem is an `InputError` of one line, in
-    ``lang`` (``None``: the answer's language, English where the file cannot be read)."""
+    ``lang`` (``None``: the answer's language, ``fallback`` where the file cannot be read or
+    names no language: the student's)."""
     p = Path(path)
-    text = read_text(p, "answer file", lang=lang or "en")
-    doc = loads_answer(text, f"answer file {p}", lang)
-    say = lang or answer_lang(doc, drawn_lang(doc))
+    text = read_text(p, "answer file", lang=lang or fallback)
+    doc = loads_answer(text, f"answer file {p}", lang, fallback)
+    say = lang or answer_lang(doc, drawn_lang(doc, fallback))
     if isinstance(doc, dict) and ("X" in doc or isinstance(doc.get("input"), dict)):
-        beside = p.parent / "answer.json"
+        beside = p.parent / ANSWER_FILE
         where = words(say, "beside" if beside.exists() else "naming_it")
         raise error(say, "exercise_file", name=p.name, where=where)
-    return parse_answer(doc, p.parent, lang=lang)
+    return parse_answer(doc, p.parent, lang=lang, fallback=fallback)
 
 
-def loads_answer(text: str, what: str = "answer", lang: str | None = None) -> object:
+def loads_answer(
+    text: str, what: str = "answer", lang: str | None = None, fallback: str = "en"
+) -> object:
     """Answer text decoded as `load_answer` decodes a file (numbers kept as written); its
-    errors in ``lang`` (``None``: the language the text names, else English)."""
-    say = lang or text_lang(text)
+    errors in ``lang`` (``None``: the language the text names, else ``fallback``)."""
+    say = lang or text_lang(text, fallback)
     return loads(
         text, what, exact=True, lang=say, hint=words(say, "inf_hint", spellings=spellings())
     )

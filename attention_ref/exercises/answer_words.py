@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 #: The spellings of a masked entry (−∞) that an answer may use: the statement says them, the
 #: check reads exactly these (around them, blanks are ignored), and names them when given another.
 MASKED_SPELLINGS: Final = ("-inf", "−∞")
+#: The answer's file as ``attnref exercise --out`` writes it (the statement names it where it is).
+ANSWER_FILE: Final = "answer.json"
 #: A written number at most this, where the entry is not that number, stands for −∞ (-1e9, -1e4,
 #: -65504, -3.4e38: what code writes for a mask), and is refused with what to write instead.
 STAND_IN: Final = -1e3
@@ -414,6 +416,7 @@ def error(lang: str, message: str, /, **kw: object) -> InputError:
 
 
 __all__ = [
+    "ANSWER_FILE",
     "LANGS",
     "MASKED_SPELLINGS",
     "MESSAGES",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from attention_ref.exercises.answer import template
+from attention_ref.exercises.answer_words import ANSWER_FILE
 from attention_ref.exercises.draw import WORDS, draw, draw_problem, trace_of
 from attention_ref.exercises.options import (
     EXERCISE_VARIANTS,
@@ -61,13 +62,14 @@ class Exercise:
         return key(self.options, self.problem, self.statement, self.trace)
 
 
-def make_exercise(opt: ExerciseOptions) -> Exercise:
+def make_exercise(opt: ExerciseOptions, answer: str = ANSWER_FILE) -> Exercise:
     """Draw the problem of ``opt`` and write its statement and answer template (the key when
-    it is read: `Exercise.key`)."""
+    it is read: `Exercise.key`); ``answer``: the answer file as the statement names it (the
+    path the student has, ``ex/answer.json`` where ``--out ex`` wrote it)."""
     drawn = draw(opt)
     problem = drawn.problem
     tr = trace_of(opt, problem)
-    text = statement(opt, problem, tr, drawn.hidden)
+    text = statement(opt, problem, tr, drawn.hidden, answer)
     answer = template(
         {"exercise": opt.to_json(), "draw": drawn.kept},  # check draws it again, no search
         layout(opt.features),

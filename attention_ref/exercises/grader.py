@@ -295,10 +295,10 @@ def check_document(
     return check_answer(parse_answer(doc, base, problem, lang=lang))
 
 
-def check_file(path: str | Path, lang: str | None = None) -> Report:
+def check_file(path: str | Path, lang: str | None = None, fallback: str = "en") -> Report:
     """``attnref check PATH``: read, parse and check an answer file (``lang``: the report's
-    language and its errors'; ``None``: the answer's)."""
-    return check_answer(load_answer(path, lang))
+    language and its errors'; ``None``: the answer's, else ``fallback``, the student's)."""
+    return check_answer(load_answer(path, lang, fallback))
 
 
 def _style(lang: str, p: int, tokens: tuple[str, ...], features: Features) -> Style:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attention_ref.exercises.answer_words import MASKED_SPELLINGS
+from attention_ref.exercises.answer_words import ANSWER_FILE, MASKED_SPELLINGS
 from attention_ref.exercises.intervals import Array
 from attention_ref.exercises.mistakes import Mistake
 from attention_ref.exercises.options import ExerciseOptions
@@ -178,10 +178,12 @@ def statement(
     problem: dict[str, JSONValue],
     tr: ProblemTrace | None = None,
     hidden: Sequence[Mistake] = (),
+    answer: str = ANSWER_FILE,
 ) -> Explanation:
     """The statement as a document: the data as matrices, then one section per question
     (``tr``: the problem's numbers, for RoPE's table; ``hidden``: what the problem cannot
-    tell)."""
+    tell; ``answer``: the answer file as the student names it, ``ex/answer.json`` where
+    ``--out ex`` wrote it)."""
     w, f, lang = TEXT[opt.lang], opt.features, opt.lang
     tokens = [str(x) for x in problem["tokens"]]  # type: ignore[union-attr]
     has_wo = "W_O" in problem
@@ -226,6 +228,7 @@ def statement(
     how = w["how_text"].format(
         options=json.dumps(opt.to_json(), ensure_ascii=False),
         names=_names(opt),
+        answer=answer,
         **decimals_words(opt.decimals, lang),
     )
     sections.append(

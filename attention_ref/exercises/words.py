@@ -46,9 +46,9 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "how": "How to answer",
         "how_text": "Give decimals to {places}; trailing zeros may be dropped ({zeros}), but "
         "a matrix rounded to fewer places is not right. Write the steps you computed into "
-        "answer.json (attnref exercise --out writes it, every step null until you fill it in) "
+        "`{answer}` (attnref exercise --out writes it, every step null until you fill it in) "
         "in the names of attnref explain --format json: {names}; it names this exercise, "
-        '"exercise": {options}. Then run attnref check answer.json.',
+        '"exercise": {options}. Then run `attnref check {answer}`.',
         "place": "1 place", "places": "{p} places", "for": "{short} for {full}", "for_sep": ", ",
         "names_m": '"M" (M_win), ',
         "names_kv": '"kv_heads": [{{{steps}}}, …] ({note}), ',
@@ -191,9 +191,9 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "how": "Como responder",
         "how_text": "Dê {places}; zeros à direita podem ser omitidos ({zeros}), mas uma "
         "matriz arredondada com menos casas não está certa. Escreva os passos calculados em "
-        "answer.json (attnref exercise --out o escreve, cada passo null até você preenchê-lo) "
+        "`{answer}` (attnref exercise --out o escreve, cada passo null até você preenchê-lo) "
         'com os nomes de attnref explain --format json: {names}; ele nomeia este exercício, '
-        '"exercise": {options}. Depois rode attnref check answer.json.',
+        '"exercise": {options}. Depois rode `attnref check {answer}`.',
         "place": "1 casa decimal", "places": "{p} casas decimais", "for": "{short} para {full}",
         "for_sep": "; ",
         "names_m": '"M" (M_jan), ',

@@ -14,7 +14,7 @@ import string
 import pytest
 
 from attention_ref.classroom.assignment import GRADE
-from attention_ref.classroom.exchange.student_words import STUDENT, env_lang, said
+from attention_ref.classroom.exchange.student_words import STUDENT, said
 from attention_ref.classroom.exchange.submit import MySubmission
 from attention_ref.cli.errors import CLIError
 from attention_ref.cli.main import main
@@ -36,24 +36,6 @@ def test_every_language_says_every_sentence_with_the_same_fields():
     # the Portuguese words are Portuguese, not English copied over
     same = [k for k in keys if STUDENT["pt"][k] == STUDENT["en"][k]]
     assert same == [], same
-
-
-@pytest.mark.parametrize(
-    ("env", "lang"),
-    [
-        ({"LANG": "pt_BR.UTF-8"}, "pt"),
-        ({"LANG": "pt_PT"}, "pt"),
-        ({"LC_ALL": "pt_BR.UTF-8", "LANG": "en_US.UTF-8"}, "pt"),
-        ({"LC_MESSAGES": "en_GB.UTF-8", "LANG": "pt_BR.UTF-8"}, "en"),
-        # what it must not take for Portuguese: another language, C, nothing set
-        ({"LANG": "fr_FR.UTF-8"}, "en"),
-        ({"LANG": "C.UTF-8"}, "en"),
-        ({"LANG": "POSIX"}, "en"),
-        ({}, "en"),
-    ],
-)
-def test_the_environments_language_is_read_from_the_locale_variables(env, lang):
-    assert env_lang(env) == lang
 
 
 def test_a_plural_follows_the_count():

@@ -41,10 +41,10 @@ def run(args: list[str], capsys) -> tuple[int, str, str]:
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["--lang", "fr"], "unknown language 'fr' for --lang; choose one of: en, pt"),
-        (["--lang", "PT"], "unknown language 'PT'"),
-        (["--backward", "--lang", "de"], "unknown language 'de'"),
-        (["-e", "nope", "--lang", "pt"], "unknown example 'nope'"),
+        (["--lang", "fr"], "attnref: error: --lang must be en or pt, got 'fr'"),
+        (["--lang", "PT"], "--lang must be en or pt, got 'PT'"),
+        (["--backward", "--lang", "de"], "--lang must be en or pt, got 'de'"),
+        (["-e", "nope", "--lang", "pt"], "exemplo desconhecido 'nope'"),
     ],
 )
 def test_what_is_not_written_in_a_language_is_one_line_and_exit_2(capsys, args, words):

@@ -79,9 +79,28 @@ SOURCE_BACKWARD = {
 }
 
 
-def pinned(name: str, data: bytes, args: tuple[str, ...]) -> bytes:
+#: the other change (issue 56): the statement names the answer file where --out wrote it
+#: (``OUT/answer.json``), in code, where it said ``answer.json``
+ANSWER_NAMED = {
+    "statement.md": (
+        (b"`attnref check OUT/answer.json`", b"attnref check answer.json"),
+        (b"`OUT/answer.json`", b"answer.json"),
+    ),
+    "statement.tex": (
+        (b"\\texttt{attnref check OUT/answer.json}", b"attnref check \\texttt{answer.json}"),
+        (b"\\texttt{OUT/answer.json}", b"\\texttt{answer.json}"),
+    ),
+}
+
+
+def pinned(name: str, data: bytes, args: tuple[str, ...], out: str) -> bytes:
     """``data`` as the pins read it: the ``--backward`` of the source line taken out again
-    (it must be there, once, where the statement was drawn with it)."""
+    (it must be there, once, where the statement was drawn with it), and the answer file
+    named as before where ``--out OUT`` (a relative folder, no TeX to escape) names it."""
+    for now, before in ANSWER_NAMED.get(name, ()):
+        now = now.replace(b"OUT", out.encode())
+        assert data.count(now) == 1, (name, now)
+        data = data.replace(now, before, 1)
     if "--backward" not in args or name not in SOURCE_BACKWARD:
         return data
     now, before = SOURCE_BACKWARD[name]
@@ -90,16 +109,17 @@ def pinned(name: str, data: bytes, args: tuple[str, ...]) -> bytes:
 
 
 @pytest.mark.parametrize("args", list(BEFORE), ids=lambda a: "-".join(a).replace("--", ""))
-def test_the_homeworks_exercise_is_byte_for_byte_what_it_was(tmp_path, capsys, args):
-    for extra in ([], ["--variant", "mha"]):
-        out = tmp_path / "-".join(extra or ["default"])
-        code, _, err = run(["exercise", *args, *extra, "--out", str(out)], capsys)
+def test_the_homeworks_exercise_is_byte_for_byte_what_it_was(tmp_path, capsys, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)
+    for folder, extra in (("plain", []), ("mha", ["--variant", "mha"])):
+        out = tmp_path / folder
+        code, _, err = run(["exercise", *args, *extra, "--out", folder], capsys)
         assert code == 0, err
         for name, digest in BEFORE[args].items():
             data = (out / name).read_bytes()
             if name == "answer.json":  # issue 41: answer.json carries the draw check takes
                 data = data.replace(DRAW_LINE, b"", 1)
-            assert hashlib.sha256(pinned(name, data, args)).hexdigest() == digest, name
+            assert hashlib.sha256(pinned(name, data, args, folder)).hexdigest() == digest, name
     template = json.loads((out / "answer.json").read_text(encoding="utf-8"))
     assert "variant" not in template["exercise"] and "kv_heads" not in template
     assert list(template)[:2] == ["exercise", "draw"] and template["draw"] == 1
@@ -137,9 +157,10 @@ def test_the_statements_are_the_pinned_bytes_but_for_the_answer_notes(
     notes = exercise.answer_notes(ExerciseOptions(seed=5, lang="pt"))
     assert '"-inf"' in notes and "ponto decimal" in notes  # what the pins moved for
     monkeypatch.setattr(exercise, "answer_notes", lambda opt: "")
-    code, _, err = run(["exercise", *args, "--out", str(tmp_path)], capsys)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(["exercise", *args, "--out", "s"], capsys)
     assert code == 0, err
-    data = pinned("statement.md", (tmp_path / "statement.md").read_bytes(), args)
+    data = pinned("statement.md", (tmp_path / "s" / "statement.md").read_bytes(), args, "s")
     assert hashlib.sha256(data).hexdigest() == BEFORE_NOTES[args] != BEFORE[args]["statement.md"]
 
 
@@ -192,19 +213,23 @@ def test_out_writes_every_document_then_check_grades_the_filled_answer(
     assert f"--variant {variant}" in stdout.splitlines()[0]
 
 
-def test_the_features_options_ask_the_same_exercise_as_the_joined_name(tmp_path, capsys):
+def test_the_features_options_ask_the_same_exercise_as_the_joined_name(
+    tmp_path, capsys, monkeypatch
+):
     """--kv-heads, --window and --pos rope add their features to the preset: the documents are
-    byte for byte those of --variant gqa+window+rope; the GQA preset's default has d_k = 2,
+    byte for byte those of --variant gqa+window+rope (each written to ``ex`` of its own folder:
+    the statement names the answer file where it is); the GQA preset's default has d_k = 2,
     so its statement does not say that scaling cannot be told apart."""
     joined = ["--variant", "gqa+window+rope", "--heads", "4", "--d-model", "8"]
     apart = ["--kv-heads", "2", "--window", "2", "--pos", "rope", "--heads", "4", "--d-model", "8"]
     for name, args in (("joined", joined), ("apart", apart)):
-        code, _, err = run(
-            ["exercise", "--seed", "4", *args, "--out", str(tmp_path / name)], capsys
-        )
+        (tmp_path / name).mkdir()
+        monkeypatch.chdir(tmp_path / name)
+        code, _, err = run(["exercise", "--seed", "4", *args, "--out", "ex"], capsys)
         assert code == 0, err
     for name in OUT_FILES:
-        assert (tmp_path / "joined" / name).read_bytes() == (tmp_path / "apart" / name).read_bytes()
+        joined_doc = (tmp_path / "joined" / "ex" / name).read_bytes()
+        assert joined_doc == (tmp_path / "apart" / "ex" / name).read_bytes()
     code, out, _ = run(["exercise", "--variant", "gqa", "-f", "json"], capsys)
     problem = json.loads(out)
     assert code == 0 and len(problem["heads"]) == 4 and len(problem["heads"][0]["W_Q"][0]) == 2

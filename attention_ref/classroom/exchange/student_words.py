@@ -3,17 +3,13 @@ assignment's language.
 
 One table per language, the same keys in each (a test holds them equal); the commands fill in
 the numbers and names. What a student's command says before it knows the assignment (no
-account set, no such file) is in the language of the student's environment (`env_lang`:
-``LANG``, ``LC_ALL``, ``LC_MESSAGES``; ``pt_BR.UTF-8`` is Portuguese), English otherwise.
+account set, no such file) is in the student's language (`attention_ref.cli.language`:
+``$ATTNREF_LANG``, else the locale's; ``pt_BR.UTF-8`` is Portuguese), English otherwise.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from typing import Final
-
-from attention_ref.render import LANGS
 
 STUDENT: Final[dict[str, dict[str, str]]] = {
     "en": {
@@ -112,17 +108,4 @@ def said(key: str, lang: str, **fields: object) -> str:
     return STUDENT[lang][key].format(**fields)
 
 
-def env_lang(env: Mapping[str, str] | None = None) -> str:
-    """The language of the student's environment, for what a command says before it knows the
-    assignment's: the first of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` that is set, by its
-    language code (``pt_BR.UTF-8``: ``pt``); English when none names one of `LANGS`."""
-    env = os.environ if env is None else env
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = env.get(name)
-        if value:
-            code = value.split(".")[0].split("_")[0].lower()
-            return code if code in LANGS else "en"
-    return "en"
-
-
-__all__ = ["STUDENT", "env_lang", "said"]
+__all__ = ["STUDENT", "said"]
