@@ -210,10 +210,13 @@ def markdown_blocks(text: str) -> list[tuple[str, str | list[list[str]]]]:
     return out
 
 
-def print_markdown(out: Console, text: str, *, elsewhere: str = "") -> None:
+def print_markdown(
+    out: Console, text: str, *, elsewhere: str = "", lang: str = "en", kept: str = "best val"
+) -> None:
     """Markdown at a terminal: its text rendered at the console's width, each table by
-    `print_table` (its first column and its best validation loss kept, the others left out
-    from the right as the width needs, and said; never a cell cut short)."""
+    `print_table` (its first column and its best validation loss, the column whose header
+    starts with ``kept``, kept; the others left out from the right as the width needs, and
+    said in ``lang``; never a cell cut short)."""
     from rich.markdown import Markdown
 
     for kind, block in markdown_blocks(text):
@@ -227,13 +230,13 @@ def print_markdown(out: Console, text: str, *, elsewhere: str = "") -> None:
         columns = [
             Column(
                 name,
-                keep=i == 0 or name.startswith("best val"),
+                keep=i == 0 or name.startswith(kept),
                 rank=len(header) - i,
                 justify="left" if i == 0 else "right",
             )
             for i, name in enumerate(header)
         ]
-        print_table(out, "", columns, rows, elsewhere=elsewhere)
+        print_table(out, "", columns, rows, elsewhere=elsewhere, lang=lang)
 
 
 #: a Markdown line that is no paragraph text: a table row, a heading, a fence, a math block, an

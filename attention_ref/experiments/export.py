@@ -103,7 +103,7 @@ def export_results(experiment: str, data: CharData, dest: Path) -> list[Path]:
             # whose sample, attention maps and explorer model the book shows: an arm's first
             # seed (the --seed given, as `attnref sample --arm` takes it)
             "shown": {a.attention: {"run_id": a.run_id, "seed": a.seed} for a in shown},
-            "source": arms.source,
+            "source": arms.source(),
         }
     )
     curve_of = {a.run_id: [list(p) for p in a.val_curve] for a in arms.rows}

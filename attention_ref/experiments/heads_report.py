@@ -5,8 +5,10 @@ Seed 003 meets Q02: the same model trained with h = 1, 2, 4, 8 heads (same seed,
 matter at a fixed number of parameters? And the other reading of Q03, "without multi-head
 attention" = with a single head: is one head worse?
 
-Pure: no MLflow, no torch. Every sentence is written from the figures passed in, and a claim
-is made only where those figures support it (the tests put the numbers on both sides of each
+Pure: no MLflow, no torch. Every sentence is written from the figures passed in, in English or
+in Portuguese (``lang``: the words of `attention_ref.experiments.heads_words`, the numbers as
+`attention_ref.experiments.report_words` writes them), and a claim is made only where those
+figures support it (the tests put the numbers on both sides of each
 threshold); what the arms share is compared option by option (`sweep_sentence`), as the
 ablation's arms are (`attention_ref.experiments.findings.comparability`).
 """
@@ -17,7 +19,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from attention_ref.experiments.findings import ASPECTS, COMPARED_KEYS, comparability
-from attention_ref.experiments.spread import Gap, Side, Spread, compare, spread, spread_cells
+from attention_ref.experiments.heads_words import HEADS
+from attention_ref.experiments.report_words import (
+    COLUMNS,
+    COMPARABILITY_WORDS,
+    REPORT,
+    cells,
+    count,
+    join_words,
+    num,
+    qualifier,
+    seeds_of,
+    shown,
+)
+from attention_ref.experiments.spread import Gap, Side, Spread, compare, spread
 
 #: two best validation losses closer than this (nats) are not told apart: the losses are
 #: measured on fixed validation batches of one seed, and differences this small are sampling
@@ -96,14 +111,6 @@ def heads_arms(rows: Sequence[HeadsRow]) -> list[HeadsArm]:
 SWEEP_KEYS: tuple[str, ...] = tuple(k for k in COMPARED_KEYS if k != "n_head")
 
 
-def _join(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _shown(key: str, value: str) -> str:
-    return f"sha256 `{value[:12]}…`" if key == "data" else value
-
-
 def _joined_row(arm: HeadsArm) -> HeadsRow:
     """An arm as one row for `comparability`: an option that differs between its seeds (the
     seed) has their values joined, so two arms compare equal only with the same seeds."""
@@ -133,194 +140,195 @@ def _joined_row(arm: HeadsArm) -> HeadsRow:
     )
 
 
-def sweep_sentence(rows: Sequence[HeadsRow]) -> str:
-    """What the arms have in common besides their heads, only as far as their rows record it."""
+def sweep_source(run_id: str, lang: str = "en") -> str:
+    """Where the sweep's arms come from, in ``lang``: its parent run."""
+    return HEADS[lang]["source"].format(run=run_id)
+
+
+def sweep_sentence(rows: Sequence[HeadsRow], lang: str = "en") -> str:
+    """What the arms have in common besides their heads, only as far as their rows record it,
+    in ``lang`` (the aspects in the words of the Q03 report's `COMPARABILITY_WORDS`)."""
+    say = HEADS[lang]
     arms = heads_arms(rows)
     if len(arms) < 2:
-        return "a single arm"
+        return say["single_arm"]
     rows = [_joined_row(a) for a in arms]
     c = comparability(rows, SWEEP_KEYS, name=lambda r: f"h = {r.heads}")
+    aspects: dict[str, tuple[str, str, str]] = COMPARABILITY_WORDS[lang]["aspects"]
+    nouns = {keys[0]: aspects[aspect][0] for aspect, keys in ASPECTS.items() if len(keys) == 1}
     if c.differ:
         parts = [
-            f"{k} ({', '.join(f'{a}: {_shown(k, v)}' for a, v in by.items())})"
+            f"{nouns.get(k, k)} ({', '.join(f'{a}: {shown(k, v)}' for a, v in by.items())})"
             for k, by in c.differ.items()
         ]
-        return (
-            f"**the arms are not comparable as they stand**: besides the heads they differ in "
-            f"{_join(parts)}"
-        )
+        return say["differ"].format(parts=join_words(parts, lang))
     same, unknown = [], []
     for aspect, keys in ASPECTS.items():
+        noun, one, several_values = aspects[aspect]
         mine = [k for k in keys if k in SWEEP_KEYS]
         if any(k in c.unknown for k in mine):
-            unknown.append(aspect)
+            unknown.append(noun)
         elif len(keys) == 1:
-            value = _shown(keys[0], c.same[keys[0]])
+            value = shown(keys[0], c.same[keys[0]])
             plural = keys[0] == "seed" and ", " in value  # an arm of several seeds
-            same.append(f"{aspect}s ({value})" if plural else f"{aspect} ({value})")
+            same.append(f"{several_values if plural else one} ({value})")
         else:
-            same.append(aspect if mine == list(keys) else f"{aspect} but for the heads")
-    text = f"every arm has the same {_join(same)}" if same else ""
+            same.append(one if mine == list(keys) else say["but_heads"].format(aspect=one))
+    text = say["same"].format(items=join_words(same, lang)) if same else ""
     if unknown:
-        verb = "is" if len(unknown) == 1 else "are"
-        missing = f"the {_join(unknown)} {verb} not recorded for every arm, so not claimed the same"
+        key = "missing_one" if len(unknown) == 1 else "missing_many"
+        missing = say[key].format(items=join_words(unknown, lang))
         text = f"{text}; {missing}" if text else missing
     return text
 
 
-def heads_table(rows: Sequence[HeadsRow]) -> str:
-    """The comparison table of the sweep (markdown): one line per number of heads; an arm of
-    several seeds shows the means, its seeds and the spread of its best validation loss, the
-    precision where the runs record it. One seed each, no precision: the table of before."""
+def heads_table(rows: Sequence[HeadsRow], lang: str = "en") -> str:
+    """The comparison table of the sweep (markdown, headers in ``lang``): one line per number
+    of heads; an arm of several seeds shows the means, its seeds and the spread of its best
+    validation loss, the precision where the runs record it. One seed each, no precision: the
+    table of before."""
+    col = COLUMNS[lang]
     arms = heads_arms(rows)
     several = any(a.n > 1 for a in arms)
     precise = any(r.precision is not None for r in rows)
-    cols = [
-        "heads h",
+    names = [
+        "heads",
         "d_k",
         *(["seeds"] if several else []),
         *(["precision"] if precise else []),
         "parameters",
-        *(["best val loss (mean)", "min–max", "95 % interval"] if several else ["best val loss"]),
-        "final val loss",
-        "final train loss",
-        "tokens/s",
-        "wall time (s)",
+        *(["best_mean", "range", "interval"] if several else ["best"]),
+        "final_val",
+        "final_train",
+        "tokens_per_sec",
+        "wall_time",
         "steps",
     ]
-    lines = ["| " + " | ".join(cols) + " |", "|---" + "|---:" * (len(cols) - 1) + "|"]
+    lines = [
+        "| " + " | ".join(col[n] for n in names) + " |",
+        "|---" + "|---:" * (len(names) - 1) + "|",
+    ]
     for a in arms:
-        mean, rng, ci = spread_cells(a.best)
-        cells = [
+        mean, rng, ci = cells(a.best, lang)
+        row = [
             str(a.heads),
             str(a.d_k),
             *([str(a.n)] if several else []),
-            *([a.precision or "not recorded"] if precise else []),
-            f"{a.n_params:,}",
+            *([a.precision or col["not_recorded"]] if precise else []),
+            count(a.n_params, lang),
             *([mean, rng, ci] if several else [mean]),
-            f"{a.mean('final_val_loss'):.4f}",
-            f"{a.mean('final_train_loss'):.4f}",
-            f"{a.mean('tokens_per_sec'):,.0f}",
-            f"{a.mean('wall_time_s'):.0f}",
+            num(a.mean("final_val_loss"), ".4f", lang),
+            num(a.mean("final_train_loss"), ".4f", lang),
+            count(a.mean("tokens_per_sec"), lang),
+            num(a.mean("wall_time_s"), ".0f", lang),
             str(a.rows[0].steps),
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 
 
-def parameters_sentence(rows: Sequence[HeadsRow]) -> str:
+def parameters_sentence(rows: Sequence[HeadsRow], lang: str = "en") -> str:
     """Whether the parameter counts are equal, from the counts."""
+    say = HEADS[lang]
     counts = sorted({r.n_params for r in rows})
     if len(counts) == 1:
-        return (
-            f"Every arm has {counts[0]:,} parameters: the heads split d_model = h · d_k "
-            "between them, they add no weights."
-        )
-    listed = ", ".join(f"h = {r.heads}: {r.n_params:,}" for r in rows)
-    return f"The parameter counts differ ({listed}), so the comparison is not at fixed size."
+        return say["one_count"].format(n=count(counts[0], lang))
+    listed = ", ".join(f"h = {r.heads}: {count(r.n_params, lang)}" for r in rows)
+    return say["counts_differ"].format(listed=listed)
 
 
 def _gap(a: HeadsArm, b: HeadsArm, tolerance: float) -> Gap:
     return compare(a.best, b.best, tolerance)
 
 
-def verdict(rows: Sequence[HeadsRow], tolerance: float = HEADS_TOLERANCE) -> str:
+def verdict(rows: Sequence[HeadsRow], tolerance: float = HEADS_TOLERANCE, lang: str = "en") -> str:
     """Does the number of heads matter? The lowest arm against the highest: beyond their spread
     over seeds (one seed each: beyond ``tolerance``) it matters, within it it is not shown."""
+    say = HEADS[lang]
     arms = heads_arms(rows)
     if len(arms) < 2:
-        return "One arm only: nothing to compare."
+        return say["one_arm"]
     best = min(arms, key=lambda a: a.best.mean)
     worst = max(arms, key=lambda a: a.best.mean)
     g = _gap(worst, best, tolerance)
-    gap = g.diff
-    lo, hi = best.best.mean, worst.best.mean
+    figures = {
+        "gap": num(g.diff, ".3f", lang),
+        "lo": num(best.best.mean, ".3f", lang),
+        "hi": num(worst.best.mean, ".3f", lang),
+        "best": best.heads,
+        "worst": worst.heads,
+        "tolerance": num(tolerance, "g", lang),
+        "qualifier": qualifier(g, lang),
+    }
     if g.one_seed:
-        if g.side == Side.AT:
-            return (
-                f"**The number of heads does not matter measurably here.** The best validation "
-                f"losses lie within {gap:.3f} nats of each other (from {lo:.3f} to {hi:.3f}), no "
-                f"more than the {tolerance} nats that one seed's fixed validation batches cannot "
-                "tell apart."
-            )
-        return (
-            f"**The number of heads matters here.** h = {best.heads} reaches the lowest best "
-            f"validation loss ({lo:.3f}), h = {worst.heads} the highest ({hi:.3f}): a spread of "
-            f"{gap:.3f} nats, more than the {tolerance} nats of sampling noise, on one seed."
-        )
-    if g.side == Side.AT:
-        return (
-            f"**The number of heads does not matter measurably here.** The mean best validation "
-            f"losses lie within {gap:.3f} nats of each other (from {lo:.3f} with h = "
-            f"{best.heads} to {hi:.3f} with h = {worst.heads}), {g.qualifier()}."
-        )
-    return (
-        f"**The number of heads matters here.** h = {best.heads} reaches the lowest mean best "
-        f"validation loss ({lo:.3f}), h = {worst.heads} the highest ({hi:.3f}): {gap:.3f} nats "
-        f"apart, {g.qualifier()}."
-    )
+        return say["flat_one_seed" if g.side == Side.AT else "matters_one_seed"].format(**figures)
+    return say["flat" if g.side == Side.AT else "matters"].format(**figures)
 
 
-def single_head_sentence(rows: Sequence[HeadsRow], tolerance: float = HEADS_TOLERANCE) -> str:
+#: how one head against the best of several is said, by the side of the single head
+_ONE_HEAD = {Side.ABOVE: "worse", Side.BELOW: "better", Side.AT: "as_well"}
+
+
+def single_head_sentence(
+    rows: Sequence[HeadsRow], tolerance: float = HEADS_TOLERANCE, lang: str = "en"
+) -> str:
     """Q03's other reading, "without multi-head attention" = one head: is one head worse?"""
+    say = HEADS[lang]
     arms = heads_arms(rows)
     one = next((a for a in arms if a.heads == 1), None)
     many = [a for a in arms if a.heads > 1]
     if one is None or not many:
-        return (
-            "The sweep has no single-head arm and a multi-head arm both, so it cannot say "
-            "what one head costs."
-        )
+        return say["no_single_head"]
     best = min(many, key=lambda a: a.best.mean)
     g = _gap(one, best, tolerance)
-    x, y, diff = one.best.mean, best.best.mean, g.diff
-    noise = f"the {tolerance} of noise" if g.one_seed else f"the spread of {g.seeds}"
-    if g.side == Side.ABOVE:
-        how = (
-            f"a single head is worse: {x:.3f} against {y:.3f} with h = {best.heads}, {diff:.3f} "
-            f"nats, more than {noise}. Several heads can look at several places at once; one "
-            "head mixes them in one softmax."
-        )
-    elif g.side == Side.BELOW:
-        how = (
-            f"a single head is better: {x:.3f} against the best multi-head {y:.3f} "
-            f"(h = {best.heads}), {-diff:.3f} nats, more than {noise}: at this size and this "
-            f"many steps, wide heads (d_k = {one.d_k}) help more than many of them."
-        )
-    else:
-        how = (
-            f"a single head does as well: {x:.3f} against the best multi-head {y:.3f} "
-            f"(h = {best.heads}), a difference of {abs(diff):.3f} nats, within {noise}."
-        )
-    return f"Read as *with one head instead of several* (the same parameters), {how}"
+    noise = (
+        say["noise_one_seed"].format(tolerance=num(tolerance, "g", lang))
+        if g.one_seed
+        else say["noise_spread"].format(seeds=seeds_of(g, lang))
+    )
+    how = say[_ONE_HEAD[g.side]].format(
+        one=num(one.best.mean, ".3f", lang),
+        many=num(best.best.mean, ".3f", lang),
+        heads=best.heads,
+        diff=num(abs(g.diff), ".3f", lang),
+        noise=noise,
+        d_k=one.d_k,
+    )
+    return say["one_head"].format(how=how)
 
 
-def heads_report(source: str, rows: Sequence[HeadsRow]) -> str:
-    """The markdown section on the heads sweep, every figure taken from ``rows``."""
+def heads_report(source: str, rows: Sequence[HeadsRow], lang: str = "en") -> str:
+    """The markdown section on the heads sweep in ``lang``, every figure taken from ``rows``;
+    ``source`` says where they come from (`sweep_source`)."""
     if not rows:
         raise ValueError("the heads sweep has no finished arm to report on")
+    say = HEADS[lang]
     arms = heads_arms(rows)
     rows = [r for a in arms for r in a.rows]
     several = max(a.n for a in arms) > 1
     runs = ", ".join(
-        f"h = {r.heads} `{r.run_id}`" + (f" (seed {r.seed})" if several else "") for r in rows
+        f"h = {r.heads} `{r.run_id}`" + (say["run_seed"].format(seed=r.seed) if several else "")
+        for r in rows
+    )
+    trained = say["trained"].format(
+        source=source,
+        heads=", ".join(str(a.heads) for a in arms),
+        sweep=sweep_sentence(rows, lang),
     )
     out = [
-        "## Heads sweep: does the number of heads matter at fixed parameters?",
+        say["title"],
         "",
-        f"{source}: one model trained with h = "
-        + ", ".join(str(a.heads) for a in arms)
-        + f" heads; {sweep_sentence(rows)}.",
+        trained,
         "",
-        heads_table(rows).rstrip(),
+        heads_table(rows, lang).rstrip(),
         "",
-        parameters_sentence(rows),
+        parameters_sentence(rows, lang),
         "",
-        verdict(rows),
+        verdict(rows, lang=lang),
         "",
-        single_head_sentence(rows),
+        single_head_sentence(rows, lang=lang),
         "",
-        "Runs: " + runs + ".",
+        REPORT[lang]["runs"].format(runs=runs),
         "",
     ]
     return "\n".join(out)

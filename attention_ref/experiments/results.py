@@ -18,11 +18,11 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from attention_ref.experiments.findings import RECORDED_BEFORE, ArmRow, Baselines
-from attention_ref.experiments.heads_report import HeadsRow, heads_report
+from attention_ref.experiments.heads_report import HeadsRow, heads_report, sweep_source
 from attention_ref.experiments.local_store import SWEEP_WORDS, RunRow, make_run_row
 from attention_ref.experiments.model_parts import with_parameter_groups
 from attention_ref.experiments.names import Artifact, Metric, RunKind, RunStatus, Tag
-from attention_ref.experiments.report import build_report
+from attention_ref.experiments.report import arms_source, build_report
 from attention_ref.experiments.runs import metric_curve
 from attention_ref.experiments.store import TrackingError, first_line
 from attention_ref.lm.checkpoint import Checkpoint
@@ -81,11 +81,15 @@ def arm_from_run(client: MlflowClient, run: Run) -> ArmRow:
 
 @dataclass(frozen=True)
 class Arms:
-    """The runs a report speaks of: where they come from, the parent (if any), the rows."""
+    """The runs a report speaks of: the parent (if any; else the latest single run of each
+    mode), the rows."""
 
-    source: str
     parent: Run | None
     rows: list[ArmRow]
+
+    def source(self, lang: str = "en") -> str:
+        """Where the arms come from, in ``lang`` (`arms_source`)."""
+        return arms_source(None if self.parent is None else self.parent.info.run_id, lang)
 
 
 class NoArmsError(TrackingError):
@@ -113,7 +117,7 @@ def find_arms(experiment: str) -> Arms:
             (arm_from_run(client, r) for r in children),
             key=lambda a: (order.get(a.attention, 9), int(a.seed or 0)),
         )  # an arm of several seeds: its runs by seed
-        return Arms(f"ablation run `{pid}`", parent, rows)
+        return Arms(parent, rows)
     rows = []
     for mode in ATTENTION_MODES:
         runs = _search(experiment, f"tags.{Tag.ATTENTION} = '{mode}' and {_FINISHED}", 1000)
@@ -126,7 +130,7 @@ def find_arms(experiment: str) -> Arms:
             f"{experiment!r} (arms of a heads sweep do not answer Q03); run `attnref ablation` "
             "first"
         )
-    return Arms("the latest finished single run of each mode", None, rows)
+    return Arms(None, rows)
 
 
 def baselines(data: CharData) -> Baselines:
@@ -142,10 +146,11 @@ def baselines(data: CharData) -> Baselines:
     )
 
 
-def q03_report(experiment: str, data: CharData, arms: Arms | None = None) -> str:
-    """The markdown answer to Q03 for ``experiment`` (its latest ablation, see `find_arms`)."""
+def q03_report(experiment: str, data: CharData, arms: Arms | None = None, lang: str = "en") -> str:
+    """The markdown answer to Q03 for ``experiment`` (its latest ablation, see `find_arms`), in
+    ``lang``."""
     arms = arms or find_arms(experiment)
-    return build_report(experiment, arms.source, arms.rows, baselines(data))
+    return build_report(experiment, arms.source(lang), arms.rows, baselines(data), lang)
 
 
 def _arms_of(parent: Run) -> dict[str, list[Run]]:
@@ -285,15 +290,16 @@ def heads_rows(parent: Run) -> list[HeadsRow]:
     return sorted(rows, key=lambda r: (r.heads, int(r.seed or 0)))
 
 
-def heads_sweep_report(experiment: str) -> str | None:
-    """The heads-sweep section of the report (its latest finished sweep), or ``None``."""
+def heads_sweep_report(experiment: str, lang: str = "en") -> str | None:
+    """The heads-sweep section of the report (its latest finished sweep) in ``lang``, or
+    ``None``."""
     parent = latest_heads_sweep(experiment)
     if parent is None:
         return None
     rows = heads_rows(parent)
     if not rows:
         return None
-    return heads_report(f"Heads sweep run `{parent.info.run_id}`", rows)
+    return heads_report(sweep_source(parent.info.run_id, lang), rows, lang)
 
 
 # ----------------------------------------------------------------------------- list of runs

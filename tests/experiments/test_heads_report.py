@@ -58,12 +58,15 @@ def sweep(*bests: float) -> list[HeadsRow]:
 
 
 def test_the_module_is_pure():
-    """No torch, MLflow or plots; of attnref only the (pure) findings and spread."""
+    """No torch, MLflow or plots; of attnref only the (pure) findings and spread, and the
+    tables of words (its own and the Q03 report's)."""
     names = imported_names(Path("attention_ref/experiments/heads_report.py").resolve())
     assert not any(violates(n, {"torch", "mlflow", "matplotlib"}) for n in names)
     assert {n.split(".")[2] for n in names if n.startswith("attention_ref.")} <= {
         "findings",
         "spread",
+        "heads_words",
+        "report_words",
     }
 
 
