@@ -34,16 +34,24 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mkdocs-material's end-of-life banner is noise in the logs
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: demo test test-soak lint setup setup-dev ui docs site browser latex postgres nginx server clean
+.PHONY: demo data test test-soak lint setup setup-dev ui docs site browser latex postgres nginx server clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "attnref needs Python >= 3.11"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip $(QUIET_PIP)
 
-# torch first, pinned to the CPU build: an unpinned torch would pull GBs of CUDA packages.
+# torch first, by tools/install_torch.py's plan (PyPI's Linux torch is the CUDA build, GBs of
+# NVIDIA libraries even without a GPU): the build TORCH_INDEX chooses, else the torch 2.13.0
+# that pip's configuration finds locally, else on Linux without an NVIDIA GPU the CPU build
+# from https://download.pytorch.org/whl/cpu, else PyPI's default (CPU on macOS and Windows,
+# CUDA on Linux with an NVIDIA GPU). TORCH_INDEX: an index URL, e.g.
+# `make demo TORCH_INDEX=https://download.pytorch.org/whl/cu128`, or `pypi` for PyPI's default
+# build; empty: the plan decides. Another build in an existing .venv: `make clean` first.
+TORCH_INDEX ?=
 $(VENV)/.torch: | $(BIN)/python
-	$(BIN)/python -m pip install --quiet torch==2.13.0 $(QUIET_PIP)
+	$(BIN)/python tools/install_torch.py --version 2.13.0 --index '$(TORCH_INDEX)' --quiet \
+		$(QUIET_PIP)
 	@touch $@
 
 $(VENV)/.installed: pyproject.toml $(VENV)/.torch
@@ -59,12 +67,21 @@ setup-dev: $(VENV)/.installed-dev
 
 ## demo: set up .venv and run the main job on the embedded defaults: the worked example, then
 ## the Q02/Q03 ablation (about 20 minutes on 2 CPU cores) into sqlite:///mlflow.db, and Q03's answer
+## DEMO_OPTS: options of `attnref ablation` (see its --help), e.g. a quick demo:
+##   make demo DEMO_OPTS="--quick --max-steps 20 --eval-interval 10"
+DEMO_OPTS ?=
 demo: $(VENV)/.installed
 	$(BIN)/attnref explain --example life-is-awesome
-	$(BIN)/attnref ablation
+	$(BIN)/attnref ablation $(DEMO_OPTS)
 	$(BIN)/attnref report --output q03-report.md
 	@echo "Q03, answered from the runs: q03-report.md"
 	@echo "Browse the runs: make ui  (then open $$($(BIN)/python tools/ui_link.py mlflow.db))"
+
+## data: Tiny Shakespeare into the user cache ($$XDG_CACHE_HOME/attnref/), once, verified by
+## its sha256 (attnref and the tests find it there; the tests never download it); where
+## ATTNREF_DATA is set (../shared's copy), it says where that copy is
+data: $(VENV)/.installed
+	$(BIN)/python tools/get_data.py
 
 ## ui: the MLflow UI over the embedded store, opened on the runs (MLflow 3 opens its GenAI home
 ## unless the link asks for the runs: tools/ui_link.py prints that link)
@@ -80,39 +97,58 @@ $(KATEX): tools/vendor_katex.py | $(BIN)/python
 	$(BIN)/python tools/vendor_katex.py docs/assets/katex --version $(KATEX_VERSION) \
 		--integrity '$(KATEX_INTEGRITY)'
 
+# make test's system tools are Debian's packages, each target below installing its PACKAGES
+# with apt-get (through $(SUDO), only when not root) where its PROBE (a shell test) says they
+# are missing. Where apt-get is not on the PATH (macOS, a non-Debian Linux) make stops with one
+# line that names WHAT to install, not a shell error. The probes' paths are variables, so that
+# tests/test_make_system.py can point them elsewhere.
+CHROMIUM ?= /usr/lib/chromium/chromium
+PG_CTL ?= /usr/lib/postgresql/*/bin/pg_ctl
+NGINX ?= /usr/sbin/nginx
+debian_packages = $(if $(shell { $(PROBE); } > /dev/null 2>&1 && echo here),@:,$(if \
+	$(shell command -v apt-get),$(apt_get_install),$(no_apt_get)))
+apt_get_install = @echo "installing $(PACKAGES) (Debian packages) for $(FOR)"; \
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive $(APT_ENV) apt-get install -y -qq \
+		--no-install-recommends $(PACKAGES) > /dev/null
+no_apt_get = $(error make $@: missing $(WHAT), for $(FOR) (Debian's packages: $(PACKAGES)), \
+	and no apt-get on the PATH: install what is missing with your system's package manager; \
+	make test needs Debian or Ubuntu (make demo needs none of them))
+
 ## browser: Debian's chromium + chromium-driver (for the book's browser test), if missing
+browser: PROBE = [ -x $(CHROMEDRIVER) ] && [ -x $(CHROMIUM) ]
+browser: PACKAGES = chromium chromium-driver
+browser: WHAT = Chromium and its chromedriver
+browser: FOR = the book's browser test
 browser:
-	@if [ -x $(CHROMEDRIVER) ] && [ -x /usr/lib/chromium/chromium ]; then :; else \
-		echo "installing chromium and chromium-driver (Debian packages) for the browser test"; \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-			chromium chromium-driver > /dev/null; fi
+	$(debian_packages)
 
 ## latex: Debian's TeX Live for the LaTeX compile test, if pdflatex is missing: pdflatex,
 ## article, amsmath, amssymb (texlive-latex-base) and the T2A Cyrillic fonts (texlive-lang-cyrillic)
+latex: PROBE = command -v pdflatex && kpsewhich t2aenc.def
+latex: PACKAGES = texlive-latex-base texlive-lang-cyrillic
+latex: WHAT = pdflatex with the T2A Cyrillic fonts
+latex: FOR = the LaTeX compile test
 latex:
-	@if command -v pdflatex > /dev/null && kpsewhich t2aenc.def > /dev/null; then :; else \
-		echo "installing texlive-latex-base and texlive-lang-cyrillic (Debian packages) for the LaTeX test"; \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-			texlive-latex-base texlive-lang-cyrillic > /dev/null; fi
+	$(debian_packages)
 
 ## postgres: Debian's postgresql (initdb, pg_ctl) for the class server and its tests, if missing
+postgres: PROBE = ls $(PG_CTL)
+postgres: PACKAGES = postgresql
+postgres: WHAT = PostgreSQL's server (initdb, pg_ctl)
+postgres: FOR = the class server and its tests
 postgres:
-	@if ls /usr/lib/postgresql/*/bin/pg_ctl > /dev/null 2>&1; then :; else \
-		echo "installing postgresql (Debian package) for the class server's tests"; \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-			postgresql > /dev/null; fi
+	$(debian_packages)
 
 ## nginx: Debian's nginx, the class server's edge (TLS, timeouts, limits per address), if
-## missing; its service is not started (attnref server start runs its own)
+## missing; its service is not started (RUNLEVEL=1: attnref server start runs its own)
+nginx: PROBE = [ -x $(NGINX) ] || command -v nginx
+nginx: PACKAGES = nginx
+nginx: WHAT = nginx
+nginx: FOR = the class server's edge
+nginx: APT_ENV = RUNLEVEL=1
 nginx:
-	@if [ -x /usr/sbin/nginx ] || command -v nginx > /dev/null; then :; else \
-		echo "installing nginx (Debian package) for the class server's edge"; \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq \
-			--no-install-recommends nginx > /dev/null; fi
+	$(debian_packages)
 
 ## server: the class server in $(CLASS_DIR) (attnref server start; the admin password comes
 ## from $$ATTNREF_ADMIN_PASSWORD; it prints the link to the runs); Ctrl-C, or
@@ -136,7 +172,8 @@ docs: $(VENV)/.installed-dev $(KATEX)
 ## volume and restarts, each over a minute, run by `make test-soak` and by CI), to stay under
 ## 20 minutes on a 2-core machine
 TEST_WORKERS ?= auto
-TEST_DEPS = $(VENV)/.installed-dev $(KATEX) browser latex postgres nginx
+# the system packages first: where they cannot be installed, make says so before building .venv
+TEST_DEPS = browser latex postgres nginx $(VENV)/.installed-dev $(KATEX)
 test: $(TEST_DEPS) lint
 	@# the project's bytecode written once: where PYTHONDONTWRITEBYTECODE is set (this machine
 	@# sets it) every attnref the tests start would compile the package again (about 1 s each)

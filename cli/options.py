@@ -188,8 +188,10 @@ def load_data(path: Path | None, console: Console) -> CharData:
     from attention_ref.lm.data import DataError, load, locate
 
     try:
-        return load(locate(path, progress=download_progress(console)))
-    except DataError as e:
+        with download_progress(console) as progress:  # its bar stops however it ends
+            found = locate(path, progress=progress)
+        return load(found)
+    except DataError as e:  # a refusal of one line, that says how to pass a local copy
         raise CLIError(str(e)) from None
 
 
@@ -297,16 +299,16 @@ def existing_store_uri(tracking_uri: str | None) -> str:
         raise CLIError(str(e)) from None
 
 
-def connect_existing_store(tracking_uri: str | None) -> str:
+def connect_existing_store(tracking_uri: str | None, lang: str = "en") -> str:
     """Point MLflow at a store that must already exist (commands that only read one).
 
-    A sqlite file that does not exist is a one-line error: nothing is created.
+    A sqlite file that does not exist is a one-line error (in ``lang``): nothing is created.
     """
     from attention_ref.experiments.store import TrackingError, connect, require_store
 
     try:
-        uri = require_store(tracking_uri)
+        uri = require_store(tracking_uri, lang)
         connect(uri, None)
     except TrackingError as e:
-        raise CLIError(str(e)) from None
+        raise CLIError(str(e), lang) from None
     return uri

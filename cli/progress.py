@@ -4,9 +4,9 @@
   (a checkpoint is written and the run is marked KILLED); a second Ctrl-C aborts at once.
 * `Reporter`: a rich progress bar on a terminal; plain log lines every N steps otherwise
   (CI logs, pipes). `ArmReporters` gives each arm of an ablation its own, one after the other.
-* `download_progress` for the one-time data download; `make_console`, `loading` (the first
-  line, printed before torch and MLflow are imported), `run_started` and the hints
-  (`command`: ``attnref``, or its full path when the shell would not find it; `ui_hint`).
+* `download_progress` (a `DownloadProgress`) for the one-time data download; `make_console`,
+  `loading` (the first line, printed before torch and MLflow are imported), `run_started` and
+  the hints (`command`: ``attnref``, or its full path when the shell would not find it; `ui_hint`).
 
 No torch or mlflow import here: ``attnref --help`` stays fast.
 """
@@ -17,7 +17,7 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -341,21 +341,40 @@ class ArmReporters:
         self.close()
 
 
-def download_progress(console: Console) -> Callable[[int, int | None], None]:
-    """A progress callback for the one-time data download (bytes done, total)."""
-    bar = Progress(BarColumn(), MofNCompleteColumn(), console=console)
-    task: list[TaskID] = []  # created at the first chunk
+class DownloadProgress:
+    """The progress of the one-time data download: a line saying what comes, then a bar of
+    the bytes (done, total), from the first chunk on. Called as ``progress(done, total)``;
+    ``with`` it, the bar stops however the download ends (a cut one never reaches its total)."""
 
-    def update(done: int, total: int | None) -> None:
-        if not task:
-            console.print("downloading Tiny Shakespeare (1.1 MB, verified by sha256)…")
-            bar.start()
-            task.append(bar.add_task("download", total=total))
-        bar.update(task[0], completed=done)
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.bar = Progress(BarColumn(), MofNCompleteColumn(), console=console)
+        self.task: TaskID | None = None  # added at the first chunk
+
+    def __call__(self, done: int, total: int | None) -> None:
+        if self.task is None:
+            self.console.print("downloading Tiny Shakespeare (1.1 MB, verified by sha256)…")
+            self.bar.start()
+            self.task = self.bar.add_task("download", total=total)
+        self.bar.update(self.task, completed=done)
         if total is not None and done >= total:
-            bar.stop()
+            self.close()
 
-    return update
+    def close(self) -> None:
+        """Stop the bar (if it was drawn); again is harmless."""
+        if self.task is not None:
+            self.bar.stop()
+
+    def __enter__(self) -> DownloadProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def download_progress(console: Console) -> DownloadProgress:
+    """A progress callback for the one-time data download (bytes done, total)."""
+    return DownloadProgress(console)
 
 
 def ui_hint(console: Console, uri: str, default_uri: str, experiment_id: str | None = None) -> None:

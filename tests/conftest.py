@@ -24,19 +24,38 @@ if os.environ.get("PYTEST_XDIST_WORKER") and "OMP_NUM_THREADS" not in os.environ
     _workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // _workers))
 
+# No test downloads Tiny Shakespeare from the internet: a download that a test did not point
+# at a server of its own (``$ATTNREF_DATA_URL``) goes to a closed port on this machine and is
+# refused at once, rather than reaching the public URL.
+os.environ.setdefault("ATTNREF_DATA_URL", "http://127.0.0.1:9/the-tests-never-download")
+
+# The suite speaks English whatever the contributor's locale: a student's command takes its
+# language from $ATTNREF_LANG, else LC_ALL, LC_MESSAGES, LANG (attention_ref.cli.language), so
+# they are set here for every test and every process a test starts; the tests of another
+# language set it themselves.
+for _name in ("ATTNREF_LANG", "LC_ALL", "LC_MESSAGES"):
+    os.environ.pop(_name, None)
+os.environ["LANG"] = "C.UTF-8"
+
 
 import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def shakespeare_path():
-    """Tiny Shakespeare from ``$ATTNREF_DATA`` (the Makefile points it at ../shared)."""
-    from pathlib import Path
+    """Tiny Shakespeare as a contributor's machine has it, never downloaded: ``$ATTNREF_DATA``
+    (the Makefile points it at ../shared where there is one), else the user cache
+    (``$XDG_CACHE_HOME/attnref/tinyshakespeare.txt``)."""
+    from attention_ref.lm.data import DataError, locate
 
-    value = os.environ.get("ATTNREF_DATA")
-    if not value or not Path(value).is_file():
-        pytest.fail("set ATTNREF_DATA to Tiny Shakespeare's input.txt (make test does)")
-    return Path(value)
+    try:
+        return locate(allow_download=False)
+    except DataError as e:
+        pytest.fail(
+            f"the tests need Tiny Shakespeare and never download it: {e}. "
+            "`make data` downloads it once into the cache (verified by its sha256)",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(scope="session")

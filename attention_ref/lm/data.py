@@ -15,7 +15,10 @@ into 1,003,854 training and 111,540 validation tokens.
 from __future__ import annotations
 
 import hashlib
+import http.client
+import math
 import os
+import socket
 import tempfile
 import urllib.error
 import urllib.request
@@ -33,6 +36,10 @@ VOCAB_SIZE = 65
 N_TRAIN = 1_003_854
 N_VAL = 111_540
 ENV_VAR = "ATTNREF_DATA"
+#: the download's address and patience, settings of the environment (`data_url`, `data_timeout`)
+URL_VAR = "ATTNREF_DATA_URL"
+TIMEOUT_VAR = "ATTNREF_DATA_TIMEOUT"
+DEFAULT_TIMEOUT = 30.0
 TRAIN_FRACTION = 0.9
 
 
@@ -46,72 +53,133 @@ def cache_path() -> Path:
     return Path(base) / "attnref" / "tinyshakespeare.txt"
 
 
-HOW_TO_PASS = f"pass a local copy with --data PATH or the environment variable {ENV_VAR}"
+def data_url() -> str:
+    """Where the download comes from: ``$ATTNREF_DATA_URL``, else the public `URL` (the tests
+    stand a server on 127.0.0.1 in for it)."""
+    return os.environ.get(URL_VAR) or URL
+
+
+def data_timeout() -> float:
+    """Seconds the download waits for the server to answer or to send more:
+    ``$ATTNREF_DATA_TIMEOUT``, else `DEFAULT_TIMEOUT`."""
+    value = os.environ.get(TIMEOUT_VAR)
+    if not value:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise DataError(f"{TIMEOUT_VAR} must be a number of seconds above 0, got {value!r}")
+    return seconds
+
+
+def how_to_pass(dest: Path) -> str:
+    """The end of every refusal: the ways to hand attnref a copy that is already here."""
+    return f"pass a local copy with --data PATH or ${ENV_VAR}, or put the file at {dest}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _reason(e: BaseException, seconds: float) -> str:
+    """Why a download failed, in a few words: an HTTP status, no answer in time, a refused
+    connection, a host name that does not resolve, or the error's own."""
+    if isinstance(e, urllib.error.HTTPError):
+        return f"HTTP {e.code} {_one_line(str(e.reason))}"
+    cause = e.reason if isinstance(e, urllib.error.URLError) else e
+    if isinstance(cause, TimeoutError):
+        return f"no answer within {seconds:g} s (${TIMEOUT_VAR} sets the wait)"
+    if isinstance(cause, ConnectionRefusedError):
+        return "the connection was refused: no network, or no server there"
+    if isinstance(cause, socket.gaierror):
+        return f"the host name does not resolve, no network? ({cause.strerror or cause})"
+    if isinstance(cause, UnicodeError):  # a label too long: refused before any look-up
+        return "not a valid host name"
+    if isinstance(cause, OSError) and cause.strerror:
+        return _one_line(cause.strerror)
+    return _one_line(str(cause)) or type(cause).__name__
 
 
 def download(
-    url: str,
+    url: str | None,
     dest: Path,
     *,
     sha256: str = SHA256,
-    timeout: float = 30.0,
+    timeout: float | None = None,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> Path:
-    """Fetch ``url`` into ``dest`` atomically, verified against ``sha256``.
+    """Fetch ``url`` (``None``: `data_url`) into ``dest`` atomically, verified against
+    ``sha256``; wait at most ``timeout`` seconds (``None``: `data_timeout`) for each answer.
 
-    The bytes go to a temporary file beside ``dest`` and are renamed into place only when the
-    checksum matches, so an interrupted or corrupted download never leaves a bad file behind.
-    ``progress(done, total)`` is called as bytes arrive.
+    The bytes go to a temporary file beside ``dest`` and are renamed into place only when all
+    that the server announced came and the checksum matches, so a refused, cut, late or
+    corrupted download never leaves a file behind. Every failure is a `DataError` of one line
+    that says how to pass a local copy instead. ``progress(done, total)`` is called as bytes
+    arrive.
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        response = urllib.request.urlopen(
-            url, timeout=timeout
-        )  # the fixed https URL, or a test server
-    except (urllib.error.URLError, OSError) as e:
-        reason = (
-            f"HTTP {e.code} {e.reason}"
-            if isinstance(e, urllib.error.HTTPError)
-            else getattr(e, "reason", e)
-        )
-        raise DataError(
-            f"cannot download Tiny Shakespeare from {url} ({reason}); {HOW_TO_PASS}"
-        ) from None
-    h = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(prefix=".download-", dir=dest.parent)
-    tmp = Path(tmp_name)
-    try:
-        with response, os.fdopen(fd, "wb") as out:
-            total = response.headers.get("Content-Length")
-            total_n = int(total) if total and total.isdigit() else None
-            done = 0
-            while chunk := response.read(1 << 16):
-                out.write(chunk)
-                h.update(chunk)
-                done += len(chunk)
-                if progress is not None:
-                    progress(done, total_n)
-        if h.hexdigest() != sha256:
+    url = data_url() if url is None else url
+    seconds = data_timeout() if timeout is None else timeout
+
+    def refusal(why: str) -> DataError:
+        return DataError(f"cannot download Tiny Shakespeare from {url}: {why}; {how_to_pass(dest)}")
+
+    try:  # the public https URL, $ATTNREF_DATA_URL's, or a test's server
+        response = urllib.request.urlopen(url, timeout=seconds)
+    except (OSError, http.client.HTTPException, ValueError) as e:  # URLError is an OSError
+        raise refusal(_reason(e, seconds)) from None
+    with response:
+        total = response.headers.get("Content-Length")
+        total_n = int(total) if total and total.isdigit() else None
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp_name = tempfile.mkstemp(prefix=".download-", dir=dest.parent)
+        except OSError as e:
             raise DataError(
-                f"the file downloaded from {url} has sha256 {h.hexdigest()[:12]}…, expected "
-                f"{sha256[:12]}…; it was not saved. {HOW_TO_PASS}"
-            )
-        os.replace(tmp, dest)
-    except (OSError, urllib.error.URLError) as e:
-        raise DataError(f"download from {url} failed ({e}); {HOW_TO_PASS}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
+                f"cannot save Tiny Shakespeare in {dest.parent} ({_reason(e, seconds)}); "
+                f"pass a local copy with --data PATH or ${ENV_VAR}"
+            ) from None
+        tmp = Path(tmp_name)
+        h = hashlib.sha256()
+        done = 0
+        try:
+            with os.fdopen(fd, "wb") as out:
+                while chunk := response.read(1 << 16):
+                    out.write(chunk)
+                    h.update(chunk)
+                    done += len(chunk)
+                    if progress is not None:
+                        progress(done, total_n)
+            if total_n is not None and done < total_n:  # http.client ends early without a word
+                raise refusal(f"the connection was cut after {done:,} of {total_n:,} bytes")
+            if h.hexdigest() != sha256:
+                raise DataError(
+                    f"the file downloaded from {url} has sha256 {h.hexdigest()[:12]}…, expected "
+                    f"{sha256[:12]}…; it was not saved; {how_to_pass(dest)}"
+                )
+            os.replace(tmp, dest)
+        except TimeoutError:
+            why = f"the server sent nothing for {seconds:g} s after {done:,} bytes"
+            raise refusal(f"{why} (${TIMEOUT_VAR} sets the wait)") from None
+        except (ConnectionError, http.client.IncompleteRead):  # IncompleteRead is no OSError
+            raise refusal(f"the connection was cut after {done:,} bytes") from None
+        except (OSError, http.client.HTTPException) as e:
+            raise refusal(_reason(e, seconds)) from None
+        finally:
+            tmp.unlink(missing_ok=True)
     return dest
 
 
 def locate(
     path: str | Path | None = None,
     *,
-    url: str = URL,
+    url: str | None = None,
     allow_download: bool = True,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> Path:
-    """The data file: ``path``, else ``$ATTNREF_DATA``, else the cache, else a download."""
+    """The data file: ``path``, else ``$ATTNREF_DATA``, else the cache, else a download from
+    ``url`` (``None``: `data_url`)."""
     for given, origin in ((path, "--data"), (os.environ.get(ENV_VAR), ENV_VAR)):
         if given:
             p = Path(given).expanduser()
@@ -122,7 +190,7 @@ def locate(
     if cached.is_file():
         return cached
     if not allow_download:
-        raise DataError(f"Tiny Shakespeare is not in the cache ({cached}); {HOW_TO_PASS}")
+        raise DataError(f"Tiny Shakespeare is not in the cache; {how_to_pass(cached)}")
     return download(url, cached, progress=progress)
 
 
@@ -183,9 +251,15 @@ def load(path: Path, *, verify: bool = True) -> CharData:
     ``verify`` asserts the data set's facts (sha256, length, vocabulary, split sizes); tests
     pass ``verify=False`` to use a small text of their own.
     """
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise DataError(f"cannot read {path} ({e.strerror or e})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"{path} is not Tiny Shakespeare: not UTF-8 text") from None
     digest = hashlib.sha256(raw).hexdigest()
-    text = raw.decode("utf-8")
     vocab = Vocab(tuple(sorted(set(text))))
     ids = torch.tensor(vocab.encode(text), dtype=torch.long)
     n_train = int(TRAIN_FRACTION * len(ids))

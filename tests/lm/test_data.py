@@ -3,11 +3,10 @@ baseline."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
+import http.client
 import math
-import threading
+import time
 from collections import Counter
 from itertools import pairwise
 from pathlib import Path
@@ -16,6 +15,13 @@ import pytest
 import torch
 
 from attention_ref.lm import data as D
+from tests.data_server import (
+    INVALID_HOST_URL,
+    UNRESOLVABLE_URL,
+    DataServer,
+    refused_url,
+    silent_url,
+)
 
 
 def test_the_data_set_facts(shakespeare):
@@ -49,54 +55,114 @@ def test_locate_order(tmp_path, monkeypatch, shakespeare_path):
     cached.write_text("y")
     assert D.locate() == cached  # 3. the cache
     cached.unlink()
-    with pytest.raises(D.DataError, match="--data PATH"):
+    with pytest.raises(D.DataError, match=f"--data PATH .* put the file at {cached}"):
         D.locate(allow_download=False)
     with pytest.raises(D.DataError, match=r"points to .* which is not a file"):
         D.locate(tmp_path / "missing.txt")
 
 
 @pytest.fixture
-def http_server(tmp_path, shakespeare_path):
-    """A real HTTP server on 127.0.0.1 serving a copy of the data and a corrupted copy."""
-    root = tmp_path / "www"
-    root.mkdir()
-    (root / "input.txt").write_bytes(shakespeare_path.read_bytes())
-    (root / "bad.txt").write_bytes(shakespeare_path.read_bytes()[:-10])
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+def server(shakespeare_path):
+    """A real HTTP server on 127.0.0.1 serving the data, and the bad cases (`DataServer`)."""
+    with DataServer(shakespeare_path.read_bytes()) as s:
+        yield s
 
 
-def test_download_verifies_and_writes_atomically(tmp_path, http_server, monkeypatch):
+def test_download_verifies_and_writes_atomically(tmp_path, server, monkeypatch):
     monkeypatch.delenv(D.ENV_VAR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     seen: list[int] = []
-    path = D.locate(url=f"{http_server}/input.txt", progress=lambda done, total: seen.append(done))
+    path = D.locate(url=f"{server.url}/input.txt", progress=lambda done, total: seen.append(done))
     assert path == D.cache_path()
     assert hashlib.sha256(path.read_bytes()).hexdigest() == D.SHA256
     assert seen and seen[-1] == D.N_CHARS  # the progress callback saw every byte (ASCII text)
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
     assert D.locate(url="http://127.0.0.1:9/never-called") == path  # now served from the cache
+    assert server.hits == ["/input.txt"]
 
 
-def test_download_with_a_wrong_checksum_saves_nothing(tmp_path, http_server):
+def test_the_url_and_the_timeout_are_settings(tmp_path, server, monkeypatch):
+    monkeypatch.delenv(D.URL_VAR, raising=False)
+    monkeypatch.delenv(D.TIMEOUT_VAR, raising=False)
+    assert (D.data_url(), D.data_timeout()) == (D.URL, D.DEFAULT_TIMEOUT)
+    monkeypatch.setenv(D.TIMEOUT_VAR, "0.25")
+    assert D.data_timeout() == 0.25
+    for bad in ("0", "-1", "soon", "inf", "nan"):
+        monkeypatch.setenv(D.TIMEOUT_VAR, bad)
+        with pytest.raises(D.DataError, match=f"ATTNREF_DATA_TIMEOUT must be .* got '{bad}'"):
+            D.data_timeout()
+    monkeypatch.delenv(D.TIMEOUT_VAR)
+    # read when the download happens: locate() with no url downloads from $ATTNREF_DATA_URL
+    monkeypatch.delenv(D.ENV_VAR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv(D.URL_VAR, f"{server.url}/input.txt")
+    assert D.locate() == D.cache_path() and server.hits == ["/input.txt"]
+
+
+#: each bad answer of a server, and the words of its refusal
+BAD_ANSWERS = {
+    "/wrong": r"has sha256 [0-9a-f]{12}…, expected 86c4e6aa9db7…; it was not saved",
+    "/cut": r": the connection was cut after 371,798 of 1,115,394 bytes;",
+    "/cut-chunked": r": the connection was cut after [\d,]+ bytes;",
+    "/missing": r": HTTP 404 Not Found;",
+}
+
+
+def refused_in_one_line(e: D.DataError, dest: Path) -> None:
+    """The refusal is one line that says how to pass a local copy, and nothing is saved."""
+    text = str(e)
+    assert "\n" not in text
+    assert f"pass a local copy with --data PATH or $ATTNREF_DATA, or put the file at {dest}" in text
+    assert not dest.parent.exists() or list(dest.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", BAD_ANSWERS)
+def test_a_bad_answer_is_refused_in_one_line_and_saves_nothing(tmp_path, server, path):
     dest = tmp_path / "cache" / "input.txt"
-    with pytest.raises(D.DataError, match=r"was not saved.*--data PATH"):
-        D.download(f"{http_server}/bad.txt", dest)
-    assert not dest.exists()
-    assert list(dest.parent.iterdir()) == []
+    seen: list[int] = []
+    with pytest.raises(D.DataError, match=BAD_ANSWERS[path]) as e:
+        D.download(f"{server.url}{path}", dest, progress=lambda done, total: seen.append(done))
+    refused_in_one_line(e.value, dest)
+    assert bool(seen) is (path != "/missing")  # bytes came before the refusal, but for a 404
 
 
-def test_download_offline_or_missing_says_how_to_pass_a_file(tmp_path, http_server):
-    with pytest.raises(D.DataError, match=r"cannot download.*ATTNREF_DATA"):
-        D.download("http://127.0.0.1:9/input.txt", tmp_path / "x.txt", timeout=2)
-    with pytest.raises(D.DataError, match=r"cannot download.*404"):
-        D.download(f"{http_server}/missing.txt", tmp_path / "x.txt")
+def test_a_cut_connection_is_no_os_error():
+    """Why the cut cases need their own except: `http.client` raises `IncompleteRead`, an
+    `HTTPException`, for a chunk cut short (and says nothing for a body shorter than its
+    ``Content-Length``): before, it escaped the download's ``except OSError`` as a traceback."""
+    assert not issubclass(http.client.IncompleteRead, OSError)
+
+
+def test_no_network_is_refused_in_one_line(tmp_path):
+    dest = tmp_path / "cache" / "input.txt"
+    with pytest.raises(D.DataError, match=r": the connection was refused: no network") as e:
+        D.download(refused_url(), dest)
+    refused_in_one_line(e.value, dest)
+    with pytest.raises(D.DataError, match=r": the host name does not resolve, no network\?") as e:
+        D.download(UNRESOLVABLE_URL, dest)
+    refused_in_one_line(e.value, dest)
+    with pytest.raises(D.DataError, match=r": not a valid host name;") as e:
+        D.download(INVALID_HOST_URL, dest)
+    refused_in_one_line(e.value, dest)
+    with pytest.raises(D.DataError, match=r": unknown url type: 'nowhere';") as e:
+        D.download("nowhere", dest)
+    refused_in_one_line(e.value, dest)
+
+
+def test_a_server_that_never_answers_is_refused_after_the_timeout(tmp_path, server, monkeypatch):
+    dest = tmp_path / "cache" / "input.txt"
+    monkeypatch.setenv(D.TIMEOUT_VAR, "0.3")  # the setting, read at the download
+    t0 = time.perf_counter()
+    with silent_url() as url, pytest.raises(D.DataError, match=r"no answer within 0.3 s") as e:
+        D.download(url, dest)
+    assert time.perf_counter() - t0 < 5
+    refused_in_one_line(e.value, dest)
+    # one that stops in the middle: what it sent is not kept
+    with pytest.raises(
+        D.DataError, match=r"sent nothing for 0.2 s after [\d,]+ bytes \(\$ATTNREF_DATA_TIMEOUT"
+    ) as e:
+        D.download(f"{server.url}/stall", dest, timeout=0.2)
+    refused_in_one_line(e.value, dest)
 
 
 def test_the_bigram_table_is_a_distribution_in_every_row(shakespeare):

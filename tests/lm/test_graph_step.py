@@ -8,14 +8,12 @@ The CUDA tests are skipped where torch sees no GPU.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 import torch
 
-from attention_ref.lm.data import CharData, get_batch, load
+from attention_ref.lm.data import CharData, get_batch
 from attention_ref.lm.model import CharGPT
 from attention_ref.lm.train import (
     Callbacks,
@@ -40,12 +38,9 @@ GRAPH_TOL = 1e-3
 
 
 @pytest.fixture(scope="module")
-def data() -> CharData:
-    """Tiny Shakespeare from ``$ATTNREF_DATA`` (the Makefile points it at ../shared)."""
-    value = os.environ.get("ATTNREF_DATA")
-    if not value or not Path(value).is_file():
-        pytest.fail("set ATTNREF_DATA to Tiny Shakespeare's input.txt (make test does)")
-    return load(Path(value))
+def data(shakespeare: CharData) -> CharData:
+    """Tiny Shakespeare, found as the suite finds it (conftest's `shakespeare_path`)."""
+    return shakespeare
 
 
 def todays_loop(cfg, data: CharData, steps: int, precision: str = "fp32"):

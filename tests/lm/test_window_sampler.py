@@ -8,14 +8,12 @@ The CUDA tests are skipped where torch sees no GPU.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 import torch
 
-from attention_ref.lm.data import CharData, get_batch, load
+from attention_ref.lm.data import CharData, get_batch
 from attention_ref.lm.model import CharGPT
 from attention_ref.lm.sampling import WindowSampler, generate, multinomial_noise
 from attention_ref.lm.train import (
@@ -44,12 +42,9 @@ PROMPTS = [[1], [2, 3, 4, 5, 6], [*range(11), 0, 1, 2, 3]]  # the block is 12
 
 
 @pytest.fixture(scope="module")
-def data() -> CharData:
-    """Tiny Shakespeare from ``$ATTNREF_DATA`` (the Makefile points it at ../shared)."""
-    value = os.environ.get("ATTNREF_DATA")
-    if not value or not Path(value).is_file():
-        pytest.fail("set ATTNREF_DATA to Tiny Shakespeare's input.txt (make test does)")
-    return load(Path(value))
+def data(shakespeare: CharData) -> CharData:
+    """Tiny Shakespeare, found as the suite finds it (conftest's `shakespeare_path`)."""
+    return shakespeare
 
 
 def gen(seed: int) -> torch.Generator:
