@@ -72,7 +72,7 @@ def report(
     name = experiment or DEFAULT_EXPERIMENT
     # the store and its runs first: a folder with no store, or no runs, is one line before the
     # data is looked for (or downloaded)
-    connect_existing_store(tracking_uri)  # read only: never create a store or an experiment
+    connect_existing_store(tracking_uri, lang)  # read only: never create a store or an experiment
     from attention_ref.experiments.export import export_results
     from attention_ref.experiments.report import best_column, no_ablation_report
     from attention_ref.experiments.results import (
@@ -86,7 +86,7 @@ def report(
     try:
         heads = heads_sweep_report(name, lang)
         try:
-            arms = find_arms(name)
+            arms = find_arms(name, lang)
         except NoArmsError:
             if heads is None or export is not None:
                 raise
@@ -101,7 +101,8 @@ def report(
         if export is not None and dataset is not None:
             written = export_results(name, dataset, export)
             console.print(said("report_exported", lang, n=len(written), dest=export))
-    except TrackingError as e:  # the store's own words (English), after the prefix in ``lang``
+    except TrackingError as e:  # what is missing said in ``lang`` (the store's other errors:
+        # English words, after the prefix in ``lang``)
         raise CLIError(str(e), lang) from None
     except OSError as e:
         why = e.strerror or e

@@ -25,6 +25,7 @@ from attention_ref.experiments.names import Artifact, Metric, RunKind, RunStatus
 from attention_ref.experiments.report import arms_source, build_report
 from attention_ref.experiments.runs import metric_curve
 from attention_ref.experiments.store import TrackingError, first_line
+from attention_ref.experiments.store_words import said as store_said
 from attention_ref.lm.checkpoint import Checkpoint
 from attention_ref.lm.config import ATTENTION_MODES, option_defaults
 from attention_ref.lm.data import (
@@ -48,14 +49,16 @@ def _search(experiment: str, filter_string: str, max_results: int = 100) -> list
     )
 
 
-def _require_experiment(experiment: str) -> None:
+def _require_experiment(experiment: str, lang: str = "en") -> None:
     if mlflow.get_experiment_by_name(experiment) is None:
-        raise TrackingError(f"no experiment {experiment!r} in {mlflow.get_tracking_uri()}")
+        uri = mlflow.get_tracking_uri()
+        raise TrackingError(store_said("no_experiment", lang, experiment=experiment, uri=uri))
 
 
-def latest_ablation(experiment: str) -> Run | None:
-    """The most recent finished ablation parent run of ``experiment``, if any."""
-    _require_experiment(experiment)
+def latest_ablation(experiment: str, lang: str = "en") -> Run | None:
+    """The most recent finished ablation parent run of ``experiment``, if any (an experiment
+    that does not exist: `TrackingError`, in ``lang``)."""
+    _require_experiment(experiment, lang)
     runs = _search(experiment, f"tags.`{Tag.KIND}` = '{RunKind.ABLATION}' and {_FINISHED}", 1)
     return runs[0] if runs else None
 
@@ -104,11 +107,12 @@ def _single(run: Run) -> bool:
     return Tag.PARENT_RUN_ID not in run.data.tags and q02
 
 
-def find_arms(experiment: str) -> Arms:
+def find_arms(experiment: str, lang: str = "en") -> Arms:
     """The arms of the latest finished ablation, else the latest finished single training run
-    of each mode (never an arm of a heads sweep: its h = 8 run is not Q02's model)."""
+    of each mode (never an arm of a heads sweep: its h = 8 run is not Q02's model); what is
+    missing is said in ``lang``."""
     client = MlflowClient()
-    parent = latest_ablation(experiment)
+    parent = latest_ablation(experiment, lang)
     order = {a: i for i, a in enumerate(ATTENTION_MODES)}
     if parent is not None:
         pid = parent.info.run_id
@@ -125,11 +129,7 @@ def find_arms(experiment: str) -> Arms:
         if single is not None:
             rows.append(arm_from_run(client, single))
     if not rows:
-        raise NoArmsError(
-            f"no finished ablation and no finished single training run in experiment "
-            f"{experiment!r} (arms of a heads sweep do not answer Q03); run `attnref ablation` "
-            "first"
-        )
+        raise NoArmsError(store_said("no_arms", lang, experiment=experiment))
     return Arms(None, rows)
 
 
@@ -253,9 +253,10 @@ def load_model(run_id: str, dst: Path | None = None) -> Checkpoint:
 # -------------------------------------------------------------------------------- heads sweep
 
 
-def latest_heads_sweep(experiment: str) -> Run | None:
-    """The most recent finished heads sweep of ``experiment``, if any."""
-    _require_experiment(experiment)
+def latest_heads_sweep(experiment: str, lang: str = "en") -> Run | None:
+    """The most recent finished heads sweep of ``experiment``, if any (an experiment that does
+    not exist: `TrackingError`, in ``lang``)."""
+    _require_experiment(experiment, lang)
     runs = _search(experiment, f"tags.`{Tag.KIND}` = '{RunKind.HEADS_SWEEP}' and {_FINISHED}", 1)
     return runs[0] if runs else None
 
@@ -293,7 +294,7 @@ def heads_rows(parent: Run) -> list[HeadsRow]:
 def heads_sweep_report(experiment: str, lang: str = "en") -> str | None:
     """The heads-sweep section of the report (its latest finished sweep) in ``lang``, or
     ``None``."""
-    parent = latest_heads_sweep(experiment)
+    parent = latest_heads_sweep(experiment, lang)
     if parent is None:
         return None
     rows = heads_rows(parent)

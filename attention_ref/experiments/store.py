@@ -20,6 +20,8 @@ import urllib.request
 from pathlib import Path
 from types import ModuleType
 
+from attention_ref.experiments.store_words import said
+
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 DEFAULT_EXPERIMENT = "shakespeare"
 
@@ -106,20 +108,18 @@ def tls_context(uri: str) -> ssl.SSLContext | None:
     return context
 
 
-def require_store(uri: str | None = None) -> str:
+def require_store(uri: str | None = None, lang: str = "en") -> str:
     """The resolved URI of a store that must already exist (commands that only read one).
 
     For a sqlite store, its file must exist: reading through MLflow would create an empty
     database (and its tables) where the user only meant to look. Raises `TrackingError`
-    (one line) and creates nothing. Other stores (a server, a directory) are left to `connect`.
+    (one line, in ``lang``) and creates nothing. Other stores (a server, a directory) are left
+    to `connect`.
     """
     uri = resolve_tracking_uri(uri)
     path = sqlite_path(uri)
     if path is not None and not path.is_file():
-        raise TrackingError(
-            f"no MLflow store {uri}: {path.absolute()} does not exist (train first, run from "
-            "the folder that holds it, or pass --tracking-uri)"
-        )
+        raise TrackingError(said("no_store", lang, uri=uri, path=path.absolute()))
     return uri
 
 

@@ -12,6 +12,7 @@ from attention_ref.cli import language as L
 from attention_ref.cli.errors import CLIError
 from attention_ref.cli.main import command_lang, main
 from attention_ref.cli.words import USAGE, WORDS, said, usage_said
+from attention_ref.experiments.store_words import WORDS as STORE_WORDS
 from attention_ref.render import LANGS
 
 
@@ -98,12 +99,13 @@ def fields(text: str) -> set[str]:
     return {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
 
 
-def test_the_words_have_the_same_keys_and_fields_in_every_language():
-    assert set(WORDS) == set(LANGS) == set(USAGE)
+@pytest.mark.parametrize("table", [WORDS, STORE_WORDS], ids=["cli", "store"])
+def test_the_words_have_the_same_keys_and_fields_in_every_language(table):
+    assert set(table) == set(LANGS) == set(USAGE)
     for lang in LANGS:
-        assert set(WORDS[lang]) == set(WORDS["en"]), lang
-        for key, text in WORDS[lang].items():
-            assert fields(text) == fields(WORDS["en"][key]), (lang, key)
+        assert set(table[lang]) == set(table["en"]), lang
+        for key, text in table[lang].items():
+            assert fields(text) == fields(table["en"][key]), (lang, key)
     # the control: a missing field is seen
     assert fields("--lang must be en or pt, got {got!r}") != fields("--lang deve ser en ou pt")
 
