@@ -91,10 +91,10 @@ def fetch(
     if folder.exists() and not folder.is_dir():
         raise CLIError(cli_said("out_is_file", lang, out=folder), lang)
     try:
-        me = mine(client, name)
+        me = mine(client, name, lang)
         done = write_exercises(me, folder)
     except (ServerError, AssignmentError) as e:
-        raise CLIError(str(e)) from None
+        raise CLIError(str(e), getattr(e, "lang", "en")) from None
     except OSError as e:
         raise CLIError(cli_said("cannot_write", lang, out=folder, why=e.strerror), lang) from None
     a = me.assignment
@@ -146,9 +146,9 @@ def submit(
         try:
             texts.append(path.read_bytes())
         except OSError as e:
-            raise CLIError(f"cannot read {path}: {e.strerror}") from None
+            raise CLIError(cli_said("cannot_read", lang, path=path, why=e.strerror), lang) from None
     try:
-        me = mine(client, name)  # one request, inside the patience like every other
+        me = mine(client, name, lang)  # one request, inside the patience like every other
         checked = []
         for path, text in zip(answers, texts, strict=True):
             try:
@@ -159,7 +159,7 @@ def submit(
                 raise CLIError(f"{path}: {e}", getattr(e, "lang", "en")) from None
         sent = submit_answers(client, me, checked)  # each file stored, then one read-back
     except (ServerError, AssignmentError) as e:
-        raise CLIError(str(e)) from None
+        raise CLIError(str(e), getattr(e, "lang", "en")) from None
     policy, lang = me.assignment.policy, me.assignment.lang
     for path, one in zip(answers, sent, strict=True):
         if policy.shows_steps:  # the feedback policy: what the student sees now
@@ -182,11 +182,12 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
     from attention_ref.classroom.exchange.submit import my_submissions
     from attention_ref.cli.tables import Column, console, print_table
 
+    lang = from_environment()  # the assignment's is not known yet: the student's
     client = account(tracking_uri)
     try:
-        me, found = my_submissions(client, name)
+        me, found = my_submissions(client, name, lang)
     except (ServerError, AssignmentError) as e:
-        raise CLIError(str(e)) from None
+        raise CLIError(str(e), getattr(e, "lang", "en")) from None
     lang = me.assignment.lang
     due = me.assignment.describe_due(lang)
     if not found:

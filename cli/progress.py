@@ -44,9 +44,8 @@ SAMPLE_SHOWN = 80
 
 class _TrainingConsole(Console):
     """At a terminal, every line broken at spaces to its width (`attention_ref.cli.tables.say`: a
-    word longer
-    than a line, a URL or a path, keeps a line of its own, whole); to a pipe or a file, lines
-    whole, for a program to read."""
+    word longer than a line, a URL or a path, keeps a line of its own, whole); to a pipe or a file,
+    lines whole, for a program to read."""
 
     def print(self, *objects: Any, **kw: Any) -> None:  # type: ignore[override]
         if not self.is_terminal:

@@ -40,8 +40,7 @@ def _table(rows: list[RunRow], uri: str, title: str, every_experiment: bool) -> 
     names its experiment, beside the run's name: two experiments' runs can look alike. The
     run id (what ``--resume`` and ``sample --run-id`` take), status, steps and best loss are
     never cut (`attention_ref.cli.tables`). Where the terminal is too narrow for the name and the
-    attention
-    beside the 32-character id (80 columns), they stand in one cell, one above the other,
+    attention beside the 32-character id (80 columns), they stand in one cell, one above the other,
     above the id: an ablation's arms are told apart at any width."""
     from attention_ref.cli.tables import Column, console, fit, print_table, say
 

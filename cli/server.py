@@ -105,8 +105,7 @@ def teacher_client(
 
 def _say(text: str) -> None:
     """``text`` broken at spaces to the terminal's width (`attention_ref.cli.tables.say`): an
-    address, a
-    folder or a password, one word each, is never cut."""
+    address, a folder or a password, one word each, is never cut."""
     from attention_ref.cli.tables import console, say
 
     say(console(), text)

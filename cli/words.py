@@ -30,6 +30,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "report_every_column": "attnref report -o FILE has every column",
         "bad_pos": "--pos must be one of {choices}, got {got!r}",
         "cannot_write": "cannot write into {out}: {why}",
+        "cannot_read": "cannot read {path}: {why}",
     },
     "pt": {
         "bad_lang": "--lang deve ser en ou pt, não {got!r}",
@@ -49,6 +50,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "report_every_column": "attnref report -o ARQUIVO tem todas as colunas",
         "bad_pos": "--pos deve ser um de {choices}, não {got!r}",
         "cannot_write": "não foi possível escrever em {out}: {why}",
+        "cannot_read": "não foi possível ler {path}: {why}",
     },
 }
 

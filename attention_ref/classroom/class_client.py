@@ -27,7 +27,12 @@ Auth = tuple[str, str]
 
 
 class HomeworkError(AssignmentError):
-    """Homework cannot be done as asked; the message says why, in one line."""
+    """Homework cannot be done as asked; the message says why, in one line, in ``lang`` (the
+    CLI's prefix follows it)."""
+
+    def __init__(self, message: str, lang: str = "en") -> None:
+        super().__init__(message)
+        self.lang = lang
 
 
 def tag_map(obj: dict[str, Any]) -> dict[str, str]:

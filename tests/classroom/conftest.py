@@ -65,8 +65,8 @@ def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
     assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
     lines = out.stderr.strip().splitlines()
     # in English, or in the Portuguese of a Portuguese assignment
-    # (`attention_ref.cli.errors.PREFIX`)
-    assert len(lines) == 1 and lines[0].startswith(tuple(PREFIX.values())), out.stderr
+    # (`attention_ref.cli.errors.PREFIX`) assert len(lines) == 1 and
+    lines[0].startswith(tuple(PREFIX.values())), out.stderr
     assert "Traceback" not in out.stdout + out.stderr
     return lines[0]
 

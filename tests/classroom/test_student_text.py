@@ -44,8 +44,7 @@ NOTE = "mlflow.note.content"
 @pytest.fixture
 def here(capsys, monkeypatch):
     """An attnref command in this process (`attention_ref.cli.main.main`), as the teacher: the
-    server's URL
-    and the admin's password in the environment, output captured (not a terminal: 240
+    server's URL and the admin's password in the environment, output captured (not a terminal: 240
     columns, as in a pipe or a log)."""
 
     def call(args: list[str], server, cwd: Path) -> subprocess.CompletedProcess:

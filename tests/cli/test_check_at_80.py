@@ -107,8 +107,7 @@ ECHO = "import sys; from attention_ref.cli.tables import echo; echo(sys.argv[1])
 
 def test_what_the_homework_commands_say_breaks_at_the_terminal_and_not_to_a_pipe():
     """`attention_ref.cli.tables.echo`, what ``homework fetch``, ``submit`` and ``status`` print
-    their
-    sentences with: at an 80-column terminal broken at spaces, the command to copy (indented)
+    their sentences with: at an 80-column terminal broken at spaces, the command to copy (indented)
     on a line of its own, whole; to a pipe, the text as it is."""
     from attention_ref.classroom.exchange.student_words import said
 

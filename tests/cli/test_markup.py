@@ -47,8 +47,7 @@ def test_table_cells_are_printed_as_written():
 
 def test_plain_is_text_and_the_cli_console_reads_no_markup(capsys):
     """`plain` makes a `rich.text.Text` of any string; the console of `attention_ref.cli.tables`
-    (and the
-    training commands') prints a string's brackets as they are."""
+    (and the training commands') prints a string's brackets as they are."""
     from rich.text import Text
 
     from attention_ref.cli.progress import make_console

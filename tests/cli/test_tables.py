@@ -126,8 +126,8 @@ def test_words_around_a_table_break_at_spaces_and_a_url_keeps_a_line():
 
 def gradebook_at_80(monkeypatch, capsys, late: dt.timedelta | None, penalty: int = 0) -> str:
     """`attnref server grades`' table (`attention_ref.cli.assignments._print_book`) of three
-    students at 80
-    columns, carla's answer ``late`` (or on time), less ``penalty`` percent of her points."""
+    students at 80 columns, carla's answer ``late`` (or on time), less ``penalty`` percent of her
+    points."""
     from attention_ref.classroom.gradebook import Row, Standing
     from attention_ref.cli.assignments import _print_book
 

@@ -39,22 +39,26 @@ class Mine:
     exercises: tuple[ExerciseOptions, ...]
 
 
-def mine(client: ClassClient, name: str) -> Mine:
-    """The assignment ``name`` as the client's student has it (one request)."""
+def mine(client: ClassClient, name: str, lang: str = "en") -> Mine:
+    """The assignment ``name`` as the client's student has it (one request); where the server
+    holds no homework of that name for the student, `HomeworkError` in ``lang`` (the
+    student's: the assignment's is not known yet)."""
     student = client.account
     check_name(name)
-    found = client.experiment(student_experiment(name, student))
+    experiment = student_experiment(name, student)
+    found = client.experiment(experiment)
     if found is None:
         raise HomeworkError(
-            f"no assignment {name!r} for {student!r} on {client.url} (is the name right? your "
-            f"teacher makes it with attnref server assign {name})"
+            said("no_assignment", lang, name=name, student=student, url=client.url), lang
         )
     tags = tag_map(found)
     if tags.get(ROLE_TAG) != SUBMISSIONS or tags.get(STUDENT_TAG) != student:
-        raise HomeworkError(f"{student_experiment(name, student)!r} is not {student!r}'s homework")
+        raise HomeworkError(
+            said("not_homework", lang, experiment=experiment, student=student), lang
+        )
     assignment = Assignment.from_tags(tags)
     if tags.get(SEEDS_TAG) != json.dumps(assignment.seeds(student)):
-        raise HomeworkError(f"the exercises of {name!r} on the server are not {student!r}'s")
+        raise HomeworkError(said("not_yours", lang, name=name, student=student), lang)
     return Mine(
         assignment, student, str(found["experiment_id"]), tuple(assignment.exercises_of(student))
     )

@@ -53,6 +53,10 @@ STUDENT: Final[dict[str, dict[str, str]]] = {
         "no_account": "set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD to your class "
         "account (your teacher gave you both)",
         "no_url": "--tracking-uri (or $MLFLOW_TRACKING_URI) must be the class server's URL",
+        "no_assignment": "no assignment {name!r} for {student!r} on {url} (is the name right? your "
+        "teacher makes it with attnref server assign {name})",
+        "not_homework": "{experiment!r} is not {student!r}'s homework",
+        "not_yours": "the exercises of {name!r} on the server are not {student!r}'s",
     },
     "pt": {
         "submitted": "enviado {path} como exercício {k} de {name!r}: tentativa {n}, recebido "
@@ -97,6 +101,10 @@ STUDENT: Final[dict[str, dict[str, str]]] = {
         "conta da turma (o seu professor deu as duas)",
         "no_url": "--tracking-uri (ou $MLFLOW_TRACKING_URI) deve ser o endereço do servidor da "
         "turma",
+        "no_assignment": "nenhuma tarefa {name!r} para {student!r} em {url} (o nome está certo? o "
+        "seu professor a cria com attnref server assign {name})",
+        "not_homework": "{experiment!r} não é a tarefa de {student!r}",
+        "not_yours": "os exercícios de {name!r} no servidor não são os de {student!r}",
     },
 }
 

@@ -253,9 +253,12 @@ class MySubmission:
         )
 
 
-def my_submissions(client: ClassClient, name: str) -> tuple[Mine, list[MySubmission]]:
-    """A student's submissions of assignment ``name``, oldest first."""
-    me = mine(client, name)
+def my_submissions(
+    client: ClassClient, name: str, lang: str = "en"
+) -> tuple[Mine, list[MySubmission]]:
+    """A student's submissions of assignment ``name``, oldest first (``lang``: the student's,
+    for an assignment the server does not hold)."""
+    me = mine(client, name, lang)
     out = []
     for run in client.search_runs(me.experiment_id):
         info, tags = run["info"], tag_map(run.get("data", {}))
