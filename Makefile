@@ -113,7 +113,7 @@ apt_get_install = @echo "installing $(PACKAGES) (Debian packages) for $(FOR)"; \
 		--no-install-recommends $(PACKAGES) > /dev/null
 no_apt_get = $(error make $@: missing $(WHAT), for $(FOR) (Debian's packages: $(PACKAGES)), \
 	and no apt-get on the PATH: install what is missing with your system's package manager; \
-	make test needs Debian or Ubuntu (make demo needs none of them))
+	make test needs Debian's apt-get (make demo needs none of them))
 
 ## browser: Debian's chromium + chromium-driver (for the book's browser test), if missing
 browser: PROBE = [ -x $(CHROMEDRIVER) ] && [ -x $(CHROMIUM) ]

@@ -5,7 +5,7 @@ for real by make on a copy of the Makefile, in a sandbox whose PATH holds only s
 * Where they are missing and apt-get is on the PATH, it installs them: ``apt-get update`` and
   ``apt-get install`` of the target's packages, through ``sudo`` only when not root.
 * Where they are missing and there is no apt-get (macOS, a non-Debian Linux), make stops with
-  one line that names what to install and says that ``make test`` needs Debian or Ubuntu.
+  one line that names what to install and says that ``make test`` needs Debian's apt-get.
 
 Real apt-get cannot run in a test: the stub ``apt-get`` (and ``sudo``) first on the PATH
 record their calls into a file. The run as another user (the ``sudo`` case, from root) goes
@@ -158,13 +158,13 @@ def test_missing_without_apt_get_stops_with_one_line(sandbox: Sandbox, target: s
     assert len(lines) == 1, lines
     assert f"make {target}: missing" in lines[0]
     assert f"(Debian's packages: {packages})" in lines[0]
-    assert "make test needs Debian or Ubuntu (make demo needs none of them)" in lines[0]
+    assert "make test needs Debian's apt-get (make demo needs none of them)" in lines[0]
     assert "command not found" not in lines[0]
     # the control: with apt-get on the PATH, the same run installs instead of stopping
     sandbox.stub("apt-get")
     done = sandbox.make(target, MISSING)
     assert done.returncode == 0, done.stderr
-    assert "Debian or Ubuntu" not in done.stdout + done.stderr
+    assert "Debian's apt-get" not in done.stdout + done.stderr
     assert f"--no-install-recommends {packages}" in "\n".join(sandbox.calls())
 
 

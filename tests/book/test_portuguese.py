@@ -47,8 +47,9 @@ STUDENT_PAGES = (
     "variants-ablation",
     "teaching",
 )
-#: the pages the Portuguese book shows in English (the reference, the teacher's server)
-IN_ENGLISH = ("cli", "api", "class-gate")
+#: the pages the Portuguese book shows in English (the reference, the teacher's server, the
+#: contributor's page)
+IN_ENGLISH = ("cli", "api", "class-gate", "develop")
 
 
 def pt_page(page: str) -> str:

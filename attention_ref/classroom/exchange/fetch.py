@@ -171,11 +171,11 @@ _NO_SOURCE = {
 _CLOSING = {
     "en": (
         (
-            "answer.json (attnref exercise --out writes it",
+            "`answer.json` (attnref exercise --out writes it",
             "answer-{k}.json (attnref homework fetch wrote it",
         ),
         (
-            "Then run attnref check answer.json.",
+            "Then run `attnref check answer.json`.",
             "Then submit it: attnref homework submit "
             "{name} answer-{k}.json (attnref check answer-{k}.json checks it without "
             "submitting). The problem's numbers are in exercise-{k}.json.",
@@ -183,15 +183,15 @@ _CLOSING = {
     ),
     "pt": (
         (
-            "answer.json (attnref exercise --out o escreve",
+            "`answer.json` (attnref exercise --out o escreve",
             "answer-{k}.json (attnref homework fetch o escreveu",
         ),
         (
-            "Depois rode attnref check answer.json.",
+            "Depois rode `attnref check answer.json`.",
             "Depois envie: attnref homework submit "
             "{name} answer-{k}.json (attnref check answer-{k}.json confere sem enviar). Os "
             "números do problema estão em exercise-{k}.json.",
         ),
-        ("attnref check answer.json.", "attnref homework submit {name} answer-{k}.json."),
+        ("`attnref check answer.json`.", "attnref homework submit {name} answer-{k}.json."),
     ),
 }
