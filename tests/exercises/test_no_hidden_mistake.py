@@ -1,7 +1,7 @@
 """No drawn problem hides a mistake of its catalogue, and the grader reads a dropped zero the
 same way whether the entry is right or not.
 
-The control of the generator's invariant is the first draw of seed 0's stream for the README's
+The control of the generator's invariant is the first draw of seed 0's stream for the default
 ``attnref exercise --variant gqa`` (h = 4, g = 2): both K/V heads equal, so the interleaved
 grouping gives the right numbers. The generator draws that problem first and refuses it.
 """
@@ -34,7 +34,7 @@ def computed_steps(*args: object, **kw: object) -> dict:
     return {k: torch.tensor(v) for k, v in chain.computed_steps(*args, **kw).items()}  # type: ignore[arg-type]
 
 
-GQA = ExerciseOptions(seed=0, variant="gqa", heads=4)  # the README's: h = 4, g = 2, d_k = 1
+GQA = ExerciseOptions(seed=0, variant="gqa", heads=4)  # gqa's default: h = 4, g = 2, d_k = 1
 
 
 def check(prob: Problem, steps: dict, keys: tuple[str, ...], decimals: int = 3):
