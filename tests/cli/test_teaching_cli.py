@@ -198,7 +198,7 @@ def test_exercise_out_writes_every_document_and_the_latex_compiles(tmp_path, cap
     ("args", "message"),
     [
         (["--heads", "3"], "--heads must divide --d-model"),
-        (["--lang", "fr"], "--lang must be one of"),
+        (["--lang", "fr"], "--lang must be en or pt, got 'fr'"),
         (["--format", "pdf"], "unknown format 'pdf'"),
         (["--tokens", "20"], "--tokens must be between 1 and 8"),
     ],
