@@ -211,14 +211,17 @@ def suite(root: Path) -> list[Row]:
     doc = read(root, path)
     rows = []
     for r in doc["recordings"]:
-        skipped = f" ({r['skipped']} skipped: {r['skipped_why']})" if r.get("skipped") else ""
+        why = f": {r['skipped_why']}" if r.get("skipped_why") else ""
+        skipped = f" ({r['skipped']} skipped{why})" if r.get("skipped") else ""
+        load = r.get("load_before_1min")
         rows.append(
             Row(
                 path,
                 f"`{r['command']}`",
                 f"{r['passed']:,} passed{skipped} in {r['pytest_s']} s of pytest on "
                 f"{r['workers']} workers, {minutes(r['wall_s'])} in all"
-                + (f" with {r['wall_includes']}" if r.get("wall_includes") else ""),
+                + (f" with {r['wall_includes']}" if r.get("wall_includes") else "")
+                + (f"; 1-minute load {load:.2f} before" if load is not None else ""),
                 r["machine"],
                 r["date"],
                 short_commit(r["commit"]),

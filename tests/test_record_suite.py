@@ -1,0 +1,59 @@
+"""`tools/record_suite.py`: the README's suite timings come from a run's own output.
+
+Its reader is tested on pytest's real summary lines (a failed run among them: never recorded),
+and its record replaces the recording of the same command only."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import record_suite  # noqa: E402
+
+#: the tail of a real make test run's output (pytest-xdist, quiet), failed and passed
+FAILED = """created: 2/2 workers
+2 workers [3040 items]
+....F
+============ 1 failed, 3026 passed, 13 skipped in 651.95s (0:10:51) ============
+"""
+PASSED = """created: 2/2 workers
+2 workers [63 items]
+...
+================= 63 passed, 3040 deselected in 703.20s (0:11:43) ==================
+"""
+
+
+def test_the_summary_line_gives_the_counts_and_seconds():
+    assert record_suite.summary(FAILED) == {
+        "passed": 3026,
+        "failed": 1,
+        "skipped": 13,
+        "deselected": 0,
+        "pytest_s": 652,
+        "workers": 2,
+    }
+    got = record_suite.summary(PASSED)
+    assert (got["passed"], got["failed"], got["deselected"], got["pytest_s"]) == (63, 0, 3040, 703)
+    with pytest.raises(ValueError, match="no pytest summary"):
+        record_suite.summary("make: *** [Makefile:181: test] Error 2\n")
+
+
+def test_a_recording_replaces_only_its_own_command(tmp_path):
+    path = tmp_path / "make-test.json"
+    old = {"command": "make test", "passed": 1}
+    soak = {"command": "make test-soak", "passed": 2}
+    path.write_text(json.dumps({"recordings": [old, soak]}), encoding="utf-8")
+    record_suite.record({"command": "make test", "passed": 3}, path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["recordings"] == [{"command": "make test", "passed": 3}, soak]
+    assert "record_suite" in doc["source"]
+
+
+def test_the_machine_names_its_cores():
+    assert f"{os.cpu_count()} cores" in record_suite.machine()
