@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -57,3 +58,22 @@ def test_a_recording_replaces_only_its_own_command(tmp_path):
 
 def test_the_machine_names_its_cores():
     assert f"{os.cpu_count()} cores" in record_suite.machine()
+
+
+def test_the_commit_is_dirty_for_any_change_but_the_record_itself(tmp_path):
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    record = tmp_path / "docs" / "results" / "make-test.json"
+    record.parent.mkdir(parents=True)
+    record.write_text("{}", encoding="utf-8")
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    head = record_suite.commit(tmp_path)
+    assert not head.endswith("-dirty")
+    record.write_text('{"recordings": []}', encoding="utf-8")  # make test recorded first
+    assert record_suite.commit(tmp_path) == head
+    (tmp_path / "a.py").write_text("x = 2\n", encoding="utf-8")  # the control: the code
+    assert record_suite.commit(tmp_path) == head + "-dirty"

@@ -65,16 +65,27 @@ def machine() -> str:
     return f"{system}, {os.cpu_count()} cores, {cpu}"
 
 
-def commit() -> str:
-    """``HEAD``'s short hash, ``-dirty`` where tracked files differ from it."""
+def commit(root: Path = ROOT) -> str:
+    """``HEAD``'s short hash, ``-dirty`` where tracked files differ from it (this record
+    itself apart: recording ``make test`` first changes it before ``make test-soak``)."""
     head = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
     changed = subprocess.run(
-        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+        [
+            "git",
+            "-C",
+            str(root),
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            ".",
+            f":!{RECORD.relative_to(ROOT)}",  # the same path in any checkout
+        ],
         capture_output=True,
         text=True,
         check=True,
