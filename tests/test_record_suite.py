@@ -77,3 +77,10 @@ def test_the_commit_is_dirty_for_any_change_but_the_record_itself(tmp_path):
     assert record_suite.commit(tmp_path) == head
     (tmp_path / "a.py").write_text("x = 2\n", encoding="utf-8")  # the control: the code
     assert record_suite.commit(tmp_path) == head + "-dirty"
+
+
+def test_the_wall_time_says_whether_it_held_the_set_up():
+    fresh = "python3 -m venv .venv\n.venv/bin/python -m pip install --quiet --upgrade pip\n"
+    assert record_suite.set_up(fresh + PASSED) == "the set-up of .venv"
+    again = ".venv/bin/ruff check .\n" + PASSED
+    assert record_suite.set_up(again) == "no set-up, .venv already there"

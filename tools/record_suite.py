@@ -50,6 +50,15 @@ def summary(log: str) -> dict[str, Any]:
     }
 
 
+#: what make echoes when it sets ``.venv`` up (the recipe of ``$(BIN)/python``)
+SET_UP = re.compile(r"^\S*python3? -m venv ", re.M)
+
+
+def set_up(log: str) -> str:
+    """What the wall time holds besides the tests, read from make's own echo in ``log``."""
+    return "the set-up of .venv" if SET_UP.search(log) else "no set-up, .venv already there"
+
+
 def machine() -> str:
     """The system, its cores and its processor, as a row of the README names a machine."""
     system = platform.system()
@@ -135,10 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         "load_before_1min": round(load, 2),
         "passed": counts["passed"],
         "skipped": counts["skipped"],
-        "deselected": counts["deselected"],
         "pytest_s": counts["pytest_s"],
         "workers": counts["workers"],
         "wall_s": wall,
+        "wall_includes": set_up(text),
     }
     record(entry)
     print(json.dumps(entry, indent=2))
