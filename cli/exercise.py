@@ -107,7 +107,7 @@ def exercise(
         raise CLIError(str(e), lang) from None
     if out is not None and out.exists() and not out.is_dir():
         raise CLIError(said("out_is_file", lang, out=out), lang)
-    from attention_ref.cli.tables import terminal_columns, wrap_markdown
+    from attention_ref.cli.tables import echo, terminal_columns, wrap_markdown
     from attention_ref.exercises.exercise import make_exercise
     from attention_ref.render import emit, render, to_json
 
@@ -128,8 +128,8 @@ def exercise(
         for name, text in docs.items():
             assert isinstance(text, str)
             (out / name).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-        print(said("wrote", lang, files=", ".join(OUT_FILES), out=out))
-        print(said("check_next", lang, answer=answer))
+        echo(said("wrote", lang, files=", ".join(OUT_FILES), out=out))  # at its width
+        echo(said("check_next", lang, answer=answer))  # the command on a line of its own
         return
     if fmt == "json":
         emit(to_json(ex.problem))

@@ -5,6 +5,7 @@ runs it (`at_terminal`)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -14,6 +15,8 @@ from attention_ref.cli.tables import wrap_markdown
 from tests.cli.test_check_at_80 import ROOT, at_terminal, columns_of
 
 pytestmark = pytest.mark.slow
+
+MAIN = "import sys; from attention_ref.cli.main import main; sys.exit(main())"
 
 
 @pytest.mark.parametrize(
@@ -70,3 +73,19 @@ def test_only_prose_is_wrapped():
         assert any(line.startswith(kept) and len(line) > 40 for line in lines), kept
     assert all(len(line) <= 40 for line in lines if line.startswith(("A paragraph", "word")))
     assert " ".join(wrap_markdown(text, 40).split()) == " ".join(text.split())
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_at_80_columns_out_says_where_it_wrote_and_the_command_whole(tmp_path, lang):
+    """``exercise --out``'s two lines at a terminal: broken at 80 columns (the Portuguese one
+    is 88 long), the check command on a line of its own, whole, to copy."""
+    from screens import on_terminal
+
+    argv = [sys.executable, "-c", MAIN, "exercise", "--seed", "3", "--lang", lang, "--out", "ex"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code, text = on_terminal(argv, env, cwd=tmp_path, columns=80)
+    lines = text.splitlines()
+    assert code == 0, lines
+    assert max(columns_of(line) for line in lines) <= 80, lines
+    assert "  attnref check ex/answer.json" in lines
+    assert len(lines) > 2  # the control: the list of files did not fit on one line
