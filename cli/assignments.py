@@ -55,14 +55,16 @@ def assign(
     window: opts.Window = None,
     pos: opts.Pos = "none",
     source: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--source/--no-source",
-            help="Print on each statement the attnref exercise command that draws it (with "
-            "--key it prints the key). --no-source leaves it out; the numbers themselves "
+            help="--source: a practice assignment, each statement printing the attnref "
+            "exercise command that draws it (with --key it prints the key). Left out by "
+            "default (a graded assignment); given again, it changes. The numbers themselves "
             "still let attnref explain --input compute every step (see the README).",
+            show_default=False,
         ),
-    ] = True,
+    ] = None,
     late_penalty: policy.LatePenalty = None,
     cutoff: policy.Cutoff = None,
     attempts: policy.Attempts = None,
@@ -103,13 +105,14 @@ def assign(
             kv_heads=kv_heads,
             window=window,
             due=parse_due(due) if due else None,
-            source=source,
+            source=bool(source),
         )
         done = make(
             teacher_client(url, admin_password_file),
             asked,
             due_given=due is not None,
             policy_given=given,
+            source_given=source is not None,
         )
     except (ServerError, AssignmentError, PolicyError) as e:
         raise CLIError(str(e)) from None
@@ -287,7 +290,9 @@ def grades(
         if csv_format == "attnref"
         else (len({r.student for r in book}), "student")
     )
-    print(f"wrote {path} ({rows} rows, one per {each})")
+    from attention_ref.render.printable import printable
+
+    print(printable(f"wrote {path} ({rows} rows, one per {each})"))
     if csv_format != "attnref":
         field = moodle_field(people)
         for step in import_steps(csv_format, name, points, field):

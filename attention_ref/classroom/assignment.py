@@ -15,6 +15,12 @@ so the variant is a function of the assignment (its name and the random ``salt``
 the teacher creates it) and the student's name: the same on every machine, different between
 students and between assignments of the same name on two servers.
 
+The salt is the server's secret: it lives in the gradebook's definition alone, which no
+student reads. A student's experiment carries the definition without it and that student's own
+seeds (`student_seeds`), so no student can draw a classmate's exercises (with the salt, anyone
+could: the formula above is public). A student's copy of an assignment (`Assignment.from_tags`
+on their experiment) has an empty salt, and `Assignment.seed` refuses to draw from it.
+
 On the server (`attention_ref.classroom.homework`), an assignment is MLflow experiments:
 
 * ``homework/NAME``, the **gradebook**: the definition in its tags, one run per student and
@@ -35,7 +41,7 @@ import hashlib
 import json
 import re
 import secrets
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Final
 
 from attention_ref.classroom.policy import POLICY_TAG, Policy, PolicyError
@@ -192,8 +198,10 @@ class Assignment:
     salt: str = field(default_factory=lambda: secrets.token_hex(8))
     due: dt.datetime | None = None
     #: whether a statement prints its source, the ``attnref exercise`` command that draws it
-    #: (and, with ``--key``, prints its key); ``False``: ``server assign --no-source``
-    source: bool = True
+    #: (and, with ``--key``, prints its key): a practice assignment's choice
+    #: (``server assign --source``); a graded one's statements name no such command. A
+    #: definition written before this default changed (no ``source`` key) meant ``True``
+    source: bool = False
     #: late work, attempts, feedback (`attention_ref.classroom.policy`); may change, like ``due``
     policy: Policy = field(default_factory=Policy)
 
@@ -211,11 +219,14 @@ class Assignment:
         # features, as the exercise names it (--kv-heads alone asks gqa)
         object.__setattr__(self, "variant", self.options(0).variant)
 
-    def definition(self) -> dict[str, object]:
+    def definition(self, *, salt: bool = True) -> dict[str, object]:
         """What defines the exercises (everything but the due time, which may move); the
-        homework's own attention is written as before the variants (no variant key)."""
+        homework's own attention is written as before the variants (no variant key). Without
+        ``salt``: the copy a student's experiment carries (the module docstring)."""
         d = asdict(self)
         del d["due"], d["name"], d["policy"]
+        if not salt:
+            del d["salt"]
         if self.source:  # the default, written as before the option existed
             del d["source"]
         if not self.options(0).features.any:
@@ -224,13 +235,14 @@ class Assignment:
 
     def shape(self) -> dict[str, object]:
         """What the teacher asked: the definition without its random salt."""
-        d = self.definition()
-        del d["salt"]
-        return d
+        return self.definition(salt=False)
 
     def same_exercises(self, other: Assignment) -> bool:
-        """Whether ``other`` asks the same exercises as this one (due time and salt aside)."""
-        return self.name == other.name and self.shape() == other.shape()
+        """Whether ``other`` asks the same exercises as this one (due time, salt and whether
+        the statements print their source aside: those may change)."""
+        return self.name == other.name and replace(self, source=other.source).shape() == (
+            other.shape()
+        )
 
     def options(self, seed: int) -> ExerciseOptions:
         """The exercise of this shape drawn from ``seed``."""
@@ -243,7 +255,13 @@ class Assignment:
             raise AssignmentError(str(e)) from None
 
     def seed(self, student: str, k: int) -> int:
-        """The seed of ``student``'s exercise ``k`` (1-based): see the module docstring."""
+        """The seed of ``student``'s exercise ``k`` (1-based): see the module docstring.
+        A student's copy (no salt) draws none: its seeds are in its tags (`student_seeds`)."""
+        if not self.salt:
+            raise AssignmentError(
+                f"this copy of assignment {self.name!r} carries no salt (a student's): its "
+                "seeds are in its experiment's tags"
+            )
         text = "\0".join(("attnref homework", self.salt, self.name, student, str(k)))
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
@@ -264,7 +282,8 @@ class Assignment:
             DUE_TAG: iso(self.due) if self.due else "",
             POLICY_TAG: self.policy.to_json(),
         }
-        if student is not None:
+        if student is not None:  # the student's copy: no salt, their own seeds
+            out[DEFINITION_TAG] = json.dumps(self.definition(salt=False), sort_keys=True)
             out[STUDENT_TAG] = student
             out[SEEDS_TAG] = json.dumps(self.seeds(student))
         return out
@@ -274,6 +293,10 @@ class Assignment:
         """The assignment an experiment's tags define; `AssignmentError` if they do not."""
         try:
             definition = json.loads(tags[DEFINITION_TAG])
+            if not isinstance(definition, dict):
+                raise TypeError(f"a definition is a JSON object, got {type(definition).__name__}")
+            definition.setdefault("salt", "")  # a student's copy
+            definition.setdefault("source", True)  # written before the default changed
             due = tags.get(DUE_TAG) or None
             return cls(
                 name=tags[ASSIGNMENT_TAG],
@@ -289,6 +312,22 @@ class Assignment:
     def describe_due(self, lang: str = "en") -> str:
         """``due 2026-12-01 22:59 UTC`` or ``no due time`` (`due_words`)."""
         return due_words(self.due, lang)
+
+
+def student_seeds(tags: dict[str, str], exercises: int) -> list[int]:
+    """A student's seeds as their experiment's tags hold them (`SEEDS_TAG`): ``exercises``
+    integers in ``[0, 2**63)``; `AssignmentError` for anything else."""
+    try:
+        seeds = json.loads(tags.get(SEEDS_TAG, ""))
+    except ValueError:
+        seeds = None
+    if (
+        not isinstance(seeds, list)
+        or len(seeds) != exercises
+        or not all(type(s) is int and 0 <= s < 2**63 for s in seeds)
+    ):
+        raise AssignmentError(f"the experiment's tags hold no {exercises} seeds of a student")
+    return seeds
 
 
 def matching_exercise(doc: object, exercises: list[ExerciseOptions]) -> int | None:
@@ -328,4 +367,5 @@ __all__ = [
     "matching_exercise",
     "parse_due",
     "student_experiment",
+    "student_seeds",
 ]

@@ -30,6 +30,7 @@ from attention_ref.classroom.assignment import (
     from_ms,
     iso_ms,
     matching_exercise,
+    student_seeds,
 )
 from attention_ref.classroom.ownership import (
     MODEL_ARTIFACTS,
@@ -250,11 +251,15 @@ def _attempt_of(
         doc = read_answer_text(answer.decode("utf-8"))
     except (AssignmentError, ValueError):
         doc, assignment = None, None
-    k = (
-        matching_exercise(doc, assignment.exercises_of(tags.get(STUDENT_TAG, "")))
-        if assignment is not None
-        else None
-    )
+    try:  # the student's own seeds: their experiment's copy carries no salt
+        mine = (
+            [assignment.options(s) for s in student_seeds(tags, assignment.exercises)]
+            if assignment is not None
+            else None
+        )
+    except AssignmentError:
+        mine = None
+    k = matching_exercise(doc, mine) if mine is not None else None
     if k is None:
         return None, forbidden(
             "this assignment limits the attempts per exercise, and this answer names none of "

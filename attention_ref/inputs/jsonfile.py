@@ -10,7 +10,8 @@ file, whatever could otherwise end in a traceback, a hang or a misleading number
 * nesting deeper than `MAX_DEPTH` (``[[[[…`` three thousand deep would exhaust Python's
   recursion in the decoder): counted on the text before decoding;
 * ``NaN``, ``Infinity``, ``-Infinity`` (not JSON, though Python's decoder takes them), a
-  number too large for a float (``1e999``), an integer of more than `MAX_INT_DIGITS` digits;
+  number too large for a float (``1e999``), an integer of more than `MAX_INT_DIGITS` digits, a
+  number written with more than `MAX_NUMBER_CHARS` characters;
 * strings (keys included) with control characters or unpaired surrogates (``"\ud800"``),
   which would break the one line of an error message or the terminal;
 * text that is not JSON, with the line and column of the first error.
@@ -37,6 +38,11 @@ from attention_ref.inputs.errors import MAX_FILE_BYTES, InputError
 MAX_DEPTH: Final = 32
 #: The longest integer accepted, in digits.
 MAX_INT_DIGITS: Final = 30
+#: The longest number with a fraction or an exponent accepted, in characters as written: a
+#: float's shortest repr is at most 24 (``-2.2250738585072014e-308``), a statement asks at
+#: most 6 decimals. An answer is checked at the decimals it writes: answers padded with 4,000
+#: zeros per number made the teacher's grading of a class many times slower (issue 57).
+MAX_NUMBER_CHARS: Final = 40
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
@@ -55,6 +61,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "nests": "{what} nests arrays/objects {depth} deep; the limit is {limit}",
         "float": "{what} has the number {s}, too large for a float",
         "digits": "{what} has an integer of {n} digits; at most {limit}",
+        "number_chars": "{what} has a number written with {n} characters ({s}…); at most {limit}",
         "constant": "{what} has {name} at line {line}, column {col}, which is not JSON (only "
         "finite numbers are allowed)",
         "invalid": "{what} is not valid JSON: {msg} at line {line}, column {col}",
@@ -72,6 +79,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "nests": "{what} aninha listas/objetos {depth} níveis; o limite é {limit}",
         "float": "{what} tem o número {s}, grande demais para um float",
         "digits": "{what} tem um inteiro de {n} dígitos; no máximo {limit}",
+        "number_chars": "{what} tem um número escrito com {n} caracteres ({s}…); no máximo {limit}",
         "constant": "{what} tem {name} na linha {line}, coluna {col}, o que não é JSON (só "
         "números finitos são aceitos)",
         "invalid": "{what} não é JSON válido: {msg} na linha {line}, coluna {col}",
@@ -169,6 +177,8 @@ def loads(text: str, what: str, *, exact: bool = False, hint: str = "", lang: st
         raise _say(lang, "nests", what=what, depth=depth, limit=MAX_DEPTH)
 
     def number(s: str) -> float | Literal:
+        if len(s) > MAX_NUMBER_CHARS:
+            raise _say(lang, "number_chars", what=what, n=len(s), s=s[:12], limit=MAX_NUMBER_CHARS)
         if not math.isfinite(float(s)):
             raise _say(lang, "float", what=what, s=s[:20])
         return Literal(s) if exact else float(s)
@@ -230,6 +240,7 @@ def read_json(
 __all__ = [
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
+    "MAX_NUMBER_CHARS",
     "WORDS",
     "Literal",
     "loads",

@@ -9,6 +9,7 @@ import csv
 import datetime as dt
 import io
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -22,6 +23,7 @@ from attention_ref.classroom.assignment import (
     lateness,
     matching_exercise,
     parse_due,
+    student_seeds,
 )
 from attention_ref.classroom.class_plan import NAMES
 from attention_ref.classroom.gradebook import (
@@ -140,8 +142,9 @@ def test_each_student_has_their_own_variant_and_the_same_one_everywhere():
     problems = {s: [draw_problem(o) for o in a.exercises_of(s)] for s in NAMES}
     flat = [str(p) for ps in problems.values() for p in ps]
     assert len(set(flat)) == len(flat) == 3 * len(NAMES)  # no two exercises alike
-    again = Assignment.from_tags(a.tags(SUBMISSIONS, "ana"))
-    assert again.exercises_of("ana") == a.exercises_of("ana")  # the definition round-trips
+    tags = a.tags(SUBMISSIONS, "ana")
+    again = Assignment.from_tags(tags)  # the student's copy: their seeds give their exercises
+    assert [again.options(s) for s in student_seeds(tags, 3)] == a.exercises_of("ana")
     assert Assignment(name="hw", exercises=3, salt="0123").seeds("ana") == a.seeds("ana")
     # another salt (another server), another name: other exercises
     assert Assignment(name="hw", exercises=3, salt="4567").seeds("ana") != a.seeds("ana")
@@ -155,7 +158,8 @@ def test_the_tags_hold_the_definition_and_the_students_seeds():
     book, mine = a.tags(GRADEBOOK), a.tags(SUBMISSIONS, "ana")
     assert "attnref.homework.seeds" not in book
     assert mine["attnref.homework.seeds"] == f"[{a.seeds('ana')[0]}, {a.seeds('ana')[1]}]"
-    assert Assignment.from_tags(book) == a and Assignment.from_tags(mine) == a
+    assert Assignment.from_tags(book) == a
+    assert Assignment.from_tags(mine) == replace(a, salt="")  # the student's copy: no salt
     moved = Assignment(name="hw", exercises=2, lang="pt", backward=True, decimals=2)
     assert a.same_exercises(moved)  # another salt and no due time: the same exercises asked
     assert not a.same_exercises(Assignment(name="hw", exercises=3))
@@ -363,3 +367,52 @@ def test_the_assignment_holds_the_exercises_shape_and_names_it_by_its_features()
     assert "variant" not in Assignment(name="hw", salt="s").definition()
     both = Assignment(name="hw", heads=4, d_model=8, variant="rope+gqa", window=2, salt="s")
     assert both.variant == "gqa+window+rope" and both.options(0).to_json()["window"] == 2
+
+
+# --- what a student can read draws no one else's exercises ---------------------------------
+
+
+def test_a_students_experiment_carries_no_salt_and_draws_no_classmates_seeds():
+    """The salt is the server's secret (the gradebook's alone): with it, the public formula
+    would give any classmate's seeds from a student's own experiment."""
+    a = Assignment(name="hw", exercises=2, salt="5eed0f0a77e47104")
+    mine = a.tags(SUBMISSIONS, "ana")
+    assert all(a.salt not in v for v in mine.values()), mine
+    assert a.salt in a.tags(GRADEBOOK)[DEFINITION_TAG]  # the control: the teacher's keeps it
+    copy = Assignment.from_tags(mine)
+    with pytest.raises(AssignmentError, match="carries no salt"):
+        copy.seeds("bruno")
+    assert student_seeds(mine, 2) == a.seeds("ana")
+
+
+@pytest.mark.parametrize(
+    "seeds",
+    [
+        "",
+        "[",
+        "[1]",
+        "[1, 2, 3]",
+        '["1", 2]',
+        "[1.0, 2]",
+        "[-1, 2]",
+        f"[{2**63}, 1]",
+        "[true, 1]",
+        '{"a": 1}',
+    ],
+)
+def test_seeds_that_are_not_a_students_are_refused(seeds):
+    with pytest.raises(AssignmentError, match="no 2 seeds"):
+        student_seeds({"attnref.homework.seeds": seeds}, 2)
+    assert student_seeds({"attnref.homework.seeds": "[0, 7]"}, 2) == [0, 7]  # the control
+
+
+def test_a_graded_assignment_prints_no_source_and_an_old_one_keeps_its_own():
+    """The default is a graded assignment (no ``attnref exercise`` command on its statements);
+    a definition written before the default changed (no ``source`` key) meant ``True``; whether
+    statements print their source is no part of the exercises (it may change)."""
+    a = Assignment(name="hw", salt="s")
+    assert a.source is False and Assignment.from_tags(a.tags(GRADEBOOK)).source is False
+    old = a.tags(GRADEBOOK) | {DEFINITION_TAG: '{"exercises": 1, "salt": "s"}'}
+    assert Assignment.from_tags(old).source is True
+    assert replace(a, source=True).same_exercises(a)
+    assert not replace(a, decimals=2).same_exercises(a)  # the control

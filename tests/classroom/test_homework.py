@@ -475,9 +475,11 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert "answer.json" not in statement and "attnref exercise --out" not in statement
     numbers = json.loads((folder / "exercise-1.json").read_text(encoding="utf-8"))
     assert {"X", "heads"} <= set(numbers)  # the problem, for a program of the student's own
-    a = fetch.mine(ClassClient(url, carol), "hw-cli").assignment
+    me = fetch.mine(ClassClient(url, carol), "hw-cli")  # her copy: her seeds, no salt
+    teachers = assigning.assignments(ClassClient(url, server.admin))
+    a = next(x for x in teachers if x.name == "hw-cli")  # the teacher's, with its salt
     template = json.loads((folder / "answer-1.json").read_text(encoding="utf-8"))
-    assert template["exercise"] == a.exercises_of("carol")[0].to_json()
+    assert template["exercise"] == me.exercises[0].to_json() == a.exercises_of("carol")[0].to_json()
     (folder / "answer-1.json").write_bytes(answer(a, "carol", 1))
     (folder / "answer-2.json").write_bytes(answer(a, "carol", 2, "no_mask"))
     refetched = here(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
@@ -833,10 +835,12 @@ def test_no_source_statements_print_no_command_that_prints_the_key(
     server, students, tmp_path, here
 ):
     url, teacher = server.url, teacher_env(server)
-    out = here(["server", "assign", "hw-closed", "--no-source"], teacher, tmp_path)
+    out = here(["server", "assign", "hw-closed"], teacher, tmp_path)  # the default: graded
     assert out.returncode == 0, out.stderr
-    out = here(["server", "assign", "hw-open"], teacher, tmp_path)  # the control
+    assert "practice assignment" not in out.stdout
+    out = here(["server", "assign", "hw-open", "--source"], teacher, tmp_path)  # the control
     assert out.returncode == 0, out.stderr
+    assert "a practice assignment" in " ".join(out.stdout.split())  # the teacher is told
     env = student_env(url, "alice", students["alice"])
     for name in ("hw-closed", "hw-open"):
         got = here(["homework", "fetch", name, "--out", name], env, tmp_path)
@@ -844,4 +848,59 @@ def test_no_source_statements_print_no_command_that_prints_the_key(
     closed = (tmp_path / "hw-closed" / "statement-1.md").read_text(encoding="utf-8")
     opened = (tmp_path / "hw-open" / "statement-1.md").read_text(encoding="utf-8")
     assert "attnref exercise --seed" not in closed and "the command that draws it" in closed
+    assert "seed below" not in closed
     assert "attnref exercise --seed" in opened
+    # given again, --no-source closes the practice one (no new exercises: the same seeds)
+    out = here(["server", "assign", "hw-open", "--no-source"], teacher, tmp_path)
+    assert out.returncode == 0, out.stderr
+    got = here(["homework", "fetch", "hw-open", "--out", "again"], env, tmp_path)
+    assert got.returncode == 0, got.stderr
+    again = (tmp_path / "again" / "statement-1.md").read_text(encoding="utf-8")
+    assert "attnref exercise --seed" not in again
+    assert (tmp_path / "again" / "answer-1.json").read_bytes() == (
+        tmp_path / "hw-open" / "answer-1.json"
+    ).read_bytes()
+
+
+def test_no_student_reads_the_salt_that_draws_a_classmates_exercises(server, students):
+    """Everything a student's account reads of an assignment (their experiment's tags)
+    holds no salt: `Assignment.seeds` cannot give a classmate's exercises from it. An
+    assignment made before (the salt in every student's copy) loses it at the next assign."""
+    from attention_ref.classroom.assignment import (
+        DEFINITION_TAG,
+        SUBMISSIONS,
+        AssignmentError,
+        student_experiment,
+    )
+
+    def tags(name: str, auth: tuple[str, str]) -> dict[str, str]:
+        found = rest(
+            server.url,
+            "/api/2.0/mlflow/experiments/get-by-name",
+            auth=auth,
+            query={"experiment_name": name},
+        )[1]
+        return {t["key"]: t["value"] for t in found["experiment"].get("tags", [])}
+
+    teacher = ClassClient(server.url, server.admin)
+    done = assigning.assign(teacher, Assignment(name="hw-salt", exercises=2))
+    salt = done.assignment.salt
+    mine = tags(student_experiment("hw-salt", "alice"), ("alice", students["alice"]))
+    assert mine and all(salt not in v for v in mine.values()), mine
+    with pytest.raises(AssignmentError, match="carries no salt"):
+        Assignment.from_tags(mine).seeds("bob")
+    # an old assignment: the salt in a student's copy, as written before; assign mends it
+    bobs = student_experiment("hw-salt", "bob")
+    exp = teacher.experiment(bobs)["experiment_id"]
+    old = json.dumps(done.assignment.definition(), sort_keys=True)
+    teacher.call(
+        "/api/2.0/mlflow/experiments/set-experiment-tag",
+        {"experiment_id": exp, "key": DEFINITION_TAG, "value": old},
+        what="cannot tag",
+    )
+    assert salt in tags(bobs, server.admin)[DEFINITION_TAG]  # the control: as written before
+    again = assigning.assign(teacher, Assignment(name="hw-salt", exercises=2))
+    assert again.assignment.salt == salt  # the same exercises for the class
+    mended = tags(bobs, server.admin)
+    assert salt not in mended[DEFINITION_TAG]
+    assert mended[DEFINITION_TAG] == done.assignment.tags(SUBMISSIONS, "bob")[DEFINITION_TAG]

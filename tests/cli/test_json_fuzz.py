@@ -197,6 +197,7 @@ IN_PORTUGUESE = {
     "has NaN at line": "tem NaN na linha",
     "-Infinity at line": "-Infinity na linha",
     "an integer of 40 digits": "um inteiro de 40 dígitos",
+    "a number written with 4003 characters": "um número escrito com 4003 caracteres",
 }
 
 
@@ -209,6 +210,7 @@ IN_PORTUGUESE = {
         ("NaN", "has NaN at line"),
         ("-Infinity", "-Infinity at line"),
         ("1" * 40, "an integer of 40 digits"),
+        ("0.1" + "0" * 4000, "a number written with 4003 characters"),  # a padded answer
         ('"\\ud800"', "U+D800"),
         ('"a\\u0000"', "U+0000"),
     ],
@@ -259,3 +261,13 @@ def test_the_console_script_answers_in_one_line_too(tmp_path):
     __import__("os").mkfifo(fifo)
     done = subprocess.run([ATTNREF, "check", str(fifo)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "is not a regular file" in done.stderr
+
+
+def test_a_number_of_the_longest_length_is_read():
+    """The control of the padded number: `MAX_NUMBER_CHARS` characters are read as a number."""
+    from attention_ref.inputs.jsonfile import MAX_NUMBER_CHARS, loads
+
+    longest = "0." + "1" * (MAX_NUMBER_CHARS - 2)
+    assert loads(f"[{longest}]", "x", exact=True) == [longest]
+    with pytest.raises(ValueError, match=f"{MAX_NUMBER_CHARS + 1} characters"):
+        loads(f"[{longest}1]", "x", exact=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from attention_ref.classroom.accounts import ADMIN_USERNAME, grant_experiment
 from attention_ref.classroom.assignment import (
+    DEFINITION_TAG,
     DUE_TAG,
     GRADEBOOK,
     ROLE_TAG,
@@ -78,6 +79,11 @@ class Assigned:
         if self.due_moved:
             before = f"{self.due_before:%Y-%m-%d %H:%M} UTC" if self.due_before else "none"
             lines.append(f"the due time moved from {before} to {a.describe_due()[4:]}")
+        if a.source:
+            lines.append(
+                "a practice assignment: each statement prints the attnref exercise command that "
+                "draws it, which with --key prints every answer (--no-source for a graded one)"
+            )
         if n == 0:
             lines.append(
                 "no student yet: add them (attnref server add-student NAME), then run this again"
@@ -135,6 +141,7 @@ def assign(
     *,
     due_given: bool = True,
     policy_given: Mapping[str, object] | None = None,
+    source_given: bool = True,
 ) -> Assigned:
     """Create assignment ``asked`` (or complete an existing one of the same exercises: its
     due time moved when ``due_given``, the students who joined since enrolled). The rules of
@@ -155,8 +162,17 @@ def assign(
             )
         due_before = current.due
         policy = current.policy.changed(**(policy_given or {}))
-        assignment = replace(current, due=asked.due if due_given else current.due, policy=policy)
+        assignment = replace(
+            current,
+            due=asked.due if due_given else current.due,
+            policy=policy,
+            source=asked.source if source_given else current.source,
+        )
         gradebook_id, created = str(found["experiment_id"]), False
+        if assignment.source != current.source:
+            _set_experiment_tag(
+                client, gradebook_id, DEFINITION_TAG, assignment.tags(GRADEBOOK)[DEFINITION_TAG]
+            )
         if assignment.due != current.due:
             _set_experiment_tag(
                 client, gradebook_id, DUE_TAG, iso(assignment.due) if assignment.due else ""
@@ -217,6 +233,11 @@ def _enrol(client: ClassClient, assignment: Assignment, student: str) -> bool:
         tags = tag_map(found)
         if tags.get(SEEDS_TAG) != json.dumps(assignment.seeds(student)):
             raise HomeworkError(f"{name!r} holds other exercises than the assignment's")
+        # the student's copy: without the salt (an assignment made before it was kept off
+        # the students' experiments loses it here), with the statements' source as asked
+        copy = assignment.tags(SUBMISSIONS, student)[DEFINITION_TAG]
+        if tags.get(DEFINITION_TAG) != copy:
+            _set_experiment_tag(client, exp_id, DEFINITION_TAG, copy)
         due = iso(assignment.due) if assignment.due else ""
         if tags.get(DUE_TAG, "") != due:
             _set_experiment_tag(client, exp_id, DUE_TAG, due)

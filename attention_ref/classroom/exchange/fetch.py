@@ -7,20 +7,20 @@ answer template the student fills in.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attention_ref.classroom.assignment import (
     ROLE_TAG,
-    SEEDS_TAG,
     STUDENT_TAG,
     SUBMISSIONS,
     Assignment,
+    AssignmentError,
     check_name,
     matching_exercise,
     student_experiment,
+    student_seeds,
 )
 from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
 from attention_ref.classroom.exchange.student_words import said
@@ -57,10 +57,17 @@ def mine(client: ClassClient, name: str, lang: str = "en") -> Mine:
             said("not_homework", lang, experiment=experiment, student=student), lang
         )
     assignment = Assignment.from_tags(tags)
-    if tags.get(SEEDS_TAG) != json.dumps(assignment.seeds(student)):
+    try:  # the student's own seeds (their copy carries no salt to draw them from)
+        seeds = student_seeds(tags, assignment.exercises)
+    except AssignmentError:
+        seeds = None
+    if seeds is None or (assignment.salt and seeds != assignment.seeds(student)):
         raise HomeworkError(said("not_yours", lang, name=name, student=student), lang)
     return Mine(
-        assignment, student, str(found["experiment_id"]), tuple(assignment.exercises_of(student))
+        assignment,
+        student,
+        str(found["experiment_id"]),
+        tuple(assignment.options(s) for s in seeds),
     )
 
 
@@ -112,17 +119,20 @@ def _kept(path: Path, me: Mine, k: int) -> str:
     return said("kept_other", lang, k=k)
 
 
-#: the homework's words on a statement, per language
+#: the homework's words on a statement, per language: title, text, and the sentence said only
+#: where the statement prints its source
 _HOMEWORK_WORDS = {
     "en": (
         "Homework {name}, exercise {k} of {n}",
         "For {student}, {due}. Fill in answer-{k}.json, then submit it: attnref homework "
-        "submit {name} answer-{k}.json. {policy} The seed below is your own exercise's.",
+        "submit {name} answer-{k}.json. {policy}",
+        " The seed below is your own exercise's.",
     ),
     "pt": (
         "Lição de casa {name}, exercício {k} de {n}",
         "Para {student}, {due}. Preencha answer-{k}.json e envie: attnref homework submit "
-        "{name} answer-{k}.json. {policy} A semente abaixo é a do seu exercício.",
+        "{name} answer-{k}.json. {policy}",
+        " A semente abaixo é a do seu exercício.",
     ),
 }
 
@@ -131,7 +141,8 @@ def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
     from attention_ref.render import Section
 
     a = me.assignment
-    title, text = _HOMEWORK_WORDS[a.lang]
+    title, text, seed_below = _HOMEWORK_WORDS[a.lang]
+    text += seed_below if a.source else ""  # the source line below names the seed
     due = a.describe_due(a.lang)
     head = Section(
         title=title.format(name=a.name, k=k, n=a.exercises),
