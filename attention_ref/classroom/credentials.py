@@ -7,12 +7,16 @@ response that refuses the request:
    with an error): 400, before anything is read;
 2. credentials MLflow's cache holds as right (``auth_cache_ttl_seconds``, keyed as MLflow keys
    it): the account, with no hash computed;
-3. a sender whose failures are spent (`attention_ref.classroom.logins`): 429 with
-   ``Retry-After``, with no hash computed;
-4. one read of the account and one password check (an absent account is checked against a
-   hash of nothing, so that it costs what a wrong password costs): the account (kept in
-   MLflow's cache), or 401 (a failure counted), or 503 when the accounts' database could not
-   be read (PostgreSQL restarting: clients retry a 503; a 401 would end a training).
+3. one read of the account: 503 when the accounts' database could not be read (PostgreSQL
+   restarting: clients retry a 503; a 401 would end a training);
+4. a password this worker checked right before, against the hash the account still has
+   (`attention_ref.classroom.logins`): the account, with no hash computed and no token spent;
+5. a sender whose failures are spent (for an absent account: the address's; for an existing
+   one: the (address, account) pair's and the account's): 429 with ``Retry-After``, with no
+   hash computed;
+6. one password check (an absent account is checked against a hash of nothing, so that it
+   costs what a wrong password costs): the account (kept in MLflow's cache and remembered by
+   the worker), or 401 (a failure counted).
 
 MLflow's FastAPI routes (the artifact upload among them) call the gate through a bridge that
 reads the account once more after it; the bridge is wrapped (`guard_the_fastapi_bridge`) so
@@ -80,28 +84,33 @@ def _keep(username: str, password: str, user: Any) -> None:
         basic._USER_AUTH_CACHE[key] = user
 
 
-def check_password(username: str, password: str) -> Any:
-    """One read of the account and one password check: the `User`, ``"unknown"`` (no such
-    account, or a wrong password: 401) or ``"unavailable"`` (the store is down: 503)."""
+def read_account(username: str) -> Any:
+    """One read of the account: the `User`, ``None`` (no such account) or ``"unavailable"``
+    (the store is down: 503)."""
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
     from mlflow.server import auth as basic
-    from werkzeug.security import check_password_hash
 
     try:
-        user = basic.store.get_user(username)
+        return basic.store.get_user(username)
     except MlflowException as e:
-        if e.error_code != ErrorCode.Name(RESOURCE_DOES_NOT_EXIST):
-            return "unavailable"
-        check_password_hash(_hash_of_nothing(), password)  # the same work as a wrong password
-        return "unknown"
+        return None if e.error_code == ErrorCode.Name(RESOURCE_DOES_NOT_EXIST) else "unavailable"
     except Exception:  # a driver error MLflow did not wrap: the store is down all the same
         return "unavailable"
+
+
+def check_password(user: Any, username: str, password: str) -> bool:
+    """One password check of the account read (``None``: none, checked against a hash of
+    nothing, the same work as a wrong password): whether it is right."""
+    from mlflow.server import auth as basic
+    from werkzeug.security import check_password_hash
+
+    if user is None:
+        check_password_hash(_hash_of_nothing(), password)
+        return False
     if not check_password_hash(user.password_hash, password):
-        return "unknown"
-    if basic._is_disabled_legacy_admin_login(username, password, user):
-        return "unknown"
-    return user
+        return False
+    return not basic._is_disabled_legacy_admin_login(username, password, user)
 
 
 def identify(username: str, password: str, address: str) -> Any:
@@ -114,18 +123,20 @@ def identify(username: str, password: str, address: str) -> Any:
     user = _cached(username, password)
     if user is not None:
         return user
-    wait = throttle().take(address, username)
+    user = read_account(username)
+    if isinstance(user, str):  # "unavailable"
+        return make_response(UNAVAILABLE, 503)
+    if user is not None and throttle().recognises(username, password, user.password_hash):
+        _keep(username, password, user)  # right, as checked before: no hash, no token
+        return user
+    wait = throttle().take(address, username, exists=user is not None)
     if wait:
         return throttled(wait)
-    found = check_password(username, password)
-    if found == "unavailable":
-        throttle().give_back(address, username)  # not a failure
-        return make_response(UNAVAILABLE, 503)
-    if found == "unknown":
+    if not check_password(user, username, password):
         return basic.make_basic_auth_response()
-    throttle().succeeded(address, username)
-    _keep(username, password, found)
-    return found
+    throttle().succeeded(address, username, password, user.password_hash)
+    _keep(username, password, user)
+    return user
 
 
 #: how the class server hashes a password its commands drew (`accounts.generated_password`):
@@ -198,5 +209,6 @@ __all__ = [
     "guard_the_fastapi_bridge",
     "identify",
     "keep_fast_hash",
+    "read_account",
     "throttle",
 ]
