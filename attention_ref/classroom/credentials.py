@@ -31,6 +31,13 @@ from functools import cache
 from typing import Any
 
 from attention_ref.classroom.logins import LoginThrottle
+from attention_ref.classroom.mlflow_seam import (
+    cache_user,
+    cached_user,
+    fastapi_bridge,
+    legacy_admin_login_refused,
+    replace_fastapi_bridge,
+)
 from attention_ref.classroom.refusals import UNAVAILABLE, bad_request, throttled
 
 #: set while MLflow's FastAPI bridge runs the gate (its copy of a request has no body)
@@ -64,24 +71,12 @@ def _has_control(text: str) -> bool:
 
 def _cached(username: str, password: str) -> Any:
     """The account, when MLflow's cache holds these credentials as right; else ``None``."""
-    from mlflow.server import auth as basic
-
-    if basic._USER_AUTH_CACHE is None:
-        return None
-    key = basic._auth_cache_key(username, password)
-    with basic._USER_AUTH_CACHE_LOCK:
-        return basic._USER_AUTH_CACHE.get(key)
+    return cached_user(username, password)
 
 
 def _keep(username: str, password: str, user: Any) -> None:
     """Keep right credentials in MLflow's cache, as MLflow's own check does."""
-    from mlflow.server import auth as basic
-
-    if basic._USER_AUTH_CACHE is None:
-        return
-    key = basic._auth_cache_key(username, password)
-    with basic._USER_AUTH_CACHE_LOCK:
-        basic._USER_AUTH_CACHE[key] = user
+    cache_user(username, password, user)
 
 
 def read_account(username: str) -> Any:
@@ -102,7 +97,6 @@ def read_account(username: str) -> Any:
 def check_password(user: Any, username: str, password: str) -> bool:
     """One password check of the account read (``None``: none, checked against a hash of
     nothing, the same work as a wrong password): whether it is right."""
-    from mlflow.server import auth as basic
     from werkzeug.security import check_password_hash
 
     if user is None:
@@ -110,7 +104,7 @@ def check_password(user: Any, username: str, password: str) -> bool:
         return False
     if not check_password_hash(user.password_hash, password):
         return False
-    return not basic._is_disabled_legacy_admin_login(username, password, user)
+    return not legacy_admin_login_refused(username, password, user)
 
 
 def identify(username: str, password: str, address: str) -> Any:
@@ -179,9 +173,7 @@ def guard_the_fastapi_bridge() -> None:
     right); so when that read finds nothing for a request with credentials, the store is down:
     503. Installed by the first request a worker's gate sees.
     """
-    from mlflow.server import auth as basic
-
-    bridge = basic._authenticate_custom_for_fastapi
+    bridge = fastapi_bridge()
     if getattr(bridge, "attnref_guard", False):
         return
 
@@ -198,7 +190,7 @@ def guard_the_fastapi_bridge() -> None:
         return JSONResponse(status_code=503, content=UNAVAILABLE)
 
     guarded.attnref_guard = True  # type: ignore[attr-defined]
-    basic._authenticate_custom_for_fastapi = guarded
+    replace_fastapi_bridge(guarded)
 
 
 __all__ = [
