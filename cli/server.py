@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from attention_ref.cli.errors import CLIError
-from attention_ref.cli.server_start import print_welcome, run_detached
+from attention_ref.cli.server_start import ServerNames, print_welcome, run_detached
 
 if TYPE_CHECKING:
     from attention_ref.classroom.class_client import ClassClient
@@ -132,6 +132,7 @@ def start(
             "or --insecure).",
         ),
     ] = "127.0.0.1",
+    server_name: ServerNames = None,
     port: Annotated[
         int, typer.Option("--port", help="Port the class listens on (its edge, nginx).")
     ] = 5000,
@@ -219,6 +220,7 @@ def start(
             tls_key=tls_key,
             insecure=insecure,
             limits=EdgeLimits(students_per_address=students_per_address),
+            server_names=tuple(server_name or ()),
         )
     except ServerError as e:
         raise CLIError(str(e)) from None
@@ -231,6 +233,7 @@ def start(
             *(["--tls-cert", str(tls_cert)] if tls_cert else []),
             *(["--tls-key", str(tls_key)] if tls_key else []),
             *(["--insecure"] if insecure else []),
+            *(f"--server-name={n}" for n in server_name or ()),
         ]
         run_detached(directory, password, options)
         return

@@ -1,6 +1,7 @@
 """``attnref server start``'s words and its background run: the welcome it prints once the
-class answers (`print_welcome`), and ``--detach`` (`run_detached`): the same start in a
-session of its own, its output in ``DIR/start.log``, returning once the server answers."""
+class answers (`print_welcome`), ``--detach`` (`run_detached`): the same start in a
+session of its own, its output in ``DIR/start.log``, returning once the server answers; and
+its ``--server-name`` option (`ServerNames`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+import typer
 
 from attention_ref.cli.errors import CLIError
 
@@ -22,11 +25,28 @@ DETACH_WAIT_S = 300.0
 WELCOMED = "stops the edge, the MLflow server and"
 _MAIN = "import sys; from attention_ref.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
+ServerNames = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--server-name",
+        help="A name students reach the class by (class.example.edu; repeat for more; the "
+        "first is the one printed). The edge refuses requests for any other name; the "
+        "certificate must cover each (the self-signed one is made for them). Default: --host, "
+        "or this machine's address and names for 0.0.0.0.",
+        show_default=False,
+    ),
+]
+
 
 def print_welcome(server: ClassServer) -> None:
+    """What the teacher reads once the class answers: the line saying what of the folder was
+    made private, if anything was; then where the class is and how students connect (at its
+    first name, `ClassServer.public_url`)."""
     from attention_ref.classroom.client import CERT_PATH_ENV, class_experiment_id
     from attention_ref.classroom.tls import fingerprint
 
+    if server.mended:
+        print(server.mended, flush=True)
     url, pid = server.public_url, server.process.pid if server.process else None
     edge, lim = server.edge.process.pid if server.edge.process else None, server.limits
     n = len(server.apps)
@@ -68,12 +88,15 @@ def run_detached(directory: Path, password: str, options: list[str]) -> None:
     answers. A start that ends first is one line, its log's last, and this folder left as the
     start left it."""
     from attention_ref.classroom.accounts import ADMIN_PASSWORD_ENV
+    from attention_ref.classroom.private_folder import private_umask
     from attention_ref.classroom.server_folder import server_status
 
     made = not directory.exists()
-    directory.mkdir(parents=True, exist_ok=True)
-    log = directory / "start.log"
-    before = log.stat().st_size if log.exists() else 0  # what earlier starts wrote there
+    with private_umask():  # the folder and its log: the teacher's only
+        directory.mkdir(parents=True, exist_ok=True)
+        log = directory / "start.log"
+        log.touch()
+    before = log.stat().st_size  # what earlier starts wrote there
     env = {**os.environ, ADMIN_PASSWORD_ENV: password}
     with log.open("ab") as out:
         child = subprocess.Popen(

@@ -3,9 +3,10 @@
 The class's address and port are nginx's alone. ``mlflow server`` (uvicorn) listens on a Unix
 socket in the class folder (``root/app/mlflow.sock``, its folder 0710: no one but the edge
 reaches it), so every request of anyone, from the network or from this machine, comes through
-the edge. The edge does what a proxy is for (TLS, timeouts, limits per client address, the
-largest body, the application's capacity): its nginx configuration and the numbers in it,
-`EdgeLimits`, are `attention_ref.classroom.edge_config`'s; this module runs nginx with it.
+the edge. The edge does what a proxy is for (TLS, the class's names, timeouts, limits per
+client address, the largest body, the application's capacity): its nginx configuration and
+the numbers in it, `EdgeLimits`, are `attention_ref.classroom.edge_config`'s; this module runs
+nginx with it.
 
 The process: `Edge.check` (``nginx -t`` on the written configuration), `Edge.start` (nginx in
 the foreground of a process group of its own, ``daemon off``; waits until ``/health`` answers
@@ -27,6 +28,7 @@ from pathlib import Path
 from attention_ref.classroom.client import healthy
 from attention_ref.classroom.edge_config import EdgeLimits, render
 from attention_ref.classroom.errors import ServerError
+from attention_ref.classroom.private_folder import PRIVATE_UMASK, traverse_mode
 
 #: the system user nginx's workers run as when the edge is started as root (Debian's)
 WORKER_USER = "www-data"
@@ -56,6 +58,9 @@ class Edge:
     limits: EdgeLimits
     access_log: Path
     tls: tuple[Path, Path] | None = None
+    #: the names its class answers to, as nginx writes them (IPv6 in brackets); a request for
+    #: another is refused (`attention_ref.classroom.server_names`); none: any name is served
+    server_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.directory = self.directory.absolute()
@@ -79,7 +84,9 @@ class Edge:
         return f"{host}:{self.port}"
 
     def write(self) -> None:
-        """Write the configuration and make nginx's folders (its workers' when root)."""
+        """Write the configuration and make nginx's folders: the buffers' its workers' (when
+        root), the two above them entered by the workers and listed by no one else
+        (`traverse_mode`)."""
         user = _worker_user()
         for d in (
             self.directory,
@@ -89,6 +96,8 @@ class Edge:
             if user is not None and d != self.directory:
                 entry = pwd.getpwnam(user)
                 os.chown(d, entry.pw_uid, entry.pw_gid)
+        for d in (self.directory, self.directory / "tmp"):
+            d.chmod(traverse_mode())
         self.access_log.parent.mkdir(parents=True, exist_ok=True)
         self.config.write_text(
             render(
@@ -99,6 +108,7 @@ class Edge:
                 access_log=self.access_log,
                 tls=self.tls,
                 user=user,
+                server_names=self.server_names,
             ),
             encoding="utf-8",
         )
@@ -131,7 +141,11 @@ class Edge:
         self.check()
         with self.error_log.open("ab") as out:
             self.process = subprocess.Popen(
-                self._command(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+                self._command(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                umask=PRIVATE_UMASK,  # its logs and pid file: the teacher's only
             )
         deadline = time.monotonic() + timeout
         while not healthy(url, cafile=cafile):

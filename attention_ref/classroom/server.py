@@ -16,7 +16,11 @@ own users run at that scale, on one machine and in one directory (``root``):
 * The edge, Debian's nginx (`attention_ref.classroom.edge`), alone on ``host:port``
   (127.0.0.1 unless asked): TLS, timeouts, limits per client address, the largest body, the
   application's capacity. On any host but loopback it serves HTTPS
-  (`attention_ref.classroom.tls`) unless told ``insecure``.
+  (`attention_ref.classroom.tls`) unless told ``insecure``. It answers to the class's names
+  only (``--server-name``, `attention_ref.classroom.server_names`), as MLflow and the
+  certificate do.
+* The folder is its owner's alone (`attention_ref.classroom.private_folder`): made under a
+  umask that leaves nothing to other users, and mended at start where it does.
 * Accounts: ``admin`` (the teacher), whose password is read from ``$ATTNREF_ADMIN_PASSWORD``
   or a file: there is no default, and it is never printed, logged, written to disk by us or
   put on a command line (the server gets it in its environment). Other admin accounts are
@@ -48,7 +52,6 @@ import datetime as dt
 import fcntl
 import json
 import os
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -61,6 +64,7 @@ from attention_ref.classroom.cluster import AUTH_DB, TRACKING_DB, Postgres, clas
 from attention_ref.classroom.edge import APP_DIR, Edge, app_socket_dir, is_nginx
 from attention_ref.classroom.edge_config import EdgeLimits
 from attention_ref.classroom.errors import ServerError
+from attention_ref.classroom.private_folder import make_private, private_umask, traverse_mode
 from attention_ref.classroom.server_folder import (
     LOCK_NAME,
     PID_NAME,
@@ -70,13 +74,14 @@ from attention_ref.classroom.server_folder import (
     port_in_use,
     read_pid_file,
 )
-from attention_ref.classroom.tls import (
-    check_pair,
-    is_loopback,
-    is_wildcard,
-    primary_address,
-    self_signed,
+from attention_ref.classroom.server_names import (
+    allowed_hosts,
+    edge_names,
+    host_form,
+    origins,
+    resolve,
 )
+from attention_ref.classroom.tls import check_pair, is_loopback, is_wildcard, self_signed
 from attention_ref.experiments.names import ui_experiment_url
 
 DEFAULT_EXPERIMENT = "shakespeare"
@@ -96,7 +101,11 @@ class ClassServer:
     of one worker), behind the edge, which sends each account's requests to one of them.
     TLS: ``tls_cert``/``tls_key`` (the teacher's), or ``tls=True`` for a self-signed
     certificate made in ``root/tls``; a host other than loopback requires one of them unless
-    ``insecure``. ``limits``: what the edge allows (`EdgeLimits`).
+    ``insecure``. ``limits``: what the edge allows (`EdgeLimits`). ``server_names``: the
+    names it answers to (``--server-name``; `attention_ref.classroom.server_names`: given, or
+    derived from ``host`` and a teacher's certificate), the first in `public_url`; the edge
+    refuses any other. ``mended``: after `start`, the line that says what of an existing
+    folder was made private (`attention_ref.classroom.private_folder`), else ``None``.
     """
 
     root: Path
@@ -113,6 +122,7 @@ class ClassServer:
     #: the application servers listen on loopback ports (as other hosts would on theirs)
     #: instead of Unix sockets of the folder: one port each
     app_ports: tuple[int, ...] = ()
+    server_names: tuple[str, ...] = ()
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
@@ -121,6 +131,7 @@ class ClassServer:
         self._lock_fd: int | None = None
         self._own_postgres = False
         self._wrote_pid_file = False
+        self.mended: str | None = None
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ServerError("give both --tls-cert and --tls-key, or neither")
         if self.tls_cert is not None:
@@ -133,6 +144,10 @@ class ClassServer:
                 "HTTP shows every password: serve HTTPS (--tls for a self-signed certificate, "
                 "or --tls-cert/--tls-key), or say --insecure"
             )
+        try:
+            self.server_names = resolve(self.server_names, self.host, self.tls_cert)
+        except ValueError as e:
+            raise ServerError(str(e)) from None
         key = self.tls_key or self.root / "tls" / "key.pem"
         if self.app_ports and len(self.app_ports) != self.workers:
             raise ServerError(
@@ -146,6 +161,7 @@ class ClassServer:
             self.limits,
             self.root / "logs" / "edge-access.log",
             (self.cert, key) if self.cert is not None else None,
+            tuple(host_form(n) for n in edge_names(self.server_names, self.host)),
         )
 
     @property
@@ -162,10 +178,11 @@ class ClassServer:
 
     @property
     def public_url(self) -> str:
-        """Where students reach it: the machine's network address for a wildcard host."""
-        if not is_wildcard(self.host):
+        """Where students reach it: its first name (``--server-name``; without one the host,
+        or the machine's network address for a wildcard host)."""
+        if not self.server_names:
             return self.url
-        return f"{self.scheme}://{primary_address() or socket.gethostname()}:{self.port}"
+        return f"{self.scheme}://{host_form(self.server_names[0])}:{self.port}"
 
     @property
     def cert(self) -> Path | None:
@@ -214,7 +231,7 @@ class ClassServer:
 
     def _take_lock(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -260,7 +277,13 @@ class ClassServer:
     def start(self, timeout: float = 300) -> None:
         """Refuse if the folder's server runs or the port is taken (before touching anything
         else); then PostgreSQL, the MLflow server, the edge, the class experiment. A failure
-        stops only what this call started, and a folder it made and left empty is removed."""
+        stops only what this call started, and a folder it made and left empty is removed.
+        Everything is made under `private_umask`; what of an existing folder other users could
+        read is made private first (`mended` says what)."""
+        with private_umask():
+            self._start(timeout)
+
+    def _start(self, timeout: float) -> None:
         existed = class_exists(self.root)
         made = not self.root.exists()
         self._take_lock()
@@ -271,9 +294,12 @@ class ClassServer:
                     f"port {self.port} is in use on {self.host}: another server listens there "
                     "(choose another with --port)"
                 )
+            edge = self.edge.directory
+            self.mended = make_private(self.root, (self.root, edge, edge / "tmp"))
+            self.root.chmod(traverse_mode())  # PostgreSQL's and nginx's users enter it as root
             self._write_pid_file()
             if self.tls and self.tls_cert is None:
-                self_signed(self.root / "tls", self.host)
+                self_signed(self.root / "tls", self.host, self.server_names)
             self.postgres.init()
             self._own_postgres = self.postgres.start() or self._own_postgres
             for db in (TRACKING_DB, AUTH_DB):
@@ -318,6 +344,10 @@ class ClassServer:
         """Start the application servers, each ``mlflow server`` in a process group of its own;
         the first alone (it makes or upgrades the databases' tables), then the others; wait for
         ``/health`` on each; the first's pid."""
+        with private_umask():
+            return self._start_mlflow(timeout)
+
+    def _start_mlflow(self, timeout: float) -> int:
         self.artifacts.mkdir(parents=True, exist_ok=True)
         app_socket_dir(self.root)
         self.log.parent.mkdir(parents=True, exist_ok=True)
@@ -329,6 +359,8 @@ class ClassServer:
             tracking_server.secret_key(self.root / "secret_key"),
             self.experiment,
             self.limits.students_per_address,
+            allowed_hosts(self.server_names, self.host, self.port, self.app_ports),
+            origins(self.server_names, self.scheme, self.port),
         )
         deadline = time.monotonic() + timeout
         apps = self.apps

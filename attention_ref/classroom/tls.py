@@ -16,6 +16,7 @@ import ipaddress
 import os
 import socket
 import ssl
+from collections.abc import Sequence
 from pathlib import Path
 
 #: how long a certificate the server makes is valid (a school year and some)
@@ -48,31 +49,68 @@ def primary_address() -> str | None:
             return None
 
 
-def names_for(host: str) -> tuple[list[str], list[str]]:
-    """``(DNS names, IP addresses)`` a certificate for a server on ``host`` must carry.
+def names_for(host: str, server_names: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """``(DNS names, IP addresses)`` a certificate for a server on ``host``, answering to
+    ``server_names`` (``--server-name``), must carry.
 
     A wildcard host adds this machine's name and its network address; loopback is always in.
     """
     dns, ips = ["localhost"], ["127.0.0.1", "::1"]
+    wanted = [host] if not is_wildcard(host) else []
     if is_wildcard(host):
         dns += [n for n in {socket.gethostname(), socket.getfqdn()} if n and n not in dns]
         address = primary_address()
         if address and address not in ips:
             ips.append(address)
-    elif host not in dns + ips:
+    for name in (*wanted, *server_names):
         try:
-            ipaddress.ip_address(host)
-            ips.append(host)
+            ip = str(ipaddress.ip_address(name.strip("[]")))
         except ValueError:
-            dns.append(host)
+            if name not in dns:
+                dns.append(name)
+        else:
+            if ip not in ips:
+                ips.append(ip)
     return dns, ips
 
 
-def self_signed(directory: Path, host: str) -> tuple[Path, Path]:
-    """``(certificate, key)`` in ``directory``: made now (key 0600) unless both exist.
+def certificate_names(cert: Path) -> list[str]:
+    """The names the (first) certificate in ``cert`` is valid for: its subjectAltName's DNS
+    names (a wildcard as ``*.example.edu``) and IP addresses; ``ValueError`` in one line for
+    a file that is no PEM certificate."""
+    from cryptography import x509
 
-    An EC P-256 key and a certificate for `names_for` ``host``, valid `SELF_SIGNED_DAYS` days;
-    it is its own issuer, so a client given the file trusts exactly this server.
+    try:
+        loaded = x509.load_pem_x509_certificate(cert.read_bytes())
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{cert} is not a PEM certificate ({e})") from None
+    try:
+        san = loaded.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return []
+    ips = [str(ip) for ip in san.get_values_for_type(x509.IPAddress)]
+    return [n.lower() for n in san.get_values_for_type(x509.DNSName)] + ips
+
+
+def covers(names: Sequence[str], name: str) -> bool:
+    """Whether a certificate valid for ``names`` (`certificate_names`) is valid for ``name``
+    (a DNS name in lower case, or an IP address): by equality, or by a wildcard for one
+    left-most label (``*.example.edu`` covers ``class.example.edu``, not ``example.edu`` nor
+    ``a.b.example.edu``), as browsers and Python's ``ssl`` match them."""
+    if name in names:
+        return True
+    head, _, rest = name.partition(".")
+    return bool(head and rest) and f"*.{rest}" in names
+
+
+def self_signed(directory: Path, host: str, server_names: Sequence[str] = ()) -> tuple[Path, Path]:
+    """``(certificate, key)`` in ``directory``: made now (key 0600) unless both exist and the
+    certificate covers ``server_names`` (a new name makes a new certificate, whose fingerprint
+    the start prints; the same names keep the one students were given).
+
+    An EC P-256 key and a certificate for `names_for` ``host`` and ``server_names``, valid
+    `SELF_SIGNED_DAYS` days; it is its own issuer, so a client given the file trusts exactly
+    this server.
     """
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -81,10 +119,12 @@ def self_signed(directory: Path, host: str) -> tuple[Path, Path]:
 
     cert_path, key_path = directory / CERT_NAME, directory / KEY_NAME
     if cert_path.is_file() and key_path.is_file():
-        return cert_path, key_path
+        made_for = certificate_names(cert_path)
+        if all(covers(made_for, n.strip("[]")) for n in server_names):
+            return cert_path, key_path
     directory.mkdir(parents=True, exist_ok=True)
     key = ec.generate_private_key(ec.SECP256R1())
-    dns, ips = names_for(host)
+    dns, ips = names_for(host, server_names)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "attnref class server")])
     now = dt.datetime.now(dt.UTC)
     san = [x509.DNSName(n) for n in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]

@@ -26,10 +26,12 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from attention_ref.classroom import pools
 from attention_ref.classroom.errors import ServerError
+from attention_ref.classroom.private_folder import PRIVATE_UMASK
 
 #: a password's hash is checked once a minute per account and worker, not on every request
 #: (scrypt costs ~0.1 s of CPU: a class logs many requests a second); a changed password or a
@@ -76,10 +78,16 @@ def environment(
     flask_secret_key: str,
     experiment: str,
     students_per_address: int = 1,
+    allowed_hosts: Sequence[str] = (),
+    origins: Sequence[str] = (),
 ) -> dict[str, str]:
     """``mlflow server``'s environment: ours without a client's ``MLFLOW_TRACKING_*``
     variables, with basic auth's configuration and admin password, the Flask secret key, the
-    class experiment's name and the students per client address (for the gate)."""
+    class experiment's name, the students per client address (for the gate), and the class's
+    names (`attention_ref.classroom.server_names`): the ``Host`` values MLflow answers
+    (``allowed_hosts``; MLflow's default, loopback and private addresses, refuses a public
+    name with 403 "Invalid Host header") and the browser origins whose API calls it takes
+    (``origins``; by default only loopback's)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING_")}
     env |= {
         "MLFLOW_AUTH_CONFIG_PATH": str(auth_config),
@@ -93,6 +101,10 @@ def environment(
         "MLFLOW_BASIC_AUTH_FAIL_CLOSED": "true",
         STUDENTS_PER_ADDRESS_ENV: str(students_per_address),
     }
+    if allowed_hosts:
+        env["MLFLOW_SERVER_ALLOWED_HOSTS"] = ",".join(allowed_hosts)
+    if origins:
+        env["MLFLOW_SERVER_CORS_ALLOWED_ORIGINS"] = ",".join(origins)
     # the stores' pools: two connections per request that can run at once (`pools`)
     env |= pools.store_environment()
     return env
@@ -146,7 +158,12 @@ def launch(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
     """Start ``cmd`` in a process group of its own, its output appended to ``log``."""
     with log.open("ab") as out:
         return subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            umask=PRIVATE_UMASK,  # its artifacts (students' answers) are the teacher's only
         )
 
 
