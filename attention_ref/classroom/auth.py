@@ -62,7 +62,13 @@ from attention_ref.classroom.ownership import (
     stamp_owner,
     unseen,
 )
-from attention_ref.classroom.parameters import RefusedError, graphql_refusal, read_request
+from attention_ref.classroom.parameters import (
+    RefusedError,
+    graphql_refusal,
+    read_request,
+    route_parameters,
+)
+from attention_ref.classroom.quotas import over_quota
 from attention_ref.classroom.refusals import (
     absent_as_forbidden,
     bad_request,
@@ -92,7 +98,8 @@ def _lighten_mlflow() -> None:
     if _LIGHT:
         return
     from mlflow.server import auth as basic
-    from mlflow.server.handlers import _get_tracking_store
+
+    from attention_ref.classroom.mlflow_seam import tracking_store
 
     def sender_is_admin() -> bool:
         from flask import g
@@ -103,7 +110,7 @@ def _lighten_mlflow() -> None:
         return bool(basic.store.get_user(basic.authenticate_request().username).is_admin)
 
     basic.sender_is_admin = sender_is_admin
-    for store in (_get_tracking_store(), basic.store):
+    for store in (tracking_store(), basic.store):
         engine = getattr(store, "engine", None)
         if engine is not None:
             engine.pool._pre_ping = False
@@ -155,13 +162,14 @@ def _answer() -> Any:
         if access is None:
             return forbidden(f"{what} has no rule in the access table; refused to everyone")
         return forbidden(f"{what} ({key}) is the teacher's; {user.username!r} is a student")
+    method = "GET" if request.method == "HEAD" else request.method
     try:
         said = read_request(
             key or "",
-            "GET" if request.method == "HEAD" else request.method,
+            method,
             dict(request.view_args or {}),
             request.args.to_dict(flat=False),
-            request.get_data(cache=True),
+            _json_body(key or "", method),
             judged=role is Role.STUDENT,
         )
     except RefusedError as e:
@@ -180,7 +188,11 @@ def _answer() -> Any:
         if refused is not None:
             return refused
     if role is Role.STUDENT and access is not None:
-        refused = homework_fence(user.username, access, key or "") or _no_prompts(access)
+        refused = (
+            homework_fence(user.username, access, key or "")
+            or _no_prompts(access)
+            or over_quota(user.username, access, key or "")
+        )
         if refused is not None:
             return refused
     if role in (Role.ADMIN, Role.TEACHER) and key in _ACCOUNT_WRITES:
@@ -188,6 +200,25 @@ def _answer() -> Any:
     if key == "GET /" and not request.query_string and (landing := _landing()) is not None:
         return landing
     return sent
+
+
+def _json_body(key: str, method: str) -> bytes:
+    """The body the gate reads: a route's JSON (at most the edge's
+    `attention_ref.classroom.edge_config.EdgeLimits.max_json_bytes`), never a file.
+
+    An upload (``upload-artifact``, the artifact proxy's ``PUT``) is judged from its head and
+    parameters alone (whose run, which path, the run's state): the gate neither reads nor
+    keeps a copy of its body, whose bytes are counted where they are written
+    (`attention_ref.classroom.uploads`). A refused upload costs the application only what
+    MLflow's bridge from FastAPI to Flask held before the gate ran: ``upload-artifact``'s whole
+    body, at most the edge's ``max_upload_artifact_bytes``; the proxy's ``PUT`` is judged
+    before any of its body is read."""
+    from flask import request
+
+    known = route_parameters(key, method)
+    if known is not None and known[0].file_body:
+        return b""
+    return request.get_data(cache=True)
 
 
 #: the admin's requests that make or change an account's password
@@ -233,15 +264,15 @@ def _landing() -> Response | None:
     import os
 
     from flask import make_response
-    from mlflow.server.handlers import _get_tracking_store
 
+    from attention_ref.classroom.mlflow_seam import tracking_store
     from attention_ref.experiments.names import UI_RUNS_QUERY
 
     name = os.environ.get("ATTNREF_CLASS_EXPERIMENT")
     if not name:
         return None
     try:
-        found = _get_tracking_store().get_experiment_by_name(name)
+        found = tracking_store().get_experiment_by_name(name)
     except Exception:  # the store is down: the UI's own root, as MLflow serves it
         return None
     if found is None:

@@ -19,7 +19,11 @@ from typing import Any
 
 #: MLflow's private names this module uses, by module: what the contract test checks exists
 PRIVATE_NAMES: dict[str, tuple[str, ...]] = {
-    "mlflow.server.handlers": ("_get_tracking_store", "_get_artifact_repo_mlflow_artifacts"),
+    "mlflow.server.handlers": (
+        "_artifact_repo",
+        "_get_artifact_repo_mlflow_artifacts",
+        "_get_tracking_store",
+    ),
     "mlflow.server.auth": (
         "_USER_AUTH_CACHE",
         "_USER_AUTH_CACHE_LOCK",
@@ -43,6 +47,14 @@ def artifact_repo() -> Any:
     from mlflow.server.handlers import _get_artifact_repo_mlflow_artifacts
 
     return _get_artifact_repo_mlflow_artifacts()
+
+
+def replace_artifact_repo(repo: Any) -> None:
+    """Make ``repo`` the one `artifact_repo` gives from now on (this worker's): every route
+    that writes an artifact reaches the repository through that one getter."""
+    from mlflow.server import handlers
+
+    handlers._artifact_repo = repo
 
 
 def artifact_root() -> Path | None:

@@ -120,9 +120,9 @@ def _postgres() -> Any | None:
     if _LOCKS:
         return _LOCKS[0]
     try:
-        from mlflow.server.handlers import _get_tracking_store
+        from attention_ref.classroom.mlflow_seam import tracking_store
 
-        engine = getattr(_get_tracking_store(), "engine", None)
+        engine = getattr(tracking_store(), "engine", None)
     except Exception:  # no tracking store in this process (a test of the lock alone)
         return None
     if engine is None or engine.dialect.name != "postgresql":
@@ -348,10 +348,11 @@ def install(tags_of: Callable[[str], dict[str, str]], status_of: Callable[[str],
     """Put `FencedRepository` in front of MLflow's artifact repository (once per worker
     process): every route that writes an artifact (the proxy's PUT under uvicorn or Flask,
     ``upload-artifact``, a multipart upload) reaches it through MLflow's one getter."""
-    from mlflow.server import handlers
     from mlflow.store.artifact.artifact_repo import StreamUploadMixin
 
-    repo = handlers._get_artifact_repo_mlflow_artifacts()
+    from attention_ref.classroom.mlflow_seam import artifact_repo, replace_artifact_repo
+
+    repo = artifact_repo()
     if isinstance(repo, FencedRepository):
         return
 
@@ -362,4 +363,4 @@ def install(tags_of: Callable[[str], dict[str, str]], status_of: Callable[[str],
         else (FencedRepository,)
     )
     fenced = type("FencedArtifactRepository", kind, {})(repo, tags_of, status_of)
-    handlers._artifact_repo = fenced
+    replace_artifact_repo(fenced)

@@ -50,7 +50,7 @@ def test_the_configuration_says_each_limit_and_a_nat_multiplies_the_per_address_
     assert "listen 127.0.0.1:5000;" in one and "ssl" not in one
     assert "client_header_timeout 10s;" in one and "client_body_timeout 30s;" in one
     assert "limit_conn per_address 16;" in one and "rate=20r/s" in one
-    assert "burst=200 delay=50;" in one and "client_max_body_size 8m;" in one
+    assert "burst=200 delay=50;" in one and "client_max_body_size 4m;" in one
     assert "127.0.0.1 0;" in one  # the server's own machine: not limited per address
     assert "server unix:/c/app/mlflow-1.sock max_conns=24 max_fails=0;" in one  # 24 a server
     assert "hash $remote_user consistent;" in one  # an account's requests to one server
