@@ -10,17 +10,22 @@ the class's runs with their owners.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from attention_ref.cli.errors import CLIError
-from attention_ref.cli.server_start import ServerNames, print_welcome, run_detached
+from attention_ref.cli.server_start import (
+    Quotas,
+    ServerNames,
+    StopOnSignal,
+    print_welcome,
+    quotas_of,
+    run_detached,
+)
 
 if TYPE_CHECKING:
     from attention_ref.classroom.class_client import ClassClient
@@ -180,6 +185,7 @@ def start(
             "the edge's limits per address, and failed logins allowed, are multiplied by it.",
         ),
     ] = 1,
+    quota: Quotas = None,
     detach: Annotated[
         bool,
         typer.Option(
@@ -207,6 +213,7 @@ def start(
         )
     try:
         # before anything starts
+        quotas = quotas_of(quota or [])
         password = read_password(admin_password_file, existing=class_exists(directory))
         server = ClassServer(
             directory,
@@ -221,8 +228,9 @@ def start(
             insecure=insecure,
             limits=EdgeLimits(students_per_address=students_per_address),
             server_names=tuple(server_name or ()),
+            quotas=quotas,
         )
-    except ServerError as e:
+    except (ServerError, ValueError) as e:
         raise CLIError(str(e)) from None
     if detach:  # the same start, in a session of its own; its password in its environment
         options = [
@@ -234,10 +242,11 @@ def start(
             *(["--tls-key", str(tls_key)] if tls_key else []),
             *(["--insecure"] if insecure else []),
             *(f"--server-name={n}" for n in server_name or ()),
+            *(f"--quota={q}" for q in quota or ()),
         ]
         run_detached(directory, password, options)
         return
-    stop = _StopOnSignal()
+    stop = StopOnSignal()
     with stop:
         try:
             server.start()
@@ -255,26 +264,6 @@ def start(
     print("stopped", flush=True)
 
 
-class _StopOnSignal:
-    """SIGINT/SIGTERM set ``requested`` (the foreground loop then stops both servers)."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        self._previous: dict[int, object] = {}
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.requested = True
-
-    def __enter__(self) -> _StopOnSignal:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
-
-
 @server_app.command("status")
 def status(directory: ClassDir) -> None:
     """Whether the class server of DIR runs: its pid and URL. Exit 0 when it answers, 1 when
@@ -285,6 +274,24 @@ def status(directory: ClassDir) -> None:
     _say(found.describe())
     if not found.serving:
         raise typer.Exit(1)
+    _print_use(found.root)
+
+
+def _print_use(root: Path) -> None:
+    """Each student's use of the running class beside their quotas (`student_use`)."""
+    from attention_ref.classroom.quotas import Quotas as QuotaNumbers
+    from attention_ref.classroom.server_folder import read_pid_file
+    from attention_ref.classroom.student_use import HEADINGS, students_use
+    from attention_ref.cli.tables import Column, console, print_table
+
+    try:
+        quotas = QuotaNumbers(**read_pid_file(root).get("quotas", {}))
+        rows = [u.cells() for u in students_use(root, quotas)]
+    except Exception as e:  # another user's class, a database that does not answer: one line
+        _say(f"cannot read what each student stores: {str(e).splitlines()[0]}")
+        return
+    columns = [Column(HEADINGS[0], keep=True), *(Column(h, justify="right") for h in HEADINGS[1:])]
+    print_table(console(), f"what each student stores ({len(rows)} students)", columns, rows)
 
 
 @server_app.command("stop")

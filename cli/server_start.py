@@ -6,10 +6,12 @@ its ``--server-name`` option (`ServerNames`)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -17,6 +19,7 @@ import typer
 from attention_ref.cli.errors import CLIError
 
 if TYPE_CHECKING:
+    from attention_ref.classroom.quotas import Quotas as QuotaNumbers
     from attention_ref.classroom.server import ClassServer
 
 #: how long ``--detach`` waits for the class to answer (PostgreSQL's first start included)
@@ -36,6 +39,55 @@ ServerNames = Annotated[
         show_default=False,
     ),
 ]
+
+
+def _quota_defaults() -> str:
+    """``runs=1000, artifact-mib=1024, …``: the quotas' defaults, as the option writes them."""
+    from dataclasses import asdict
+
+    from attention_ref.classroom.quotas import Quotas as QuotaNumbers
+
+    return ", ".join(f"{k.replace('_', '-')}={v}" for k, v in asdict(QuotaNumbers()).items())
+
+
+Quotas = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--quota",
+        help="What one student may store, NAME=NUMBER (repeat for more): runs (runs in all), "
+        "artifact-mib (MiB of their runs' and models' files), metrics-per-run (metric "
+        "values; ten times what attnref train logs by default), params-per-run. Defaults: "
+        f"{_quota_defaults()}.",
+        show_default=False,
+    ),
+]
+
+
+def quotas_of(given: list[str]) -> QuotaNumbers:
+    """The quotas of ``--quota`` options; `ValueError` in one line."""
+    from attention_ref.classroom.quotas import Quotas as QuotaNumbers
+
+    return QuotaNumbers.parse(given)
+
+
+class StopOnSignal:
+    """SIGINT/SIGTERM set ``requested`` (the foreground loop then stops both servers)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: dict[int, object] = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.requested = True
+
+    def __enter__(self) -> StopOnSignal:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
 def print_welcome(server: ClassServer) -> None:

@@ -374,6 +374,9 @@ http {{
         proxy_set_header X-Real-IP $remote_addr;
         proxy_set_header X-Forwarded-For $remote_addr;
         proxy_set_header X-Forwarded-Proto $scheme;
+        # the body's length as the client announced it, for the gate's quota (MLflow's bridge
+        # to its FastAPI routes hands the gate the headers with Content-Length 0)
+        proxy_set_header X-Body-Length $content_length;
         proxy_set_header Connection "";
         proxy_read_timeout {lim.upstream_timeout_s}s;
         proxy_send_timeout {lim.upstream_timeout_s}s;

@@ -58,10 +58,18 @@ def replace_artifact_repo(repo: Any) -> None:
 
 
 def artifact_root() -> Path | None:
-    """The local folder of the artifact proxy (``--artifacts-destination``), or ``None``
-    where the artifacts are not local files."""
-    root = getattr(artifact_repo(), "artifact_dir", None)
-    return Path(root) if root else None
+    """The local folder of the artifact proxy (``--artifacts-destination``, as ``mlflow
+    server`` hands it to its workers), or ``None`` where the artifacts are not local files."""
+    import os
+    from urllib.parse import urlparse
+
+    from mlflow.server import ARTIFACTS_DESTINATION_ENV_VAR
+
+    where = os.environ.get(ARTIFACTS_DESTINATION_ENV_VAR, "")
+    parsed = urlparse(where)
+    if not where or parsed.scheme not in ("", "file"):
+        return None
+    return Path(parsed.path if parsed.scheme else where)
 
 
 @contextlib.contextmanager

@@ -15,7 +15,10 @@ student's request passes only if it says nothing the gate does not read the way 
 * **bounded and typed**, anyone's request: a JSON body nested more than `MAX_DEPTH` deep is
   refused before it is parsed (`json_depth`, one pass, no recursion), and so is a NUL byte
   anywhere in the query, the path or a body's strings (PostgreSQL refuses a NUL in a string:
-  MLflow then answered 500), and a body whose values are not of its message's types.
+  MLflow then answered 500), and a body whose values are not of its message's types;
+* **of MLflow's shapes and within a request's costs** (`attention_ref.classroom.request_bounds`):
+  anyone's page token one MLflow makes on that route, a trace metric's percentile a percent;
+  a student's filters, sort keys, ids, pages and GraphQL queries within the bounds there.
 
 The edge bounds a body's size before any of this (`attention_ref.classroom.edge`). A route a
 student may use that is in neither table has no parameters known: it is refused (deny by
@@ -29,6 +32,15 @@ import json
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
+
+from attention_ref.classroom.request_bounds import (
+    MAX_GRAPHQL_TOKENS,
+    aggregation_refusal,
+    cost_refusal,
+    graphql_cost_refusal,
+    graphql_size_refusal,
+    page_token_refusal,
+)
 
 #: how deep a JSON body may nest (MLflow's deepest request, a dataset's records, uses 6)
 MAX_DEPTH = 32
@@ -235,12 +247,21 @@ def read_request(
     said = Said(key, dict(path), {k: list(v) for k, v in query.items()}, body, several)
     if judged:
         _judge(said, method, known)
+        _refuse(cost_refusal(key, said.query, said.body, several))
     elif known is not None and known[1] is not None and method != "GET" and body:
         _typed(said, known[1], ignore_unknown=True)
     for group in SAME_THING:
         if not set(group) & set(several):
             said.one(*group)
+    tokens = [*said.query.get("page_token", []), said.body.get("page_token")]
+    _refuse(page_token_refusal(key, tokens) or aggregation_refusal(key, body.get("aggregations")))
     return said
+
+
+def _refuse(why: str | None) -> None:
+    """`RefusedError` for a reason `attention_ref.classroom.request_bounds` gave."""
+    if why is not None:
+        raise RefusedError(why)
 
 
 def graphql_refusal(said: Said) -> str | None:
@@ -256,15 +277,17 @@ def graphql_refusal(said: Said) -> str | None:
         return "GraphQL's variables are a JSON object"
     if not isinstance(said.body.get("operationName"), str | None):
         return "GraphQL's operationName is a string"
+    if why := graphql_size_refusal(query):
+        return why
     from graphql import GraphQLError, parse
 
     try:
-        parse(query)
+        document = parse(query, max_tokens=MAX_GRAPHQL_TOKENS)
     except GraphQLError as e:
         return " ".join(str(e.message).split())[:200]
     except RecursionError:
         return "the GraphQL query nests too deep"
-    return None
+    return graphql_cost_refusal(document, said.body.get("variables"))
 
 
 def _judge(said: Said, method: str, known: tuple[Read, type | None] | None) -> None:

@@ -54,7 +54,7 @@ import json
 import os
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from attention_ref.classroom import pools, tracking_server
@@ -65,6 +65,8 @@ from attention_ref.classroom.edge import APP_DIR, Edge, app_socket_dir, is_nginx
 from attention_ref.classroom.edge_config import EdgeLimits
 from attention_ref.classroom.errors import ServerError
 from attention_ref.classroom.private_folder import make_private, private_umask, traverse_mode
+from attention_ref.classroom.quotas import ENV as QUOTAS_ENV
+from attention_ref.classroom.quotas import Quotas
 from attention_ref.classroom.server_folder import (
     LOCK_NAME,
     PID_NAME,
@@ -123,6 +125,8 @@ class ClassServer:
     #: instead of Unix sockets of the folder: one port each
     app_ports: tuple[int, ...] = ()
     server_names: tuple[str, ...] = ()
+    #: what one student may store (`attention_ref.classroom.quotas`)
+    quotas: Quotas = field(default_factory=Quotas)
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
@@ -263,6 +267,7 @@ class ClassServer:
             "edge_pid": self.edge.process.pid if self.edge.process else None,
             "cert": str(self.cert) if self.cert else None,
             "experiment": self.experiment,
+            "quotas": asdict(self.quotas),
             "started": dt.datetime.now().isoformat(timespec="seconds"),
             "root": str(self.root),
             "root_id": folder_id(self.root),
@@ -361,7 +366,7 @@ class ClassServer:
             self.limits.students_per_address,
             allowed_hosts(self.server_names, self.host, self.port, self.app_ports),
             origins(self.server_names, self.scheme, self.port),
-        )
+        ) | {QUOTAS_ENV: self.quotas.to_env()}
         deadline = time.monotonic() + timeout
         apps = self.apps
         for batch in (apps[:1], apps[1:]):

@@ -37,7 +37,7 @@ from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange import fetch
 from attention_ref.classroom.routes import served_routes
 from attention_ref.classroom.server import ClassServer
-from tests.classroom.conftest import class_dir, free_port, status_of
+from tests.classroom.conftest import answer_of, class_dir, free_port, status_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
@@ -54,6 +54,11 @@ def fuzzed() -> Iterator[ClassServer]:
     with s:
         yield s
     shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def world(fuzzed) -> dict[str, Any]:
+    return _world(fuzzed)
 
 
 def _world(server: ClassServer) -> dict[str, Any]:
@@ -178,8 +183,7 @@ def _send(
     return status_of(urllib.parse.urlsplit(server.url).netloc, method, target, body, headers)
 
 
-def test_no_route_answers_500_to_a_student_or_an_outsider(fuzzed):
-    world = _world(fuzzed)
+def test_no_route_answers_500_to_a_student_or_an_outsider(fuzzed, world):
     table = rules()
     routes = served_routes()
     student_routes = [r for r in routes if table.get(r.key) not in (None, Access.TEACHER)]
@@ -241,3 +245,78 @@ def test_no_route_answers_500_to_a_student_or_an_outsider(fuzzed):
     assert sum(statuses.values()) == REQUESTS and took < 600, (statuses, took)
     # the fuzz reached the handlers, not only the gate: some requests were answered 200
     assert statuses[200] > 100 and statuses[400] > 100, statuses
+
+
+def _token_routes(world: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """A request to each route where MLflow reads a page token, whole but for the token: the
+    run searches, experiments, models, traces (v2 and v3), datasets, a metric's history."""
+    exp, run = world["exp"], world["runs"]["mallory"]
+    location = {"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": exp}}
+    return [
+        ("POST", "/api/2.0/mlflow/runs/search", {"experiment_ids": [exp]}),
+        ("POST", "/api/2.0/mlflow/experiments/search", {"max_results": 10}),
+        ("GET", "/api/2.0/mlflow/experiments/search", {"max_results": "10"}),
+        ("POST", "/api/2.0/mlflow/logged-models/search", {"experiment_ids": [exp]}),
+        ("POST", "/api/3.0/mlflow/traces/search", {"locations": [location]}),
+        ("GET", "/api/2.0/mlflow/traces", {"experiment_ids": exp}),
+        ("GET", "/api/2.0/mlflow/registered-models/search", {}),
+        ("GET", "/api/2.0/mlflow/model-versions/search", {}),
+        ("POST", "/api/3.0/mlflow/datasets/search", {"experiment_ids": [exp]}),
+        ("GET", "/api/2.0/mlflow/metrics/get-history", {"run_id": run, "metric_key": "m"}),
+        ("GET", "/api/2.0/mlflow/artifacts/list", {"run_id": run}),
+    ]
+
+
+def test_no_page_token_and_no_trace_aggregation_answers_500(fuzzed, world):
+    """Issue 57's finding 8 on c0e9f9b: 13 of these 24 token shapes were 500 on
+    ``logged-models/search``, 6 on each offset search (``bnVsbA==``, base64 of ``null``, and
+    ``"\u0663"`` among them), and a percentile of 1.5 on a COUNT 500 on ``traces/metrics``.
+    Here each is a 400 from the gate, and MLflow's own token passes."""
+    from mlflow.utils.search_utils import SearchUtils
+
+    from tests.classroom.test_request_bounds import BAD_TOKENS
+
+    mallory = world["people"]["mallory"]
+    token = base64.b64encode(f"{mallory[0]}:{mallory[1]}".encode()).decode()
+    auth = {"Authorization": f"Basic {token}"}
+    host = urllib.parse.urlsplit(fuzzed.url).netloc
+    before = fuzzed.log.stat().st_size
+
+    def send(method: str, path: str, fields: dict[str, Any]) -> tuple[int, str]:
+        if method == "GET":
+            target = path + "?" + urllib.parse.urlencode(fields)
+            return answer_of(host, method, target, b"", auth)
+        headers = {**auth, "Content-Type": "application/json"}
+        return answer_of(host, method, path, json.dumps(fields).encode(), headers)
+
+    wrong: list[str] = []
+    for method, path, fields in _token_routes(world):
+        for name, bad in BAD_TOKENS.items():
+            status, said = send(method, path, {**fields, "page_token": bad})
+            # 414: nginx's own answer to a 100 kB token in a GET's query
+            if status not in (400, 414) or (status == 400 and "class server" not in said):
+                wrong.append(f"{method} {path} {name}: {status} {said[:120]}")
+    ours = SearchUtils.create_page_token(1).decode()
+    for method, path, fields in _token_routes(world)[:3]:
+        status, said = send(method, path, {**fields, "page_token": ours})
+        assert status == 200, (path, status, said)
+    metrics = {"experiment_ids": [world["exp"]], "view_type": "TRACES", "metric_name": "latency"}
+    for aggregation in (
+        {"aggregation_type": "COUNT", "percentile_value": 1.5},
+        {"percentile_value": 1.5},
+        {"aggregation_type": "PERCENTILE"},
+        {"aggregation_type": "PERCENTILE", "percentile_value": 150},
+        {"aggregation_type": "PERCENTILE", "percentile_value": -1},
+        {"aggregation_type": "PERCENTILE", "percentile_value": "Infinity"},
+    ):
+        sent = {**metrics, "aggregations": [aggregation]}
+        status, said = send("POST", "/api/3.0/mlflow/traces/metrics", sent)
+        if status != 400 or "percentile" not in said:
+            wrong.append(f"traces/metrics {aggregation}: {status} {said[:120]}")
+    fine = {
+        **metrics,
+        "aggregations": [{"aggregation_type": "PERCENTILE", "percentile_value": 1.5}],
+    }
+    assert send("POST", "/api/3.0/mlflow/traces/metrics", fine)[0] == 200
+    log = fuzzed.log.read_bytes()[before:].decode(errors="replace")
+    assert not wrong and "Traceback" not in log, (wrong[:30], len(wrong), log[-3000:])
