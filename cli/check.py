@@ -19,13 +19,15 @@ EXIT_RIGHT, EXIT_WRONG = 0, 1
 def report_text(report: Report, values: bool = True) -> str:
     """The report as ``check`` and ``homework submit`` print it: at a terminal, broken at its
     width, a step's verdict under its own column (`report_at`); to a pipe, whole lines.
-    Without ``values``, no right value and no diagnosis (`report_lines`)."""
+    Without ``values``, no right value and no diagnosis (`report_lines`). `printable`: a
+    diagnosis quotes the answer's keys, and no control character of them reaches a terminal."""
     from attention_ref.cli.tables import terminal_columns
     from attention_ref.exercises.grader import report_at, report_lines
+    from attention_ref.render.printable import printable
 
     columns = terminal_columns()
     lines = report_lines(report, values) if columns is None else report_at(report, columns, values)
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def check(

@@ -64,8 +64,15 @@ def account(tracking_uri: str | None, say: bool = False) -> ClassClient:
         raise CLIError(said("no_account", lang), lang)
     patience = PATIENCE
     if say:
-        patience = replace(PATIENCE, say=lambda line: print(f"attnref: {line}", file=sys.stderr))
+        patience = replace(PATIENCE, say=_waited)
     return ClassClient(url, (user, password), patience=patience)
+
+
+def _waited(line: str) -> None:
+    """A wait for a busy server, said on stderr in one line (`printable`: the server's words)."""
+    from attention_ref.render.printable import printable
+
+    print(printable(f"attnref: {line}"), file=sys.stderr)
 
 
 def fetch(
@@ -101,7 +108,7 @@ def fetch(
     due = a.describe_due(a.lang)
     echo(said("fetched", a.lang, name=a.name, student=me.student, n=a.exercises, due=due))
     for path, what in done:
-        print(f"  {what:<7} {path}")
+        echo(f"  {what:<7} {path}")  # indented: whole, as a path to copy
     echo(said("fill_in", a.lang, name=a.name, file=folder / "answer-1.json"))
 
 

@@ -4,7 +4,9 @@ builds the app and turns errors into exit codes.
 torch and mlflow are imported inside the commands that need them, so ``attnref --help`` starts
 fast (a test checks that importing this module leaves both out of ``sys.modules``).
 
-Errors in the user's input never show a traceback: one line on stderr, exit code 2.
+Errors in the user's input never show a traceback: one line on stderr, exit code 2. The line
+is `printable` (`attention_ref.render.printable`): a message may quote what a student wrote,
+or what a server relayed of it, and no control character of it reaches the terminal.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from attention_ref.cli.server import server_app
 from attention_ref.cli.train import train
 from attention_ref.cli.words import usage_said
 from attention_ref.render import LANGS
+from attention_ref.render.printable import printable
 
 app = typer.Typer(
     name="attnref",
@@ -91,11 +94,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = command.main(args=args, prog_name="attnref", standalone_mode=False)
     except CLIError as e:
-        print(e.line(), file=sys.stderr)
+        _error(e.line())
         return EXIT_USAGE
     except typer.TyperException as e:
         lang = command_lang(args, getattr(command, "commands", {}))
-        print(CLIError(usage_said(e.format_message(), lang), lang).line(), file=sys.stderr)
+        _error(CLIError(usage_said(e.format_message(), lang), lang).line())
         return int(getattr(e, "exit_code", EXIT_USAGE)) or EXIT_USAGE
     except typer.Exit as e:
         return e.exit_code
@@ -104,12 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except (ValueError, TypeError) as e:
         # an answer's error is in the answer's language (`InputError.lang`): so is its prefix
-        print(CLIError(str(e), getattr(e, "lang", "en")).line(), file=sys.stderr)
+        _error(CLIError(str(e), getattr(e, "lang", "en")).line())
         return EXIT_USAGE
     except Exception as e:
         if not _from_a_store(e):
             raise
-        print(f"attnref: error: {_first_line(e)}", file=sys.stderr)
+        _error(f"attnref: error: {_first_line(e)}")
         return EXIT_USAGE
     return result if isinstance(result, int) else 0
 
@@ -141,7 +144,12 @@ def _interrupted(e: BaseException) -> None:
     something to say catches it itself (``attnref train``:
     `attention_ref.cli.train.interrupted`)."""
     said = str(e) if isinstance(e, KeyboardInterrupt) else ""
-    print(f"attnref: interrupted{': ' + said if said else ''}", file=sys.stderr)
+    _error(f"attnref: interrupted{': ' + said if said else ''}")
+
+
+def _error(line: str) -> None:
+    """``line`` on stderr, `printable`."""
+    print(printable(line), file=sys.stderr)
 
 
 def _from_a_store(e: BaseException) -> bool:

@@ -24,6 +24,7 @@ from attention_ref.cli.options import (
 )
 from attention_ref.cli.words import said
 from attention_ref.render import LANGS
+from attention_ref.render.printable import printable
 
 
 def report(
@@ -119,7 +120,7 @@ def report(
                 kept=best_column(lang),
             )
         else:  # a pipe or a file: the markdown itself, whole and copy-pasteable
-            sys.stdout.write(text)
+            sys.stdout.write(printable(text))
         return
     try:
         output.write_text(text, encoding="utf-8")

@@ -23,6 +23,7 @@ from attention_ref.cli.options import (
     connect_existing_store,
     existing_store_uri,
 )
+from attention_ref.render.printable import printable
 
 if TYPE_CHECKING:
     from attention_ref.experiments.local_store import RunRow
@@ -125,10 +126,10 @@ def runs(
             raise CLIError(str(e)) from None
     if fmt is RunsFormat.JSON:
         doc = {"tracking_uri": uri, "experiment": name, "runs": [asdict(r) for r in rows]}
-        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        sys.stdout.write(printable(json.dumps(doc, indent=1)) + "\n")  # DEL as \u007f
         return
     title = "runs of every experiment" if name is None else f"runs of experiment {name!r}"
     if not rows:
-        print(f"no runs in {title.removeprefix('runs of ')} ({uri})")
+        print(printable(f"no runs in {title.removeprefix('runs of ')} ({uri})"))
         return
     _table(rows, uri, title, every_experiment=name is None)

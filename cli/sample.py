@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 
 
 def _latest_note(name: str, run_id: str) -> None:
-    print(f"attnref: sampling the latest finished run, {name} ({run_id})", file=sys.stderr)
+    from attention_ref.render.printable import printable
+
+    line = f"attnref: sampling the latest finished run, {name} ({run_id})"
+    print(printable(line), file=sys.stderr)  # a run's name: anything its owner chose
 
 
 def _local_model_file(

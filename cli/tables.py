@@ -16,6 +16,14 @@ Every string is printed as written, never read as rich markup: a cell, a header 
 be what a student wrote (a run named ``[/]`` made rich raise `rich.errors.MarkupError`; one
 named ``[link=…]x[/link]`` became a link). The cells and headers become `plain` text, and the
 `console` itself reads no markup.
+
+Nor is any string obeyed by the terminal: a run named ``ESC ]0;…BEL ESC [2J`` set the
+teacher's window title and cleared the screen (rich keeps ``ESC`` in a `rich.text.Text`). Every
+printer here (`plain`, `say`, `echo`, `print_markdown`, and any string printed on `console`:
+`attention_ref.cli.plain_console.PlainConsole`) writes what it prints through `printable`
+(`attention_ref.render.printable`): every control character but the line ending, C1 and the
+bidirectional controls shown as its escape (``\\x1b``, ``\\u202e``), at a terminal and to a
+pipe alike, before rich measures it. rich's own colours are rich's: only the text is escaped.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from attention_ref.render.printable import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -56,13 +66,14 @@ class Column:
 
 def console() -> Console:
     """The terminal's console; a wide one when the output is not a terminal. It reads no
-    markup: a string printed on it shows its brackets (``[/]``, ``[bold]``) as they are."""
-    from rich.console import Console
+    markup: a string printed on it shows its brackets (``[/]``, ``[bold]``) as they are; and
+    every string printed on it is `printable` (`PlainConsole`)."""
+    from attention_ref.cli.plain_console import PlainConsole
 
-    found = Console(highlight=False, markup=False)
+    found = PlainConsole(highlight=False, markup=False)
     if found.is_terminal or os.environ.get("COLUMNS", "").isdigit():  # a width said: kept
         return found
-    return Console(highlight=False, markup=False, width=PIPE_WIDTH)
+    return PlainConsole(highlight=False, markup=False, width=PIPE_WIDTH)
 
 
 def terminal_columns() -> int | None:
@@ -76,15 +87,17 @@ def terminal_columns() -> int | None:
 
 def plain(text: object) -> Text:
     """``text`` as rich prints it character for character, whatever the console: a
-    `rich.text.Text`, never markup (``[/]``, ``[link=…]``) nor a style."""
+    `rich.text.Text`, never markup (``[/]``, ``[link=…]``) nor a style, and `printable` (a
+    control character shown as its escape, never sent to the terminal)."""
     from rich.text import Text
 
-    return Text(str(text))
+    return Text(printable(text))
 
 
 def width_of(text: str) -> int:
-    """The characters a cell takes across: its longest line (a cell may hold several)."""
-    return max((len(line) for line in text.splitlines()), default=0)
+    """The characters a cell takes across as printed (`printable`): its longest line (a cell
+    may hold several)."""
+    return max((len(line) for line in printable(text).split("\n")), default=0)
 
 
 def needs(column: Column, cells: Sequence[str]) -> int:
@@ -152,16 +165,17 @@ def print_table(
 
 def say(out: Console, text: str) -> None:
     """Print ``text`` broken at spaces to the console's width; a word longer than a line (a URL,
-    an id) keeps a line of its own, whole. Printed as it is (no markup: ``heads[0].A``)."""
-    lines = wrapped_lines(text, out.width)
+    an id) keeps a line of its own, whole. Printed as it is (no markup: ``heads[0].A``), and
+    `printable`."""
+    lines = wrapped_lines(printable(text), out.width)
     out.print("\n".join(lines), soft_wrap=True, markup=False, highlight=False)
 
 
 def echo(text: str) -> None:
     """Print ``text`` as `check`'s report is printed: at a terminal, broken at its width
     (`terminal_columns`, `wrapped_lines`: an indented line, a command to copy, kept whole); to
-    a pipe or a file, as it is."""
-    columns = terminal_columns()
+    a pipe or a file, as it is; `printable` in both."""
+    columns, text = terminal_columns(), printable(text)
     print(text if columns is None else "\n".join(wrapped_lines(text, columns)))
 
 
@@ -223,7 +237,7 @@ def print_markdown(
         if kind == "text":
             assert isinstance(block, str)
             if block.strip():
-                out.print(Markdown(block), soft_wrap=False)
+                out.print(Markdown(printable(block)), soft_wrap=False)
             continue
         assert isinstance(block, list)
         header, *rows = block

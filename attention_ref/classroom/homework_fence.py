@@ -1,7 +1,9 @@
 """The class server's gate, the homework fence: what a student may write in a submission.
 
 No student writes a tag, parameter or metric of the homework's or the grades' namespaces, on
-any run. In a student's submissions experiment a run holds one ``answer.json``: uploaded once
+any run, however the key is spelled (`attention_ref.classroom.ownership.judged_key`:
+``" attnref.homework.received"``, ``"Attnref.Homework.received"``, a fullwidth ``ａttnref``).
+In a student's submissions experiment a run holds one ``answer.json``: uploaded once
 while the run is RUNNING, then the run is ended; FINISHED needs the answer, whose SHA-256
 and time received (the server's clock) the gate records (`_finish`); a finished run is final.
 Step 4 of `attention_ref.classroom.auth` (its docstring says the whole rule).
@@ -36,6 +38,7 @@ from attention_ref.classroom.ownership import (
     MODEL_ARTIFACTS,
     RUN_ARTIFACTS,
     artifact_path,
+    judged_key,
     model_facts,
     now_ms,
     rows,
@@ -116,7 +119,7 @@ def homework_fence(username: str, access: Access, key: str) -> Response | None:
 
     Another student's submissions experiment is `hidden` (as one that does not exist)."""
     if access is not Access.OWN_ARTIFACT and (
-        bad := [k for k in written_keys() if k.startswith(RESERVED)]
+        bad := [k for k in written_keys() if judged_key(k).startswith(RESERVED)]
     ):
         return forbidden(
             f"{bad[0]!r} is the teacher's and the server's to write (homework "

@@ -10,7 +10,12 @@ Step 3 of `attention_ref.classroom.auth`. What the request names is read once
 * **theirs** (`OWNERSHIP`, for `Verdict.IF_OWNER`): the run, logged model, artifact folder or
   account a write names must be the sender's; a new logged model's ``experiment_id`` must be
   its source run's; a new run is stamped with its owner and the server's clock
-  (`stamp_owner`).
+  (`stamp_owner`);
+* **keys by spelling** (`judged_key`): a key is judged as it reads, not as it is spelled: the
+  owner tag written ``"mlflow.user "`` or ``"MLflow.User"`` is the owner tag (and the homework's
+  and the grades' prefixes the same, `attention_ref.classroom.homework_fence`). MLflow reads
+  only the exact key today; a key that looks like it is a trap for whatever reads it tomorrow
+  (a query that folds case, a person reading the UI).
 
 The only caches of the gate are here (`found_once`): facts fixed when a thing is created, kept
 only once found.
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from collections.abc import Callable
 from functools import wraps
 from threading import Lock
@@ -44,6 +50,16 @@ MODEL_NAMES = ("model_id",)
 _SAID = "attnref_said"
 #: the experiment whose permission an absent thing's check reads (the same work as a real one)
 _NO_EXPERIMENT = "0"
+
+
+def judged_key(key: str) -> str:
+    """A tag, parameter or metric key as the gate judges it: Unicode's compatibility form
+    (NFKC: a fullwidth ``ａ`` is ``a``, ``․`` is ``.``), case-folded (`str.casefold`), without
+    control or invisible format characters (a zero-width space, a soft hyphen, a
+    bidirectional mark), trimmed of every white space (a no-break space, U+3000 too)."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", key).casefold())
+    shown = "".join(c for c in folded if unicodedata.category(c) not in ("Cc", "Cf"))
+    return shown.strip()
 
 
 def keep_said(said: Said) -> None:
@@ -302,8 +318,9 @@ def _check_run(username: str) -> Response | None:
         return forbidden("the request names no run")
     if refused := _owns_run(username, run_id):
         return refused
-    if OWNER_TAG in _tag_keys(s):
-        return forbidden(f"the tag {OWNER_TAG} names a run's owner; only a teacher changes it")
+    if bad := [k for k in _tag_keys(s) if judged_key(k) == OWNER_TAG]:
+        named = OWNER_TAG if bad[0] == OWNER_TAG else f"{bad[0]!r} (read as {OWNER_TAG})"
+        return forbidden(f"the tag {named} names a run's owner; only a teacher changes it")
     return None
 
 
@@ -368,6 +385,9 @@ def stamp_owner(username: str) -> Response | None:
     body["user_id"] = username
     body["start_time"] = now_ms()
     tags = [t for t in body.get("tags") or [] if isinstance(t, dict)]
+    keys = [str(t.get("key")) for t in tags]
+    if bad := [k for k in keys if k != OWNER_TAG and judged_key(k) == OWNER_TAG]:
+        return forbidden(f"the tag {bad[0]!r} reads as {OWNER_TAG}: a run's owner is the server's")
     body["tags"] = [t for t in tags if t.get("key") != OWNER_TAG]
     body["tags"].append({"key": OWNER_TAG, "value": username})
     # MLflow's handler reads the same cached object; if it would not, refuse rather than let

@@ -30,6 +30,7 @@ from attention_ref.render.jsonout import to_json
 from attention_ref.render.latex import PREAMBLE, bmatrix, latex_text, row_labels, to_latex
 from attention_ref.render.markdown import table_to_markdown, to_book, to_markdown
 from attention_ref.render.numbers import fmt_number, is_integral, jsonable, matrix_cells
+from attention_ref.render.printable import printable
 from attention_ref.render.symbols import latex_to_unicode
 from attention_ref.render.terminal import table_to_rich, to_rich
 
@@ -119,8 +120,10 @@ def render_table(table: Table, fmt: str) -> str | list[RenderableType]:
 
 def emit(rendered: str | Sequence[RenderableType]) -> None:
     """Print what `render` returned: text as it is (ending in one newline), renderables
-    one after the other through a rich console."""
+    one after the other through a rich console; `printable` (a token's name is the input
+    file's: no control character of it reaches the terminal; JSON stays the same JSON)."""
     if isinstance(rendered, str):
+        rendered = printable(rendered)
         sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
         return
     from rich.console import Console

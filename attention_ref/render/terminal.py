@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from attention_ref.render.document import Explanation, Mat, Table
 from attention_ref.render.numbers import matrix_cells, shape_text
+from attention_ref.render.printable import printable
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -42,7 +43,8 @@ def matrix_table(item: Mat, precision: int, decimal: str = ".") -> RenderableTyp
 
     Entries as `matrix_cells` writes them: no decimals when every entry is a whole number;
     ``decimal`` is the decimal mark. The labels are the input's token names, printed as
-    written (`rich.text.Text`: a token ``[/]`` is no markup).
+    written (`rich.text.Text`: a token ``[/]`` is no markup; `printable`: a bidirectional
+    override in one is shown, not obeyed).
     """
     from rich import box
     from rich.table import Table as RichTable
@@ -54,10 +56,10 @@ def matrix_table(item: Mat, precision: int, decimal: str = ".") -> RenderableTyp
     ncols = len(item.value[0]) if item.value else 0
     table.add_column("", style="dim")
     for j in range(ncols):
-        table.add_column(Text(item.cols[j] if item.cols else str(j + 1)), justify="right")
+        table.add_column(Text(printable(item.cols[j] if item.cols else j + 1)), justify="right")
     for i, cells in enumerate(matrix_cells(item.value, precision, decimal=decimal)):
         label = item.rows[i] if item.rows else str(i + 1)
-        table.add_row(Text(label), *cells)
+        table.add_row(Text(printable(label)), *cells)
     return table
 
 
