@@ -58,6 +58,7 @@ from attention_ref.classroom.homework_fence import (
 )
 from attention_ref.classroom.ownership import (
     OWNERSHIP,
+    judged_key,
     keep_said,
     stamp_owner,
     unseen,
@@ -311,6 +312,6 @@ def _no_prompts(access: Access) -> Response | None:
     if access is not Access.REGISTRY:
         return None
     names = [str(k) for k in written_keys()]
-    if bad := [k for k in names if k.startswith(_PROMPT_TAGS)]:
+    if bad := [k for k in names if judged_key(k).startswith(_PROMPT_TAGS)]:
         return forbidden(f"{bad[0]!r} makes a prompt; the class server keeps no prompts")
     return None

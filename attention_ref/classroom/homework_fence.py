@@ -34,6 +34,7 @@ from attention_ref.classroom.assignment import (
     matching_exercise,
     student_seeds,
 )
+from attention_ref.classroom.mlflow_seam import artifact_repo, tracking_store
 from attention_ref.classroom.ownership import (
     MODEL_ARTIFACTS,
     RUN_ARTIFACTS,
@@ -76,7 +77,6 @@ def experiment_tags(experiment_id: str) -> dict[str, str]:
     named before it existed is the homework it is; a teacher's change of a tag counts at once)."""
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
-    from mlflow.server.handlers import _get_tracking_store
 
     if not experiment_id.isdigit():
         return {}
@@ -85,7 +85,7 @@ def experiment_tags(experiment_id: str) -> dict[str, str]:
     except LookupError:
         pass
     try:
-        return dict(_get_tracking_store().get_experiment(experiment_id).tags)
+        return dict(tracking_store().get_experiment(experiment_id).tags)
     except MlflowException as e:
         if e.error_code in (ErrorCode.Name(RESOURCE_DOES_NOT_EXIST), "INVALID_PARAMETER_VALUE"):
             return {}
@@ -153,22 +153,20 @@ def homework_fence(username: str, access: Access, key: str) -> Response | None:
 
 def run_status(run_id: str) -> str:
     """A run's status, read from the store now (one query)."""
-    from mlflow.server.handlers import _get_tracking_store
 
     try:
         found = rows("SqlRun", ("status",), "run_uuid", run_id)
     except LookupError:
-        return str(_get_tracking_store().get_run(run_id).info.status)
+        return str(tracking_store().get_run(run_id).info.status)
     if not found:
-        return str(_get_tracking_store().get_run(run_id).info.status)  # MLflow's "not found"
+        return str(tracking_store().get_run(run_id).info.status)  # MLflow's "not found"
     return str(found[0][0])
 
 
 def _stored_answer(experiment: str, run_id: str) -> bytes | None:
     """The submission's ``answer.json`` as stored by the artifact proxy, or ``None``."""
-    from mlflow.server.handlers import _get_artifact_repo_mlflow_artifacts
 
-    repo = _get_artifact_repo_mlflow_artifacts()
+    repo = artifact_repo()
     folder = f"{experiment}/{run_id}/artifacts"
     if ANSWER_FILE not in {Path(f.path).name for f in repo.list_artifacts(folder) or []}:
         return None
@@ -245,7 +243,6 @@ def _attempt_of(
     """Under an attempts limit: the exercise the answer names (its tag), or the refusal (an
     answer that names none of the student's exercises, or one attempt too many)."""
     from mlflow.entities import ViewType
-    from mlflow.server.handlers import _get_tracking_store
 
     from attention_ref.exercises.answer import read_answer_text
 
@@ -268,7 +265,7 @@ def _attempt_of(
             "this assignment limits the attempts per exercise, and this answer names none of "
             "your exercises (attnref check says why)"
         )
-    found = _get_tracking_store().search_runs(
+    found = tracking_store().search_runs(
         [experiment],
         f"tags.`{EXERCISE_TAG}` = '{k}' and attributes.status = 'FINISHED'",
         ViewType.ACTIVE_ONLY,
@@ -292,14 +289,13 @@ def _finish(
     attempts limit (holding the student's attempts lock too) the exercise answered is
     recorded, and an attempt past the limit refused."""
     from mlflow.entities import RunStatus, RunTag
-    from mlflow.server.handlers import _get_tracking_store
 
     if run_status(run_id) != "RUNNING":
         return forbidden(f"submission {run_id} is ended already: it is final (submit again)")
     answer = _stored_answer(experiment, run_id)
     if answer is None:
         return forbidden(f"a submission is FINISHED with its {ANSWER_FILE}: upload it first")
-    store = _get_tracking_store()
+    store = tracking_store()
     stamps = [
         RunTag(ANSWER_SHA_TAG, hashlib.sha256(answer).hexdigest()),
         RunTag(RECEIVED_TAG, iso_ms(from_ms(now))),

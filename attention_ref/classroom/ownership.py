@@ -32,6 +32,12 @@ from threading import Lock
 from typing import TYPE_CHECKING, TypeVar
 
 from attention_ref.classroom.access_table import Access
+from attention_ref.classroom.mlflow_seam import (
+    can_read_experiment,
+    sql_model,
+    sql_session,
+    tracking_store,
+)
 from attention_ref.classroom.parameters import Said
 from attention_ref.classroom.refusals import forbidden, hidden
 
@@ -140,15 +146,8 @@ def rows(
     """Every row's ``columns`` of MLflow's ``table`` where ``key`` is ``value`` (at most
     ``limit``), in one query; ``LookupError`` where the store is not SQL (the caller asks
     MLflow's API instead)."""
-    from mlflow.server.handlers import _get_tracking_store
-    from mlflow.store.tracking.dbmodels import models
-
-    store = _get_tracking_store()
-    maker = getattr(store, "ManagedSessionMaker", None)
-    if maker is None:
-        raise LookupError(table)
-    model = getattr(models, table)
-    with maker() as session:
+    model = sql_model(table)
+    with sql_session() as session:
         query = session.query(*(getattr(model, c) for c in columns))
         query = query.filter(getattr(model, key) == value)
         found = (query.limit(limit) if limit is not None else query).all()
@@ -165,14 +164,12 @@ def _row(table: str, columns: tuple[str, ...], key: str, value: str) -> tuple[st
 
 def read_run(run_id: str) -> tuple[str, str] | None:
     """``(owner, experiment id)`` of a run, read from the store now, or ``None``."""
-    from mlflow.server.handlers import _get_tracking_store
-
     try:
         return _row("SqlRun", ("user_id", "experiment_id"), "run_uuid", run_id)  # type: ignore[return-value]
     except LookupError:
         pass
     try:
-        info = _get_tracking_store().get_run(run_id).info
+        info = tracking_store().get_run(run_id).info
     except Exception as e:
         if _not_found(e):
             return None
@@ -182,14 +179,12 @@ def read_run(run_id: str) -> tuple[str, str] | None:
 
 def read_model(model_id: str) -> tuple[str | None, str] | None:
     """``(source run id, experiment id)`` of a logged model, read now, or ``None``."""
-    from mlflow.server.handlers import _get_tracking_store
-
     try:
         return _row("SqlLoggedModel", ("source_run_id", "experiment_id"), "model_id", model_id)  # type: ignore[return-value]
     except LookupError:
         pass
     try:
-        model = _get_tracking_store().get_logged_model(model_id)
+        model = tracking_store().get_logged_model(model_id)
     except Exception as e:
         if _not_found(e):
             return None
@@ -199,12 +194,10 @@ def read_model(model_id: str) -> tuple[str | None, str] | None:
 
 def read_experiment(name: str) -> str | None:
     """The id of the experiment named ``name``, read now, or ``None``."""
-    from mlflow.server.handlers import _get_tracking_store
-
     try:
         found = _row("SqlExperiment", ("experiment_id",), "name", name)
     except LookupError:
-        experiment = _get_tracking_store().get_experiment_by_name(name)
+        experiment = tracking_store().get_experiment_by_name(name)
         return str(experiment.experiment_id) if experiment else None
     return found[0] if found else None
 
@@ -215,10 +208,8 @@ model_facts = found_once(maxsize=4096)(read_model)
 
 def may_read(experiment_id: str, username: str) -> bool:
     """Whether MLflow lets ``username`` read the experiment (its per-experiment grants)."""
-    from mlflow.server import auth as basic
-
     try:
-        return bool(basic._get_experiment_permission(experiment_id, username).can_read)
+        return can_read_experiment(experiment_id, username)
     except Exception:  # the store could not say: not readable
         return False
 

@@ -402,8 +402,9 @@ def test_a_student_registers_a_model_but_no_prompt(seams, accounts):
     )
     made = rest(url, "/api/2.0/mlflow/registered-models/create", {"name": "bobs-model"}, auth=bob)
     assert made[0] == 200
-    tag = {"name": "bobs-model", "key": "mlflow.prompt.is_prompt", "value": "true"}
-    assert rest(url, "/api/2.0/mlflow/registered-models/set-tag", tag, auth=bob)[0] == 403
+    for key in ("mlflow.prompt.is_prompt", " MLflow.Prompt.is_prompt", "mlflow.prompt\u200b.x"):
+        tag = {"name": "bobs-model", "key": key, "value": "true"}  # judged by its spelling
+        assert rest(url, "/api/2.0/mlflow/registered-models/set-tag", tag, auth=bob)[0] == 403
     # the control: an ordinary tag on his model
     tag = {"name": "bobs-model", "key": "note", "value": "x"}
     assert rest(url, "/api/2.0/mlflow/registered-models/set-tag", tag, auth=bob)[0] == 200
