@@ -39,9 +39,9 @@ from typing import Any
 
 from _bench import ROOT, LoadLog
 
-from attention_ref.classroom.accounts import add_student, generated_password
-from attention_ref.classroom.edge_config import EdgeLimits
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.connection.accounts import add_student, generated_password
+from attention_ref.classroom.hosting.edge_config import EdgeLimits
+from attention_ref.classroom.hosting.server import ClassServer
 from attention_ref.experiments.store import git_commit
 
 NAT = "127.0.5.5"

@@ -27,9 +27,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from attention_ref.classroom.assignment import Assignment
+from attention_ref.classroom.coursework.assignment import Assignment
+from attention_ref.classroom.coursework.student_answers import right_answer
 from attention_ref.classroom.exchange.answers import check_answer
-from attention_ref.classroom.student_answers import right_answer
 from attention_ref.exercises.answer import Problem
 
 _NUMBER = re.compile(rb"(?<![\w.])(-?\d+\.\d+)")

@@ -50,10 +50,10 @@ ROOT = Path(os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] or Path(__file
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from attention_ref.classroom.accounts import add_student  # noqa: E402
-from attention_ref.classroom.client import rest  # noqa: E402
-from attention_ref.classroom.edge_config import EdgeLimits  # noqa: E402
-from attention_ref.classroom.server import ClassServer  # noqa: E402
+from attention_ref.classroom.connection.accounts import add_student  # noqa: E402
+from attention_ref.classroom.connection.client import rest  # noqa: E402
+from attention_ref.classroom.hosting.edge_config import EdgeLimits  # noqa: E402
+from attention_ref.classroom.hosting.server import ClassServer  # noqa: E402
 from attention_ref.experiments.store import git_commit  # noqa: E402
 
 MIB = 1 << 20

@@ -3,7 +3,7 @@
 ``assign NAME`` makes an assignment (each student's own variant of ``--exercises`` problems of
 ``attnref exercise``); ``grade NAME`` grades every stored answer on the teacher's side and
 writes the gradebook; ``grades NAME`` prints it, writes it as CSV, and with ``--summary`` says
-what the class got wrong. The library is `attention_ref.classroom.homework`.
+what the class got wrong. The library is `attention_ref.classroom.exchange`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from attention_ref.cli.server import AdminPasswordFile, TrackingUri, server_url,
 from attention_ref.exercises.features import PLAIN
 
 if TYPE_CHECKING:
-    from attention_ref.classroom.gradebook import Row
-    from attention_ref.classroom.gradebook_report import Summary
+    from attention_ref.classroom.coursework.gradebook import Row
+    from attention_ref.classroom.coursework.gradebook_report import Summary
 
 AssignmentName = Annotated[
     str, typer.Argument(help="The assignment's name (1-64 letters, digits, '.', '_', '-').")
@@ -82,10 +82,10 @@ def assign(
     machine, different between students. The gradebook is the experiment homework/NAME, the
     teacher's alone; each student's submissions go to homework/NAME/STUDENT, theirs alone.
     """
-    from attention_ref.classroom.assignment import Assignment, AssignmentError, parse_due
-    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.coursework.assignment import Assignment, AssignmentError, parse_due
+    from attention_ref.classroom.coursework.policy import PolicyError
     from attention_ref.classroom.exchange.assign import assign as make
-    from attention_ref.classroom.policy import PolicyError
 
     url = server_url(tracking_uri)
     try:
@@ -154,10 +154,10 @@ def grade(
     unless --best or --use says otherwise. Run again after new submissions: grades are
     updated in place.
     """
-    from attention_ref.classroom.assignment import AssignmentError
-    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.coursework.assignment import AssignmentError
+    from attention_ref.classroom.coursework.gradebook import ui_url
     from attention_ref.classroom.exchange.grade import grade as run_grade
-    from attention_ref.classroom.gradebook import ui_url
     from attention_ref.cli.tables import say
 
     url = server_url(tracking_uri)
@@ -219,12 +219,10 @@ def grades(
     Reads as $MLFLOW_TRACKING_USERNAME / $MLFLOW_TRACKING_PASSWORD if set (a teacher's
     account), else as admin.
     """
-    from attention_ref.classroom.assignment import AssignmentError
-    from attention_ref.classroom.errors import ServerError
-    from attention_ref.classroom.exchange.assign import catalogue_names
-    from attention_ref.classroom.exchange.grade import gradebook, steps_asked
-    from attention_ref.classroom.gradebook_report import summarize, to_csv
-    from attention_ref.classroom.lms import (
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.coursework.assignment import AssignmentError
+    from attention_ref.classroom.coursework.gradebook_report import summarize, to_csv
+    from attention_ref.classroom.coursework.lms import (
         BOM,
         SYSTEMS,
         RosterError,
@@ -233,6 +231,8 @@ def grades(
         read_roster,
         to_lms_csv,
     )
+    from attention_ref.classroom.exchange.assign import catalogue_names
+    from attention_ref.classroom.exchange.grade import gradebook, steps_asked
     from attention_ref.cli.tables import say
     from attention_ref.exercises.catalogue import mistake_words
 
@@ -307,7 +307,8 @@ def _console():  # type: ignore[no-untyped-def]
     return console()
 
 
-#: the gradebook's columns at the terminal (`attention_ref.classroom.gradebook_report.COLUMNS`):
+#: the gradebook's columns at the terminal
+#: (`attention_ref.classroom.coursework.gradebook_report.COLUMNS`):
 #: who, which exercise, the grade, the first wrong step and the diagnosis are kept whole; "late"
 #: too as soon as one answer is late, "points" as soon as a penalty took some; "exercise" where
 #: the rows have more than one (`_print_book`)
@@ -327,7 +328,7 @@ _BOOK_COLUMNS = {
 
 
 def _print_book(name: str, url: str, book: list[Row]) -> None:
-    from attention_ref.classroom.gradebook_report import COLUMNS, cells
+    from attention_ref.classroom.coursework.gradebook_report import COLUMNS, cells
     from attention_ref.cli.tables import Column, print_table
 
     students = len({r.student for r in book})

@@ -23,7 +23,7 @@ from attention_ref.cli.tables import echo
 from attention_ref.cli.words import said as cli_said
 
 if TYPE_CHECKING:
-    from attention_ref.classroom.class_client import ClassClient
+    from attention_ref.classroom.connection.class_client import ClassClient
 
 #: the commands are registered by `attention_ref.cli.main` (with their one-line summaries)
 homework_app = typer.Typer(
@@ -50,9 +50,9 @@ def account(tracking_uri: str | None, say: bool = False) -> ClassClient:
     """The student's client of the class server, from the option and MLflow's variables
     (``MLFLOW_TRACKING_SERVER_CERT_PATH`` for HTTPS); ``say``: each wait for a busy server is
     said on the error stream, in one line."""
-    from attention_ref.classroom.class_client import ClassClient
+    from attention_ref.classroom.connection.class_client import ClassClient
+    from attention_ref.classroom.connection.patience import PATIENCE
     from attention_ref.classroom.exchange.student_words import said
-    from attention_ref.classroom.patience import PATIENCE
 
     lang = from_environment()  # the assignment's is not known yet: the student's
     url = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
@@ -87,8 +87,8 @@ def fetch(
 
     An answer-K.json already there is kept (it may hold your work).
     """
-    from attention_ref.classroom.assignment import AssignmentError
-    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.coursework.assignment import AssignmentError
     from attention_ref.classroom.exchange.fetch import mine, write_exercises
     from attention_ref.classroom.exchange.student_words import said
 
@@ -131,8 +131,8 @@ def submit(
     step of every answer is right, 1 otherwise (0 once stored where the assignment's feedback
     policy holds the check back). What you see follows that policy: the statement says it.
     """
-    from attention_ref.classroom.assignment import AssignmentError
-    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.coursework.assignment import AssignmentError
     from attention_ref.classroom.exchange.fetch import mine
     from attention_ref.classroom.exchange.student_words import said
     from attention_ref.classroom.exchange.submit import (
@@ -183,8 +183,8 @@ def submit(
 def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
     """Your submissions of an assignment: when each was received, late or not, and the
     teacher's grade once given."""
-    from attention_ref.classroom.assignment import AssignmentError
-    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.coursework.assignment import AssignmentError
     from attention_ref.classroom.exchange.student_words import said
     from attention_ref.classroom.exchange.submit import my_submissions
     from attention_ref.cli.tables import Column, console, print_table

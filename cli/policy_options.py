@@ -1,5 +1,6 @@
 """The options of an assignment's policy (``server assign``) and of the grades' roster
-(``server grades``): `attention_ref.classroom.policy` and `attention_ref.classroom.lms`."""
+(``server grades``): `attention_ref.classroom.coursework.policy` and
+`attention_ref.classroom.coursework.lms`."""
 
 from __future__ import annotations
 
@@ -64,9 +65,9 @@ def given(
     late_penalty: int | None, cutoff: str | None, attempts: int | None, feedback: str | None
 ) -> dict[str, object]:
     """The policy's rules the teacher gave (``None``: not given), each checked in its own
-    range before any request (`attention_ref.classroom.policy.PolicyError`, one line)."""
-    from attention_ref.classroom.assignment import parse_due
-    from attention_ref.classroom.policy import Feedback, Policy
+    range before any request (`attention_ref.classroom.coursework.policy.PolicyError`, one line)."""
+    from attention_ref.classroom.coursework.assignment import parse_due
+    from attention_ref.classroom.coursework.policy import Feedback, Policy
 
     if feedback is not None and feedback not in set(Feedback):
         raise CLIError(f"--feedback is one of full, steps, none, got {feedback!r}")

@@ -1,7 +1,7 @@
 """``attnref server``: the class server (PostgreSQL-backed MLflow with accounts) and its people.
 
 ``attnref server start DIR`` runs in the foreground: it starts PostgreSQL and ``mlflow server``
-(`attention_ref.classroom.server`), prints how students connect, and stops both on Ctrl-C or
+(`attention_ref.classroom.hosting.server`), prints how students connect, and stops both on Ctrl-C or
 SIGTERM; ``status DIR`` and ``stop DIR`` find it by its pid file. ``add-student``,
 ``add-teacher``, ``remove-student`` and ``reset-password`` manage the accounts; ``runs`` lists
 the class's runs with their owners.
@@ -28,7 +28,7 @@ from attention_ref.cli.server_start import (
 )
 
 if TYPE_CHECKING:
-    from attention_ref.classroom.class_client import ClassClient
+    from attention_ref.classroom.connection.class_client import ClassClient
 
 server_app = typer.Typer(
     name="server",
@@ -82,8 +82,8 @@ def server_url(tracking_uri: str | None) -> str:
 
 def admin_credentials(admin_password_file: Path | None, url: str) -> tuple[str, str]:
     """The admin's credentials, once the server is known to answer at ``url``."""
-    from attention_ref.classroom.accounts import ADMIN_USERNAME, read_password
-    from attention_ref.classroom.client import healthy
+    from attention_ref.classroom.connection.accounts import ADMIN_USERNAME, read_password
+    from attention_ref.classroom.connection.client import healthy
 
     password = read_password(admin_password_file, existing=True)
     if not healthy(url, timeout=5):
@@ -96,7 +96,7 @@ def teacher_client(
 ) -> ClassClient:
     """The teacher's client of the class server: the admin's account, or with ``reader`` the
     account in $MLFLOW_TRACKING_USERNAME / $MLFLOW_TRACKING_PASSWORD when both are set."""
-    from attention_ref.classroom.class_client import ClassClient
+    from attention_ref.classroom.connection.class_client import ClassClient
 
     url = server_url(tracking_uri)
     user, password = (
@@ -118,7 +118,7 @@ def _say(text: str) -> None:
 
 def _new_password(password_file: Path | None) -> tuple[str, str]:
     """``(password, what to print)``: from the file (not printed), or made and shown once."""
-    from attention_ref.classroom.accounts import generated_password, read_password
+    from attention_ref.classroom.connection.accounts import generated_password, read_password
 
     if password_file is not None:
         return read_password(password_file), ""
@@ -197,11 +197,11 @@ def start(
 ) -> None:
     """Start PostgreSQL, the MLflow server with accounts, and its edge (nginx); Ctrl-C stops
     them (with --detach, attnref server stop DIR)."""
-    from attention_ref.classroom.accounts import read_password
-    from attention_ref.classroom.cluster import class_exists
-    from attention_ref.classroom.edge_config import EdgeLimits
-    from attention_ref.classroom.errors import ServerError
-    from attention_ref.classroom.server import ClassServer
+    from attention_ref.classroom.connection.accounts import read_password
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.hosting.cluster import class_exists
+    from attention_ref.classroom.hosting.edge_config import EdgeLimits
+    from attention_ref.classroom.hosting.server import ClassServer
 
     if not 0 < port < 65536:
         raise CLIError(f"--port must be in 1..65535, got {port}")
@@ -268,7 +268,7 @@ def start(
 def status(directory: ClassDir) -> None:
     """Whether the class server of DIR runs: its pid and URL. Exit 0 when it answers, 1 when
     it does not run or does not answer yet (starting)."""
-    from attention_ref.classroom.server_folder import server_status
+    from attention_ref.classroom.hosting.server_folder import server_status
 
     found = server_status(directory)
     _say(found.describe())
@@ -279,9 +279,9 @@ def status(directory: ClassDir) -> None:
 
 def _print_use(root: Path) -> None:
     """Each student's use of the running class beside their quotas (`student_use`)."""
-    from attention_ref.classroom.quotas import Quotas as QuotaNumbers
-    from attention_ref.classroom.server_folder import read_pid_file
-    from attention_ref.classroom.student_use import HEADINGS, students_use
+    from attention_ref.classroom.gate.quotas import Quotas as QuotaNumbers
+    from attention_ref.classroom.hosting.server_folder import read_pid_file
+    from attention_ref.classroom.hosting.student_use import HEADINGS, students_use
     from attention_ref.cli.tables import Column, console, print_table
 
     try:
@@ -297,8 +297,8 @@ def _print_use(root: Path) -> None:
 @server_app.command("stop")
 def stop(directory: ClassDir) -> None:
     """Stop the class server of DIR by its pid file (a stale one is cleaned up)."""
-    from attention_ref.classroom.errors import ServerError
-    from attention_ref.classroom.server_folder import stop_server
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.hosting.server_folder import stop_server
 
     try:
         _say(stop_server(directory))
@@ -319,9 +319,9 @@ def add_student(
 
     Run again, it completes an existing account (its password unchanged) and says what it did.
     """
-    from attention_ref.classroom.accounts import add_student as add
-    from attention_ref.classroom.assignment import AssignmentError
-    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.connection.accounts import add_student as add
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.coursework.assignment import AssignmentError
     from attention_ref.classroom.exchange.assign import enrol_everywhere
 
     url = server_url(tracking_uri)
@@ -346,8 +346,8 @@ def add_teacher(
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
     """Create a teacher's account (an MLflow admin: everything the admin may do)."""
-    from attention_ref.classroom.accounts import add_teacher as add
-    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.connection.accounts import add_teacher as add
+    from attention_ref.classroom.connection.errors import ServerError
 
     url = server_url(tracking_uri)
     try:
@@ -364,9 +364,9 @@ def remove_student(
     name: Name, tracking_uri: TrackingUri = None, admin_password_file: AdminPasswordFile = None
 ) -> None:
     """Delete a student's account; their runs stay, under their name."""
-    from attention_ref.classroom.accounts import remove_student as remove
-    from attention_ref.classroom.errors import ServerError
-    from attention_ref.classroom.tracking_server import AUTH_CACHE_TTL_S
+    from attention_ref.classroom.connection.accounts import remove_student as remove
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.hosting.tracking_server import AUTH_CACHE_TTL_S
 
     url = server_url(tracking_uri)
     try:
@@ -387,8 +387,8 @@ def reset_password(
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
     """Give an account a new password (the old one stops working within a minute)."""
-    from attention_ref.classroom.accounts import reset_password as reset
-    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.connection.accounts import reset_password as reset
+    from attention_ref.classroom.connection.errors import ServerError
 
     url = server_url(tracking_uri)
     try:
@@ -410,8 +410,8 @@ def runs(
 
     Reads as $MLFLOW_TRACKING_USERNAME / $MLFLOW_TRACKING_PASSWORD if set, else as admin.
     """
-    from attention_ref.classroom.class_client import HomeworkError, class_runs
-    from attention_ref.classroom.errors import ServerError
+    from attention_ref.classroom.connection.class_client import HomeworkError, class_runs
+    from attention_ref.classroom.connection.errors import ServerError
     from attention_ref.cli.tables import Column, console, print_table
 
     url = server_url(tracking_uri)

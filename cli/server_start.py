@@ -19,8 +19,8 @@ import typer
 from attention_ref.cli.errors import CLIError
 
 if TYPE_CHECKING:
-    from attention_ref.classroom.quotas import Quotas as QuotaNumbers
-    from attention_ref.classroom.server import ClassServer
+    from attention_ref.classroom.gate.quotas import Quotas as QuotaNumbers
+    from attention_ref.classroom.hosting.server import ClassServer
 
 #: how long ``--detach`` waits for the class to answer (PostgreSQL's first start included)
 DETACH_WAIT_S = 300.0
@@ -45,7 +45,7 @@ def _quota_defaults() -> str:
     """``runs=1000, artifact-mib=1024, …``: the quotas' defaults, as the option writes them."""
     from dataclasses import asdict
 
-    from attention_ref.classroom.quotas import Quotas as QuotaNumbers
+    from attention_ref.classroom.gate.quotas import Quotas as QuotaNumbers
 
     return ", ".join(f"{k.replace('_', '-')}={v}" for k, v in asdict(QuotaNumbers()).items())
 
@@ -65,7 +65,7 @@ Quotas = Annotated[
 
 def quotas_of(given: list[str]) -> QuotaNumbers:
     """The quotas of ``--quota`` options; `ValueError` in one line."""
-    from attention_ref.classroom.quotas import Quotas as QuotaNumbers
+    from attention_ref.classroom.gate.quotas import Quotas as QuotaNumbers
 
     return QuotaNumbers.parse(given)
 
@@ -94,8 +94,8 @@ def print_welcome(server: ClassServer) -> None:
     """What the teacher reads once the class answers: the line saying what of the folder was
     made private, if anything was; then where the class is and how students connect (at its
     first name, `ClassServer.public_url`)."""
-    from attention_ref.classroom.client import CERT_PATH_ENV, class_experiment_id
-    from attention_ref.classroom.tls import fingerprint
+    from attention_ref.classroom.connection.client import CERT_PATH_ENV, class_experiment_id
+    from attention_ref.classroom.connection.tls import fingerprint
 
     if server.mended:
         print(server.mended, flush=True)
@@ -139,9 +139,9 @@ def run_detached(directory: Path, password: str, options: list[str]) -> None:
     environment (never on a command line); prints its welcome once ``server status`` says it
     answers. A start that ends first is one line, its log's last, and this folder left as the
     start left it."""
-    from attention_ref.classroom.accounts import ADMIN_PASSWORD_ENV
-    from attention_ref.classroom.private_folder import private_umask
-    from attention_ref.classroom.server_folder import server_status
+    from attention_ref.classroom.connection.accounts import ADMIN_PASSWORD_ENV
+    from attention_ref.classroom.hosting.private_folder import private_umask
+    from attention_ref.classroom.hosting.server_folder import server_status
 
     made = not directory.exists()
     with private_umask():  # the folder and its log: the teacher's only

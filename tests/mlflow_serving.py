@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.client import healthy
+from attention_ref.classroom.connection.client import healthy
 from tests.ports import free_port
 
 MLFLOW = str(Path(sys.executable).with_name("mlflow"))

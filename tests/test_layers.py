@@ -95,10 +95,34 @@ RULES: dict[str, set[str]] = {
     # the class (server, access table, later assignments and grades): it uses experiments/ and
     # worked/ (the checker), never the CLI; the table itself is pure data
     "attention_ref/classroom": {"typer", "attention_ref.cli", "attention_ref.book"},
-    "attention_ref/classroom/access.py": {"torch", "mlflow", "flask", "attention_ref.lm",
+    # the class's parts, each one way down: coursework, connection, gate, exchange, hosting,
+    # simulated (`attention_ref.classroom`'s docstring); the gate runs inside mlflow server
+    "attention_ref/classroom/coursework": {"typer", "attention_ref.cli", "attention_ref.book",
+                                           "mlflow", "flask",
+                                           "attention_ref.classroom.connection",
+                                           "attention_ref.classroom.gate",
+                                           "attention_ref.classroom.exchange",
+                                           "attention_ref.classroom.hosting",
+                                           "attention_ref.classroom.simulated"},
+    "attention_ref/classroom/connection": {"typer", "attention_ref.cli", "attention_ref.book",
+                                           "attention_ref.classroom.gate",
+                                           "attention_ref.classroom.exchange",
+                                           "attention_ref.classroom.hosting",
+                                           "attention_ref.classroom.simulated"},
+    "attention_ref/classroom/gate": {"typer", "attention_ref.cli", "attention_ref.book",
+                                     "attention_ref.classroom.exchange",
+                                     "attention_ref.classroom.hosting",
+                                     "attention_ref.classroom.simulated"},
+    "attention_ref/classroom/exchange": {"typer", "attention_ref.cli", "attention_ref.book",
+                                         "attention_ref.classroom.hosting",
+                                         "attention_ref.classroom.simulated"},
+    "attention_ref/classroom/hosting": {"typer", "attention_ref.cli", "attention_ref.book",
+                                        "attention_ref.classroom.exchange",
+                                        "attention_ref.classroom.simulated"},
+    "attention_ref/classroom/gate/access.py": {"torch", "mlflow", "flask", "attention_ref.lm",
                                           "attention_ref.experiments", "attention_ref.worked",
                                           "attention_ref.exercises"},
-    "attention_ref/classroom/access_table.py": {"torch", "mlflow", "flask", "attention_ref.lm",
+    "attention_ref/classroom/gate/access_table.py": {"torch", "mlflow", "flask", "attention_ref.lm",
                                                 "attention_ref.experiments",
                                                 "attention_ref.worked"},
     # the book's build: outside the layers (it uses them; none of them imports it), never the
@@ -379,9 +403,9 @@ def test_the_import_rules_find_a_private_import_and_a_facade(tmp_path):
     """The controls: a private name imported, a name re-exported, are found."""
     bad = tmp_path / "bad.py"
     bad.write_text(
-        "from attention_ref.classroom.client import _x\n"
-        "from attention_ref.classroom.client import rest as rest\n"
-        "from attention_ref.classroom.client import healthy\n"
+        "from attention_ref.classroom.connection.client import _x\n"
+        "from attention_ref.classroom.connection.client import rest as rest\n"
+        "from attention_ref.classroom.connection.client import healthy\n"
         "__all__ = ['healthy', 'mine']\n"
         "def mine(): ...\n",
         encoding="utf-8",
@@ -391,7 +415,7 @@ def test_the_import_rules_find_a_private_import_and_a_facade(tmp_path):
     real_root = ROOT
     try:
         globals()["ROOT"] = tmp_path
-        assert private_imports(real) == ["bad.py: attention_ref.classroom.client._x"]
+        assert private_imports(real) == ["bad.py: attention_ref.classroom.connection.client._x"]
         assert sorted(re_exports(real)) == ["bad.py: healthy", "bad.py: rest as rest"]
     finally:
         globals()["ROOT"] = real_root

@@ -280,6 +280,6 @@ def test_the_wheel_installed_in_a_fresh_venv_runs_the_first_commands(
     assert (run_dir / "best.pt").is_file() and f"run {run_dir.name} finished" in out
 
     code, out = run(
-        [python, "-c", "import attention_ref.classroom.class_client"], cwd=work, env=env
+        [python, "-c", "import attention_ref.classroom.connection.class_client"], cwd=work, env=env
     )
     assert code == 0, out

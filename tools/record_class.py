@@ -1,8 +1,8 @@
 """The recorded class: 30 students doing homework at once on a fresh class server.
 
 Starts a class server (PostgreSQL + ``mlflow server`` with the class's gate) in a temporary
-folder, runs `attention_ref.classroom.simulate.run_class` on it (30 accounts, the assignment,
-every student submitting concurrently, the due time moved, the late ones, the teacher's
+folder, runs `attention_ref.classroom.simulated.simulate.run_class` on it (30 accounts, the
+assignment, every student submitting concurrently, the due time moved, the late ones, the teacher's
 grading, the counts), stops the server, and writes the record as JSON (the book's "Teaching
 with attnref" page reads ``docs/results/class-homework.json``). The salt is fixed, so the
 variants, hence the plan, are the same at every recording.
@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from attention_ref.classroom.class_plan import class_of  # noqa: E402
-from attention_ref.classroom.patience import PATIENCE  # noqa: E402
-from attention_ref.classroom.server import ClassServer  # noqa: E402
-from attention_ref.classroom.simulate import run_class  # noqa: E402
+from attention_ref.classroom.connection.patience import PATIENCE  # noqa: E402
+from attention_ref.classroom.hosting.server import ClassServer  # noqa: E402
+from attention_ref.classroom.simulated.class_plan import class_of  # noqa: E402
+from attention_ref.classroom.simulated.simulate import run_class  # noqa: E402
 from attention_ref.experiments.store import git_commit  # noqa: E402
 
 #: the recorded class's salt: the same variants at every recording

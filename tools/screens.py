@@ -2,7 +2,7 @@
 recorded class run for real, their output kept as text and as a picture (PNG).
 
 Starts a class server in a temporary folder (as `tools/record_class.py` does), runs the class
-on it (`attention_ref.classroom.simulate.run_class`: 30 students, the assignment, their
+on it (`attention_ref.classroom.simulated.simulate.run_class`: 30 students, the assignment, their
 submissions, the teacher's grading), then runs, with ``COLUMNS=80``:
 
 * ``attnref server grades attention-1`` and ``... --summary`` (the teacher),
@@ -174,9 +174,9 @@ def gqa_answer(folder: Path) -> Path:
 def forgot_the_scale(url: str, account: tuple[str, str], name: str) -> bytes:
     """The student's own answer to ``name`` with the scaling forgotten (every step, to the
     decimals asked), as the recorded class writes its ``no_scale`` student's."""
-    from attention_ref.classroom.class_client import ClassClient
+    from attention_ref.classroom.connection.class_client import ClassClient
+    from attention_ref.classroom.coursework.student_answers import mistaken_answer
     from attention_ref.classroom.exchange.fetch import mine
-    from attention_ref.classroom.student_answers import mistaken_answer
     from attention_ref.exercises.answer import Problem
 
     me = mine(ClassClient(url, account), name)
@@ -189,9 +189,9 @@ def forgot_the_scale(url: str, account: tuple[str, str], name: str) -> bytes:
 
 
 def main(out: Path) -> int:
-    from attention_ref.classroom.accounts import add_student
-    from attention_ref.classroom.server import DEFAULT_EXPERIMENT, ClassServer
-    from attention_ref.classroom.simulate import run_class
+    from attention_ref.classroom.connection.accounts import add_student
+    from attention_ref.classroom.hosting.server import DEFAULT_EXPERIMENT, ClassServer
+    from attention_ref.classroom.simulated.simulate import run_class
 
     out.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="attnref-screens-"))

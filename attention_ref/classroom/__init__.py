@@ -1,9 +1,18 @@
-"""The class: its server, who may do what on it (one table, route x role, deny by default),
-and, as it grows, assignments, submissions and grades.
+"""The class: its server, who may do what on it, assignments, submissions and grades.
 
-`access` (the table: pure data, no MLflow), `routes` (every route MLflow serves, read from
-MLflow), `auth` (the hook MLflow's basic auth calls in the server: the table applied),
-`server` (PostgreSQL + ``mlflow server``: start, stop, status, accounts), `tls` (a
-certificate for a server on the network). Uses `attention_ref.experiments`; nothing there
-imports this package.
+Its parts, each a folder with one reason to change, each importing only the ones listed before
+it (a test proves it, `tests/test_layers.py`):
+
+* `coursework`: assignments and grades, pure (what is asked, the policy, the gradebook, the
+  LMS exports);
+* `connection`: the class server seen from a client (the REST client, the accounts' calls, the
+  homework client, certificates, errors);
+* `gate`: what runs inside ``mlflow server`` on every request (the access table applied, the
+  homework fence, quotas, bounds; the one seam to MLflow's private names);
+* `exchange`: the homework's verbs (assign, fetch, submit, grade);
+* `hosting`: the server's operations (PostgreSQL, ``mlflow server``, the edge, the folder);
+* `simulated`: a simulated class and its record.
+
+Uses `attention_ref.experiments` and `attention_ref.exercises`; nothing there imports this
+package.
 """

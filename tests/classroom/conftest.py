@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from attention_ref.classroom.accounts import add_student, add_teacher
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.connection.accounts import add_student, add_teacher
+from attention_ref.classroom.hosting.server import ClassServer
 from attention_ref.cli.errors import PREFIX
 from tests.ports import free_port
 

@@ -1,6 +1,6 @@
 """The class server's access table against MLflow's own list of routes (no server needed).
 
-`attention_ref.classroom.routes.served_routes` reads every route from MLflow (the app
+`attention_ref.classroom.gate.routes.served_routes` reads every route from MLflow (the app
 ``mlflow server --app-name basic-auth`` serves, built in a child process); every one must have
 exactly one rule, and every rule a route. An MLflow upgrade that adds a route fails here.
 The route × role × status table over real HTTP is `tests/classroom/test_access_http.py`.
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from attention_ref.classroom import access
-from attention_ref.classroom.access import Role, Verdict, access_of, route_key, verdict
-from attention_ref.classroom.access_table import Access
-from attention_ref.classroom.routes import Route, served_routes
+from attention_ref.classroom.gate import access
+from attention_ref.classroom.gate.access import Role, Verdict, access_of, route_key, verdict
+from attention_ref.classroom.gate.access_table import Access
+from attention_ref.classroom.gate.routes import Route, served_routes
 
 
 @pytest.fixture(scope="module")

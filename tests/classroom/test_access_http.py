@@ -1,11 +1,11 @@
 """Every route MLflow serves, hit over real HTTP as each role: the route × role × status table.
 
-The route list is MLflow's own (`attention_ref.classroom.routes.served_routes`: Flask's
+The route list is MLflow's own (`attention_ref.classroom.gate.routes.served_routes`: Flask's
 ``url_map`` with the basic-auth app's routes, and the native FastAPI routes). Each route is
 requested, with its parameters filled in, as the admin, a teacher, a student and no account;
 a student is asked twice where the rule depends on whose thing it is: once naming their own
 run / model / account / registered model, once naming another student's. Every answer is
-checked against `attention_ref.classroom.access.verdict`:
+checked against `attention_ref.classroom.gate.access.verdict`:
 
 * the gate's refusals are exactly the table's: 401 for no account, 403 (with the gate's
   ``class server:`` message) for what a student may not do, and for another's things;
@@ -32,14 +32,14 @@ from typing import Any
 import mlflow
 import pytest
 
-from attention_ref.classroom.access import Role, Verdict, rules, verdict
-from attention_ref.classroom.access_table import Access
-from attention_ref.classroom.client import rest
-from attention_ref.classroom.errors import ServerError
-from attention_ref.classroom.parameters import route_parameters
-from attention_ref.classroom.refusals import HIDDEN, REFUSAL
-from attention_ref.classroom.routes import Route, served_routes
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.connection.client import rest
+from attention_ref.classroom.connection.errors import ServerError
+from attention_ref.classroom.gate.access import Role, Verdict, rules, verdict
+from attention_ref.classroom.gate.access_table import Access
+from attention_ref.classroom.gate.parameters import route_parameters
+from attention_ref.classroom.gate.refusals import HIDDEN, REFUSAL
+from attention_ref.classroom.gate.routes import Route, served_routes
+from attention_ref.classroom.hosting.server import ClassServer
 from tests.classroom.conftest import EXPERIMENT
 
 pytestmark = pytest.mark.slow
@@ -183,7 +183,7 @@ def ask(
     given = values(world, role, whose)
     path = concrete(route.template, given)
     # a route's own parameters only: a student's request naming one the route does not read
-    # is refused (`attention_ref.classroom.parameters`; test_gate_ids.py tries that)
+    # is refused (`attention_ref.classroom.gate.parameters`; test_gate_ids.py tries that)
     known = route_parameters(route.key, route.method)
     if known is not None:
         names = set(known[0].query) | set(known[0].body)

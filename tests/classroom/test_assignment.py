@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from attention_ref.classroom.assignment import (
+from attention_ref.classroom.coursework.assignment import (
     DEFINITION_TAG,
     GRADEBOOK,
     SUBMISSIONS,
@@ -25,8 +25,7 @@ from attention_ref.classroom.assignment import (
     parse_due,
     student_seeds,
 )
-from attention_ref.classroom.class_plan import NAMES
-from attention_ref.classroom.gradebook import (
+from attention_ref.classroom.coursework.gradebook import (
     Chosen,
     Graded,
     Row,
@@ -34,7 +33,8 @@ from attention_ref.classroom.gradebook import (
     counted,
     rows,
 )
-from attention_ref.classroom.gradebook_report import kind_of, summarize, to_csv
+from attention_ref.classroom.coursework.gradebook_report import kind_of, summarize, to_csv
+from attention_ref.classroom.simulated.class_plan import NAMES
 from attention_ref.exercises.catalogue import CATALOGUE
 from attention_ref.exercises.exercise import draw_problem
 
@@ -120,7 +120,7 @@ def test_an_answer_whose_exercise_is_none_says_what_is_wrong_with_it(change, sai
     """An answer's ``"exercise"`` is read as what it is: a seed that is not an integer (or an
     option no exercise has) is an `InputError` saying so, not "seed ![x](…) is not one of
     yours"; another student's exercise, a well-formed one, is still not theirs."""
-    from attention_ref.classroom.class_client import HomeworkError
+    from attention_ref.classroom.connection.class_client import HomeworkError
     from attention_ref.classroom.exchange.answers import identify
     from attention_ref.classroom.exchange.fetch import Mine
     from attention_ref.inputs.errors import InputError

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.accounts import add_student
-from attention_ref.classroom.edge_config import MIB, EdgeLimits, render
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.connection.accounts import add_student
+from attention_ref.classroom.hosting.edge_config import MIB, EdgeLimits, render
+from attention_ref.classroom.hosting.server import ClassServer
 from tests.classroom.conftest import EXPERIMENT
 from tests.classroom.test_gate_ids import class_experiment, class_run_of, raw, upload_artifact
 from tests.classroom.test_gate_seams import put

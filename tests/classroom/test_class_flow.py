@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from attention_ref.classroom.accounts import reset_password
+from attention_ref.classroom.connection.accounts import reset_password
 from attention_ref.cli.main import _from_a_store
 from tests.classroom.conftest import ATTNREF, EXPERIMENT, student_env
 from tests.configs import TINY_ARGS

@@ -1,6 +1,6 @@
 """The class server against the real thing: PostgreSQL, ``mlflow server`` with basic auth.
 
-One class for the module (`attention_ref.classroom.server.ClassServer`): a PostgreSQL
+One class for the module (`attention_ref.classroom.hosting.server.ClassServer`): a PostgreSQL
 cluster and an MLflow server on a free loopback port, started here, stopped by pid at the end.
 Students are real accounts; trainings are real ``attnref train`` processes with the
 students' credentials in MLflow's variables.
@@ -30,9 +30,9 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
-from attention_ref.classroom.client import class_experiment_id, healthy, rest
-from attention_ref.classroom.errors import ServerError
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.connection.client import class_experiment_id, healthy, rest
+from attention_ref.classroom.connection.errors import ServerError
+from attention_ref.classroom.hosting.server import ClassServer
 from tests.classroom.conftest import (
     ATTNREF,
     EXPERIMENT,
@@ -558,7 +558,7 @@ def test_postgres_restarted_mid_run_loses_nothing(
     password must be checked again (MLflow's check caches an account for a minute; an
     account not in the cache must not get 401, which ends a training: the flaky failure of
     this test under load, when the outage met the cache's expiry)."""
-    from attention_ref.classroom.accounts import add_student
+    from attention_ref.classroom.connection.accounts import add_student
 
     fresh = ("erin", secrets.token_urlsafe(15))  # an account no worker has checked yet
     add_student(server.url, server.admin, *fresh, EXPERIMENT)

@@ -6,7 +6,7 @@ experiment ids 3.8 s, an 8 MiB GraphQL query 3.7 s; four at once took a classmat
 from 18 ms to 417 ms. A filter of 200 conditions (4 KiB) took 27.6 s on an empty experiment.
 Each was answered (200) before; here each is a 400 that says which bound, from the gate,
 before MLflow parses a filter or PostgreSQL plans a join. The bounds and where each number
-comes from: `attention_ref.classroom.request_bounds`.
+comes from: `attention_ref.classroom.gate.request_bounds`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from attention_ref.classroom.client import rest
-from attention_ref.classroom.refusals import REFUSAL
-from attention_ref.classroom.request_bounds import (
+from attention_ref.classroom.connection.client import rest
+from attention_ref.classroom.gate.refusals import REFUSAL
+from attention_ref.classroom.gate.request_bounds import (
     MAX_FILTER_CHARS,
     MAX_FILTER_CONDITIONS,
     MAX_GRAPHQL_CHARS,

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.accounts import add_student
-from attention_ref.classroom.client import rest
-from attention_ref.classroom.edge_config import EdgeLimits, render
-from attention_ref.classroom.patience import Patience, patiently
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.connection.accounts import add_student
+from attention_ref.classroom.connection.client import rest
+from attention_ref.classroom.connection.patience import Patience, patiently
+from attention_ref.classroom.hosting.edge_config import EdgeLimits, render
+from attention_ref.classroom.hosting.server import ClassServer
 from tests.classroom.conftest import EXPERIMENT, class_dir, free_port
 
 CLASS = "edge"

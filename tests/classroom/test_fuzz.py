@@ -27,16 +27,16 @@ from typing import Any
 
 import pytest
 
-from attention_ref.classroom.access import rules
-from attention_ref.classroom.access_table import Access
-from attention_ref.classroom.accounts import add_student
-from attention_ref.classroom.assignment import Assignment
-from attention_ref.classroom.class_client import ClassClient
-from attention_ref.classroom.client import rest
+from attention_ref.classroom.connection.accounts import add_student
+from attention_ref.classroom.connection.class_client import ClassClient
+from attention_ref.classroom.connection.client import rest
+from attention_ref.classroom.coursework.assignment import Assignment
 from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange import fetch
-from attention_ref.classroom.routes import served_routes
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.gate.access import rules
+from attention_ref.classroom.gate.access_table import Access
+from attention_ref.classroom.gate.routes import served_routes
+from attention_ref.classroom.hosting.server import ClassServer
 from tests.classroom.conftest import answer_of, class_dir, free_port, status_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.soak]
@@ -136,7 +136,7 @@ def _path(rng: random.Random, template: str, world: dict[str, Any]) -> str:
 
 
 def _names(key: str, method: str) -> list[str]:
-    from attention_ref.classroom.parameters import route_parameters
+    from attention_ref.classroom.gate.parameters import route_parameters
 
     known = route_parameters(key, method)
     if known is None:

@@ -19,15 +19,15 @@ import urllib.parse
 
 import pytest
 
-from attention_ref.classroom.accounts import add_student
-from attention_ref.classroom.assignment import ANSWER_SHA_TAG, Assignment
-from attention_ref.classroom.class_client import ClassClient, answer_path
-from attention_ref.classroom.client import rest
+from attention_ref.classroom.connection.accounts import add_student
+from attention_ref.classroom.connection.class_client import ClassClient, answer_path
+from attention_ref.classroom.connection.client import rest
+from attention_ref.classroom.coursework.assignment import ANSWER_SHA_TAG, Assignment
 from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange import fetch
 from attention_ref.classroom.exchange import submit as submitting
-from attention_ref.classroom.refusals import HIDDEN, REFUSAL
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.gate.refusals import HIDDEN, REFUSAL
+from attention_ref.classroom.hosting.server import ClassServer
 from tests.classroom.conftest import EXPERIMENT
 from tests.classroom.test_gate_seams import answer_of, finish, new_submission, put, tags_of
 

@@ -24,20 +24,20 @@ from collections.abc import Iterator
 
 import pytest
 
-from attention_ref.classroom.accounts import add_student
-from attention_ref.classroom.assignment import ANSWER_SHA_TAG, RECEIVED_TAG, Assignment
-from attention_ref.classroom.class_client import ClassClient, answer_path
-from attention_ref.classroom.client import rest
-from attention_ref.classroom.errors import ServerError
+from attention_ref.classroom.connection.accounts import add_student
+from attention_ref.classroom.connection.class_client import ClassClient, answer_path
+from attention_ref.classroom.connection.client import rest
+from attention_ref.classroom.connection.errors import ServerError
+from attention_ref.classroom.coursework.assignment import ANSWER_SHA_TAG, RECEIVED_TAG, Assignment
+from attention_ref.classroom.coursework.student_answers import right_answer
 from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange import fetch
 from attention_ref.classroom.exchange import grade as grading
 from attention_ref.classroom.exchange import submit as submitting
-from attention_ref.classroom.refusals import HIDDEN, REFUSAL
-from attention_ref.classroom.server import DEFAULT_WORKERS, ClassServer
-from attention_ref.classroom.server_folder import server_status, stop_server
-from attention_ref.classroom.student_answers import right_answer
-from attention_ref.classroom.uploads import MAX_ANSWER_BYTES
+from attention_ref.classroom.gate.refusals import HIDDEN, REFUSAL
+from attention_ref.classroom.gate.uploads import MAX_ANSWER_BYTES
+from attention_ref.classroom.hosting.server import DEFAULT_WORKERS, ClassServer
+from attention_ref.classroom.hosting.server_folder import server_status, stop_server
 from attention_ref.exercises.answer import Problem
 from tests.classroom.conftest import class_dir, free_port
 
@@ -527,8 +527,8 @@ def test_a_lost_reply_is_retried_once_in_effect_and_the_student_told_the_truth(
 
 
 def test_patience_retries_a_busy_answer_and_gives_up_in_one_line():
-    from attention_ref.classroom.errors import ServerTimeoutError
-    from attention_ref.classroom.patience import Patience, StillBusyError, patiently
+    from attention_ref.classroom.connection.errors import ServerTimeoutError
+    from attention_ref.classroom.connection.patience import Patience, StillBusyError, patiently
 
     quick = Patience(tries=4, first_pause_s=0.01)
     answers = iter([(503, "busy"), (429, "busy"), (200, "done")])
@@ -556,7 +556,7 @@ def test_the_class_root_opens_on_the_class_runs(seams, accounts):
     """MLflow 3's root is its GenAI home: the class server's root sends a teacher and a
     student on to the class experiment's runs, or to the page a link names after its "#"
     (test_ui.py opens a gradebook's link in a browser), once (the page it sends to is served)."""
-    from attention_ref.classroom.auth import LANDED
+    from attention_ref.classroom.gate.auth import LANDED
 
     exp = rest(
         seams.url,

@@ -11,8 +11,8 @@ from dataclasses import replace
 import pytest
 from markdown_it import MarkdownIt
 
-from attention_ref.classroom.gradebook import RUN_COLUMNS as COLUMNS
-from attention_ref.classroom.gradebook import (
+from attention_ref.classroom.coursework.gradebook import RUN_COLUMNS as COLUMNS
+from attention_ref.classroom.coursework.gradebook import (
     SHOWN_COLUMNS,
     Chosen,
     Row,

@@ -22,22 +22,22 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.accounts import add_student
-from attention_ref.classroom.assignment import (
+from attention_ref.classroom.connection.accounts import add_student
+from attention_ref.classroom.connection.class_client import ClassClient, HomeworkError, answer_path
+from attention_ref.classroom.connection.client import rest
+from attention_ref.classroom.coursework.assignment import (
     ANSWER_SHA_TAG,
     RECEIVED_TAG,
     Assignment,
     gradebook_experiment,
 )
-from attention_ref.classroom.class_client import ClassClient, HomeworkError, answer_path
-from attention_ref.classroom.client import rest
+from attention_ref.classroom.coursework.gradebook import Standing
+from attention_ref.classroom.coursework.student_answers import mistaken_answer, right_answer
 from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange import fetch
 from attention_ref.classroom.exchange import grade as grading
 from attention_ref.classroom.exchange import submit as submitting
-from attention_ref.classroom.gradebook import Standing
-from attention_ref.classroom.refusals import HIDDEN, REFUSAL
-from attention_ref.classroom.student_answers import mistaken_answer, right_answer
+from attention_ref.classroom.gate.refusals import HIDDEN, REFUSAL
 from attention_ref.exercises.answer import Problem
 from tests.classroom.conftest import ATTNREF, free_port, one_line_error, student_env
 
@@ -111,8 +111,8 @@ def assignment(server, students) -> Assignment:
 
 
 def test_the_gradebook_says_what_each_column_is(server, assignment):
-    from attention_ref.classroom.assignment import gradebook_experiment
-    from attention_ref.classroom.gradebook import RUN_COLUMNS as COLUMNS
+    from attention_ref.classroom.coursework.assignment import gradebook_experiment
+    from attention_ref.classroom.coursework.gradebook import RUN_COLUMNS as COLUMNS
 
     found = rest(
         server.url,
@@ -129,7 +129,7 @@ def test_the_gradebook_says_what_each_column_is(server, assignment):
 def test_the_gradebook_keeps_the_view_its_link_opens(server, assignment):
     """The gradebook holds the view (the grade's columns) that its link names; one made before
     the view existed gets it when the assignment is given again."""
-    from attention_ref.classroom.gradebook import VIEW, VIEW_TAG, view_state
+    from attention_ref.classroom.coursework.gradebook import VIEW, VIEW_TAG, view_state
 
     def tags() -> dict[str, str]:
         found = rest(
@@ -751,7 +751,7 @@ def test_add_student_gives_a_new_student_every_assignment(server, assignment, tm
 def test_an_assignment_of_todays_attention_is_graded_with_its_own_catalogue(server, students):
     """--variant gqa: each student's grouped-query exercise, graded and diagnosed with the
     variant's mistakes (K/V heads repeated in the wrong order), summarized over its catalogue."""
-    from attention_ref.classroom.gradebook_report import summarize
+    from attention_ref.classroom.coursework.gradebook_report import summarize
 
     url, alice, bob = server.url, ("alice", students["alice"]), ("bob", students["bob"])
     asked = Assignment(name="hw-gqa", variant="gqa", heads=4, kv_heads=2)
@@ -866,7 +866,7 @@ def test_no_student_reads_the_salt_that_draws_a_classmates_exercises(server, stu
     """Everything a student's account reads of an assignment (their experiment's tags)
     holds no salt: `Assignment.seeds` cannot give a classmate's exercises from it. An
     assignment made before (the salt in every student's copy) loses it at the next assign."""
-    from attention_ref.classroom.assignment import (
+    from attention_ref.classroom.coursework.assignment import (
         DEFINITION_TAG,
         SUBMISSIONS,
         AssignmentError,

@@ -1,6 +1,6 @@
 """The recorded class as a test: 30 students doing homework at once on the package's class
-server (`attention_ref.classroom.simulate`): every catalogue mistake that exists on their own
-exercises, rounding, a partial answer, late answers, resubmissions, a malformed file refused
+server (`attention_ref.classroom.simulated.simulate`): every catalogue mistake that exists on their
+own exercises, rounding, a partial answer, late answers, resubmissions, a malformed file refused
 by the client and one pushed past it. The gradebook must equal the checker's own verdict for
 every student, and nothing may be lost: submissions, answers on disk (byte for byte), grades.
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from attention_ref.classroom.class_plan import NAMES
-from attention_ref.classroom.gradebook import Standing
-from attention_ref.classroom.simulate import run_class
+from attention_ref.classroom.coursework.gradebook import Standing
+from attention_ref.classroom.simulated.class_plan import NAMES
+from attention_ref.classroom.simulated.simulate import run_class
 from attention_ref.exercises.catalogue import CATALOGUE
 
 pytestmark = pytest.mark.slow
@@ -57,7 +57,7 @@ def test_the_class_covers_what_the_issue_asks(record):
     on_the_shape = {k.name for k in CATALOGUE} - {"transposed_W", "gave_dW_Ot"}
     # every entry of the catalogue that exists on this shape (d_model 4, h 2: no square
     # weight to transpose; no gradient asked) was made by a student, and diagnosed as itself
-    from attention_ref.classroom.gradebook_report import kind_of
+    from attention_ref.classroom.coursework.gradebook_report import kind_of
 
     names = [k.name for k in CATALOGUE]
     assert {kind_of(m, names) for m in made} == on_the_shape

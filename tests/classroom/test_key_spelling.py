@@ -4,7 +4,7 @@ A student's run stored the tags ``" attnref.homework.received"``, ``"Attnref.Hom
 and ``"mlflow.user "``: MLflow reads only the exact keys, so harmless today, and a trap for
 whatever reads them tomorrow (a query that folds case, a teacher reading the UI). The gate
 judges every tag, parameter and metric key after Unicode's compatibility form (NFKC),
-case-folding and trimming (`attention_ref.classroom.ownership.judged_key`): here as a table,
+case-folding and trimming (`attention_ref.classroom.gate.ownership.judged_key`): here as a table,
 then over HTTP through the edge, route by route, each spelling refused (403) as the exact key
 is, and an ordinary key of the same run still the student's to write.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from attention_ref.classroom.assignment import RESERVED
-from attention_ref.classroom.client import rest
-from attention_ref.classroom.ownership import OWNER_TAG, judged_key
+from attention_ref.classroom.connection.client import rest
+from attention_ref.classroom.coursework.assignment import RESERVED
+from attention_ref.classroom.gate.ownership import OWNER_TAG, judged_key
 from tests.classroom.conftest import EXPERIMENT
 
 #: spellings of the homework's and the grades' keys: spaces around (ASCII, no-break,

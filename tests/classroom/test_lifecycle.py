@@ -26,12 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.client import healthy, rest
-from attention_ref.classroom.cluster import Postgres
-from attention_ref.classroom.errors import ServerError
-from attention_ref.classroom.server import ClassServer
-from attention_ref.classroom.server_folder import LOCK_NAME, PID_NAME, server_status
-from attention_ref.classroom.tls import fingerprint, is_loopback, names_for
+from attention_ref.classroom.connection.client import healthy, rest
+from attention_ref.classroom.connection.errors import ServerError
+from attention_ref.classroom.connection.tls import fingerprint, is_loopback, names_for
+from attention_ref.classroom.hosting.cluster import Postgres
+from attention_ref.classroom.hosting.server import ClassServer
+from attention_ref.classroom.hosting.server_folder import LOCK_NAME, PID_NAME, server_status
 from tests.classroom.conftest import ATTNREF, EXPERIMENT, class_dir, free_port, one_line_error
 
 pytestmark = [pytest.mark.slow, pytest.mark.soak]

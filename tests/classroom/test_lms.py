@@ -10,10 +10,9 @@ import re
 
 import pytest
 
-from attention_ref.classroom.assignment import Assignment
-from attention_ref.classroom.exchange.grade import steps_asked
-from attention_ref.classroom.gradebook import Row, Standing
-from attention_ref.classroom.lms import (
+from attention_ref.classroom.coursework.assignment import Assignment
+from attention_ref.classroom.coursework.gradebook import Row, Standing
+from attention_ref.classroom.coursework.lms import (
     SYSTEMS,
     RosterError,
     feedback_of,
@@ -22,6 +21,7 @@ from attention_ref.classroom.lms import (
     read_roster,
     to_lms_csv,
 )
+from attention_ref.classroom.exchange.grade import steps_asked
 
 BOOK = [
     Row("alice", 1, Standing.GRADED, 18, 18),

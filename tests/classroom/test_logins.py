@@ -1,4 +1,4 @@
-"""The throttle of failed logins (`attention_ref.classroom.logins`), on a clock the test moves,
+"""The throttle of failed logins (`attention_ref.classroom.gate.logins`), on a clock the test moves,
 and through the edge of a real class, from an address a class shares behind a NAT.
 
 Issue 57 finding 2, on c0e9f9b: from 127.0.5.5, 3 threads at ~20 requests/s of made-up
@@ -18,8 +18,8 @@ import urllib.parse
 
 import pytest
 
-from attention_ref.classroom.accounts import add_student
-from attention_ref.classroom.logins import LoginThrottle, ThrottleRule
+from attention_ref.classroom.connection.accounts import add_student
+from attention_ref.classroom.gate.logins import LoginThrottle, ThrottleRule
 from tests.classroom.conftest import EXPERIMENT
 
 

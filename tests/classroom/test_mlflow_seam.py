@@ -1,4 +1,4 @@
-"""The seam to MLflow's private names (`attention_ref.classroom.mlflow_seam`): its contract.
+"""The seam to MLflow's private names (`attention_ref.classroom.gate.mlflow_seam`): its contract.
 
 Three things hold the class's gate to the MLflow it was tested with:
 
@@ -25,9 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom import mlflow_seam
+import attention_ref
+from attention_ref.classroom.gate import mlflow_seam
 
-PACKAGE = Path(mlflow_seam.__file__).resolve().parents[1]
+PACKAGE = Path(attention_ref.__file__).resolve().parent
 SEAM = Path(mlflow_seam.__file__).resolve()
 
 
@@ -148,7 +149,7 @@ def test_each_function_of_the_seam_does_what_it_says(tmp_path):
         import json
         from pathlib import Path
         from mlflow.server import auth as basic
-        from attention_ref.classroom import mlflow_seam as seam
+        from attention_ref.classroom.gate import mlflow_seam as seam
 
         said = {}
         store = seam.tracking_store()

@@ -1,4 +1,5 @@
-"""What a request says (`attention_ref.classroom.parameters`): refused first, then the controls."""
+"""What a request says (`attention_ref.classroom.gate.parameters`): refused first, then the
+controls."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ import json
 
 import pytest
 
-from attention_ref.classroom.access import rules
-from attention_ref.classroom.access_table import Access
-from attention_ref.classroom.parameters import (
+from attention_ref.classroom.gate.access import rules
+from attention_ref.classroom.gate.access_table import Access
+from attention_ref.classroom.gate.parameters import (
     HAND_READ,
     MAX_DEPTH,
     RefusedError,
@@ -16,7 +17,7 @@ from attention_ref.classroom.parameters import (
     read_request,
     route_parameters,
 )
-from attention_ref.classroom.routes import served_routes
+from attention_ref.classroom.gate.routes import served_routes
 
 RUN, OTHER = "a" * 32, "b" * 32
 

@@ -9,10 +9,10 @@ import datetime as dt
 
 import pytest
 
-from attention_ref.classroom.assignment import Assignment, AssignmentError
-from attention_ref.classroom.gradebook import Graded, Row, Standing, held, rows
-from attention_ref.classroom.lms import feedback_of, grade_of
-from attention_ref.classroom.policy import Feedback, Policy, PolicyError
+from attention_ref.classroom.coursework.assignment import Assignment, AssignmentError
+from attention_ref.classroom.coursework.gradebook import Graded, Row, Standing, held, rows
+from attention_ref.classroom.coursework.lms import feedback_of, grade_of
+from attention_ref.classroom.coursework.policy import Feedback, Policy, PolicyError
 
 UTC = dt.UTC
 DUE = dt.datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

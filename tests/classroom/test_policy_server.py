@@ -14,18 +14,18 @@ from dataclasses import replace
 
 import pytest
 
-from attention_ref.classroom.assignment import (
+from attention_ref.classroom.connection.class_client import ClassClient, HomeworkError, tag_map
+from attention_ref.classroom.coursework.assignment import (
     Assignment,
     gradebook_experiment,
     student_experiment,
 )
-from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
+from attention_ref.classroom.coursework.lms import to_lms_csv
+from attention_ref.classroom.coursework.policy import EXERCISE_TAG, POLICY_TAG, Feedback, Policy
 from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange import grade as grading
 from attention_ref.classroom.exchange import submit as submitting
 from attention_ref.classroom.exchange.fetch import mine
-from attention_ref.classroom.lms import to_lms_csv
-from attention_ref.classroom.policy import EXERCISE_TAG, POLICY_TAG, Feedback, Policy
 from tests.classroom.conftest import one_line_error, student_env
 from tests.classroom.test_homework import answer, finished_runs, here, tags_of, teacher_env
 

@@ -1,4 +1,4 @@
-"""The class server's connections, counted once (`attention_ref.classroom.pools`): the figures
+"""The class server's connections, counted once (`attention_ref.classroom.gate.pools`): the figures
 the pools are sized from are measured here on the real MLflow store and anyio, so a release of
 either that changes them fails a test instead of a class."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from attention_ref.classroom import pools
+from attention_ref.classroom.gate import pools
 
 
 def _held_at_most(store: Any, work: Callable[[], object]) -> int:

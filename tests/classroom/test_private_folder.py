@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.hosting.server import ClassServer
 from attention_ref.cli.server_start import print_welcome
 from tests.classroom.conftest import class_dir, free_port
 

@@ -24,23 +24,23 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.accounts import add_student
-from attention_ref.classroom.edge_config import EdgeLimits, render
-from attention_ref.classroom.errors import ServerError
-from attention_ref.classroom.server import ClassServer
-from attention_ref.classroom.server_names import (
-    allowed_hosts,
-    checked,
-    default_names,
-    edge_names,
-    resolve,
-)
-from attention_ref.classroom.tls import (
+from attention_ref.classroom.connection.accounts import add_student
+from attention_ref.classroom.connection.errors import ServerError
+from attention_ref.classroom.connection.tls import (
     certificate_names,
     covers,
     fingerprint,
     primary_address,
     self_signed,
+)
+from attention_ref.classroom.hosting.edge_config import EdgeLimits, render
+from attention_ref.classroom.hosting.server import ClassServer
+from attention_ref.classroom.hosting.server_names import (
+    allowed_hosts,
+    checked,
+    default_names,
+    edge_names,
+    resolve,
 )
 from tests.classroom.conftest import ATTNREF, class_dir, free_port, one_line_error
 

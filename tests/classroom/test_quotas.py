@@ -1,4 +1,5 @@
-"""What one student may store (`attention_ref.classroom.quotas`), over real HTTP through the edge.
+"""What one student may store (`attention_ref.classroom.gate.quotas`), over real HTTP through the
+edge.
 
 A class of its own is started with small quotas, so that each is reached in a few requests:
 past each one the student's write is refused (403) in one line that names the quota, what is
@@ -13,10 +14,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from attention_ref.classroom.accounts import add_student
-from attention_ref.classroom.client import rest
-from attention_ref.classroom.quotas import MIB, Quotas, default_run_metrics
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.connection.accounts import add_student
+from attention_ref.classroom.connection.client import rest
+from attention_ref.classroom.gate.quotas import MIB, Quotas, default_run_metrics
+from attention_ref.classroom.hosting.server import ClassServer
 from tests.classroom.conftest import class_dir
 from tests.ports import free_port
 
@@ -41,7 +42,7 @@ def test_the_defaults_and_the_options_a_teacher_gives():
 
 
 def test_the_quotas_reach_the_gate_as_they_were_given(monkeypatch):
-    from attention_ref.classroom.quotas import ENV
+    from attention_ref.classroom.gate.quotas import ENV
 
     monkeypatch.setenv(ENV, SMALL.to_env())
     assert Quotas.from_env() == SMALL

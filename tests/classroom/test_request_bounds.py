@@ -1,4 +1,4 @@
-"""What one request may ask (`attention_ref.classroom.request_bounds`), pure: MLflow's page
+"""What one request may ask (`attention_ref.classroom.gate.request_bounds`), pure: MLflow's page
 tokens pass and no other shape does; a percentile is a percent; each cost bound refuses one
 past it and passes the bound itself; the UI's own GraphQL queries fit with room."""
 
@@ -12,16 +12,16 @@ from pathlib import Path
 import mlflow
 import pytest
 
-from attention_ref.classroom.access import rules
-from attention_ref.classroom.access_table import Access
-from attention_ref.classroom.parameters import (
+from attention_ref.classroom.gate.access import rules
+from attention_ref.classroom.gate.access_table import Access
+from attention_ref.classroom.gate.parameters import (
     RefusedError,
     Said,
     graphql_refusal,
     read_request,
     route_parameters,
 )
-from attention_ref.classroom.request_bounds import (
+from attention_ref.classroom.gate.request_bounds import (
     MAX_FILTER_CHARS,
     MAX_FILTER_CONDITIONS,
     MAX_GRAPHQL_CHARS,
@@ -36,7 +36,7 @@ from attention_ref.classroom.request_bounds import (
     Token,
     conditions,
 )
-from attention_ref.classroom.routes import served_routes
+from attention_ref.classroom.gate.routes import served_routes
 
 RUNS = "POST /mlflow/runs/search"
 MODELS = "POST /mlflow/logged-models/search"

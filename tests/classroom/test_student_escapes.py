@@ -22,7 +22,7 @@ import termios
 
 import pytest
 
-from attention_ref.classroom.client import rest
+from attention_ref.classroom.connection.client import rest
 from attention_ref.render.printable import printable
 from tests.classroom.conftest import ATTNREF, EXPERIMENT
 from tests.classroom.test_student_text import an_answer, assigned, send

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.accounts import add_student
-from attention_ref.classroom.assignment import Assignment
-from attention_ref.classroom.class_client import ClassClient
+from attention_ref.classroom.connection.accounts import add_student
+from attention_ref.classroom.connection.class_client import ClassClient
+from attention_ref.classroom.coursework.assignment import Assignment
+from attention_ref.classroom.coursework.student_answers import right_answer
 from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange.fetch import mine
-from attention_ref.classroom.student_answers import right_answer
 from attention_ref.exercises.answer import Problem
 from tests.classroom.conftest import ATTNREF, EXPERIMENT, student_env
 from tests.configs import TINY_ARGS
@@ -53,7 +53,7 @@ def a_student(server, name: str) -> tuple[str, str]:
 def what_the_server_knows(server, who: tuple[str, str], env: dict[str, str]) -> dict[str, object]:
     """For a refused account: whether the server has it, whether its credentials log in from
     here, and whether the command's environment carried them (a failure that says why)."""
-    from attention_ref.classroom.client import rest
+    from attention_ref.classroom.connection.client import rest
 
     endpoint = "/api/2.0/mlflow/experiments/get-by-name"
     status, _ = rest(server.url, endpoint, query={"experiment_name": EXPERIMENT}, auth=who)

@@ -18,16 +18,16 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from attention_ref.classroom.assignment import Assignment
-from attention_ref.classroom.class_client import ClassClient, tag_map
-from attention_ref.classroom.client import rest
+from attention_ref.classroom.connection.class_client import ClassClient, tag_map
+from attention_ref.classroom.connection.client import rest
+from attention_ref.classroom.coursework.assignment import Assignment
+from attention_ref.classroom.coursework.student_answers import right_answer
 from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange import fetch
 from attention_ref.classroom.exchange import grade as grading
 from attention_ref.classroom.exchange import submit as submitting
 from attention_ref.classroom.exchange.answers import check_answer
 from attention_ref.classroom.exchange.submit import Checked
-from attention_ref.classroom.student_answers import right_answer
 from attention_ref.exercises.answer import Problem
 from tests.classroom.conftest import EXPERIMENT
 

@@ -13,7 +13,7 @@ import string
 
 import pytest
 
-from attention_ref.classroom.assignment import GRADE
+from attention_ref.classroom.coursework.assignment import GRADE
 from attention_ref.classroom.exchange.student_words import STUDENT, said
 from attention_ref.classroom.exchange.submit import MySubmission
 from attention_ref.cli.errors import CLIError

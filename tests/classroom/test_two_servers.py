@@ -21,14 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.accounts import add_student, generated_password
-from attention_ref.classroom.assignment import Assignment
-from attention_ref.classroom.class_client import ClassClient, answer_path
-from attention_ref.classroom.cluster import AUTH_DB
-from attention_ref.classroom.credentials import FAST_HASH
+from attention_ref.classroom.connection.accounts import add_student, generated_password
+from attention_ref.classroom.connection.class_client import ClassClient, answer_path
+from attention_ref.classroom.coursework.assignment import Assignment
 from attention_ref.classroom.exchange import assign as assigning
 from attention_ref.classroom.exchange.fetch import mine
-from attention_ref.classroom.server import ClassServer
+from attention_ref.classroom.gate.credentials import FAST_HASH
+from attention_ref.classroom.hosting.cluster import AUTH_DB
+from attention_ref.classroom.hosting.server import ClassServer
 from tests.classroom.conftest import answer_of, class_dir, free_port
 
 pytestmark = pytest.mark.slow
@@ -200,7 +200,7 @@ def test_when_one_server_stops_its_accounts_go_to_the_other(two, accounts):
     on_first = [n for n in accounts if upstreams(two, n) == {first}]
     assert on_first  # the first test put some accounts there
     stopped = two.processes[0]
-    from attention_ref.classroom.tracking_server import stop_process_group
+    from attention_ref.classroom.hosting.tracking_server import stop_process_group
 
     stop_process_group(stopped)
     assert two.stopped_app() is stopped
@@ -222,8 +222,8 @@ def test_the_runs_lock_is_postgresqls_held_across_servers_and_hosts(two, account
     an upload on either server wait for it; nothing is locked through a file of this host."""
     import sqlalchemy
 
-    from attention_ref.classroom.cluster import TRACKING_DB
-    from attention_ref.classroom.uploads import AnswerRefusedError, lock_key, run_lock
+    from attention_ref.classroom.gate.uploads import AnswerRefusedError, lock_key, run_lock
+    from attention_ref.classroom.hosting.cluster import TRACKING_DB
 
     who = ("s02", accounts["s02"])
     exp, run_id = new_submission(two, who)
@@ -262,7 +262,7 @@ def test_the_runs_lock_is_postgresqls_held_across_servers_and_hosts(two, account
 
 
 def test_the_edge_is_known_by_its_folder(two):
-    from attention_ref.classroom.edge import is_nginx
+    from attention_ref.classroom.hosting.edge import is_nginx
 
     assert two.edge.process is not None
     assert is_nginx(two.edge.process.pid, two.edge.directory)
@@ -317,12 +317,12 @@ def test_more_trainings_logging_at_once_than_the_stores_pool_holds_all_get_throu
 
 
 def test_postgres_and_each_servers_pools_hold_two_connections_per_request(two):
-    """The sizes `attention_ref.classroom.pools` counts, as the running class has them:
+    """The sizes `attention_ref.classroom.gate.pools` counts, as the running class has them:
     PostgreSQL's ``max_connections`` for its two servers, each server's stores' pools."""
     import sqlalchemy
 
-    from attention_ref.classroom import pools
-    from attention_ref.classroom.cluster import TRACKING_DB
+    from attention_ref.classroom.gate import pools
+    from attention_ref.classroom.hosting.cluster import TRACKING_DB
 
     engine = sqlalchemy.create_engine(two.postgres.uri(TRACKING_DB))
     try:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.classroom.client import rest
+from attention_ref.classroom.connection.client import rest
 from tests.classroom.conftest import EXPERIMENT
 from tests.mlflow_serving import mlflow_serving
 
@@ -146,14 +146,14 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
     the gradebook's view: the grade's columns (steps right, steps given, first wrong step,
     diagnosis) first, the runs by student. A student who opens that link reads why there is
     nothing (the gate's one answer), not a blank page."""
-    from attention_ref.classroom.assignment import Assignment
-    from attention_ref.classroom.class_client import ClassClient
+    from attention_ref.classroom.connection.class_client import ClassClient
+    from attention_ref.classroom.coursework.assignment import Assignment
+    from attention_ref.classroom.coursework.gradebook import SHOWN_COLUMNS, VIEW, ui_url
+    from attention_ref.classroom.coursework.student_answers import mistaken_answer
     from attention_ref.classroom.exchange import assign as assigning
     from attention_ref.classroom.exchange import grade as grading
     from attention_ref.classroom.exchange import submit as submitting
-    from attention_ref.classroom.gradebook import SHOWN_COLUMNS, VIEW, ui_url
-    from attention_ref.classroom.refusals import HIDDEN, REFUSAL
-    from attention_ref.classroom.student_answers import mistaken_answer
+    from attention_ref.classroom.gate.refusals import HIDDEN, REFUSAL
     from attention_ref.exercises.answer import Problem
 
     a = assigning.assign(ClassClient(server.url, server.admin), Assignment(name="hw-ui")).assignment

@@ -128,7 +128,7 @@ def gradebook_at_80(monkeypatch, capsys, late: dt.timedelta | None, penalty: int
     """`attnref server grades`' table (`attention_ref.cli.assignments._print_book`) of three
     students at 80 columns, carla's answer ``late`` (or on time), less ``penalty`` percent of her
     points."""
-    from attention_ref.classroom.gradebook import Row, Standing
+    from attention_ref.classroom.coursework.gradebook import Row, Standing
     from attention_ref.cli.assignments import _print_book
 
     monkeypatch.setenv("COLUMNS", "80")
@@ -197,7 +197,7 @@ def test_the_widest_grades_of_one_exercise_fit_80_columns_late_or_not(monkeypatc
     """The recorded class's widest row (a masked-scores first wrong step, a long diagnosis, a
     lateness in minutes): every kept column whole within 80 columns, the exercise's number
     left out where every row has the same (and said)."""
-    from attention_ref.classroom.gradebook import Row, Standing
+    from attention_ref.classroom.coursework.gradebook import Row, Standing
     from attention_ref.cli.assignments import _print_book
 
     monkeypatch.setenv("COLUMNS", "80")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from attention_ref.classroom.assignment import Assignment, matching_exercise
-from attention_ref.classroom.class_client import HomeworkError
+from attention_ref.classroom.connection.class_client import HomeworkError
+from attention_ref.classroom.coursework.assignment import Assignment, matching_exercise
 
 if TYPE_CHECKING:
     from attention_ref.exercises.exercise import ExerciseOptions

@@ -12,8 +12,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from attention_ref.classroom.accounts import ADMIN_USERNAME, grant_experiment
-from attention_ref.classroom.assignment import (
+from attention_ref.classroom.connection.accounts import ADMIN_USERNAME, grant_experiment
+from attention_ref.classroom.connection.class_client import ClassClient, HomeworkError, tag_map
+from attention_ref.classroom.coursework.assignment import (
     DEFINITION_TAG,
     DUE_TAG,
     GRADEBOOK,
@@ -25,9 +26,14 @@ from attention_ref.classroom.assignment import (
     iso,
     student_experiment,
 )
-from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
-from attention_ref.classroom.gradebook import VIEW_TAG, code_span, columns_text, ui_url, view_state
-from attention_ref.classroom.policy import POLICY_TAG, Policy
+from attention_ref.classroom.coursework.gradebook import (
+    VIEW_TAG,
+    code_span,
+    columns_text,
+    ui_url,
+    view_state,
+)
+from attention_ref.classroom.coursework.policy import POLICY_TAG, Policy
 from attention_ref.experiments.names import EXPERIMENT_KIND, Tag
 
 #: the words of the experiments' descriptions in the MLflow UI (Markdown: the student's name,
@@ -108,7 +114,7 @@ def _create_experiment(
     client: ClassClient, name: str, tags: dict[str, str], note: str
 ) -> tuple[str, bool]:
     """``(id, created)`` of experiment ``name`` made with ``tags`` (found if it exists)."""
-    from attention_ref.classroom.client import checked
+    from attention_ref.classroom.connection.client import checked
 
     every = [{"key": k, "value": v} for k, v in tags.items()]
     every += [

@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attention_ref.classroom.assignment import (
+from attention_ref.classroom.connection.class_client import ClassClient, HomeworkError, tag_map
+from attention_ref.classroom.coursework.assignment import (
     ROLE_TAG,
     STUDENT_TAG,
     SUBMISSIONS,
@@ -22,7 +23,6 @@ from attention_ref.classroom.assignment import (
     student_experiment,
     student_seeds,
 )
-from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
 from attention_ref.classroom.exchange.student_words import said
 
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from attention_ref.classroom.assignment import (
+from attention_ref.classroom.connection.class_client import ClassClient, HomeworkError, tag_map
+from attention_ref.classroom.coursework.assignment import (
     ANSWER_FILE,
     ANSWER_SHA_TAG,
     ASSIGNMENT_TAG,
@@ -30,10 +31,9 @@ from attention_ref.classroom.assignment import (
     gradebook_experiment,
     lateness,
 )
-from attention_ref.classroom.class_client import ClassClient, HomeworkError, tag_map
+from attention_ref.classroom.coursework.gradebook import Graded, Row, Standing, rows
+from attention_ref.classroom.coursework.policy import POLICY_TAG, Policy
 from attention_ref.classroom.exchange.answers import check_answer
-from attention_ref.classroom.gradebook import Graded, Row, Standing, rows
-from attention_ref.classroom.policy import POLICY_TAG, Policy
 from attention_ref.experiments.names import Tag
 
 
@@ -120,7 +120,7 @@ def grade_submission(
 def steps_asked(assignment: Assignment) -> int:
     """The steps a whole answer to all of the assignment's exercises has (every student's
     exercises have the same shape): what a grade of steps right is out of."""
-    from attention_ref.classroom.student_answers import right_answer
+    from attention_ref.classroom.coursework.student_answers import right_answer
     from attention_ref.exercises.answer import Problem
     from attention_ref.exercises.grader import check_document
 

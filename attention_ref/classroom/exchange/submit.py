@@ -20,7 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from attention_ref.classroom.assignment import (
+from attention_ref.classroom.connection.class_client import (
+    ClassClient,
+    HomeworkError,
+    answer_path,
+    tag_map,
+)
+from attention_ref.classroom.connection.client import checked
+from attention_ref.classroom.connection.errors import ServerError
+from attention_ref.classroom.coursework.assignment import (
     ANSWER_SHA_TAG,
     GRADE,
     RECEIVED_TAG,
@@ -29,13 +37,10 @@ from attention_ref.classroom.assignment import (
     from_iso,
     lateness,
 )
-from attention_ref.classroom.class_client import ClassClient, HomeworkError, answer_path, tag_map
-from attention_ref.classroom.client import checked
-from attention_ref.classroom.errors import ServerError
 from attention_ref.classroom.exchange.answers import check_answer
 from attention_ref.classroom.exchange.fetch import Mine, mine
 from attention_ref.classroom.exchange.student_words import said
-from attention_ref.classroom.refusals import CLOSED, REFUSAL
+from attention_ref.classroom.gate.refusals import CLOSED, REFUSAL
 
 if TYPE_CHECKING:
     from attention_ref.exercises.grader import Report
@@ -43,7 +48,7 @@ if TYPE_CHECKING:
 
 class ClosedError(HomeworkError):
     """The assignment's policy refused the submission (its cut-off passed, the attempts
-    used): final, the message the server's (`attention_ref.classroom.policy`)."""
+    used): final, the message the server's (`attention_ref.classroom.coursework.policy`)."""
 
 
 @dataclass(frozen=True)
