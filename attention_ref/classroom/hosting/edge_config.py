@@ -279,8 +279,7 @@ def render(
             ),
         )
     )
-    return f"""# the class server's edge (attention_ref.classroom.hosting.edge): written at each
-    start
+    return f"""# the class server's edge (attention_ref.classroom.hosting.edge): written at start
 {user_line}worker_processes auto;
 pid {directory / "nginx.pid"};
 error_log {directory / "error.log"} warn;

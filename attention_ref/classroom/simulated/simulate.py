@@ -114,7 +114,7 @@ def run_class(
 ) -> ClassRecord:
     """The whole class on the server at ``url`` (see the module docstring). ``add(name,
     password)`` makes a student's account (default:
-    `attention_ref.classroom.hosting.server.add_student` into the server's class experiment);
+    `attention_ref.classroom.connection.accounts.add_student` into the server's class experiment);
     ``artifacts``: the server's artifact folder, to count the answers on disk."""
     from attention_ref.classroom.connection.accounts import add_student, generated_password
     from attention_ref.classroom.exchange.assign import assign
