@@ -195,6 +195,8 @@ def ask(
         data = b"walk"
     elif route.method != "GET":
         body, query = given, {}
+        if "mlflow-artifacts/artifacts/" in route.template and not given:
+            body = None  # the edge refuses a body there but the upload's (test_bodies.py)
     try:
         status, answer = rest(
             server.url,
