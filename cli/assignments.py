@@ -28,7 +28,37 @@ AssignmentName = Annotated[
 ]
 
 
+#: the options of assign that draw the exercises, by the Assignment field each sets (``--pos``
+#: sets the variant); given again for an existing assignment, each must be what it holds
+SHAPE_OPTIONS = {
+    "exercises": "exercises",
+    "tokens": "tokens",
+    "d_model": "d_model",
+    "heads": "heads",
+    "causal": "causal",
+    "lang": "lang",
+    "backward": "backward",
+    "decimals": "decimals",
+    "variant": "variant",
+    "pos": "variant",
+    "kv_heads": "kv_heads",
+    "window": "window",
+}
+
+
+def given_options(ctx: typer.Context) -> set[str]:
+    """The Assignment fields whose option the teacher typed on the command line (a default,
+    or one the CLI filled in itself, is not given)."""
+
+    def source(option: str) -> str:  # by name: typer may bring its own click's enum
+        found = ctx.get_parameter_source(option)
+        return getattr(found, "name", "")
+
+    return {field for option, field in SHAPE_OPTIONS.items() if source(option) == "COMMANDLINE"}
+
+
 def assign(
+    ctx: typer.Context,
     name: AssignmentName,
     exercises: Annotated[int, typer.Option("--exercises", help="Exercises per student.")] = 1,
     due: Annotated[
@@ -72,8 +102,9 @@ def assign(
     tracking_uri: TrackingUri = None,
     admin_password_file: AdminPasswordFile = None,
 ) -> None:
-    """Give every student their own variant of an assignment (run again: moves --due, changes
-    the policy options given, and gives it to the students added since).
+    """Give every student their own variant of an assignment (run again with only what
+    changes: moves --due, changes the policy options given, gives it to the students added
+    since; the options that draw the exercises, given again, must be the assignment's).
 
     The policy (late work, attempts, feedback) is printed on every statement; the server
     applies it by its clock, and the gradebook and the grade exports with it.
@@ -113,6 +144,7 @@ def assign(
             due_given=due is not None,
             policy_given=given,
             source_given=source is not None,
+            shape_given=given_options(ctx),
         )
     except (ServerError, AssignmentError, PolicyError) as e:
         raise CLIError(str(e)) from None

@@ -444,7 +444,28 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     assert again.returncode == 0 and "updated assignment" in again.stdout
     assert "moved" not in again.stdout and "due 2099-01-01" in again.stdout  # kept
     other = here(["server", "assign", "hw-cli", "--exercises", "3"], teacher, tmp_path)
-    assert "exists with other exercises" in one_line_error(other)
+    said = one_line_error(other)
+    assert "exists with other exercises (--exercises 3 given, 2 assigned" in said, said
+    assert "Leave those options out to keep the assignment's" in said
+    # run again with only what changes, as assign --help says: the rest is kept (issue 58)
+    seeds = fetch.mine(ClassClient(url, carol), "hw-cli").exercises
+    for step, then in (
+        (["--due", "2099-02-01T12:00Z"], "due 2099-02-01 12:00 UTC"),
+        (["--late-penalty", "10"], "10%"),
+        (["--due", "2099-03-01T12:00Z"], "moved from 2099-02-01 12:00 UTC"),
+        (["--lang", "pt"], "updated assignment"),  # given as it is: kept
+    ):
+        moved = here(["server", "assign", "hw-cli", *step], teacher, tmp_path)
+        assert moved.returncode == 0, moved.stderr
+        assert then in " ".join(moved.stdout.split()), moved.stdout
+    assert fetch.mine(ClassClient(url, carol), "hw-cli").exercises == seeds  # the same ones
+    refused = here(
+        ["server", "assign", "hw-cli", "--lang", "en", "--due", "2099-04-01"], teacher, tmp_path
+    )
+    assert "--lang en given, pt assigned" in one_line_error(refused)
+    assert "due 2099-03-01" in " ".join(
+        here(["server", "assign", "hw-cli"], teacher, tmp_path).stdout.split()
+    )  # the refused one changed nothing
 
     out = here(["homework", "fetch", "hw-cli", "--out", "mine"], student, tmp_path)
     assert out.returncode == 0, out.stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
 from attention_ref.classroom.connection.accounts import ADMIN_USERNAME, grant_experiment
@@ -148,9 +148,12 @@ def assign(
     due_given: bool = True,
     policy_given: Mapping[str, object] | None = None,
     source_given: bool = True,
+    shape_given: Collection[str] | None = None,
 ) -> Assigned:
     """Create assignment ``asked`` (or complete an existing one of the same exercises: its
-    due time moved when ``due_given``, the students who joined since enrolled). The rules of
+    due time moved when ``due_given``, the students who joined since enrolled). For an
+    existing one, ``shape_given`` names the fields the teacher gave (``None``: all of
+    ``asked``): only those must be the stored ones, the others are kept. The rules of
     ``policy_given`` (`Policy` fields; ``None`` values: not given) change the policy of
     ``asked`` when it is new, the stored one otherwise; the others are kept. A policy that
     does not hold with the due time is refused (`AssignmentError`) and nothing is written.
@@ -161,10 +164,21 @@ def assign(
     due_before = None
     if found is not None:
         current = Assignment.from_tags(tag_map(found))
-        if not current.same_exercises(asked):
+        if shape_given is not None:  # only what the teacher typed must agree
+            differ = [
+                f"{option(f)} {_value(getattr(asked, f))} given, "
+                f"{_value(getattr(current, f))} assigned"
+                for f in sorted(shape_given)
+                if getattr(asked, f) != getattr(current, f)
+            ]
+        else:
+            differ = [] if current.same_exercises(asked) else ["other exercises"]
+        if differ:
             raise HomeworkError(
-                f"assignment {asked.name!r} exists with other exercises ({_shape(current)}); "
-                "its students have their variants: choose another name"
+                f"assignment {asked.name!r} exists with other exercises ({'; '.join(differ)}: "
+                f"it asks {_shape(current)}); its students have their variants. Leave those "
+                "options out to keep the assignment's (moving --due or changing a policy needs "
+                "no other option), or choose another name for new exercises"
             )
         due_before = current.due
         policy = current.policy.changed(**(policy_given or {}))
@@ -199,6 +213,15 @@ def assign(
     for student in list_students(client):
         (enrolled if _enrol(client, assignment, student) else already).append(student)
     return Assigned(assignment, gradebook_id, created, tuple(enrolled), tuple(already), due_before)
+
+
+def option(field: str) -> str:
+    """The option of ``assign`` that sets an Assignment field (``d_model`` → ``--d-model``)."""
+    return "--" + field.replace("_", "-")
+
+
+def _value(v: object) -> str:
+    return {True: "on", False: "off", None: "the default"}.get(v, str(v))  # type: ignore[call-overload]
 
 
 def _shape(a: Assignment) -> str:
