@@ -267,6 +267,7 @@ def test_a_row_round_trips_through_the_gradebook_runs():
     assert r.metrics() == {
         "steps_right": 10,
         "steps_given": 18,
+        "steps_asked": 0,
         "attempts": 3,
         "late": 1.0,
         "points": 10.0,
@@ -416,3 +417,28 @@ def test_a_graded_assignment_prints_no_source_and_an_old_one_keeps_its_own():
     assert Assignment.from_tags(old).source is True
     assert replace(a, source=True).same_exercises(a)
     assert not replace(a, decimals=2).same_exercises(a)  # the control
+
+
+# --- partial is partial (issue 58) ------------------------------------------------------------
+
+
+def test_a_partial_answer_all_right_is_not_a_whole_one():
+    """carla answered 6 of 18 steps, all right: 6/18 in the table and the run's name, not among
+    the class's "all right", her points those 6; the control: a whole answer is 18/18."""
+    from attention_ref.classroom.coursework.gradebook_report import cells
+
+    def row(student: str, right: int, given: int) -> Row:
+        return Row(student, 1, Standing.GRADED, right, given, steps_asked=18)
+
+    carla, dana = row("carla", 6, 6), row("dana", 18, 18)
+    assert not carla.complete and dana.complete
+    assert "6/18" in cells(carla) and "18/18" in cells(dana)
+    assert carla.run_name == "carla · 1 · 6/18" and dana.run_name == "dana · 1 · 18/18"
+    assert "6 of 18 steps right (6 given); no step given is wrong." in carla.note()
+    assert "all 18 steps right." in dana.note()
+    assert carla.points == 6
+    assert summarize([carla, dana]).all_right == 1
+    # a row written before the gradebook kept the steps asked reads as it did
+    old = Row("eva", 1, Standing.GRADED, 5, 5)
+    assert old.asked == 5 and old.complete and old.run_name == "eva · 1 · 5/5"
+    assert Row.from_run(carla.tags(), carla.metrics()) == carla

@@ -64,6 +64,7 @@ class Graded:
     diagnoses: tuple[tuple[str, ...], ...] = ()
     reason: str = ""  # why malformed or changed, in one line
     started: int = 0  # the run's start time (ms, the server's clock): ties of `received`
+    steps_asked: int = 0  # the steps a whole answer to the exercise has (0: not known)
 
     @property
     def key(self) -> tuple[int, int, float, int]:
@@ -86,6 +87,7 @@ class Graded:
 RUN_COLUMNS: Final[dict[str, str]] = {
     "steps_right": "metric: the steps of the counted answer that are right",
     "steps_given": "metric: the steps the counted answer gave",
+    "steps_asked": "metric: the steps a whole answer has (steps_right is out of it)",
     "attempts": "metric: how many answers the student submitted",
     "late": "metric: 1 when the counted answer came after the due time, else 0",
     "points": "metric: the steps right less the late penalty (the grade the exports sum)",
@@ -200,6 +202,18 @@ class Row:
     chosen: Chosen = Chosen.NONE
     reason: str = ""
     penalty: int = 0  # percent of the points the late policy takes (`Policy.penalty`)
+    steps_asked: int = 0  # the steps a whole answer has (0: a row written before it was kept)
+
+    @property
+    def asked(self) -> int:
+        """What the steps right are out of: the steps a whole answer has (the steps given,
+        for a row written before the gradebook kept them)."""
+        return self.steps_asked or self.steps_given
+
+    @property
+    def complete(self) -> bool:
+        """Every step asked given and right: a partial answer, all right, is not."""
+        return self.standing is Standing.GRADED and self.steps_right == self.asked
 
     @property
     def points(self) -> float:
@@ -223,10 +237,11 @@ class Row:
     @property
     def run_name(self) -> str:
         """The gradebook run's name, the grade at a glance in the UI's runs table (whose other
-        columns a reader picks by hand): ``alice · 1 · 10/18 · no_mask · late``."""
+        columns a reader picks by hand): ``alice · 1 · 10/18 · no_mask · late``, the steps
+        right of the steps asked."""
         parts = [self.student, str(self.exercise)]
         if self.standing is Standing.GRADED:
-            parts.append(f"{self.steps_right}/{self.steps_given}")
+            parts.append(f"{self.steps_right}/{self.asked}")
             parts += [self.diagnosis] if self.diagnosis else []
         else:
             parts.append(str(self.standing))
@@ -267,10 +282,14 @@ class Row:
 
     def _grade_words(self, words: Callable[[str], str]) -> str:
         """The steps right, the first wrong one, and the mistakes that reproduce the answer."""
-        if self.steps_right == self.steps_given:
-            return f"all {self.steps_given} steps right."
-        grade = f"{self.steps_right} of {self.steps_given} steps right"
+        if self.complete:
+            return f"all {self.asked} steps right."
+        grade = f"{self.steps_right} of {self.asked} steps right"
+        if self.steps_given < self.asked:
+            grade += f" ({self.steps_given} given)"
         if not self.first_wrong:
+            if self.steps_right == self.steps_given:
+                return grade + "; no step given is wrong."
             return grade + "; no step is wrong, the others are short of the decimals asked."
         grade += f"; the first wrong step is {code_span(self.first_wrong)}."
 
@@ -301,6 +320,7 @@ class Row:
         return {
             "steps_right": self.steps_right,
             "steps_given": self.steps_given,
+            "steps_asked": self.steps_asked,
             "attempts": self.attempts,
             "late": float(self.late is not None),
             "points": self.points,
@@ -317,6 +337,7 @@ class Row:
             standing=Standing(tags[GRADE + "status"]),
             steps_right=int(metrics.get("steps_right", 0)),
             steps_given=int(metrics.get("steps_given", 0)),
+            steps_asked=int(metrics.get("steps_asked", 0)),
             first_wrong=tags.get(GRADE + "first_wrong", ""),
             diagnoses=tuple(tuple(d) for d in json.loads(tags.get(GRADE + "diagnoses", "[]"))),
             attempts=int(metrics.get("attempts", 0)),
@@ -412,6 +433,7 @@ def rows(
                     why,
                     chosen.reason,
                     policy.penalty(chosen.late),
+                    chosen.steps_asked,
                 )
             )
     return out

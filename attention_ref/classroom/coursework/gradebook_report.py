@@ -91,7 +91,7 @@ def summarize(book: Sequence[Row], catalogue: Sequence[str] = ()) -> Summary:
         answers=len(graded),
         mistakes=mistakes,
         first_wrong=tuple(sorted(firsts.items(), key=lambda kv: (-kv[1], kv[0]))),
-        all_right=sum(r.steps_right == r.steps_given for r in graded),
+        all_right=sum(r.complete for r in graded),
         few_decimals=sum(r.steps_right < r.steps_given and not r.first_wrong for r in graded),
         no_diagnosis=sum(bool(r.first_wrong) and not r.diagnoses for r in graded),
         late=sum(r.late is not None for r in book),
@@ -123,7 +123,7 @@ def cells(r: Row) -> tuple[str, ...]:
     """One row's cells, in `COLUMNS`' order; "points" is the grade, steps right less the late
     penalty (`Row.points`)."""
     graded = r.standing is Standing.GRADED
-    steps = f"{r.steps_right}/{r.steps_given}" if graded else "-"
+    steps = f"{r.steps_right}/{r.asked}" if graded else "-"
     status = str(r.standing) + (f": {r.reason}" if r.reason else "")
     received = f"{r.received:%Y-%m-%d %H:%M:%S}" if r.received else ""
     return (

@@ -111,7 +111,7 @@ def grade_of(rows: Sequence[Row]) -> int | float:
 #: the feedback's words per language: what the student reads in the LMS, in the assignment's
 FEEDBACK_WORDS: Final[dict[str, dict[str, str]]] = {
     "en": {
-        "graded": "exercise {k}: {right}/{given} steps right",
+        "graded": "exercise {k}: {right}/{asked} steps right",
         "other": "exercise {k}: {standing}",
         "late": "late by {late}",
         "penalty": " (-{p}%)",
@@ -122,7 +122,7 @@ FEEDBACK_WORDS: Final[dict[str, dict[str, str]]] = {
         Standing.MISSING: "no submission",
     },
     "pt": {
-        "graded": "exercício {k}: {right}/{given} passos certos",
+        "graded": "exercício {k}: {right}/{asked} passos certos",
         "other": "exercício {k}: {standing}",
         "late": "atrasada {late}",
         "penalty": " (-{p}%)",
@@ -148,7 +148,7 @@ def feedback_of(
     parts = []
     for r in sorted(rows, key=lambda r: r.exercise):
         if r.standing is Standing.GRADED:
-            said = w["graded"].format(k=r.exercise, right=r.steps_right, given=r.steps_given)
+            said = w["graded"].format(k=r.exercise, right=r.steps_right, asked=r.asked)
             named = w["or"].join(w["and"].join(words(n) for n in d) for d in r.diagnoses)
             said += f" ({named})" if named and diagnosis else ""
         else:

@@ -111,10 +111,24 @@ def grade_submission(
         standing=Standing.GRADED,
         steps_right=report.steps_right,
         steps_given=report.steps_given,
+        steps_asked=steps_per_exercise(assignment),
         first_wrong=first.label if first else "",
         diagnoses=tuple(report.diagnosis_names),
         **base,
     )
+
+
+#: `steps_per_exercise` by the assignment's shape (it costs a right answer and its check)
+_PER_EXERCISE: dict[str, int] = {}
+
+
+def steps_per_exercise(assignment: Assignment) -> int:
+    """The steps a whole answer to one of the assignment's exercises has (all have the same
+    shape): what one exercise's steps right are out of."""
+    key = json.dumps(assignment.shape(), sort_keys=True)
+    if key not in _PER_EXERCISE:
+        _PER_EXERCISE[key] = steps_asked(assignment) // assignment.exercises
+    return _PER_EXERCISE[key]
 
 
 def steps_asked(assignment: Assignment) -> int:
@@ -259,7 +273,7 @@ def _tag_submission(client: ClassClient, g: Graded, counts: bool, policy: Policy
     tags = {
         GRADE + "status": str(g.standing),
         GRADE + "exercise": str(g.exercise or ""),
-        GRADE + "steps": f"{g.steps_right}/{g.steps_given}",
+        GRADE + "steps": f"{g.steps_right}/{g.steps_asked or g.steps_given}",
         GRADE + "first_wrong": g.first_wrong,
         GRADE + "diagnosis": diagnosis,
         GRADE + "late": "yes" if g.late else "no",
