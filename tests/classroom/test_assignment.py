@@ -180,11 +180,12 @@ def test_late_is_strictly_after_the_due_time():
     assert lateness(due - dt.timedelta(seconds=1), due) is None
     assert lateness(due + dt.timedelta(seconds=1), due) == dt.timedelta(seconds=1)
     assert lateness(due + dt.timedelta(days=3), None) is None  # no due time: never late
-    assert [duration(dt.timedelta(seconds=s)) for s in (5, 250, 3780, 90000)] == [
+    assert [duration(dt.timedelta(seconds=s)) for s in (5, 250, 3780, 90000, 87720)] == [
         "5 s",
         "4 min 10 s",
         "1 h 03 min",
-        "1 d 1 h",
+        "1 d 1 h 00 min",
+        "1 d 0 h 22 min",  # 24 h 22 min: the minutes a started day's penalty is read with
     ]
 
 

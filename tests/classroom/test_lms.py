@@ -80,7 +80,7 @@ def test_the_feedback_is_in_the_assignments_language_with_the_mistakes_in_words(
     assert "no_scale" not in said and no_scale != "no_scale"
     assert said == (
         f"exercício 1: 8/18 passos certos ({no_scale} ou {no_mask} e {k_qt}), atrasada 1 d 2 h "
-        "(-20%); exercício 2: sem envio"
+        "00 min (-20%); exercício 2: sem envio"
     )
 
 

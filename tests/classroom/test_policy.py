@@ -95,7 +95,9 @@ def test_the_late_penalty_takes_its_share_of_the_points_the_exports_sum():
     late, on_time = graded("l", 24 * 60 + 1, 16), graded("o", -5, 18, k=2)
     book = rows([late, on_time], ["ana"], 2, policy=policy)
     assert [(r.penalty, r.points) for r in book] == [(50, 8.0), (0, 18.0)]
-    assert book[0].late_text == "late by 1 d 0 h (-50%)" and book[0].run_name.endswith("late -50%")
+    assert book[0].late_text == "late by 1 d 0 h 01 min (-50%)" and book[0].run_name.endswith(
+        "late -50%"
+    )
     assert grade_of(book) == 26 and isinstance(grade_of(book), int)
     assert Row.from_run(book[0].tags(), book[0].metrics()) == book[0]
     odd = rows([graded("l", 1, 17)], ["ana"], 1, policy=Policy(late_penalty=15))

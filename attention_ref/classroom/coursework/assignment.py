@@ -159,13 +159,15 @@ def lateness(received: dt.datetime, due: dt.datetime | None) -> dt.timedelta | N
 
 
 def duration(td: dt.timedelta) -> str:
-    """``1 h 03 min``, ``4 min 10 s``, ``2 d 1 h``: a lateness in words."""
+    """``1 h 03 min``, ``4 min 10 s``, ``2 d 1 h 05 min``: a lateness in words, to the
+    minute past an hour (a day's penalty that a started day takes is read with its minutes:
+    ``1 d 0 h 22 min``, not ``1 d 0 h``)."""
     s = int(td.total_seconds())
     d, s = divmod(s, 86400)
     h, s = divmod(s, 3600)
     m, s = divmod(s, 60)
     if d:
-        return f"{d} d {h} h"
+        return f"{d} d {h} h {m:02d} min"
     if h:
         return f"{h} h {m:02d} min"
     if m:

@@ -229,7 +229,7 @@ class Row:
 
     @property
     def late_text(self) -> str:
-        """``late by 4 min 10 s``, ``late by 1 d 2 h (-20%)`` under a penalty, or empty."""
+        """``late by 4 min 10 s``, ``late by 1 d 2 h 05 min (-20%)`` under a penalty, or empty."""
         if not self.late:
             return ""
         return f"late by {duration(self.late)}" + (f" (-{self.penalty}%)" if self.penalty else "")
