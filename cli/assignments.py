@@ -28,35 +28,6 @@ AssignmentName = Annotated[
 ]
 
 
-#: the options of assign that draw the exercises, by the Assignment field each sets (``--pos``
-#: sets the variant); given again for an existing assignment, each must be what it holds
-SHAPE_OPTIONS = {
-    "exercises": "exercises",
-    "tokens": "tokens",
-    "d_model": "d_model",
-    "heads": "heads",
-    "causal": "causal",
-    "lang": "lang",
-    "backward": "backward",
-    "decimals": "decimals",
-    "variant": "variant",
-    "pos": "variant",
-    "kv_heads": "kv_heads",
-    "window": "window",
-}
-
-
-def given_options(ctx: typer.Context) -> set[str]:
-    """The Assignment fields whose option the teacher typed on the command line (a default,
-    or one the CLI filled in itself, is not given)."""
-
-    def source(option: str) -> str:  # by name: typer may bring its own click's enum
-        found = ctx.get_parameter_source(option)
-        return getattr(found, "name", "")
-
-    return {field for option, field in SHAPE_OPTIONS.items() if source(option) == "COMMANDLINE"}
-
-
 def assign(
     ctx: typer.Context,
     name: AssignmentName,
@@ -144,7 +115,7 @@ def assign(
             due_given=due is not None,
             policy_given=given,
             source_given=source is not None,
-            shape_given=given_options(ctx),
+            shape_given=opts.given_options(ctx),
         )
     except (ServerError, AssignmentError, PolicyError) as e:
         raise CLIError(str(e)) from None

@@ -97,8 +97,38 @@ def shape(
     return variant, h if heads is None else heads, d if d_model is None else d_model
 
 
+#: the options of assign that draw the exercises, by the Assignment field each sets (``--pos``
+#: sets the variant); given again for an existing assignment, each must be what it holds
+SHAPE_OPTIONS = {
+    "exercises": "exercises",
+    "tokens": "tokens",
+    "d_model": "d_model",
+    "heads": "heads",
+    "causal": "causal",
+    "lang": "lang",
+    "backward": "backward",
+    "decimals": "decimals",
+    "variant": "variant",
+    "pos": "variant",
+    "kv_heads": "kv_heads",
+    "window": "window",
+}
+
+
+def given_options(ctx: typer.Context) -> set[str]:
+    """The Assignment fields whose option the teacher typed on the command line (a default,
+    or one the CLI filled in itself, is not given)."""
+
+    def source(option: str) -> str:  # by name: typer may bring its own click's enum
+        found = ctx.get_parameter_source(option)
+        return getattr(found, "name", "")
+
+    return {field for option, field in SHAPE_OPTIONS.items() if source(option) == "COMMANDLINE"}
+
+
 __all__ = [
     "POSITIONS",
+    "SHAPE_OPTIONS",
     "Causal",
     "DModel",
     "Decimals",
@@ -108,5 +138,6 @@ __all__ = [
     "Tokens",
     "Variant",
     "Window",
+    "given_options",
     "shape",
 ]

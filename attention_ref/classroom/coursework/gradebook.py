@@ -206,8 +206,7 @@ class Row:
 
     @property
     def asked(self) -> int:
-        """What the steps right are out of: the steps a whole answer has (the steps given,
-        for a row written before the gradebook kept them)."""
+        """What the steps right are out of (the steps given, for a row written before)."""
         return self.steps_asked or self.steps_given
 
     @property
@@ -237,8 +236,7 @@ class Row:
     @property
     def run_name(self) -> str:
         """The gradebook run's name, the grade at a glance in the UI's runs table (whose other
-        columns a reader picks by hand): ``alice · 1 · 10/18 · no_mask · late``, the steps
-        right of the steps asked."""
+        columns a reader picks by hand): ``alice · 1 · 10/18 · no_mask · late`` (of asked)."""
         parts = [self.student, str(self.exercise)]
         if self.standing is Standing.GRADED:
             parts.append(f"{self.steps_right}/{self.asked}")
