@@ -272,6 +272,11 @@ class Assignment:
         """``student``'s seeds, exercise 1 first."""
         return [self.seed(student, k) for k in range(1, self.exercises + 1)]
 
+    def student_exercises(self, tags: dict[str, str]) -> list[ExerciseOptions]:
+        """The exercises of the student whose experiment's ``tags`` these are, from their own
+        seeds (`student_seeds`: a student's copy carries no salt to draw them)."""
+        return [self.options(s) for s in student_seeds(tags, self.exercises)]
+
     def exercises_of(self, student: str) -> list[ExerciseOptions]:
         """``student``'s exercises, 1 first."""
         return [self.options(s) for s in self.seeds(student)]

@@ -221,7 +221,10 @@ def option(field: str) -> str:
 
 
 def _value(v: object) -> str:
-    return {True: "on", False: "off", None: "the default"}.get(v, str(v))  # type: ignore[call-overload]
+    """An option's value as the teacher reads it (a flag on or off; 1 is a number)."""
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    return "the default" if v is None else str(v)
 
 
 def _shape(a: Assignment) -> str:

@@ -21,7 +21,6 @@ from attention_ref.classroom.coursework.assignment import (
     check_name,
     matching_exercise,
     student_experiment,
-    student_seeds,
 )
 from attention_ref.classroom.exchange.student_words import said
 
@@ -58,17 +57,12 @@ def mine(client: ClassClient, name: str, lang: str = "en") -> Mine:
         )
     assignment = Assignment.from_tags(tags)
     try:  # the student's own seeds (their copy carries no salt to draw them from)
-        seeds = student_seeds(tags, assignment.exercises)
+        exercises = assignment.student_exercises(tags)
     except AssignmentError:
-        seeds = None
-    if seeds is None or (assignment.salt and seeds != assignment.seeds(student)):
+        exercises = None
+    if exercises is None or (assignment.salt and exercises != assignment.exercises_of(student)):
         raise HomeworkError(said("not_yours", lang, name=name, student=student), lang)
-    return Mine(
-        assignment,
-        student,
-        str(found["experiment_id"]),
-        tuple(assignment.options(s) for s in seeds),
-    )
+    return Mine(assignment, student, str(found["experiment_id"]), tuple(exercises))
 
 
 def write_exercises(me: Mine, out: Path) -> list[tuple[Path, str]]:

@@ -30,7 +30,6 @@ from attention_ref.classroom.coursework.assignment import (
     from_ms,
     iso_ms,
     matching_exercise,
-    student_seeds,
 )
 from attention_ref.classroom.coursework.policy import EXERCISE_TAG, MAX_ATTEMPTS, POLICY_TAG, Policy
 from attention_ref.classroom.gate import uploads
@@ -253,11 +252,7 @@ def _attempt_of(
     except (AssignmentError, ValueError):
         doc, assignment = None, None
     try:  # the student's own seeds: their experiment's copy carries no salt
-        mine = (
-            [assignment.options(s) for s in student_seeds(tags, assignment.exercises)]
-            if assignment is not None
-            else None
-        )
+        mine = assignment.student_exercises(tags) if assignment is not None else None
     except AssignmentError:
         mine = None
     k = matching_exercise(doc, mine) if mine is not None else None
