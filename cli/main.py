@@ -19,11 +19,12 @@ from typing import Annotated, Any
 import typer
 
 from attention_ref.cli.ablation import ablation
-from attention_ref.cli.assignments import assign, grade, grades
+from attention_ref.cli.assignments import assign, grade
 from attention_ref.cli.check import check
 from attention_ref.cli.errors import EXIT_USAGE, CLIError
 from attention_ref.cli.exercise import exercise
 from attention_ref.cli.explain import explain
+from attention_ref.cli.grades import grades
 from attention_ref.cli.homework import fetch, homework_app, status, submit
 from attention_ref.cli.language import DEFAULT, from_environment, in_argv
 from attention_ref.cli.options import tidy_help

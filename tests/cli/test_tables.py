@@ -125,11 +125,11 @@ def test_words_around_a_table_break_at_spaces_and_a_url_keeps_a_line():
 
 
 def gradebook_at_80(monkeypatch, capsys, late: dt.timedelta | None, penalty: int = 0) -> str:
-    """`attnref server grades`' table (`attention_ref.cli.assignments._print_book`) of three
+    """`attnref server grades`' table (`attention_ref.cli.gradebook_tables.print_book`) of three
     students at 80 columns, carla's answer ``late`` (or on time), less ``penalty`` percent of her
     points."""
     from attention_ref.classroom.coursework.gradebook import Row, Standing
-    from attention_ref.cli.assignments import _print_book
+    from attention_ref.cli.gradebook_tables import print_book as _print_book
 
     monkeypatch.setenv("COLUMNS", "80")
     received = dt.datetime(2026, 11, 28, 12, 0, 31, tzinfo=dt.UTC)
@@ -198,7 +198,7 @@ def test_the_widest_grades_of_one_exercise_fit_80_columns_late_or_not(monkeypatc
     lateness in minutes): every kept column whole within 80 columns, the exercise's number
     left out where every row has the same (and said)."""
     from attention_ref.classroom.coursework.gradebook import Row, Standing
-    from attention_ref.cli.assignments import _print_book
+    from attention_ref.cli.gradebook_tables import print_book as _print_book
 
     monkeypatch.setenv("COLUMNS", "80")
     received = dt.datetime(2026, 11, 28, 9, 0, tzinfo=dt.UTC)
