@@ -36,7 +36,7 @@ from attention_ref.exercises.catalogue import Mistake, catalogue_of, hidden, mis
 from attention_ref.exercises.chain import FORWARD, Data, Key, Stage
 from attention_ref.exercises.features import Features
 from attention_ref.exercises.intervals import Array
-from attention_ref.exercises.options import ExerciseOptions
+from attention_ref.exercises.options import DEFAULT_DECIMALS, ExerciseOptions
 from attention_ref.exercises.problem import (
     FINAL_STEPS,
     ROPE_BASE,
@@ -63,8 +63,6 @@ WORDS: Final[dict[str, tuple[str, ...]]] = {
 MAX_DRAWS: Final = 60
 #: A mistake hidden on each of this many first draws is one the shape cannot show.
 BLIND_AFTER: Final = 12
-#: Decimals asked when the problem does not say.
-DEFAULT_DECIMALS: Final = 3
 
 
 @dataclass(frozen=True)
@@ -199,7 +197,7 @@ def problem_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> Problem:
     return Problem(
         trace_of(opt, problem),
         {"exercise": opt.to_json()},
-        opt.source,
+        opt.command,  # the report's header: the whole command, --backward included
         opt.lang,
         opt.decimals,
         chain,

@@ -71,7 +71,7 @@ def make_exercise(opt: ExerciseOptions, answer: str = ANSWER_FILE) -> Exercise:
     tr = trace_of(opt, problem)
     text = statement(opt, problem, tr, drawn.hidden, answer)
     answer = template(
-        {"exercise": opt.to_json(), "draw": drawn.kept},  # check draws it again, no search
+        {"exercise": opt.answer_json(), "draw": drawn.kept},  # check draws it again, no search
         layout(opt.features),
         opt.heads,
         opt.g,

@@ -7,7 +7,9 @@ as given (with RoPE, its table of angles), then
 1. ``Q^{(i)} = X W_Q^{(i)}`` per query head, ``K^{(j)}``, ``V^{(j)}`` per K/V head (for the
    homework's :math:`g = h`, one head's three after the other);
 2. with RoPE, the rotated ``Q_{rot}^{(i)}`` and ``K_{rot}^{(j)}``;
-3. ``Q^{(i)} K^{(\gamma(i))\top}`` and ``S^{(i)} = Q^{(i)} K^{(\gamma(i))\top} / \sqrt{d_k}``;
+3. the scores ``Q^{(i)} K^{(\gamma(i))\top}`` (answer.json's ``"scores"``, before the
+   division) and ``S^{(i)} = Q^{(i)} K^{(\gamma(i))\top} / \sqrt{d_k}`` (``"S"``), with
+   :math:`j = \gamma(i)` the K/V head query head ``i`` reads;
 4. the mask ``M`` (causal, or a sliding window's), ``\tilde S^{(i)} = S^{(i)} + M`` and
    ``A^{(i)} = \operatorname{softmax}(\tilde S^{(i)})``;
 5. ``H^{(i)} = A^{(i)} V^{(\gamma(i))}``, the concat and ``\operatorname{Concat} \cdot W_O``;
@@ -106,8 +108,9 @@ def gradient_section(
         grad_mat("W_Q^{(1)}", gr.W_Q[0], "X^\\top \\partial Q^{(1)}"),
         grad_mat("X", gr.X, rows=tok),
     ]
-    dq = w["dq_rope" if tr.features.rotary else "dq"]
-    text = w["key_q5" if tr.W_O is not None else "key_q5_nowo"].format(dq=dq)
+    kv = "⁽ʲ⁾" if tr.features.grouped else "⁽ⁱ⁾"  # K and V: the K/V head j query head i reads
+    dq = w["dq_rope" if tr.features.rotary else "dq"].format(kv=kv)
+    text = w["key_q5" if tr.W_O is not None else "key_q5_nowo"].format(dq=dq, kv=kv)
     if tr.features.grouped:
         text += " " + w["key_q5_kv"]
     if tr.features.rotary:
@@ -137,7 +140,7 @@ def key_sections(tr: ProblemTrace, statement: Explanation, backward: bool) -> li
             w["key_rope_text"].format(d_k=tr.d_k, pairs=pairs, **plural(pairs)),
             rotated_mats(tr, lang),
         )
-    scores = "key_scores_rope" if f.rotary else "key_scores_gqa" if f.grouped else "key_scores"
+    scores = "key_scores" + "_rope" * f.rotary + "_gqa" * f.grouped  # K⁽ʲ⁾ where grouped
     answer(w[scores].format(d_k=tr.d_k), score_mats(ref))
     if f.windowed:
         win = tr.window or 1

@@ -20,6 +20,8 @@ DEFAULT_LANG: Final = LANGS[0]
 MAX_TOKENS: Final = 8
 MAX_D_MODEL: Final = 8
 MAX_DECIMALS: Final = 6
+#: The decimals an exercise asks when ``--decimals`` is not given.
+DEFAULT_DECIMALS: Final = 3
 #: The presets ``--variant`` names: the homework's attention, or one of today's (features
 #: joined by ``+`` name their combinations: `attention_ref.exercises.features`).
 EXERCISE_VARIANTS: Final = tuple(PRESETS)
@@ -54,7 +56,7 @@ class ExerciseOptions:
     causal: bool = True
     lang: str = DEFAULT_LANG
     backward: bool = False
-    decimals: int = 3
+    decimals: int = DEFAULT_DECIMALS
     variant: str = PLAIN
     kv_heads: int | None = None
     window: int | None = None
@@ -217,6 +219,17 @@ class ExerciseOptions:
                 out["window"] = self.window
         return out
 
+    def answer_json(self) -> dict[str, JSONValue]:
+        """The ``"exercise"`` object of answer.json (and of the statement's "How to answer"):
+        `to_json`, with ``"backward": true`` for the homework's attention too, so that the
+        check draws the same exercise and its report's header prints the whole command
+        (`command`). `to_json` stays the stored form the classroom compares (an answer's object
+        is read back through it, ``backward`` or not)."""
+        out = self.to_json()
+        if self.backward:
+            out["backward"] = True
+        return out
+
     @property
     def g(self) -> int:
         """The K/V heads: ``kv_heads`` with ``gqa``, else ``h`` (one per query head)."""
@@ -230,6 +243,15 @@ class ExerciseOptions:
             f"exercise --seed {self.seed} --tokens {self.tokens} --d-model {self.d_model} "
             f"--heads {self.heads} {causal}{self.flags}"
         )
+
+    @property
+    def command(self) -> str:
+        """The whole command that draws the exercise again, every option that shapes it:
+        `source`, then ``--decimals`` where it is not the default, ``--backward`` and
+        ``--lang`` (the statement's source line and the check report's header both print it)."""
+        decimals = f" --decimals {self.decimals}" * (self.decimals != DEFAULT_DECIMALS)
+        backward = " --backward" * self.backward
+        return f"attnref {self.source}{decimals}{backward}{self.lang_flag}"
 
     @property
     def lang_flag(self) -> str:

@@ -2,11 +2,15 @@ r"""The statement of an exercise, one writer for the homework's attention and to
 
 The data (``X``, the weights of the query heads and of the K/V heads, ``W_O``; RoPE's table of
 angles, cosines and sines rounded as asked), then one section per question: the projections,
-the scores (with RoPE, the rotations first), the mask and the softmax (a sliding window's mask
-to write), the heads' outputs and the output, the gradients when asked; then how to answer
-(the decimals, the names of answer.json, how to write −∞) and, where the problem cannot show
-a mistake of its catalogue, which (`attention_ref.exercises.draw.Drawn.hidden`). The words
-are `attention_ref.exercises.words.TEXT`, English and Portuguese.
+the scores :math:`Q^{(i)} K^{(j)\top}` (answer.json's ``"scores"``, before the division) and
+:math:`S^{(i)} = Q^{(i)} K^{(j)\top} / \sqrt{d_k}` (``"S"``), with RoPE the rotations first
+(:math:`K^{(j)}` is a K/V head's: :math:`j` the one query head :math:`i` reads, :math:`j = i`
+where :math:`g = h`), the mask and the softmax (a sliding window's mask to write), the heads'
+outputs and the output, the gradients when asked; then how to answer (the decimals, the names
+of answer.json, how to write −∞) and, where the problem cannot show a mistake of its
+catalogue, which (`attention_ref.exercises.draw.Drawn.hidden`). The words are
+`attention_ref.exercises.words.TEXT`, English and Portuguese; the source line is
+`ExerciseOptions.command`, which the check report's header prints too.
 """
 
 from __future__ import annotations
@@ -104,7 +108,7 @@ def _questions(opt: ExerciseOptions, fmt: dict[str, object], has_wo: bool) -> li
     ]
     if f.rotary:
         asked += [
-            ("q_rot", w["q_rot_text"]),
+            ("q_rot", w["q_rot_gqa" if f.grouped else "q_rot_text"]),  # K⁽ʲ⁾: a K/V head's
             ("q2", w["q_rot_scores_gqa" if f.grouped else "q_rot_scores_text"]),
         ]
     else:
@@ -226,7 +230,7 @@ def statement(
         sections.append(Section(title=w["table"], items=angle_mats(tr, lang)))
     sections += _questions(opt, fmt, has_wo)
     how = w["how_text"].format(
-        options=json.dumps(opt.to_json(), ensure_ascii=False),
+        options=json.dumps(opt.answer_json(), ensure_ascii=False),  # answer.json's
         names=_names(opt),
         answer=answer,
         **decimals_words(opt.decimals, lang),
@@ -236,9 +240,9 @@ def statement(
     )
     return Explanation(
         title=_title(opt),
-        source="attnref " + opt.source + " --backward" * opt.backward + opt.lang_flag,
+        source=opt.command,  # the check report's header prints the same
         sections=sections,
-        data={"exercise": opt.to_json(), "problem" if f.any else "input": problem},
+        data={"exercise": opt.answer_json(), "problem" if f.any else "input": problem},
         lang=lang,
     )
 

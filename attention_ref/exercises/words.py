@@ -28,8 +28,9 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "q1": "projections",
         "q1_text": "For each head i compute Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ and V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ "
         "(integers).",
-        "q2": "scaled scores",
-        "q2_text": "Compute Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ and S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k.",
+        "q2": "scores and S = scores / √d_k",
+        "q2_text": 'Compute the scores Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ ("scores") and S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, the '
+        'scores divided by √d_k ("S").',
         "q3": "mask and softmax",
         "q3_text": "Compute S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M, with M = 0 on and below the diagonal and −∞ above, "
         "and A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), row by row.",
@@ -88,8 +89,8 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "(or more exact ones).",
         "q1_gqa": "Compute Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ for the h = {h} query heads, and K⁽ʲ⁾ = X W_K⁽ʲ⁾ "
         "and V⁽ʲ⁾ = X W_V⁽ʲ⁾ for the g = {g} K/V head{s} (integers).",
-        "q2_gqa": "For each query head i, with j the K/V head of its group, compute Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ "
-        "and S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k.",
+        "q2_gqa": "For each query head i, with j the K/V head of its group, compute the scores "
+        'Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ ("scores") and S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k, the scores divided by √d_k ("S").',
         "q4_gqa": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j the K/V head of query head i's group), the "
         "concat [H⁽¹⁾ | … | H⁽ʰ⁾] and the output Concat · W_O.",
         "q4_gqa_nowo": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j the K/V head of query head i's group) and "
@@ -100,9 +101,14 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "q_rot": "rotations",
         "q_rot_text": "Rotate every row of Q⁽ⁱ⁾ and K⁽ⁱ⁾ by the angles of its position: "
         "Q_rot⁽ⁱ⁾ and K_rot⁽ⁱ⁾ (the first token's row does not turn). V is not rotated.",
-        "q_rot_scores_text": "Compute Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ and S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ / √d_k.",
+        "q_rot_gqa": "Rotate every row of Q⁽ⁱ⁾ (each query head i) and of K⁽ʲ⁾ (each K/V head "
+        "j) by the angles of its position: Q_rot⁽ⁱ⁾ and K_rot⁽ʲ⁾ (the first token's row does "
+        "not turn). V is not rotated.",
+        "q_rot_scores_text": 'Compute the scores Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ ("scores") and S⁽ⁱ⁾ = '
+        'Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ / √d_k, the scores divided by √d_k ("S").',
         "q_rot_scores_gqa": "For each query head i, with j the K/V head of its group, compute "
-        "Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ and S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ / √d_k.",
+        'the scores Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ ("scores") and S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ / √d_k, the '
+        'scores divided by √d_k ("S").',
         "table": "RoPE's angles",
         "pair": "pair {p}", "sin": "sin",
         "row": "{token} (m = {m})",
@@ -113,13 +119,18 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "key_rope_text": "d_k = {d_k}: {pairs} pair{s} of coordinates, θ_p = 10000^(−2p/d_k). "
         "Each row m of Q and K turns by its own angles (the first token, m = 0, does not "
         "turn); V does not turn. A rotation keeps lengths: every row keeps its norm.",
-        "key_scores": "Entry (t, u) of Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ is the query of token t against the key of "
-        "token u; S⁽ⁱ⁾ divides it by √{d_k}.",
-        "key_scores_gqa": "Entry (t, u) of Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ is the query of token t in head i against "
-        "the key of token u in K/V head j of its group; S⁽ⁱ⁾ divides it by √{d_k}.",
-        "key_scores_rope": "Entry (t, u) of Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ compares the rotated query of "
-        "token t with the rotated key of token u; it depends on the positions only through "
-        "t − u. S⁽ⁱ⁾ divides it by √{d_k}.",
+        "key_scores": "Entry (t, u) of the scores Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ is the query of token t against "
+        "the key of token u; S⁽ⁱ⁾ divides them by √{d_k}.",
+        "key_scores_gqa": "Entry (t, u) of the scores Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ is the query of token t in "
+        "head i against the key of token u in K/V head j of its group; S⁽ⁱ⁾ divides them by "
+        "√{d_k}.",
+        "key_scores_rope": "Entry (t, u) of the scores Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ compares the rotated "
+        "query of token t with the rotated key of token u; it depends on the positions only "
+        "through t − u. S⁽ⁱ⁾ divides them by √{d_k}.",
+        "key_scores_rope_gqa": "Entry (t, u) of the scores Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ compares the "
+        "rotated query of token t in head i with the rotated key of token u in K/V head j of "
+        "its group; it depends on the positions only through t − u. S⁽ⁱ⁾ divides them by "
+        "√{d_k}.",
         "key_mask": "M is 0 on and below the diagonal and −∞ above: token t sees itself and the "
         "tokens before it, never those after it (u > t). As e^(−∞) = 0, each row of A⁽ⁱ⁾ is a "
         "distribution over the visible tokens, and the first row is (1, 0, …, 0).",
@@ -134,19 +145,19 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "key_out_nowo": ", which is the output (there is no W_O)",
         "key_q5": "L = Σ output, so G = ∂L/∂output is all ones. Each ∂Z below is ∂L/∂Z, a "
         "matrix of Z's shape: ∂W_O = Concatᵀ G, ∂H⁽ⁱ⁾ is head i's block of G W_Oᵀ, "
-        "∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero on the "
+        "∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V{kv}ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero on the "
         "masked entries), {dq}, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X adds the paths "
         "of the query, the key and the value.",
         "key_q5_nowo": "L = Σ output, so G = ∂L/∂output is all ones; without W_O, G is the "
         "gradient of the concat. Each ∂Z below is ∂L/∂Z, a matrix of Z's shape: ∂H⁽ⁱ⁾ is head "
-        "i's block of G, ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) "
+        "i's block of G, ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V{kv}ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) "
         "(zero on the masked entries), {dq}, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X "
         "adds the paths of the query, the key and the value.",
         "key_q5_kv": "Each K/V head adds the gradients that reach it through each query head of "
         "its group: ∂K⁽ʲ⁾ = Σ ∂K⁽ⁱ⁾, ∂V⁽ʲ⁾ = Σ ∂V⁽ⁱ⁾, and ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾.",
         "q5_rope": "The scores read Q_rot and K_rot: the gradient goes back through RoPE's "
         "rotation to reach W_Q.",
-        "dq": "∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k",
+        "dq": "∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K{kv} / √d_k",
         "dq_rope": "∂Q⁽ⁱ⁾ = ∂Q_rot⁽ⁱ⁾ turned back through RoPE (below), with ∂Q_rot⁽ⁱ⁾ = "
         "∂S̃⁽ⁱ⁾ K_rot / √d_k",
         "key_q5_rope": "The rotation of row m is orthogonal (q'_m = q_m R_mᵀ), so ∂q_m = ∂q'_m "
@@ -173,8 +184,9 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "q1": "projeções",
         "q1_text": "Para cada cabeça i, calcule Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾, K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ e "
         "V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ (inteiros).",
-        "q2": "scores divididos por √d_k",
-        "q2_text": "Calcule Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ e S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k.",
+        "q2": "scores e S = scores / √d_k",
+        "q2_text": 'Calcule os scores Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ ("scores") e S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ / √d_k, os '
+        'scores divididos por √d_k ("S").',
         "q3": "máscara e softmax",
         "q3_text": "Calcule S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M, com M = 0 na diagonal e abaixo dela e −∞ acima, "
         "e A⁽ⁱ⁾ = softmax(S̃⁽ⁱ⁾), linha a linha.",
@@ -241,7 +253,8 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "q1_gqa": "Calcule Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ para as h = {h} cabeças de consulta, e K⁽ʲ⁾ = "
         "X W_K⁽ʲ⁾ e V⁽ʲ⁾ = X W_V⁽ʲ⁾ para a{s} g = {g} cabeça{s} K/V (inteiros).",
         "q2_gqa": "Para cada cabeça de consulta i, com j a cabeça K/V do seu grupo, calcule "
-        "Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ e S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k.",
+        'os scores Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ ("scores") e S⁽ⁱ⁾ = Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ / √d_k, os scores divididos por '
+        '√d_k ("S").',
         "q4_gqa": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j a cabeça K/V do grupo da cabeça de consulta i), "
         "a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾] e a saída Concat · W_O.",
         "q4_gqa_nowo": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j a cabeça K/V do grupo da cabeça de consulta "
@@ -252,9 +265,14 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "q_rot": "rotações",
         "q_rot_text": "Gire cada linha de Q⁽ⁱ⁾ e de K⁽ⁱ⁾ pelos ângulos da sua posição: "
         "Q_rot⁽ⁱ⁾ e K_rot⁽ⁱ⁾ (a linha do primeiro token não gira). V não é girado.",
-        "q_rot_scores_text": "Calcule Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ e S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ / √d_k.",
+        "q_rot_gqa": "Gire cada linha de Q⁽ⁱ⁾ (cada cabeça de consulta i) e de K⁽ʲ⁾ (cada "
+        "cabeça K/V j) pelos ângulos da sua posição: Q_rot⁽ⁱ⁾ e K_rot⁽ʲ⁾ (a linha do primeiro "
+        "token não gira). V não é girado.",
+        "q_rot_scores_text": 'Calcule os scores Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ ("scores") e S⁽ⁱ⁾ = '
+        'Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ / √d_k, os scores divididos por √d_k ("S").',
         "q_rot_scores_gqa": "Para cada cabeça de consulta i, com j a cabeça K/V do seu grupo, "
-        "calcule Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ e S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ / √d_k.",
+        'calcule os scores Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ ("scores") e S⁽ⁱ⁾ = Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ / √d_k, '
+        'os scores divididos por √d_k ("S").',
         "table": "Os ângulos do RoPE",
         "pair": "par {p}", "sin": "sen",
         "row": "{token} (m = {m})",
@@ -267,13 +285,18 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "Cada linha m de Q e de K gira pelos seus próprios ângulos (o primeiro token, m = 0, "
         "não gira); V não gira. Uma rotação preserva comprimentos: cada linha mantém a sua "
         "norma.",
-        "key_scores": "A entrada (t, u) de Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ é a consulta do token t contra a chave do "
-        "token u; S⁽ⁱ⁾ a divide por √{d_k}.",
-        "key_scores_gqa": "A entrada (t, u) de Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ é a consulta do token t na cabeça i "
-        "contra a chave do token u na cabeça K/V j do seu grupo; S⁽ⁱ⁾ a divide por √{d_k}.",
-        "key_scores_rope": "A entrada (t, u) de Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ compara a consulta girada do "
-        "token t com a chave girada do token u; ela só depende das posições pela diferença "
-        "t − u. S⁽ⁱ⁾ a divide por √{d_k}.",
+        "key_scores": "A entrada (t, u) dos scores Q⁽ⁱ⁾ K⁽ⁱ⁾ᵀ é a consulta do token t contra a "
+        "chave do token u; S⁽ⁱ⁾ os divide por √{d_k}.",
+        "key_scores_gqa": "A entrada (t, u) dos scores Q⁽ⁱ⁾ K⁽ʲ⁾ᵀ é a consulta do token t na "
+        "cabeça i contra a chave do token u na cabeça K/V j do seu grupo; S⁽ⁱ⁾ os divide por "
+        "√{d_k}.",
+        "key_scores_rope": "A entrada (t, u) dos scores Q_rot⁽ⁱ⁾ K_rot⁽ⁱ⁾ᵀ compara a consulta "
+        "girada do token t com a chave girada do token u; ela só depende das posições pela "
+        "diferença t − u. S⁽ⁱ⁾ os divide por √{d_k}.",
+        "key_scores_rope_gqa": "A entrada (t, u) dos scores Q_rot⁽ⁱ⁾ K_rot⁽ʲ⁾ᵀ compara a "
+        "consulta girada do token t na cabeça i com a chave girada do token u na cabeça K/V j "
+        "do seu grupo; ela só depende das posições pela diferença t − u. S⁽ⁱ⁾ os divide por "
+        "√{d_k}.",
         "key_mask": "M vale 0 na diagonal e abaixo dela e −∞ acima: o token t vê a si mesmo e os "
         "tokens anteriores, nunca os posteriores (u > t). Como e^(−∞) = 0, cada linha de A⁽ⁱ⁾ "
         "é uma distribuição sobre os tokens visíveis, e a primeira linha é (1; 0; …; 0).",
@@ -289,19 +312,19 @@ TEXT: Final[dict[str, dict[str, str]]] = {
         "key_out_nowo": ", que é a saída (não há W_O)",
         "key_q5": "L = Σ saída, logo G = ∂L/∂saída é toda de uns. Cada ∂Z abaixo é ∂L/∂Z, uma "
         "matriz do formato de Z: ∂W_O = Concatᵀ G, ∂H⁽ⁱ⁾ é o bloco da cabeça i em G W_Oᵀ, "
-        "∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero nas "
+        "∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V{kv}ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero nas "
         "entradas mascaradas), {dq}, ∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X soma os "
         "caminhos da consulta, da chave e do valor.",
         "key_q5_nowo": "L = Σ saída, logo G = ∂L/∂saída é toda de uns; sem W_O, G é o gradiente "
         "da concatenação. Cada ∂Z abaixo é ∂L/∂Z, uma matriz do formato de Z: ∂H⁽ⁱ⁾ é o bloco "
-        "da cabeça i em G, ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V⁽ⁱ⁾ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − "
+        "da cabeça i em G, ∂A⁽ⁱ⁾ = ∂H⁽ⁱ⁾ V{kv}ᵀ, ∂S̃⁽ⁱ⁾ = A⁽ⁱ⁾ ⊙ (∂A⁽ⁱ⁾ − "
         "rowsum(∂A⁽ⁱ⁾ ⊙ A⁽ⁱ⁾)) (zero nas entradas mascaradas), {dq}, "
         "∂W_Q⁽ⁱ⁾ = Xᵀ ∂Q⁽ⁱ⁾; ∂X soma os caminhos da consulta, da chave e do valor.",
         "key_q5_kv": "Cada cabeça K/V soma os gradientes que chegam por cada cabeça de consulta "
         "do seu grupo: ∂K⁽ʲ⁾ = Σ ∂K⁽ⁱ⁾, ∂V⁽ʲ⁾ = Σ ∂V⁽ⁱ⁾, e ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾.",
         "q5_rope": "Os scores leem Q_rot e K_rot: o gradiente volta pela rotação do RoPE para "
         "chegar a W_Q.",
-        "dq": "∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K⁽ⁱ⁾ / √d_k",
+        "dq": "∂Q⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ K{kv} / √d_k",
         "dq_rope": "∂Q⁽ⁱ⁾ = ∂Q_rot⁽ⁱ⁾ girado de volta pelo RoPE (abaixo), com ∂Q_rot⁽ⁱ⁾ = "
         "∂S̃⁽ⁱ⁾ K_rot / √d_k",
         "key_q5_rope": "A rotação da linha m é ortogonal (q'_m = q_m R_mᵀ), logo ∂q_m = ∂q'_m "

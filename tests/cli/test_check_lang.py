@@ -35,12 +35,12 @@ def answer(tmp_path: Path, lang: str, *, mistake: str | None = "no_scale", name=
 
 
 ENGLISH = (
-    "Checking your answer to exercise --seed 9",
+    "Checking your answer to attnref exercise --seed 9",
     "First wrong step: S⁽¹⁾ (heads[0].S).",
     "Diagnosis: no scaling: S = Q Kᵀ was not divided by √d_k = 1.414.",
 )
 PORTUGUESE = (
-    "Conferindo a sua resposta a exercise --seed 9",
+    "Conferindo a sua resposta a attnref exercise --seed 9",
     "Primeiro passo errado: S⁽¹⁾ (heads[0].S).",
     "Diagnóstico: sem escala: S = Q Kᵀ não foi dividido por √d_k = 1,414.",
 )

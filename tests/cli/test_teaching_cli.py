@@ -296,7 +296,7 @@ def test_the_answer_template_then_the_filled_answer_in_portuguese(tmp_path, caps
     code, stdout, err = run(["check", str(out / "answer.json")], capsys)
     assert code == 0, (stdout, err)
     assert (
-        stdout.startswith("Conferindo a sua resposta a exercise --seed 9")
+        stdout.startswith("Conferindo a sua resposta a attnref exercise --seed 9")
         and "2 passos dados" in stdout
     )
     assert stdout.rstrip().endswith("Todos os passos que você deu estão certos.")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from attention_ref.cli.main import main
+from tests.cli.pins_issue58 import BACKWARD_NAMED, SCORES_NAMED
 
 ATTNREF = shutil.which("attnref") or str(Path(sys.executable).with_name("attnref"))
 OUT_FILES = ["answer.json", "exercise.json", "key.md", "key.tex", "statement.md", "statement.tex"]
@@ -95,12 +96,20 @@ ANSWER_NAMED = {
 
 def pinned(name: str, data: bytes, args: tuple[str, ...], out: str) -> bytes:
     """``data`` as the pins read it: the ``--backward`` of the source line taken out again
-    (it must be there, once, where the statement was drawn with it), and the answer file
-    named as before where ``--out OUT`` (a relative folder, no TeX to escape) names it."""
+    (it must be there, once, where the statement was drawn with it), the answer file
+    named as before where ``--out OUT`` (a relative folder, no TeX to escape) names it, and
+    the words of issue 58 item 9 as they were (each must be there, once)."""
     for now, before in ANSWER_NAMED.get(name, ()):
         now = now.replace(b"OUT", out.encode())
         assert data.count(now) == 1, (name, now)
         data = data.replace(now, before, 1)
+    lang = "pt" if "pt" in args else "en"
+    pairs = SCORES_NAMED.get((name, lang), ())
+    if "--backward" in args and name in BACKWARD_NAMED:
+        pairs += (BACKWARD_NAMED[name],)
+    for text, was in pairs:
+        assert data.count(text.encode()) == 1, (name, text)
+        data = data.replace(text.encode(), was.encode(), 1)
     if "--backward" not in args or name not in SOURCE_BACKWARD:
         return data
     now, before = SOURCE_BACKWARD[name]

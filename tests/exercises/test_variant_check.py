@@ -539,7 +539,7 @@ def test_the_rope_diagnosis_in_portuguese():
     m = mistake(opt, "rope_wrong_sign")
     report = answer(problem(opt), wrong_steps(opt, [m]))
     text = "\n".join(report_lines(report))
-    assert text.startswith("Conferindo a sua resposta a exercise --seed 3")
+    assert text.startswith("Conferindo a sua resposta a attnref exercise --seed 3")
     assert "Diagnóstico: RoPE girado no sentido errado, por −m θ" in text
     assert "Primeiro passo errado: Q_rot⁽¹⁾ (heads[0].Q_rot)." in text
 

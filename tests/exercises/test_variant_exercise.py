@@ -384,7 +384,7 @@ def test_the_homeworks_problem_is_the_one_check_grades():
         prob = Problem.of_exercise(opt)
         assert prob.naming == {"exercise": opt.to_json()}
         assert prob.chain.name == opt.variant
-        assert prob.source.startswith("exercise --seed 2 --tokens 3 --d-model 4 --heads ")
+        assert prob.source.startswith("attnref exercise --seed 2 --tokens 3 --d-model 4 --heads ")
     assert Problem.of_exercise(ExerciseOptions(seed=2, variant="gqa", heads=4)).source.endswith(
         "--causal --variant gqa --kv-heads 2"
     )
