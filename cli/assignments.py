@@ -8,6 +8,7 @@ is `attention_ref.classroom.exchange`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 import typer
@@ -33,9 +34,10 @@ def assign(
         str | None,
         typer.Option(
             "--due",
-            help="Due time, ISO 8601 (2026-12-01T23:59, with +01:00 or Z; without a zone, this "
-            "machine's; a date alone: its end). Later submissions are kept and marked late by "
-            "the server's clock. Given again for an existing assignment, it moves the due time.",
+            help="Due time, ISO 8601 (2026-12-01T23:59, with +01:00 or Z; without a zone, the "
+            "class's: attnref server start --timezone; a date alone: its end). Later "
+            "submissions are kept and marked late by the server's clock. Given again for an "
+            "existing assignment, it moves the due time.",
             show_default=False,
         ),
     ] = None,
@@ -85,6 +87,7 @@ def assign(
     from attention_ref.classroom.coursework.assignment import Assignment, AssignmentError, parse_due
     from attention_ref.classroom.coursework.policy import PolicyError
     from attention_ref.classroom.exchange.assign import assign as make
+    from attention_ref.classroom.exchange.assign import class_zone
 
     url = server_url(tracking_uri)
     try:
@@ -106,8 +109,13 @@ def assign(
             due=parse_due(due) if due else None,
             source=bool(source),
         )
+        client = teacher_client(url, admin_password_file)
+        if due or cutoff:  # checked above; a time typed without a zone is the class's
+            zone = class_zone(client)
+            given = policy.given(late_penalty, cutoff, attempts, feedback, zone)
+            asked = replace(asked, due=parse_due(due, zone=zone) if due else None)
         done = make(
-            teacher_client(url, admin_password_file),
+            client,
             asked,
             due_given=due is not None,
             policy_given=given,
@@ -171,7 +179,8 @@ def grade(
         )
     except (ServerError, AssignmentError) as e:
         raise CLIError(str(e)) from None
-    print_book(name, url, list(done.rows))
+    a = done.assignment
+    print_book(name, url, list(done.rows), a.timezone, a.policy.late_words(zone=a.timezone))
     n = len(done.graded)
     say(  # broken at the terminal's width, like the lines around it
         _console(),

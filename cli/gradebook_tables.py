@@ -17,28 +17,41 @@ def console():  # type: ignore[no-untyped-def]
 
 
 #: the gradebook's columns at the terminal
-#: (`attention_ref.classroom.coursework.gradebook_report.COLUMNS`):
-#: who, which exercise, the grade, the first wrong step and the diagnosis are kept whole; "late"
-#: too as soon as one answer is late, "points" as soon as a penalty took some; "exercise" where
-#: the rows have more than one (`print_book`)
+#: (`attention_ref.classroom.coursework.gradebook_report.COLUMNS`), each ``(kept, rank)``:
+#: who, which exercise, the grade and the diagnosis are kept (the diagnosis over lines); the
+#: first wrong step too, the first of them to go where they do not fit; "late" as soon as one
+#: answer is late, "points" as soon as a penalty took some (then the steps right go before the
+#: points); "exercise" where the rows have more than one (`print_book`). The lowest rank goes
+#: first.
 _BOOK_COLUMNS = {
-    "student": (True, 0),
-    "exercise": (True, 6),
-    "steps right": (True, 0),
-    "points": (False, 0),
-    "first wrong step": (True, 0),
-    "diagnosis": (True, 0),
+    "student": (True, 9),
+    "exercise": (True, 8),
+    "steps right": (True, 7),
+    "points": (False, 8),
+    "first wrong step": (True, 3),
+    "diagnosis": (True, 9),
     "attempts": (False, 4),
     "late": (False, 5),
     "status": (False, 3),
     "received (UTC)": (False, 2),
     "submission": (False, 1),
 }
+#: the columns of words, which go over lines where the table needs the room
+_WORDS = ("diagnosis", "late")
+#: the terminal's headers where the CSV's say more: the received time is shown in the class's
+#: zone, its offset in each cell
+_HEADERS = {"received (UTC)": "received"}
 
 
-def print_book(name: str, url: str, book: list[Row]) -> None:
+def print_book(
+    name: str, url: str, book: list[Row], zone: str = "UTC", late_rule: str = ""
+) -> None:
+    """The gradebook ``book`` at the terminal, the received times in the class's ``zone``
+    (the CSV keeps them in UTC); where an answer is late, ``late_rule`` (the policy's sentence
+    on late work) once under the table: what a ``(-20%)`` comes from."""
+    from attention_ref.classroom.coursework.class_time import shown
     from attention_ref.classroom.coursework.gradebook_report import COLUMNS, cells
-    from attention_ref.cli.tables import Column, print_table
+    from attention_ref.cli.tables import Column, print_table, say
 
     students = len({r.student for r in book})
     # lateness is left out only while no answer is late: a late 18/18 must not read as on time
@@ -56,13 +69,18 @@ def print_book(name: str, url: str, book: list[Row]) -> None:
         return _BOOK_COLUMNS[c][0] or (c == "late" and late)
 
     columns = [
-        Column(c, keep=kept(c), rank=_BOOK_COLUMNS[c][1], wrap=c == "diagnosis") for c in COLUMNS
+        Column(_HEADERS.get(c, c), keep=kept(c), rank=_BOOK_COLUMNS[c][1], wrap=c in _WORDS)
+        for c in COLUMNS
     ]
-    # under the header "late", the lateness itself (the CSV keeps "late by …")
-    at = COLUMNS.index("late")
-    rows = [
-        (*row[:at], row[at].removeprefix("late by "), *row[at + 1 :]) for row in map(cells, book)
-    ]
+    # under the header "late", the lateness itself (the CSV keeps "late by …"); the received
+    # time in the class's zone, with its offset (the CSV's is UTC)
+    at, got = COLUMNS.index("late"), COLUMNS.index("received (UTC)")
+    rows = []
+    for r, row in zip(book, map(cells, book), strict=True):
+        out = list(row)
+        out[at] = row[at].removeprefix("late by ")
+        out[got] = shown(r.received, zone, seconds=True) if r.received else ""
+        rows.append(tuple(out))
     print_table(
         console(),
         f"{name} on {url}: {students} students",
@@ -70,6 +88,8 @@ def print_book(name: str, url: str, book: list[Row]) -> None:
         rows,
         elsewhere=f"every column: the CSV (attnref server grades {name})",
     )
+    if late and late_rule:
+        say(console(), f"late: {late_rule}")
 
 
 def print_summary(name: str, s: Summary) -> None:

@@ -171,7 +171,7 @@ def submit(
     for path, one in zip(answers, sent, strict=True):
         if policy.shows_steps:  # the feedback policy: what the student sees now
             print(report_text(one.report, values=policy.shows_values))
-        echo(submitted_line(one, str(path), name, lang))
+        echo(submitted_line(one, str(path), name, lang, me.assignment.timezone))
     if not policy.shows_steps:
         echo(said("held_back", lang))
         return 0  # the exit code would tell what the policy holds back
@@ -204,23 +204,27 @@ def status(name: AssignmentName, tracking_uri: TrackingUri = None) -> None:
         echo(said("no_submissions", lang, name=name, student=me.student, due=due, file=file))
         return
     w = lambda key: said(key, lang)  # noqa: E731
+    # what tells the submissions apart and what each is worth is kept: the exercise, when it
+    # was received, how late (and what that costs), the grade, which one counts, the
+    # diagnosis (words over lines where the room is short); the first wrong step goes first
+    # of them, the run id and its status before (every shown one is received and finished)
     columns = [
         Column(w("submission"), rank=1),
-        Column(w("exercise"), keep=True),
-        Column(w("received"), rank=3),
+        Column(w("exercise"), keep=True, rank=9),
+        Column(w("received"), keep=True, rank=6, wrap=True),
         # left out only while no submission is late: a late one must not read as on time
-        Column(w("late"), keep=any(s.late for s in found), rank=5),
+        Column(w("late"), keep=any(s.late for s in found), rank=7, wrap=True),
         Column(w("status"), rank=2),
-        Column(w("grade"), keep=True),
-        Column(w("first_wrong"), keep=True),
-        Column(w("diagnosis"), keep=True, wrap=True),
-        Column(w("counts"), rank=4),
+        Column(w("grade"), keep=True, rank=9, wrap=True),
+        Column(w("first_wrong"), keep=True, rank=3),
+        Column(w("diagnosis"), keep=True, rank=9, wrap=True),
+        Column(w("counts"), keep=True, rank=8),
     ]
     print_table(
         console(),
         said("submissions", lang, name=name, student=me.student, n=len(found), due=due),
         columns,
-        [s.cells(lang, me.assignment.policy.shows_steps) for s in found],
+        [s.cells(lang, me.assignment.policy.shows_steps, me.assignment.timezone) for s in found],
         elsewhere=w("wider"),
         lang=lang,
     )

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from attention_ref.cli import server_runs  # noqa: F401  (registers `server runs`)
+from attention_ref.cli import roster, server_runs  # noqa: F401  (`server add-students`, `runs`)
 from attention_ref.cli.ablation import ablation
 from attention_ref.cli.assignments import assign, grade
 from attention_ref.cli.check import check

@@ -52,20 +52,26 @@ Roster = Annotated[
     Path | None,
     typer.Option(
         "--roster",
-        help="With moodle or canvas: a CSV mapping each account to the system's own "
-        "identifiers, its columns account and, for moodle, one of username, email, "
-        "idnumber; for canvas, any of Student, ID, SIS User ID, SIS Login ID, Section. "
-        "Default: the account name is the username (moodle), the SIS Login ID (canvas).",
+        help="With moodle or canvas: the students' identifiers from this file instead of "
+        "the ones add-students --roster kept on the server: the LMS's participants export "
+        "(Moodle's download, Canvas's gradebook export) or a CSV with a column account and "
+        "any of username, email, idnumber (moodle), Student, ID, SIS User ID, SIS Login "
+        "ID, Section (canvas).",
         show_default=False,
     ),
 ]
 
 
 def given(
-    late_penalty: int | None, cutoff: str | None, attempts: int | None, feedback: str | None
+    late_penalty: int | None,
+    cutoff: str | None,
+    attempts: int | None,
+    feedback: str | None,
+    zone: str | None = None,
 ) -> dict[str, object]:
     """The policy's rules the teacher gave (``None``: not given), each checked in its own
-    range before any request (`attention_ref.classroom.coursework.policy.PolicyError`, one line)."""
+    range before any request (`attention_ref.classroom.coursework.policy.PolicyError`, one line);
+    a cut-off typed without a zone is in ``zone`` (the class's), else this machine's."""
     from attention_ref.classroom.coursework.assignment import parse_due
     from attention_ref.classroom.coursework.policy import Feedback, Policy
 
@@ -73,7 +79,7 @@ def given(
         raise CLIError(f"--feedback is one of full, steps, none, got {feedback!r}")
     rules: dict[str, object] = {
         "late_penalty": late_penalty,
-        "cutoff": parse_due(cutoff, "--cutoff") if cutoff else None,
+        "cutoff": parse_due(cutoff, "--cutoff", zone) if cutoff else None,
         "attempts": attempts,
         "feedback": feedback,
     }

@@ -186,6 +186,16 @@ def start(
         ),
     ] = 1,
     quota: Quotas = None,
+    timezone: Annotated[
+        str | None,
+        typer.Option(
+            "--timezone",
+            help="The class's time zone (America/Sao_Paulo): due and received times are shown "
+            "in it, with their offset from UTC, and a --due without a zone is read in it; the "
+            "server keeps them in UTC. Default: this machine's.",
+            show_default=False,
+        ),
+    ] = None,
     detach: Annotated[
         bool,
         typer.Option(
@@ -199,6 +209,7 @@ def start(
     them (with --detach, attnref server stop DIR)."""
     from attention_ref.classroom.connection.accounts import read_password
     from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.coursework.class_time import checked_zone, server_zone
     from attention_ref.classroom.hosting.cluster import class_exists
     from attention_ref.classroom.hosting.edge_config import EdgeLimits
     from attention_ref.classroom.hosting.server import ClassServer
@@ -214,6 +225,7 @@ def start(
     try:
         # before anything starts
         quotas = quotas_of(quota or [])
+        zone = checked_zone(timezone) if timezone else server_zone()
         password = read_password(admin_password_file, existing=class_exists(directory))
         server = ClassServer(
             directory,
@@ -229,6 +241,7 @@ def start(
             limits=EdgeLimits(students_per_address=students_per_address),
             server_names=tuple(server_name or ()),
             quotas=quotas,
+            timezone=zone,
         )
     except (ServerError, ValueError) as e:
         raise CLIError(str(e)) from None
@@ -236,7 +249,7 @@ def start(
         options = [
             *("--host", host, "--port", str(port), "--workers", str(workers)),
             *("--experiment", experiment),
-            *("--students-per-address", str(students_per_address)),
+            *("--students-per-address", str(students_per_address), "--timezone", zone),
             *(["--tls"] if tls else []),
             *(["--tls-cert", str(tls_cert)] if tls_cert else []),
             *(["--tls-key", str(tls_key)] if tls_key else []),

@@ -5,6 +5,7 @@ its ``--server-name`` option (`ServerNames`)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -27,6 +28,10 @@ DETACH_WAIT_S = 300.0
 #: the welcome's last words (`print_welcome`): the class answers and has said how to use it
 WELCOMED = "stops the edge, the MLflow server and"
 _MAIN = "import sys; from attention_ref.cli.main import main; sys.exit(main(sys.argv[1:]))"
+#: set by `run_detached` in the background start's environment: its welcome says how it stops
+DETACHED_ENV = "ATTNREF_DETACHED_START"
+#: the gradebooks the welcome names (the newest), the others on the class's page
+_NAMED = 5
 
 ServerNames = Annotated[
     list[str] | None,
@@ -90,12 +95,39 @@ class StopOnSignal:
             signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
+def _gradebooks(server: ClassServer, class_id: str) -> str:
+    """The welcome's gradebooks line: where the class's page links them (`update_landing`
+    writes the links, for assignments made by an earlier attnref too), and the newest's
+    page; a line saying why, where they cannot be listed."""
+    from attention_ref.classroom.connection.class_client import ClassClient
+    from attention_ref.classroom.connection.errors import ServerError
+    from attention_ref.classroom.coursework.assignment import AssignmentError
+    from attention_ref.classroom.coursework.gradebook import ui_url
+    from attention_ref.classroom.exchange.landing import update_landing
+
+    try:
+        books = update_landing(ClassClient(server.url, server.admin, server.cert), class_id)
+    except (ServerError, AssignmentError) as e:
+        return f"  gradebooks:     not linked on that page ({e})\n"
+    if not books:
+        return "  gradebooks:     none yet (each assignment's is linked at the top of that page)\n"
+    names = ", ".join(b.name for b in books[:_NAMED]) + (", ..." if len(books) > _NAMED else "")
+    return (
+        f"  gradebooks:     {len(books)} ({names}), linked at the top of that page; the "
+        f"newest, {books[0].name}'s:\n    {ui_url(server.public_url, books[0].experiment_id)}\n"
+    )
+
+
 def print_welcome(server: ClassServer) -> None:
     """What the teacher reads once the class answers: the line saying what of the folder was
     made private, if anything was; then where the class is and how students connect (at its
-    first name, `ClassServer.public_url`)."""
+    first name, `ClassServer.public_url`), where the gradebooks are, and how it stops: Ctrl-C,
+    or for a start in the background (`DETACHED_ENV`) ``attnref server stop DIR``."""
     from attention_ref.classroom.connection.client import CERT_PATH_ENV, class_experiment_id
     from attention_ref.classroom.connection.tls import fingerprint
+    from attention_ref.classroom.coursework.class_time import offset_words
+
+    now = dt.datetime.now(dt.UTC)
 
     if server.mended:
         print(server.mended, flush=True)
@@ -105,6 +137,9 @@ def print_welcome(server: ClassServer) -> None:
     apps = f"{n} application server{'s' if n != 1 else ''} (mlflow server)"
     exp_id = class_experiment_id(server.url, server.admin, server.experiment, server.cert)
     cert = server.cert
+    stops = f"Ctrl-C (or attnref server stop {server.root})"
+    if os.environ.get(DETACHED_ENV):  # no terminal: Ctrl-C reaches it from nowhere
+        stops = f"It runs in the background: attnref server stop {server.root}"
     tls = ""
     if cert is not None:
         tls = (
@@ -115,6 +150,8 @@ def print_welcome(server: ClassServer) -> None:
     print(
         f"class server on {url}, experiment {server.experiment!r} (mlflow server pid {pid}; "
         f"this process, pid {os.getpid()}, owns it)\n"
+        f"  time zone: {server.timezone} (now {offset_words(now, server.timezone)}): due and "
+        "received times are shown in it, a --due without a zone is read in it (--timezone)\n"
         f"  runs: PostgreSQL in {server.postgres.directory} (Unix socket only); artifacts in "
         f"{server.artifacts}; logs in {server.log.parent}\n"
         f"  edge: nginx on {server.host}:{server.port} (pid {edge}), per address at most "
@@ -124,11 +161,12 @@ def print_welcome(server: ClassServer) -> None:
         f"  add a student:  attnref server add-student NAME --tracking-uri {url}\n"
         f"  students run:   MLFLOW_TRACKING_URI={url} MLFLOW_TRACKING_USERNAME=NAME "
         f"MLFLOW_TRACKING_PASSWORD=... attnref train --experiment {server.experiment}\n"
-        f"  browse the runs: {server.runs_page(exp_id)} (log in as admin)\n"
         f"  who owns which run: attnref server runs --tracking-uri {url}\n"
         f"  homework:       attnref server assign NAME --tracking-uri {url}\n"
-        f"Ctrl-C (or attnref server stop {server.root}) stops the edge, the MLflow server and "
-        "PostgreSQL.",
+        f"  browse the runs: {server.runs_page(exp_id)} (log in as admin; the class's page, "
+        "its top links each assignment's gradebook)\n"
+        f"{_gradebooks(server, exp_id)}"
+        f"{stops} stops the edge, the MLflow server and PostgreSQL.",
         flush=True,
     )
 
@@ -149,7 +187,7 @@ def run_detached(directory: Path, password: str, options: list[str]) -> None:
         log = directory / "start.log"
         log.touch()
     before = log.stat().st_size  # what earlier starts wrote there
-    env = {**os.environ, ADMIN_PASSWORD_ENV: password}
+    env = {**os.environ, ADMIN_PASSWORD_ENV: password, DETACHED_ENV: "1"}
     with log.open("ab") as out:
         child = subprocess.Popen(
             [sys.executable, "-c", _MAIN, "server", "start", str(directory), *options],

@@ -105,23 +105,90 @@ def needs(column: Column, cells: Sequence[str]) -> int:
     return max([len(column.name), *(width_of(cell) for cell in cells)])
 
 
-def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> list[int]:
-    """The indices of the columns shown at ``width``: every kept one, and as many of the others
-    (highest rank first) as fit with their cells whole, each on one line. A table's frame takes
-    3 characters per column and 1 more (rich's default box)."""
-    natural = [needs(c, [str(r[i]) for r in rows]) for i, c in enumerate(columns)]
+#: where a long word of a column of words may go over lines: after an underscore (a catalogue
+#: name, ``mask_added_after_softmax``), the only place besides a space
+_WORD_PIECE = re.compile(r"[^_]*_|[^_]+")
 
-    def total(shown: list[int]) -> int:
-        return sum(natural[i] + 3 for i in shown) + 1
+
+def pieces(word: str) -> list[str]:
+    """A word cut where it may go over lines: after each underscore (``mask_`` ``added_``
+    ``after_`` ``softmax``); a word without one is one piece."""
+    return _WORD_PIECE.findall(word) or [word]
+
+
+def least(column: Column, cells: Sequence[str]) -> int:
+    """The fewest characters a column may take: its header whole; a column of words its
+    longest piece (`pieces`: never a word cut elsewhere, never zero width); any other all of
+    every cell (`needs`)."""
+    if not column.wrap:
+        return needs(column, cells)
+    words = [p for cell in cells for w in printable(cell).split() for p in pieces(w)]
+    return max([len(column.name), *(len(p) for p in words)])
+
+
+def lines_of(text: str, width: int) -> str:
+    """A cell of words over lines of at most ``width`` characters: broken at its spaces, a word
+    longer than a line after its underscores (`pieces`), a piece never cut."""
+    out: list[str] = []
+    for line in printable(text).split("\n"):
+        row = ""
+        for word in line.split():
+            parts = [word] if len(word) <= width else pieces(word)
+            for j, part in enumerate(parts):
+                glue = " " if row and j == 0 else ""
+                if row and len(row) + len(glue) + len(part) > width:
+                    out.append(row)
+                    row, glue = "", ""
+                row += glue + part
+        out.append(row)
+    return "\n".join(out)
+
+
+def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int) -> list[int]:
+    """The indices of the columns shown at ``width`` (`layout`)."""
+    return layout(columns, rows, width)[0]
+
+
+def layout(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int
+) -> tuple[list[int], list[int]]:
+    """``(shown, widths)``: the columns shown at ``width`` and the characters each takes. The
+    others (not ``keep``) go first, lowest rank first, until the rest fit whole, each cell on
+    one line; then, if the kept ones do not fit even with their words over lines (`least`), kept
+    ones go too, lowest rank first (the rightmost of a rank first). The room left is given to
+    the columns of words, shared alike, up to what they need whole. A table's
+    frame takes 3 characters per column and 1 more (rich's default box)."""
+    cells = [[str(r[i]) for r in rows] for i in range(len(columns))]
+    natural = [needs(c, cells[i]) for i, c in enumerate(columns)]
+    fewest = [least(c, cells[i]) for i, c in enumerate(columns)]
+
+    def total(shown: list[int], of: list[int]) -> int:
+        return sum(of[i] + 3 for i in shown) + 1
 
     shown = list(range(len(columns)))
-    for i in sorted(
-        (i for i, c in enumerate(columns) if not c.keep), key=lambda i: (columns[i].rank, -i)
-    ):
-        if total(shown) <= width:
-            break
-        shown.remove(i)
-    return shown
+    for keep in (False, True):
+        sizes = fewest if keep else natural
+        for i in sorted(
+            (i for i, c in enumerate(columns) if c.keep == keep and i in shown),
+            key=lambda i: (columns[i].rank, -i),
+        ):
+            if total(shown, sizes) <= width or len(shown) == 1:
+                break
+            shown.remove(i)
+    widths = {i: natural[i] if not columns[i].wrap else fewest[i] for i in shown}
+    room = width - total(shown, [widths.get(i, 0) for i in range(len(columns))])
+    # the columns of words share the room, a character at a time each, up to what they need
+    # whole
+    growing = [i for i in shown if columns[i].wrap and widths[i] < natural[i]]
+    while room > 0 and growing:
+        for i in list(growing):
+            if room == 0:
+                break
+            widths[i] += 1
+            room -= 1
+            if widths[i] >= natural[i]:
+                growing.remove(i)
+    return shown, [widths[i] for i in shown]
 
 
 def print_table(
@@ -135,25 +202,39 @@ def print_table(
     lines: bool = False,
 ) -> list[str]:
     """Print ``rows`` under ``title`` (a line of its own, never squeezed into the frame) at the
-    console's width; returns the names of the columns left out (and says so, in ``lang``, with
-    ``elsewhere``: where the reader finds them). Every cell and header is `plain` text."""
+    console's width (`layout`); returns the names of the columns left out (and says so, in
+    ``lang``, with ``elsewhere``: where the reader finds them). Every cell and header is
+    `plain` text; a cell of words goes over lines (`lines_of`), with a rule between rows when
+    one does (or with ``lines``)."""
     from rich.table import Table
 
-    shown = fit(columns, rows, out.width)
+    shown, widths = layout(columns, rows, out.width)
     say(out, title)
-    table = Table(show_header=True, show_lines=lines)  # lines: a rule between rows
-    for i in shown:
+    body = [
+        [
+            lines_of(str(r[i]), w) if columns[i].wrap else printable(str(r[i]))
+            for i, w in zip(shown, widths, strict=True)
+        ]
+        for r in rows
+    ]
+    over = any(
+        "\n" in cell and "\n" not in str(r[i])
+        for row, r in zip(body, rows, strict=True)
+        for cell, i in zip(row, shown, strict=True)
+    )
+    table = Table(show_header=True, show_lines=lines or over)  # a rule between rows
+    for i, w in zip(shown, widths, strict=True):
         c = columns[i]
-        least = needs(c, [str(r[i]) for r in rows]) if c.keep and not c.wrap else len(c.name)
         table.add_column(
             plain(c.name),
             justify=c.justify,  # type: ignore[arg-type]
-            no_wrap=c.keep and not c.wrap,
+            no_wrap=True,
             overflow="fold",
-            min_width=least,
+            min_width=w,
+            max_width=w,
         )
-    for r in rows:
-        table.add_row(*(plain(r[i]) for i in shown))
+    for row in body:
+        table.add_row(*(plain(cell) for cell in row))
     out.print(table)
     left = [c.name for i, c in enumerate(columns) if i not in shown]
     if left:

@@ -259,7 +259,8 @@ def main(out: Path) -> int:
             for system in ("moodle", "canvas"):
                 shoot(
                     f"server-grades-{system}",
-                    ["server", "grades", "attention-1", "--csv-format", system],
+                    # the recorded class has no roster: its account names are the LMS's
+                    ["server", "grades", "attention-1", "--csv-format", system, "--account-names"],
                     teacher,
                     out,
                     root,

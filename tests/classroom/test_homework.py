@@ -534,7 +534,11 @@ def test_assign_fetch_submit_grade_through_the_commands(server, students, tmp_pa
     # the same grades as Moodle and Canvas import them
     assert f"book.csv ({len(rows)} rows, one per student and exercise)" in book.stdout
     for system, header in (("moodle", "username"), ("canvas", "Student")):
-        out = here(["server", "grades", "hw-cli", "--csv-format", system], teacher, tmp_path)
+        out = here(
+            ["server", "grades", "hw-cli", "--csv-format", system, "--account-names"],
+            teacher,
+            tmp_path,
+        )
         assert out.returncode == 0, out.stderr
         raw = (tmp_path / f"hw-cli-{system}.csv").read_bytes()
         assert raw.startswith("\ufeff".encode())  # what a spreadsheet needs to read UTF-8

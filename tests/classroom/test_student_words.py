@@ -58,10 +58,17 @@ def test_status_says_the_grade_and_the_diagnosis_in_the_assignments_language():
     s = submission(exercise="1", steps="8/18", first_wrong="heads[0].S", diagnosis="no_scale")
     s = MySubmission(**{**s.__dict__, "grade": {**s.grade, GRADE + "counts": "yes"}})
     pt = s.cells("pt")
-    assert pt[3] == "atrasado 31 s" and pt[5] == "8/18" and pt[8] == "sim"
+    # under the header "atraso" (late), the lateness itself
+    assert pt[3] == "31 s" and pt[5] == "8/18" and pt[8] == "sim"
     assert pt[7].startswith("sem escala") and "no_scale" not in pt[7]
     en = s.cells("en")
-    assert en[3] == "late by 31 s" and en[7].startswith("no scaling") and en[8] == "yes"
+    assert en[3] == "31 s" and en[7].startswith("no scaling") and en[8] == "yes"
+    # a late penalty: beside the lateness, and the points it left beside the steps (issue 58:
+    # "18/18" with no -20% read as a whole grade)
+    fined = submission(steps="18/18", penalty="20", points="14.4")
+    assert fined.cells("en")[3] == "31 s (-20%)" and fined.cells("en")[5] == "18/18, 14.4 points"
+    assert fined.cells("pt")[5] == "18/18, 14.4 pontos"
+    assert submission(steps="18/18", penalty="0", points="18").cells("en")[5] == "18/18"
     # two mistakes together, and two diagnoses: each said, the separators kept
     both = submission(diagnosis="no_mask + no_W_O | slip").cells("pt")[7]
     assert both.count(" + ") == 1 and both.count(" | ") == 1

@@ -38,6 +38,11 @@ RUNS_TABLE_HEADER = "Run Name"
 def open_and_wait(driver, url: str, texts: list[str], seconds: float = 90) -> bool:
     """Load ``url``; whether all ``texts`` show on the page within ``seconds``."""
     driver.get(url)
+    return shows(driver, texts, seconds)
+
+
+def shows(driver, texts: list[str], seconds: float = 90) -> bool:
+    """Whether all ``texts`` show on the page within ``seconds``."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         body = driver.find_element("tag name", "body").text
@@ -143,12 +148,12 @@ def grade_columns(driver) -> list[str]:
 def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, driver, tmp_path):
     """The gradebook `attnref server grade` writes, in the UI: one run per student and
     exercise whose name says the grade, and the link `assign` and `grade` print opens it in
-    the gradebook's view: the grade's columns (steps right, steps given, first wrong step,
-    diagnosis) first, the runs by student. A student who opens that link reads why there is
-    nothing (the gate's one answer), not a blank page."""
+    the gradebook's view: the grade's columns (steps right, points, late, diagnosis) first,
+    the runs by student. A student who opens that link reads why there is nothing (the gate's
+    one answer), not a blank page."""
     from attention_ref.classroom.connection.class_client import ClassClient
     from attention_ref.classroom.coursework.assignment import Assignment
-    from attention_ref.classroom.coursework.gradebook import SHOWN_COLUMNS, VIEW, ui_url
+    from attention_ref.classroom.coursework.gradebook import SHOWN_COLUMNS, VIEW, ui_url, whole
     from attention_ref.classroom.coursework.student_answers import mistaken_answer
     from attention_ref.classroom.exchange import assign as assigning
     from attention_ref.classroom.exchange import grade as grading
@@ -181,10 +186,10 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
     assert open_and_wait(driver, server.runs_page(done.gradebook_id), names)
     time.sleep(2)
     assert grade_columns(driver) == []
-    ok = open_and_wait(driver, link, [*names, "steps_right", "steps_given", "first_wrong"])
+    ok = open_and_wait(driver, link, [*names, "steps_right", "points", "diagnosis"])
     shoot(driver, tmp_path, "class-gradebook")
     assert ok, driver.find_element("tag name", "body").text[:3000]
-    # on screen at 1280 px: the steps, the first wrong step, the diagnosis (the view also
+    # on screen at 1280 px: the steps right, the points, late, the diagnosis (the view also
     # puts them first; the UI applies that order only once its table has settled)
     shown = grade_columns(driver)
     assert set(shown) <= set(SHOWN_COLUMNS) and set(SHOWN_COLUMNS[:4]) <= set(shown), shown
@@ -195,7 +200,7 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
         )
         return found[0].text if found else ""
 
-    want = [str(alices.steps_right), str(alices.steps_given), alices.first_wrong, alices.diagnosis]
+    want = [str(alices.steps_right), str(whole(alices.points)), "0", alices.diagnosis]
     assert [cell(0, c) for c in SHOWN_COLUMNS[:4]] == want  # alice first: the runs by name
     # a row opens the grade's run, a training run (not a GenAI evaluation): its grade in
     # sentences, its metrics and tags
@@ -222,3 +227,190 @@ def test_the_gradebook_is_the_runs_table_of_its_experiment(server, students, dri
     shoot(driver, tmp_path, "class-gradebook-as-student")
     assert said, driver.find_element("tag name", "body").text[:3000]
     assert "alice · 1" not in driver.find_element("tag name", "body").text
+
+
+#: a laptop's screen: the gradebook's key columns fit its width, no horizontal scroll
+LAPTOP = (1366, 768)
+#: the gradebook's key columns: the run's name (the student, then the exercise), the steps
+#: right, the points, late, the diagnosis
+KEY_COLUMNS = (
+    "attributes.`Run Name`",
+    "metrics.`steps_right`",
+    "metrics.`points`",
+    "metrics.`late`",
+    "tags.`attnref.grade.diagnosis`",
+)
+#: the gradebook's view before issue 58 (the control): late seventh, after the steps given,
+#: the first wrong step, the diagnosis and the attempts; the points not chosen
+OLD_SHOWN = [
+    "metrics.`steps_right`",
+    "metrics.`steps_given`",
+    "tags.`attnref.grade.first_wrong`",
+    "tags.`attnref.grade.diagnosis`",
+    "metrics.`attempts`",
+    "metrics.`late`",
+    "tags.`attnref.grade.status`",
+]
+OLD_VIEW = {
+    "selectedColumns": OLD_SHOWN,
+    "columnOrder": ["attributes.`Run Name`", *OLD_SHOWN, "runDateAndNestInfo", "duration"],
+    "columnWidths": {
+        "attributes.`Run Name`": 230,
+        "metrics.`steps_right`": 110,
+        "metrics.`steps_given`": 110,
+        "tags.`attnref.grade.first_wrong`": 200,
+        "tags.`attnref.grade.diagnosis`": 190,
+    },
+    "orderByKey": "tags.`mlflow.runName`",
+    "orderByAsc": True,
+}
+#: the runs table's columns whose header lies whole inside the table and the window
+_ON_SCREEN = """
+const grid = document.querySelector('.ag-root-wrapper');
+if (!grid) return [];
+const box = grid.getBoundingClientRect(), right = Math.min(box.right, window.innerWidth);
+return [...document.querySelectorAll('.ag-header-cell')].filter(c => {
+  const r = c.getBoundingClientRect();
+  return r.width > 0 && r.left >= box.left - 1 && r.right <= right + 1;
+}).map(c => c.getAttribute('col-id'));
+"""
+
+
+def on_screen(driver, wanted: tuple[str, ...], seconds: float = 20) -> list[str]:
+    """The runs table's columns on screen (its horizontal scroll at the start), once
+    ``wanted`` are, or after ``seconds`` (the UI orders the columns once the table settled)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        shown = list(driver.execute_script(_ON_SCREEN))
+        if set(wanted) <= set(shown) or time.monotonic() > deadline:
+            return shown
+        time.sleep(0.5)
+
+
+def as_account(driver, account: tuple[str, str]) -> None:
+    """The browser sends ``account``'s basic auth with every request."""
+    token = base64.b64encode(":".join(account).encode()).decode()
+    driver.execute_cdp_cmd(
+        "Network.setExtraHTTPHeaders", {"headers": {"Authorization": f"Basic {token}"}}
+    )
+
+
+def graded(server, students, name: str):
+    """Assignment ``name`` with alice's answer (a causal mask forgotten), graded."""
+    from attention_ref.classroom.connection.class_client import ClassClient
+    from attention_ref.classroom.coursework.assignment import Assignment
+    from attention_ref.classroom.coursework.student_answers import mistaken_answer
+    from attention_ref.classroom.exchange import assign as assigning
+    from attention_ref.classroom.exchange import grade as grading
+    from attention_ref.classroom.exchange import submit as submitting
+    from attention_ref.exercises.answer import Problem
+
+    admin = ClassClient(server.url, server.admin)
+    a = assigning.assign(admin, Assignment(name=name)).assignment
+    prob = Problem.of_exercise(a.exercises_of("alice")[0])
+    submitting.submit(
+        ClassClient(server.url, ("alice", students["alice"])),
+        name,
+        mistaken_answer(prob, a.decimals, ["no_mask"]) or b"",
+    )
+    return grading.grade(admin, name)
+
+
+def followed(driver, link, account: tuple[str, str], seconds: float = 20) -> None:
+    """Click ``link`` and go where it leads: MLflow opens a description's links in a tab of
+    their own (``target="_blank"``), the browser's last, loaded again there as ``account``
+    (a browser sends the basic auth it was given to every tab; the header set over CDP is
+    one tab's); a link without one, in this tab."""
+    before, handles = driver.current_url, len(driver.window_handles)
+    link.click()
+    deadline = time.monotonic() + seconds
+    while len(driver.window_handles) == handles and driver.current_url == before:
+        assert time.monotonic() < deadline, "the link led nowhere"
+        time.sleep(0.2)
+    if len(driver.window_handles) > handles:
+        driver.switch_to.window(driver.window_handles[-1])
+        as_account(driver, account)
+        driver.get(driver.current_url)
+
+
+def test_at_a_laptops_width_the_gradebooks_key_columns_are_on_screen(
+    server, students, driver, tmp_path
+):
+    """At 1366 px (a laptop's screen), the gradebook's view shows the run's name (the student
+    and the exercise), the steps right, the points, late and the diagnosis without a
+    horizontal scroll; the view before issue 58 (the control) left late off-screen and the
+    points out."""
+    import json
+
+    from attention_ref.classroom.coursework.gradebook import ui_url
+    from attention_ref.experiments.names import ui_experiment_url
+
+    done = graded(server, students, "hw-laptop")
+    old = "attnref-gradebook-before"
+    assert (
+        rest(
+            server.url,
+            "/api/2.0/mlflow/experiments/set-experiment-tag",
+            {
+                "experiment_id": done.gradebook_id,
+                "key": f"mlflow.sharedViewState.{old}",
+                "value": json.dumps(OLD_VIEW),
+            },
+            auth=server.admin,
+        )[0]
+        == 200
+    )
+    as_account(driver, server.admin)
+    driver.set_window_size(*LAPTOP)
+    alices = next(r for r in done.rows if r.student == "alice").run_name
+    assert open_and_wait(
+        driver, ui_experiment_url(server.url, done.gradebook_id, old), [alices, "diagnosis"]
+    )
+    assert driver.execute_script("return window.innerWidth") == LAPTOP[0]
+    before = on_screen(driver, KEY_COLUMNS, seconds=8)
+    shoot(driver, tmp_path, "gradebook-1366-before")
+    assert "metrics.`steps_right`" in before and "metrics.`late`" not in before, before
+    assert "metrics.`points`" not in before
+    driver.get("about:blank")  # a page of its own: the view is read when the page loads
+    assert open_and_wait(driver, ui_url(server.url, done.gradebook_id), [alices, "points"])
+    after = on_screen(driver, KEY_COLUMNS)
+    shoot(driver, tmp_path, "gradebook-1366")
+    assert set(KEY_COLUMNS) <= set(after), after
+    assert alices.startswith("alice · 1 · ")  # the name says the student, then the exercise
+
+
+def test_the_class_page_links_each_gradebook_and_the_link_opens_it(
+    server, students, driver, tmp_path
+):
+    """The class's landing page (the UI's root) shows, at the top of the class's runs, a
+    link to each assignment's gradebook; followed, it opens the gradebook in its view. A
+    student follows the same link to the gate's answer, no gradebook."""
+    from attention_ref.classroom.coursework.gradebook import VIEW
+    from attention_ref.classroom.gate.refusals import HIDDEN, REFUSAL
+
+    done = graded(server, students, "hw-landing")
+    as_account(driver, server.admin)
+    driver.set_window_size(*LAPTOP)
+    assert open_and_wait(driver, server.url + "/", [RUNS_TABLE_HEADER, "Gradebooks", "hw-landing"])
+    shoot(driver, tmp_path, "class-landing-gradebooks")
+    href = f"#/experiments/{done.gradebook_id}/runs?workflowType=machine_learning"
+    view = f"&viewStateShareKey={VIEW}"
+    found = driver.find_elements("css selector", f'a[href="{href}{view}"]')
+    assert found and found[0].text == "hw-landing", driver.page_source[:3000]
+    link = found[0]
+    top = link.rect["y"] + link.rect["height"]
+    assert link.is_displayed() and top < driver.execute_script("return window.innerHeight")
+    followed(driver, link, server.admin)
+    alices = next(r for r in done.rows if r.student == "alice").run_name
+    assert shows(driver, [alices, "points", "diagnosis"])
+    assert f"#/experiments/{done.gradebook_id}/runs?" in driver.current_url
+    assert set(KEY_COLUMNS) <= set(on_screen(driver, KEY_COLUMNS))  # in the gradebook's view
+    shoot(driver, tmp_path, "class-landing-followed")
+    # the control: a student reads the same link on the same page, and is refused the rest
+    bob = ("bob", students["bob"])
+    as_account(driver, bob)
+    driver.get("about:blank")
+    assert open_and_wait(driver, server.url + "/", [RUNS_TABLE_HEADER, "hw-landing"])
+    followed(driver, driver.find_element("css selector", f'a[href="{href}{view}"]'), bob)
+    assert shows(driver, [REFUSAL + HIDDEN], seconds=30)
+    assert alices not in driver.find_element("tag name", "body").text

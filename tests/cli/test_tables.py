@@ -60,10 +60,14 @@ def test_at_120_columns_fewer_are_left_out_and_at_240_none():
     assert left == [] and URL in text.splitlines()[-2] and "left out" not in text
 
 
-def test_the_lowest_rank_goes_first_and_kept_columns_never():
+def test_the_lowest_rank_goes_first_and_kept_columns_last_never_squeezed():
+    """The others go first; kept columns go only where they do not fit whole (rich squeezed
+    them to nothing: issue 58's diagnosis of zero width), the rightmost of a rank first."""
     natural = {c.name: i for i, c in enumerate(COLUMNS)}
-    shown = fit(COLUMNS, ROWS, 20)  # narrower than the kept columns alone
-    assert [COLUMNS[i].name for i in shown] == ["run id", "status", "steps", "best val"]
+    names = lambda width: [COLUMNS[i].name for i in fit(COLUMNS, ROWS, width)]  # noqa: E731
+    assert names(66) == ["run id", "status", "steps", "best val"]  # the kept ones, whole
+    assert names(65) == ["run id", "status", "steps"]
+    assert names(20) == ["run id"]  # narrower than any: the first alone
     shown = fit(COLUMNS, ROWS, 110)
     assert natural["link"] not in shown and natural["name"] in shown
 
@@ -262,3 +266,64 @@ def test_the_server_commands_lines_break_at_80_columns(tmp_path, monkeypatch, ca
     monkeypatch.delenv("COLUMNS")
     assert main(["server", "status", str(folder)]) == 1
     assert capsys.readouterr().out == f"no class server running in {folder}\n"
+
+
+def test_the_gradebook_of_two_exercises_keeps_its_diagnosis_at_80_columns(monkeypatch, capsys):
+    """Issue 58's item 5: two exercises, a late answer under a penalty, a long diagnosis: the
+    diagnosis had zero width (``┃┃``) and "late" was cut at the right. Now student, exercise,
+    points and the diagnosis are kept, the diagnosis over lines at its spaces and underscores,
+    what is left out is named, and the rule behind the late label is said once."""
+    from attention_ref.classroom.coursework.gradebook import Row, Standing
+    from attention_ref.classroom.coursework.policy import Policy
+    from attention_ref.cli.gradebook_tables import print_book
+
+    received = dt.datetime(2026, 12, 6, 2, 40, 15, tzinfo=dt.UTC)
+    late = dt.timedelta(days=1, minutes=22, seconds=3)
+    diagnosis = (("mask_added_after_softmax", "no_scale"), ("transposed_W_O",))
+    book = [
+        Row(
+            who,
+            k,
+            Standing.GRADED,
+            10,
+            18,
+            "heads[1].S_masked",
+            diagnosis,
+            attempts=3,
+            received=received,
+            submission=RUN_ID,
+            late=late if who == "carla" else None,
+            penalty=20 if who == "carla" else 0,
+        )
+        for who in ("ana", "joão_pedro_silva", "carla")
+        for k in (1, 2)
+    ]
+    rule = Policy(late_penalty=20).late_words()
+
+    def table(width: int) -> list[str]:
+        monkeypatch.setenv("COLUMNS", str(width))
+        print_book("atencao-1", "https://class.example.edu", book, "America/Sao_Paulo", rule)
+        return capsys.readouterr().out.splitlines()
+
+    lines = table(80)
+    assert max(len(line) for line in lines) <= 80, "\n".join(lines)
+    header = next(line for line in lines if line.startswith("┃"))
+    assert "┃┃" not in header and "┃ ┃" not in header, header
+    heads = [h.strip() for h in header.strip("┃").split("┃")]
+    assert {"student", "exercise", "points", "diagnosis"} <= set(heads), heads
+    at = heads.index("diagnosis") + 1
+    carla = [line for line in lines if line.startswith("│ carla")]
+    assert len(carla) == 2  # one per exercise, each its own number
+    # every character of carla's diagnosis, in order, in her first row's lines
+    first = lines.index(carla[0])
+    below = [carla[0]] + [line for line in lines[first + 1 : first + 8] if line.startswith("│  ")]
+    column = "".join(line.split("│")[at].strip().replace(" ", "") for line in below)
+    assert column.startswith("mask_added_after_softmax+no_scale|transposed_W_O"), column
+    left = " ".join(line for line in lines if line.startswith(("(left out", "submission")))
+    assert "first wrong step" in left and "received" in left, left
+    assert [line for line in lines if line.startswith("late: ")] == [
+        "late: Late work loses 20% of its points per day or part of a day."
+    ]
+    # wide enough, every column: the received time in the class's zone, with its offset
+    wide = "\n".join(table(240))
+    assert "2026-12-05 23:40:15 UTC-03:00" in wide and "1 d 0 h 22 min (-20%)" in wide

@@ -23,6 +23,7 @@ from typing import Any
 
 from attention_ref.classroom.connection.errors import ServerError, ServerTimeoutError
 from attention_ref.classroom.connection.tls import client_context
+from attention_ref.classroom.coursework.class_time import CLASS_ZONE_TAG
 from attention_ref.experiments.names import EXPERIMENT_KIND, Tag
 
 #: MLflow's variable for the CA bundle its clients verify a server with
@@ -143,9 +144,14 @@ def checked(status: int, answer: dict[str, Any], what: str) -> dict[str, Any]:
 
 
 def class_experiment_id(
-    url: str, admin: tuple[str, str], name: str, cafile: Path | None = None
+    url: str,
+    admin: tuple[str, str],
+    name: str,
+    cafile: Path | None = None,
+    zone: str | None = None,
 ) -> str:
-    """The class experiment's id, created (by the admin) if it does not exist yet.
+    """The class experiment's id, created (by the admin) if it does not exist yet; with
+    ``zone``, the class's time zone is its tag `CLASS_ZONE_TAG` (``server start``).
 
     Made with MLflow's tag that opens the UI on its runs (``mlflow.experimentKind``), so no
     student ever needs to tag it. Idempotent under a race: ``attnref server start`` and an
@@ -173,7 +179,10 @@ def class_experiment_id(
         status, made = rest(
             url,
             "/api/2.0/mlflow/experiments/create",
-            {"name": name, "tags": [kind]},
+            {
+                "name": name,
+                "tags": [kind] + ([{"key": CLASS_ZONE_TAG, "value": zone}] if zone else []),
+            },
             auth=admin,
             cafile=cafile,
         )
@@ -185,13 +194,15 @@ def class_experiment_id(
             raise ServerError(f"cannot create the experiment {name!r}")  # pragma: no cover
     exp_id = str(found["experiment_id"])
     tags = {t["key"]: t["value"] for t in found.get("tags", [])}
-    if tags.get(kind["key"]) != kind["value"]:
-        status, answer = rest(
-            url,
-            "/api/2.0/mlflow/experiments/set-experiment-tag",
-            {"experiment_id": exp_id, **kind},
-            auth=admin,
-            cafile=cafile,
-        )
-        checked(status, answer, f"cannot tag the experiment {name!r}")
+    wanted = {kind["key"]: kind["value"]} | ({CLASS_ZONE_TAG: zone} if zone else {})
+    for key, value in wanted.items():
+        if tags.get(key) != value:
+            status, answer = rest(
+                url,
+                "/api/2.0/mlflow/experiments/set-experiment-tag",
+                {"experiment_id": exp_id, "key": key, "value": value},
+                auth=admin,
+                cafile=cafile,
+            )
+            checked(status, answer, f"cannot tag the experiment {name!r}")
     return exp_id

@@ -44,6 +44,7 @@ import secrets
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Final
 
+from attention_ref.classroom.coursework.class_time import UTC_NAME, checked_zone, read_local, shown
 from attention_ref.classroom.coursework.policy import POLICY_TAG, Policy, PolicyError
 from attention_ref.exercises.features import PLAIN
 
@@ -59,6 +60,8 @@ ASSIGNMENT_TAG: Final = TAG + "assignment"
 STUDENT_TAG: Final = TAG + "student"
 DEFINITION_TAG: Final = TAG + "definition"
 DUE_TAG: Final = TAG + "due"
+#: the class's time zone, which due and received times are shown in (`class_time`)
+ZONE_TAG: Final = TAG + "timezone"
 SEEDS_TAG: Final = TAG + "seeds"
 #: tags the server itself writes on a submission when it is finished (the class's gate)
 ANSWER_SHA_TAG: Final = TAG + "answer_sha256"
@@ -67,14 +70,16 @@ RECEIVED_TAG: Final = TAG + "received"
 GRADE = "attnref.grade."
 #: tag prefixes no student may write, on any run
 RESERVED: Final = (TAG, GRADE)
-#: The due time in words, per language: with a due time (UTC, to the minute), and without.
-DUE_WORDS: Final = {"en": ("due {at} UTC", "no due time"), "pt": ("prazo {at} UTC", "sem prazo")}
+#: The due time in words, per language: with a due time (to the minute, in a time zone with
+#: its offset: `class_time.shown`), and without.
+DUE_WORDS: Final = {"en": ("due {at}", "no due time"), "pt": ("prazo {at}", "sem prazo")}
 
 
-def due_words(due: dt.datetime | None, lang: str = "en") -> str:
-    """``due 2026-12-01 22:59 UTC`` or ``no due time``, in ``lang`` (``prazo …``)."""
+def due_words(due: dt.datetime | None, lang: str = "en", zone: str = UTC_NAME) -> str:
+    """``due 2026-12-01 19:59 UTC-03:00`` (in ``zone``) or ``no due time``, in ``lang``
+    (``prazo …``)."""
     at, none = DUE_WORDS[lang]
-    return at.format(at=f"{due:%Y-%m-%d %H:%M}") if due else none
+    return at.format(at=shown(due, zone)) if due else none
 
 
 #: the values of `ROLE_TAG`
@@ -109,10 +114,11 @@ def student_experiment(name: str, student: str) -> str:
     return f"{PREFIX}{name}/{student}"
 
 
-def parse_due(text: str, option: str = "--due") -> dt.datetime:
+def parse_due(text: str, option: str = "--due", zone: str | None = None) -> dt.datetime:
     """``--due`` (or ``option``, ``--cutoff``): an ISO 8601 time (``2026-12-01T23:59``,
-    ``2026-12-01 23:59+01:00``, a date alone meaning its end, 23:59:59); without a zone, the
-    local zone of this machine. Returned in UTC, to the second."""
+    ``2026-12-01 23:59+01:00``, a date alone meaning its end, 23:59:59); without a zone, in
+    ``zone`` (the class's, `class_time.read_local`), else in this machine's. Returned in UTC,
+    to the second."""
     try:
         when = dt.datetime.fromisoformat(text.strip())
     except ValueError:
@@ -123,7 +129,8 @@ def parse_due(text: str, option: str = "--due") -> dt.datetime:
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
         when = when.replace(hour=23, minute=59, second=59)
     if when.tzinfo is None:
-        when = when.astimezone()  # the machine's local zone
+        # the class's zone, else the machine's local one
+        when = read_local(when, zone) if zone else when.astimezone()
     return when.astimezone(dt.UTC).replace(microsecond=0)
 
 
@@ -207,6 +214,9 @@ class Assignment:
     #: late work, attempts, feedback (`attention_ref.classroom.coursework.policy`); may change,
     #: like ``due``
     policy: Policy = field(default_factory=Policy)
+    #: the class's time zone, the due and received times are shown in (`class_time`); may
+    #: change, like ``due``
+    timezone: str = UTC_NAME
 
     def __post_init__(self) -> None:
         check_name(self.name)
@@ -227,7 +237,7 @@ class Assignment:
         homework's own attention is written as before the variants (no variant key). Without
         ``salt``: the copy a student's experiment carries (the module docstring)."""
         d = asdict(self)
-        del d["due"], d["name"], d["policy"]
+        del d["due"], d["name"], d["policy"], d["timezone"]
         if not salt:
             del d["salt"]
         if self.source:  # the default, written as before the option existed
@@ -289,6 +299,7 @@ class Assignment:
             DEFINITION_TAG: json.dumps(self.definition(), sort_keys=True),
             DUE_TAG: iso(self.due) if self.due else "",
             POLICY_TAG: self.policy.to_json(),
+            ZONE_TAG: self.timezone,
         }
         if student is not None:  # the student's copy: no salt, their own seeds
             out[DEFINITION_TAG] = json.dumps(self.definition(salt=False), sort_keys=True)
@@ -311,15 +322,17 @@ class Assignment:
                 **definition,
                 due=from_iso(due) if due else None,
                 policy=Policy.from_json(tags.get(POLICY_TAG, "")),
+                timezone=checked_zone(tags.get(ZONE_TAG) or UTC_NAME),
             )
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError) as e:  # ZoneError is a ValueError
             if isinstance(e, AssignmentError):
                 raise
             raise AssignmentError(f"the experiment's tags define no assignment ({e})") from None
 
-    def describe_due(self, lang: str = "en") -> str:
-        """``due 2026-12-01 22:59 UTC`` or ``no due time`` (`due_words`)."""
-        return due_words(self.due, lang)
+    def describe_due(self, lang: str = "en", zone: str | None = None) -> str:
+        """``due 2026-12-01 19:59 UTC-03:00`` or ``no due time`` (`due_words`), in ``zone``
+        (default: the assignment's)."""
+        return due_words(self.due, lang, zone or self.timezone)
 
 
 def student_seeds(tags: dict[str, str], exercises: int) -> list[int]:

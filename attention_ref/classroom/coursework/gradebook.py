@@ -110,25 +110,23 @@ RUN_COLUMNS: Final[dict[str, str]] = {
 
 #: The columns the MLflow UI shows a gradebook with, in this order after the run's name (its
 #: runs table otherwise shows Source, Models and Dataset, and a reader picks the grade's
-#: columns by hand): MLflow's column keys, ``metrics.`name``` and ``tags.`name```.
-SHOWN_COLUMNS: Final[tuple[str, ...]] = (
-    "metrics.`steps_right`",
-    "metrics.`steps_given`",
-    f"tags.`{GRADE}first_wrong`",
-    f"tags.`{GRADE}diagnosis`",
-    "metrics.`attempts`",
-    "metrics.`late`",
-    f"tags.`{GRADE}status`",
-)
-#: MLflow's key of the run-name column, and the widths (px) the grade's columns need
-_RUN_NAME = "attributes.`Run Name`"
-_WIDTHS: Final[dict[str, int]] = {
-    _RUN_NAME: 230,
+#: columns by hand): MLflow's column keys, ``metrics.`name``` and ``tags.`name```, and their
+#: widths (px; 0: the UI's). The run's name says the student and the exercise: with it, the
+#: first five (steps right to steps asked) are on screen at a laptop's 1366 px, no scroll.
+_SHOWN: Final[dict[str, int]] = {
     "metrics.`steps_right`": 110,
+    "metrics.`points`": 80,
+    "metrics.`late`": 70,
+    f"tags.`{GRADE}diagnosis`": 190,
+    "metrics.`steps_asked`": 110,
     "metrics.`steps_given`": 110,
     f"tags.`{GRADE}first_wrong`": 200,
-    f"tags.`{GRADE}diagnosis`": 190,
+    "metrics.`attempts`": 0,
+    f"tags.`{GRADE}status`": 0,
 }
+SHOWN_COLUMNS: Final[tuple[str, ...]] = tuple(_SHOWN)
+#: MLflow's key of the run-name column (pinned at the left, with the run's creation time)
+_RUN_NAME = "attributes.`Run Name`"
 #: The name of that view. MLflow's UI reads a "shared view" from the experiment's tag
 #: ``mlflow.sharedViewState.<name>`` when a link says ``viewStateShareKey=<name>``.
 VIEW = "attnref-gradebook"
@@ -142,7 +140,7 @@ def view_state() -> str:
         {
             "selectedColumns": list(SHOWN_COLUMNS),
             "columnOrder": [_RUN_NAME, *SHOWN_COLUMNS, "runDateAndNestInfo", "duration"],
-            "columnWidths": _WIDTHS,
+            "columnWidths": {_RUN_NAME: 230} | {k: w for k, w in _SHOWN.items() if w},
             "orderByKey": "tags.`mlflow.runName`",
             "orderByAsc": True,
         }

@@ -19,87 +19,77 @@ What each system's import reads, from its source:
   becomes a student Canvas does not know. Without a roster the account name is the SIS Login
   ID and the name.
 
-A **roster** (`read_roster`) maps the class server's account names to the system's own
-identifiers: a CSV with a column ``account`` and the system's columns (`ROSTER_FIELDS`).
-Every student of the gradebook needs a row: a missing one is refused before anything is
-written, as Moodle would refuse the whole file. The files are written with a UTF-8 byte-order
-mark (`BOM`), which spreadsheets need to read ``joão`` as UTF-8 and both imports accept.
+**Moodle's maximum**: besides the item's maximum, Moodle refuses the whole file for a grade
+above the site's ``gradepointmax`` (100 unless the site's administrator raised it, at most
+10000), whatever the item's maximum. Points possible above that maximum (``moodle_max``) are
+scaled to it (`moodle_scale`: 6 exercises, 108 points, become grades out of 100, rounded to
+two decimals, never above), and `import_steps` says the item's maximum is ``moodle_max``.
+
+A **roster** maps the class server's account names to each system's own identifiers
+(`attention_ref.classroom.coursework.roster`: an LMS's participant export, or a plain CSV);
+every student of the gradebook needs them (`missing_from`): a missing one is refused before
+anything is written, as Moodle would refuse the whole file. Without a roster (``None``) the
+account name is Moodle's username and Canvas's SIS Login ID and name (what the teacher asks
+for with ``grades --account-names``). The files are written with a UTF-8 byte-order mark
+(`BOM`), which spreadsheets need to read ``joão`` as UTF-8 and both imports accept.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from attention_ref.classroom.coursework.assignment import duration
 from attention_ref.classroom.coursework.gradebook import Row, Standing, whole
+from attention_ref.classroom.coursework.roster import ROSTER_FIELDS, RosterError
 
 #: the systems whose grade import `to_lms_csv` writes for
 SYSTEMS: Final = ("moodle", "canvas")
-#: what a spreadsheet needs to open a CSV as UTF-8 (Moodle strips it, Canvas's header check
-#: reads through it)
-BOM: Final = "\ufeff"
-#: a roster's own identifying columns, per system: Moodle's one "map from" field (exactly one),
-#: Canvas's student columns (any of them)
-ROSTER_FIELDS: Final = {
-    "moodle": ("username", "email", "idnumber"),
-    "canvas": ("Student", "ID", "SIS User ID", "SIS Login ID", "Section"),
-}
-_CANVAS_IDS: Final = ("ID", "SIS User ID", "SIS Login ID")
-MAX_ROSTER_BYTES: Final = 1 << 20
+#: Moodle's ``gradepointmax`` unless the site's administrator changed it; its setting's range
+MOODLE_MAX: Final = 100
+MOODLE_MAX_LIMIT: Final = 10000
 
 
-class RosterError(ValueError):
-    """A roster that cannot be used; the message says why, in one line."""
+def missing_from(students: Iterable[str], roster: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """The students that ``roster`` (``account -> {field: value}``) gives no identifier."""
+    return [s for s in students if not any((roster.get(s) or {}).values())]
 
 
-def read_roster(text: str, system: str) -> dict[str, dict[str, str]]:
-    """``account -> {field: value}`` from a roster's CSV text for ``system``: a column
-    ``account`` and the system's columns only (`ROSTER_FIELDS`; Moodle's: exactly one),
-    every account once, every identifier given (Canvas: one of ID, SIS User ID, SIS Login ID
-    at least). Refused in one line otherwise (`RosterError`)."""
-    allowed = ROSTER_FIELDS[system]
-    if len(text.encode()) > MAX_ROSTER_BYTES:
-        raise RosterError(f"the roster is over {MAX_ROSTER_BYTES} bytes")
-    try:
-        lines = list(csv.reader(io.StringIO(text.removeprefix(BOM))))
-    except csv.Error as e:
-        raise RosterError(f"the roster is not CSV ({e})") from None
-    if not lines or "account" not in lines[0]:
-        raise RosterError("the roster's first line names its columns, one of them 'account'")
-    header = [h.strip() for h in lines[0]]
-    fields = [h for h in header if h != "account"]
-    if unknown := [h for h in fields if h not in allowed]:
-        raise RosterError(
-            f"the roster's column {unknown[0]!r} is not {system}'s: use account and "
-            + ", ".join(allowed)
-        )
-    if len(set(header)) != len(header) or not fields:
-        raise RosterError(f"the roster names account and {system}'s columns, each once")
-    if system == "moodle" and len(fields) != 1:
-        raise RosterError("a Moodle roster has one identifier: username, email or idnumber")
-    out: dict[str, dict[str, str]] = {}
-    for n, line in enumerate(lines[1:], start=2):
-        if not any(cell.strip() for cell in line):
-            continue
-        if len(line) != len(header):
-            raise RosterError(f"roster line {n} has {len(line)} cells, not {len(header)}")
-        row = dict(zip(header, (c.strip() for c in line), strict=True))
-        account = row.pop("account")
-        if not account or account in out:
-            raise RosterError(f"roster line {n}: an account named once, got {account!r}")
-        ids = [row[f] for f in fields if system == "moodle" or f in _CANVAS_IDS]
-        if not any(ids) or (system == "moodle" and not all(ids)):
-            raise RosterError(f"roster line {n}: no identifier for {account!r}")
-        out[account] = row
-    return out
+def named(students: Sequence[str]) -> str:
+    """``a, b, c, d, e and 3 more``: students named in a line."""
+    more = f" and {len(students) - 5} more" if len(students) > 5 else ""
+    return ", ".join(students[:5]) + more
 
 
-def moodle_field(roster: dict[str, dict[str, str]] | None) -> str:
-    """The Moodle field a roster identifies students by (its one column), else ``username``."""
-    return next(iter(next(iter(roster.values())))) if roster else "username"
+def moodle_field(
+    roster: Mapping[str, Mapping[str, str]] | None, students: Iterable[str] | None = None
+) -> str:
+    """The Moodle field the file identifies students by: the first of ``username``,
+    ``email``, ``idnumber`` that every student (of ``students``; default: all) has in
+    ``roster``; ``username`` without a roster. None that all have: `RosterError`, naming
+    who lacks the e-mail."""
+    if not roster:
+        return "username"
+    who = list(roster) if students is None else list(students)
+    for name in ROSTER_FIELDS["moodle"]:
+        if all((roster.get(s) or {}).get(name) for s in who):
+            return name
+    lacking = [s for s in who if not (roster.get(s) or {}).get("email")]
+    raise RosterError(
+        f"no Moodle identifier every student has: no username, and no e-mail for {named(lacking)}"
+    )
+
+
+def moodle_scale(points_possible: int, moodle_max: int = MOODLE_MAX) -> tuple[int, float]:
+    """``(the item's maximum, the factor of each grade)`` for Moodle: the points as they are
+    up to the site's maximum (``moodle_max``), scaled to it above."""
+    if not 1 <= moodle_max <= MOODLE_MAX_LIMIT:
+        raise ValueError(f"Moodle's maximum grade is 1..{MOODLE_MAX_LIMIT}, got {moodle_max}")
+    if points_possible <= moodle_max:
+        return points_possible, 1.0
+    return moodle_max, moodle_max / points_possible
 
 
 def grade_of(rows: Sequence[Row]) -> int | float:
@@ -166,52 +156,73 @@ def to_lms_csv(
     system: str,
     points_possible: int,
     diagnosis: bool = True,
-    roster: dict[str, dict[str, str]] | None = None,
+    roster: Mapping[str, Mapping[str, str]] | None = None,
     lang: str = "en",
     words: Callable[[str], str] = str,
+    moodle_max: int = MOODLE_MAX,
 ) -> str:
     """The gradebook ``book`` of ``assignment`` as ``system`` (`SYSTEMS`) imports it (no
     byte-order mark: the caller writes `BOM` first); the feedback names the diagnosis unless
     ``diagnosis`` is false (the feedback policy); the students identified through ``roster``
-    (`read_roster`), where one is given."""
+    (``account -> {field: value}`` of ``system``), the account names without one. Moodle's
+    grades are scaled to ``moodle_max`` where the points possible are above it
+    (`moodle_scale`). A student without identifiers in ``roster``: `RosterError`."""
     if system not in SYSTEMS:
         raise ValueError(f"grades for {system!r}: choose one of {', '.join(SYSTEMS)}")
     students: dict[str, list[Row]] = {}
     for r in book:
         students.setdefault(r.student, []).append(r)
-    if roster is not None and (missing := [s for s in students if s not in roster]):
+    if roster is not None and (missing := missing_from(students, roster)):
+        absent = [s for s in missing if s not in roster]
+        what = "line" if absent == missing else f"{system} identifier"
         raise RosterError(
-            f"the roster has no line for {', '.join(missing[:5])}"
-            + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-            + " (an unknown user makes Moodle refuse the whole file)"
+            f"the roster has no {what} for {named(missing)} (an unknown user makes "
+            f"{system.capitalize()} refuse the file or miss the grade)"
         )
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     if system == "moodle":
-        field = moodle_field(roster)
+        field = moodle_field(roster, students)
+        factor = moodle_scale(points_possible, moodle_max)[1]
         w.writerow([field, assignment, f"{assignment} feedback"])
         for student, mine in students.items():
             who = roster[student][field] if roster else student
-            w.writerow([who, grade_of(mine), feedback_of(mine, diagnosis, lang, words)])
+            grade = whole(round(grade_of(mine) * factor, 2))
+            w.writerow([who, grade, feedback_of(mine, diagnosis, lang, words)])
     else:
         columns = ROSTER_FIELDS["canvas"]
         w.writerow([*columns, assignment])
         w.writerow(["Points Possible", "", "", "", "", points_possible])
         for student, mine in students.items():
             given = roster[student] if roster else {}
-            cells = {"Student": student, "SIS Login ID": student} if not roster else {}
+            cells = {"Student": student, "SIS Login ID": student} if roster is None else {}
             cells |= {k: v for k, v in given.items() if v}
             cells.setdefault("Student", student)
             w.writerow([*(cells.get(c, "") for c in columns), grade_of(mine)])
     return out.getvalue()
 
 
-def import_steps(system: str, assignment: str, points_possible: int, field: str = "") -> list[str]:
-    """What the teacher does in ``system`` with the file, step by step (what to make first)."""
+def import_steps(
+    system: str,
+    assignment: str,
+    points_possible: int,
+    field: str = "",
+    moodle_max: int = MOODLE_MAX,
+) -> list[str]:
+    """What the teacher does in ``system`` with the file, step by step (what to make first);
+    for Moodle, the item's maximum is the points possible, or ``moodle_max`` where the grades
+    were scaled to it (`moodle_scale`)."""
     if system == "moodle":
+        maximum, factor = moodle_scale(points_possible, moodle_max)
+        scaled = (
+            f" (the {points_possible} points possible are above the site's maximum grade "
+            f"{moodle_max}: the grades are scaled to {maximum})"
+            if factor != 1
+            else ""
+        )
         return [
             f"1. Moodle, the course's Gradebook setup: add a grade item {assignment!r}, maximum "
-            f"grade {points_possible} (one made by the import has maximum 100 and takes no "
+            f"grade {maximum}{scaled} (one made by the import has maximum 100 and takes no "
             "feedback).",
             "2. Grades, Import, CSV file: upload the file, encoding UTF-8, separator comma.",
             f"3. Map from {field or 'username'} to {field or 'username'}, {assignment!r} to "

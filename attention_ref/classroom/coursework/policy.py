@@ -36,6 +36,8 @@ from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Final
 
+from attention_ref.classroom.coursework.class_time import UTC_NAME, shown
+
 #: the tag of an assignment's experiments that holds its policy (JSON)
 POLICY_TAG: Final = "attnref.homework.policy"
 #: the tag the gate writes on a finished submission under an attempts limit: the exercise its
@@ -85,8 +87,8 @@ class Policy:
             raise PolicyError(f"{which} needs a due time (--due): late is after the due time")
         if due is not None and self.cutoff is not None and self.cutoff < due:
             raise PolicyError(
-                f"--cutoff {self.cutoff:%Y-%m-%d %H:%M:%S} UTC is before the due time "
-                f"{due:%Y-%m-%d %H:%M:%S} UTC"
+                f"--cutoff {shown(self.cutoff, seconds=True)} is before the due time "
+                f"{shown(due, seconds=True)}"
             )
 
     def penalty(self, late: dt.timedelta | None) -> int:
@@ -137,20 +139,27 @@ class Policy:
         """This policy with the options a teacher gave (``None``: keep)."""
         return replace(self, **{k: v for k, v in given.items() if v is not None})
 
-    def words(self, lang: str = "en", due: bool = True) -> str:
-        """The policy in sentences, as a statement prints it, in ``lang`` (without a due time,
-        ``due`` false, nothing is late: no sentence on late work)."""
+    def late_words(self, lang: str = "en", zone: str = UTC_NAME) -> str:
+        """The rule on late work in a sentence, in ``lang``: its penalty per started day (or
+        none) and its cut-off, in ``zone``; what a late label's ``(-20%)`` comes from."""
         w = WORDS[lang]
         late = w["penalty"].format(p=self.late_penalty) if self.late_penalty else w["accepted"]
         if self.cutoff is not None:
-            late += w["cutoff"].format(at=f"{self.cutoff:%Y-%m-%d %H:%M} UTC")
+            late += w["cutoff"].format(at=shown(self.cutoff, zone))
+        return late + "."
+
+    def words(self, lang: str = "en", due: bool = True, zone: str = UTC_NAME) -> str:
+        """The policy in sentences, as a statement prints it, in ``lang`` (without a due time,
+        ``due`` false, nothing is late: no sentence on late work); the cut-off in ``zone``."""
+        w = WORDS[lang]
+        late = self.late_words(lang, zone)
         tries = (
             w["unlimited"]
             if self.attempts is None
             else w["limited"].format(n=self.attempts, s="s" if self.attempts != 1 else "")
         )
         said = [tries, w[f"feedback_{self.feedback}"]]
-        return " ".join([late + ".", *said] if due else said)
+        return " ".join([late, *said] if due else said)
 
 
 #: The policy's sentences, per language.

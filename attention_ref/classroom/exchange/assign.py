@@ -21,10 +21,17 @@ from attention_ref.classroom.coursework.assignment import (
     ROLE_TAG,
     SEEDS_TAG,
     SUBMISSIONS,
+    ZONE_TAG,
     Assignment,
     gradebook_experiment,
     iso,
     student_experiment,
+)
+from attention_ref.classroom.coursework.class_time import (
+    CLASS_ZONE_TAG,
+    UTC_NAME,
+    checked_zone,
+    shown,
 )
 from attention_ref.classroom.coursework.gradebook import (
     VIEW_TAG,
@@ -81,9 +88,10 @@ class Assigned:
             f"{'s' if a.exercises != 1 else ''} each for {who}, {a.describe_due()}; "
             f"gradebook: experiment {self.gradebook_id} ({gradebook_experiment(a.name)})"
         ]
-        lines.append(f"policy: {a.policy.words(due=a.due is not None)}")  # prose: wrapped
+        # prose: wrapped
+        lines.append(f"policy: {a.policy.words(due=a.due is not None, zone=a.timezone)}")
         if self.due_moved:
-            before = f"{self.due_before:%Y-%m-%d %H:%M} UTC" if self.due_before else "none"
+            before = shown(self.due_before, a.timezone) if self.due_before else "none"
             lines.append(f"the due time moved from {before} to {a.describe_due()[4:]}")
         if a.source:
             lines.append(
@@ -133,6 +141,16 @@ def _create_experiment(
     raise HomeworkError(f"cannot create the experiment {name!r}")  # pragma: no cover
 
 
+def class_zone(client: ClassClient) -> str:
+    """The class's time zone, as ``server start`` tagged the class experiment
+    (`CLASS_ZONE_TAG`); ``UTC`` for a class started before it had one."""
+    found = client.search_experiments(
+        f"tags.`{CLASS_ZONE_TAG}` LIKE '%'", "cannot read the class's time zone"
+    )
+    zones = sorted({tag_map(e)[CLASS_ZONE_TAG] for e in found})
+    return checked_zone(zones[0]) if zones else UTC_NAME
+
+
 def _set_experiment_tag(client: ClassClient, exp_id: str, key: str, value: str) -> None:
     client.call(
         "/api/2.0/mlflow/experiments/set-experiment-tag",
@@ -162,6 +180,8 @@ def assign(
     variants already)."""
     found = client.experiment(gradebook_experiment(asked.name))
     due_before = None
+    zone = class_zone(client)
+    asked = replace(asked, timezone=zone)
     if found is not None:
         current = Assignment.from_tags(tag_map(found))
         if shape_given is not None:  # only what the teacher typed must agree
@@ -187,6 +207,7 @@ def assign(
             due=asked.due if due_given else current.due,
             policy=policy,
             source=asked.source if source_given else current.source,
+            timezone=zone,
         )
         gradebook_id, created = str(found["experiment_id"]), False
         if assignment.source != current.source:
@@ -199,6 +220,8 @@ def assign(
             )
         if assignment.policy != current.policy:
             _set_experiment_tag(client, gradebook_id, POLICY_TAG, assignment.policy.to_json())
+        if tag_map(found).get(ZONE_TAG) != zone:
+            _set_experiment_tag(client, gradebook_id, ZONE_TAG, zone)
         if tag_map(found).get(VIEW_TAG) != view_state():  # a gradebook of an earlier attnref
             _set_experiment_tag(client, gradebook_id, VIEW_TAG, view_state())
     else:
@@ -212,6 +235,9 @@ def assign(
     enrolled, already = [], []
     for student in list_students(client):
         (enrolled if _enrol(client, assignment, student) else already).append(student)
+    from attention_ref.classroom.exchange.landing import update_landing
+
+    update_landing(client)  # the class's landing page links every gradebook, this one too
     return Assigned(assignment, gradebook_id, created, tuple(enrolled), tuple(already), due_before)
 
 
@@ -275,6 +301,8 @@ def _enrol(client: ClassClient, assignment: Assignment, student: str) -> bool:
             _set_experiment_tag(client, exp_id, DUE_TAG, due)
         if Policy.from_json(tags.get(POLICY_TAG, "")) != assignment.policy:
             _set_experiment_tag(client, exp_id, POLICY_TAG, assignment.policy.to_json())
+        if tags.get(ZONE_TAG) != assignment.timezone:
+            _set_experiment_tag(client, exp_id, ZONE_TAG, assignment.timezone)
     grant_experiment(client.url, client.auth, student, exp_id, "EDIT", cafile=client.cafile)
     return created
 

@@ -22,6 +22,7 @@ from attention_ref.classroom.coursework.assignment import (
     matching_exercise,
     student_experiment,
 )
+from attention_ref.classroom.coursework.class_time import ZoneError, reader_zone
 from attention_ref.classroom.exchange.student_words import said
 
 if TYPE_CHECKING:
@@ -56,6 +57,10 @@ def mine(client: ClassClient, name: str, lang: str = "en") -> Mine:
             said("not_homework", lang, experiment=experiment, student=student), lang
         )
     assignment = Assignment.from_tags(tags)
+    try:  # the times in the student's own zone where they set one, else the class's
+        assignment = replace(assignment, timezone=reader_zone(assignment.timezone))
+    except ZoneError as e:
+        raise HomeworkError(str(e), lang) from None
     try:  # the student's own seeds (their copy carries no salt to draw them from)
         exercises = assignment.student_exercises(tags)
     except AssignmentError:
@@ -145,7 +150,7 @@ def _homework_statement(statement: Any, me: Mine, k: int) -> Any:
             k=k,
             student=me.student,
             due=due,
-            policy=a.policy.words(a.lang, a.due is not None),
+            policy=a.policy.words(a.lang, a.due is not None, a.timezone),
         ),
     )
     *body, how = statement.sections

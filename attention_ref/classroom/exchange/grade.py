@@ -31,7 +31,7 @@ from attention_ref.classroom.coursework.assignment import (
     gradebook_experiment,
     lateness,
 )
-from attention_ref.classroom.coursework.gradebook import Graded, Row, Standing, rows
+from attention_ref.classroom.coursework.gradebook import Graded, Row, Standing, rows, whole
 from attention_ref.classroom.coursework.policy import POLICY_TAG, Policy
 from attention_ref.classroom.exchange.answers import check_answer
 from attention_ref.experiments.names import Tag
@@ -270,6 +270,8 @@ def _tag_submission(client: ClassClient, g: Graded, counts: bool, policy: Policy
     """The teacher's grade of one submission, on it (the student reads their own): the
     diagnosis only where the feedback policy shows it."""
     diagnosis = " | ".join(" + ".join(n) for n in g.diagnoses) if policy.shows_values else ""
+    graded = g.standing is Standing.GRADED
+    penalty = policy.penalty(g.late) if graded else 0
     tags = {
         GRADE + "status": str(g.standing),
         GRADE + "exercise": str(g.exercise or ""),
@@ -277,6 +279,11 @@ def _tag_submission(client: ClassClient, g: Graded, counts: bool, policy: Policy
         GRADE + "first_wrong": g.first_wrong,
         GRADE + "diagnosis": diagnosis,
         GRADE + "late": "yes" if g.late else "no",
+        # what the late penalty left of the steps right (the student reads it beside them)
+        GRADE + "penalty": str(penalty),
+        GRADE + "points": str(whole(round(g.steps_right * (100 - penalty) / 100, 2)))
+        if graded
+        else "0",
         GRADE + "counts": "yes" if counts else "no",
         GRADE + "reason": g.reason[:500],
     }

@@ -37,6 +37,7 @@ from attention_ref.classroom.coursework.assignment import (
     from_iso,
     lateness,
 )
+from attention_ref.classroom.coursework.class_time import UTC_NAME, shown
 from attention_ref.classroom.exchange.answers import check_answer
 from attention_ref.classroom.exchange.fetch import Mine, mine
 from attention_ref.classroom.exchange.student_words import said
@@ -81,9 +82,10 @@ def checked_answer(text: bytes, me: Mine, folder: str = "") -> Checked:
     return Checked(text, k, report)
 
 
-def submitted_line(sent: Submitted, path: str, name: str, lang: str) -> str:
-    """One line on a stored submission, in the assignment's language (`student_words`)."""
-    due = due_words(sent.due, lang)
+def submitted_line(sent: Submitted, path: str, name: str, lang: str, zone: str = UTC_NAME) -> str:
+    """One line on a stored submission, in the assignment's language (`student_words`), its
+    times in ``zone`` (`class_time.shown`)."""
+    due = due_words(sent.due, lang, zone)
     if sent.late:
         timing = said("late_due", lang, late=duration(sent.late), due=due)
     else:  # with no due time, nothing is on time or late: the words say there is none
@@ -96,7 +98,7 @@ def submitted_line(sent: Submitted, path: str, name: str, lang: str) -> str:
         name=name,
         n=sent.attempt,
         run=sent.run_id,
-        when=f"{sent.received:%Y-%m-%d %H:%M:%S} UTC",
+        when=shown(sent.received, zone, seconds=True),
         timing=timing,
     )
 
@@ -227,18 +229,25 @@ class MySubmission:
     late: dt.timedelta | None
     grade: dict[str, str]
 
-    def cells(self, lang: str = "en", shown: bool = True) -> tuple[str, ...]:
-        """submission, exercise, received, late, status, grade, first wrong, diagnosis, counts,
-        in ``lang`` (`student_words`): the diagnosis in the catalogue's words, not its ids;
-        the grade "not released yet" where the feedback policy holds it back (not ``shown``)."""
+    def cells(
+        self, lang: str = "en", shown_grade: bool = True, zone: str = UTC_NAME
+    ) -> tuple[str, ...]:
+        """submission, exercise, received (in ``zone``), late, status, grade, first wrong,
+        diagnosis, counts, in ``lang`` (`student_words`): the diagnosis in the catalogue's
+        words, not its ids; the grade "not released yet" where the feedback policy holds it
+        back (not ``shown_grade``)."""
         from attention_ref.exercises.catalogue import mistake_words
 
         g = self.grade
-        received = f"{self.received:%Y-%m-%d %H:%M:%S}" if self.received else ""
-        if self.late:
-            late = said("late_by", lang, late=duration(self.late))
+        received = shown(self.received, zone, seconds=True) if self.received else ""
+        penalty = g.get(GRADE + "penalty", "0")
+        if self.late:  # the lateness, and what it costs once graded
+            late = duration(self.late) + (f" (-{penalty}%)" if penalty not in ("", "0") else "")
         else:
             late = said("on_time", lang) if received else ""
+        steps = g.get(GRADE + "steps")
+        if steps and penalty not in ("", "0"):  # the points the penalty left
+            steps = said("grade_after", lang, steps=steps, points=g.get(GRADE + "points", ""))
         diagnosis = " | ".join(
             " + ".join(mistake_words(name, lang) for name in both.split(" + "))
             for both in g.get(GRADE + "diagnosis", "").split(" | ")
@@ -251,7 +260,7 @@ class MySubmission:
             received,
             late,
             self.status,
-            g.get(GRADE + "steps") or said("not_graded" if shown else "not_released", lang),
+            steps or said("not_graded" if shown_grade else "not_released", lang),
             g.get(GRADE + "first_wrong", ""),
             diagnosis,
             said(counts, lang) if counts in ("yes", "no") else counts,
@@ -267,8 +276,10 @@ def my_submissions(
     out = []
     for run in client.search_runs(me.experiment_id):
         info, tags = run["info"], tag_map(run.get("data", {}))
-        received = from_iso(tags[RECEIVED_TAG]) if RECEIVED_TAG in tags else None
-        late = lateness(received, me.assignment.due) if received else None
+        if RECEIVED_TAG not in tags:  # never received: refused (attempts, cut-off) or broken
+            continue
+        received = from_iso(tags[RECEIVED_TAG])
+        late = lateness(received, me.assignment.due)
         grade = {k: v for k, v in tags.items() if k.startswith(GRADE)}
         out.append(
             MySubmission(

@@ -25,12 +25,14 @@ from attention_ref.classroom.coursework.assignment import (
     ROLE_TAG,
     STUDENT_TAG,
     SUBMISSIONS,
+    ZONE_TAG,
     Assignment,
     AssignmentError,
     from_ms,
     iso_ms,
     matching_exercise,
 )
+from attention_ref.classroom.coursework.class_time import UTC_NAME, checked_zone, shown
 from attention_ref.classroom.coursework.policy import EXERCISE_TAG, MAX_ATTEMPTS, POLICY_TAG, Policy
 from attention_ref.classroom.gate import uploads
 from attention_ref.classroom.gate.access_table import Access
@@ -214,8 +216,8 @@ def _end_submission(experiment: str, run_id: str, tags: dict[str, str]) -> Respo
         policy = Policy.from_json(tags.get(POLICY_TAG, ""))
         if policy.after_cutoff(from_ms(now)):
             return closed(
-                f"the cut-off for this assignment, {policy.cutoff:%Y-%m-%d %H:%M:%S} UTC, has "
-                "passed by the server's clock: no submission is received after it"
+                f"the cut-off for this assignment, {cutoff_at(policy, tags)}, has passed by "
+                "the server's clock: no submission is received after it"
             )
         try:
             with contextlib.ExitStack() as held:
@@ -230,6 +232,16 @@ def _end_submission(experiment: str, run_id: str, tags: dict[str, str]) -> Respo
     if request.get_json(force=True, silent=True) is not body:
         return forbidden("the server could not stamp the submission's end time")
     return None
+
+
+def cutoff_at(policy: Policy, tags: dict[str, str]) -> str:
+    """The cut-off as the student reads it: in the class's zone the experiment carries."""
+    assert policy.cutoff is not None
+    try:
+        zone = checked_zone(tags.get(ZONE_TAG) or UTC_NAME)
+    except ValueError:  # a tag only teachers write; UTC rather than no refusal
+        zone = UTC_NAME
+    return shown(policy.cutoff, zone, seconds=True)
 
 
 def _attempts_key(experiment: str) -> str:

@@ -62,6 +62,7 @@ from attention_ref.classroom.connection.accounts import ADMIN_USERNAME
 from attention_ref.classroom.connection.client import class_experiment_id
 from attention_ref.classroom.connection.errors import ServerError
 from attention_ref.classroom.connection.tls import check_pair, is_loopback, is_wildcard, self_signed
+from attention_ref.classroom.coursework.class_time import checked_zone, server_zone
 from attention_ref.classroom.gate import pools
 from attention_ref.classroom.gate.quotas import ENV as QUOTAS_ENV
 from attention_ref.classroom.gate.quotas import Quotas
@@ -133,6 +134,9 @@ class ClassServer:
     server_names: tuple[str, ...] = ()
     #: what one student may store (`attention_ref.classroom.gate.quotas`)
     quotas: Quotas = field(default_factory=Quotas)
+    #: the class's time zone (`attention_ref.classroom.coursework.class_time`): the server's
+    #: own unless given; due and received times are shown in it
+    timezone: str = field(default_factory=server_zone)
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
@@ -142,6 +146,10 @@ class ClassServer:
         self._own_postgres = False
         self._wrote_pid_file = False
         self.mended: str | None = None
+        try:
+            self.timezone = checked_zone(self.timezone)
+        except ValueError as e:
+            raise ServerError(str(e)) from None
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ServerError("give both --tls-cert and --tls-key, or neither")
         if self.tls_cert is not None:
@@ -274,6 +282,7 @@ class ClassServer:
             "cert": str(self.cert) if self.cert else None,
             "experiment": self.experiment,
             "quotas": asdict(self.quotas),
+            "timezone": self.timezone,
             "started": dt.datetime.now().isoformat(timespec="seconds"),
             "root": str(self.root),
             "root_id": folder_id(self.root),
@@ -319,7 +328,9 @@ class ClassServer:
             self.edge.start(self.url, self.cert, timeout=min(timeout, 60))
             self._write_pid_file()
             try:
-                class_experiment_id(self.url, self.admin, self.experiment, self.cert)
+                class_experiment_id(
+                    self.url, self.admin, self.experiment, self.cert, zone=self.timezone
+                )
             except ServerError as e:
                 if existed and "HTTP 401" in str(e):
                     raise ServerError(
