@@ -193,6 +193,7 @@ def main(out: Path) -> int:
     from attention_ref.classroom.hosting.server import DEFAULT_EXPERIMENT, ClassServer
     from attention_ref.classroom.simulated.simulate import run_class
 
+    out = out.resolve()  # the pictures are drawn from file URIs, which are absolute
     out.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="attnref-screens-"))
     root.chmod(0o711)  # as root, PostgreSQL runs as `postgres` and must enter it

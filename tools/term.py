@@ -88,6 +88,7 @@ def run_term(work: Path, out: Path, *, png: bool = False, wait_s: float = 65.0) 
     from attention_ref.classroom.hosting.server import ClassServer
     from attention_ref.exercises.answer import Problem
 
+    out = out.resolve()  # the pictures are drawn from file URIs, which are absolute
     out.mkdir(parents=True, exist_ok=True)
     term = Term()
     base = {
@@ -180,6 +181,10 @@ def run_term(work: Path, out: Path, *, png: bool = False, wait_s: float = 65.0) 
                 text = write(Problem.of_exercise(opt), me.assignment.decimals)
                 (folder / f"answer-{k}.json").write_bytes(text)
 
+        def submit_both(name: str, who: str, folder: Path) -> str:
+            files = ["answer-1.json", "answer-2.json"]
+            return shot(name, ["homework", "submit", NAME, *files], student(who), folder, tty=True)
+
         homes = {}
         for who in ("ana.souza", "bruno.lima", "carla.costa"):
             homes[who] = work / who
@@ -192,13 +197,7 @@ def run_term(work: Path, out: Path, *, png: bool = False, wait_s: float = 65.0) 
         # ana: exercise 1 half done (its projections and scores, right), exercise 2 whole
         folder = homes["ana.souza"] / NAME
         answers("ana.souza", folder, partial=1)
-        shot(
-            "submit-partial",
-            ["homework", "submit", NAME, "answer-1.json", "answer-2.json"],
-            student("ana.souza"),
-            folder,
-            tty=True,
-        )
+        submit_both("submit-partial", "ana.souza", folder)
         # carla: exercise 1 three times, where the policy allows two
         folder = homes["carla.costa"] / NAME
         answers("carla.costa", folder)
@@ -221,13 +220,7 @@ def run_term(work: Path, out: Path, *, png: bool = False, wait_s: float = 65.0) 
         folder = homes["bruno.lima"] / NAME
         answers("bruno.lima", folder)
         before = dt.datetime.now(dt.UTC)
-        shot(
-            "submit-late",
-            ["homework", "submit", NAME, "answer-1.json", "answer-2.json"],
-            student("bruno.lima"),
-            folder,
-            tty=True,
-        )
+        submit_both("submit-late", "bruno.lima", folder)
         due = (on_time + dt.timedelta(seconds=2)).replace(microsecond=0)
         term.late_by = (before - due).total_seconds()
         teach("assign-due-before-bruno", "assign", NAME, "--due", _local(due))

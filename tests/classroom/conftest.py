@@ -88,6 +88,37 @@ def student_env(url: str, user: str, password: str) -> dict[str, str]:
     }
 
 
+def teacher_env(server: ClassServer, **more: str) -> dict[str, str]:
+    """What a teacher's command reads of the environment: the class's URL, the admin password
+    (and ``more``, ``COLUMNS="240"``)."""
+    return {"MLFLOW_TRACKING_URI": server.url, "ATTNREF_ADMIN_PASSWORD": server.admin[1], **more}
+
+
+def in_process(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    env: dict[str, str],
+    cwd: Path,
+) -> subprocess.CompletedProcess[str]:
+    """An attnref command run in this process (`attention_ref.cli.main.main`, without a new
+    interpreter importing torch and MLflow each time): MLflow's variables, the admin password
+    and ``COLUMNS`` from ``env`` (the test's own MLflow variables dropped), in ``cwd``; its
+    exit code, stdout and stderr."""
+    from attention_ref.cli.main import main
+
+    for key in [k for k in os.environ if k.startswith("MLFLOW_TRACKING_")]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        if key.startswith("MLFLOW_TRACKING_") or key in ("ATTNREF_ADMIN_PASSWORD", "COLUMNS"):
+            monkeypatch.setenv(key, value)
+    monkeypatch.chdir(cwd)
+    capsys.readouterr()
+    code = main(args)
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
 @pytest.fixture(scope="package")
 def class_root(request: pytest.FixtureRequest) -> Iterator[Path]:
     """The shared class's folder; kept when a test failed meanwhile (its server's and

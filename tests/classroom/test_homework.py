@@ -39,7 +39,7 @@ from attention_ref.classroom.exchange import grade as grading
 from attention_ref.classroom.exchange import submit as submitting
 from attention_ref.classroom.gate.refusals import HIDDEN, REFUSAL
 from attention_ref.exercises.answer import Problem
-from tests.classroom.conftest import ATTNREF, free_port, one_line_error, student_env
+from tests.classroom.conftest import ATTNREF, free_port, in_process, one_line_error, student_env
 
 pytestmark = pytest.mark.slow
 
@@ -55,23 +55,11 @@ def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Completed
 
 @pytest.fixture
 def here(capsys, monkeypatch):
-    """``run`` in this process (the same `attention_ref.cli.main.main`, without a new interpreter
-    importing
-    torch and MLflow each time): ``env``'s MLflow and admin variables, ``cwd`` as the folder."""
+    """``run`` in this process (`in_process`): ``env``'s MLflow and admin variables, ``cwd``
+    as the folder."""
 
     def call(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-        from attention_ref.cli.main import main
-
-        for key in [k for k in os.environ if k.startswith("MLFLOW_TRACKING_")]:
-            monkeypatch.delenv(key)
-        for key, value in env.items():
-            if key.startswith("MLFLOW_TRACKING_") or key == "ATTNREF_ADMIN_PASSWORD":
-                monkeypatch.setenv(key, value)
-        monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        code = main(args)
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
+        return in_process(monkeypatch, capsys, args, env, cwd)
 
     return call
 

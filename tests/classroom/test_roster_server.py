@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import os
 import stat
 import subprocess
 from pathlib import Path
@@ -31,7 +30,7 @@ from attention_ref.classroom.exchange.roster_store import (
     stored_identifiers,
 )
 from attention_ref.exercises.answer import Problem
-from tests.classroom.conftest import EXPERIMENT, one_line_error
+from tests.classroom.conftest import EXPERIMENT, in_process, one_line_error, teacher_env
 from tests.classroom.lms_judges import canvas_import, moodle_import
 
 pytestmark = pytest.mark.slow
@@ -52,21 +51,10 @@ CANVAS = (
 
 @pytest.fixture
 def here(capsys, monkeypatch):
-    """An attnref command in this process (`attention_ref.cli.main.main`), as the teacher
-    (the admin password in the environment), in ``cwd``: its exit code, stdout and stderr."""
+    """An attnref command in this process as the teacher, in ``cwd`` (`in_process`)."""
 
     def call(args: list[str], server, cwd: Path) -> subprocess.CompletedProcess:
-        from attention_ref.cli.main import main
-
-        for key in [k for k in os.environ if k.startswith("MLFLOW_TRACKING_")]:
-            monkeypatch.delenv(key)
-        monkeypatch.setenv("MLFLOW_TRACKING_URI", server.url)
-        monkeypatch.setenv("ATTNREF_ADMIN_PASSWORD", server.admin[1])
-        monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        code = main(args)
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
+        return in_process(monkeypatch, capsys, args, teacher_env(server), cwd)
 
     return call
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from attention_ref.classroom.exchange import submit as submitting
 from attention_ref.classroom.exchange.answers import check_answer
 from attention_ref.classroom.exchange.submit import Checked
 from attention_ref.exercises.answer import Problem
-from tests.classroom.conftest import EXPERIMENT
+from tests.classroom.conftest import EXPERIMENT, in_process, teacher_env
 
 pytestmark = pytest.mark.slow
 
@@ -43,23 +42,11 @@ NOTE = "mlflow.note.content"
 
 @pytest.fixture
 def here(capsys, monkeypatch):
-    """An attnref command in this process (`attention_ref.cli.main.main`), as the teacher: the
-    server's URL and the admin's password in the environment, output captured (not a terminal: 240
-    columns, as in a pipe or a log)."""
+    """An attnref command in this process as the teacher (`in_process`), output captured (not
+    a terminal: 240 columns, as in a pipe or a log, whatever the test runner's terminal has)."""
 
     def call(args: list[str], server, cwd: Path) -> subprocess.CompletedProcess:
-        from attention_ref.cli.main import main
-
-        for key in [k for k in os.environ if k.startswith("MLFLOW_TRACKING_")]:
-            monkeypatch.delenv(key)
-        monkeypatch.setenv("MLFLOW_TRACKING_URI", server.url)
-        monkeypatch.setenv("ATTNREF_ADMIN_PASSWORD", server.admin[1])
-        monkeypatch.setenv("COLUMNS", "240")  # whatever width the test runner's terminal has
-        monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        code = main(args)
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
+        return in_process(monkeypatch, capsys, args, teacher_env(server, COLUMNS="240"), cwd)
 
     return call
 

@@ -20,7 +20,7 @@ import pytest
 
 from tests.classroom.conftest import class_dir
 from tests.classroom.lms_judges import canvas_import, moodle_import
-from tests.classroom.test_screens import over_80
+from tests.classroom.test_screens import over_80, table_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -69,28 +69,6 @@ def test_times_are_the_class_s_with_their_offset_and_typed_in_its_zone(term):
     assert "UTC-03:00" in term.screens["status-ana"]
     # the penalty changed and the exercises did not: the same drawing, the new rule
     assert "loses 20%" in " ".join(term.screens["assign-penalty"].split())
-
-
-def table_rows(text: str) -> list[list[str]]:
-    """The rows of a screen's table, each cell's lines joined by spaces (a rule between rows
-    where a cell goes over lines; else a line per row)."""
-    ruled = any(line.startswith("├") for line in text.splitlines())
-    rows: list[list[str]] = []
-    current: list[str] | None = None
-    for line in text.splitlines():
-        if line.startswith("│"):
-            parts = [c.strip() for c in line.split("│")[1:-1]]
-            if current is None:
-                current = parts
-            else:
-                current = [f"{a} {b}".strip() for a, b in zip(current, parts, strict=True)]
-            if not ruled:
-                rows.append(current)
-                current = None
-        elif current is not None and line.startswith(("├", "└")):
-            rows.append(current)
-            current = None
-    return rows
 
 
 def test_partial_late_and_over_the_attempts_read_as_what_they_are(term):
