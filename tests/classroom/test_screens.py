@@ -46,23 +46,20 @@ def over_80(text: str) -> list[str]:
 
 
 def table_rows(text: str) -> list[list[str]]:
-    """The rows of a screen's table, each cell's lines joined by spaces (a rule between rows
-    where a cell goes over lines; else a line per row)."""
-    ruled = any(line.startswith("├") for line in text.splitlines())
+    """The rows of a screen's table, each cell's lines joined by spaces: a line whose first
+    cell is empty goes on with the row above (a cell of words over lines; the first column of
+    these tables is a name, never empty), a rule between rows ends one."""
     rows: list[list[str]] = []
     current: list[str] | None = None
     for line in text.splitlines():
         if line.startswith("│"):
             parts = [c.strip() for c in line.split("│")[1:-1]]
-            if current is None:
-                current = parts
-            else:
-                current = [f"{a} {b}".strip() for a, b in zip(current, parts, strict=True)]
-            if not ruled:
-                rows.append(current)
-                current = None
-        elif current is not None and line.startswith(("├", "└")):
+            if current is not None and not parts[0]:
+                current[:] = [f"{a} {b}".strip() for a, b in zip(current, parts, strict=True)]
+                continue
+            current = parts
             rows.append(current)
+        elif line.startswith(("├", "└")):
             current = None
     return rows
 
