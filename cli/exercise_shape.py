@@ -85,14 +85,14 @@ Pos = Annotated[
 def shape(
     variant: str, pos: str, heads: int | None, d_model: int | None, lang: str = "en"
 ) -> tuple[str, int, int]:
-    """``(variant, heads, d_model)``: ``--pos rope`` joined to the variant, and the sizes its
-    first feature's preset draws by default where they were not given (`default_shape`);
-    ``lang``: the language of a refusal."""
+    """``(variant, heads, d_model)``: ``--pos rope`` joined to the variant (named in the
+    features' order), and the sizes its first feature's preset draws by default where they
+    were not given (`default_shape`); ``lang``: the language of a refusal."""
     if pos not in POSITIONS:
         raise CLIError(said("bad_pos", lang, choices=", ".join(POSITIONS), got=pos), lang)
     f = Features.parse(variant)
-    if f is not None and pos == "rope":
-        variant = f.with_(rotary=True).name
+    if f is not None:  # its name, whatever order the features were typed in
+        variant = (f.with_(rotary=True) if pos == "rope" else f).name
     h, d = default_shape(variant)
     return variant, h if heads is None else heads, d if d_model is None else d_model
 

@@ -21,6 +21,7 @@ be drawn. Code decides by a feature (`Features.grouped`, `Features.windowed`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Final
 
 #: The features, in the order a problem's name joins them.
@@ -42,11 +43,16 @@ class Features:
         """Whether the problem is not the homework's attention."""
         return self.grouped or self.windowed or self.rotary
 
+    def on(self) -> tuple[str, ...]:
+        """The names of the features this problem has, in `FEATURES`' order."""
+        has = {"gqa": self.grouped, "window": self.windowed, "rope": self.rotary}
+        return tuple(n for n in FEATURES if has[n])
+
     @property
     def name(self) -> str:
-        """``mha``, or the features joined by ``+`` (``gqa+window``)."""
-        on = (self.grouped, self.windowed, self.rotary)
-        return "+".join(n for n, f in zip(FEATURES, on, strict=True) if f) or PLAIN
+        """``mha``, or the features joined by ``+`` in `FEATURES`' order (``gqa+window``),
+        whatever order they were typed in."""
+        return "+".join(self.on()) or PLAIN
 
     @property
     def separate_kv(self) -> bool:
@@ -63,7 +69,7 @@ class Features:
         parts = name.split("+")
         if len(set(parts)) != len(parts) or not set(parts) <= set(FEATURES):
             return None
-        return cls(*(n in parts for n in FEATURES))
+        return cls(grouped="gqa" in parts, windowed="window" in parts, rotary="rope" in parts)
 
     def with_(
         self, *, grouped: bool = False, windowed: bool = False, rotary: bool = False
@@ -97,11 +103,20 @@ PRESETS: Final[dict[str, Preset]] = {
 
 
 def default_shape(name: str) -> tuple[int, int]:
-    """``(heads, d_model)`` that ``--variant NAME`` draws by default: a combination's
-    (``gqa+rope``) is that of its first feature's preset."""
-    first = name.split("+")[0]
-    preset = PRESETS.get(first, PRESETS[PLAIN])
+    """``(heads, d_model)`` that ``--variant NAME`` draws by default: a combination's is that
+    of its first feature in `FEATURES`' order (``gqa+rope`` and ``rope+gqa`` alike: gqa's),
+    whatever order it was typed in; a name of no problem, the homework's."""
+    f = Features.parse(name)
+    first = f.on()[0] if f is not None and f.any else PLAIN
+    preset = PRESETS[first]
     return preset.heads, preset.d_model
 
 
-__all__ = ["FEATURES", "PLAIN", "PRESETS", "Features", "Preset", "default_shape"]
+#: Every problem, by its name: the homework's, each feature alone, every combination.
+PROBLEMS: Final = (
+    PLAIN,
+    *("+".join(c) for n in range(1, len(FEATURES) + 1) for c in combinations(FEATURES, n)),
+)
+
+
+__all__ = ["FEATURES", "PLAIN", "PRESETS", "PROBLEMS", "Features", "Preset", "default_shape"]

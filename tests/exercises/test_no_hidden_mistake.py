@@ -23,7 +23,7 @@ from attention_ref.exercises.catalogue import CATALOGUES, hidden, mistakes_for
 from attention_ref.exercises.chain import FORWARD, Data
 from attention_ref.exercises.draw import _numbers, asked_keys, draw, problem_of, trace_of
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
-from attention_ref.exercises.features import Features, default_shape
+from attention_ref.exercises.features import PROBLEMS, Features, default_shape
 from attention_ref.exercises.grader import Status, check_document, report_lines
 from attention_ref.render import render
 
@@ -87,8 +87,8 @@ def test_the_interleaved_grouping_is_wrong_and_named_on_every_seed(seed):
 # --- the invariant, over seeds, shapes and variants ------------------------------------------
 
 
-#: The four presets and two combinations: every problem the property draws from.
-VARIANTS = ("mha", "gqa", "window", "rope", "gqa+rope", "gqa+window")
+#: Every problem the property draws from: the four presets and every combination (issue 59)
+VARIANTS = PROBLEMS
 
 
 @st.composite
