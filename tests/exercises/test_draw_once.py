@@ -9,11 +9,12 @@ from attention_ref.exercises import draw as draw_module
 from attention_ref.exercises.answer import parse_answer, resolve
 from attention_ref.exercises.draw import MAX_DRAWS, Problem, draw, draw_at
 from attention_ref.exercises.exercise import make_exercise
-from attention_ref.exercises.features import default_shape
+from attention_ref.exercises.features import PROBLEMS, default_shape
 from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.inputs.errors import InputError
 
-SHAPES = ["mha", "gqa", "window", "rope", "gqa+rope", "gqa+window"]
+#: every problem: the homework's, each feature, every combination (issue 59)
+SHAPES = PROBLEMS
 
 
 def options(name: str, seed: int) -> ExerciseOptions:

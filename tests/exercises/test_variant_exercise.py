@@ -27,7 +27,7 @@ from attention_ref.exercises.exercise import (
     make_exercise,
     options_from_json,
 )
-from attention_ref.exercises.features import PROBLEMS
+from attention_ref.exercises.features import PROBLEMS, default_shape
 from attention_ref.exercises.problem import layout as layout_of
 from attention_ref.inputs.attention_input import InputError
 from attention_ref.reference import rope as ref_rope
@@ -314,9 +314,10 @@ def test_the_rope_statement_gives_the_angles_cosines_and_sines(lang):
     assert words in text
 
 
-@pytest.mark.parametrize("variant", ["gqa", "window", "rope"])
+@pytest.mark.parametrize("variant", PROBLEMS[1:])  # every feature and every combination
 def test_portuguese_statement_and_key(variant):
-    opt = ExerciseOptions(seed=3, variant=variant, lang="pt", heads=4 if variant == "gqa" else 2)
+    heads, d_model = default_shape(variant)
+    opt = ExerciseOptions(seed=3, variant=variant, lang="pt", heads=heads, d_model=d_model)
     ex = make_exercise(opt)
     statement, key = render(ex.statement, "markdown", 3), render(ex.key, "markdown", 3)
     assert statement.startswith("# Exercício 3:") and key.startswith("# Gabarito do exercício 3")
