@@ -110,6 +110,7 @@ def assign(
             source=bool(source),
         )
         client = teacher_client(url, admin_password_file)
+        zone = None
         if due or cutoff:  # checked above; a time typed without a zone is the class's
             zone = class_zone(client)
             given = policy.given(late_penalty, cutoff, attempts, feedback, zone)
@@ -121,6 +122,7 @@ def assign(
             policy_given=given,
             source_given=source is not None,
             shape_given=opts.given_options(ctx),
+            zone=zone,
         )
     except (ServerError, AssignmentError, PolicyError) as e:
         raise CLIError(str(e)) from None

@@ -91,10 +91,13 @@ def run_term(work: Path, out: Path, *, png: bool = False, wait_s: float = 65.0) 
     out = out.resolve()  # the pictures are drawn from file URIs, which are absolute
     out.mkdir(parents=True, exist_ok=True)
     term = Term()
+    # the machine's environment without anyone's MLflow account or attnref setting (the data's
+    # path kept)
     base = {
-        k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_TRACKING_", "ATTNREF_"))
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MLFLOW_TRACKING_", "ATTNREF_")) or k == "ATTNREF_DATA"
     }
-    base |= {k: v for k, v in os.environ.items() if k == "ATTNREF_DATA"}
     base |= {"LANG": "pt_BR.UTF-8", "TERM": "xterm", "NO_COLOR": "1", "TZ": "UTC"}
     server = ClassServer(
         work / "class", secrets.token_urlsafe(18), port=free_port(), workers=1, timezone=ZONE

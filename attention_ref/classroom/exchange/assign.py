@@ -41,6 +41,7 @@ from attention_ref.classroom.coursework.gradebook import (
     view_state,
 )
 from attention_ref.classroom.coursework.policy import POLICY_TAG, Policy
+from attention_ref.classroom.exchange.landing import class_experiment, update_landing
 from attention_ref.experiments.names import EXPERIMENT_KIND, Tag
 
 #: the words of the experiments' descriptions in the MLflow UI (Markdown: the student's name,
@@ -143,12 +144,9 @@ def _create_experiment(
 
 def class_zone(client: ClassClient) -> str:
     """The class's time zone, as ``server start`` tagged the class experiment
-    (`CLASS_ZONE_TAG`); ``UTC`` for a class started before it had one."""
-    found = client.search_experiments(
-        f"tags.`{CLASS_ZONE_TAG}` LIKE '%'", "cannot read the class's time zone"
-    )
-    zones = sorted({tag_map(e)[CLASS_ZONE_TAG] for e in found})
-    return checked_zone(zones[0]) if zones else UTC_NAME
+    (`CLASS_ZONE_TAG`); ``UTC`` where the server has no class experiment."""
+    found = class_experiment(client)
+    return checked_zone(tag_map(found)[CLASS_ZONE_TAG]) if found else UTC_NAME
 
 
 def _set_experiment_tag(client: ClassClient, exp_id: str, key: str, value: str) -> None:
@@ -167,6 +165,7 @@ def assign(
     policy_given: Mapping[str, object] | None = None,
     source_given: bool = True,
     shape_given: Collection[str] | None = None,
+    zone: str | None = None,
 ) -> Assigned:
     """Create assignment ``asked`` (or complete an existing one of the same exercises: its
     due time moved when ``due_given``, the students who joined since enrolled). For an
@@ -177,10 +176,11 @@ def assign(
     does not hold with the due time is refused (`AssignmentError`) and nothing is written.
 
     An assignment of that name with other exercises is refused (its students have their
-    variants already)."""
+    variants already). ``zone``: the class's time zone, where the caller has read it
+    (`class_zone`, else read here)."""
     found = client.experiment(gradebook_experiment(asked.name))
     due_before = None
-    zone = class_zone(client)
+    zone = zone or class_zone(client)  # the class's, unless the caller has read it
     asked = replace(asked, timezone=zone)
     if found is not None:
         current = Assignment.from_tags(tag_map(found))
@@ -235,8 +235,6 @@ def assign(
     enrolled, already = [], []
     for student in list_students(client):
         (enrolled if _enrol(client, assignment, student) else already).append(student)
-    from attention_ref.classroom.exchange.landing import update_landing
-
     update_landing(client)  # the class's landing page links every gradebook, this one too
     return Assigned(assignment, gradebook_id, created, tuple(enrolled), tuple(already), due_before)
 

@@ -14,9 +14,8 @@ The assignments' names reach the Markdown only as a `code_span` (shown as writte
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from attention_ref.classroom.connection.class_client import ClassClient, tag_map
 from attention_ref.classroom.coursework.assignment import (
@@ -26,6 +25,7 @@ from attention_ref.classroom.coursework.assignment import (
     AssignmentError,
     gradebook_experiment,
 )
+from attention_ref.classroom.coursework.class_time import CLASS_ZONE_TAG
 from attention_ref.classroom.coursework.gradebook import code_span, ui_url
 from attention_ref.experiments.names import Tag
 
@@ -42,7 +42,6 @@ _WHAT = (
     "diagnosis)."
 )
 #: the experiment the landing page sends the browser to: ``#/experiments/ID?...`` in its script
-_LANDS_ON = re.compile(rb"#/experiments/(\d+)\?")
 
 
 @dataclass(frozen=True)
@@ -112,19 +111,25 @@ def kept_text(note: str) -> str:
     return "\n\n".join(t for t in (note[:at].strip(), after.strip()) if t)
 
 
-def landing_experiment(client: ClassClient) -> str | None:
-    """The id of the experiment the class's landing page (the UI's root) sends the browser
-    to; ``None`` where the root is MLflow's own (a server without a class experiment)."""
-    from attention_ref.classroom.connection.client import request_bytes
+def class_experiment(client: ClassClient) -> dict[str, Any] | None:
+    """The class experiment: the one ``server start`` tags with the class's time zone
+    (`CLASS_ZONE_TAG`), where the UI's root sends the browser; ``None`` on a server that has
+    none. A student reads it too (they may edit it)."""
+    found = client.search_experiments(
+        f"tags.`{CLASS_ZONE_TAG}` LIKE '%'", "cannot find the class experiment"
+    )
+    return found[0] if found else None
 
-    status, page = request_bytes(client.url, "/", auth=client.auth, cafile=client.cafile)
-    found = _LANDS_ON.search(page) if status == 200 else None
-    return found.group(1).decode() if found else None
+
+def landing_experiment(client: ClassClient) -> str | None:
+    """The class experiment's id (`class_experiment`), ``None`` where there is none."""
+    found = class_experiment(client)
+    return str(found["experiment_id"]) if found else None
 
 
 def update_landing(client: ClassClient, class_id: str | None = None) -> list[Gradebook]:
     """Write the gradebooks' links into the description of the class experiment
-    (``class_id``; by default the one the landing page leads to), where they differ from what
+    (``class_id``; by default `landing_experiment`), where they differ from what
     it holds; the gradebooks, newest first (none written without a class experiment)."""
     books = gradebooks(client)
     class_id = class_id or landing_experiment(client)
