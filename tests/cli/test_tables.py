@@ -324,6 +324,11 @@ def test_the_gradebook_of_two_exercises_keeps_its_diagnosis_at_80_columns(monkey
     assert [line for line in lines if line.startswith("late: ")] == [
         "late: Late work loses 20% of its points per day or part of a day."
     ]
+    # the control: no answer late, no rule said (the same rule given)
+    on_time = [r for r in book if r.student != "carla"]
+    monkeypatch.setenv("COLUMNS", "80")
+    print_book("atencao-1", "https://class.example.edu", on_time, "America/Sao_Paulo", rule)
+    assert "late:" not in capsys.readouterr().out
     # wide enough, every column: the received time in the class's zone, with its offset
     wide = "\n".join(table(240))
     assert "2026-12-05 23:40:15 UTC-03:00" in wide and "1 d 0 h 22 min (-20%)" in wide
