@@ -228,10 +228,45 @@ def carried_back(instances: Instances) -> Instances:
 
 
 def scaled_back(c: float) -> dict[str, StageFn]:
-    """The backward of scores divided by ``c``: ∂Q = ∂S K / c, ∂K = ∂Sᵀ Q / c."""
+    """The backward of scores divided by ``c``: ∂Q = ∂S K / c, ∂K = ∂Sᵀ Q / c (with RoPE, of
+    the rotated ones, turned back: `through_rope`)."""
     return {
-        "grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i] / c,
-        "grad.K": lambda d, e, i: e["grad.S", i].T @ e["Q", i] / c,
+        "grad.Q": through_rope(lambda d, e, i: e["grad.S", i] @ e["K", i] / c),
+        "grad.K": through_rope(lambda d, e, i: e["grad.S", i].T @ _q(d, e, i) / c),
+    }
+
+
+#: How a student turns a gradient back through a rotation: ``(∂x_rot, cos, sin) → ∂x``.
+TurnBack = Callable[[Iv, Iv, Iv], Iv]
+
+
+def turned_back_by(q: TurnBack | None, k: TurnBack | None) -> dict[str, StageFn]:
+    """∂Q and ∂K of a student who turns ∂Q_rot and ∂K_rot back their own way: ``q`` and ``k``
+    map ``(∂x_rot, cos, sin)`` to ∂x (``None``: not turned back, as where that side was not
+    rotated). ∂Q_rot = ∂S K_rot / √d_k and ∂K_rot = ∂Sᵀ Q_rot / √d_k as always."""
+
+    def stage(fn: StageFn, back: TurnBack | None) -> StageFn:
+        if back is None:
+            return fn
+        return lambda d, e, i: back(fn(d, e, i), e["cos", None], e["sin", None])
+
+    return {
+        "grad.Q": stage(NOT_TURNED_BACK["grad.Q"], q),
+        "grad.K": stage(NOT_TURNED_BACK["grad.K"], k),
+    }
+
+
+def turned_back_right() -> dict[str, StageFn]:
+    """∂Q and ∂K turned back by RoPE's right angles, :math:`-m\theta_p` from 0, whatever the
+    rotation the forward used (its cos and sin at positions counted from 1, say)."""
+
+    def back(dx: Iv, d: Data) -> Iv:
+        angles = d.trace.angles
+        return rotate(dx, Iv.point(np.cos(angles)), Iv.point(-np.sin(angles)))
+
+    return {
+        "grad.Q": lambda d, e, i: back(NOT_TURNED_BACK["grad.Q"](d, e, i), d),
+        "grad.K": lambda d, e, i: back(NOT_TURNED_BACK["grad.K"](d, e, i), d),
     }
 
 
@@ -239,7 +274,10 @@ __all__ = [
     "BACKWARD",
     "CONSISTENT_BACKWARD",
     "NOT_TURNED_BACK",
+    "TurnBack",
     "carried_back",
     "scaled_back",
     "through_rope",
+    "turned_back_by",
+    "turned_back_right",
 ]

@@ -34,7 +34,12 @@ from typing import Final
 
 from attention_ref.exercises import reproduce as r
 from attention_ref.exercises import reproduce_today as rt
-from attention_ref.exercises.backward import NOT_TURNED_BACK, carried_back
+from attention_ref.exercises.backward import (
+    NOT_TURNED_BACK,
+    carried_back,
+    turned_back_by,
+    turned_back_right,
+)
 from attention_ref.exercises.chain import FORWARD, Data, Iv, Key, Stage, rotate, run_chain
 from attention_ref.exercises.features import PRESETS, Features
 from attention_ref.exercises.mistakes import (
@@ -154,17 +159,20 @@ ROPE_KINDS: Final[tuple[Kind, ...]] = (
     Kind("rope_keys_not_rotated", {
         "en": "RoPE on the queries only: the keys were not rotated (K_rot = K)",
         "pt": "RoPE só nas consultas: as chaves não foram giradas (K_rot = K)",
-    }, rt.rope_stages(**{"kv.K_rot": lambda d, e, i: e["kv.K", i]}), _rotary, _single_token),
+    }, rt.rope_stages(
+        turned_back_by(rt.TURN_BACK, None), **{"kv.K_rot": lambda d, e, i: e["kv.K", i]}
+    ), _rotary, _single_token),
     Kind("rope_queries_not_rotated", {
         "en": "RoPE on the keys only: the queries were not rotated (Q_rot = Q)",
         "pt": "RoPE só nas chaves: as consultas não foram giradas (Q_rot = Q)",
-    }, rt.rope_stages(Q_rot=lambda d, e, i: e["Q", i]), _rotary, _single_token),
+    }, rt.rope_stages(turned_back_by(None, rt.TURN_BACK), Q_rot=lambda d, e, i: e["Q", i]),
+        _rotary, _single_token),
     Kind("rope_positions_from_1", {
         "en": "RoPE with the positions counted from 1: the token at position m turned by "
         "(m + 1) θ_p instead of m θ_p (the first token, m = 0, does not turn)",
         "pt": "RoPE com as posições contadas a partir de 1: o token na posição m girou por "
         "(m + 1) θ_p em vez de m θ_p (o primeiro token, m = 0, não gira)",
-    }, rt.rope_stages(**rt.POSITIONS_FROM_ONE), _rotary),
+    }, rt.rope_stages(turned_back_right(), **rt.POSITIONS_FROM_ONE), _rotary),
     Kind("rope_grad_not_turned_back", {
         "en": "the gradient not turned back through RoPE: ∂Q = ∂Q_rot and ∂K = ∂K_rot, where "
         "each pair of row m turns back by −mθ_p",

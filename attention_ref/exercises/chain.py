@@ -50,9 +50,10 @@ from attention_ref.exercises.intervals import (
     Array,
     Given,
     Iv,
+    box,
     carried,
-    loosely,
     quiet,
+    right_at,
     within,
 )
 
@@ -338,13 +339,12 @@ def run_chain(
 ) -> Run:
     """Run every stage (each replaced by the first mistake that replaces it), round as a
     student does to ``decimals``, and where the student gave a step that the run accepts,
-    carry on from the student's own numbers. Accepts: each entry within its half unit (or
-    that of the ``asked`` decimals, if larger) of the interval; with ``decimals=None`` (points,
-    nothing rounded), within half a unit of the ``asked`` decimals, so that a step written
-    with fewer decimals than asked is not taken as the student's exact value. ``until`` sees
-    each step as written and stops the run (``stopped``) when it returns false. ``base``: a
-    run of the same chain without mistakes, whose steps before the first stage the mistakes
-    change are taken as they are (the same numbers, computed once)."""
+    carry on from the student's own numbers. Accepts: every entry right at the ``asked``
+    decimals (`attention_ref.exercises.intervals.right_at`, the one definition of right); with
+    ``decimals=None`` (points, nothing rounded), within half a unit of the ``asked`` decimals.
+    ``until`` sees each step as written and stops the run (``stopped``) when it returns false.
+    ``base``: a run of the same chain without mistakes, whose steps before the first stage the
+    mistakes change are taken as they are (the same numbers, computed once)."""
     given = given or {}
     out = Run()
     start = first_changed(stages, mistakes) if base is not None else 0
@@ -379,12 +379,12 @@ def run_chain(
             g = given.get(key)
             if g is not None and shown is raw and g.value.shape == raw.shape:
                 accepted = (
-                    loosely(g, raw, asked)
+                    right_at(g, raw, asked)
                     if decimals is not None
                     else within(g.value, raw, 0.5 * 10.0**-asked)
                 )
                 if bool(accepted.all()):
-                    carry = _meet(carry, g, decimals)
+                    carry = _meet(carry, g, decimals, asked)
                     out.taken.append(key)
             out.env[key] = carry
     return out
@@ -399,18 +399,15 @@ def first_changed(stages: Sequence[Stage], mistakes: Sequence[Change]) -> int:
 
 
 @quiet
-def _meet(carry: Iv, g: Given, decimals: int | None) -> Iv:
-    """The carried interval narrowed to what the student's written value allows: their value,
-    or an unrounded one that rounds to it, strictly inside its half unit (a value on the edge
-    would be a tie, and the edges of every later step's band would take in the next unit: 2.401
-    carried on is never 2.400 or 2.402); never empty: it keeps the written value."""
+def _meet(carry: Iv, g: Given, decimals: int | None, asked: int) -> Iv:
+    """The carried interval narrowed to what the student's written value allows (`box`: their
+    value, or an unrounded one that rounds to it, either way at a tie, the ends included);
+    never empty: it keeps the written value."""
     if decimals is None:
         return Iv.point(g.value)
-    # the comparisons' float slack (`within`) ten times over, off each edge
-    edge = 10 * SLACK * (1 + np.minimum(np.abs(g.value), 1e6))
-    h = np.maximum(g.half_unit(15) - edge, 0.0)
-    lo = np.minimum(np.maximum(carry.lo, g.value - h), g.value)
-    hi = np.maximum(np.minimum(carry.hi, g.value + h), g.value)
+    b = box(g, asked)
+    lo = np.minimum(np.maximum(carry.lo, b.lo), g.value)
+    hi = np.maximum(np.minimum(carry.hi, b.hi), g.value)
     return Iv(lo, hi)
 
 
@@ -434,11 +431,11 @@ __all__ = [
     "first_changed",
     "key_name",
     "kv_count",
-    "loosely",
     "output_of",
     "project",
     "query_name",
     "read_group",
+    "right_at",
     "rotate",
     "run_chain",
     "weight",

@@ -1,19 +1,18 @@
 r"""The grader of ``attnref check``: each step right or not, and the mistakes that explain it
 (what it found is data, `attention_ref.exercises.verdicts`, written out by `report_lines`).
 
-**Grading by the precision asked.** The exercise asks for :math:`p` decimals (3 unless it says
-otherwise); :math:`u = \tfrac12 10^{-p}`. The chain of `attention_ref.exercises.chain` gives, for
-every step, the interval of what a student can reach who rounds each earlier step to :math:`p`
-decimals (and carries on from the rounded values, the unrounded ones, or their own numbers
-where they gave them). Every entry is read with its trailing zeros put back (``0.67`` is
-0.670, ``2`` is 2.000, as the statement allows) and is **right** when it lies in that interval
-widened by :math:`u`: the exact value rounded as asked, give or take what the rounding of
-earlier steps carries, computed entry by entry, never a constant; the rule is the same for an
-entry that is right and one that is not. A matrix written short of the decimals asked (no entry
-to :math:`p` places) whose entries are the values at the decimals written is "give :math:`p`
-decimals"; beside entries to :math:`p` places, a short entry that is not right is wrong (a slip
-onto a trailing zero, ``0.27`` for 0.269, is a slip), and the diagnoses read it with its zeros
-put back too. Infinities (masked entries) count as no decimals either way.
+**Grading by the precision asked: one definition of right.** The exercise asks for :math:`p`
+decimals (3 unless it says otherwise). The chain of `attention_ref.exercises.chain` gives, for
+every step, the interval of its true value given the student's own earlier steps, carried
+rounded or not (where they gave them; elsewhere each earlier step rounded to :math:`p` places
+or not). An entry is **right** when it is a value of that interval rounded to :math:`p`
+decimals, either way at an exact tie (`attention_ref.exercises.intervals.right_at`): judged at
+:math:`p` places whatever digits are written (``2`` is 2.000, right for 2.000 and wrong for
+0.707; ``2.7`` is 2.700), and an entry with more places is right only if it rounds to a right
+value. The same definition accepts a step the run then carries on from, and a mistake's step
+in the diagnoses. Not right, a matrix written wholly to fewer places than asked whose entries
+are the true ones rounded to those places is "give :math:`p` decimals"; any other entry that
+is not right is wrong. Infinities (masked entries) count as no decimals either way.
 
 **Diagnoses.** When a step is wrong, the catalogue (`attention_ref.exercises.catalogue`) is
 walked: each mistake is recomputed through the same chain (with the same rounding, and the
@@ -38,12 +37,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
 from typing import Final
 
 import numpy as np
-from numpy.typing import NDArray
 
 from attention_ref.exercises.answer import Answer, Chain, Problem, load_answer, parse_answer
 from attention_ref.exercises.answer_words import error, spellings, step_label, words
@@ -56,13 +55,13 @@ from attention_ref.exercises.chain import (
     Key,
     Run,
     chain_keys,
-    loosely,
+    right_at,
     run_chain,
     within,
 )
 from attention_ref.exercises.features import Features
-from attention_ref.exercises.intervals import Array, quiet
-from attention_ref.exercises.mistakes import changes_something
+from attention_ref.exercises.intervals import quiet
+from attention_ref.exercises.mistakes import changes_something, in_heads
 from attention_ref.exercises.verdicts import (
     Diagnosis,
     Off,
@@ -100,17 +99,16 @@ def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
             given_shape=tuple(g.value.shape),
         )  # type: ignore[arg-type]
     u = 0.5 * 10.0**-p
-    # every entry read with its trailing zeros put back (0.67 is 0.670): right or not alike
-    right = within(g.value, band, u)
-    if not g.shows(p):
-        # no entry to p places: the matrix was rounded to fewer places wherever the exact
-        # value at p places holds a digit past those written (12.00 for 12.000 is zeros
-        # dropped; 3.97 for 3.966 is a matrix rounded to 2 places, whatever the band allows)
-        right &= ~_needs_more_places(exact.lo, g, p)
-    # right at the decimals written: "give p decimals". A short entry beside entries to p
-    # places holds p places (`Given.half_unit`), so there it is wrong, not short: a slip onto a
-    # trailing zero (0.269 as 0.27) is a slip
-    few = ~right & (g.decimals < p) & loosely(g, band, p)
+    right = right_at(g, band, p)  # the one definition of right (zeros put back: 2.7 is 2.700)
+    # not right, but the right values rounded to the places written, in a matrix written wholly
+    # to fewer places than asked: "give p decimals"; one entry past that (2 for 1.414 beside 1
+    # for 0.707) and every entry not right is wrong
+    finite = np.isfinite(g.value)
+    own = within(g.value, band, 0.5 * 10.0 ** -np.minimum(g.decimals, p).astype(np.float64))
+    few = ~right & finite & own
+    short = not bool((finite & (g.decimals >= p)).any())
+    if not short or bool((~right & ~few).any()):
+        few = np.zeros_like(right)
     status = (
         Status.WRONG
         if bool((~right & ~few).any())
@@ -132,17 +130,6 @@ def _verdict(key: Key, g: Given, band: Iv, exact: Iv, p: int) -> Verdict:
     return Verdict(key, status, g.value.size, off, carried=gap if gap > u + 1e-9 else 0.0)
 
 
-@quiet
-def _needs_more_places(exact: Array, g: Given, p: int) -> NDArray[np.bool_]:
-    """Per entry: the exact value rounded to ``p`` places differs from it rounded to the places
-    the entry was written with (finite entries only)."""
-    at = 10.0 ** np.minimum(g.decimals, p).astype(np.float64)
-    written = np.round(exact * at) / at
-    asked = np.round(exact, p)
-    finite = np.isfinite(exact) & np.isfinite(g.value)
-    return finite & (np.abs(asked - written) > 1e-9 * (1 + np.abs(exact)))
-
-
 def _reproduces(
     d: Data, stages: tuple, ans: Answer, mistakes: Sequence[Mistake], base: Run
 ) -> dict | None:
@@ -152,7 +139,7 @@ def _reproduces(
 
     def keep_going(key: Key, shown: Iv) -> bool:
         g = ans.steps.get(key)
-        return g is None or (g.value.shape == shown.shape and bool(loosely(g, shown, p).all()))
+        return g is None or (g.value.shape == shown.shape and bool(right_at(g, shown, p).all()))
 
     run = run_chain(
         d,
@@ -174,16 +161,19 @@ def diagnose(
     style: dict[str, Style],
     band: Run,
     catalogue: Sequence[Kind] = CATALOGUE,
+    *,
+    singles: bool = False,
 ) -> tuple[list[Diagnosis], bool]:
     """Single mistakes that reproduce the answer, rank by rank; else pairs, rank by rank (the
     higher rank of the two), when there are at most `MAX_PAIRED` candidates. ``band``: the
-    run without mistakes (its steps before those a mistake changes are reused). Returns the
-    diagnoses and whether pairs were tried."""
+    run without mistakes (its steps before those a mistake changes are reused). ``singles``:
+    single mistakes of rank 0 only (no slip, no pair). Returns the diagnoses and whether pairs
+    were tried."""
     names = {k[0] for k in ans.steps}
     candidates = [
         m
         for m in mistakes_for(d, stages, ans.problem.decimals, catalogue)
-        if not m.given or m.given & names
+        if (not m.given or m.given & names) and not (singles and m.rank)
     ]
     found: list[Diagnosis] = []
     given, p = list(ans.steps), ans.problem.decimals
@@ -209,6 +199,14 @@ def diagnose(
         if all(texts["en"] != f.texts["en"] for f in found):
             found.append(Diagnosis(tuple(m.name for m in ms), texts))
 
+    # a mistake of the query heads' formulas made in the heads whose steps are wrong only,
+    # tried after every mistake made in every head, before the slips
+    wrong = _wrong_heads(ans, band)
+    partial = [
+        x
+        for m in candidates
+        if 0 < len(wrong) < d.trace.h and (x := in_heads(m, wrong, stages)) is not None
+    ]
     ranks = sorted({m.rank for m in candidates})
     for rank in ranks:
         for m in candidates:
@@ -216,7 +214,12 @@ def diagnose(
                 attempt([m])
         if found:
             return found, False
-    if len(candidates) > MAX_PAIRED:
+        if rank == 0:
+            for m in partial:
+                attempt([m])
+            if found:
+                return found, False
+    if singles or len(candidates) > MAX_PAIRED:
         return found, False
     for rank in ranks:
         for a, b in combinations(candidates, 2):
@@ -225,6 +228,30 @@ def diagnose(
         if found:
             break
     return found, True
+
+
+def _wrong_heads(ans: Answer, band: Run) -> frozenset[int]:
+    """The query heads (0-based) with a step given that is not right."""
+    p = ans.problem.decimals
+    return frozenset(
+        i
+        for (name, i), g in ans.steps.items()
+        if i is not None
+        and not name.startswith(("kv.", "grad."))
+        and (name, i) in band.raw
+        and (
+            g.value.shape != band.raw[name, i].shape
+            or not bool(right_at(g, band.raw[name, i], p).all())
+        )
+    )
+
+
+def _wrong(v: Verdict) -> Verdict:
+    """A step short of decimals as a wrong one (a mistake reproduces it as written)."""
+    if v.status is not Status.FEW_DECIMALS:
+        return v
+    off = tuple(replace(o, status=Status.WRONG) for o in v.off)
+    return replace(v, status=Status.WRONG, off=off)
 
 
 def _refuse_stand_ins(ans: Answer, exact: Run, features: Features) -> None:
@@ -263,10 +290,18 @@ def check_answer(ans: Answer, catalogue: Sequence[Kind] | None = None) -> Report
     report = Report(
         prob.source, prob.lang, p, prob.trace.tokens, verdicts, variant=f.name, heads=prob.trace.h
     )
-    if report.first_wrong is None:
+    short = any(v.status is Status.FEW_DECIMALS for v in verdicts)
+    if report.first_wrong is None and not short:
         return report
     style = {lang: _style(lang, p, prob.trace.tokens, f) for lang in ("en", "pt")}
-    found, paired = diagnose(d, stages, ans, style, band, catalogue)
+    singles = report.first_wrong is None
+    found, paired = diagnose(d, stages, ans, style, band, catalogue, singles=singles)
+    if singles:
+        if not found:
+            return report  # "give p decimals": nothing but the rounding to fewer places
+        # a mistake of the catalogue (no slip) reproduces the entries as written (1 is
+        # Q Kᵀ's 1 unscaled, not 0.707 rounded to 0 places): they are wrong, the mistake named
+        verdicts = tuple(_wrong(v) for v in verdicts)
     return Report(
         prob.source,
         prob.lang,

@@ -15,8 +15,8 @@ the softmax is monotone in each score, so row :math:`i` has
     A_{ij} \in \Big[\frac{e^{l_j}}{e^{l_j} + \sum_{k \ne j} e^{h_k}},\
     \frac{e^{h_j}}{e^{h_j} + \sum_{k \ne j} e^{l_k}}\Big].
 
-`Given` is a matrix as the student wrote it (each entry's decimals kept); `within` and
-`loosely` compare it with a band.
+`Given` is a matrix as the student wrote it (each entry's decimals kept); `right_at` is the
+one definition of a right entry, and `box` what a written entry says the student carried on.
 
 The matrices are numpy's float64 arrays: grading a hand computation needs no torch, whose
 import alone takes longer than the whole check (`quiet`: the operations on ``±inf`` are as
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 import numpy as np
@@ -195,26 +195,10 @@ class Given:
 
     value: Array
     decimals: NDArray[np.int64]  # int64, the shape of value
-    _half: dict[int, Array] = field(default_factory=dict, compare=False, repr=False)
-
-    def shows(self, asked: int) -> bool:
-        """Whether some finite entry is written to ``asked`` places: then every entry of the
-        matrix is read with its trailing zeros put back (``0.27`` is ``0.270``)."""
-        return bool(((self.decimals >= asked) & np.isfinite(self.value)).any())
-
-    def half_unit(self, asked: int) -> Array:
-        """Half a unit of the last place each entry holds, at least that of ``asked``; in a
-        matrix that `shows` ``asked`` places, that of ``asked`` for every entry (its zeros put
-        back: an entry written ``0.27`` there is ``0.270``, not ``0.27 ± 0.005``)."""
-        if asked not in self._half:
-            places = np.minimum(self.decimals, asked).astype(np.float64)
-            if self.shows(asked):
-                places = np.full_like(places, float(asked))
-            self._half[asked] = 0.5 * 10.0**-places
-        return self._half[asked]
 
 
-#: Slack for binary floating point around every comparison.
+#: Slack for binary floating point around every comparison: outward (a value this close to a
+#: boundary counts as on it, the way a tie counts either way), never a shrink.
 SLACK: Final = 1e-9
 
 
@@ -226,9 +210,53 @@ def within(value: Array, band: Iv, slack: Array | float) -> NDArray[np.bool_]:
     return (value >= band.lo - eps) & (value <= band.hi + eps)
 
 
-def loosely(g: Given, band: Iv, asked: int) -> NDArray[np.bool_]:
-    """Each entry within its own half unit (or that of ``asked``, if larger) of the band."""
-    return within(g.value, band, g.half_unit(asked))
+@quiet
+def roundings(g: Given, asked: int) -> Iv:
+    """What each written entry says at the ``asked`` decimals: an entry written to ``asked``
+    places or fewer is itself (its zeros put back: ``2.7`` is 2.700, ``2`` is 2.000); one
+    written to more places is its rounding to ``asked``, either way at a tie (2.1215 is 2.121
+    or 2.122), so the interval holds one value or two neighbours."""
+    s = 10.0**asked
+    x = g.value * s
+    tie = SLACK * (1 + np.minimum(np.abs(x), 1e15))  # 0.1235 read as 123.49999…: a tie still
+    lo, hi = np.ceil(x - 0.5 - tie) / s, np.floor(x + 0.5 + tie) / s
+    plain = (g.decimals <= asked) | ~np.isfinite(g.value)
+    return Iv(np.where(plain, g.value, lo), np.where(plain, g.value, hi))
+
+
+@quiet
+def right_at(g: Given, band: Iv, asked: int) -> NDArray[np.bool_]:
+    r"""**The definition of right**, entry by entry: an entry is right when it is a value of
+    ``band`` (the true value given the student's earlier steps, carried rounded or not) rounded
+    to the ``asked`` decimals :math:`p`, either way at an exact tie. With :math:`u = 10^{-p}`
+    those roundings are the multiples :math:`r` of :math:`u` with :math:`[r - u/2, r + u/2]`
+    meeting ``[lo, hi]``; an entry is judged by what it says at :math:`p` places
+    (`roundings`): written with fewer, its zeros put back (``1`` is 1.000, wrong for 0.707);
+    with more, right only if it rounds to a right value (2.12177 rounds to 2.122, wrong where
+    2.1213 is true). Float rounding is absorbed outward (`SLACK`)."""
+    said = roundings(g, asked)
+    half = 0.5 * 10.0**-asked
+    eps = SLACK * (1 + np.minimum(np.abs(g.value), 1e6)) + half
+    finite = np.isfinite(g.value)
+    reach = (said.hi >= band.lo - eps) & (said.lo <= band.hi + eps)
+    return np.where(finite, reach, within(g.value, band, 0.0))
+
+
+@quiet
+def box(g: Given, asked: int) -> Iv:
+    """What a student who wrote ``g`` may have carried on: the written value, an unrounded one
+    that rounds to it, either way at a tie (so the ends are in: ``[w - h, w + h]`` with ``h``
+    half a unit of the places it holds, at least the ``asked`` ones: ``2.7`` carried on is
+    2.700, within 0.0005), or, written to more places than asked, its rounding to the
+    ``asked`` places (0.333 where 1 place is asked may go on as 0.3: `roundings`); widened by
+    a float's rounding, never narrowed."""
+    places = np.maximum(g.decimals, asked).astype(np.float64)
+    h = 0.5 * 10.0**-places
+    said = roundings(g, asked)
+    lo = np.nextafter(np.minimum(g.value - h, said.lo), -np.inf)
+    hi = np.nextafter(np.maximum(g.value + h, said.hi), np.inf)
+    finite = np.isfinite(g.value)
+    return Iv(np.where(finite, lo, g.value), np.where(finite, hi, g.value))
 
 
 __all__ = [
@@ -236,11 +264,13 @@ __all__ = [
     "Array",
     "Given",
     "Iv",
+    "box",
     "carried",
-    "loosely",
     "quiet",
+    "right_at",
     "rounded_down",
     "rounded_up",
+    "roundings",
     "softmax_rows",
     "within",
 ]

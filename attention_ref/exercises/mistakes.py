@@ -24,7 +24,8 @@ exercises (`attention_ref.exercises.draw`) walks it too: no drawn problem hides 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Final
 
 import numpy as np
 
@@ -37,10 +38,10 @@ from attention_ref.exercises.chain import (
     Run,
     Stage,
     StageFn,
-    loosely,
     run_chain,
 )
 from attention_ref.exercises.features import Features
+from attention_ref.exercises.intervals import right_at
 from attention_ref.render import LANGS, said
 
 
@@ -132,6 +133,46 @@ def one(kind: Kind, **kw: object) -> Iterable[Mistake]:
     return [kind.mistake(**kw)]
 
 
+#: A mistake made in some query heads only, said after its words (`in_heads`).
+IN_HEADS_WORDS: Final = {
+    "en": {"one": ", in head {heads} only", "many": ", in heads {heads} only", "and": " and "},
+    "pt": {"one": ", só na cabeça {heads}", "many": ", só nas cabeças {heads}", "and": " e "},
+}
+
+
+def heads_said(heads: Iterable[int], lang: str) -> str:
+    """Query heads (0-based) as the words say them, from 1: ``1``, ``1 and 3``, ``1, 2 and 4``."""
+    w = IN_HEADS_WORDS[lang]
+    names = [str(i + 1) for i in sorted(heads)]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + w["and"] + names[-1]
+    return w["one" if len(names) == 1 else "many"].format(heads=listed)
+
+
+def in_heads(m: Mistake, heads: frozenset[int], stages: Sequence[Stage]) -> Mistake | None:
+    """``m`` made in the query ``heads`` only (0-based), the right formulas in the others:
+    its stages per query head wrapped, its words followed by the heads (`heads_said`).
+    ``None`` for a mistake that is not one of the query heads' formulas: one that changes a
+    stage of the K/V heads or after the heads, writes a step another way, reads the
+    student's numbers, or is a slip."""
+    per_head = {s.name: s.fn for s in stages if s.per_head and s.count is None}
+    if m.rank or m.written or m.adjust is not None or not set(m.stages) <= set(per_head):
+        return None
+
+    def wrapped(fn: StageFn, right: StageFn) -> StageFn:
+        return lambda d, e, i: fn(d, e, i) if i in heads else right(d, e, i)
+
+    said = {lang: heads_said(heads, lang) for lang in LANGS}
+    describe = m.describe
+    return replace(
+        m,
+        stages={name: wrapped(fn, per_head[name]) for name, fn in m.stages.items()},
+        words={lang: m.words[lang] + said[lang] for lang in LANGS},
+        describe=None
+        if describe is None
+        else (lambda notes, style: describe(notes, style) + said[style.lang]),
+    )
+
+
 def changes_something(
     d: Data,
     m: Mistake,
@@ -161,9 +202,21 @@ def changes_something(
         if value.shape != band.shape or bool(np.isnan(value).any()):
             return True
         rounded = np.where(np.isinf(value), value, value.round(decimals))
-        if not bool(loosely(Given(rounded, np.full(value.shape, decimals)), band, decimals).all()):
+        if not bool(right_at(Given(rounded, np.full(value.shape, decimals)), band, decimals).all()):
             return True
     return False
 
 
-__all__ = ["LANGS", "Kind", "Mistake", "Style", "changes_something", "num", "one", "sup"]
+__all__ = [
+    "IN_HEADS_WORDS",
+    "LANGS",
+    "Kind",
+    "Mistake",
+    "Style",
+    "changes_something",
+    "heads_said",
+    "in_heads",
+    "num",
+    "one",
+    "sup",
+]

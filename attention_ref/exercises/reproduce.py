@@ -23,7 +23,7 @@ import numpy as np
 
 from attention_ref.exercises.backward import scaled_back
 from attention_ref.exercises.chain import (
-    SLACK,
+    Adjust,
     Data,
     Env,
     Given,
@@ -31,12 +31,12 @@ from attention_ref.exercises.chain import (
     Key,
     StageFn,
     key_name,
-    loosely,
     output_of,
     project,
     query_name,
     read_group,
 )
+from attention_ref.exercises.intervals import box, right_at
 from attention_ref.exercises.mistakes import LANGS, Kind, Mistake, Style, num, one, sup
 
 Instances = Callable[[Data, Kind], Iterable[Mistake]]
@@ -166,7 +166,8 @@ def gave_transposed(symbol: str, *steps: str) -> Instances:
 
 
 #: Up to this many heads every other order is tried; beyond, two heads swapped and the whole
-#: order reversed (8 heads have 40,319 other orders, 28 swaps).
+#: order reversed (8 heads have 40,319 other orders, 28 swaps), and in the concat any order,
+#: read from the concat given (`_order_read`).
 EVERY_ORDER_UP_TO: Final = 4
 
 
@@ -191,12 +192,70 @@ def _order_words(perm: tuple[int, ...]) -> dict[str, dict[str, object]]:
 
 
 def heads_swapped(d: Data, kind: Kind) -> Iterable[Mistake]:
-    """The heads right, the concat in another order."""
+    """The heads right, the concat in another order: every other order up to
+    `EVERY_ORDER_UP_TO` heads; beyond, the swaps and the reversal, and any order read from the
+    concat given (`_order_read`)."""
     for perm in _orders(d):
         yield kind.mistake(
             stages={"concat": lambda d, e, i, p=perm: Iv.cat([e["H", j] for j in p])},
             fields=_order_words(perm),
         )
+    if d.trace.h > EVERY_ORDER_UP_TO:
+
+        def describe(notes: Mapping[str, object], style: Style) -> str:
+            order = notes["order"]
+            return kind.words[style.lang].format(**_order_words(order)[style.lang])  # type: ignore[arg-type]
+
+        yield kind.mistake(
+            adjust=_order_read(d.trace.h),
+            rank=1,
+            describe=describe,
+            fields={lang: {"order": "…"} for lang in LANGS},
+        )
+
+
+def _order_read(h: int) -> Adjust:
+    """The concat's blocks of ``h`` heads matched to the heads' own ``H`` (the blocks of the
+    band in the right order), one each, in another order than the right one: the order the
+    student wrote (``notes["order"]``), any of the ``h!`` ones."""
+
+    def adjust(
+        key: Key, raw: Iv, g: Given | None, notes: MutableMapping[str, object], decimals: int
+    ) -> Iv:
+        if key != ("concat", None) or g is None or g.value.shape != raw.shape:
+            return raw
+        width = raw.shape[1] // h
+        blocks = [raw.cols(j * width, (j + 1) * width) for j in range(h)]
+        cut = [slice(k * width, (k + 1) * width) for k in range(h)]
+        written = [Given(g.value[:, c], g.decimals[:, c]) for c in cut]
+        fits = [
+            [j for j in range(h) if bool(right_at(written[k], blocks[j], decimals).all())]
+            for k in range(h)
+        ]
+        perm = _matching(fits)
+        if perm is None or perm == tuple(range(h)):
+            return raw
+        notes["order"] = perm
+        return Iv.cat([blocks[j] for j in perm])
+
+    return adjust
+
+
+def _matching(fits: list[list[int]], taken: tuple[int, ...] = ()) -> tuple[int, ...] | None:
+    """An order in which block ``k`` is one of ``fits[k]``, each head once, not the identity
+    where another fits (depth first: the heads are at most 8)."""
+    k = len(taken)
+    if k == len(fits):
+        return taken
+    found: tuple[int, ...] | None = None
+    for j in fits[k]:
+        if j in taken:
+            continue
+        perm = _matching(fits, (*taken, j))
+        if perm is not None and perm != tuple(range(len(fits))):
+            return perm
+        found = found or perm
+    return found
 
 
 def heads_relabelled(d: Data, kind: Kind) -> Iterable[Mistake]:
@@ -238,19 +297,18 @@ def _slip_adjust(
 ) -> Iv:
     """At the first step where the student's numbers differ in exactly one entry, take that
     entry as they wrote it (the next steps then follow from it, or not: ``adjust_carries``):
-    their written value, or an unrounded one that rounds to it, strictly inside its half unit
-    (a student carries either, as at every step given)."""
-    if "slip" in notes or g is None or g.value.shape != raw.shape or g.value.size < 2:
+    their written value, or an unrounded one that rounds to it (`box`: a student carries
+    either, as at every step given)."""
+    if "slip" in notes or g is None or g.value.shape != raw.shape:
         return raw
-    off = ~loosely(g, raw, decimals)
+    off = ~right_at(g, raw, decimals)
     if int(off.sum()) != 1:
         return raw
     r, c = (int(x) for x in np.argwhere(off)[0])
     notes["slip"] = (key, r, c, float(g.value[r, c]), float(raw.mid[r, c]))
     lo, hi = raw.lo.copy(), raw.hi.copy()
-    x = g.value[r, c]
-    h = max(float(g.half_unit(15)[r, c]) - 10 * SLACK * (1 + min(abs(float(x)), 1e6)), 0.0)
-    lo[r, c], hi[r, c] = x - h, x + h
+    b = box(g, decimals)
+    lo[r, c], hi[r, c] = b.lo[r, c], b.hi[r, c]
     return Iv(lo, hi)
 
 

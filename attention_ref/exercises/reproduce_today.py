@@ -11,11 +11,13 @@ objects that exist on the problem's shape, and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Final
 
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_ref.exercises.backward import TurnBack, turned_back_by
 from attention_ref.exercises.chain import Data, Env, Iv, StageFn, key_name, project, rotate
 from attention_ref.exercises.mistakes import LANGS, Kind, Mistake, one
 from attention_ref.exercises.problem import window_mask
@@ -179,22 +181,45 @@ def _turned(turn: Turn) -> dict[str, StageFn]:
     }
 
 
+def _own_back(turn: Turn) -> TurnBack:
+    """The transpose of ``turn`` (each of these turns is a rotation in its own pairs): the same
+    turn by the opposite angles, ``turn(∂x_rot, cos, −sin)``."""
+    return lambda dx, cos, sin: turn(dx, cos, neg(sin))
+
+
+#: RoPE's own turn back, by −mθ_p.
+TURN_BACK: Final[TurnBack] = _own_back(rotate)
+
+
 def rope_only(turn: Turn, *, pairs: int = 1) -> Instances:
-    """The rotation replaced by ``turn``, when the head has at least ``pairs`` pairs."""
+    """The rotation replaced by ``turn``, when the head has at least ``pairs`` pairs; in the
+    backward (a chain with one), the gradients turned back by RoPE's right rotation (the
+    chain's own backward) or by the transpose of the student's (`_own_back`)."""
 
     def instances(d: Data, kind: Kind) -> Iterable[Mistake]:
         if not d.rope or d.trace.d_k // 2 < pairs:
             return []
         last = d.trace.d_k // 2 - 1
         fields = {lang: {"last": last, "theta": f"θ_{last}"} for lang in LANGS}
-        return one(kind, stages=_turned(turn), fields=fields)
+        m = kind.mistake(stages=_turned(turn), fields=fields)
+        back = turned_back_by(_own_back(turn), _own_back(turn))
+        return [m, replace(m, stages={**m.stages, **back}, backward=True)]
 
     return instances
 
 
-def rope_stages(**stages: StageFn) -> Instances:
-    """The stages changed, with RoPE."""
-    return lambda d, kind: one(kind, stages=stages) if d.rope else []
+def rope_stages(back: dict[str, StageFn] | None = None, **stages: StageFn) -> Instances:
+    """The stages changed, with RoPE; with ``back``, again with those backward stages (the
+    gradient turned back the other way a student may: through their own rotation, or the
+    right one)."""
+
+    def instances(d: Data, kind: Kind) -> Iterable[Mistake]:
+        if not d.rope:
+            return []
+        m = kind.mistake(stages=stages)
+        return [m] if back is None else [m, replace(m, stages={**stages, **back}, backward=True)]
+
+    return instances
 
 
 def rope_on_v(d: Data, kind: Kind) -> Iterable[Mistake]:
@@ -228,6 +253,7 @@ POSITIONS_FROM_ONE: Final = {"cos": _from_one("cos"), "sin": _from_one("sin")}
 
 __all__ = [
     "POSITIONS_FROM_ONE",
+    "TURN_BACK",
     "flip",
     "interleaved",
     "neg",

@@ -1,9 +1,9 @@
 """The checker's band and names, exact (issue 41): each case is one an independent solver found
 the checker getting wrong, written as the answer a student sends.
 
-- after a step the student gave, the band is that step's rounding and nothing wider: a slip onto
-  the next unit (2.400 or 2.402 where the given concat carries 2.401) is a slip;
-- a matrix written wholly to fewer places than asked is not right, though the band may hold it;
+- after a step the student gave, the band is that step's rounding, its ends included (issue 59:
+  never a shrink), and nothing wider: two units off is a slip;
+- a matrix written wholly to fewer places than asked is read at the places asked (issue 59);
 - a large number is a stand-in for −∞ only where a −∞ belongs;
 - a mistake that changes none of the steps given is never their diagnosis;
 - with more than four heads, two heads swapped are tried (and the generator draws again where
@@ -36,9 +36,11 @@ def check(text: str):
     return check_document(read_answer_text(text))
 
 
-def test_a_slip_onto_the_next_unit_after_a_given_step_is_wrong():
+def test_after_a_given_step_the_band_is_its_rounding_ends_included():
     """Seed 23: W_O's second column is a unit column, so output[3, 2] is concat[3, 2]; the
-    concat given to 3 places (2.401) carries 2.401, and nothing else rounds to it."""
+    concat given to 3 places (2.401) carries 2.401 or an unrounded value that rounds to it,
+    either way at a tie: 2.4005 to 2.4015, ends in (no shrink). So the output is 2.401, or
+    2.400 and 2.402 (those ends rounded the other way); two units off is a slip, named."""
     prob = Problem.of_exercise(ExerciseOptions(seed=23))
     W_O = prob.trace.W_O
     assert W_O is not None and W_O[:, 1].tolist() == [0.0, 1.0, 0.0, 0.0]
@@ -46,29 +48,37 @@ def test_a_slip_onto_the_next_unit_after_a_given_step_is_wrong():
     text = answer_text(answer_from_steps(steps, prob.naming, 3, keys=("concat", "output")), 3)
     assert "[1.802, 2.401, 4.816, 5.217]" in text
     assert check(text).all_right  # the control: the right answer
-    for slip in ("2.40", "2.400", "2.402"):
+    for tie in ("2.40", "2.400", "2.402"):
+        report = check(text.replace("[1.802, 2.401, 4.816", f"[1.802, {tie}, 4.816"))
+        assert report.all_right, (tie, report_lines(report))
+    for slip in ("2.399", "2.403", "2.4026"):  # 2.4026 rounds to 2.403
         report = check(text.replace("[1.802, 2.401, 4.816", f"[1.802, {slip}, 4.816"))
         output = report.verdicts[-1]
         assert output.key == ("output", None) and output.status is Status.WRONG, slip
         assert [(o.row, o.col) for o in output.off] == [(2, 1)], slip
 
 
-def test_a_matrix_written_wholly_to_fewer_places_is_not_right():
-    """RoPE seed 1 (one head): the scores to 2 places, every one within what the rounded
-    cosines carry, is a matrix rounded to 2 places: "give 3 decimals", not right."""
+def test_a_matrix_written_wholly_to_fewer_places_is_read_at_the_places_asked():
+    """RoPE seed 1 (one head): the scores to 2 places, every one, read to 3 places (12.00 is
+    12.000), a rounding of what the rounded cosines carry: right, as the same values written
+    to 3 places are. A matrix whose entries are the exact ones rounded to 2 places and not
+    right at 3 (seed 4's A) is "give 3 decimals"."""
     prob = Problem.of_exercise(ExerciseOptions(seed=1, variant="rope", heads=1))
     two = "[[12.00, 8.20, 5.60], [3.97, 5.00, 10.68], [-4.07, -0.87, 15.00]]"
-    doc = json.dumps(prob.naming)[:-1] + ', "heads": [{"scores": ' + two + "}]}"
-    report = check(doc)
-    assert report.verdicts[0].status is Status.FEW_DECIMALS, report_lines(report)
-    # the controls: the same to 3 places is right; a matrix whose values need no third place
-    # (integers, 0.5) may drop its zeros
-    exact = computed_steps(prob.data())[("scores", 0)]
-    three = json.dumps(torch.round(exact, decimals=3).tolist())
-    assert check(json.dumps(prob.naming)[:-1] + ', "heads": [{"scores": ' + three + "}]}").all_right
-    plain = Problem.of_exercise(ExerciseOptions(seed=1))
-    Q = computed_steps(plain.data())[("Q", 0)]
-    assert check(json.dumps(plain.naming | {"heads": [{"Q": Q.int().tolist()}]})).all_right
+    three = "[[12.000, 8.200, 5.600], [3.970, 5.000, 10.680], [-4.070, -0.870, 15.000]]"
+    for shown in (two, three):
+        doc = json.dumps(prob.naming)[:-1] + ', "heads": [{"scores": ' + shown + "}]}"
+        report = check(doc)
+        assert report.all_right, report_lines(report)
+    # the control: one entry read to 3 places outside every rounding is wrong, written either way
+    for shown in (two.replace("5.60]", "5.61]"), three.replace("5.600]", "5.610]")):
+        doc = json.dumps(prob.naming)[:-1] + ', "heads": [{"scores": ' + shown + "}]}"
+        assert check(doc).verdicts[0].status is Status.WRONG, shown
+    plain = Problem.of_exercise(ExerciseOptions(seed=4))
+    A = computed_steps(plain.data())[("A", 0)]
+    assert not torch.equal(A.round(decimals=2), A.round(decimals=3))
+    doc = json.dumps(plain.naming | {"heads": [{"A": A.round(decimals=2).tolist()}]})
+    assert check(doc).verdicts[0].status is Status.FEW_DECIMALS
 
 
 def test_a_large_wrong_gradient_is_graded_not_refused_as_a_stand_in():
