@@ -44,9 +44,9 @@ from attention_ref.render import Explanation, JSONValue
 @dataclass(frozen=True, kw_only=True)
 class Exercise:
     """One exercise: its options, its numbers (``--input`` JSON, and ``trace``: as the chain
-    reads them), statement, answer template and key. The key is written when it is first read:
-    it is the reference's computation, in torch, which the statement does not need (``attnref
-    exercise`` prints the statement without importing torch)."""
+    reads them), statement, answer template and key. The key is written when it is first read
+    (``attnref exercise`` without ``--out`` prints the statement alone): its numbers are the
+    grader's own float64 chain's (`attention_ref.exercises.numbers`), no torch either."""
 
     options: ExerciseOptions
     problem: dict[str, JSONValue]
@@ -56,7 +56,7 @@ class Exercise:
 
     @cached_property
     def key(self) -> Explanation:
-        """The solution key (`attention_ref.exercises.key.key`; imports torch)."""
+        """The solution key (`attention_ref.exercises.key.key`; no torch)."""
         from attention_ref.exercises.key import key
 
         return key(self.options, self.problem, self.statement, self.trace)

@@ -16,24 +16,29 @@ as given (with RoPE, its table of angles), then
 6. with ``--backward``, for ``L = \sum \text{output}``: ``\partial W_O``, ``\partial A^{(1)}``,
    ``\partial \tilde S^{(1)}``, ``\partial W_Q^{(1)}``, ``\partial X``.
 
-Every number is computed once, by `attention_ref.reference.gqa` (the reference of every
-problem: :math:`g = h` is multi-head attention), for both languages: only the words differ,
-and they are `attention_ref.exercises.words.TEXT`'s. The JSON (``data``) is the same in every
-language; the document is marked with its language, so the writers print decimal commas in
-Portuguese. ``attnref explain --input exercise.json`` walks through every step of the
-homework's problem, the backward's too.
+Every number is computed once, by the grader's own float64 chain
+(`attention_ref.exercises.numbers`: the chain's exact steps, held equal to the reference of
+`attention_ref.reference.gqa` by a test on every problem), for both languages, without importing
+torch: only the words differ, and they are `attention_ref.exercises.words.TEXT`'s. The JSON
+(``data``) is the same in every language; the document is marked with its language, so the
+writers print decimal commas in Portuguese. ``attnref explain --input exercise.json`` walks
+through every step of the homework's problem, the backward's too.
 """
 
 from __future__ import annotations
 
+from attention_ref.exercises.numbers import (
+    BackwardNumbers,
+    ForwardNumbers,
+    backward_numbers,
+    forward_numbers,
+)
 from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.exercises.problem import ProblemTrace
 from attention_ref.exercises.statement import plural
 from attention_ref.exercises.words import TEXT
-from attention_ref.reference import gqa as ref_gqa
 from attention_ref.render import Explanation, JSONValue, Mat, Section
 from attention_ref.worked.backward_sections import grad_mat
-from attention_ref.worked.grouped_backward import grads_json
 from attention_ref.worked.layout import (
     concat_mat,
     head_output_mats,
@@ -44,12 +49,12 @@ from attention_ref.worked.layout import (
     softmax_mats,
     sup,
 )
-from attention_ref.worked.trace import L, trace_json
+from attention_ref.worked.trace import L, grads_layout, trace_json
 
 
-def rotated_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
+def rotated_mats(tr: ProblemTrace, ref: ForwardNumbers, lang: str) -> list[Mat]:
     """``Q_rot`` per query head, ``K_rot`` per K/V head."""
-    tok, ref, rows = list(tr.tokens), tr.reference(), TEXT[lang]["row_by_row"]
+    tok, rows = list(tr.tokens), TEXT[lang]["row_by_row"]
     items = [
         Mat(
             symbol=f"Q_{{\\text{{rot}}}}{sup(i)}",
@@ -73,7 +78,7 @@ def rotated_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
     return items
 
 
-def _softmax(tr: ProblemTrace, ref: ref_gqa.GQATrace, lang: str) -> list[Mat]:
+def _softmax(tr: ProblemTrace, ref: ForwardNumbers, lang: str) -> list[Mat]:
     """The mask and ``S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M`` (where there is a mask), then ``A⁽ⁱ⁾``."""
     if tr.M is None:
         return softmax_mats(ref, scores="S")
@@ -81,31 +86,29 @@ def _softmax(tr: ProblemTrace, ref: ref_gqa.GQATrace, lang: str) -> list[Mat]:
     return [*mask_mats(ref, symbol=symbol), *softmax_mats(ref)]
 
 
-def _outputs(tr: ProblemTrace, ref: ref_gqa.GQATrace, lang: str) -> list[Mat]:
+def _outputs(tr: ProblemTrace, ref: ForwardNumbers, lang: str) -> list[Mat]:
     """``H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ᵞ⁽ⁱ⁾⁾``, the concat and the output."""
     return [*head_output_mats(ref), concat_mat(ref), output_mat(ref, TEXT[lang]["output"])]
 
 
-def gradient_section(
-    tr: ProblemTrace, gr: ref_gqa.GQAGradientTrace, title: str, lang: str
-) -> Section:
+def gradient_section(tr: ProblemTrace, gr: BackwardNumbers, title: str, lang: str) -> Section:
     """The statement's gradient question answered: ∂W_O, ∂A⁽¹⁾, ∂S̃⁽¹⁾, ∂W_Q⁽¹⁾ and ∂X of
-    `attention_ref.reference.gqa.gqa_backward` (``G`` all ones: ``L = Σ output``)."""
-    tok, w = list(tr.tokens), TEXT[lang]
+    the chain's backward (`backward_numbers`; ``G`` all ones: ``L = Σ output``)."""
+    tok, w, first = list(tr.tokens), TEXT[lang], gr.heads[0]
     items: list[Mat] = []
     if gr.W_O is not None:
         items.append(grad_mat("W_O", gr.W_O, "\\operatorname{Concat}^\\top G"))
     items += [
-        grad_mat("A^{(1)}", gr.A[0], "\\partial H^{(1)} V^{(1)\\top}", rows=tok, cols=tok),
+        grad_mat("A^{(1)}", first["A"], "\\partial H^{(1)} V^{(1)\\top}", rows=tok, cols=tok),
         grad_mat(
             "\\tilde S^{(1)}",
-            gr.S_masked[0],
+            first["S_masked"],
             "A^{(1)} \\odot (\\partial A^{(1)} - "
             "\\operatorname{rowsum}(\\partial A^{(1)} \\odot A^{(1)}))",
             rows=tok,
             cols=tok,
         ),
-        grad_mat("W_Q^{(1)}", gr.W_Q[0], "X^\\top \\partial Q^{(1)}"),
+        grad_mat("W_Q^{(1)}", first["W_Q"], "X^\\top \\partial Q^{(1)}"),
         grad_mat("X", gr.X, rows=tok),
     ]
     kv = "⁽ʲ⁾" if tr.features.grouped else "⁽ⁱ⁾"  # K and V: the K/V head j query head i reads
@@ -122,7 +125,7 @@ def key_sections(tr: ProblemTrace, statement: Explanation, backward: bool) -> li
     """The statement's questions answered under its own titles, in its language: the one
     writer of the key (the module docstring)."""
     lang = statement.lang
-    w, f, ref = TEXT[lang], tr.features, tr.reference()
+    w, f, ref = TEXT[lang], tr.features, forward_numbers(tr)
     titles = [s.title for s in statement.sections]
     first = statement.sections[0]
     sections = [Section(title=first.title, text=first.text, items=list(first.items))]
@@ -138,7 +141,7 @@ def key_sections(tr: ProblemTrace, statement: Explanation, backward: bool) -> li
         pairs = tr.d_k // 2
         answer(
             w["key_rope_text"].format(d_k=tr.d_k, pairs=pairs, **plural(pairs)),
-            rotated_mats(tr, lang),
+            rotated_mats(tr, ref, lang),
         )
     scores = "key_scores" + "_rope" * f.rotary + "_gqa" * f.grouped  # K⁽ʲ⁾ where grouped
     answer(w[scores].format(d_k=tr.d_k), score_mats(ref))
@@ -151,21 +154,22 @@ def key_sections(tr: ProblemTrace, statement: Explanation, backward: bool) -> li
     wo = w["key_out_wo" if tr.W_O is not None else "key_out_nowo"]
     answer(w["key_out"].format(wo=wo), _outputs(tr, ref, lang))
     if backward:
-        sections.append(
-            gradient_section(tr, ref_gqa.gqa_backward(ref), titles[len(sections)], lang)
-        )
+        sections.append(gradient_section(tr, backward_numbers(tr), titles[len(sections)], lang))
     return sections
 
 
 def key_data(tr: ProblemTrace, backward: bool) -> dict[str, JSONValue]:
-    """The key's JSON, the same in every language: `trace_json` of the reference's trace
+    """The key's JSON, the same in every language: `trace_json` of the chain's numbers
     (``"window"`` with a window), and with ``backward`` its gradients (``"loss": "sum"``)."""
-    ref = tr.reference()
-    data: dict[str, JSONValue] = {**trace_json(ref)}
+    data: dict[str, JSONValue] = {**trace_json(forward_numbers(tr))}  # type: ignore[arg-type]
     if tr.window is not None:
         data["window"] = tr.window
     if backward:  # L = Σ output: G all ones
-        data |= {"loss": "sum", "grads": grads_json(ref, ref_gqa.gqa_backward(ref))}
+        gr = backward_numbers(tr)
+        grads = grads_layout(
+            gr.heads, gr.kv_heads, output=gr.output, W_O=gr.W_O, concat=gr.concat, X=gr.X
+        )
+        data |= {"loss": "sum", "grads": grads}
     return data
 
 

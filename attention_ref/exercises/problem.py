@@ -21,6 +21,7 @@ import numpy as np
 
 from attention_ref.exercises.features import Features
 from attention_ref.exercises.intervals import Array
+from attention_ref.reference.groups import kv_group
 
 if TYPE_CHECKING:
     from attention_ref import reference as ref
@@ -142,8 +143,8 @@ class ProblemTrace:
 
     def group(self, i: int) -> int:
         r"""The K/V head of query head ``i`` (0-based): :math:`\gamma(i) = \lfloor i g/h
-        \rfloor` (`attention_ref.reference.gqa.kv_group`)."""
-        return i * self.g // self.h
+        \rfloor` (`attention_ref.reference.groups.kv_group`)."""
+        return kv_group(i, self.h, self.g)
 
     def reference(self) -> ref_gqa.GQATrace:
         """The reference computation of this problem; `ValueError` where it has biases (an

@@ -69,6 +69,7 @@ from attention_ref.reference.backward import (
     weight_grad_heads,
     weights_grad,
 )
+from attention_ref.reference.groups import kv_group
 from attention_ref.reference.rope import apply_rope, rope_backward
 
 __all__ = [
@@ -82,19 +83,7 @@ __all__ = [
 ]
 
 
-# --8<-- [start:kv_group]
-def kv_group(i: int, h: int, g: int) -> int:
-    r"""The K/V head of query head ``i`` (0-based): $\gamma(i) = \lfloor i g / h \rfloor$.
-
-    ``h = 4``, ``g = 2``: query heads 0, 1 -> K/V head 0; 2, 3 -> K/V head 1.
-    """
-    if g < 1 or h % g != 0:
-        raise ValueError(f"g={g} K/V heads must divide h={h} query heads")
-    if not 0 <= i < h:
-        raise ValueError(f"query head {i} is not one of 0..{h - 1}")
-    return i * g // h
-
-
+# --8<-- [start:repeat_kv]
 def repeat_kv(K: Tensor, h: int) -> Tensor:
     r"""Each K/V head repeated for the $r = h/g$ query heads of its group:
     $K^{(i)}_{\text{rep}} = K^{(\gamma(i))}$.
@@ -121,7 +110,7 @@ def sum_kv_groups(dK_rep: Tensor, g: int) -> Tensor:
     return grouped.sum(dim=-3)  # Σ over the r heads of each group: -> (..., g, n, d)
 
 
-# --8<-- [end:kv_group]
+# --8<-- [end:repeat_kv]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,11 +9,9 @@ of a single-sequence multi-head trace, one section per step of the chain rule.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import torch
-from torch import Tensor
-
-from attention_ref import reference as ref
+from attention_ref import reference as ref  # its names resolve (and import torch) on first use
 from attention_ref.inputs.input_words import error
 from attention_ref.render import (
     Explanation,
@@ -26,6 +24,9 @@ from attention_ref.render import (
 )
 from attention_ref.worked.trace import L, column_names, t
 from attention_ref.worked.words import GRADIENTS
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 #: What the screen says about the default upstream gradient.
 DEFAULT_G = GRADIENTS["en"]["default_g"]
@@ -63,6 +64,8 @@ def check_grad_output(G: Matrix | None, output: Tensor, lang: str = "en") -> Ten
     """``G`` as a tensor of the output's shape (all ones when ``None``), else `InputError` in
     ``lang``."""
     if G is None:
+        import torch
+
         return torch.ones_like(output)
     n, d_out = output.shape
     if (len(G), len(G[0])) != (n, d_out):
@@ -121,6 +124,8 @@ def masked_zero_note(tr: ref.AttentionTrace, g: ref.GradientTrace, lang: str = "
     )
     if tr.M is None:
         return say["no_mask"] + rows
+    import torch
+
     blocked = torch.ones(n, n, dtype=torch.bool).triu(1)
     masked = g.S_masked[..., blocked]
     zeros, total = int((masked == 0).sum()), masked.numel()

@@ -18,7 +18,7 @@ from attention_ref.reference import rope as ref_rope
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
 from attention_ref.worked.gradients import check_grad_output, grad_mat
 from attention_ref.worked.layout import rotated_symbol, share, sup, supT
-from attention_ref.worked.trace import L, column_names
+from attention_ref.worked.trace import L, column_names, grads_layout
 from attention_ref.worked.words import GRADIENTS
 from attention_ref.worked.words_grouped import GROUPED_BACKWARD
 
@@ -185,36 +185,29 @@ def backward_sections(
 
 def grads_json(tr: ref_gqa.GQATrace, gr: ref_gqa.GQAGradientTrace) -> dict[str, JSONValue]:
     """The backward's numbers in the other examples' layout, plus ``"kv_heads"`` (module
-    docstring): a query head's ``K`` is its share of its K/V head's ``∂K`` (RoPE undone)."""
-    heads: list[JSONValue] = []
+    docstring; written by `attention_ref.worked.trace.grads_layout`): a query head's ``K`` is its
+    share of its K/V head's ``∂K`` (RoPE undone)."""
+    heads = []
     for i in range(tr.h):
         dK_i = _through(tr, gr.K_rep[i])
         heads.append(
             {
-                "H": L(gr.H[i]),
-                "A": L(gr.A[i]),
-                "S_masked": L(gr.S_masked[i]),
-                "S": L(gr.S[i]),
-                "Q": L(gr.Q[i]),
-                "K": L(dK_i),
-                "V": L(gr.V_rep[i]),
-                "W_Q": L(gr.W_Q[i]),
-                "W_K": L(tr.X.T @ dK_i),
-                "W_V": L(tr.X.T @ gr.V_rep[i]),
+                "H": gr.H[i],
+                "A": gr.A[i],
+                "S_masked": gr.S_masked[i],
+                "S": gr.S[i],
+                "Q": gr.Q[i],
+                "K": dK_i,
+                "V": gr.V_rep[i],
+                "W_Q": gr.W_Q[i],
+                "W_K": tr.X.T @ dK_i,
+                "W_V": tr.X.T @ gr.V_rep[i],
             }
         )
-    kv_heads: list[JSONValue] = [
-        {"K": L(gr.K[j]), "V": L(gr.V[j]), "W_K": L(gr.W_K[j]), "W_V": L(gr.W_V[j])}
-        for j in range(tr.g)
+    kv_heads = [
+        {"K": gr.K[j], "V": gr.V[j], "W_K": gr.W_K[j], "W_V": gr.W_V[j]} for j in range(tr.g)
     ]
-    return {
-        "output": L(gr.output),
-        "W_O": L(gr.W_O) if gr.W_O is not None else None,
-        "concat": L(gr.concat),
-        "X": L(gr.X),
-        "heads": heads,
-        "kv_heads": kv_heads,
-    }
+    return grads_layout(heads, kv_heads, output=gr.output, W_O=gr.W_O, concat=gr.concat, X=gr.X)
 
 
 def with_gqa_backward(

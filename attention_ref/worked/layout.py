@@ -23,16 +23,19 @@ angles, the window's mask, ALiBi's biases, the cache's sizes). The backward:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
-from torch import Tensor
-
-from attention_ref import reference as ref
-from attention_ref.reference import gqa as ref_gqa
+from attention_ref.reference.groups import kv_group
 from attention_ref.render import Mat, Section
 from attention_ref.worked.trace import L, column_names
 from attention_ref.worked.words import TRACE
 from attention_ref.worked.words_grouped import GROUPED
+
+if TYPE_CHECKING:  # the layout reads a trace's fields: torch's tensors or numpy's arrays
+    from torch import Tensor
+
+    from attention_ref import reference as ref
+    from attention_ref.reference import gqa as ref_gqa
 
 #: What the layout lays out: ``h`` query heads, ``g`` K/V heads (``g = h`` for the homework's).
 Laid: TypeAlias = "ref.AttentionTrace | ref_gqa.GQATrace"
@@ -101,7 +104,7 @@ def input_mats(tr: Laid) -> list[Mat]:
 def bias_of(tr: Laid) -> dict[str, Tensor]:
     """The biases the trace has, by role: ``Q``, ``K``, ``V`` per head, ``O`` of the output
     projection (a `GQATrace` has none)."""
-    if not isinstance(tr, ref.AttentionTrace):
+    if not hasattr(tr, "b_Q"):  # a grouped trace (torch's or the exercises' numpy one)
         return {}
     got = {"Q": tr.b_Q, "K": tr.b_K, "V": tr.b_V, "O": tr.b_O}
     return {r: b for r, b in got.items() if b is not None}
@@ -163,7 +166,7 @@ def score_mats(tr: Laid) -> list[Mat]:
     tok, rope = list(tr.tokens), tr.rope_base is not None
     items: list[Mat] = []
     for i in range(tr.h):
-        j = ref_gqa.kv_group(i, tr.h, tr.g)
+        j = kv_group(i, tr.h, tr.g)
         key = rotated_symbol(f"K^{{({j + 1})", rope) + "\\top}"  # K^{(j)\top}, rotated with RoPE
         QKt = f"{rotated_symbol(f'Q{sup(i)}', rope)} {key}"
         items += [
@@ -258,7 +261,7 @@ def head_output_mats(tr: Laid) -> list[Mat]:
             symbol=f"H{sup(i)}",
             value=L(tr.H[i]),
             rows=tok,
-            formula=f"A{sup(i)} V{sup(ref_gqa.kv_group(i, tr.h, tr.g))}",
+            formula=f"A{sup(i)} V{sup(kv_group(i, tr.h, tr.g))}",
         )
         for i in range(tr.h)
     ]

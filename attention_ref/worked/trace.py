@@ -10,16 +10,29 @@ sections: `attention_ref.worked.layout`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-import torch
-from torch import Tensor
+import numpy as np
 
-from attention_ref import reference as ref
-from attention_ref.reference import gqa as ref_gqa
+from attention_ref import reference as ref  # its names resolve (and import torch) on first use
+from attention_ref.reference.groups import kv_group
 from attention_ref.render import JSONValue
 
-DTYPE = torch.float64
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from attention_ref.reference import gqa as ref_gqa
+
+
+def __getattr__(name: str) -> Any:
+    """``DTYPE``, torch's float64, imported on first use: this module writes numpy's arrays as
+    well as torch's tensors, and the exercises' key is written without importing torch."""
+    if name == "DTYPE":
+        import torch
+
+        return torch.float64
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Numbers nested as the documents print them: a vector, a matrix, a stack of matrices.
 Nested: TypeAlias = (
@@ -29,13 +42,20 @@ Nested: TypeAlias = (
 
 def t(m: Nested) -> Tensor:
     """Nested lists -> float64 tensor."""
-    return torch.tensor(m, dtype=DTYPE)
+    import torch
+
+    return torch.tensor(m, dtype=torch.float64)
 
 
-def L(x: Tensor) -> list[list[float]]:
-    """A tensor as a list of rows (a vector becomes one row)."""
-    x = x.detach().to(DTYPE)
-    return (x.unsqueeze(0) if x.dim() == 1 else x).tolist()  # (k,) -> (1, k)
+def L(x: Tensor | np.ndarray) -> list[list[float]]:
+    """A tensor (or numpy's array) as a list of rows (a vector becomes one row)."""
+    if hasattr(x, "detach"):  # a tensor: torch is imported already
+        import torch
+
+        x = x.detach().to(torch.float64)
+        return (x.unsqueeze(0) if x.dim() == 1 else x).tolist()  # (k,) -> (1, k)
+    a = np.asarray(x, dtype=np.float64)
+    return (a[None] if a.ndim == 1 else a).tolist()
 
 
 def column_names(prefix: str, k: int) -> list[str]:
@@ -45,7 +65,7 @@ def column_names(prefix: str, k: int) -> list[str]:
 
 def _vec(b: Tensor) -> list[float]:
     """A bias as a plain list of numbers."""
-    return b.detach().to(DTYPE).reshape(-1).tolist()
+    return L(b.reshape(-1))[0]
 
 
 def input_json(
@@ -131,9 +151,11 @@ def unscaled_input_json(X: Tensor, tokens: Sequence[str]) -> dict[str, JSONValue
     $W_Q = \sqrt{d}\, I_d$, $W_K = W_V = I_d$ ($d_k = d$) gives
     $Q K^\top / \sqrt{d} = X X^\top$ (equal up to rounding), no mask and no ``W_O``.
     """
+    import torch
+
     d = X.shape[-1]
-    eye = torch.eye(d, dtype=DTYPE)
-    root_d = torch.tensor(float(d), dtype=DTYPE).sqrt()
+    eye = torch.eye(d, dtype=torch.float64)
+    root_d = torch.tensor(float(d), dtype=torch.float64).sqrt()
     # (d, d) -> (1, d, d): one head
     W_Q, W_K, W_V = (root_d * eye).unsqueeze(0), eye.unsqueeze(0), eye.unsqueeze(0)
     return input_json(X, W_Q, W_K, W_V, tokens=tokens, causal=False)
@@ -148,6 +170,8 @@ def trace_to_json(trace: ref.AttentionTrace) -> dict[str, JSONValue]:
     ``b_O`` and each head's ``b_Q``, ``b_K``, ``b_V`` appear when the trace has them.
     ``input`` is `trace_input_json`: fed to ``--input`` it gives this output again.
     """
+    import torch
+
     n = len(trace.tokens)
     M = trace.M if trace.M is not None else torch.zeros(n, n, dtype=trace.X.dtype)
     heads: list[JSONValue] = []
@@ -186,6 +210,33 @@ def trace_to_json(trace: ref.AttentionTrace) -> dict[str, JSONValue]:
     return out
 
 
+#: A query head's gradients in the layout, and a K/V head's, in their order.
+GRAD_HEAD_LAYOUT = ("H", "A", "S_masked", "S", "Q", "K", "V", "W_Q", "W_K", "W_V")
+GRAD_KV_LAYOUT = ("K", "V", "W_K", "W_V")
+
+
+def grads_layout(
+    heads: Sequence[dict[str, Any]],
+    kv_heads: Sequence[dict[str, Any]],
+    *,
+    output: Any,
+    W_O: Any,
+    concat: Any,
+    X: Any,
+) -> dict[str, JSONValue]:
+    """The backward's numbers in the examples' layout (tensors or numpy's arrays): ``{"output",
+    "W_O", "concat", "X", "heads": [∂H, ∂A, ∂S̃, ∂S, ∂Q, ∂K, ∂V, ∂W_Q, ∂W_K, ∂W_V of what
+    comes through each query head], "kv_heads": [∂K, ∂V, ∂W_K, ∂W_V: each its group's sum]}``."""
+    return {
+        "output": L(output),
+        "W_O": L(W_O) if W_O is not None else None,
+        "concat": L(concat),
+        "X": L(X),
+        "heads": [{k: L(hd[k]) for k in GRAD_HEAD_LAYOUT} for hd in heads],
+        "kv_heads": [{k: L(kv[k]) for k in GRAD_KV_LAYOUT} for kv in kv_heads],
+    }
+
+
 def trace_json(tr: ref_gqa.GQATrace) -> dict[str, JSONValue]:
     """The forward's numbers: ``{"tokens", "h", "g", "groups", "X", "M", "heads": [{"Q", "K",
     "V", "scores", "S", "S_masked", "A", "H", "kv_head"}], "kv_heads": [{"K", "V"}], "concat",
@@ -195,7 +246,7 @@ def trace_json(tr: ref_gqa.GQATrace) -> dict[str, JSONValue]:
     rope = tr.rope_base is not None
     heads: list[JSONValue] = []
     for i in range(tr.h):
-        j = ref_gqa.kv_group(i, tr.h, tr.g)
+        j = kv_group(i, tr.h, tr.g)
         head: dict[str, JSONValue] = {
             "kv_head": j + 1,
             "Q": L(tr.Q[i]),
@@ -218,13 +269,13 @@ def trace_json(tr: ref_gqa.GQATrace) -> dict[str, JSONValue]:
         kv_heads.append(kv)
     M: JSONValue = None
     if tr.M is not None:
-        M = [L(m) for m in tr.M] if tr.M.dim() == 3 else L(tr.M)
+        M = [L(m) for m in tr.M] if len(tr.M.shape) == 3 else L(tr.M)
     out: dict[str, JSONValue] = {
         "tokens": list(tr.tokens),
         "h": tr.h,
         "g": tr.g,
         "d_k": tr.d_k,
-        "groups": [ref_gqa.kv_group(i, tr.h, tr.g) + 1 for i in range(tr.h)],
+        "groups": [kv_group(i, tr.h, tr.g) + 1 for i in range(tr.h)],
         "X": L(tr.X),
         "M": M,
         "heads": heads,
