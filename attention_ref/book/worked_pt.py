@@ -109,7 +109,7 @@ def rope_words() -> Words:
 
 
 def window_words() -> Words:
-    """`attnref explain -e sliding-window` in Portuguese
+    """`attnref explain -e window` in Portuguese
     (`attention_ref.worked.words_grouped.SLIDING_WINDOW`)."""
     from attention_ref.worked.life_window import explain
 

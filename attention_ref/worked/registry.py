@@ -32,7 +32,7 @@ EXAMPLES: Final[dict[str, str]] = {
     # the attention of today's models, on seed 000's numbers (issue 23)
     "gqa": "attention_ref.worked.life_gqa",
     "rope": "attention_ref.worked.life_rope",
-    "sliding-window": "attention_ref.worked.life_window",
+    "window": "attention_ref.worked.life_window",
     "alibi": "attention_ref.worked.life_alibi",
     "kv-cache": "attention_ref.worked.life_kv_cache",
     "online-softmax": "attention_ref.worked.life_online_softmax",
@@ -40,8 +40,12 @@ EXAMPLES: Final[dict[str, str]] = {
 
 #: The examples whose module explains its own backward pass, ``explain_backward(G)``.
 OWN_BACKWARD: Final = frozenset(
-    {"gqa", "rope", "sliding-window", "alibi", "kv-cache", "online-softmax"}
+    {"gqa", "rope", "window", "alibi", "kv-cache", "online-softmax"}
 )
+
+#: Old names of examples, refused with the one name (issue 59: one vocabulary, the exercises'
+#: ``--variant window`` and ``train --window``).
+RENAMED: Final[dict[str, str]] = {"sliding-window": "window"}
 
 #: Names accepted by ``attnref explain --example``.
 EXAMPLE_NAMES: Final = tuple(EXAMPLES)
@@ -50,8 +54,14 @@ DEFAULT_EXAMPLE: Final = "life-is-awesome"
 
 #: What the registry says about a name it does not know, per language (the same fields in each).
 WORDS: Final[dict[str, dict[str, str]]] = {
-    "en": {"unknown_example": "unknown example {name!r}; choose one of: {names}"},
-    "pt": {"unknown_example": "exemplo desconhecido {name!r}; escolha um de: {names}"},
+    "en": {
+        "unknown_example": "unknown example {name!r}; choose one of: {names}",
+        "renamed": "the example {name!r} is called {new!r} now, as in exercise --variant {new}",
+    },
+    "pt": {
+        "unknown_example": "exemplo desconhecido {name!r}; escolha um de: {names}",
+        "renamed": "o exemplo {name!r} agora se chama {new!r}, como em exercise --variant {new}",
+    },
 }
 
 
@@ -61,6 +71,8 @@ def check_example(name: str, lang: str = LANGS[0]) -> str:
     ``.lang``."""
     if name not in EXAMPLES:
         said = lang if lang in WORDS else LANGS[0]
+        if name in RENAMED:
+            raise InputError(WORDS[said]["renamed"].format(name=name, new=RENAMED[name]), said)
         message = WORDS[said]["unknown_example"].format(name=name, names=", ".join(EXAMPLE_NAMES))
         raise InputError(message, said)
     return name

@@ -35,7 +35,7 @@ def test_the_error_lists_every_registered_name_in_order():
     assert str(err.value) == (
         "unknown example 'life-is-boring'; choose one of: "
         "life-is-awesome, hello-shiny-sun, your-journey-starts, i-want-pizza, gqa, rope, "
-        "sliding-window, alibi, kv-cache, online-softmax"
+        "window, alibi, kv-cache, online-softmax"
     )
     assert check_example("i-want-pizza") == "i-want-pizza"
 
@@ -72,3 +72,16 @@ def test_explaining_an_example_does_import_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_one_name_for_the_window_the_old_one_refused_with_the_new():
+    """Issue 59, one vocabulary: the example is ``window`` as in ``exercise --variant window``
+    and ``train --window``; ``sliding-window`` is refused in one line that names it, in the
+    student's language. The control: an unknown name still lists every name."""
+    assert check_example("window") == "window"
+    for lang, words in (("en", "is called 'window' now"), ("pt", "agora se chama 'window'")):
+        with pytest.raises(ValueError) as err:
+            check_example("sliding-window", lang)
+        assert words in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="choose one of"):
+        check_example("sliding")

@@ -1,4 +1,4 @@
-"""The worked examples of today's attention (gqa, rope, sliding-window, alibi, kv-cache,
+"""The worked examples of today's attention (gqa, rope, window, alibi, kv-cache,
 online-softmax): their numbers against seed 000's and against autograd, their words against
 the numbers on both sides, and ``explain --backward`` with a ``--grad-output``."""
 

@@ -24,7 +24,7 @@ EXAMPLES = {
 }
 life_kv_cache, life_online_softmax = EXAMPLES["kv-cache"], EXAMPLES["online-softmax"]
 life_gqa, life_rope = EXAMPLES["gqa"], EXAMPLES["rope"]
-life_window, life_alibi = EXAMPLES["sliding-window"], EXAMPLES["alibi"]
+life_window, life_alibi = EXAMPLES["window"], EXAMPLES["alibi"]
 TABLES = {
     "kv-cache": words.KV_CACHE,
     "online-softmax": words.ONLINE_SOFTMAX,
@@ -32,7 +32,7 @@ TABLES = {
     "grouped layout": words_grouped.GROUPED,
     "gqa": words_grouped.GQA,
     "rope": words_grouped.ROPE,
-    "sliding-window": words_grouped.SLIDING_WINDOW,
+    "window": words_grouped.SLIDING_WINDOW,
     "alibi": words_grouped.ALIBI,
     "trace": words.TRACE,
     "life-is-awesome": words.LIFE,
