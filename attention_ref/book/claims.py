@@ -69,6 +69,7 @@ def decode_check() -> DecodeCheck:
 
     from attention_ref.reference import gqa, kv_cache, windows
     from attention_ref.reference.attention import merge_heads
+    from attention_ref.reference.spec import ROPE_BASE
 
     gen = torch.Generator().manual_seed(0)
     n, d_model, h, g, d_k, w = 8, 6, 4, 2, 4, 3
@@ -76,11 +77,13 @@ def decode_check() -> DecodeCheck:
     W_Q = torch.randn(h, d_model, d_k, generator=gen, dtype=torch.float64)
     W_K, W_V = (torch.randn(g, d_model, d_k, generator=gen, dtype=torch.float64) for _ in range(2))
     full = gqa.grouped_query_attention(
-        X, W_Q, W_K, W_V, rope_base=10000.0, M=windows.sliding_window_mask(n, w)
+        X, W_Q, W_K, W_V, rope_base=ROPE_BASE, M=windows.sliding_window_mask(n, w)
     ).output
     cache, rows = kv_cache.empty_cache(g, d_k, d_k), []
     for s in range(n):
-        step = kv_cache.decode_step(X[s : s + 1], cache, W_Q, W_K, W_V, rope_base=10000.0, window=w)
+        step = kv_cache.decode_step(
+            X[s : s + 1], cache, W_Q, W_K, W_V, rope_base=ROPE_BASE, window=w
+        )
         cache = step.cache
         rows.append(step.output)
     decoded = merge_heads(step.h_t)  # the last row, as the heads' concat: (h, 1, d) -> (1, h*d)

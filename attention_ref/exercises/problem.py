@@ -21,15 +21,11 @@ import numpy as np
 
 from attention_ref.exercises.features import Features
 from attention_ref.exercises.intervals import Array
-from attention_ref.reference.groups import kv_group
+from attention_ref.reference.spec import ROPE_BASE, kv_group
 
 if TYPE_CHECKING:
     from attention_ref import reference as ref
     from attention_ref.reference import gqa as ref_gqa
-
-#: RoFormer's base, the one `attention_ref.reference.rope` uses (``DEFAULT_BASE``).
-ROPE_BASE: Final = 10000.0
-
 
 def causal_mask(n: int) -> Array:
     r"""`attention_ref.reference.causal_mask`: :math:`M_{ij} = 0` for :math:`j \le i`,
@@ -143,7 +139,7 @@ class ProblemTrace:
 
     def group(self, i: int) -> int:
         r"""The K/V head of query head ``i`` (0-based): :math:`\gamma(i) = \lfloor i g/h
-        \rfloor` (`attention_ref.reference.groups.kv_group`)."""
+        \rfloor` (`attention_ref.reference.spec.kv_group`)."""
         return kv_group(i, self.h, self.g)
 
     def reference(self) -> ref_gqa.GQATrace:

@@ -28,8 +28,6 @@ class AttentionMode(StrEnum):
 ATTENTION_MODES: tuple[str, ...] = tuple(m.value for m in AttentionMode)
 #: how the model knows where a character is (``--pos``)
 POSITIONS: tuple[str, ...] = ("learned", "rope")
-#: RoPE's base (RoFormer's 10000): pair i turns by base^(-2i/d_k) radians per position
-ROPE_BASE = 10000.0
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "mps")
 #: ``auto``: bf16 autocast on a CPU with avx512_bf16 / amx_bf16 and on a GPU that computes
 #: bf16 (``torch.cuda.is_bf16_supported()``), fp32 elsewhere; see

@@ -35,7 +35,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attention_ref.lm.config import ROPE_BASE, AttentionMode, ModelConfig
+from attention_ref.lm.config import AttentionMode, ModelConfig
+from attention_ref.reference.spec import ROPE_BASE
 
 __all__ = [
     "MLP",

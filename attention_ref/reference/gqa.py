@@ -69,8 +69,8 @@ from attention_ref.reference.backward import (
     weight_grad_heads,
     weights_grad,
 )
-from attention_ref.reference.groups import kv_group
 from attention_ref.reference.rope import apply_rope, rope_backward
+from attention_ref.reference.spec import kv_group
 
 __all__ = [
     "GQAGradientTrace",

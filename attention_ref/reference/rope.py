@@ -38,6 +38,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from attention_ref.reference.spec import ROPE_BASE
+
 __all__ = [
     "DEFAULT_BASE",
     "apply_rope",
@@ -50,8 +52,8 @@ __all__ = [
     "rotation_matrix",
 ]
 
-#: RoFormer's base (Llama 3's is 500000.0: ``rope_theta`` in its configuration)
-DEFAULT_BASE = 10000.0
+#: RoFormer's base, `attention_ref.reference.spec.ROPE_BASE` (its one home)
+DEFAULT_BASE = ROPE_BASE
 
 
 def _positions(n: int, positions: Tensor | None, dtype: torch.dtype) -> Tensor:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from attention_ref.reference.groups import kv_group
+from attention_ref.reference.spec import kv_group
 from attention_ref.render import Mat, Section
 from attention_ref.worked.trace import L, column_names
 from attention_ref.worked.words import TRACE

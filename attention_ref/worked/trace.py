@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from attention_ref import reference as ref  # its names resolve (and import torch) on first use
-from attention_ref.reference.groups import kv_group
+from attention_ref.reference.spec import kv_group
 from attention_ref.render import JSONValue
 
 if TYPE_CHECKING:
