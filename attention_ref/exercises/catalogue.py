@@ -266,8 +266,7 @@ ENTRIES: Final[tuple[Kind, ...]] = (
         "hold [{order}]",
         "pt": "as cabeças em outra ordem na sua resposta: a lista de cabeças e a "
         "concatenação trazem [{order}]",
-    }, r.heads_relabelled, _ungrouped,
-        given=frozenset({"Q", "K", "V", "Q_rot", "scores", "S", "S_masked", "A", "H"})),
+    }, r.heads_relabelled, _ungrouped, given=r.HEAD_STAGES, read=r.relabelled_read),
     Kind("one_hot_A", {
         "en": "A one-hot: 1 at each row's largest score and 0 elsewhere (the argmax, hard "
         "attention) instead of the softmax",

@@ -179,9 +179,7 @@ def diagnose(
     given, p = list(ans.steps), ans.problem.decimals
     runs: list[Run] = []  # the runs without mistakes, rounded and exact: computed once, if asked
 
-    def changes_a_given_step(m: Mistake) -> bool:
-        """A mistake that changes none of the steps given cannot be their diagnosis (RoPE's
-        positions counted from 1 leave the scores as they are: they depend on t − u only)."""
+    def right_runs() -> list[Run]:
         if not runs:
             runs.extend(
                 (
@@ -189,7 +187,18 @@ def diagnose(
                     run_chain(d, stages, decimals=None, asked=p),
                 )
             )
-        return changes_something(d, m, stages, p, runs[0], runs[1], keys=given)
+        return runs
+
+    def changes_a_given_step(m: Mistake) -> bool:
+        """A mistake that changes none of the steps given cannot be their diagnosis (RoPE's
+        positions counted from 1 leave the scores as they are: they depend on t − u only)."""
+        right, exact = right_runs()
+        return changes_something(d, m, stages, p, right, exact, keys=given)
+
+    # the instances a kind reads from the answer (the heads in any of h! orders)
+    for kind in catalogue:
+        if kind.read is not None and not singles:
+            candidates += kind.read(d, kind, ans.steps, right_runs()[0], p)
 
     def attempt(ms: Sequence[Mistake]) -> None:
         notes = _reproduces(d, stages, ans, ms, band)

@@ -108,6 +108,10 @@ class Kind:
     #: whether it is a mistake of the gradients alone: in the catalogue of a problem whose
     #: chain has a backward
     backward_only: bool = False
+    #: more instances, read from the answer where the catalogue cannot list them all (the
+    #: heads in any of 8! orders): the data, the kind, the steps given, the run of the right
+    #: chain rounded as asked, the decimals asked
+    read: Callable[[Data, Kind, Mapping[Key, Given], Run, int], Iterable[Mistake]] | None = None
 
     def mistake(self, name: str = "", **kw: object) -> Mistake:
         """A `Mistake` of this kind; the words' ``{fields}`` filled per language from

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from attention_ref import reference as ref
     from attention_ref.reference import gqa as ref_gqa
 
+
 def causal_mask(n: int) -> Array:
     r"""`attention_ref.reference.causal_mask`: :math:`M_{ij} = 0` for :math:`j \le i`,
     :math:`-\infty` for :math:`j > i` (the future)."""

@@ -29,6 +29,7 @@ from attention_ref.exercises.chain import (
     Given,
     Iv,
     Key,
+    Run,
     StageFn,
     key_name,
     output_of,
@@ -262,17 +263,58 @@ def heads_relabelled(d: Data, kind: Kind) -> Iterable[Mistake]:
     """The answer's list of heads (and so its concat) in another order: ``heads[i]`` holds
     query head ``perm[i]``'s steps, each reading its own K/V head."""
     for perm in _orders(d):
-        W_Q = d.trace.W_Q[list(perm)]
-        yield kind.mistake(
-            stages={
-                "Q": project("Q", W_Q),
-                "K": lambda d, e, i, p=perm: read_group(key_name(d), lambda d, i: d.group(p[i]))(
-                    d, e, i
-                ),
-                "V": read_group("kv.V", lambda d, i, p=perm: d.group(p[i])),
-            },
-            fields=_order_words(perm),
-        )
+        yield _relabelled(d, kind, perm)
+
+
+def _relabelled(d: Data, kind: Kind, perm: tuple[int, ...]) -> Mistake:
+    W_Q = d.trace.W_Q[list(perm)]
+    return kind.mistake(
+        stages={
+            "Q": project("Q", W_Q),
+            "K": lambda d, e, i, p=perm: read_group(key_name(d), lambda d, i: d.group(p[i]))(
+                d, e, i
+            ),
+            "V": read_group("kv.V", lambda d, i, p=perm: d.group(p[i])),
+        },
+        fields=_order_words(perm),
+    )
+
+
+def relabelled_read(
+    d: Data, kind: Kind, given: Mapping[Key, Given], right: Run, decimals: int
+) -> Iterable[Mistake]:
+    """Beyond `EVERY_ORDER_UP_TO` heads, the order the answer's list of heads holds, read from
+    it: each head's steps given matched to the true heads' (the right chain rounded as asked),
+    one head each, in another order than the right one and than those `_orders` lists."""
+    h = d.trace.h
+    if h <= EVERY_ORDER_UP_TO:
+        return []
+    steps = {
+        i: [k for k in given if k[1] == i and k[0] in HEAD_STAGES and k in right.raw]
+        for i in range(h)
+    }
+    if not all(steps.values()):
+        return []
+    fits = [
+        [
+            j
+            for j in range(h)
+            if all(
+                given[name, i].value.shape == right.raw[name, j].shape
+                and bool(right_at(given[name, i], right.raw[name, j], decimals).all())
+                for name, _ in steps[i]
+            )
+        ]
+        for i in range(h)
+    ]
+    perm = _matching(fits)
+    if perm is None or perm == tuple(range(h)) or perm in set(_orders(d)):
+        return []
+    return [_relabelled(d, kind, perm)]
+
+
+#: The steps of a query head an answer lists under ``heads`` (its K and V: the ones it reads).
+HEAD_STAGES: Final = frozenset({"Q", "Q_rot", "K", "V", "scores", "S", "S_masked", "A", "H"})
 
 
 def other_heads_v(d: Data, kind: Kind) -> Iterable[Mistake]:

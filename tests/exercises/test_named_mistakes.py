@@ -103,3 +103,25 @@ def test_the_heads_in_any_order_in_the_concat_are_named(h):
     concat = np.concatenate([ex["H", j] for j in range(h)], 1)
     right = check(prob, {("concat", None): concat}, ("concat",))
     assert right.all_right
+
+
+@pytest.mark.parametrize("h", [5, 8])
+def test_the_answers_list_of_heads_in_any_order_is_named(h):
+    """``heads[i]`` holding head ``perm[i]``'s steps (and the concat in that order), for an
+    order past the swaps and the reversal tried one at a time: read from the answer, named
+    with the order. The control: a swap (one of those tried) is named as before."""
+    prob = Problem.of_exercise(ExerciseOptions(seed=3, heads=h, d_model=h, tokens=3))
+    ex = computed_steps(prob.data())
+    rng = random.Random(h)
+    swap = list(range(h))
+    swap[0], swap[1] = 1, 0
+    for perm in (tuple(rng.sample(range(h), h)), (1, 2, 0, *range(3, h)), tuple(swap)):
+        steps = {(n, i): ex[n, perm[i]] for i in range(h) for n in ("Q", "A", "H")}
+        concat = np.concatenate([ex["H", j] for j in perm], 1)
+        steps |= {("concat", None): concat, ("output", None): concat @ prob.trace.W_O}
+        report = check(prob, steps, ("Q", "A", "H", "concat", "output"))
+        order = " | ".join("H⁽" + "⁰¹²³⁴⁵⁶⁷⁸⁹"[j + 1] + "⁾" for j in perm)
+        assert said(report) == [
+            f"the heads in another order in your answer: its list of heads and the concat "
+            f"hold [{order}]"
+        ], (perm, report_lines(report))
