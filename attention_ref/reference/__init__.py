@@ -1,8 +1,9 @@
 """The textbook math: masked multi-head attention one formula at a time, and parameter counts.
 
-`attention_ref.reference.attention` holds one small pure function per formula of seed 000;
-they are re-exported here, so ``from attention_ref import reference as ref; ref.scores(Q, K)``
-reads like the document; `attention_ref.reference.backward` is the backward pass in the same
+`attention_ref.reference.attention` holds one small pure function per formula of seed 000, and
+`attention_ref.reference.multihead` their composition with its trace; they are re-exported
+here, so ``from attention_ref import reference as ref; ref.scores(Q, K)`` reads like the
+document; `attention_ref.reference.backward` is the backward pass in the same
 style (``ref.attention_backward``). `attention_ref.reference.params` counts weights by shape
 (seed 003, and the KV cache of MHA, GQA and MQA). The attention of today's models, in the same
 style: `attention_ref.reference.gqa` (grouped-query and multi-query attention),
@@ -24,21 +25,23 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names below, for type checkers; at run time they come on first use
     from attention_ref.reference.attention import *  # noqa: F403
     from attention_ref.reference.backward import *  # noqa: F403
+    from attention_ref.reference.multihead import *  # noqa: F403
 
 #: the modules whose ``__all__`` this package re-exports, in order
-_REEXPORTED = ("attention_ref.reference.attention", "attention_ref.reference.backward")
+_REEXPORTED = (
+    "attention_ref.reference.attention",
+    "attention_ref.reference.backward",
+    "attention_ref.reference.multihead",
+)
 
 #: every re-exported name, written out so that ``__all__`` needs no import (a test checks it
 #: against the modules' own ``__all__``)
 _ATTENTION_ALL = (
-    "AttentionTrace",
     "add_mask",
     "attention_dropout",
     "causal_mask",
     "concat_heads",
     "fuse_heads",
-    "masked_multihead_attention",
-    "masked_multihead_attention_fused",
     "merge_heads",
     "output_projection",
     "project",
@@ -69,16 +72,24 @@ _BACKWARD_ALL = (
     "weight_grad_heads",
     "weights_grad",
 )
-_HOME = {name: _REEXPORTED[0] for name in _ATTENTION_ALL} | {
-    name: _REEXPORTED[1] for name in _BACKWARD_ALL
-}
+_MULTIHEAD_ALL = (
+    "AttentionTrace",
+    "masked_multihead_attention",
+    "masked_multihead_attention_fused",
+)
+_HOME = (
+    {name: _REEXPORTED[0] for name in _ATTENTION_ALL}
+    | {name: _REEXPORTED[1] for name in _BACKWARD_ALL}
+    | {name: _REEXPORTED[2] for name in _MULTIHEAD_ALL}
+)
 
-__all__ = [*_ATTENTION_ALL, *_BACKWARD_ALL]
+__all__ = [*_ATTENTION_ALL, *_BACKWARD_ALL, *_MULTIHEAD_ALL]
 
 
 #: the submodules, reachable as attributes (``ref.rope.apply_rope``) before their first import
 _SUBMODULES = (
     "attention",
+    "multihead",
     "backward",
     "params",
     "gqa",

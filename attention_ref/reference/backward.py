@@ -49,7 +49,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from attention_ref.reference.attention import AttentionTrace, fuse_heads, merge_heads, split_heads
+from attention_ref.reference.attention import fuse_heads, merge_heads, split_heads
+from attention_ref.reference.multihead import AttentionTrace
 
 __all__ = [
     "GradientTrace",

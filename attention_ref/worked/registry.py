@@ -39,9 +39,7 @@ EXAMPLES: Final[dict[str, str]] = {
 }
 
 #: The examples whose module explains its own backward pass, ``explain_backward(G)``.
-OWN_BACKWARD: Final = frozenset(
-    {"gqa", "rope", "window", "alibi", "kv-cache", "online-softmax"}
-)
+OWN_BACKWARD: Final = frozenset({"gqa", "rope", "window", "alibi", "kv-cache", "online-softmax"})
 
 #: Old names of examples, refused with the one name (issue 59: one vocabulary, the exercises'
 #: ``--variant window`` and ``train --window``).

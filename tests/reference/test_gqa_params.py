@@ -104,10 +104,11 @@ def test_a_reexported_name_still_brings_torch():
 
 def test_the_lazy_names_are_the_modules_names():
     from attention_ref import reference as ref
-    from attention_ref.reference import attention, backward
+    from attention_ref.reference import attention, backward, multihead
 
-    assert ref.__all__ == [*attention.__all__, *backward.__all__]
-    assert all(getattr(ref, name) is getattr(attention, name) for name in attention.__all__)
+    assert ref.__all__ == [*attention.__all__, *backward.__all__, *multihead.__all__]
+    for module in (attention, backward, multihead):
+        assert all(getattr(ref, name) is getattr(module, name) for name in module.__all__)
     assert ref.rope.apply_rope is not None and "apply_rope" not in ref.__all__
     with pytest.raises(AttributeError):
         _ = ref.no_such_name
