@@ -336,3 +336,30 @@ def test_the_property_can_fail(seed):
     out[0, 0] += 0.002
     report = check_raw(prob, {("A", 0): rounded["A", 0], ("output", None): out}, 3)
     assert report.verdicts[-1].status is Status.WRONG, report_lines(report)
+
+
+# --- and what it must refuse: a slip where nothing rounds ---------------------------------------
+
+
+@settings(max_examples=30, deadline=None)
+@given(problems(), st.integers(0, 2**32))
+def test_a_slip_of_one_unit_where_nothing_rounds_is_wrong_and_named(drawn, pick):
+    """Q, K, V and the scores of integer inputs are exact (no earlier step rounds): one entry
+    one unit of the p-th place off is wrong, on every problem and shape, and named as a slip
+    (the definition of right widens nothing there, ties or not)."""
+    prob, opt, _ = drawn
+    if not np.array_equal(prob.trace.X, prob.trace.X.round()):
+        prob = replace(prob, trace=replace(prob.trace, X=prob.trace.X.round()))
+    rng = random.Random(pick)
+    ex = computed_steps(prob.data())
+    key = rng.choice([k for k in ex if k[0] in ("Q", "scores") and writable(prob, k)])
+    wrong = ex[key].copy()
+    r, c = rng.randrange(wrong.shape[0]), rng.randrange(wrong.shape[1])
+    if not np.isfinite(wrong[r, c]):
+        return
+    p = prob.decimals
+    wrong[r, c] += rng.choice([-1, 1]) * 10.0**-p
+    report = check_raw(prob, {key: wrong}, p)
+    assert report.verdicts[0].status is Status.WRONG, (opt, key, report_lines(report))
+    assert [(o.row, o.col) for o in report.verdicts[0].off] == [(r, c)]
+    assert report.diagnosis_names, report_lines(report)
