@@ -164,18 +164,34 @@ class Iv:
         )
 
 
+#: Slack for binary floating point around every comparison: outward (a value this close to a
+#: boundary counts as on it, the way a tie counts either way), never a shrink.
+SLACK: Final = 1e-9
+
+
+def _tie(x: Array) -> Array:
+    """How near a half unit ``x`` (in units of the last place) counts as a tie: float64 cannot
+    tell 0.285 (28.499999999999996 units) from the tie it was written as, so the judge takes it
+    either way, outward (`SLACK`)."""
+    return SLACK * (1 + np.minimum(np.abs(x), 1e15))
+
+
 @quiet
 def rounded_down(x: Array, decimals: int) -> Array:
-    """The least rounding of ``x`` to ``decimals`` places (a tie may go down)."""
+    """The least rounding of ``x`` to ``decimals`` places (a tie, or what float64 cannot tell
+    from one, may go down)."""
     s = 10.0**decimals
-    return np.where(np.isfinite(x), np.ceil(x * s - 0.5) / s, x)
+    xs = x * s
+    return np.where(np.isfinite(x), np.ceil(xs - 0.5 - _tie(xs)) / s, x)
 
 
 @quiet
 def rounded_up(x: Array, decimals: int) -> Array:
-    """The greatest rounding of ``x`` to ``decimals`` places (a tie may go up)."""
+    """The greatest rounding of ``x`` to ``decimals`` places (a tie, or what float64 cannot
+    tell from one, may go up)."""
     s = 10.0**decimals
-    return np.where(np.isfinite(x), np.floor(x * s + 0.5) / s, x)
+    xs = x * s
+    return np.where(np.isfinite(x), np.floor(xs + 0.5 + _tie(xs)) / s, x)
 
 
 def carried(raw: Iv, decimals: int | None) -> Iv:
@@ -197,11 +213,6 @@ class Given:
     decimals: NDArray[np.int64]  # int64, the shape of value
 
 
-#: Slack for binary floating point around every comparison: outward (a value this close to a
-#: boundary counts as on it, the way a tie counts either way), never a shrink.
-SLACK: Final = 1e-9
-
-
 @quiet
 def within(value: Array, band: Iv, slack: Array | float) -> NDArray[np.bool_]:
     """Entry by entry: ``value`` in ``[lo - slack, hi + slack]``, up to float rounding. An
@@ -216,10 +227,7 @@ def roundings(g: Given, asked: int) -> Iv:
     places or fewer is itself (its zeros put back: ``2.7`` is 2.700, ``2`` is 2.000); one
     written to more places is its rounding to ``asked``, either way at a tie (2.1215 is 2.121
     or 2.122), so the interval holds one value or two neighbours."""
-    s = 10.0**asked
-    x = g.value * s
-    tie = SLACK * (1 + np.minimum(np.abs(x), 1e15))  # 0.1235 read as 123.49999…: a tie still
-    lo, hi = np.ceil(x - 0.5 - tie) / s, np.floor(x + 0.5 + tie) / s
+    lo, hi = rounded_down(g.value, asked), rounded_up(g.value, asked)  # 0.1235: a tie still
     plain = (g.decimals <= asked) | ~np.isfinite(g.value)
     return Iv(np.where(plain, g.value, lo), np.where(plain, g.value, hi))
 
