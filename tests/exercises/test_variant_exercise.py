@@ -27,7 +27,7 @@ from attention_ref.exercises.exercise import (
     make_exercise,
     options_from_json,
 )
-from attention_ref.exercises.features import PROBLEMS, default_shape
+from attention_ref.exercises.features import PROBLEMS, Features, default_shape
 from attention_ref.exercises.problem import layout as layout_of
 from attention_ref.inputs.attention_input import InputError
 from attention_ref.reference import rope as ref_rope
@@ -39,29 +39,29 @@ MHA_KEYS = ["seed", "tokens", "d_model", "heads", "causal", "lang", "decimals"]
 
 @st.composite
 def variant_options(draw) -> ExerciseOptions:
-    variant = draw(st.sampled_from(["gqa", "window", "rope"]))
+    """Every problem (the presets and every combination, issue 59) on the shapes it takes."""
+    variant = draw(st.sampled_from(PROBLEMS))
+    f = Features.parse(variant)
+    assert f is not None
     tokens = draw(st.integers(2, 8))
-    if variant == "gqa":
-        d_model, heads = draw(
-            st.sampled_from([(2, 2), (4, 2), (4, 4), (6, 2), (6, 3), (6, 6), (8, 4), (8, 8)])
-        )
-        kv = draw(st.sampled_from([g for g in range(1, heads) if heads % g == 0]))
-        extra: dict = {"kv_heads": kv}
-    elif variant == "window":
-        d_model = draw(st.integers(1, 8))
-        heads = draw(st.sampled_from([h for h in range(1, d_model + 1) if d_model % h == 0]))
-        extra = {"window": draw(st.integers(1, tokens - 1))}
-    else:
-        d_model, heads = draw(
-            st.sampled_from([(2, 1), (4, 1), (4, 2), (6, 1), (6, 3), (8, 2), (8, 4)])
-        )
-        extra = {}
+    shapes = [
+        (d_model, heads)
+        for d_model in range(1, 9)
+        for heads in range(2 if f.grouped else 1, d_model + 1)
+        if d_model % heads == 0 and not (f.rotary and (d_model // heads) % 2)
+    ]
+    d_model, heads = draw(st.sampled_from(shapes))
+    extra: dict = {}
+    if f.grouped:
+        extra["kv_heads"] = draw(st.sampled_from([g for g in range(1, heads) if heads % g == 0]))
+    if f.windowed:
+        extra["window"] = draw(st.integers(1, tokens - 1))
     return ExerciseOptions(
         seed=draw(st.integers(0, 10**9)),
         tokens=tokens,
         d_model=d_model,
         heads=heads,
-        causal=variant == "window" or draw(st.booleans()),
+        causal=f.windowed or draw(st.booleans()),
         lang=draw(st.sampled_from(["en", "pt"])),
         variant=variant,
         **extra,
@@ -77,12 +77,12 @@ def torch_output(problem: dict, opt: ExerciseOptions) -> torch.Tensor:
     K = torch.stack([X @ f64(h["W_K"]) for h in kv])  # (g, n, d_k)
     V = torch.stack([X @ f64(h["W_V"]) for h in kv])
     n = X.shape[0]
-    if opt.variant == "rope":
+    if opt.features.rotary:
         pos = torch.tensor(problem["rope"]["positions"], dtype=torch.float64)
         assert pos.tolist() == list(range(n)) and problem["rope"]["base"] == 10000
         Q, K = ref_rope.rope_by_complex(Q, pos), ref_rope.rope_by_complex(K, pos)
     mask = None
-    if opt.variant == "window":
+    if opt.features.windowed:
         t, u = torch.arange(n).unsqueeze(1), torch.arange(n).unsqueeze(0)
         mask = (t - u >= 0) & (t - u < problem["window"])
     H = F.scaled_dot_product_attention(
@@ -113,7 +113,7 @@ def test_the_key_is_pytorchs_kernel_on_the_problem(opt: ExerciseOptions):
 
 
 @settings(max_examples=30, deadline=None)
-@given(variant_options().filter(lambda o: o.variant != "gqa"))
+@given(variant_options().filter(lambda o: not o.features.grouped))
 def test_window_and_rope_ask_the_homeworks_numbers_of_the_same_seed(opt: ExerciseOptions):
     """The same stream of numbers: where neither problem was drawn again (so that it hides
     no mistake of its own catalogue), the very same numbers."""
