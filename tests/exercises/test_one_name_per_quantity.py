@@ -30,13 +30,14 @@ from attention_ref.exercises.answer import (
 from attention_ref.exercises.answer_words import step_label
 from attention_ref.exercises.chain import computed_steps
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise, options_from_json
+from attention_ref.exercises.features import PROBLEMS
 from attention_ref.exercises.grader import check_document, report_lines
 from attention_ref.exercises.words import TEXT
 from attention_ref.render import Explanation, render, to_json
 
 LANGS = ("en", "pt")
-#: Every kind of problem whose statement asks for the scores (g = h, and K/V heads apart).
-VARIANTS = ("mha", "gqa", "rope", "gqa+rope", "gqa+window", "window+rope", "gqa+window+rope")
+#: Every problem: the presets and every combination (issue 59).
+VARIANTS = PROBLEMS
 
 
 def section_texts(doc: Explanation) -> list[tuple[str, str]]:
