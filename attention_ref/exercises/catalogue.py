@@ -250,7 +250,7 @@ ENTRIES: Final[tuple[Kind, ...]] = (
     Kind("heads_swapped", {
         "en": "the heads in the wrong order in the concat: [{order}]",
         "pt": "as cabeças na ordem errada na concatenação: [{order}]",
-    }, r.heads_swapped),
+    }, r.heads_swapped, read=r.swapped_read),
     Kind("other_heads_V", {
         "en": "each head used the other head's V: H⁽¹⁾ = A⁽¹⁾ V⁽²⁾ and H⁽²⁾ = A⁽²⁾ V⁽¹⁾",
         "pt": "cada cabeça usou o V da outra: H⁽¹⁾ = A⁽¹⁾ V⁽²⁾ e H⁽²⁾ = A⁽²⁾ V⁽¹⁾",

@@ -23,7 +23,6 @@ import numpy as np
 
 from attention_ref.exercises.backward import scaled_back
 from attention_ref.exercises.chain import (
-    Adjust,
     Data,
     Env,
     Given,
@@ -167,8 +166,8 @@ def gave_transposed(symbol: str, *steps: str) -> Instances:
 
 
 #: Up to this many heads every other order is tried; beyond, two heads swapped and the whole
-#: order reversed (8 heads have 40,319 other orders, 28 swaps), and in the concat any order,
-#: read from the concat given (`_order_read`).
+#: order reversed (8 heads have 40,319 other orders, 28 swaps); any other order is read from
+#: the answer (`swapped_read`, `relabelled_read`: `Kind.read`).
 EVERY_ORDER_UP_TO: Final = 4
 
 
@@ -194,68 +193,66 @@ def _order_words(perm: tuple[int, ...]) -> dict[str, dict[str, object]]:
 
 def heads_swapped(d: Data, kind: Kind) -> Iterable[Mistake]:
     """The heads right, the concat in another order: every other order up to
-    `EVERY_ORDER_UP_TO` heads; beyond, the swaps and the reversal, and any order read from the
-    concat given (`_order_read`)."""
+    `EVERY_ORDER_UP_TO` heads; beyond, the swaps and the reversal (any other order is read
+    from the concat given: `swapped_read`)."""
     for perm in _orders(d):
-        yield kind.mistake(
-            stages={"concat": lambda d, e, i, p=perm: Iv.cat([e["H", j] for j in p])},
-            fields=_order_words(perm),
-        )
-    if d.trace.h > EVERY_ORDER_UP_TO:
-
-        def describe(notes: Mapping[str, object], style: Style) -> str:
-            order = notes["order"]
-            return kind.words[style.lang].format(**_order_words(order)[style.lang])  # type: ignore[arg-type]
-
-        yield kind.mistake(
-            adjust=_order_read(d.trace.h),
-            rank=1,
-            describe=describe,
-            fields={lang: {"order": "…"} for lang in LANGS},
-        )
+        yield _swapped(kind, perm)
 
 
-def _order_read(h: int) -> Adjust:
-    """The concat's blocks of ``h`` heads matched to the heads' own ``H`` (the blocks of the
-    band in the right order), one each, in another order than the right one: the order the
-    student wrote (``notes["order"]``), any of the ``h!`` ones."""
+def _swapped(kind: Kind, perm: tuple[int, ...]) -> Mistake:
+    return kind.mistake(
+        stages={"concat": lambda d, e, i, p=perm: Iv.cat([e["H", j] for j in p])},
+        fields=_order_words(perm),
+    )
 
-    def adjust(
-        key: Key, raw: Iv, g: Given | None, notes: MutableMapping[str, object], decimals: int
-    ) -> Iv:
-        if key != ("concat", None) or g is None or g.value.shape != raw.shape:
-            return raw
-        width = raw.shape[1] // h
-        blocks = [raw.cols(j * width, (j + 1) * width) for j in range(h)]
-        cut = [slice(k * width, (k + 1) * width) for k in range(h)]
-        written = [Given(g.value[:, c], g.decimals[:, c]) for c in cut]
-        fits = [
-            [j for j in range(h) if bool(right_at(written[k], blocks[j], decimals).all())]
-            for k in range(h)
+
+def swapped_read(
+    d: Data, kind: Kind, given: Mapping[Key, Given], right: Run, decimals: int
+) -> Iterable[Mistake]:
+    """Beyond `EVERY_ORDER_UP_TO` heads, the order of the concat given, read from it: each of
+    its blocks matched to a head's ``H`` (the right chain's concat, rounded as asked)."""
+    h, g, band = d.trace.h, given.get(("concat", None)), right.raw.get(("concat", None))
+    if h <= EVERY_ORDER_UP_TO or g is None or band is None or g.value.shape != band.shape:
+        return []
+    width = band.shape[1] // h
+    cut = [slice(k * width, (k + 1) * width) for k in range(h)]
+    fits = [
+        [
+            j
+            for j in range(h)
+            if bool(
+                right_at(
+                    Given(g.value[:, cut[k]], g.decimals[:, cut[k]]),
+                    band.cols(j * width, (j + 1) * width),
+                    decimals,
+                ).all()
+            )
         ]
-        perm = _matching(fits)
-        if perm is None or perm == tuple(range(h)):
-            return raw
-        notes["order"] = perm
-        return Iv.cat([blocks[j] for j in perm])
+        for k in range(h)
+    ]
+    return [_swapped(kind, perm) for perm in _read_order(d, fits)]
 
-    return adjust
+
+def _read_order(d: Data, fits: list[list[int]]) -> list[tuple[int, ...]]:
+    """The order in which block ``k`` is one of ``fits[k]``, each head once, when it is not
+    the right one nor one `_orders` lists already (``[]`` otherwise)."""
+    perm = _matching(fits)
+    if perm is None or perm == tuple(range(d.trace.h)) or perm in set(_orders(d)):
+        return []
+    return [perm]
 
 
 def _matching(fits: list[list[int]], taken: tuple[int, ...] = ()) -> tuple[int, ...] | None:
-    """An order in which block ``k`` is one of ``fits[k]``, each head once, not the identity
-    where another fits (depth first: the heads are at most 8)."""
-    k = len(taken)
-    if k == len(fits):
+    """An order in which block ``k`` is one of ``fits[k]``, each head once, another than the
+    identity where one fits (depth first: the heads are at most 8)."""
+    if len(taken) == len(fits):
         return taken
     found: tuple[int, ...] | None = None
-    for j in fits[k]:
-        if j in taken:
-            continue
-        perm = _matching(fits, (*taken, j))
-        if perm is not None and perm != tuple(range(len(fits))):
-            return perm
-        found = found or perm
+    for j in fits[len(taken)]:
+        if j not in taken and (perm := _matching(fits, (*taken, j))) is not None:
+            if perm != tuple(range(len(fits))):
+                return perm
+            found = perm
     return found
 
 
@@ -307,10 +304,7 @@ def relabelled_read(
         ]
         for i in range(h)
     ]
-    perm = _matching(fits)
-    if perm is None or perm == tuple(range(h)) or perm in set(_orders(d)):
-        return []
-    return [_relabelled(d, kind, perm)]
+    return [_relabelled(d, kind, perm) for perm in _read_order(d, fits)]
 
 
 #: The steps of a query head an answer lists under ``heads`` (its K and V: the ones it reads).
