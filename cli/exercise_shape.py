@@ -92,7 +92,7 @@ def shape(
         raise CLIError(said("bad_pos", lang, choices=", ".join(POSITIONS), got=pos), lang)
     f = Features.parse(variant)
     if f is not None:  # its name, whatever order the features were typed in
-        variant = (f.with_(rotary=True) if pos == "rope" else f).name
+        variant = (f.with_(pos) if pos != "none" else f).name  # --pos NAME: a feature
     h, d = default_shape(variant)
     return variant, h if heads is None else heads, d if d_model is None else d_model
 

@@ -427,8 +427,10 @@ def test_the_import_rules_find_a_private_import_and_a_facade(tmp_path):
 #: 450-line cap above is measured on formatted code.
 ALIGNED_TABLES: dict[str, tuple[str, ...]] = {
     # the mistakes: name, words in each language, how to reproduce it, where it applies
-    "attention_ref/exercises/catalogue.py": ("GQA_KINDS", "WINDOW_KINDS", "ROPE_KINDS",
-                                             "ENTRIES"),
+    "attention_ref/exercises/catalogue.py": ("HOMEWORK_KINDS",),
+    "attention_ref/exercises/feature_gqa.py": ("GQA_KINDS",),  # each feature's own mistakes
+    "attention_ref/exercises/feature_window.py": ("WINDOW_KINDS",),
+    "attention_ref/exercises/feature_rope.py": ("ROPE_KINDS",),
     "attention_ref/exercises/draw.py": ("WORDS",),  # token names, ten to a row, per language
     "attention_ref/exercises/features.py": ("PRESETS",),  # a preset a row
     "attention_ref/exercises/words.py": ("TEXT",),  # the statement's and key's words

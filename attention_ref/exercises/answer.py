@@ -16,7 +16,7 @@ An answer to a problem with features (``attnref exercise --variant gqa|window|ro
 several: ``gqa+rope``) has their steps in the names of its ``explain`` example: per query head
 ``"heads": [{"Q", "Q_rot", "K", "V", "scores", "S", "S_masked", "A", "H"}]``, per K/V head
 ``"kv_heads": [{"K", "V", "K_rot"}]``, the window's ``"M"``
-(`attention_ref.exercises.problem.layout`); every problem carries its `Chain` (stages,
+(`attention_ref.exercises.feature_table.layout`); every problem carries its `Chain` (stages,
 catalogue, layout), and one with a feature asks no gradients.
 
 Each number keeps the decimals it was written with (`attention_ref.inputs.jsonfile.Literal`),

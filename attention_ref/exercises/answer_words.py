@@ -79,8 +79,6 @@ READ_WORDS: Final = {
     "en": "the {name} query head {i} reads",
     "pt": "o {name} que a cabeça de consulta {i} lê",
 }
-#: The window's mask, as the statement names it (``jan``ela in Portuguese).
-WINDOW_MASK: Final = {"en": "M_win", "pt": "M_jan"}
 #: A query head's share of its K/V head's gradient, in grouped-query attention.
 THROUGH_WORDS: Final = {"en": "(through query head {i})", "pt": "(pela cabeça de consulta {i})"}
 #: The key of a query head's scores in grouped-query attention (its group's).
@@ -94,25 +92,34 @@ def math_name(key: Key, lang: str = "en", features: Features = PLAIN) -> str:
     """The step as the book writes it: ``A⁽²⁾``, ``∂W_Q⁽¹⁾``, ``the concat``; with features,
     ``K⁽¹⁾`` for K/V head 1 (``kv_heads[0].K``), ``Q_rot⁽¹⁾``, ``K_rot⁽¹⁾``, and where the K/V
     heads are apart (``g < h`` or RoPE) the key and value a query head reads in words."""
+    from attention_ref.exercises.feature_table import active  # numpy: not at the CLI's start
+
+    on = active(features)
+    apart = any(feat.separate_kv for feat in on)  # the K/V heads written apart
+    shared = any(feat.shared_kv for feat in on)  # several query heads read one K/V head
     name, head = key
     if name.startswith("kv."):
         name = name[3:]
-    elif features.separate_kv and name in ("K", "V") and head is not None:
+    elif apart and name in ("K", "V") and head is not None:
         return READ_WORDS[lang].format(name=name, i=head + 1)
-    if name == "M" and features.windowed:
-        return WINDOW_MASK[lang]
+    own = next(
+        (feat.step_words[lang][name] for feat in on if name in feat.step_words.get(lang, {})), None
+    )
+    if own is not None:
+        return own
     grad = name.startswith("grad.")
     name = name[5:] if grad else name
     if grad and name.startswith("kv."):  # a K/V head's gradient: its group's sum
         return f"∂{name[3:]}{sup(head or 0)}"
-    if grad and features.grouped and name in ("K", "V", "W_K", "W_V") and head is not None:
+    if grad and shared and name in ("K", "V", "W_K", "W_V") and head is not None:
         return f"∂{name}{sup(head)} " + THROUGH_WORDS[lang].format(i=head + 1)
     sym = {"scores": "QKᵀ", "S_masked": "S̃"}.get(name, name)
-    if name == "scores" and features.separate_kv and head is not None:
-        s = sup(head)
-        if not features.grouped:
-            return f"Q_rot{s}K_rot{s}ᵀ"  # g = h: head i's own key
-        q, k = ("Q_rot", "K_rot") if features.rotary else ("Q", "K")
+    if name == "scores" and apart and head is not None:
+        s = sup(head)  # the queries and keys the scores read: the last the features write
+        q = ("Q", *(x for feat in on for x in feat.query_steps))[-1]
+        k = ("K", *(x for feat in on for x in feat.kv_steps if x.startswith("K")))[-1]
+        if not shared:
+            return f"{q}{s}{k}{s}ᵀ"  # g = h: head i's own key
         return f"{q}{s}{k}ᵀ " + GROUP_WORDS[lang].format(k=k, i=head + 1)
     if not grad and name in STEP_WORDS[lang]:
         return STEP_WORDS[lang][name]

@@ -42,7 +42,6 @@ from attention_ref.exercises.chain import (
     StageFn,
     kv_count,
     query_name,
-    rotate,
     weight,
 )
 from attention_ref.exercises.mistakes import Kind, Mistake
@@ -50,32 +49,23 @@ from attention_ref.exercises.mistakes import Kind, Mistake
 Instances = Callable[[Data, Kind], Iterable[Mistake]]
 
 
-def _turned_back(d: Data, e: Env, dx_rot: Iv) -> Iv:
-    """∂x = ∂x_rot R_m: each pair of row m turned back by −mθ_p, RoPE's transpose (``dx_rot``
-    itself without RoPE)."""
-    if not d.rope:
-        return dx_rot
-    sin = e["sin", None]
-    return rotate(dx_rot, e["cos", None], Iv(-sin.hi, -sin.lo))
+def _turned_back(d: Data, e: Env, dx_read: Iv) -> Iv:
+    """∂x from the gradient of what the scores read: the problem's own turn back
+    (`attention_ref.exercises.problem.ProblemTrace.turn_back`: RoPE's, ∂x = ∂x_rot R_m), or
+    ``dx_read`` itself where the scores read Q and K."""
+    back = d.trace.turn_back
+    return dx_read if back is None else back(e, dx_read)
 
 
-def through_rope(fn: StageFn) -> StageFn:
+def through_reads(fn: StageFn) -> StageFn:
     """A gradient of the queries or keys the scores read (``fn``: ∂Q_rot, ∂K_rot with RoPE),
-    turned back to the projection's (∂Q, ∂K)."""
+    turned back to the projection's (∂Q, ∂K): `_turned_back`."""
     return lambda d, e, i: _turned_back(d, e, fn(d, e, i))
 
 
-def _q(d: Data, e: Env, i: int | None) -> Iv:
+def queries_read(d: Data, e: Env, i: int | None) -> Iv:
     """The queries the scores read: ``Q_rot`` with RoPE."""
     return e[query_name(d), i]
-
-
-#: ∂Q and ∂K of a student who stops at the rotated ones: ∂Q = ∂Q_rot, ∂K = ∂K_rot (RoPE's
-#: rotation not turned back).
-NOT_TURNED_BACK: Final[dict[str, StageFn]] = {
-    "grad.Q": lambda d, e, i: e["grad.S", i] @ e["K", i] / math.sqrt(d.trace.d_k),
-    "grad.K": lambda d, e, i: e["grad.S", i].T @ _q(d, e, i) / math.sqrt(d.trace.d_k),
-}
 
 
 def _grad_x(d: Data, e: Env, i: int | None) -> Iv:
@@ -148,12 +138,14 @@ BACKWARD: Final[tuple[Stage, ...]] = (
     Stage(
         "grad.Q",
         True,
-        through_rope(lambda d, e, i: e["grad.S", i] @ e["K", i] / math.sqrt(d.trace.d_k)),
+        through_reads(lambda d, e, i: e["grad.S", i] @ e["K", i] / math.sqrt(d.trace.d_k)),
     ),
     Stage(
         "grad.K",
         True,
-        through_rope(lambda d, e, i: e["grad.S", i].T @ _q(d, e, i) / math.sqrt(d.trace.d_k)),
+        through_reads(
+            lambda d, e, i: e["grad.S", i].T @ queries_read(d, e, i) / math.sqrt(d.trace.d_k)
+        ),
     ),
     Stage("grad.W_Q", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.Q", i]),
     Stage("grad.W_K", True, lambda d, e, i: Iv.point(d.trace.X).T @ e["grad.K", i]),
@@ -190,15 +182,15 @@ def _col_softmax_backward(d: Data, e: Env, i: int | None) -> Iv:
 #: (the scores not scaled, K Qᵀ, Aᵀ V, Concat W_Oᵀ, the softmax over the columns).
 CONSISTENT_BACKWARD: Final[dict[str, dict[str, StageFn]]] = {
     "no_scale": {
-        "grad.Q": through_rope(lambda d, e, i: e["grad.S", i] @ e["K", i]),
-        "grad.K": through_rope(lambda d, e, i: e["grad.S", i].T @ _q(d, e, i)),
+        "grad.Q": through_reads(lambda d, e, i: e["grad.S", i] @ e["K", i]),
+        "grad.K": through_reads(lambda d, e, i: e["grad.S", i].T @ queries_read(d, e, i)),
     },
     "K_Qt": {
-        "grad.Q": through_rope(
+        "grad.Q": through_reads(
             lambda d, e, i: e["grad.S", i].T @ e["K", i] / math.sqrt(d.trace.d_k)
         ),
-        "grad.K": through_rope(
-            lambda d, e, i: e["grad.S", i] @ _q(d, e, i) / math.sqrt(d.trace.d_k)
+        "grad.K": through_reads(
+            lambda d, e, i: e["grad.S", i] @ queries_read(d, e, i) / math.sqrt(d.trace.d_k)
         ),
     },
     "At_V": {
@@ -229,55 +221,18 @@ def carried_back(instances: Instances) -> Instances:
 
 def scaled_back(c: float) -> dict[str, StageFn]:
     """The backward of scores divided by ``c``: ∂Q = ∂S K / c, ∂K = ∂Sᵀ Q / c (with RoPE, of
-    the rotated ones, turned back: `through_rope`)."""
+    the rotated ones, turned back: `through_reads`)."""
     return {
-        "grad.Q": through_rope(lambda d, e, i: e["grad.S", i] @ e["K", i] / c),
-        "grad.K": through_rope(lambda d, e, i: e["grad.S", i].T @ _q(d, e, i) / c),
-    }
-
-
-#: How a student turns a gradient back through a rotation: ``(∂x_rot, cos, sin) → ∂x``.
-TurnBack = Callable[[Iv, Iv, Iv], Iv]
-
-
-def turned_back_by(q: TurnBack | None, k: TurnBack | None) -> dict[str, StageFn]:
-    """∂Q and ∂K of a student who turns ∂Q_rot and ∂K_rot back their own way: ``q`` and ``k``
-    map ``(∂x_rot, cos, sin)`` to ∂x (``None``: not turned back, as where that side was not
-    rotated). ∂Q_rot = ∂S K_rot / √d_k and ∂K_rot = ∂Sᵀ Q_rot / √d_k as always."""
-
-    def stage(fn: StageFn, back: TurnBack | None) -> StageFn:
-        if back is None:
-            return fn
-        return lambda d, e, i: back(fn(d, e, i), e["cos", None], e["sin", None])
-
-    return {
-        "grad.Q": stage(NOT_TURNED_BACK["grad.Q"], q),
-        "grad.K": stage(NOT_TURNED_BACK["grad.K"], k),
-    }
-
-
-def turned_back_right() -> dict[str, StageFn]:
-    """∂Q and ∂K turned back by RoPE's right angles, :math:`-m\theta_p` from 0, whatever the
-    rotation the forward used (its cos and sin at positions counted from 1, say)."""
-
-    def back(dx: Iv, d: Data) -> Iv:
-        angles = d.trace.angles
-        return rotate(dx, Iv.point(np.cos(angles)), Iv.point(-np.sin(angles)))
-
-    return {
-        "grad.Q": lambda d, e, i: back(NOT_TURNED_BACK["grad.Q"](d, e, i), d),
-        "grad.K": lambda d, e, i: back(NOT_TURNED_BACK["grad.K"](d, e, i), d),
+        "grad.Q": through_reads(lambda d, e, i: e["grad.S", i] @ e["K", i] / c),
+        "grad.K": through_reads(lambda d, e, i: e["grad.S", i].T @ queries_read(d, e, i) / c),
     }
 
 
 __all__ = [
     "BACKWARD",
     "CONSISTENT_BACKWARD",
-    "NOT_TURNED_BACK",
-    "TurnBack",
     "carried_back",
+    "queries_read",
     "scaled_back",
-    "through_rope",
-    "turned_back_by",
-    "turned_back_right",
+    "through_reads",
 ]

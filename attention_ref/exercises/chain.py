@@ -88,6 +88,11 @@ class Data:
         return int(self.trace.X.shape[0])
 
     @property
+    def forward(self) -> tuple[Stage, ...]:
+        """The problem's forward: the homework's stages and its features' (`forward_of`)."""
+        return forward_of(self.trace.extra)
+
+    @property
     def g(self) -> int:
         """The number of K/V heads (``h`` for the homework's attention)."""
         return self.trace.g
@@ -96,11 +101,6 @@ class Data:
         r"""The K/V head query head ``i`` reads (0-based): :math:`\gamma(i) = \lfloor i g/h
         \rfloor` (`ProblemTrace.group`)."""
         return self.trace.group(i)
-
-    @property
-    def rope(self) -> bool:
-        """Whether Q and K are rotated."""
-        return self.trace.rope_base is not None
 
 
 Env = Mapping[Key, Iv]
@@ -197,21 +197,13 @@ def rotate(x: Iv, cos: Iv, sin: Iv, *, halves: bool = False) -> Iv:
 
 
 def query_name(d: Data) -> str:
-    """The queries the scores read: ``Q_rot`` with RoPE, else ``Q``."""
-    return "Q_rot" if d.rope else "Q"
+    """The queries the scores read: ``Q``, or a feature's (``Q_rot`` with RoPE)."""
+    return d.trace.reads_query
 
 
 def key_name(d: Data) -> str:
-    """The K/V heads' keys the query heads read: ``kv.K_rot`` with RoPE, else ``kv.K``."""
-    return "kv.K_rot" if d.rope else "kv.K"
-
-
-def _rope(d: Data) -> bool:
-    return d.rope
-
-
-def _window(d: Data) -> bool:
-    return d.trace.window is not None
+    """The K/V heads' keys the query heads read: ``kv.K``, or a feature's (``kv.K_rot``)."""
+    return d.trace.reads_key
 
 
 def kv_count(d: Data) -> int:
@@ -230,14 +222,9 @@ def read_group(source: str, pick: Callable[[Data, int], int] | None = None) -> S
     return fn
 
 
-def _turn(source: str) -> StageFn:
-    """``source`` rotated by RoPE, with the cosines and sines carried."""
-    return lambda d, e, i: rotate(e[source, i], e["cos", None], e["sin", None])
-
-
 def _s_masked(d: Data, e: Env, i: int | None) -> Iv:
-    """``S + M``: the window's ``M`` as the student wrote it where it is a step (a slip in it
-    carries on), else the problem's mask."""
+    """``S + M``: the mask as the student wrote it where it is a step (the window's: a slip in
+    it carries on), else the problem's."""
     S = e["S", i]
     if ("M", None) in e:
         return S + e["M", None]
@@ -253,25 +240,16 @@ def output_of(concat: Iv, d: Data, W_O: Array | None) -> Iv:
     return out + Iv.point(np.broadcast_to(b_O, out.shape)) if b_O is not None else out
 
 
-def _angles(d: Data) -> Array:
-    return d.trace.angles
-
-
-FORWARD: Final[tuple[Stage, ...]] = (
-    # the statement's table first: a mistake may rotate what comes after it (V, with RoPE)
-    Stage("cos", False, lambda d, e, i: Iv.point(np.cos(_angles(d))), present=_rope),
-    Stage("sin", False, lambda d, e, i: Iv.point(np.sin(_angles(d))), present=_rope),
+#: The homework's stages; the features' own go in before the one each names
+#: (`attention_ref.exercises.feature_table.FORWARD`: the chain of every problem).
+BASE_FORWARD: Final[tuple[Stage, ...]] = (
     Stage("Q", True, project("Q")),
     Stage("kv.K", True, project("K"), count=kv_count),
     Stage("kv.V", True, project("V"), count=kv_count),
-    Stage("Q_rot", True, _turn("Q"), present=_rope),
-    Stage("kv.K_rot", True, _turn("kv.K"), present=_rope, count=kv_count),
     Stage("K", True, lambda d, e, i: read_group(key_name(d))(d, e, i)),
     Stage("V", True, read_group("kv.V")),
     Stage("scores", True, lambda d, e, i: e[query_name(d), i] @ e["K", i].T),
     Stage("S", True, lambda d, e, i: e["scores", i] / math.sqrt(d.trace.d_k)),
-    # a sliding window's mask is a step of its own: the statement asks to write it
-    Stage("M", False, lambda d, e, i: Iv.point(d.trace.M), present=_window),  # type: ignore[arg-type]
     Stage("S_masked", True, _s_masked),
     Stage("A", True, lambda d, e, i: e["S_masked", i].softmax_rows()),
     Stage("H", True, lambda d, e, i: e["A", i] @ e["V", i]),
@@ -280,17 +258,28 @@ FORWARD: Final[tuple[Stage, ...]] = (
 )
 
 
+def forward_of(extra: Sequence[tuple[str, Stage]]) -> tuple[Stage, ...]:
+    """`BASE_FORWARD` with each ``(before, stage)`` of ``extra`` (a problem's features' own
+    stages, `attention_ref.exercises.problem.ProblemTrace.extra`) in before ``before``."""
+    out: list[Stage] = []
+    for stage in BASE_FORWARD:
+        out += [s for before, s in extra if before == stage.name]
+        out.append(stage)
+    return tuple(out)
+
+
 def chain_keys(d: Data, stages: Sequence[Stage]) -> list[Key]:
     """Every step of the chain, in the order it runs (a step for every head, then the next)."""
     return [(s.name, i) for s in stages if s.present(d) for i in s.indices(d)]
 
 
 def computed_steps(
-    d: Data, mistakes: Sequence[Change] = (), stages: Sequence[Stage] = FORWARD
+    d: Data, mistakes: Sequence[Change] = (), stages: Sequence[Stage] | None = None
 ) -> dict[Key, Array]:
     """Every step computed exactly (with ``mistakes``, if any), as written: for examples of
-    answers, in the book and the tests."""
-    return {k: v.lo for k, v in run_chain(d, stages, decimals=None, mistakes=mistakes).raw.items()}
+    answers, in the book and the tests (``stages``: the problem's forward by default)."""
+    run = run_chain(d, d.forward if stages is None else stages, decimals=None, mistakes=mistakes)
+    return {k: v.lo for k, v in run.raw.items()}
 
 
 @quiet
@@ -412,7 +401,7 @@ def _meet(carry: Iv, g: Given, decimals: int | None, asked: int) -> Iv:
 
 
 __all__ = [
-    "FORWARD",
+    "BASE_FORWARD",
     "SLACK",
     "Adjust",
     "Change",
@@ -429,6 +418,7 @@ __all__ = [
     "chain_keys",
     "computed_steps",
     "first_changed",
+    "forward_of",
     "key_name",
     "kv_count",
     "output_of",

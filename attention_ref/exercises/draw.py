@@ -31,20 +31,19 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import Mistake, catalogue_of, hidden, mistake_id
-from attention_ref.exercises.chain import FORWARD, Data, Key, Stage
-from attention_ref.exercises.features import Features
-from attention_ref.exercises.intervals import Array
-from attention_ref.exercises.options import DEFAULT_DECIMALS, ExerciseOptions
-from attention_ref.exercises.problem import (
-    FINAL_STEPS,
-    ROPE_BASE,
-    Layout,
-    ProblemTrace,
+from attention_ref.exercises.chain import Data, Key, Stage
+from attention_ref.exercises.feature_table import (
+    active,
+    features_of,
+    forward,
     layout,
     problem_trace,
 )
+from attention_ref.exercises.features import Features
+from attention_ref.exercises.intervals import Array
+from attention_ref.exercises.options import DEFAULT_DECIMALS, ExerciseOptions
+from attention_ref.exercises.problem import FINAL_STEPS, Layout, ProblemTrace
 from attention_ref.render import JSONValue, Matrix
 
 if TYPE_CHECKING:
@@ -82,7 +81,7 @@ class Chain:
 
 def chain_of(f: Features, *, backward: bool = False) -> Chain:
     """The chain of a problem of features ``f`` (``backward``: its gradients too)."""
-    stages = FORWARD + BACKWARD if backward else FORWARD
+    stages = forward(f, backward=backward)
     return Chain(f, stages, catalogue_of(f, backward), layout(f, backward))
 
 
@@ -102,7 +101,7 @@ class Problem:
 
     def __post_init__(self) -> None:
         if self.chain is None:
-            f = self.trace.features
+            f = features_of(self.trace)
             object.__setattr__(self, "chain", chain_of(f, backward=not f.any))
 
     def data(self, G: Array | None = None) -> Data:
@@ -161,10 +160,8 @@ def _numbers(rng: random.Random, opt: ExerciseOptions) -> dict[str, JSONValue]:
     if d >= 2:  # with one column there is no non-identity I + E: the output is the concat
         problem["W_O"] = _output_weight(rng, d)
     problem["causal"] = opt.causal
-    if f.windowed:
-        problem["window"] = opt.window
-    if f.rotary:
-        problem["rope"] = {"base": ROPE_BASE, "positions": list(range(n))}
+    for feat in active(f):
+        problem |= feat.problem_json(opt)
     return problem
 
 
@@ -185,7 +182,7 @@ def trace_of(opt: ExerciseOptions, problem: dict[str, JSONValue]) -> ProblemTrac
         W_O,
         opt.features,
         causal=opt.causal,
-        window=opt.window,
+        options=opt.feature_options,
         tokens=tuple(str(x) for x in problem["tokens"]),  # type: ignore[union-attr]
     )
 
@@ -219,7 +216,7 @@ def asked_keys(opt: ExerciseOptions, has_w_o: bool) -> list[Key]:
 
 
 def _stages(opt: ExerciseOptions) -> tuple[Stage, ...]:
-    return FORWARD + BACKWARD if opt.backward else FORWARD
+    return forward(opt.features, backward=opt.backward)
 
 
 @dataclass(frozen=True)

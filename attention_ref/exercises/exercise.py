@@ -25,6 +25,7 @@ from functools import cached_property
 from attention_ref.exercises.answer import template
 from attention_ref.exercises.answer_words import ANSWER_FILE
 from attention_ref.exercises.draw import WORDS, draw, draw_problem, trace_of
+from attention_ref.exercises.feature_table import layout
 from attention_ref.exercises.options import (
     EXERCISE_VARIANTS,
     LANGS,
@@ -35,7 +36,7 @@ from attention_ref.exercises.options import (
     OptionError,
     options_from_json,
 )
-from attention_ref.exercises.problem import ProblemTrace, layout
+from attention_ref.exercises.problem import ProblemTrace
 from attention_ref.exercises.statement import statement
 from attention_ref.exercises.words import TEXT
 from attention_ref.render import Explanation, JSONValue

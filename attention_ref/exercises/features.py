@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Final
+from typing import Any, Final
 
 #: The features, in the order a problem's name joins them.
 FEATURES: Final = ("gqa", "window", "rope")
@@ -30,35 +30,52 @@ FEATURES: Final = ("gqa", "window", "rope")
 PLAIN: Final = "mha"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Features:
-    """The features of a problem (module docstring)."""
+    """The features of a problem (module docstring): their names, in `FEATURES`' order.
 
-    grouped: bool = False
-    windowed: bool = False
-    rotary: bool = False
+    ``Features("rope", "gqa")`` and ``Features("gqa", "rope")`` are one value. Code decides by
+    a feature's object (`attention_ref.exercises.feature_table`), never by these flags:
+    `grouped`, `windowed` and `rotary` are for the tests' readability (a test counts them in
+    the package, `tests/exercises/test_feature_objects.py`)."""
+
+    names: tuple[str, ...]
+
+    def __init__(self, *names: str) -> None:
+        unknown = set(names) - set(FEATURES)
+        if unknown:
+            raise ValueError(f"no such feature: {sorted(unknown)}")
+        object.__setattr__(self, "names", tuple(n for n in FEATURES if n in names))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
 
     @property
     def any(self) -> bool:
         """Whether the problem is not the homework's attention."""
-        return self.grouped or self.windowed or self.rotary
+        return bool(self.names)
 
     def on(self) -> tuple[str, ...]:
         """The names of the features this problem has, in `FEATURES`' order."""
-        has = {"gqa": self.grouped, "window": self.windowed, "rope": self.rotary}
-        return tuple(n for n in FEATURES if has[n])
+        return self.names
+
+    @property
+    def grouped(self) -> bool:
+        return "gqa" in self.names
+
+    @property
+    def windowed(self) -> bool:
+        return "window" in self.names
+
+    @property
+    def rotary(self) -> bool:
+        return "rope" in self.names
 
     @property
     def name(self) -> str:
         """``mha``, or the features joined by ``+`` in `FEATURES`' order (``gqa+window``),
         whatever order they were typed in."""
-        return "+".join(self.on()) or PLAIN
-
-    @property
-    def separate_kv(self) -> bool:
-        """Whether an answer writes K/V heads apart from the query heads: ``g < h``, or RoPE
-        (the rotated key ``K_rot`` is the K/V head's)."""
-        return self.grouped or self.rotary
+        return "+".join(self.names) or PLAIN
 
     @classmethod
     def parse(cls, name: str) -> Features | None:
@@ -69,13 +86,82 @@ class Features:
         parts = name.split("+")
         if len(set(parts)) != len(parts) or not set(parts) <= set(FEATURES):
             return None
-        return cls(grouped="gqa" in parts, windowed="window" in parts, rotary="rope" in parts)
+        return cls(*parts)
 
-    def with_(
-        self, *, grouped: bool = False, windowed: bool = False, rotary: bool = False
-    ) -> Features:
-        """These features and the ones given."""
-        return Features(self.grouped or grouped, self.windowed or windowed, self.rotary or rotary)
+    def with_(self, *names: str) -> Features:
+        """These features and the ones named."""
+        return Features(*self.names, *names)
+
+
+class OptionError(ValueError):
+    """A bad option of an exercise: its message in English (``str``, the CLI's, naming the
+    flags) and in every language of `attention_ref.render.LANGS` (`words`), for an answer's
+    ``"exercise"``."""
+
+    def __init__(self, texts: dict[str, str], **kw: object) -> None:
+        self.texts = {lang: text.format(**kw) for lang, text in texts.items()}
+        super().__init__(self.texts["en"])
+
+    def words(self, lang: str) -> str:
+        return self.texts.get(lang, self.texts["en"])
+
+
+class Feature:
+    """One feature's object: all that sets its problems apart from the homework's attention,
+    in one module (`attention_ref.exercises.feature_gqa`, ``feature_window``,
+    ``feature_rope``), one line of `attention_ref.exercises.feature_table.TABLE`.
+
+    Each hook's default is "nothing": a feature that leaves it alone changes nothing there.
+    The code around iterates over a problem's features in `FEATURES`' order and decides by
+    none of them."""
+
+    #: its name in `FEATURES`
+    name: str = ""
+    #: its option: an `attention_ref.exercises.options.ExerciseOptions` field, and
+    #: ``--flag`` (``kv_heads``: ``--kv-heads``); given alone, the option asks the feature
+    option: str | None = None
+    #: whether an answer writes the K/V heads apart from the query heads
+    separate_kv: bool = False
+    #: the steps it adds: per query head after ``Q``, per K/V head after ``K`` and ``V``, and
+    #: of the whole problem (``"M"``)
+    #: whether several query heads read one K/V head (its gradient comes through each)
+    shared_kv: bool = False
+    query_steps: tuple[str, ...] = ()
+    kv_steps: tuple[str, ...] = ()
+    top_steps: tuple[str, ...] = ()
+    #: its stages of the chain, each ``(before, stage)``: in before the homework's stage
+    #: ``before`` (`attention_ref.exercises.chain.Stage`)
+    stages: tuple[tuple[str, Any], ...] = ()
+    #: its mistakes (`attention_ref.exercises.mistakes.Kind`), tried before the homework's;
+    #: the homework's it drops (names): its own say them better
+    kinds: tuple[Any, ...] = ()
+    drops: frozenset[str] = frozenset()
+    #: its mistakes in a few words, per language (what a check that names none says it tried)
+    kinds_words: dict[str, str] = {}  # noqa: RUF012 (read only)
+    #: its steps' names in words, per language (``{"en": {"M": "M_win"}}``)
+    step_words: dict[str, dict[str, str]] = {}  # noqa: RUF012 (read only)
+
+    def checked(self, opt: Any) -> object:
+        """The feature's option of ``opt`` filled in (``None``: it has none); `OptionError`
+        where the other options do not suit it."""
+        return None
+
+    def kv_heads(self, opt: Any) -> int | None:
+        """The K/V heads ``g`` it sets (``None``: one per query head)."""
+        return None
+
+    def problem_json(self, opt: Any) -> dict[str, Any]:
+        """The keys it adds to a drawn problem's JSON (``"window"``, ``"rope"``)."""
+        return {}
+
+    def trace_fields(self, n: int, value: object) -> dict[str, Any]:
+        """The `attention_ref.exercises.problem.ProblemTrace` fields it sets, for ``n`` tokens
+        and its option's ``value``."""
+        return {}
+
+    def in_trace(self, trace: Any) -> bool:
+        """Whether a problem's numbers have it."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -94,10 +180,10 @@ class Preset:
 #: four query heads on two K/V heads).
 PRESETS: Final[dict[str, Preset]] = {
     PLAIN: Preset(Features(), help="the homework's masked multi-head attention"),
-    "gqa": Preset(Features(grouped=True), heads=4, d_model=8,
+    "gqa": Preset(Features("gqa"), heads=4, d_model=8,
                   help="h query heads sharing g K/V heads (--kv-heads)"),
-    "window": Preset(Features(windowed=True), help="a causal sliding window of w keys (--window)"),
-    "rope": Preset(Features(rotary=True), heads=1,
+    "window": Preset(Features("window"), help="a causal sliding window of w keys (--window)"),
+    "rope": Preset(Features("rope"), heads=1,
                    help="rotary positions on Q and K (RoFormer's pairs, base 10000)"),
 }  # fmt: skip
 
@@ -119,4 +205,14 @@ PROBLEMS: Final = (
 )
 
 
-__all__ = ["FEATURES", "PLAIN", "PRESETS", "PROBLEMS", "Features", "Preset", "default_shape"]
+__all__ = [
+    "FEATURES",
+    "PLAIN",
+    "PRESETS",
+    "PROBLEMS",
+    "Feature",
+    "Features",
+    "OptionError",
+    "Preset",
+    "default_shape",
+]

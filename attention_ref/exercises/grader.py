@@ -48,7 +48,6 @@ from attention_ref.exercises.answer import Answer, Chain, Problem, load_answer, 
 from attention_ref.exercises.answer_words import error, spellings, step_label, words
 from attention_ref.exercises.catalogue import CATALOGUE, Kind, Mistake, Style, mistakes_for
 from attention_ref.exercises.chain import (
-    FORWARD,
     Data,
     Given,
     Iv,
@@ -84,7 +83,9 @@ MAX_PAIRED: Final = 64
 
 def _stages(chain: Chain, steps: Sequence[Key]) -> tuple:
     """The problem's stages: its forward, and its backward only when a gradient is given."""
-    return chain.stages if any(k[0].startswith("grad.") for k in steps) else FORWARD
+    if any(k[0].startswith("grad.") for k in steps):
+        return chain.stages
+    return tuple(s for s in chain.stages if not s.name.startswith("grad."))
 
 
 @quiet

@@ -27,6 +27,7 @@ through every step of the homework's problem, the backward's too.
 
 from __future__ import annotations
 
+from attention_ref.exercises.feature_table import features_of
 from attention_ref.exercises.numbers import (
     BackwardNumbers,
     ForwardNumbers,
@@ -82,7 +83,7 @@ def _softmax(tr: ProblemTrace, ref: ForwardNumbers, lang: str) -> list[Mat]:
     """The mask and ``S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M`` (where there is a mask), then ``A⁽ⁱ⁾``."""
     if tr.M is None:
         return softmax_mats(ref, scores="S")
-    symbol = TEXT[lang]["window_symbol"] if tr.features.windowed else "M"
+    symbol = TEXT[lang]["window_symbol"] if features_of(tr).windowed else "M"
     return [*mask_mats(ref, symbol=symbol), *softmax_mats(ref)]
 
 
@@ -111,12 +112,12 @@ def gradient_section(tr: ProblemTrace, gr: BackwardNumbers, title: str, lang: st
         grad_mat("W_Q^{(1)}", first["W_Q"], "X^\\top \\partial Q^{(1)}"),
         grad_mat("X", gr.X, rows=tok),
     ]
-    kv = "⁽ʲ⁾" if tr.features.grouped else "⁽ⁱ⁾"  # K and V: the K/V head j query head i reads
-    dq = w["dq_rope" if tr.features.rotary else "dq"].format(kv=kv)
+    kv = "⁽ʲ⁾" if features_of(tr).grouped else "⁽ⁱ⁾"  # K and V: the K/V head j query head i reads
+    dq = w["dq_rope" if features_of(tr).rotary else "dq"].format(kv=kv)
     text = w["key_q5" if tr.W_O is not None else "key_q5_nowo"].format(dq=dq, kv=kv)
-    if tr.features.grouped:
+    if features_of(tr).grouped:
         text += " " + w["key_q5_kv"]
-    if tr.features.rotary:
+    if features_of(tr).rotary:
         text += " " + w["key_q5_rope"]
     return Section(title=title, text=text, items=items)
 
@@ -125,7 +126,7 @@ def key_sections(tr: ProblemTrace, statement: Explanation, backward: bool) -> li
     """The statement's questions answered under its own titles, in its language: the one
     writer of the key (the module docstring)."""
     lang = statement.lang
-    w, f, ref = TEXT[lang], tr.features, forward_numbers(tr)
+    w, f, ref = TEXT[lang], features_of(tr), forward_numbers(tr)
     titles = [s.title for s in statement.sections]
     first = statement.sections[0]
     sections = [Section(title=first.title, text=first.text, items=list(first.items))]

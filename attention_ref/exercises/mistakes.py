@@ -40,7 +40,6 @@ from attention_ref.exercises.chain import (
     StageFn,
     run_chain,
 )
-from attention_ref.exercises.features import Features
 from attention_ref.exercises.intervals import right_at
 from attention_ref.render import LANGS, said
 
@@ -98,8 +97,6 @@ class Kind:
     name: str
     words: Mapping[str, str]
     instances: Callable[[Data, Kind], Iterable[Mistake]]
-    #: the problems it applies to, by their features (default: every problem)
-    applies: Callable[[Features], bool] = lambda f: True
     #: whether no problem of this shape can show it (``d_k = 1``: no scaling divides by 1);
     #: the statement then says the check cannot tell it apart
     blind: Callable[[Data], bool] = lambda d: False
@@ -130,6 +127,12 @@ def num(x: float, lang: str) -> str:
 def sup(i: int) -> str:
     """Head ``i`` (0-based) as a superscript: ``⁽¹⁾``."""
     return "⁽" + "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(c)] for c in str(i + 1)) + "⁾"
+
+
+def single_token(d: Data) -> bool:
+    """One token: every score, mask and softmax mistake gives the same 1 × 1 numbers (a
+    `Kind.blind`)."""
+    return int(d.trace.X.shape[0]) == 1
 
 
 def one(kind: Kind, **kw: object) -> Iterable[Mistake]:
@@ -222,5 +225,6 @@ __all__ = [
     "in_heads",
     "num",
     "one",
+    "single_token",
     "sup",
 ]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_ref.exercises.backward import BACKWARD
-from attention_ref.exercises.chain import FORWARD, Data, Key, computed_steps
+from attention_ref.exercises.chain import Data, Key, computed_steps
 from attention_ref.exercises.intervals import Array
 from attention_ref.exercises.problem import ProblemTrace
 
@@ -83,8 +83,9 @@ def _stack(steps: dict[Key, Array], name: str, k: int) -> Array:
 
 def forward_numbers(tr: ProblemTrace) -> ForwardNumbers:
     """The forward of ``tr`` as the key lays it out, from the chain's exact steps."""
-    steps = computed_steps(Data.of(tr), stages=FORWARD)
-    h, g, rope = tr.h, tr.g, tr.rope_base is not None
+    d = Data.of(tr)
+    steps = computed_steps(d, stages=d.forward)
+    h, g = tr.h, tr.g
     Q, K = _stack(steps, "Q", h), _stack(steps, "kv.K", g)
     return ForwardNumbers(
         tokens=tr.tokens,
@@ -97,8 +98,8 @@ def forward_numbers(tr: ProblemTrace) -> ForwardNumbers:
         V=_stack(steps, "kv.V", g),
         positions=np.arange(tr.X.shape[0], dtype=np.float64),
         rope_base=tr.rope_base,
-        Q_rot=_stack(steps, "Q_rot", h) if rope else Q,
-        K_rot=_stack(steps, "kv.K_rot", g) if rope else K,
+        Q_rot=_stack(steps, tr.reads_query, h),  # what the scores read: Q, or RoPE's
+        K_rot=_stack(steps, tr.reads_key, g),
         K_rep=_stack(steps, "K", h),
         V_rep=_stack(steps, "V", h),
         QKt=_stack(steps, "scores", h),
@@ -121,7 +122,7 @@ _KV = {n: f"grad.kv.{n}" for n in ("K", "V", "W_K", "W_V")}
 def backward_numbers(tr: ProblemTrace) -> BackwardNumbers:
     """The gradients of ``L = Σ output`` (``G`` all ones), from the chain's exact backward."""
     d = Data.of(tr)
-    steps = computed_steps(d, stages=FORWARD + BACKWARD)
+    steps = computed_steps(d, stages=d.forward + BACKWARD)
     return BackwardNumbers(
         heads=[{n: steps[s, i] for n, s in _HEAD.items()} for i in range(tr.h)],
         kv_heads=[{n: steps[s, j] for n, s in _KV.items()} for j in range(tr.g)],

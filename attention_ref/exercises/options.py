@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Final
 
-from attention_ref.exercises.features import PLAIN, PRESETS, Features
+from attention_ref.exercises.feature_table import TABLE, active
+from attention_ref.exercises.features import PLAIN, PRESETS, Features, OptionError
 from attention_ref.render import LANGS, JSONValue
 
 #: The language an exercise is in when ``--lang`` is not given.
@@ -25,18 +26,6 @@ DEFAULT_DECIMALS: Final = 3
 #: The presets ``--variant`` names: the homework's attention, or one of today's (features
 #: joined by ``+`` name their combinations: `attention_ref.exercises.features`).
 EXERCISE_VARIANTS: Final = tuple(PRESETS)
-
-
-class OptionError(ValueError):
-    """A bad option of an exercise: its message in English (``str``, the CLI's, naming the
-    flags) and in every language of `LANGS` (`words`), for an answer's ``"exercise"``."""
-
-    def __init__(self, texts: dict[str, str], **kw: object) -> None:
-        self.texts = {lang: text.format(**kw) for lang, text in texts.items()}
-        super().__init__(self.texts["en"])
-
-    def words(self, lang: str) -> str:
-        return self.texts.get(lang, self.texts["en"])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,77 +101,16 @@ class ExerciseOptions:
                 names=", ".join(EXERCISE_VARIANTS),
                 got=repr(self.variant)[:60],
             )
-        f = f.with_(grouped=self.kv_heads is not None, windowed=self.window is not None)
+        # a feature's option given alone asks the feature (--kv-heads: gqa)
+        f = f.with_(*(n for n, feat in TABLE.items() if feat.option and self._given(feat.option)))
         object.__setattr__(self, "variant", f.name)
-        h = self.heads
-        if f.grouped:
-            if h < 2:
-                raise OptionError(
-                    {
-                        "en": "--variant gqa needs h >= 2 query heads (--heads) to "
-                        "share K/V heads, got h = 1",
-                        "pt": "--variant gqa precisa "
-                        "de h >= 2 cabeças de consulta (--heads) para compartilhar "
-                        "cabeças K/V, veio h = 1",
-                    }
-                )
-            g = self.kv_heads if self.kv_heads is not None else (h // 2 if h % 2 == 0 else 1)
-            if not 1 <= g < h or h % g:
-                raise OptionError(
-                    {
-                        "en": "--kv-heads must divide --heads and be fewer (g = h is --variant "
-                        "mha): h = {h}, g = {g}",
-                        "pt": "--kv-heads deve dividir --heads e ser "
-                        "menor (g = h é --variant mha): h = {h}, g = {g}",
-                    },
-                    h=h,
-                    g=g,
-                )
-            object.__setattr__(self, "kv_heads", g)
-        if f.windowed:
-            if not self.causal:
-                raise OptionError(
-                    {
-                        "en": "--variant window is a causal sliding window: leave out --no-causal",
-                        "pt": "--variant window é uma janela deslizante causal: tire --no-causal",
-                    }
-                )
-            if self.tokens < 2:
-                raise OptionError(
-                    {
-                        "en": "--variant window needs at least 2 tokens (--tokens) "
-                        "for a window narrower than the causal mask",
-                        "pt": "--variant "
-                        "window precisa de ao menos 2 tokens (--tokens) para uma "
-                        "janela mais estreita que a máscara causal",
-                    }
-                )
-            w = self.window if self.window is not None else min(2, self.tokens - 1)
-            if not 1 <= w < self.tokens:
-                raise OptionError(
-                    {
-                        "en": "--window must be between 1 and n - 1 = {n1} keys (w >= n is the "
-                        "causal mask: --variant mha), got {w}",
-                        "pt": "--window deve estar entre 1 "
-                        "e n - 1 = {n1} chaves (w >= n é a máscara causal: --variant mha), veio "
-                        "{w}",
-                    },
-                    n1=self.tokens - 1,
-                    w=w,
-                )
-            object.__setattr__(self, "window", w)
-        if f.rotary and self.d_k % 2:
-            raise OptionError(
-                {
-                    "en": "--variant rope turns pairs of coordinates: d_k = d_model / h must be "
-                    "even, got d_k = {d} / {h} = {d_k}",
-                    "pt": "--variant rope gira pares de "
-                    "coordenadas: d_k = d_model / h deve ser par, veio d_k = {d} / {h} = {d_k}",
-                },
-                d=self.d_model,
-                h=h,
-                d_k=self.d_k,
-            )
+        for feat in active(f):
+            value = feat.checked(self)
+            if feat.option is not None:
+                object.__setattr__(self, feat.option, value)
+
+    def _given(self, option: str) -> bool:
+        return getattr(self, option) is not None
 
     @property
     def features(self) -> Features:
@@ -208,16 +136,22 @@ class ExerciseOptions:
             "lang": self.lang,
             "decimals": self.decimals,
         }
-        f = self.features
-        if f.any:  # the homework's exercise names no variant (nor its backward: any answer
-            out["variant"] = self.variant  # to it may give gradients)
+        if self.features.any:  # the homework's exercise names no variant (nor its backward:
+            out["variant"] = self.variant  # any answer to it may give gradients)
             if self.backward:
                 out["backward"] = True
-            if f.grouped:
-                out["kv_heads"] = self.kv_heads
-            if f.windowed:
-                out["window"] = self.window
+            out |= self.feature_options  # type: ignore[arg-type]
         return out
+
+    @property
+    def feature_options(self) -> dict[str, object]:
+        """The features' options and their values (``{"kv_heads": 2}``), in `FEATURES`'
+        order."""
+        return {
+            feat.option: getattr(self, feat.option)
+            for feat in active(self.features)
+            if feat.option is not None
+        }
 
     def answer_json(self) -> dict[str, JSONValue]:
         """The ``"exercise"`` object of answer.json (and of the statement's "How to answer"):
@@ -233,7 +167,8 @@ class ExerciseOptions:
     @property
     def g(self) -> int:
         """The K/V heads: ``kv_heads`` with ``gqa``, else ``h`` (one per query head)."""
-        return self.kv_heads if self.features.grouped and self.kv_heads else self.heads
+        g = [k for feat in active(self.features) if (k := feat.kv_heads(self)) is not None]
+        return g[0] if g else self.heads
 
     @property
     def source(self) -> str:
@@ -261,13 +196,10 @@ class ExerciseOptions:
     @property
     def flags(self) -> str:
         """The features' options on the command line (``""`` for ``mha``)."""
-        f = self.features
-        if not f.any:
+        if not self.features.any:
             return ""
-        return (
-            f" --variant {self.variant}"
-            + f" --kv-heads {self.kv_heads}" * f.grouped
-            + f" --window {self.window}" * f.windowed
+        return f" --variant {self.variant}" + "".join(
+            f" --{k.replace('_', '-')} {v}" for k, v in self.feature_options.items()
         )
 
 

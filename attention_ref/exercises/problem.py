@@ -14,12 +14,12 @@ steps an answer holds, in the names of ``attnref explain --format json``, from t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from attention_ref.exercises.features import Features
 from attention_ref.exercises.intervals import Array
 from attention_ref.reference.spec import ROPE_BASE, kv_group
 
@@ -74,6 +74,15 @@ class ProblemTrace:
     b_K: Array | None = None  # noqa: N815
     b_V: Array | None = None  # noqa: N815
     b_O: Array | None = None  # noqa: N815
+    #: what the scores read: the query heads' step, the K/V heads' (RoPE's rotated ones), and
+    #: how a gradient of those turns back to ∂Q, ∂K (``(env, ∂x_read) → ∂x``; ``None``: it
+    #: is the same); set by the features (`attention_ref.exercises.features.Feature`)
+    reads_query: str = "Q"
+    reads_key: str = "kv.K"
+    turn_back: Callable[[Any, Any], Any] | None = None
+    #: the stages the features add to the chain, each ``(before, stage)``: it goes in before
+    #: the homework's stage ``before`` (`attention_ref.exercises.chain.forward_of`)
+    extra: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def of_attention(cls, tr: ref.AttentionTrace) -> ProblemTrace:
@@ -124,10 +133,6 @@ class ProblemTrace:
         return int(self.X.shape[-2]), width
 
     @property
-    def features(self) -> Features:
-        return Features(self.g < self.h, self.window is not None, self.rope_base is not None)
-
-    @property
     def theta(self) -> Array:
         r"""Each pair's frequency :math:`\theta_p = \text{base}^{-2p/d_k}`, ``(d_k/2,)``."""
         return rope_frequencies(self.d_k, self.rope_base or ROPE_BASE)
@@ -169,40 +174,6 @@ class ProblemTrace:
         )
 
 
-def problem_trace(
-    X: Array,
-    W_Q: Array,
-    W_K: Array,
-    W_V: Array,
-    W_O: Array | None,
-    features: Features,
-    *,
-    causal: bool = True,
-    window: int | None = None,
-    tokens: tuple[str, ...] = (),
-) -> ProblemTrace:
-    """A problem's numbers with its mask: the window's (``features.windowed``), the causal
-    one, or none."""
-    n = int(X.shape[-2])
-    if features.windowed:
-        if window is None:
-            raise ValueError("a sliding window needs its width w")
-        M = window_mask(n, window)
-    else:
-        M = causal_mask(n) if causal else None
-    return ProblemTrace(
-        tokens=tokens,
-        X=X,
-        W_Q=W_Q,
-        W_K=W_K,
-        W_V=W_V,
-        W_O=W_O,
-        M=M,
-        window=window if features.windowed else None,
-        rope_base=ROPE_BASE if features.rotary else None,
-    )
-
-
 @dataclass(frozen=True)
 class Layout:
     """The steps an answer to a problem holds: the names accepted per query head (under
@@ -226,24 +197,6 @@ GRAD_HEAD_STEPS: Final = ("H", "A", "S_masked", "S", "Q", "K", "V", "W_Q", "W_K"
 GRAD_STEPS: Final = ("output", "W_O", "b_O", "concat", "X")
 #: Gradient names per K/V head (``"grads": {"kv_heads": [...]}``): its group's sums.
 GRAD_KV_STEPS: Final = ("K", "V", "W_K", "W_V")
-_AFTER: Final = ("scores", "S", "S_masked", "A", "H")
-
-
-def layout(f: Features, backward: bool | None = None) -> Layout:
-    """What an answer to a problem of features ``f`` holds. Per query head: ``Q`` (and
-    ``Q_rot`` with RoPE), the ``K`` and ``V`` it reads, then ``scores`` … ``H``; per K/V head
-    (any feature: the homework's attention has none apart from its heads) ``K``, ``V`` (and
-    ``K_rot``). The template asks each step once: where the K/V heads are apart (``g < h`` or
-    RoPE) it asks them there and not again per query head. Gradients where the problem has a
-    backward (``None``: the homework's attention has one, always; a problem with features when
-    its exercise asks it)."""
-    rot_q, rot_k = ("Q_rot",) * f.rotary, ("K_rot",) * f.rotary
-    heads = ("Q", *rot_q, "K", "V", *_AFTER)
-    kv = ("K", "V", *rot_k) if f.any else ()
-    grads = not f.any if backward is None else backward
-    if f.separate_kv:
-        return Layout(heads, kv, ("Q", *rot_q, *_AFTER), kv, ("M",) * f.windowed, grads)
-    return Layout(heads, kv, heads, (), ("M",) * f.windowed, grads)
 
 
 __all__ = [
@@ -256,8 +209,6 @@ __all__ = [
     "Layout",
     "ProblemTrace",
     "causal_mask",
-    "layout",
-    "problem_trace",
     "rope_angles",
     "rope_frequencies",
     "window_mask",

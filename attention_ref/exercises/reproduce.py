@@ -4,9 +4,9 @@ One function per family of mistakes, for every problem the chain computes (the h
 attention is :math:`g = h`, causal, no rotation): the mask (forgotten, on the wrong triangle,
 applied after the softmax), the scaling, the softmax (over the columns, one-hot), the order of
 the factors (``K Qᵀ``, ``Aᵀ``), a transposed weight or step, the heads (their order, the other
-head's ``V``), ``W_O``, a slip in one entry (today's, the K/V groups, the window's width and
-side, RoPE's pairs, sign, positions and what it turns, are in
-`attention_ref.exercises.reproduce_today`). Each gives the `Mistake` objects
+head's ``V``), ``W_O``, a slip in one entry (each feature's own, the K/V groups, the window's
+width and side, RoPE's pairs, sign, positions and what it turns, are in its module:
+`attention_ref.exercises.feature_gqa`, ``feature_window``, ``feature_rope``). Each gives the `Mistake` objects
 that exist on the problem's *shape* (a transposed weight only where it is square); whether
 one shows on the numbers is `attention_ref.exercises.mistakes.changes_something`.
 """

@@ -21,10 +21,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from attention_ref.exercises.answer_words import ANSWER_FILE, MASKED_SPELLINGS
+from attention_ref.exercises.feature_table import layout
 from attention_ref.exercises.intervals import Array
 from attention_ref.exercises.mistakes import Mistake
 from attention_ref.exercises.options import ExerciseOptions
-from attention_ref.exercises.problem import ProblemTrace, layout
+from attention_ref.exercises.problem import ProblemTrace
 from attention_ref.exercises.words import TEXT, decimals_words
 from attention_ref.render import Explanation, JSONValue, Mat, Section
 

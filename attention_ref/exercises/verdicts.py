@@ -28,6 +28,7 @@ from attention_ref.exercises.answer_words import (
     words,
 )
 from attention_ref.exercises.chain import Key
+from attention_ref.exercises.feature_table import active
 from attention_ref.exercises.features import PLAIN as PLAIN_NAME
 from attention_ref.exercises.features import Features
 from attention_ref.render import DECIMAL_MARK
@@ -241,23 +242,6 @@ _HOMEWORK: Final = {
     "pt": "escala, direção da softmax ou A one-hot, máscara, K Qᵀ, um peso ou passo "
     "transposto, Aᵀ V, a ordem ou o V das cabeças, W_O, um erro de conta numa entrada",
 }
-#: Each feature's own entries in a few words, per language, in the order of the features.
-_FEATURE_WORDS: Final = {
-    "en": (
-        "the order of the K/V groups, one K/V head for all",
-        "the window's width off by one, no window, the window on the wrong side",
-        "RoPE's angle of the wrong pair, its pairs, its sign, its positions, V rotated, the "
-        "keys or the queries not rotated",
-    ),
-    "pt": (
-        "a ordem dos grupos K/V, uma cabeça K/V para todas",
-        "a largura da janela errada por um, sem janela, a janela do lado errado",
-        "o ângulo do par errado no RoPE, os seus pares, o seu sinal, as suas posições, V "
-        "girado, as chaves ou as consultas não giradas",
-    ),
-}
-
-
 #: The heads' orders tried beyond `attention_ref.exercises.reproduce.EVERY_ORDER_UP_TO` heads.
 _SOME_ORDERS: Final = {
     "en": ("the heads' order or V", "the heads' order (two swapped, or all reversed) or V"),
@@ -273,8 +257,7 @@ def catalogue_words(f: Features, lang: str, heads: int = 0) -> str:
     than `EVERY_ORDER_UP_TO` heads, the orders of the heads tried)."""
     from attention_ref.exercises.reproduce import EVERY_ORDER_UP_TO
 
-    on = (f.grouped, f.windowed, f.rotary)
-    own = [w for w, yes in zip(_FEATURE_WORDS[lang], on, strict=True) if yes]
+    own = [feat.kinds_words[lang] for feat in active(f)]
     homework = _HOMEWORK[lang]
     if heads > EVERY_ORDER_UP_TO:
         homework = homework.replace(*_SOME_ORDERS[lang])

@@ -6,7 +6,7 @@ from collections.abc import Collection
 
 import numpy as np
 
-from attention_ref.exercises.chain import FORWARD, Data, Key, chain_keys
+from attention_ref.exercises.chain import Data, Key, chain_keys
 
 
 def shown_steps(
@@ -16,7 +16,7 @@ def shown_steps(
     shape), in the order of the computation."""
     return [
         k
-        for k in chain_keys(d, FORWARD)
+        for k in chain_keys(d, d.forward)
         if k[0] in names
         and k in wrong
         and (

@@ -18,7 +18,7 @@ from attention_ref.exercises.answer import (
 )
 from attention_ref.exercises.answer_words import MASKED_SPELLINGS, step_label, width
 from attention_ref.exercises.backward import BACKWARD
-from attention_ref.exercises.chain import FORWARD, computed_steps
+from attention_ref.exercises.chain import computed_steps
 from attention_ref.exercises.entries import INFINITIES
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.grader import check_document, report_lines
@@ -169,7 +169,7 @@ def test_a_large_number_that_is_the_value_is_right():
 def test_the_report_names_each_step_as_the_statement_with_its_json_path(lang):
     opt = ExerciseOptions(seed=9, lang=lang, backward=True)
     prob = Problem.of_exercise(opt)
-    steps = computed_steps(prob.data(), (), FORWARD + BACKWARD)
+    steps = computed_steps(prob.data(), (), prob.data().forward + BACKWARD)
     steps[("A", 1)] = steps[("A", 1)].copy()
     steps[("A", 1)][2, 1] += 0.2
     keys = ("Q", "scores", "S_masked", "A", "concat", "output", "grad.W_O", "grad.W_Q", "grad.X")

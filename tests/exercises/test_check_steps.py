@@ -19,7 +19,7 @@ from attention_ref import reference as ref
 from attention_ref.exercises.answer import Problem
 from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.chain import (
-    FORWARD,
+    BASE_FORWARD,
     Data,
     Given,
     Iv,
@@ -52,7 +52,9 @@ def test_points_are_the_reference_forward_and_backward():
     for tr in traces:
         G = torch.randn(tr.output.shape, dtype=DT, generator=torch.Generator().manual_seed(0))
         run = run_chain(
-            Data.of(ProblemTrace.of_attention(tr), G.numpy()), FORWARD + BACKWARD, decimals=None
+            Data.of(ProblemTrace.of_attention(tr), G.numpy()),
+            BASE_FORWARD + BACKWARD,
+            decimals=None,
         )
         grads = ref.attention_backward(tr, G)
         for i in range(tr.h):
@@ -78,7 +80,7 @@ def test_points_are_the_reference_forward_and_backward():
 
 def test_the_chain_runs_each_head_then_the_next_step():
     d = Problem.of_exercise(ExerciseOptions(seed=1)).data()
-    keys = chain_keys(d, FORWARD)
+    keys = chain_keys(d, d.forward)
     # the homework's attention is g = h K/V heads: computed once each, then read by their head
     assert keys[:3] == [("Q", 0), ("Q", 1), ("kv.K", 0)] and keys[-2:] == [
         ("concat", None),
@@ -137,14 +139,14 @@ def test_infinities_are_within_only_equal_infinities():
 def test_a_step_the_run_accepts_is_carried_from_the_students_numbers():
     """The student's S (3 decimals) is used for A: the point run from it gives their A."""
     d = Problem.of_exercise(ExerciseOptions(seed=4)).data()
-    exact = run_chain(d, FORWARD, decimals=None)
+    exact = run_chain(d, d.forward, decimals=None)
     S = exact.raw["S", 0].lo.round(3)
     mine = {("S", 0): Given(S, np.full(S.shape, 3))}
-    yours = run_chain(d, FORWARD, decimals=None, given=mine)
+    yours = run_chain(d, d.forward, decimals=None, given=mine)
     assert ("S", 0) in yours.taken
     masked = tt(np.where(np.isinf(exact.raw["S_masked", 0].lo), -math.inf, S))
     # to 1e-12: the student's S (3 decimals) moves A by about 1e-4, the CPU's exp its last bits
     assert torch.allclose(tt(yours.raw["A", 0].lo), torch.softmax(masked, -1), rtol=0, atol=1e-12)
     # negative control: S written to 2 decimals is not taken as the student's exact value
     two = {("S", 0): Given(S.round(2), np.full(S.shape, 2))}
-    assert ("S", 0) not in run_chain(d, FORWARD, decimals=None, given=two).taken
+    assert ("S", 0) not in run_chain(d, d.forward, decimals=None, given=two).taken

@@ -20,7 +20,6 @@ from attention_ref.exercises import chain
 from attention_ref.exercises.answer import answer_from_steps, answer_text, read_answer_text
 from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import mistakes_for
-from attention_ref.exercises.chain import FORWARD
 from attention_ref.exercises.draw import Problem, draw
 from attention_ref.exercises.grader import Status, check_document, report_lines
 from attention_ref.exercises.options import ExerciseOptions
@@ -85,7 +84,8 @@ def test_a_large_wrong_gradient_is_graded_not_refused_as_a_stand_in():
     """--backward, 4 tokens, d_model 8, 2 heads, seed 5: softmax over the columns with the
     key's backward formulas gives ∂L/∂X near −1502; ∂X has no masked entry."""
     prob = Problem.of_exercise(ExerciseOptions(seed=5, backward=True, tokens=4, d_model=8, heads=2))
-    d, stages = prob.data(), FORWARD + BACKWARD
+    d = prob.data()
+    stages = d.forward + BACKWARD
     columns = [
         m
         for m in mistakes_for(d, stages, 3, prob.chain.catalogue)
@@ -120,7 +120,7 @@ def test_a_mistake_that_cannot_change_the_steps_given_is_not_their_diagnosis():
     # the control: with Q_rot given too, positions from 1 change a step given, and are named
     shifted = [
         m
-        for m in mistakes_for(prob.data(), FORWARD, 3, prob.chain.catalogue)
+        for m in mistakes_for(prob.data(), None, 3, prob.chain.catalogue)
         if m.name == "rope_positions_from_1"
     ]
     steps = computed_steps(prob.data(), shifted)
@@ -201,8 +201,9 @@ def test_a_forward_mistake_carried_consistently_into_the_backward_is_named():
     from attention_ref.exercises.backward import CONSISTENT_BACKWARD
 
     prob = Problem.of_exercise(ExerciseOptions(seed=3, backward=True))
-    d, stages = prob.data(), FORWARD + BACKWARD
-    forward = {m.name: m for m in mistakes_for(d, FORWARD, 3, prob.chain.catalogue)}
+    d = prob.data()
+    stages = d.forward + BACKWARD
+    forward = {m.name: m for m in mistakes_for(d, d.forward, 3, prob.chain.catalogue)}
     keys = ("S", "A", "H", "output", "grad.W_O", "grad.A", "grad.S_masked", "grad.W_Q", "grad.X")
 
     def diagnosis(m) -> list:

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from attention_ref.exercises.answer import Problem, read_answer_text
 from attention_ref.exercises.backward import BACKWARD
-from attention_ref.exercises.chain import FORWARD, Iv, computed_steps
+from attention_ref.exercises.chain import Iv, computed_steps
 from attention_ref.exercises.features import PROBLEMS, Features
 from attention_ref.exercises.grader import Status, check_document, report_lines
 from attention_ref.exercises.intervals import Given, box, right_at
@@ -310,7 +310,8 @@ def spelled(x: float, p: int, rng: random.Random) -> str:
 @given(problems())
 def test_right_answers_written_every_way_are_right(drawn):
     prob, opt, rng = drawn
-    stages = FORWARD + BACKWARD if opt.backward else FORWARD
+    forward = prob.data().forward
+    stages = forward + BACKWARD if opt.backward else forward
     rounded, raw = student(prob, stages, rng)
     keys = [k for k in rounded if writable(prob, k) and rng.random() < 0.6]
     if not keys:
@@ -331,7 +332,7 @@ def test_the_property_can_fail(seed):
     """The control: the same student with one entry one unit off at the last step given is
     called wrong."""
     prob = Problem.of_exercise(ExerciseOptions(seed=seed, decimals=3))
-    rounded, _ = student(prob, FORWARD, random.Random(seed))
+    rounded, _ = student(prob, prob.data().forward, random.Random(seed))
     out = rounded["output", None].copy()
     out[0, 0] += 0.002
     report = check_raw(prob, {("A", 0): rounded["A", 0], ("output", None): out}, 3)
@@ -386,7 +387,7 @@ def test_a_tie_float64_cannot_tell_is_carried_either_way():
     X = np.zeros((5, 8))
     X[0, [2, 3, 4, 5, 7]] = X[3, [0, 1, 2, 3, 6]] = X[4, [0, 2, 3, 4, 6, 7]] = 0.125
     prob = replace(prob, trace=replace(prob.trace, X=X))
-    rounded, _ = student(prob, FORWARD, random.Random(14))
+    rounded, _ = student(prob, prob.data().forward, random.Random(14))
     keys = [("Q_rot", 2), ("kv.K", 2), ("kv.K_rot", 2), ("S", 2)]
     report = check_raw(prob, {k: rounded[k] for k in keys}, 2)
     assert rounded["S", 2][0, 0] == 0.21 and report.all_right, report_lines(report)

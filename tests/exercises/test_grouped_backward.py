@@ -13,9 +13,7 @@ import torch
 
 from attention_ref.exercises import chain
 from attention_ref.exercises.answer import answer_from_steps, answer_text, read_answer_text
-from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import mistakes_for
-from attention_ref.exercises.chain import FORWARD
 from attention_ref.exercises.draw import Problem
 from attention_ref.exercises.exercise import make_exercise
 from attention_ref.exercises.grader import check_document, report_lines
@@ -30,7 +28,6 @@ def computed_steps(*args: object, **kw: object) -> dict:
     return {k: torch.tensor(v) for k, v in chain.computed_steps(*args, **kw).items()}  # type: ignore[arg-type]
 
 
-STAGES = FORWARD + BACKWARD
 PROBLEMS = [
     ExerciseOptions(seed=2, variant="gqa", heads=4, d_model=8, backward=True),
     ExerciseOptions(seed=5, variant="gqa", heads=2, d_model=4, backward=True),  # MQA
@@ -66,7 +63,7 @@ def text_of(prob: Problem, steps: dict) -> str:
 @pytest.mark.parametrize("opt", PROBLEMS, ids=lambda o: f"{o.variant}-h{o.heads}")
 def test_the_chains_gradients_are_the_references(opt):
     prob = Problem.of_exercise(opt)
-    steps = computed_steps(prob.data(), (), STAGES)
+    steps = computed_steps(prob.data(), (), prob.chain.stages)
     gr = ref_gqa.gqa_backward(prob.trace.reference())
     assert torch.allclose(steps[("grad.X", None)], gr.X, atol=1e-10)
     for j in range(prob.trace.g):
@@ -83,11 +80,13 @@ def test_the_chains_gradients_are_the_references(opt):
 def test_right_gradients_are_right_and_each_mistake_is_named(opt):
     prob = Problem.of_exercise(opt)
     d = prob.data()
-    right = check_document(read_answer_text(text_of(prob, computed_steps(d, (), STAGES))))
+    right = check_document(
+        read_answer_text(text_of(prob, computed_steps(d, (), prob.chain.stages)))
+    )
     assert right.all_right and right.steps_given > 10, report_lines(right)
     named = 0
-    for m in mistakes_for(d, STAGES, 3, prob.chain.catalogue):
-        steps = computed_steps(d, [m], STAGES)
+    for m in mistakes_for(d, prob.chain.stages, 3, prob.chain.catalogue):
+        steps = computed_steps(d, [m], prob.chain.stages)
         if m.rank or any(
             torch.isnan(v).any() or (k[0].startswith("grad.") and torch.isinf(v).any())
             for k, v in steps.items()
@@ -125,7 +124,7 @@ def test_gradients_to_a_forward_exercise_of_a_feature_are_refused_in_one_line():
 
 
 @pytest.mark.parametrize("variant", ["rope", "gqa+rope"])
-def test_a_gradient_not_turned_back_through_rope_is_named_in_both_languages(variant):
+def test_a_gradient_not_turned_back_through_reads_is_named_in_both_languages(variant):
     """∂Q = ∂Q_rot (the rotation not undone): every gradient after it is off, and the report
     names the mistake; the right answer beside it is right (the control)."""
     shape = {"heads": 1} if variant == "rope" else {"heads": 4, "d_model": 8}
@@ -133,14 +132,16 @@ def test_a_gradient_not_turned_back_through_rope_is_named_in_both_languages(vari
         opt = ExerciseOptions(seed=3, variant=variant, tokens=3, backward=True, lang=lang, **shape)
         prob = Problem.of_exercise(opt)
         d = prob.data()
-        right = computed_steps(d, (), STAGES)
+        right = computed_steps(d, (), prob.chain.stages)
         assert check_document(read_answer_text(text_of(prob, right))).all_right
         (m,) = [
             m
-            for m in mistakes_for(d, STAGES, 3, prob.chain.catalogue)
+            for m in mistakes_for(d, prob.chain.stages, 3, prob.chain.catalogue)
             if m.name == "rope_grad_not_turned_back"
         ]
-        report = check_document(read_answer_text(text_of(prob, computed_steps(d, [m], STAGES))))
+        report = check_document(
+            read_answer_text(text_of(prob, computed_steps(d, [m], prob.chain.stages)))
+        )
         assert not report.all_right
         assert ("rope_grad_not_turned_back",) in report.diagnosis_names, report_lines(report)
         said = "not turned back through RoPE" if lang == "en" else "não voltou pela rotação"

@@ -13,7 +13,7 @@ import pytest
 
 from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text, read_answer_text
 from attention_ref.exercises.catalogue import CATALOGUE, mistakes_for
-from attention_ref.exercises.chain import FORWARD, computed_steps
+from attention_ref.exercises.chain import computed_steps
 from attention_ref.exercises.grader import check_document, report_lines
 from attention_ref.exercises.mistakes import heads_said, in_heads
 from attention_ref.exercises.options import ExerciseOptions
@@ -54,10 +54,10 @@ def test_a_mistake_in_some_heads_only_is_named_with_its_heads(heads):
     for seed in range(2):
         prob = Problem.of_exercise(ExerciseOptions(seed=seed, heads=heads, d_model=8))
         d = prob.data()
-        for m in (m for m in mistakes_for(d, FORWARD, 3, CATALOGUE) if m.name in kinds):
+        for m in (m for m in mistakes_for(d, d.forward, 3, CATALOGUE) if m.name in kinds):
             keys = ("S", "A") if m.name == "mask_added_after_softmax" else ("S", "A", "H", "output")
             for some in ({1}, {0, 2}) if heads == 4 else ({1},):
-                only = in_heads(m, frozenset(some), FORWARD)
+                only = in_heads(m, frozenset(some), d.forward)
                 assert only is not None
                 report = check(prob, computed_steps(d, [only]), keys)
                 assert (m.name,) in report.diagnosis_names, (m.name, some, report_lines(report))

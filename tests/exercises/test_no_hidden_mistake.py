@@ -20,7 +20,7 @@ from attention_ref.exercises import chain
 from attention_ref.exercises.answer import Problem, answer_from_steps, answer_text, read_answer_text
 from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.catalogue import CATALOGUES, hidden, mistakes_for
-from attention_ref.exercises.chain import FORWARD, Data
+from attention_ref.exercises.chain import Data
 from attention_ref.exercises.draw import _numbers, asked_keys, draw, problem_of, trace_of
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.features import PROBLEMS, Features, default_shape
@@ -67,7 +67,7 @@ def test_the_first_draw_of_seed_0_hides_the_grouping_and_is_drawn_again():
         tr.reference().V[0], tr.reference().V[1]
     )
     d = Data.of(tr)
-    shown, _ = hidden(d, FORWARD, 3, asked_keys(GQA, True), CATALOGUES["gqa"])
+    shown, _ = hidden(d, d.forward, 3, asked_keys(GQA, True), CATALOGUES["gqa"])
     assert "gqa_interleaved" in {m.name for m in shown}
     drawn = draw(GQA)
     assert drawn.draws > 1 and drawn.problem != first
@@ -131,7 +131,7 @@ def test_every_mistake_that_applies_changes_an_asked_step(opt):
     drawn = draw(opt)
     d = Data.of(trace_of(opt, drawn.problem))
     keys = asked_keys(opt, "W_O" in drawn.problem)
-    stages = FORWARD + BACKWARD if opt.backward else FORWARD
+    stages = d.forward + BACKWARD if opt.backward else d.forward
     shown, blind = hidden(
         d, stages, opt.decimals, keys, problem_of(opt, drawn.problem).chain.catalogue
     )
@@ -171,8 +171,7 @@ def test_the_default_rope_exercise_can_show_rotate_half():
     opt = ExerciseOptions(seed=0, variant="rope", heads=heads, d_model=d_model)
     assert opt.d_k == 4
     names = {
-        m.name
-        for m in mistakes_for(Problem.of_exercise(opt).data(), FORWARD, 3, CATALOGUES["rope"])
+        m.name for m in mistakes_for(Problem.of_exercise(opt).data(), None, 3, CATALOGUES["rope"])
     }
     assert {"rope_half_pairs", "rope_wrong_pair"} <= names
 

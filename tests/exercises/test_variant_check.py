@@ -27,14 +27,11 @@ from attention_ref.exercises.answer import (
 )
 from attention_ref.exercises.catalogue import (
     CATALOGUE,
-    GQA_KINDS,
-    ROPE_KINDS,
-    WINDOW_KINDS,
     Mistake,
     mistakes_for,
 )
-from attention_ref.exercises.chain import FORWARD
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
+from attention_ref.exercises.feature_table import TABLE
 from attention_ref.exercises.features import Features
 from attention_ref.exercises.grader import check_answer, check_document, report_lines
 from attention_ref.inputs.attention_input import InputError
@@ -102,7 +99,7 @@ PROBLEMS = {
 }
 #: the features' mistakes of the forward (a mistake of the gradients alone, RoPE's rotation
 #: not turned back, is tried in tests/exercises/test_grouped_backward.py)
-VARIANT_MISTAKES = {k.name for k in (*GQA_KINDS, *WINDOW_KINDS, *ROPE_KINDS) if not k.backward_only}
+VARIANT_MISTAKES = {k.name for f in TABLE.values() for k in f.kinds if not k.backward_only}
 
 
 def problem(opt: ExerciseOptions) -> Problem:
@@ -111,7 +108,7 @@ def problem(opt: ExerciseOptions) -> Problem:
 
 def mistakes(opt: ExerciseOptions) -> list[Mistake]:
     prob = problem(opt)
-    return mistakes_for(prob.data(), FORWARD, 3, prob.chain.catalogue)
+    return mistakes_for(prob.data(), None, 3, prob.chain.catalogue)
 
 
 def answer(prob: Problem, steps: dict, keys=ALL, decimals: int = 3, catalogue=None):
@@ -124,14 +121,14 @@ def answer(prob: Problem, steps: dict, keys=ALL, decimals: int = 3, catalogue=No
 
 def wrong_steps(opt: ExerciseOptions, ms: list[Mistake]) -> dict:
     """The mistakes' steps, leaving out any that cannot be written (NaN: −∞ · 0)."""
-    steps = computed_steps(problem(opt).data(), ms, FORWARD)
+    steps = computed_steps(problem(opt).data(), ms)
     return {k: v for k, v in steps.items() if not torch.isnan(v).any()}
 
 
 def shown(opt: ExerciseOptions, m: Mistake) -> list:
     """The steps an answer holds where the mistake shows at 3 decimals, in order."""
     d = problem(opt).data()
-    return shown_steps(d, computed_steps(d, (), FORWARD), wrong_steps(opt, [m]), ALL)
+    return shown_steps(d, computed_steps(d, ()), wrong_steps(opt, [m]), ALL)
 
 
 def cases() -> list[tuple[ExerciseOptions, str, int]]:
@@ -286,7 +283,7 @@ def test_right_answers_are_right_on_many_seeds(variant):
                 seed=seed, variant=variant, decimals=decimals, **shape_of(variant, seed)
             )
             prob = problem(opt)
-            key = computed_steps(prob.data(), (), FORWARD)
+            key = computed_steps(prob.data(), ())
             for steps in (key, students_chain(opt, decimals)):
                 report = answer(prob, steps, decimals=decimals)
                 assert report.all_right, (opt, report_lines(report))
@@ -322,7 +319,7 @@ def test_wrong_answers_are_never_right(variant):
     (graded only: the diagnoses are the tests below)."""
     for opt in PROBLEMS[variant][:2]:
         prob = problem(opt)
-        key = computed_steps(prob.data(), (), FORWARD)
+        key = computed_steps(prob.data(), ())
         assert answer(prob, key, catalogue=()).all_right  # the control
         assert not answer(prob, key, decimals=2, catalogue=()).all_right  # 2 where 3 are asked
         for name in ("A", "output", "S"):
@@ -502,7 +499,7 @@ def test_the_homeworks_catalogue_alone_names_no_variant_mistake():
 def test_steps_of_the_kv_heads_are_named_by_their_json_path_and_symbol():
     opt = ExerciseOptions(seed=3, variant="gqa", heads=4, lang="pt")
     prob = problem(opt)
-    key = computed_steps(prob.data(), (), FORWARD)
+    key = computed_steps(prob.data(), ())
     K = key[("kv.K", 1)].clone()
     K[0, 0] += 1  # a slip in K/V head 2's key
     report = answer(prob, {("kv.K", 1): K, ("K", 2): K}, keys=("kv.K", "K"))
@@ -522,7 +519,7 @@ def test_a_variant_answer_no_mistake_explains_lists_the_variants_catalogue():
         ("rope", "RoPE's angle of the wrong pair"),
     ):
         prob = problem(PROBLEMS[variant][0])
-        out = computed_steps(prob.data(), (), FORWARD)[("output", None)]
+        out = computed_steps(prob.data(), ())[("output", None)]
         noise = torch.arange(out.numel(), dtype=torch.float64).reshape(out.shape) % 7 * 0.1
         report = answer(prob, {("output", None): out + noise}, keys=("output",))
         assert not report.diagnoses
@@ -616,6 +613,6 @@ def test_a_gqa_scores_step_names_the_key_its_head_reads():
     """heads[1].scores of h = 4, g = 2 is Q⁽²⁾ against K/V head 1's key, not K⁽²⁾."""
     opt = PROBLEMS["gqa"][0]
     prob = problem(opt)
-    scores = computed_steps(prob.data(), (), FORWARD)[("scores", 1)] + 1.0
+    scores = computed_steps(prob.data(), ())[("scores", 1)] + 1.0
     lines = report_lines(answer(prob, {("scores", 1): scores}, keys=("scores",)))
     assert "First wrong step: Q⁽²⁾Kᵀ (heads[1].scores; the K query head 2 reads)." in lines

@@ -27,8 +27,8 @@ from attention_ref.exercises.exercise import (
     make_exercise,
     options_from_json,
 )
+from attention_ref.exercises.feature_table import layout as layout_of
 from attention_ref.exercises.features import PROBLEMS, Features, default_shape
-from attention_ref.exercises.problem import layout as layout_of
 from attention_ref.inputs.attention_input import InputError
 from attention_ref.reference import rope as ref_rope
 from attention_ref.render import render

@@ -34,9 +34,7 @@ def _write(steps: dict[Any, Array], prob: Problem, decimals: int, **kw: Any) -> 
 
 def _chain(prob: Problem) -> tuple[Sequence[Any], Sequence[Any]]:
     """The forward stages (what an answer holds) and the catalogue of the problem."""
-    from attention_ref.exercises.chain import FORWARD
-
-    return FORWARD, prob.chain.catalogue
+    return prob.data().forward, prob.chain.catalogue
 
 
 def right_answer(prob: Problem, decimals: int) -> bytes:
