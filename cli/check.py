@@ -38,9 +38,10 @@ def check(
             'steps you computed filled in (null: not given), or any file naming the problem ("'
             'exercise": {"seed": …}, "input": FILE or "example": NAME) with steps in explain\'s '
             'JSON names: "heads": [{"Q", "K", "V", "scores", "S", "S_masked", "A", "H"}], '
-            '"concat", "output", "grads"; an answer to exercise --variant gqa, window or rope '
-            'adds the K/V heads, "kv_heads": [{"K", "V", "K_rot"}], and "Q_rot" per head, and '
-            "its report names the variant's mistakes. The exercise file itself (exercise.json) "
+            '"concat", "output", "grads"; an answer to exercise --variant adds the steps its '
+            'features ask (the K/V heads, "kv_heads": [{"K", "V", …}], and each feature\'s, in '
+            "explain's names), and its report names the features' mistakes. The exercise file "
+            "itself (exercise.json) "
             "is refused in one line (exit 2): it is the problem, not an answer.",
             show_default=False,
         ),

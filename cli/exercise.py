@@ -74,9 +74,9 @@ def exercise(
     """Draw an exercise like the homework's: integer X and weights, every step to compute.
 
     Prints the statement; --key the solution key; --format json the problem; --out all.
-    --variant gqa, window or rope asks today's attention instead, and gqa+window+rope (or
-    --kv-heads, --window, --pos rope) any of them together (attnref check grades it and names
-    its typical mistakes).
+    --variant asks today's attention instead, one feature (listed under --variant) or
+    several joined by + (or --kv-heads, --window, --pos rope): attnref check grades it and
+    names each feature's typical mistakes.
     """
     lang = chosen(lang)
     if fmt not in EXERCISE_FORMATS:

@@ -428,12 +428,14 @@ def test_the_import_rules_find_a_private_import_and_a_facade(tmp_path):
 ALIGNED_TABLES: dict[str, tuple[str, ...]] = {
     # the mistakes: name, words in each language, how to reproduce it, where it applies
     "attention_ref/exercises/catalogue.py": ("HOMEWORK_KINDS",),
-    "attention_ref/exercises/feature_gqa.py": ("GQA_KINDS",),  # each feature's own mistakes
-    "attention_ref/exercises/feature_window.py": ("WINDOW_KINDS",),
-    "attention_ref/exercises/feature_rope.py": ("ROPE_KINDS",),
+    # each feature's own mistakes and words
+    "attention_ref/exercises/feature_gqa.py": ("GQA_KINDS", "WORDS"),
+    "attention_ref/exercises/feature_window.py": ("WINDOW_KINDS", "WORDS"),
+    "attention_ref/exercises/feature_rope.py": ("ROPE_KINDS", "WORDS"),
+    "attention_ref/exercises/feature_alibi.py": ("ALIBI_KINDS", "WORDS"),
     "attention_ref/exercises/draw.py": ("WORDS",),  # token names, ten to a row, per language
     "attention_ref/exercises/features.py": ("PRESETS",),  # a preset a row
-    "attention_ref/exercises/words.py": ("TEXT",),  # the statement's and key's words
+    "attention_ref/exercises/words.py": ("TEXT", "SLOTS"),  # the statement's and key's words
     "attention_ref/experiments/spread.py": ("_T975",),  # 30 t-values, ten to a row
     "attention_ref/reference/params.py": ("DTYPE_BYTES",),  # a dtype a row, with its alias
     "cli/words.py": ("USAGE",),  # click's English error a row, its pattern and its words

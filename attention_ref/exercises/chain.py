@@ -226,6 +226,8 @@ def _s_masked(d: Data, e: Env, i: int | None) -> Iv:
     """``S + M``: the mask as the student wrote it where it is a step (the window's: a slip in
     it carries on), else the problem's."""
     S = e["S", i]
+    for term in d.trace.added:  # a feature's bias on the scores (ALiBi's B), as written
+        S = S + e[term, i]
     if ("M", None) in e:
         return S + e["M", None]
     return S.fill(np.isinf(d.trace.M), -math.inf) if d.trace.M is not None else S

@@ -83,6 +83,75 @@ GQA_KINDS: Final[tuple[Kind, ...]] = (
 )  # fmt: skip
 
 
+#: Its words, per language: what it writes over the homework's (the first feature's win),
+#: and its own pieces.
+WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": "Exercise {seed}: grouped-query attention{with} by hand",
+        "title_mqa": "Exercise {seed}: multi-query attention{with} by hand",
+        "along": "grouped K/V heads",
+        "data_heads": " Grouped-query attention: h = {h} query heads share g = {g} K/V "
+        "head{s}{mqa}, d_k = d_v = d_model / h = {d_k}. The query heads are grouped in order, r "
+        "= h / g = {r} per K/V head: query heads 1 … r read K/V head 1, query heads r + 1 … 2r "
+        "read K/V head 2, and so on (the order of PyTorch's repeat_interleave and enable_gqa). "
+        "Row convention: Q = X W_Q.",
+        "mqa": " (one K/V head for all: multi-query attention)",
+        "q1_text": "Compute Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ for the h = {h} query heads, and K⁽ʲ⁾ = X W_K⁽ʲ⁾ "
+        "and V⁽ʲ⁾ = X W_V⁽ʲ⁾ for the g = {g} K/V head{s} (integers).",
+        "q4_text": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j the K/V head of query head i's group), the "
+        "concat [H⁽¹⁾ | … | H⁽ʰ⁾] and the output Concat · W_O.",
+        "q4_nowo": "Compute H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j the K/V head of query head i's group) and the "
+        "output, the concat [H⁽¹⁾ | … | H⁽ʰ⁾].",
+        "lead": "For each query head i, with j the K/V head of its group, compute",
+        "kv": "⁽ʲ⁾",
+        "q_each": " (each query head i)",
+        "k_of": "of ",
+        "kv_each": " (each K/V head j)",
+        "in_head": " in head i",
+        "in_group": " in K/V head j of its group",
+        "names_kv_note": "one per K/V head",
+        "names_heads_note": ' (one per query head; "K" and "V" there, if you write them, are '
+        "the key and value that head reads)",
+        "key_q1": "The K/V heads are computed once each; each serves r = {r} consecutive query "
+        "heads. With X and the weights in {{0, 1}}, the projections are integers.",
+        "key_q5_more": " Each K/V head adds the gradients that reach it through each query head "
+        "of its group: ∂K⁽ʲ⁾ = Σ ∂K⁽ⁱ⁾, ∂V⁽ʲ⁾ = Σ ∂V⁽ⁱ⁾, and ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾.",
+    },
+    "pt": {
+        "title": "Exercício {seed}: atenção com consultas agrupadas (GQA){with} à mão",
+        "title_mqa": "Exercício {seed}: atenção multi-consulta (MQA){with} à mão",
+        "along": "cabeças K/V agrupadas",
+        "data_heads": " Atenção com consultas agrupadas: h = {h} cabeças de consulta "
+        "compartilham g = {g} cabeça{s} K/V{mqa}, d_k = d_v = d_model / h = {d_k}. As cabeças "
+        "de consulta se agrupam em ordem, r = h / g = {r} por cabeça K/V: as cabeças de "
+        "consulta 1 … r leem a cabeça K/V 1, as cabeças de consulta r + 1 … 2r leem a cabeça "
+        "K/V 2, e assim por diante (a ordem do repeat_interleave e do enable_gqa do PyTorch). "
+        "Convenção de linhas: Q = X W_Q.",
+        "mqa": " (uma cabeça K/V para todas: atenção multi-consulta)",
+        "q1_text": "Calcule Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ para as h = {h} cabeças de consulta, e K⁽ʲ⁾ = X "
+        "W_K⁽ʲ⁾ e V⁽ʲ⁾ = X W_V⁽ʲ⁾ para a{s} g = {g} cabeça{s} K/V (inteiros).",
+        "q4_text": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j a cabeça K/V do grupo da cabeça de consulta i), "
+        "a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾] e a saída Concat · W_O.",
+        "q4_nowo": "Calcule H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ʲ⁾ (j a cabeça K/V do grupo da cabeça de consulta i) "
+        "e a saída, a concatenação [H⁽¹⁾ | … | H⁽ʰ⁾].",
+        "lead": "Para cada cabeça de consulta i, com j a cabeça K/V do seu grupo, calcule",
+        "kv": "⁽ʲ⁾",
+        "q_each": " (cada cabeça de consulta i)",
+        "k_of": "",
+        "kv_each": " (cada cabeça K/V j)",
+        "in_head": " na cabeça i",
+        "in_group": " na cabeça K/V j do seu grupo",
+        "names_kv_note": "uma por cabeça K/V",
+        "names_heads_note": ' (uma por cabeça de consulta; "K" e "V" ali, se você os escrever, '
+        "são a chave e o valor que essa cabeça lê)",
+        "key_q1": "As cabeças K/V são calculadas uma vez cada; cada uma serve r = {r} cabeças "
+        "de consulta consecutivas. Com X e os pesos em {{0, 1}}, as projeções são inteiras.",
+        "key_q5_more": " Cada cabeça K/V soma os gradientes que chegam por cada cabeça de "
+        "consulta do seu grupo: ∂K⁽ʲ⁾ = Σ ∂K⁽ⁱ⁾, ∂V⁽ʲ⁾ = Σ ∂V⁽ⁱ⁾, e ∂W_K⁽ʲ⁾ = Xᵀ ∂K⁽ʲ⁾.",
+    },
+}  # fmt: skip
+
+
 class Grouped(Feature):
     """``gqa`` (module docstring)."""
 
@@ -91,6 +160,7 @@ class Grouped(Feature):
     separate_kv = True
     shared_kv = True
     kinds = GQA_KINDS
+    words = WORDS
     kinds_words = {  # noqa: RUF012
         "en": "the order of the K/V groups, one K/V head for all",
         "pt": "a ordem dos grupos K/V, uma cabeça K/V para todas",
@@ -123,6 +193,13 @@ class Grouped(Feature):
                 g=g,
             )
         return g
+
+    def said(self, lang: str, opt: Any) -> dict[str, str]:
+        w = WORDS[lang]
+        return w | {"title": w["title_mqa"]} if opt.g == 1 else w
+
+    def fields(self, opt: Any, lang: str) -> dict[str, object]:
+        return {"mqa": WORDS[lang]["mqa"] if opt.g == 1 else ""}
 
     def kv_heads(self, opt: Any) -> int | None:
         return int(opt.kv_heads)

@@ -23,8 +23,13 @@ from attention_ref.exercises.backward import queries_read
 from attention_ref.exercises.chain import Data, Env, Iv, Stage, StageFn, kv_count, project, rotate
 from attention_ref.exercises.features import Feature, OptionError
 from attention_ref.exercises.mistakes import LANGS, Kind, Mistake, one, single_token
+from attention_ref.exercises.problem import ProblemTrace
 from attention_ref.exercises.reproduce import Instances
+from attention_ref.exercises.words import TEXT, plural
 from attention_ref.reference.spec import ROPE_BASE
+from attention_ref.render import Mat, Section
+from attention_ref.worked.layout import sup
+from attention_ref.worked.trace import L
 
 
 def _turn(source: str) -> StageFn:
@@ -243,6 +248,121 @@ ROPE_KINDS: Final[tuple[Kind, ...]] = (
 )  # fmt: skip
 
 
+#: Its words, per language: what it writes over the homework's (the first feature's win),
+#: and its own pieces.
+WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": "Exercise {seed}: rotary position embeddings (RoPE) by hand",
+        "along": "RoPE",
+        "data_more": " Rotary position embeddings (RoPE, RoFormer) on the queries and the keys, "
+        "not the values: the token at position m (the first m = 0) has each pair of coordinates "
+        "(x_2p, x_2p+1), {pairs}, turned by the angle m θ_p, θ_p = 10000^(−2p/d_k): x'_2p = "
+        "x_2p cos mθ_p − x_2p+1 sin mθ_p and x'_2p+1 = x_2p sin mθ_p + x_2p+1 cos mθ_p. The "
+        "table gives θ_p, m θ_p and their cosines and sines, rounded to {decimals} places: use "
+        "them as they are (or more exact ones).",
+        "q_rot": "rotations",
+        "q_rot_text": "Rotate every row of Q⁽ⁱ⁾{q_each} and {k_of}K{kv}{kv_each} by the angles "
+        "of its position: Q_rot⁽ⁱ⁾ and K_rot{kv} (the first token's row does not turn). V is "
+        "not rotated.",
+        "q": "Q_rot",
+        "k": "K_rot",
+        "compares": "compares",
+        "q_word": "rotated query",
+        "against": "with",
+        "k_word": "rotated key",
+        "depends": "it depends on the positions only through t − u. ",
+        "q5_more": " The scores read Q_rot and K_rot: the gradient goes back through RoPE's "
+        "rotation to reach W_Q.",
+        "dq": "∂Q⁽ⁱ⁾ = ∂Q_rot⁽ⁱ⁾ turned back through RoPE (below), with ∂Q_rot⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ "
+        "K_rot / √d_k",
+        "key_q5_more": " The rotation of row m is orthogonal (q'_m = q_m R_mᵀ), so ∂q_m = ∂q'_m "
+        "R_m: each pair of ∂Q_rot⁽ⁱ⁾ turned back by −mθ_p gives ∂Q⁽ⁱ⁾, and ∂K comes from ∂K_rot "
+        "= ∂S̃⁽ⁱ⁾ᵀ Q_rot⁽ⁱ⁾ / √d_k the same way.",
+        "table": "RoPE's angles",
+        "pair": "pair {p}",
+        "sin": "sin",
+        "row": "{token} (m = {m})",
+        "key_rot": "d_k = {d_k}: {pairs} pair{s} of coordinates, θ_p = 10000^(−2p/d_k). Each "
+        "row m of Q and K turns by its own angles (the first token, m = 0, does not turn); V "
+        "does not turn. A rotation keeps lengths: every row keeps its norm.",
+        "names_kv_note": "head i's key, value and rotated key, as attnref explain names them",
+    },
+    "pt": {
+        "title": "Exercício {seed}: embeddings de posição rotativos (RoPE) à mão",
+        "along": "RoPE",
+        "data_more": " Embeddings de posição rotativos (RoPE, RoFormer) nas consultas e nas "
+        "chaves, não nos valores: o token na posição m (o primeiro tem m = 0) tem cada par de "
+        "coordenadas (x_2p, x_2p+1), {pairs}, girado pelo ângulo m θ_p, θ_p = 10000^(−2p/d_k): "
+        "x'_2p = x_2p cos mθ_p − x_2p+1 sen mθ_p e x'_2p+1 = x_2p sen mθ_p + x_2p+1 cos mθ_p. A "
+        "tabela dá θ_p, m θ_p e os seus cossenos e senos, arredondados com {decimals} casas: "
+        "use-os como estão (ou valores mais exatos).",
+        "q_rot": "rotações",
+        "q_rot_text": "Gire cada linha de Q⁽ⁱ⁾{q_each} e de K{kv}{kv_each} pelos ângulos da sua "
+        "posição: Q_rot⁽ⁱ⁾ e K_rot{kv} (a linha do primeiro token não gira). V não é girado.",
+        "q": "Q_rot",
+        "k": "K_rot",
+        "compares": "compara",
+        "q_word": "consulta girada",
+        "against": "com",
+        "k_word": "chave girada",
+        "depends": "ela só depende das posições pela diferença t − u. ",
+        "q5_more": " Os scores leem Q_rot e K_rot: o gradiente volta pela rotação do RoPE para "
+        "chegar a W_Q.",
+        "dq": "∂Q⁽ⁱ⁾ = ∂Q_rot⁽ⁱ⁾ girado de volta pelo RoPE (abaixo), com ∂Q_rot⁽ⁱ⁾ = ∂S̃⁽ⁱ⁾ "
+        "K_rot / √d_k",
+        "key_q5_more": " A rotação da linha m é ortogonal (q'_m = q_m R_mᵀ), logo ∂q_m = ∂q'_m "
+        "R_m: cada par de ∂Q_rot⁽ⁱ⁾ girado de volta por −mθ_p dá ∂Q⁽ⁱ⁾, e ∂K vem de ∂K_rot = "
+        "∂S̃⁽ⁱ⁾ᵀ Q_rot⁽ⁱ⁾ / √d_k do mesmo jeito.",
+        "table": "Os ângulos do RoPE",
+        "pair": "par {p}",
+        "sin": "sen",
+        "row": "{token} (m = {m})",
+        "key_rot": "d_k = {d_k}: {pairs} par{es} de coordenadas, θ_p = 10000^(−2p/d_k). Cada "
+        "linha m de Q e de K gira pelos seus próprios ângulos (o primeiro token, m = 0, não "
+        "gira); V não gira. Uma rotação preserva comprimentos: cada linha mantém a sua norma.",
+        "names_kv_note": "a chave, o valor e a chave girada da cabeça i, com os nomes de attnref "
+        "explain",
+    },
+}  # fmt: skip
+
+
+# --- its numbers in the statement and the key ---------------------------------------------------
+
+
+def angle_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
+    r"""RoPE's table: :math:`\theta_p`, :math:`m\theta_p`, their cosines and sines."""
+    w = WORDS[lang]
+    pairs = [w["pair"].format(p=p) for p in range(tr.d_k // 2)]
+    rows = [w["row"].format(token=tok, m=m) for m, tok in enumerate(tr.tokens)]
+    sin, turns = w["sin"], (np.cos(tr.angles), np.sin(tr.angles))
+    return [
+        Mat(symbol="\\theta", text="θ_p", value=L(tr.theta), cols=pairs),
+        Mat(symbol="m \\theta_p", text="m θ_p", value=L(tr.angles), rows=rows, cols=pairs),
+        *(
+            Mat(symbol=f"{sym} m\\theta_p", text=f"{t} mθ_p", value=L(v), rows=rows, cols=pairs)
+            for sym, t, v in zip(
+                ("\\cos", f"\\operatorname{{{sin}}}"), ("cos", sin), turns, strict=True
+            )
+        ),
+    ]
+
+
+def rotated_mats(tr: ProblemTrace, ref: Any, lang: str) -> list[Mat]:
+    """``Q_rot`` per query head, ``K_rot`` per K/V head."""
+    tok, rows = list(tr.tokens), TEXT[lang]["row_by_row"]
+    return [
+        Mat(
+            symbol=f"{x}_{{\\text{{rot}}}}{sup(i)}",
+            value=L(rot[i]),
+            rows=tok,
+            formula=f"{x}{sup(i)} R_m^\\top",
+            formula_text=f"{x}^({i + 1}) R_mᵀ, {rows}",
+        )
+        for x, heads, rot in (("Q", tr.h, ref.Q_rot), ("K", tr.g, ref.K_rot))
+        for i in range(heads)
+    ]
+
+
 class Rotary(Feature):
     """``rope`` (module docstring)."""
 
@@ -252,6 +372,8 @@ class Rotary(Feature):
     kv_steps = ("K_rot",)
     stages = STAGES
     kinds = ROPE_KINDS
+    words = WORDS
+    questions = (("q2", "q_rot"),)  # the rotations, before the scores read them
     kinds_words = {  # noqa: RUF012
         "en": "RoPE's angle of the wrong pair, its pairs, its sign, its positions, V rotated, "
         "the keys or the queries not rotated",
@@ -274,10 +396,22 @@ class Rotary(Feature):
             )
         return None
 
+    def fields(self, opt: Any, lang: str) -> dict[str, object]:
+        d_k = opt.d_k
+        return {"pairs": f"p = 0 … {d_k // 2 - 1}" if d_k > 2 else "p = 0"}
+
+    def data_sections(self, tr: Any, lang: str) -> list[Any]:
+        return [Section(title=WORDS[lang]["table"], items=angle_mats(tr, lang))]
+
+    def key_answer(self, name: str, tr: Any, numbers: Any, lang: str) -> tuple[str, list[Any]]:
+        pairs = tr.d_k // 2
+        text = WORDS[lang]["key_rot"].format(d_k=tr.d_k, pairs=pairs, **plural(pairs))
+        return text, rotated_mats(tr, numbers, lang)
+
     def problem_json(self, opt: Any) -> dict[str, Any]:
         return {"rope": {"base": ROPE_BASE, "positions": list(range(opt.tokens))}}
 
-    def trace_fields(self, n: int, value: object) -> dict[str, Any]:
+    def trace_fields(self, n: int, h: int, value: object) -> dict[str, Any]:
         return {
             "rope_base": ROPE_BASE,
             "reads_query": "Q_rot",

@@ -11,23 +11,26 @@ its mask and rotation). Adding a feature is its module and its line here.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from attention_ref.exercises.backward import BACKWARD
 from attention_ref.exercises.chain import Stage, forward_of
+from attention_ref.exercises.feature_alibi import ALIBI
 from attention_ref.exercises.feature_gqa import GQA
 from attention_ref.exercises.feature_rope import ROPE
 from attention_ref.exercises.feature_window import WINDOW
 from attention_ref.exercises.features import FEATURES, Feature, Features
 from attention_ref.exercises.intervals import Array
 from attention_ref.exercises.problem import Layout, ProblemTrace, causal_mask
+from attention_ref.exercises.words import SLOTS, TEXT
 
 #: Every feature's object, by its name.
-TABLE: Final[dict[str, Feature]] = {f.name: f for f in (GQA, WINDOW, ROPE)}
+TABLE: Final[dict[str, Feature]] = {f.name: f for f in (GQA, WINDOW, ROPE, ALIBI)}
 assert tuple(TABLE) == FEATURES, "one object per feature, in FEATURES' order"
 
-#: The steps of one head before and after the features' own.
-_AFTER: Final = ("scores", "S", "S_masked", "A", "H")
+#: The steps of one head after the features' own on the queries, and after the scores'.
+_SCORES: Final = ("scores", "S")
+_AFTER: Final = ("S_masked", "A", "H")
 
 
 def active(f: Features) -> tuple[Feature, ...]:
@@ -60,13 +63,51 @@ def layout(f: Features, backward: bool | None = None) -> Layout:
     attention has one, always; a problem with features when its exercise asks it)."""
     on = active(f)
     rot_q = tuple(s for feat in on for s in feat.query_steps)
-    heads = ("Q", *rot_q, "K", "V", *_AFTER)
+    after = (*_SCORES, *(s for feat in on for s in feat.score_steps), *_AFTER)
+    heads = ("Q", *rot_q, "K", "V", *after)
     kv = ("K", "V", *(s for feat in on for s in feat.kv_steps)) if on else ()
     top = tuple(s for feat in on for s in feat.top_steps)
     grads = not on if backward is None else backward
     if any(feat.separate_kv for feat in on):
-        return Layout(heads, kv, ("Q", *rot_q, *_AFTER), kv, top, grads)
+        return Layout(heads, kv, ("Q", *rot_q, *after), kv, top, grads)
     return Layout(heads, kv, heads, (), top, grads)
+
+
+def words_of(f: Features, lang: str, opt: Any) -> dict[str, str]:
+    """The statement's and the key's words for a problem of features ``f``: the homework's
+    (`attention_ref.exercises.words.TEXT`) with each feature's written over them, the first
+    feature's winning (``gqa+rope`` is titled grouped-query attention, with RoPE)."""
+    w = dict(TEXT[lang])
+    for feat in reversed(active(f)):
+        w |= feat.said(lang, opt)
+    return w
+
+
+def gathered(f: Features, key: str, lang: str, opt: Any) -> str:
+    """Each feature's own piece ``key`` (``data_more``), in `FEATURES`' order, joined."""
+    return "".join(feat.said(lang, opt).get(key, "") for feat in active(f))
+
+
+def fields_of(f: Features, opt: Any, lang: str) -> dict[str, object]:
+    """What the features' words are filled with (`Feature.fields`), and the slots
+    (`attention_ref.exercises.words.SLOTS`) as ``f``'s words say them."""
+    w = words_of(f, lang, opt)
+    out: dict[str, object] = {k: w[k] for k in SLOTS}
+    for feat in active(f):
+        out |= feat.fields(opt, lang)
+    return out
+
+
+def questions_of(f: Features) -> list[tuple[str, Feature | None]]:
+    """The questions of a problem, in order: the homework's (``q1`` … ``q5``, owner ``None``)
+    with each feature's in before the one it names."""
+    out: list[tuple[str, Feature | None]] = []
+    for q in ("q1", "q2", "q3", "q4", "q5"):
+        out += [
+            (name, feat) for feat in active(f) for before, name in feat.questions if before == q
+        ]
+        out.append((q, None))
+    return out
 
 
 def problem_trace(
@@ -87,7 +128,7 @@ def problem_trace(
     n = int(X.shape[-2])
     fields: dict[str, object] = {"M": causal_mask(n) if causal else None}
     for feat in active(features):
-        fields |= feat.trace_fields(n, (options or {}).get(feat.option or ""))
+        fields |= feat.trace_fields(n, int(W_Q.shape[0]), (options or {}).get(feat.option or ""))
     fields["extra"] = _extra(features)
     return ProblemTrace(
         tokens=tokens,
@@ -100,4 +141,15 @@ def problem_trace(
     )
 
 
-__all__ = ["TABLE", "active", "features_of", "forward", "layout", "problem_trace"]
+__all__ = [
+    "TABLE",
+    "active",
+    "features_of",
+    "fields_of",
+    "forward",
+    "gathered",
+    "layout",
+    "problem_trace",
+    "questions_of",
+    "words_of",
+]

@@ -23,6 +23,8 @@ from attention_ref.exercises.features import Feature, OptionError
 from attention_ref.exercises.mistakes import LANGS, Kind, Mistake, one
 from attention_ref.exercises.problem import window_mask
 from attention_ref.exercises.reproduce import Instances
+from attention_ref.exercises.words import plural
+from attention_ref.worked.words_grouped import WINDOW_SYMBOL
 
 #: The window's mask is a step of its own, before S̃: the statement asks to write it.
 STAGES: Final[tuple[tuple[str, Stage], ...]] = (
@@ -143,6 +145,45 @@ WINDOW_KINDS: Final[tuple[Kind, ...]] = (
 )  # fmt: skip
 
 
+#: Its words, per language: what it writes over the homework's (the first feature's win),
+#: and its own pieces.
+WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "title": "Exercise {seed}: sliding-window attention{with} by hand",
+        "along": "a sliding window",
+        "data_more": " Sliding window of w = {w} keys: token t sees itself and the {before} "
+        "token{bs} before it, and no token after it: M_win(t, u) = 0 where 0 ≤ t − u < w, −∞ "
+        "elsewhere.",
+        "data_mask": "",
+        "q3": "window mask and softmax",
+        "q3_text": "Write M_win ({n}×{n}), then compute S̃⁽ⁱ⁾ = S⁽ⁱ⁾{plus_b} + M_win and A⁽ⁱ⁾ = "
+        "softmax(S̃⁽ⁱ⁾), row by row.",
+        "names_m": '"M" (M_win), ',
+        "mask_symbol": WINDOW_SYMBOL["en"],
+        "key_mask": "M_win is 0 where 0 ≤ t − u < {w} (token t sees itself and the {before} "
+        "before it) and −∞ elsewhere: the future, as in the causal mask, and the keys that are "
+        "too old. Each row of A⁽ⁱ⁾ is a distribution over the keys of the window.",
+    },
+    "pt": {
+        "title": "Exercício {seed}: atenção com janela deslizante{with} à mão",
+        "along": "janela deslizante",
+        "data_more": " Janela deslizante de w = {w} chaves: o token t vê a si mesmo e o{bs} "
+        "{before} token{bs} anterior{bes}, e nenhum token depois dele: M_jan(t, u) = 0 onde 0 ≤ "
+        "t − u < w, −∞ nas demais entradas.",
+        "data_mask": "",
+        "q3": "máscara da janela e softmax",
+        "q3_text": "Escreva M_jan ({n}×{n}) e calcule S̃⁽ⁱ⁾ = S⁽ⁱ⁾{plus_b} + M_jan e A⁽ⁱ⁾ = "
+        "softmax(S̃⁽ⁱ⁾), linha a linha.",
+        "names_m": '"M" (M_jan), ',
+        "mask_symbol": WINDOW_SYMBOL["pt"],
+        "key_mask": "M_jan vale 0 onde 0 ≤ t − u < {w} (o token t vê a si mesmo e o{bs} "
+        "{before} anterior{bes}) e −∞ nas demais entradas: o futuro, como na máscara causal, e "
+        "as chaves antigas demais. Cada linha de A⁽ⁱ⁾ é uma distribuição sobre as chaves da "
+        "janela.",
+    },
+}  # fmt: skip
+
+
 class Windowed(Feature):
     """``window`` (module docstring)."""
 
@@ -150,6 +191,7 @@ class Windowed(Feature):
     option = "window"
     top_steps = ("M",)
     kinds = WINDOW_KINDS
+    words = WORDS
     kinds_words = {  # noqa: RUF012
         "en": "the window's width off by one, no window, the window on the wrong side",
         "pt": "a largura da janela errada por um, sem janela, a janela do lado errado",
@@ -193,10 +235,17 @@ class Windowed(Feature):
             )
         return w
 
+    def fields(self, opt: Any, lang: str) -> dict[str, object]:
+        before = opt.window - 1  # the keys a token sees before itself
+        return {"w": opt.window, "before": before} | {"b" + k: v for k, v in plural(before).items()}
+
+    def key_json(self, tr: Any, data: dict[str, Any]) -> dict[str, Any]:
+        return data | {"window": tr.window}
+
     def problem_json(self, opt: Any) -> dict[str, Any]:
         return {"window": opt.window}
 
-    def trace_fields(self, n: int, value: object) -> dict[str, Any]:
+    def trace_fields(self, n: int, h: int, value: object) -> dict[str, Any]:
         if value is None:
             raise ValueError("a sliding window needs its width w")
         w = int(value)  # type: ignore[call-overload]

@@ -2,20 +2,22 @@ r"""What an exercise's attention has beside the homework's: its features, and th
 name them.
 
 One problem model: ``h`` query heads sharing ``g`` K/V heads, a mask (causal, none, or a
-sliding window of ``w`` keys) and positions (none, or RoPE). Three features set a problem
-apart from the homework's masked multi-head attention (:math:`g = h`, the causal mask, no
-rotation):
+sliding window of ``w`` keys), positions (none, RoPE) and a bias on the scores (none, ALiBi).
+Four features set a problem apart from the homework's masked multi-head attention
+(:math:`g = h`, the causal mask, no rotation, no bias):
 
 - ``gqa``: :math:`g < h`, each K/V head shared by :math:`r = h/g` consecutive query heads;
 - ``window``: the causal mask narrowed to the last ``w`` keys;
-- ``rope``: the queries and the keys rotated by their positions (RoFormer's pairs).
+- ``rope``: the queries and the keys rotated by their positions (RoFormer's pairs);
+- ``alibi``: each head's scores biased by :math:`-m_i (t - u)` (ALiBi's slopes).
 
 A problem's name is its features joined by ``+`` in that order (``gqa+rope``), or ``mha``
-with none: the four presets of ``attnref exercise --variant`` (``mha``, ``gqa``, ``window``,
-``rope``) are the names of one feature or none, so their stored forms (an answer's
+with none: the presets of ``attnref exercise --variant`` (``mha``, ``gqa``, ``window``,
+``rope``, ``alibi``) are the names of one feature or none, so their stored forms (an answer's
 ``"exercise"``, an assignment's definition) are what they were before any combination could
-be drawn. Code decides by a feature (`Features.grouped`, `Features.windowed`,
-`Features.rotary`), never by a name: `PRESETS` is the one table of names.
+be drawn. Each feature is one object (`Feature`, in its module ``feature_<name>.py``), in the
+one table `attention_ref.exercises.feature_table.TABLE`; code decides by a feature's object,
+never by its name or a flag: `PRESETS` is the one table of names.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from itertools import combinations
 from typing import Any, Final
 
 #: The features, in the order a problem's name joins them.
-FEATURES: Final = ("gqa", "window", "rope")
+FEATURES: Final = ("gqa", "window", "rope", "alibi")
 #: The name of the problem with no feature: the homework's masked multi-head attention.
 PLAIN: Final = "mha"
 
@@ -127,6 +129,8 @@ class Feature:
     #: whether several query heads read one K/V head (its gradient comes through each)
     shared_kv: bool = False
     query_steps: tuple[str, ...] = ()
+    #: the steps it adds per query head between ``S`` and ``S̃`` (ALiBi's ``B``)
+    score_steps: tuple[str, ...] = ()
     kv_steps: tuple[str, ...] = ()
     top_steps: tuple[str, ...] = ()
     #: its stages of the chain, each ``(before, stage)``: in before the homework's stage
@@ -141,6 +145,35 @@ class Feature:
     #: its steps' names in words, per language (``{"en": {"M": "M_win"}}``)
     step_words: dict[str, dict[str, str]] = {}  # noqa: RUF012 (read only)
 
+    #: its words, per language (`said`): what it writes over the homework's words
+    #: (`attention_ref.exercises.words.TEXT`, the first feature's win: ``title``, the
+    #: `attention_ref.exercises.words.SLOTS`), and its own pieces, each feature's in turn
+    #: (``data_more``, ``q5_more``, ``key_q5_more``)
+    words: dict[str, dict[str, str]] = {}  # noqa: RUF012 (read only)
+    #: the questions it asks, each ``(before, name)``: in before the homework's question
+    #: ``before``, titled by its words' ``name``, asking ``name + "_text"``
+    questions: tuple[tuple[str, str], ...] = ()
+
+    def said(self, lang: str, opt: Any) -> dict[str, str]:
+        """Its words in ``lang`` for the exercise ``opt``."""
+        return self.words.get(lang, {})
+
+    def fields(self, opt: Any, lang: str) -> dict[str, object]:
+        """What its words are filled with for ``opt`` (``{w}``, ``{pairs}``)."""
+        return {}
+
+    def data_sections(self, tr: Any, lang: str) -> list[Any]:
+        """Sections it adds after the statement's data (RoPE's table of angles)."""
+        return []
+
+    def key_answer(self, name: str, tr: Any, numbers: Any, lang: str) -> tuple[str, list[Any]]:
+        """The key's answer to its question ``name``: the text and the matrices."""
+        raise NotImplementedError(name)
+
+    def key_json(self, tr: Any, data: dict[str, Any]) -> dict[str, Any]:
+        """The key's JSON with what it adds (``"window"``, ALiBi's ``"B"`` per head)."""
+        return data
+
     def checked(self, opt: Any) -> object:
         """The feature's option of ``opt`` filled in (``None``: it has none); `OptionError`
         where the other options do not suit it."""
@@ -154,9 +187,9 @@ class Feature:
         """The keys it adds to a drawn problem's JSON (``"window"``, ``"rope"``)."""
         return {}
 
-    def trace_fields(self, n: int, value: object) -> dict[str, Any]:
-        """The `attention_ref.exercises.problem.ProblemTrace` fields it sets, for ``n`` tokens
-        and its option's ``value``."""
+    def trace_fields(self, n: int, h: int, value: object) -> dict[str, Any]:
+        """The `attention_ref.exercises.problem.ProblemTrace` fields it sets, for ``n`` tokens,
+        ``h`` query heads and its option's ``value``."""
         return {}
 
     def in_trace(self, trace: Any) -> bool:
@@ -185,6 +218,8 @@ PRESETS: Final[dict[str, Preset]] = {
     "window": Preset(Features("window"), help="a causal sliding window of w keys (--window)"),
     "rope": Preset(Features("rope"), heads=1,
                    help="rotary positions on Q and K (RoFormer's pairs, base 10000)"),
+    "alibi": Preset(Features("alibi"),
+                    help="a linear bias on each head's scores, one slope per head"),
 }  # fmt: skip
 
 

@@ -27,7 +27,16 @@ through every step of the homework's problem, the backward's too.
 
 from __future__ import annotations
 
-from attention_ref.exercises.feature_table import features_of
+from dataclasses import replace
+
+from attention_ref.exercises.feature_table import (
+    active,
+    features_of,
+    fields_of,
+    gathered,
+    questions_of,
+    words_of,
+)
 from attention_ref.exercises.numbers import (
     BackwardNumbers,
     ForwardNumbers,
@@ -36,7 +45,6 @@ from attention_ref.exercises.numbers import (
 )
 from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.exercises.problem import ProblemTrace
-from attention_ref.exercises.statement import plural
 from attention_ref.exercises.words import TEXT
 from attention_ref.render import Explanation, JSONValue, Mat, Section
 from attention_ref.worked.backward_sections import grad_mat
@@ -50,52 +58,37 @@ from attention_ref.worked.layout import (
     softmax_mats,
     sup,
 )
-from attention_ref.worked.trace import L, grads_layout, trace_json
+from attention_ref.worked.trace import grads_layout, trace_json
 
 
-def rotated_mats(tr: ProblemTrace, ref: ForwardNumbers, lang: str) -> list[Mat]:
-    """``Q_rot`` per query head, ``K_rot`` per K/V head."""
-    tok, rows = list(tr.tokens), TEXT[lang]["row_by_row"]
-    items = [
-        Mat(
-            symbol=f"Q_{{\\text{{rot}}}}{sup(i)}",
-            value=L(ref.Q_rot[i]),
-            rows=tok,
-            formula=f"Q{sup(i)} R_m^\\top",
-            formula_text=f"Q^({i + 1}) R_mᵀ, {rows}",
-        )
-        for i in range(tr.h)
-    ]
-    items += [
-        Mat(
-            symbol=f"K_{{\\text{{rot}}}}{sup(j)}",
-            value=L(ref.K_rot[j]),
-            rows=tok,
-            formula=f"K{sup(j)} R_m^\\top",
-            formula_text=f"K^({j + 1}) R_mᵀ, {rows}",
-        )
-        for j in range(tr.g)
-    ]
-    return items
-
-
-def _softmax(tr: ProblemTrace, ref: ForwardNumbers, lang: str) -> list[Mat]:
-    """The mask and ``S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M`` (where there is a mask), then ``A⁽ⁱ⁾``."""
+def _softmax(tr: ProblemTrace, ref: ForwardNumbers, w: dict[str, str]) -> list[Mat]:
+    """The mask (``M``, or the feature's symbol: the window's) and ``S̃⁽ⁱ⁾ = S⁽ⁱ⁾ + M``
+    (where there is a mask), then ``A⁽ⁱ⁾``."""
     if tr.M is None:
         return softmax_mats(ref, scores="S")
-    symbol = TEXT[lang]["window_symbol"] if features_of(tr).windowed else "M"
-    return [*mask_mats(ref, symbol=symbol), *softmax_mats(ref)]
+    # the mask as the problem has it, and S̃ = S + what the features add (ALiBi's B, a step
+    # of its own: the numbers' M holds both, all that is added to S) + the mask
+    symbol = w["mask_symbol"]
+    mask, *masked = mask_mats(replace(ref, M=tr.M), symbol=symbol)
+    masked = [
+        replace(m, formula=" + ".join([f"S{sup(i)}", *(f"{a}{sup(i)}" for a in tr.added), symbol]))
+        for i, m in enumerate(masked)
+    ]
+    return [mask, *masked, *softmax_mats(ref)]
 
 
-def _outputs(tr: ProblemTrace, ref: ForwardNumbers, lang: str) -> list[Mat]:
+def _outputs(ref: ForwardNumbers, w: dict[str, str]) -> list[Mat]:
     """``H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ᵞ⁽ⁱ⁾⁾``, the concat and the output."""
-    return [*head_output_mats(ref), concat_mat(ref), output_mat(ref, TEXT[lang]["output"])]
+    return [*head_output_mats(ref), concat_mat(ref), output_mat(ref, w["output"])]
 
 
-def gradient_section(tr: ProblemTrace, gr: BackwardNumbers, title: str, lang: str) -> Section:
+def gradient_section(
+    opt: ExerciseOptions, tr: ProblemTrace, gr: BackwardNumbers, title: str
+) -> Section:
     """The statement's gradient question answered: ∂W_O, ∂A⁽¹⁾, ∂S̃⁽¹⁾, ∂W_Q⁽¹⁾ and ∂X of
     the chain's backward (`backward_numbers`; ``G`` all ones: ``L = Σ output``)."""
-    tok, w, first = list(tr.tokens), TEXT[lang], gr.heads[0]
+    f, lang = opt.features, opt.lang
+    tok, w, first = list(tr.tokens), words_of(f, lang, opt), gr.heads[0]
     items: list[Mat] = []
     if gr.W_O is not None:
         items.append(grad_mat("W_O", gr.W_O, "\\operatorname{Concat}^\\top G"))
@@ -112,59 +105,54 @@ def gradient_section(tr: ProblemTrace, gr: BackwardNumbers, title: str, lang: st
         grad_mat("W_Q^{(1)}", first["W_Q"], "X^\\top \\partial Q^{(1)}"),
         grad_mat("X", gr.X, rows=tok),
     ]
-    kv = "⁽ʲ⁾" if features_of(tr).grouped else "⁽ⁱ⁾"  # K and V: the K/V head j query head i reads
-    dq = w["dq_rope" if features_of(tr).rotary else "dq"].format(kv=kv)
+    kv = w["kv"]  # K and V: the K/V head query head i reads (j where they are grouped)
+    dq = w["dq"].format(kv=kv)
     text = w["key_q5" if tr.W_O is not None else "key_q5_nowo"].format(dq=dq, kv=kv)
-    if features_of(tr).grouped:
-        text += " " + w["key_q5_kv"]
-    if features_of(tr).rotary:
-        text += " " + w["key_q5_rope"]
-    return Section(title=title, text=text, items=items)
+    return Section(title=title, text=text + gathered(f, "key_q5_more", lang, opt), items=items)
 
 
-def key_sections(tr: ProblemTrace, statement: Explanation, backward: bool) -> list[Section]:
+def key_sections(opt: ExerciseOptions, tr: ProblemTrace, statement: Explanation) -> list[Section]:
     """The statement's questions answered under its own titles, in its language: the one
     writer of the key (the module docstring)."""
-    lang = statement.lang
-    w, f, ref = TEXT[lang], features_of(tr), forward_numbers(tr)
+    f, lang, ref = opt.features, statement.lang, forward_numbers(tr)
+    w, fields = words_of(f, lang, opt), fields_of(f, opt, lang)
     titles = [s.title for s in statement.sections]
     first = statement.sections[0]
     sections = [Section(title=first.title, text=first.text, items=list(first.items))]
-    if f.rotary:
-        sections.append(statement.sections[1])  # the table of angles, as given
-
-    def answer(text: str, items: list[Mat]) -> None:
-        sections.append(Section(title=titles[len(sections)], text=text, items=items))
-
-    r = tr.h // tr.g
-    answer(w["key_q1_gqa"].format(r=r) if f.grouped else w["key_q1"], projection_mats(ref))
-    if f.rotary:
-        pairs = tr.d_k // 2
-        answer(
-            w["key_rope_text"].format(d_k=tr.d_k, pairs=pairs, **plural(pairs)),
-            rotated_mats(tr, ref, lang),
-        )
-    scores = "key_scores" + "_rope" * f.rotary + "_gqa" * f.grouped  # K⁽ʲ⁾ where grouped
-    answer(w[scores].format(d_k=tr.d_k), score_mats(ref))
-    if f.windowed:
-        win = tr.window or 1
-        mask = w["key_window"].format(w=win, before=win - 1, **plural(win - 1))
-    else:
-        mask = w["key_mask" if tr.M is not None else "key_nomask"]
-    answer(mask, _softmax(tr, ref, lang))
+    for feat in active(f):  # the data the features add (RoPE's table of angles), as given
+        sections += feat.data_sections(tr, lang)
+    mask = w["key_mask"] if tr.M is not None else w["key_nomask"]
     wo = w["key_out_wo" if tr.W_O is not None else "key_out_nowo"]
-    answer(w["key_out"].format(wo=wo), _outputs(tr, ref, lang))
-    if backward:
-        sections.append(gradient_section(tr, backward_numbers(tr), titles[len(sections)], lang))
+    answers = {
+        "q1": (w["key_q1"], projection_mats(ref)),
+        "q2": (w["key_scores"], score_mats(ref)),
+        "q3": (mask, _softmax(tr, ref, w)),
+        "q4": (w["key_out"].format(wo=wo), _outputs(ref, w)),
+    }
+    for q, owner in questions_of(f):
+        if q == "q5":
+            if opt.backward:
+                title = titles[len(sections)]
+                sections.append(gradient_section(opt, tr, backward_numbers(tr), title))
+            continue
+        text, items = owner.key_answer(q, tr, ref, lang) if owner is not None else answers[q]
+        sections.append(
+            Section(
+                title=titles[len(sections)],
+                text=text.format(**fields, r=tr.h // tr.g, d_k=tr.d_k),
+                items=items,
+            )
+        )
     return sections
 
 
 def key_data(tr: ProblemTrace, backward: bool) -> dict[str, JSONValue]:
-    """The key's JSON, the same in every language: `trace_json` of the chain's numbers
-    (``"window"`` with a window), and with ``backward`` its gradients (``"loss": "sum"``)."""
+    """The key's JSON, the same in every language: `trace_json` of the chain's numbers (and
+    what the features add: ``"window"``), and with ``backward`` its gradients
+    (``"loss": "sum"``)."""
     data: dict[str, JSONValue] = {**trace_json(forward_numbers(tr))}  # type: ignore[arg-type]
-    if tr.window is not None:
-        data["window"] = tr.window
+    for feat in active(features_of(tr)):
+        data = feat.key_json(tr, data)
     if backward:  # L = Σ output: G all ones
         gr = backward_numbers(tr)
         grads = grads_layout(
@@ -185,11 +173,11 @@ def key(
     return Explanation(
         title=TEXT[opt.lang]["key_title"].format(seed=opt.seed),
         source=statement.source,  # the command that drew it, --backward included
-        sections=key_sections(tr, statement, opt.backward),
+        sections=key_sections(opt, tr, statement),
         data=key_data(tr, opt.backward),
         precision=opt.decimals,
         lang=opt.lang,
     )
 
 
-__all__ = ["gradient_section", "key", "key_data", "key_sections", "rotated_mats"]
+__all__ = ["gradient_section", "key", "key_data", "key_sections"]

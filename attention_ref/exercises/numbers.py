@@ -104,7 +104,7 @@ def forward_numbers(tr: ProblemTrace) -> ForwardNumbers:
         V_rep=_stack(steps, "V", h),
         QKt=_stack(steps, "scores", h),
         S=_stack(steps, "S", h),
-        M=tr.M,
+        M=tr.M if tr.bias is None else tr.bias + tr.M,  # what is added to S: the bias too
         S_masked=_stack(steps, "S_masked", h),
         A=_stack(steps, "A", h),
         H=_stack(steps, "H", h),

@@ -83,6 +83,10 @@ class ProblemTrace:
     #: the stages the features add to the chain, each ``(before, stage)``: it goes in before
     #: the homework's stage ``before`` (`attention_ref.exercises.chain.forward_of`)
     extra: tuple[tuple[str, Any], ...] = ()
+    #: a bias added to each query head's scores, ``(h, n, n)`` (ALiBi's), and the per-head
+    #: steps that add it to ``S`` before the mask (``("B",)``)
+    bias: Array | None = None
+    added: tuple[str, ...] = ()
 
     @classmethod
     def of_attention(cls, tr: ref.AttentionTrace) -> ProblemTrace:
@@ -168,7 +172,7 @@ class ProblemTrace:
             t(self.W_V),  # type: ignore[arg-type]
             t(self.W_O),
             causal=False,
-            M=t(self.M),
+            M=t(self.M if self.bias is None else self.bias + (0.0 if self.M is None else self.M)),
             rope_base=self.rope_base,
             tokens=self.tokens,
         )

@@ -6,9 +6,10 @@ applied after the softmax), the scaling, the softmax (over the columns, one-hot)
 the factors (``K Qᵀ``, ``Aᵀ``), a transposed weight or step, the heads (their order, the other
 head's ``V``), ``W_O``, a slip in one entry (each feature's own, the K/V groups, the window's
 width and side, RoPE's pairs, sign, positions and what it turns, are in its module:
-`attention_ref.exercises.feature_gqa`, ``feature_window``, ``feature_rope``). Each gives the `Mistake` objects
-that exist on the problem's *shape* (a transposed weight only where it is square); whether
-one shows on the numbers is `attention_ref.exercises.mistakes.changes_something`.
+`attention_ref.exercises.feature_gqa`, ``feature_window``, ``feature_rope``). Each gives the
+`Mistake` objects that exist on the problem's *shape* (a transposed weight only where it is
+square); whether one shows on the numbers is
+`attention_ref.exercises.mistakes.changes_something`.
 """
 
 from __future__ import annotations

@@ -21,12 +21,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from attention_ref.exercises.answer_words import ANSWER_FILE, MASKED_SPELLINGS
-from attention_ref.exercises.feature_table import layout
+from attention_ref.exercises.feature_table import (
+    active,
+    fields_of,
+    gathered,
+    layout,
+    questions_of,
+    words_of,
+)
 from attention_ref.exercises.intervals import Array
 from attention_ref.exercises.mistakes import Mistake
 from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.exercises.problem import ProblemTrace
-from attention_ref.exercises.words import TEXT, decimals_words
+from attention_ref.exercises.words import TEXT, decimals_words, plural
 from attention_ref.render import Explanation, JSONValue, Mat, Section
 
 
@@ -45,41 +52,9 @@ def answer_notes(opt: ExerciseOptions) -> str:
     return "".join(" " + n for n in notes)
 
 
-def plural(k: int) -> dict[str, str]:
-    """The plural endings after a count ``k``, for the words to pick from: ``s`` (``keys``,
-    ``chaves``) and ``es`` (Portuguese ``anteriores``)."""
-    return {"s": "s" * (k != 1), "es": "es" * (k != 1)}
-
-
 def L(x: Array) -> list[list[float]]:
     """An array as a list of rows (a vector becomes one row)."""
     return np.atleast_2d(x).tolist()  # type: ignore[no-any-return]
-
-
-def angle_mats(tr: ProblemTrace, lang: str) -> list[Mat]:
-    r"""RoPE's table: :math:`\theta_p`, :math:`m\theta_p`, their cosines and sines."""
-    w = TEXT[lang]
-    pairs = [w["pair"].format(p=p) for p in range(tr.d_k // 2)]
-    rows = [w["row"].format(token=tok, m=m) for m, tok in enumerate(tr.tokens)]
-    sin = w["sin"]
-    return [
-        Mat(symbol="\\theta", text="θ_p", value=L(tr.theta), cols=pairs),
-        Mat(symbol="m \\theta_p", text="m θ_p", value=L(tr.angles), rows=rows, cols=pairs),
-        Mat(
-            symbol="\\cos m\\theta_p",
-            text="cos mθ_p",
-            value=L(np.cos(tr.angles)),
-            rows=rows,
-            cols=pairs,
-        ),
-        Mat(
-            symbol=f"\\operatorname{{{sin}}} m\\theta_p",
-            text=f"{sin} mθ_p",
-            value=L(np.sin(tr.angles)),
-            rows=rows,
-            cols=pairs,
-        ),
-    ]
 
 
 def _weights(problem: dict[str, JSONValue]) -> list[Mat]:
@@ -101,73 +76,56 @@ def _weights(problem: dict[str, JSONValue]) -> list[Mat]:
     return items
 
 
-def _questions(opt: ExerciseOptions, fmt: dict[str, object], has_wo: bool) -> list[Section]:
-    """The questions after the data, numbered, each chosen by the problem's features."""
-    w, f = TEXT[opt.lang], opt.features
-    asked: list[tuple[str, str]] = [
-        ("q1", w["q1_gqa"].format(**fmt) if f.grouped else w["q1_text"])
+def _questions(
+    opt: ExerciseOptions, w: dict[str, str], fmt: dict[str, object], has_wo: bool
+) -> list[Section]:
+    """The questions after the data, numbered: the homework's, each in the problem's words
+    (``w``: its features' written over the homework's), and the features' own in before the one
+    each names (`attention_ref.exercises.feature_table.questions_of`)."""
+    f = opt.features
+    texts = {
+        "q1": w["q1_text"],
+        "q2": w["q2_text"],
+        "q3": w["q3_text"] if opt.causal else w["q3_nomask"],
+        "q4": w["q4_text"] if has_wo else w["q4_nowo"],
+        "q5": (w["q5_text"] if has_wo else w["q5_nowo"]) + gathered(f, "q5_more", opt.lang, opt),
+    }
+    asked = [
+        (q, w[q + "_text"] if owner is not None else texts[q])
+        for q, owner in questions_of(f)
+        if q != "q5" or opt.backward
     ]
-    if f.rotary:
-        asked += [
-            ("q_rot", w["q_rot_gqa" if f.grouped else "q_rot_text"]),  # K⁽ʲ⁾: a K/V head's
-            ("q2", w["q_rot_scores_gqa" if f.grouped else "q_rot_scores_text"]),
-        ]
-    else:
-        asked.append(("q2", w["q2_gqa" if f.grouped else "q2_text"]))
-    if f.windowed:
-        asked.append(("q3_window", w["q3_window_text"].format(**fmt)))
-    else:
-        asked.append(("q3", w["q3_text"] if opt.causal else w["q3_nomask"]))
-    out = (
-        ("q4_gqa" if has_wo else "q4_gqa_nowo")
-        if f.grouped
-        else ("q4_text" if has_wo else "q4_nowo")
-    )
-    asked.append(("q4", w[out]))
-    if opt.backward:
-        q5 = w["q5_text"] if has_wo else w["q5_nowo"]
-        asked.append(("q5", q5 + (" " + w["q5_rope"]) * f.rotary))
     return [
-        Section(title=w["question"].format(k=k, title=w[title]), text=text)
-        for k, (title, text) in enumerate(asked, start=1)
+        Section(title=w["question"].format(k=k, title=w[q]), text=text.format(**fmt))
+        for k, (q, text) in enumerate(asked, start=1)
     ]
 
 
-def _names(opt: ExerciseOptions) -> str:
+def _names(opt: ExerciseOptions, w: dict[str, str]) -> str:
     """The names of answer.json's steps, from the problem's layout, in words."""
-    w, f = TEXT[opt.lang], opt.features
-    lay = layout(f)
+    lay = layout(opt.features)
 
     def listed(steps: tuple[str, ...]) -> str:
         return ", ".join(f'"{x}"' for x in steps)
 
-    out = w["names_m"] if f.windowed else ""
+    out = w["names_m"]
     if lay.template_kv_heads:
-        note = w["names_kv_gqa" if f.grouped else "names_kv_rope"]
-        out += w["names_kv"].format(steps=listed(lay.template_kv_heads), note=note)
+        out += w["names_kv"].format(steps=listed(lay.template_kv_heads), note=w["names_kv_note"])
     return out + w["names_heads"].format(
         steps=listed(lay.template_heads),
-        note=w["names_heads_gqa"] if f.grouped else "",
+        note=w["names_heads_note"],
         grads=w["grads"] if opt.backward else "",
     )
 
 
-def _title(opt: ExerciseOptions) -> str:
-    """The statement's title: the first feature's attention, with the others."""
-    w, f = TEXT[opt.lang], opt.features
-    if f.grouped:
-        key = "title_mqa" if opt.g == 1 else "title_gqa"
-    elif f.windowed:
-        key = "title_window"
-    elif f.rotary:
-        key = "title_rope"
-    else:
-        key = "title" if opt.causal else "title_plain"
-    others = [w["with_window"]] * (f.windowed and f.grouped) + [w["with_rope"]] * (
-        f.rotary and (f.grouped or f.windowed)
-    )
+def _title(opt: ExerciseOptions, w: dict[str, str]) -> str:
+    """The statement's title: the first feature's attention (its words' ``title``), with the
+    others (their ``along``)."""
+    on = active(opt.features)
+    title = w["title"] if opt.causal or on else w["title_plain"]
+    others = [feat.said(opt.lang, opt)["along"] for feat in on[1:]]
     more = w["with"].format(features=w["with_and"].join(others)) if others else ""
-    return w[key].format(seed=opt.seed, **{"with": more})
+    return title.format(seed=opt.seed, **{"with": more})
 
 
 def _hidden_note(opt: ExerciseOptions, hidden: Sequence[Mistake]) -> str:
@@ -189,14 +147,14 @@ def statement(
     (``tr``: the problem's numbers, for RoPE's table; ``hidden``: what the problem cannot
     tell; ``answer``: the answer file as the student names it, ``ex/answer.json`` where
     ``--out ex`` wrote it)."""
-    w, f, lang = TEXT[opt.lang], opt.features, opt.lang
+    f, lang = opt.features, opt.lang
+    w = words_of(f, lang, opt)
     tokens = [str(x) for x in problem["tokens"]]  # type: ignore[union-attr]
     has_wo = "W_O" in problem
     items = [Mat(symbol="X", value=problem["X"], rows=tokens), *_weights(problem)]  # type: ignore[arg-type]
     if has_wo:
         items.append(Mat(symbol="W_O", value=problem["W_O"]))  # type: ignore[arg-type]
     g, h, d_k = opt.g, opt.heads, opt.d_k
-    before = (opt.window or 1) - 1
     fmt: dict[str, object] = {
         "seed": opt.seed,
         "n": opt.tokens,
@@ -208,31 +166,25 @@ def statement(
         "tokens": ", ".join(tokens),
         "decimals": opt.decimals,
         "causal": "--causal" if opt.causal else "--no-causal",
-        "pairs": f"p = 0 … {d_k // 2 - 1}" if d_k > 2 else "p = 0",
-        "w": opt.window,
-        "before": before,
         "mask": w["mask"] if opt.causal else w["nomask"],
         "wo": w["wo"] if has_wo else w["nowo"],
         "heads": {"en": ("head", "heads"), "pt": ("cabeça", "cabeças")}[lang][h != 1],
-        "mqa": w["mqa"] if g == 1 else "",
     }
-    fmt |= plural(g) | {"b" + k: v for k, v in plural(before).items()}
+    fmt |= plural(g) | fields_of(f, opt, lang)
     data_text = (
         w["data_lead"]
-        + (w["data_gqa"] if f.grouped else w["data_heads"])
-        + w["data_window"] * f.windowed
-        + w["data_rope"] * f.rotary
-        + " {mask}" * (not f.windowed)
+        + w["data_heads"]
+        + gathered(f, "data_more", lang, opt)
+        + w["data_mask"]
         + " {wo}"
     ).format(**fmt)
     sections = [Section(title=w["data"], text=data_text, items=items)]
-    if f.rotary:
-        assert tr is not None
-        sections.append(Section(title=w["table"], items=angle_mats(tr, lang)))
-    sections += _questions(opt, fmt, has_wo)
+    for feat in active(f):
+        sections += feat.data_sections(tr, lang)
+    sections += _questions(opt, w, fmt, has_wo)
     how = w["how_text"].format(
         options=json.dumps(opt.answer_json(), ensure_ascii=False),  # answer.json's
-        names=_names(opt),
+        names=_names(opt, w),
         answer=answer,
         **decimals_words(opt.decimals, lang),
     )
@@ -240,7 +192,7 @@ def statement(
         Section(title=w["how"], text=how + answer_notes(opt) + _hidden_note(opt, hidden))
     )
     return Explanation(
-        title=_title(opt),
+        title=_title(opt, w),
         source=opt.command,  # the check report's header prints the same
         sections=sections,
         data={"exercise": opt.answer_json(), "problem" if f.any else "input": problem},
@@ -248,4 +200,4 @@ def statement(
     )
 
 
-__all__ = ["angle_mats", "answer_notes", "plural", "statement"]
+__all__ = ["answer_notes", "plural", "statement"]

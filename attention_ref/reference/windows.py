@@ -32,10 +32,10 @@ Book page: ``docs/windows-alibi.md`` "Sliding windows and ALiBi".
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
+
+from attention_ref.reference import spec
 
 __all__ = [
     "alibi_bias",
@@ -113,21 +113,10 @@ def sliding_window_mask(
 
 # --8<-- [start:alibi]
 def alibi_slopes(h: int, dtype: torch.dtype = torch.float64) -> Tensor:
-    r"""ALiBi's slopes, one per head, ``(h,)``: $m_i = 2^{-8 i / h}$ for $i = 1, \dots, h$.
-
-    For 8 heads: $\tfrac12, \tfrac14, \dots, \tfrac1{256}$. When ``h`` is not a power of 2,
-    the paper's rule: the slopes of the power of 2 just below ``h``, then every other slope of
-    the power of 2 just above (``ofirpress/attention_with_linear_biases``).
-    """
-    if isinstance(h, bool) or not isinstance(h, int) or h < 1:
-        raise ValueError(f"the number of heads must be a whole number >= 1, got {h!r}")
-
-    def power_of_2(n: int) -> list[float]:
-        return [2.0 ** (-8.0 * i / n) for i in range(1, n + 1)]
-
-    low = 2 ** math.floor(math.log2(h))
-    slopes = power_of_2(low) + power_of_2(2 * low)[0::2][: h - low]
-    return torch.tensor(slopes, dtype=dtype)
+    r"""ALiBi's slopes, one per head, ``(h,)``: $m_i = 2^{-8 i / h}$ for $i = 1, \dots, h$
+    (`attention_ref.reference.spec.alibi_slopes`: the paper's rule where ``h`` is not a power
+    of 2, one home for the exercises too)."""
+    return torch.tensor(spec.alibi_slopes(h), dtype=dtype)
 
 
 def alibi_bias(slopes: Tensor, n_q: int, n_k: int | None = None) -> Tensor:

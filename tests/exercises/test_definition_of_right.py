@@ -263,7 +263,7 @@ def problems(draw_):
         d_model=heads * d_k,
         heads=heads,
         variant=variant,
-        causal=f.windowed or draw_(st.booleans()),
+        causal=f.windowed or "alibi" in f or draw_(st.booleans()),  # the causal features
         backward=draw_(st.booleans()),
         decimals=p,
         **kw,

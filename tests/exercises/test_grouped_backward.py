@@ -37,6 +37,11 @@ PROBLEMS = [
     ExerciseOptions(seed=1, variant="rope", heads=1, backward=True),
     ExerciseOptions(seed=6, variant="gqa+rope", heads=4, d_model=8, tokens=4, backward=True),
     ExerciseOptions(seed=2, variant="gqa+window+rope", heads=4, d_model=8, tokens=4, backward=True),
+    # ALiBi: the bias is a constant, ∂S = ∂S̃, on its own and beside every other feature
+    ExerciseOptions(seed=3, variant="alibi", tokens=4, backward=True),
+    ExerciseOptions(
+        seed=1, variant="gqa+window+rope+alibi", heads=4, d_model=8, tokens=4, backward=True
+    ),
 ]
 ASKED = (
     "A",

@@ -16,6 +16,7 @@ from attention_ref.exercises.features import PROBLEMS, Features, default_shape
 from attention_ref.exercises.key import key_data
 from attention_ref.exercises.options import ExerciseOptions
 from attention_ref.reference import gqa as ref_gqa
+from attention_ref.reference import windows
 from attention_ref.worked.grouped_backward import grads_json
 from attention_ref.worked.trace import trace_json
 from tests.exercises.test_no_torch import attnref
@@ -46,6 +47,13 @@ def torch_key_data(opt: ExerciseOptions) -> dict:
     data = {**trace_json(ref)}
     if tr.window is not None:
         data["window"] = tr.window
+    if tr.bias is not None:  # ALiBi's biases after S, and its slopes, as the reference has them
+        bias = windows.alibi_bias(windows.alibi_slopes(tr.h), len(tr.tokens)).tolist()
+        for i, head in enumerate(data["heads"]):
+            items = list(head.items())
+            at = [k for k, _ in items].index("S") + 1
+            data["heads"][i] = dict([*items[:at], ("B", bias[i]), *items[at:]])
+        data["alibi"] = {"slopes": windows.alibi_slopes(tr.h).tolist()}
     if opt.backward:
         data |= {"loss": "sum", "grads": grads_json(ref, ref_gqa.gqa_backward(ref))}
     return data
@@ -54,7 +62,7 @@ def torch_key_data(opt: ExerciseOptions) -> dict:
 def options(problem: str, seed: int, backward: bool) -> ExerciseOptions:
     heads, d_model = default_shape(problem)
     f = Features.parse(problem)
-    kw = {"window": 2} if f.windowed else {}
+    kw = {"window": 2} if "window" in f else {}
     return ExerciseOptions(
         seed=seed, variant=problem, heads=heads, d_model=d_model, backward=backward, **kw
     )

@@ -118,7 +118,7 @@ def exercise_options(draw_):
         d_model=d_model,
         heads=heads,
         variant=variant,
-        causal=f.windowed or draw_(st.booleans()),
+        causal=f.windowed or "alibi" in f or draw_(st.booleans()),  # the causal features
         backward=not f.rotary and draw_(st.booleans()),
         **kw,
     )

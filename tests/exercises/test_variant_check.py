@@ -58,6 +58,7 @@ ALL = (
     "kv.K_rot",
     "scores",
     "S",
+    "B",
     "S_masked",
     "A",
     "H",
@@ -95,6 +96,12 @@ PROBLEMS = {
     "gqa+window": (
         ExerciseOptions(seed=3, variant="gqa+window", heads=4, d_model=8, tokens=4),
         ExerciseOptions(seed=7, variant="gqa+window", heads=4, tokens=5, window=3),
+    ),
+    # ALiBi: two heads (slopes 1/16, 1/256), four (1/4 … 1/256), and beside a window
+    "alibi": (
+        ExerciseOptions(seed=3, variant="alibi"),
+        ExerciseOptions(seed=5, variant="alibi", d_model=4, heads=4, tokens=4),
+        ExerciseOptions(seed=2, variant="window+alibi", tokens=4),
     ),
 }
 #: the features' mistakes of the forward (a mistake of the gradients alone, RoPE's rotation
@@ -240,19 +247,25 @@ def students_chain(opt: ExerciseOptions, p: int = 3) -> dict:
     if opt.causal:
         w = opt.window if opt.features.windowed else n
         M = windows.sliding_window_mask(n, w)
+    # ALiBi: each head's bias from the slopes the statement gives (the reference's formula)
+    B = [torch.zeros(n, n, dtype=torch.float64)] * h
+    if "alibi" in opt.features:
+        slopes = f64(pb["alibi"]["slopes"])
+        B = list(windows.alibi_bias(slopes, n))
+        steps |= {("B", i): B[i] for i in range(h)}
     H = []
     for i in range(h):
         j = i * g // h
         scores = r(Q[i] @ K[j].T, p)
         S = r(scores / math.sqrt(Q[i].shape[-1]), p)
-        A = r(torch.softmax(S + M, -1), p)
+        A = r(torch.softmax(S + B[i] + M, -1), p)
         H.append(r(A @ V[j], p))
         steps |= {
             ("K", i): K[j],
             ("V", i): V[j],
             ("scores", i): scores,
             ("S", i): S,
-            ("S_masked", i): S + M,
+            ("S_masked", i): S + B[i] + M,
             ("A", i): A,
             ("H", i): H[i],
         }

@@ -31,6 +31,7 @@ from attention_ref.exercises.feature_table import layout as layout_of
 from attention_ref.exercises.features import PROBLEMS, Features, default_shape
 from attention_ref.inputs.attention_input import InputError
 from attention_ref.reference import rope as ref_rope
+from attention_ref.reference import windows
 from attention_ref.render import render
 
 #: the keys of the homework's "exercise" object before the variants (unchanged for mha)
@@ -61,7 +62,7 @@ def variant_options(draw) -> ExerciseOptions:
         tokens=tokens,
         d_model=d_model,
         heads=heads,
-        causal=f.windowed or draw(st.booleans()),
+        causal=f.windowed or "alibi" in f or draw(st.booleans()),  # the causal features
         lang=draw(st.sampled_from(["en", "pt"])),
         variant=variant,
         **extra,
@@ -85,6 +86,11 @@ def torch_output(problem: dict, opt: ExerciseOptions) -> torch.Tensor:
     if opt.features.windowed:
         t, u = torch.arange(n).unsqueeze(1), torch.arange(n).unsqueeze(0)
         mask = (t - u >= 0) & (t - u < problem["window"])
+    if "alibi" in opt.features:  # a float mask: the slopes' biases, −∞ where not allowed
+        allowed = mask if mask is not None else torch.ones(n, n, dtype=torch.bool).tril()
+        slopes = torch.tensor(problem["alibi"]["slopes"], dtype=torch.float64)
+        bias = windows.alibi_bias(slopes, n)
+        mask = bias.masked_fill(~allowed, float("-inf")).unsqueeze(0)
     H = F.scaled_dot_product_attention(
         Q.unsqueeze(0),
         K.unsqueeze(0),
@@ -202,10 +208,10 @@ def test_features_combine_and_are_named_once():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"variant": "flash"}, "--variant must be one of mha, gqa, window, rope"),
+        ({"variant": "flash"}, "--variant must be one of mha, gqa, window, rope, alibi"),
         ({"kv_heads": 2}, "g = h is --variant mha"),  # --kv-heads alone asks gqa
         ({"variant": "rope+rope"}, "or features joined by + (gqa+rope), got 'rope+rope'"),
-        ({"variant": "gqa+mha"}, "--variant must be one of mha, gqa, window, rope"),
+        ({"variant": "gqa+mha"}, "--variant must be one of mha, gqa, window, rope, alibi"),
         ({"variant": "rope", "window": 3}, "--window must be between 1 and n - 1 = 2"),
         ({"variant": "gqa+window", "heads": 4, "causal": False}, "causal sliding window"),
         ({"variant": "gqa+rope", "heads": 4}, "d_k = d_model / h must be even, got d_k = 4 / 4"),
