@@ -351,11 +351,13 @@ def test_help_states_the_variants_and_their_defaults(capsys):
         "Default 2; 4 with --variant gqa",
         "1 <= w < tokens",
         "rope: rotary",
+        "alibi: a linear bias on each head's scores",
     )
     for words in said:
         assert words in text, words
     code, out, _ = run(["check", "--help"], capsys)
-    assert '"kv_heads": [{"K", "V", "K_rot"}]' in " ".join(out.replace("│", " ").split())
+    said = " ".join(out.replace("│", " ").split())
+    assert '"kv_heads": [{"K", "V", …}]' in said and "the steps its features ask" in said
 
 
 @pytest.mark.parametrize("variant", ["gqa", "window", "rope"])
