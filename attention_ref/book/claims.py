@@ -67,6 +67,7 @@ def decode_check() -> DecodeCheck:
     import torch
     import torch.nn.functional as F
 
+    from attention_ref import reference as ref
     from attention_ref.reference import gqa, kv_cache, windows
     from attention_ref.reference.attention import merge_heads
     from attention_ref.reference.spec import ROPE_BASE
@@ -76,7 +77,7 @@ def decode_check() -> DecodeCheck:
     X = torch.randn(n, d_model, generator=gen, dtype=torch.float64)
     W_Q = torch.randn(h, d_model, d_k, generator=gen, dtype=torch.float64)
     W_K, W_V = (torch.randn(g, d_model, d_k, generator=gen, dtype=torch.float64) for _ in range(2))
-    full = gqa.grouped_query_attention(
+    full = ref.masked_multihead_attention(
         X, W_Q, W_K, W_V, rope_base=ROPE_BASE, M=windows.sliding_window_mask(n, w)
     ).output
     cache, rows = kv_cache.empty_cache(g, d_k, d_k), []

@@ -1,8 +1,8 @@
 r"""An exercise's numbers from the grader's own float64 chain, for its key: no torch.
 
 `forward_numbers` stacks the chain's exact steps (`attention_ref.exercises.chain.computed_steps`)
-into the fields the worked examples' layout reads from a grouped-query trace
-(`attention_ref.reference.gqa.GQATrace`: ``Q`` per query head ``(h, n, d_k)``, ``K``, ``V`` per
+into the fields the worked examples' layout reads from the one trace
+(`attention_ref.reference.AttentionTrace`: ``Q`` per query head ``(h, n, d_k)``, ``K``, ``V`` per
 K/V head, ``K_rep``, ``V_rep`` the K/V head each query head reads, ``QKt``, ``S``,
 ``S_masked``, ``A``, ``H``, the concat and the output); `backward_numbers` the gradients of
 :math:`L = \sum \text{output}` the key writes (`attention_ref.exercises.backward.BACKWARD`),

@@ -25,7 +25,6 @@ from attention_ref.reference.spec import ROPE_BASE, kv_group
 
 if TYPE_CHECKING:
     from attention_ref import reference as ref
-    from attention_ref.reference import gqa as ref_gqa
 
 
 def causal_mask(n: int) -> Array:
@@ -152,25 +151,26 @@ class ProblemTrace:
         \rfloor` (`attention_ref.reference.spec.kv_group`)."""
         return kv_group(i, self.h, self.g)
 
-    def reference(self) -> ref_gqa.GQATrace:
-        """The reference computation of this problem; `ValueError` where it has biases (an
-        ``--input`` file's: its reference is the trace it was read from)."""
+    def reference(self) -> ref.AttentionTrace:
+        """The reference computation of this problem (`attention_ref.reference.
+        masked_multihead_attention`, the one composition), biases and all."""
         import torch
 
-        from attention_ref.reference import gqa as ref_gqa
-
-        if any(b is not None for b in (self.b_Q, self.b_K, self.b_V, self.b_O)):
-            raise ValueError("a problem with biases: its reference is its --input trace")
+        from attention_ref import reference as ref
 
         def t(a: Array | None) -> torch.Tensor | None:
             return None if a is None else torch.from_numpy(np.array(a, dtype=np.float64))
 
-        return ref_gqa.grouped_query_attention(
+        return ref.masked_multihead_attention(
             t(self.X),  # type: ignore[arg-type]
             t(self.W_Q),  # type: ignore[arg-type]
             t(self.W_K),  # type: ignore[arg-type]
             t(self.W_V),  # type: ignore[arg-type]
             t(self.W_O),
+            b_Q=t(self.b_Q),
+            b_K=t(self.b_K),
+            b_V=t(self.b_V),
+            b_O=t(self.b_O),
             causal=False,
             M=t(self.M if self.bias is None else self.bias + (0.0 if self.M is None else self.M)),
             rope_base=self.rope_base,

@@ -1,7 +1,9 @@
 """The textbook math: masked multi-head attention one formula at a time, and parameter counts.
 
-`attention_ref.reference.attention` holds one small pure function per formula of seed 000, and
-`attention_ref.reference.multihead` their composition with its trace; they are re-exported
+`attention_ref.reference.attention` holds one small pure function per formula of seed 000,
+`attention_ref.reference.multihead` their one composition (``h`` query heads, ``g`` K/V heads,
+the mask, RoPE's positions, the biases, ``W_O``) and `attention_ref.reference.trace` its one
+trace, forward and backward; they are re-exported
 here, so ``from attention_ref import reference as ref; ref.scores(Q, K)`` reads like the
 document; `attention_ref.reference.backward` is the backward pass in the same
 style (``ref.attention_backward``). `attention_ref.reference.params` counts weights by shape
@@ -26,12 +28,14 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time they come o
     from attention_ref.reference.attention import *  # noqa: F403
     from attention_ref.reference.backward import *  # noqa: F403
     from attention_ref.reference.multihead import *  # noqa: F403
+    from attention_ref.reference.trace import *  # noqa: F403
 
 #: the modules whose ``__all__`` this package re-exports, in order
 _REEXPORTED = (
     "attention_ref.reference.attention",
     "attention_ref.reference.backward",
     "attention_ref.reference.multihead",
+    "attention_ref.reference.trace",
 )
 
 #: every re-exported name, written out so that ``__all__`` needs no import (a test checks it
@@ -54,7 +58,6 @@ _ATTENTION_ALL = (
     "weighted_sum",
 )
 _BACKWARD_ALL = (
-    "GradientTrace",
     "attention_backward",
     "bias_grad",
     "concat_grad",
@@ -73,23 +76,25 @@ _BACKWARD_ALL = (
     "weights_grad",
 )
 _MULTIHEAD_ALL = (
-    "AttentionTrace",
     "masked_multihead_attention",
     "masked_multihead_attention_fused",
 )
+_TRACE_ALL = ("AttentionTrace", "GradientTrace")
 _HOME = (
     {name: _REEXPORTED[0] for name in _ATTENTION_ALL}
     | {name: _REEXPORTED[1] for name in _BACKWARD_ALL}
     | {name: _REEXPORTED[2] for name in _MULTIHEAD_ALL}
+    | {name: _REEXPORTED[3] for name in _TRACE_ALL}
 )
 
-__all__ = [*_ATTENTION_ALL, *_BACKWARD_ALL, *_MULTIHEAD_ALL]
+__all__ = [*_ATTENTION_ALL, *_BACKWARD_ALL, *_MULTIHEAD_ALL, *_TRACE_ALL]
 
 
 #: the submodules, reachable as attributes (``ref.rope.apply_rope``) before their first import
 _SUBMODULES = (
     "attention",
     "multihead",
+    "trace",
     "backward",
     "params",
     "gqa",

@@ -44,16 +44,16 @@ Book page: ``docs/gradients.md`` "Gradients of attention".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from attention_ref.reference.attention import fuse_heads, merge_heads, split_heads
-from attention_ref.reference.multihead import AttentionTrace
+from attention_ref.reference.attention import merge_heads, split_heads
+from attention_ref.reference.gqa import sum_kv_groups
+from attention_ref.reference.rope import rope_backward
+from attention_ref.reference.trace import AttentionTrace, GradientTrace
 
 __all__ = [
-    "GradientTrace",
     "attention_backward",
     "bias_grad",
     "concat_grad",
@@ -247,70 +247,7 @@ def input_grad(dX_Q: Tensor, dX_K: Tensor, dX_V: Tensor) -> Tensor:
 # --- 4. the composition, with a trace ---------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GradientTrace:
-    r"""Every gradient of one masked multi-head attention: field ``Z`` is $\partial L/\partial Z$.
-
-    The shapes are those of the forward's `AttentionTrace`: per-head tensors stacked on the head
-    axis (``Q`` is ``(..., h, n, d_k)``), weights per head (``W_Q`` is ``(h, d_model, d_k)``;
-    `fused` gives ``(d_model, h*d_k)``). ``output`` is the upstream gradient $G$ itself.
-    ``W_O`` is ``None`` when the forward had no output projection, ``b_*`` when it had no
-    such bias (``b_Q`` is ``(h, d_k)``, per head; ``b_O`` is ``(d_out,)``). ``X_from_Q``,
-    ``X_from_K``, ``X_from_V`` are the three paths whose sum is ``X``.
-    """
-
-    output: Tensor
-    W_O: Tensor | None
-    b_O: Tensor | None  # noqa: N815
-    concat: Tensor
-    H: Tensor
-    A: Tensor
-    S_masked: Tensor
-    S: Tensor
-    QKt: Tensor
-    Q: Tensor
-    K: Tensor
-    V: Tensor
-    W_Q: Tensor
-    W_K: Tensor
-    W_V: Tensor
-    b_Q: Tensor | None  # noqa: N815
-    b_K: Tensor | None  # noqa: N815
-    b_V: Tensor | None  # noqa: N815
-    X_from_Q: Tensor
-    X_from_K: Tensor
-    X_from_V: Tensor
-    X: Tensor
-
-    @property
-    def h(self) -> int:
-        """Number of heads."""
-        return int(self.Q.shape[-3])
-
-    def head(self, i: int) -> dict[str, Tensor]:
-        """The gradients of head ``i`` (0-based): H, A, S_masked, S, QKt, Q, K, V, W_Q, W_K, W_V."""
-        acts = {
-            "H": self.H,
-            "A": self.A,
-            "S_masked": self.S_masked,
-            "S": self.S,
-            "QKt": self.QKt,
-            "Q": self.Q,
-            "K": self.K,
-            "V": self.V,
-        }
-        out = {name: t[..., i, :, :] for name, t in acts.items()}
-        out |= {"W_Q": self.W_Q[i], "W_K": self.W_K[i], "W_V": self.W_V[i]}
-        return out
-
-    def fused(self, role: str) -> Tensor:
-        r"""$\partial W$ of the fused view, ``(d_model, h*d)``, for ``role`` in Q, K, V."""
-        weights = {"Q": self.W_Q, "K": self.W_K, "V": self.W_V}
-        if role not in weights:
-            raise ValueError(f"role must be one of Q, K, V, got {role!r}")
-        return fuse_heads(weights[role])
-
-
+# --8<-- [start:attention_backward]
 def attention_backward(trace: AttentionTrace, G: Tensor | None = None) -> GradientTrace:
     r"""Every gradient of masked multi-head attention, from the forward's trace.
 
@@ -320,6 +257,19 @@ def attention_backward(trace: AttentionTrace, G: Tensor | None = None) -> Gradie
     \to \partial Q^{(i)}, \partial K^{(i)} \to \partial W^{(i)}, \partial b^{(i)}, \partial X$.
     The weights and biases are the trace's (per head, whichever view the forward was given);
     a bias the forward did not have gets no gradient (``None``), nor does a missing ``W_O``.
+
+    With ``g < h`` K/V heads (`attention_ref.reference.gqa`) a K/V head collects the gradients
+    of its group's query heads (`attention_ref.reference.gqa.sum_kv_groups`); with RoPE the
+    rotation is undone by its transpose (`attention_ref.reference.rope.rope_backward`). In the
+    row convention of the RoPE page (the key of position $m$ is the row $k'_m = k_m R_m^\top$),
+    row $m$ of each gradient:
+
+    $$
+    \partial k^{(j)}_m = \Big(\sum_{i:\ \gamma(i) = j} \partial K^{(i)}_{\text{rep}}\Big)_m R_m,
+    \qquad
+    \partial V^{(j)} = \sum_{i:\ \gamma(i) = j} \partial V^{(i)}_{\text{rep}},\qquad
+    \partial W_K^{(j)} = X^\top \partial K^{(j)}
+    $$
 
     Args:
         trace: the forward's `AttentionTrace` (no dropout: its random mask is not kept).
@@ -340,19 +290,26 @@ def attention_backward(trace: AttentionTrace, G: Tensor | None = None) -> Gradie
         )
     if G.dtype != Y.dtype:
         raise TypeError(f"G has dtype {G.dtype} but the output has {Y.dtype}: use one dtype")
-    X, h, d_k = trace.X, trace.h, trace.d_k
+    X, h, g, d_k = trace.X, trace.h, trace.g, trace.d_k
     W_Q, W_K, W_V, W_O = trace.W_Q, trace.W_K, trace.W_V, trace.W_O
     dW_O = output_weight_grad(trace.concat, G) if W_O is not None else None  # Concatᵀ G
     db_O = bias_grad(G) if trace.b_O is not None else None  # column sums of G
     dconcat = concat_grad(G, W_O)  # G W_Oᵀ: (..., n, d_out) -> (..., n, h*d_v)
     dH = heads_grad(dconcat, h)  # (..., n, h*d_v) -> (..., h, n, d_v)
-    dA = weights_grad(dH, trace.V)  # ∂H Vᵀ
-    dV = value_grad(trace.A, dH)  # Aᵀ ∂H
+    dA = weights_grad(dH, trace.V_rep)  # ∂H Vᵀ
+    dV_rep = value_grad(trace.A, dH)  # Aᵀ ∂H, per query head
     dS_masked = softmax_rows_backward(trace.A, dA)  # A ⊙ (∂A − rowsum(∂A ⊙ A))
     dS = mask_backward(dS_masked)  # M is constant
     dQKt = scale_backward(dS, d_k)  # ∂S / √d_k
-    dQ = query_grad(dQKt, trace.K)  # ∂S K / √d_k
-    dK = key_grad(dQKt, trace.Q)  # ∂Sᵀ Q / √d_k
+    dQ_rot = query_grad(dQKt, trace.K_rep)  # ∂S K / √d_k
+    dK_rep = key_grad(dQKt, trace.Q_rot)  # ∂Sᵀ Q / √d_k, per query head
+    dK_rot = sum_kv_groups(dK_rep, g)  # a K/V head collects its group: (..., h, ·) -> (..., g, ·)
+    dV = sum_kv_groups(dV_rep, g)
+    if trace.rope_base is not None:  # through ρ: the rotation's transpose
+        dQ = rope_backward(dQ_rot, trace.positions, trace.rope_base)
+        dK = rope_backward(dK_rot, trace.positions, trace.rope_base)
+    else:
+        dQ, dK = dQ_rot, dK_rot
     dX_Q = input_grad_path(dQ, W_Q)
     dX_K = input_grad_path(dK, W_K)
     dX_V = input_grad_path(dV, W_V)
@@ -366,6 +323,10 @@ def attention_backward(trace: AttentionTrace, G: Tensor | None = None) -> Gradie
         S_masked=dS_masked,
         S=dS,
         QKt=dQKt,
+        Q_rot=dQ_rot,
+        K_rep=dK_rep,
+        V_rep=dV_rep,
+        K_rot=dK_rot,
         Q=dQ,
         K=dK,
         V=dV,
@@ -380,3 +341,6 @@ def attention_backward(trace: AttentionTrace, G: Tensor | None = None) -> Gradie
         X_from_V=dX_V,
         X=input_grad(dX_Q, dX_K, dX_V),
     )
+
+
+# --8<-- [end:attention_backward]

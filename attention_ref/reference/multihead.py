@@ -1,16 +1,29 @@
 r"""Masked multi-head attention composed from the textbook's formulas
 (`attention_ref.reference.attention`, one function per formula), with a trace of every
-intermediate: `masked_multihead_attention` (per-head weights) and
-`masked_multihead_attention_fused` (one fused weight split into heads), the same computation.
+intermediate: one composition for every attention here, from (``h`` query heads, ``g`` K/V
+heads, the mask, the positions, the biases, ``W_O``).
 
-The formulas hold the mathematics; this module holds their order, the checks of the inputs'
-shapes and the trace (`AttentionTrace`) that the tests, ``attnref explain`` and the book read.
+$$
+\operatorname{MultiHead}(X) = \operatorname{Concat}_{i=1}^{h}\Big(\operatorname{softmax}\Big(
+\frac{\rho(Q^{(i)})\,\rho(K^{(\gamma(i))})^\top}{\sqrt{d_k}} + M^{(i)}\Big) V^{(\gamma(i))}\Big)
+W_O + b_O
+$$
+
+The homework's masked multi-head attention is the case ``g = h`` ($\gamma(i) = i$), no
+rotation ($\rho$ the identity) and the causal mask; grouped- and multi-query attention
+(`attention_ref.reference.gqa`) have ``g < h``; RoPE (`attention_ref.reference.rope`) is
+$\rho$; a sliding window or ALiBi (`attention_ref.reference.windows`) is the mask ``M``.
+`masked_multihead_attention` takes per-head weights, `masked_multihead_attention_fused` one
+fused weight per role split into heads; both run the same tail and return the one
+`attention_ref.reference.trace.AttentionTrace`.
+
+The formulas hold the mathematics; this module holds their order and the checks of the
+inputs' shapes. Its backward is `attention_ref.reference.backward.attention_backward`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -31,99 +44,11 @@ from attention_ref.reference.attention import (
     unfuse_heads,
     weighted_sum,
 )
+from attention_ref.reference.gqa import repeat_kv
+from attention_ref.reference.rope import apply_rope
+from attention_ref.reference.trace import AttentionTrace
 
-__all__ = ["AttentionTrace", "masked_multihead_attention", "masked_multihead_attention_fused"]
-
-
-# --- the composition, with a trace -------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class AttentionTrace:
-    """Every intermediate of one masked multi-head attention, for tests, explain and the book.
-
-    Per-head tensors are stacked on the head axis: ``Q`` is ``(..., h, n, d_k)`` and so on;
-    `head` picks head ``i`` (0-based). The weights are kept as they were used, per head
-    whichever view was given (``W_Q`` is ``(h, d_model, d_k)``; `fuse_heads` gives the fused
-    one), with the biases ``b_Q``, ``b_K``, ``b_V`` per head (``(h, d)``) or ``None``.
-    ``M`` is ``None`` when no mask was applied, and then ``S_masked`` is ``S``. ``A_dropped``
-    holds the weights after dropout when dropout was applied (``None`` otherwise); ``H`` is
-    always computed from the weights actually used. ``W_O`` is ``None`` when there was no
-    output projection: then ``output`` is ``concat`` itself (and ``b_O`` is ``None``).
-    """
-
-    tokens: tuple[str, ...]
-    X: Tensor
-    W_Q: Tensor
-    W_K: Tensor
-    W_V: Tensor
-    b_Q: Tensor | None  # noqa: N815
-    b_K: Tensor | None  # noqa: N815
-    b_V: Tensor | None  # noqa: N815
-    Q: Tensor
-    K: Tensor
-    V: Tensor
-    QKt: Tensor
-    S: Tensor
-    M: Tensor | None
-    S_masked: Tensor
-    A: Tensor
-    A_dropped: Tensor | None
-    H: Tensor
-    concat: Tensor
-    W_O: Tensor | None
-    b_O: Tensor | None  # noqa: N815
-    output: Tensor
-
-    @property
-    def h(self) -> int:
-        """Number of heads."""
-        return int(self.Q.shape[-3])
-
-    @property
-    def g(self) -> int:
-        """Number of K/V heads: every query head has its own, ``g = h`` (grouped-query
-        attention, `attention_ref.reference.gqa`, is the case ``g < h``)."""
-        return self.h
-
-    @property
-    def rope_base(self) -> None:
-        """No rotary positions here (`attention_ref.reference.gqa` rotates with RoPE)."""
-        return None
-
-    @property
-    def d_k(self) -> int:
-        """Width of a query/key head."""
-        return int(self.Q.shape[-1])
-
-    @property
-    def d_v(self) -> int:
-        """Width of a value head."""
-        return int(self.V.shape[-1])
-
-    @property
-    def d_model(self) -> int:
-        """Width of a token of ``X``."""
-        return int(self.X.shape[-1])
-
-    @property
-    def d_out(self) -> int:
-        """Width of the output: ``W_O``'s columns, or ``h*d_v`` without ``W_O``."""
-        return int(self.output.shape[-1])
-
-    def head(self, i: int) -> dict[str, Tensor]:
-        """The intermediates of head ``i`` (0-based): Q, K, V, QKt, S, S_masked, A, H."""
-        pick = {
-            "Q": self.Q,
-            "K": self.K,
-            "V": self.V,
-            "QKt": self.QKt,
-            "S": self.S,
-            "S_masked": self.S_masked,
-            "A": self.A,
-            "H": self.H,
-        }
-        return {name: t[..., i, :, :] for name, t in pick.items()}
+__all__ = ["masked_multihead_attention", "masked_multihead_attention_fused"]
 
 
 def _check_inputs(X: Tensor, tensors: dict[str, Tensor | None]) -> None:
@@ -139,22 +64,31 @@ def _check_inputs(X: Tensor, tensors: dict[str, Tensor | None]) -> None:
             raise TypeError(f"{name} has dtype {t.dtype} but X has {X.dtype}: use one dtype")
 
 
-def _head_bias(b: Tensor | None, name: str, h: int, d: int) -> Tensor | None:
-    """A bias per head ``(h, d)`` or fused ``(h*d,)`` -> ``(h, d)``; ``None`` stays ``None``.
+def _head_bias(b: Tensor | None, name: str, heads: int, d: int) -> Tensor | None:
+    """A bias per head ``(heads, d)`` or fused ``(heads*d,)`` -> ``(heads, d)``; ``None`` stays.
 
     The fused bias is cut like the fused weight's columns: head ``i`` takes entries
     ``i*d .. (i+1)*d - 1``.
     """
     if b is None:
         return None
-    if b.shape == (h, d):
+    if b.shape == (heads, d):
         return b
-    if b.shape == (h * d,):
-        return b.reshape(h, d)  # (h*d,) -> (h, d)
+    if b.shape == (heads * d,):
+        return b.reshape(heads, d)  # (heads*d,) -> (heads, d)
     raise ValueError(
-        f"{name} must be ({h}, {d}) per head or ({h * d},) fused (h={h}, d={d}), "
-        f"got {tuple(b.shape)}"
+        f"{name} must be ({heads}, {d}) per head or ({heads * d},) fused "
+        f"(heads={heads}, d={d}), got {tuple(b.shape)}"
     )
+
+
+def _check_mask(M: Tensor, X: Tensor, h: int) -> None:
+    """``M`` is ``(n, n)`` or per query head ``(h, n, n)``, in ``X``'s dtype."""
+    n = X.shape[-2]
+    if M.dtype != X.dtype:
+        raise TypeError(f"M has dtype {M.dtype} but X has {X.dtype}: use one dtype")
+    if tuple(M.shape) not in ((n, n), (h, n, n)):
+        raise ValueError(f"M must be (n, n) = ({n}, {n}) or ({h}, {n}, {n}), got {tuple(M.shape)}")
 
 
 def _attend(
@@ -165,23 +99,36 @@ def _attend(
     *,
     weights: dict[str, Tensor | None],
     causal: bool,
+    M: Tensor | None,
+    rope_base: float | None,
+    positions: Tensor | None,
     tokens: Sequence[str] | None,
     dropout_p: float,
     generator: torch.Generator | None,
 ) -> AttentionTrace:
-    """Shared tail of both weight views: from per-head Q, K, V ``(..., h, n, d)`` onwards.
+    """The one tail of every view: from Q ``(..., h, n, d_k)`` and K, V ``(..., g, n, d)`` on.
 
     ``weights`` holds ``W_Q, W_K, W_V`` per head, ``b_Q, b_K, b_V`` per head or ``None``,
     and the checked ``W_O`` (``None``: no projection) and ``b_O``.
     """
-    n, d_k = Q.shape[-2], Q.shape[-1]
-    QKt = scores(Q, K)  # (..., h, n, d_k) @ (..., h, d_k, n) -> (..., h, n, n)
+    n, h, d_k = Q.shape[-2], Q.shape[-3], Q.shape[-1]
+    pos = torch.arange(n, dtype=X.dtype) if positions is None else positions.to(X.dtype)
+    if pos.shape != (n,):
+        raise ValueError(f"positions must be ({n},), one per token, got {tuple(pos.shape)}")
+    if rope_base is not None:  # ρ: each row m rotated by its position's angles
+        Q_rot, K_rot = apply_rope(Q, pos, rope_base), apply_rope(K, pos, rope_base)
+    else:
+        Q_rot, K_rot = Q, K
+    K_rep = repeat_kv(K_rot, h)  # K⁽ᵞ⁽ⁱ⁾⁾ for each query head: (..., g, n, d_k) -> (..., h, n, d_k)
+    V_rep = repeat_kv(V, h)  # (..., g, n, d_v) -> (..., h, n, d_v)
+    QKt = scores(Q_rot, K_rep)  # (..., h, n, d_k) @ (..., h, d_k, n) -> (..., h, n, n)
     S = scale(QKt, d_k)  # S = Q Kᵀ / √d_k
-    M = causal_mask(n, dtype=X.dtype).to(X.device) if causal else None
+    if M is None and causal:
+        M = causal_mask(n, dtype=X.dtype).to(X.device)
     S_masked = add_mask(S, M) if M is not None else S  # S̃ = S + M
     A = softmax_rows(S_masked)  # A = softmax(S̃), row-wise
     A_used = attention_dropout(A, dropout_p, generator)
-    H = weighted_sum(A_used, V)  # H = A V: (..., h, n, d_v)
+    H = weighted_sum(A_used, V_rep)  # H⁽ⁱ⁾ = A⁽ⁱ⁾ V⁽ᵞ⁽ⁱ⁾⁾: (..., h, n, d_v)
     concat = merge_heads(H)  # Concat(H¹ | … | Hʰ): (..., h, n, d_v) -> (..., n, h*d_v)
     W_O, b_O = weights["W_O"], weights["b_O"]
     # Concat · W_O + b_O: (..., n, h*d_v) -> (..., n, d_out); no W_O: the output is the concat
@@ -203,6 +150,12 @@ def _attend(
         Q=Q,
         K=K,
         V=V,
+        positions=pos,
+        rope_base=rope_base,
+        Q_rot=Q_rot,
+        K_rot=K_rot,
+        K_rep=K_rep,
+        V_rep=V_rep,
         QKt=QKt,
         S=S,
         M=M,
@@ -217,6 +170,7 @@ def _attend(
     )
 
 
+# --8<-- [start:masked_multihead_attention]
 def masked_multihead_attention(
     X: Tensor,
     W_Q: Tensor,
@@ -229,32 +183,48 @@ def masked_multihead_attention(
     b_V: Tensor | None = None,
     b_O: Tensor | None = None,
     causal: bool = True,
+    M: Tensor | None = None,
+    rope_base: float | None = None,
+    positions: Tensor | None = None,
     tokens: Sequence[str] | None = None,
     dropout_p: float = 0.0,
     generator: torch.Generator | None = None,
 ) -> AttentionTrace:
-    r"""Masked multi-head attention with per-head matrices (seeds 000 and 003).
+    r"""Masked multi-head attention with per-head matrices (seeds 000 and 003), ``h`` query
+    heads sharing ``g`` K/V heads.
 
     $$
     \operatorname{MultiHead}(X) = \operatorname{Concat}_{i=1}^{h}\Big(
-        \operatorname{softmax}\Big(\frac{Q^{(i)} K^{(i)\top}}{\sqrt{d_k}} + M\Big)
-        V^{(i)}\Big) W_O + b_O,\qquad Q^{(i)} = X W_Q^{(i)} + b_Q^{(i)}\ \text{(and K, V)}
+        \operatorname{softmax}\Big(\frac{\rho(Q^{(i)})\,\rho(K^{(\gamma(i))})^\top}{\sqrt{d_k}}
+        + M\Big) V^{(\gamma(i))}\Big) W_O + b_O,\qquad
+    Q^{(i)} = X W_Q^{(i)} + b_Q^{(i)}\ \text{(and K, V)}
     $$
+
+    with $\gamma(i) = \lfloor i g / h \rfloor$ (`attention_ref.reference.spec.kv_group`; the
+    homework: ``g = h``, $\gamma(i) = i$) and $\rho$ RoPE when ``rope_base`` is given, the
+    identity otherwise.
 
     Args:
         X: tokens as rows, ``(n, d_model)`` or ``(B, T, d_model)``, float32 or float64.
         W_Q: ``(h, d_model, d_k)``, the matrices ``W_Q^(i)`` stacked.
-        W_K: ``(h, d_model, d_k)``, the matrices ``W_K^(i)`` stacked.
-        W_V: ``(h, d_model, d_v)``.
+        W_K: ``(g, d_model, d_k)``, ``g`` dividing ``h`` (``g = h`` in the documents;
+            `attention_ref.reference.gqa`: ``g < h``).
+        W_V: ``(g, d_model, d_v)``.
         W_O: ``(h*d_v, d_out)`` with any ``d_out`` (usually ``d_model``; seed 001's code maps
             to ``d_out != d_in``). ``None``: no output projection, the output is the concat
             ``(..., n, h*d_v)`` (rasbt's ``MultiHeadAttentionWrapper``), for any ``h*d_v``.
         b_Q: optional query bias, ``(h, d_k)`` per head or ``(h*d_k,)`` fused
-            (``nn.Linear`` style); the documents use none. ``b_K`` likewise.
-        b_K: optional key bias, ``(h, d_k)`` or ``(h*d_k,)``.
-        b_V: optional value bias, ``(h, d_v)`` or ``(h*d_v,)``.
+            (``nn.Linear`` style); the documents use none.
+        b_K: optional key bias, ``(g, d_k)`` or ``(g*d_k,)``.
+        b_V: optional value bias, ``(g, d_v)`` or ``(g*d_v,)``.
         b_O: optional output bias ``(d_out,)``; needs ``W_O``.
-        causal: add the causal mask ``M`` (default); ``False`` gives plain self-attention.
+        causal: add the causal mask ``M`` when no ``M`` is given (default); ``False`` with no
+            ``M`` gives plain self-attention.
+        M: the additive mask ``(n, n)`` or per query head ``(h, n, n)``, e.g.
+            `attention_ref.reference.windows.sliding_window_mask` or ``alibi_mask``; when
+            given, ``causal`` is not used.
+        rope_base: rotate Q and K with RoPE of this base (``None``: no RoPE).
+        positions: ``(n,)`` positions for RoPE; default ``0, 1, …, n - 1``.
         tokens: optional names of the ``n`` tokens, kept in the trace.
         dropout_p: dropout on the attention weights (seed 001); 0 in explain.
         generator: RNG for the dropout.
@@ -262,49 +232,52 @@ def masked_multihead_attention(
     Returns:
         The `AttentionTrace` with every intermediate; ``.output`` is the result.
     """
-    _check_inputs(X, {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "b_Q": b_Q, "b_K": b_K, "b_V": b_V})
+    given = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "b_Q": b_Q, "b_K": b_K, "b_V": b_V}
+    _check_inputs(X, given)
     d_model = X.shape[-1]
     for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
         if W.dim() != 3 or W.shape[1] != d_model:
             raise ValueError(
-                f"{name} must be (h, d_model={d_model}, d), got shape {tuple(W.shape)}"
+                f"{name} must be (heads, d_model={d_model}, d), got shape {tuple(W.shape)}"
             )
-    if W_Q.shape != W_K.shape:
+    h, g = W_Q.shape[0], W_K.shape[0]
+    if W_V.shape[0] != g:
+        raise ValueError(f"W_V has {W_V.shape[0]} K/V heads but W_K has {g}")
+    if h % g != 0:
+        raise ValueError(f"g={g} K/V heads must divide h={h} query heads")
+    if W_K.shape[-1] != W_Q.shape[-1]:
         raise ValueError(
-            f"W_Q {tuple(W_Q.shape)} and W_K {tuple(W_K.shape)} must have the same shape"
+            f"queries of width {W_Q.shape[-1]} need keys of the same width, got {W_K.shape[-1]}"
         )
-    if W_V.shape[0] != W_Q.shape[0]:
-        raise ValueError(f"W_V has {W_V.shape[0]} heads but W_Q has {W_Q.shape[0]}")
-    h, d_k, d_v = W_Q.shape[0], W_Q.shape[-1], W_V.shape[-1]
+    if M is not None:
+        _check_mask(M, X, h)
+    d_k, d_v = W_Q.shape[-1], W_V.shape[-1]
     b_Q = _head_bias(b_Q, "b_Q", h, d_k)
-    b_K = _head_bias(b_K, "b_K", h, d_k)
-    b_V = _head_bias(b_V, "b_V", h, d_v)
+    b_K = _head_bias(b_K, "b_K", g, d_k)
+    b_V = _head_bias(b_V, "b_V", g, d_v)
     W_O, b_O = _output_weight(W_O, b_O, h * d_v, X)
     # Q⁽ⁱ⁾ = X W_Q⁽ⁱ⁾ + b_Q⁽ⁱ⁾: (..., n, d_model) -> (..., h, n, d_k)
     Q = project_heads(X, W_Q, b_Q)
-    K = project_heads(X, W_K, b_K)  # K⁽ⁱ⁾ = X W_K⁽ⁱ⁾ + b_K⁽ⁱ⁾
-    V = project_heads(X, W_V, b_V)  # V⁽ⁱ⁾ = X W_V⁽ⁱ⁾ + b_V⁽ⁱ⁾
-    weights = {
-        "W_Q": W_Q,
-        "W_K": W_K,
-        "W_V": W_V,
-        "b_Q": b_Q,
-        "b_K": b_K,
-        "b_V": b_V,
-        "W_O": W_O,
-        "b_O": b_O,
-    }
+    K = project_heads(X, W_K, b_K)  # K⁽ʲ⁾ = X W_K⁽ʲ⁾ + b_K⁽ʲ⁾: -> (..., g, n, d_k)
+    V = project_heads(X, W_V, b_V)  # V⁽ʲ⁾ = X W_V⁽ʲ⁾ + b_V⁽ʲ⁾: -> (..., g, n, d_v)
+    weights = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "b_Q": b_Q, "b_K": b_K, "b_V": b_V}
     return _attend(
         X,
         Q,
         K,
         V,
-        weights=weights,
+        weights=weights | {"W_O": W_O, "b_O": b_O},
         causal=causal,
+        M=M,
+        rope_base=rope_base,
+        positions=positions,
         tokens=tokens,
         dropout_p=dropout_p,
         generator=generator,
     )
+
+
+# --8<-- [end:masked_multihead_attention]
 
 
 def masked_multihead_attention_fused(
@@ -324,11 +297,11 @@ def masked_multihead_attention_fused(
     dropout_p: float = 0.0,
     generator: torch.Generator | None = None,
 ) -> AttentionTrace:
-    r"""The same computation with one fused projection per role (seeds 001 and 002).
+    r"""The same computation with one fused projection per role (seeds 001 and 002), ``g = h``.
 
     $Q = X W_Q + b_Q$ with $W_Q \in \mathbb{R}^{d_{model} \times h d_k}$ and
     $b_Q \in \mathbb{R}^{h d_k}$ (an ``nn.Linear``: ``W_Q = W_query.weight.T``), then
-    `split_heads` gives ``(…, h, n, d_k)``; the rest is shared with
+    `split_heads` gives ``(…, h, n, d_k)``; the rest is the tail of
     `masked_multihead_attention` (same ``W_O``, ``b_O``; ``W_O = None``: no projection).
     Head ``i`` uses columns ``i*d_k .. (i+1)*d_k - 1`` of ``W_Q`` and entries
     ``i*d_k .. (i+1)*d_k - 1`` of ``b_Q``, which are exactly ``W_Q^(i)`` and ``b_Q^(i)`` of the
@@ -375,6 +348,9 @@ def masked_multihead_attention_fused(
         V,
         weights=weights,
         causal=causal,
+        M=None,
+        rope_base=None,
+        positions=None,
         tokens=tokens,
         dropout_p=dropout_p,
         generator=generator,

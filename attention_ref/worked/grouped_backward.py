@@ -1,6 +1,6 @@
-r"""The backward of a `GQATrace` laid out step by step (`attention_ref.reference.gqa.
-gqa_backward`), for the examples of today's attention (their forward:
-`attention_ref.worked.layout`).
+r"""The backward of a trace with K/V heads laid out step by step
+(`attention_ref.reference.attention_backward`), for the examples of today's attention (their
+forward: `attention_ref.worked.layout`).
 
 The backward's JSON has the layout of the other examples' (``"output"``, ``"W_O"``,
 ``"concat"``, ``"X"``, and per query head ``"H"``, ``"A"``, ``"S_masked"``, ``"S"``, ``"Q"``,
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from torch import Tensor
 
+from attention_ref import reference as ref
 from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import rope as ref_rope
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
@@ -25,7 +26,7 @@ from attention_ref.worked.words_grouped import GROUPED_BACKWARD
 # --- the backward -------------------------------------------------------------------------------
 
 
-def _through(tr: ref_gqa.GQATrace, dK_rep_i: Tensor) -> Tensor:
+def _through(tr: ref.AttentionTrace, dK_rep_i: Tensor) -> Tensor:
     """One query head's share of its K/V head's key gradient, before RoPE (undone)."""
     if tr.rope_base is None:
         return dK_rep_i
@@ -33,9 +34,9 @@ def _through(tr: ref_gqa.GQATrace, dK_rep_i: Tensor) -> Tensor:
 
 
 def backward_sections(
-    tr: ref_gqa.GQATrace, gr: ref_gqa.GQAGradientTrace, *, G_note: str, lang: str = "en"
+    tr: ref.AttentionTrace, gr: ref.GradientTrace, *, G_note: str, lang: str = "en"
 ) -> list[Section]:
-    """The chain rule of `gqa_backward`, one section per step, in ``lang``'s words
+    """The chain rule of `attention_backward`, one section per step, in ``lang``'s words
     (`attention_ref.worked.words_grouped.GROUPED_BACKWARD`)."""
     say, notation = GROUPED_BACKWARD[lang], GRADIENTS[lang]["notation"]
     tok, h, g, d_k = list(tr.tokens), tr.h, tr.g, tr.d_k
@@ -183,7 +184,7 @@ def backward_sections(
     return sections
 
 
-def grads_json(tr: ref_gqa.GQATrace, gr: ref_gqa.GQAGradientTrace) -> dict[str, JSONValue]:
+def grads_json(tr: ref.AttentionTrace, gr: ref.GradientTrace) -> dict[str, JSONValue]:
     """The backward's numbers in the other examples' layout, plus ``"kv_heads"`` (module
     docstring; written by `attention_ref.worked.trace.grads_layout`): a query head's ``K`` is its
     share of its K/V head's ``∂K`` (RoPE undone)."""
@@ -211,11 +212,11 @@ def grads_json(tr: ref_gqa.GQATrace, gr: ref_gqa.GQAGradientTrace) -> dict[str, 
 
 
 def with_gqa_backward(
-    forward: Explanation, tr: ref_gqa.GQATrace, G: Matrix | None, lang: str = "en"
+    forward: Explanation, tr: ref.AttentionTrace, G: Matrix | None, lang: str = "en"
 ) -> Explanation:
     """The forward's explanation followed by its backward (``G`` ``None``: all ones), in
     ``lang``'s words (the forward's own language)."""
-    gr = ref_gqa.gqa_backward(tr, check_grad_output(G, tr.output, lang))
+    gr = ref.attention_backward(tr, check_grad_output(G, tr.output, lang))
     say = GRADIENTS[lang]
     note = say["default_g" if G is None else "given_g"]
     return Explanation(

@@ -1,10 +1,11 @@
 r"""The one layout of a worked trace: every step of an attention laid out as sections.
 
-A trace has ``h`` query heads and ``g`` K/V heads: `attention_ref.reference.gqa.GQATrace`
-(GQA, MQA, RoPE, sliding windows, ALiBi: they differ by ``g``, ``rope_base`` and the mask
-``M``) or the homework's `attention_ref.reference.AttentionTrace` (``g = h``, no rotation;
-its biases and ``b_O`` where it has them). One builder per step serves both, the exercise's
-key (`attention_ref.exercises.key`) and every example:
+A trace is the one `attention_ref.reference.AttentionTrace`, ``h`` query heads and ``g`` K/V
+heads: the homework's (``g = h``, no rotation; its biases and ``b_O`` where it has them), GQA,
+MQA, RoPE, sliding windows, ALiBi (they differ by ``g``, ``rope_base`` and the mask ``M``),
+or the exercise key's numbers in the same fields (`attention_ref.exercises.numbers`). One
+builder per step serves them all, the exercise's key (`attention_ref.exercises.key`) and every
+example:
 
 $$
 Q^{(i)} = X W_Q^{(i)},\ K^{(j)} = X W_K^{(j)},\ V^{(j)} = X W_V^{(j)},\quad
@@ -35,10 +36,10 @@ if TYPE_CHECKING:  # the layout reads a trace's fields: torch's tensors or numpy
     from torch import Tensor
 
     from attention_ref import reference as ref
-    from attention_ref.reference import gqa as ref_gqa
 
-#: What the layout lays out: ``h`` query heads, ``g`` K/V heads (``g = h`` for the homework's).
-Laid: TypeAlias = "ref.AttentionTrace | ref_gqa.GQATrace"
+#: What the layout lays out: ``h`` query heads, ``g`` K/V heads (``g = h`` for the homework's);
+#: the exercises' key gives numpy's arrays in the same fields, without the biases.
+Laid: TypeAlias = "ref.AttentionTrace"
 
 #: The roles of a head's projections, in the documents' order.
 ROLES = ("Q", "K", "V")
@@ -103,8 +104,8 @@ def input_mats(tr: Laid) -> list[Mat]:
 
 def bias_of(tr: Laid) -> dict[str, Tensor]:
     """The biases the trace has, by role: ``Q``, ``K``, ``V`` per head, ``O`` of the output
-    projection (a `GQATrace` has none)."""
-    if not hasattr(tr, "b_Q"):  # a grouped trace (torch's or the exercises' numpy one)
+    projection (the exercises' numbers have none)."""
+    if not hasattr(tr, "b_Q"):  # the exercises' numpy numbers
         return {}
     got = {"Q": tr.b_Q, "K": tr.b_K, "V": tr.b_V, "O": tr.b_O}
     return {r: b for r, b in got.items() if b is not None}
@@ -333,7 +334,7 @@ def forward_sections(
     output_note: str = "",
     lang: str = "en",
 ) -> list[Section]:
-    """Every forward step of a single-sequence `GQATrace`, in order, in ``lang``'s words
+    """Every forward step of a single-sequence trace, in order, in today's words
     (`attention_ref.worked.words_grouped.GROUPED`); ``mask`` replaces the causal-mask step (a
     window, ALiBi), ``after_projections`` come before the scores (RoPE)."""
     if tr.X.dim() != 2:

@@ -15,7 +15,7 @@ says, with the numbers, how much each head's weights moved against seed 000's.
 
 from __future__ import annotations
 
-from attention_ref.reference import gqa as ref_gqa
+from attention_ref import reference as ref
 from attention_ref.reference import windows
 from attention_ref.render import Explanation, JSONValue, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
@@ -25,13 +25,13 @@ from attention_ref.worked.trace import trace_json
 from attention_ref.worked.words_grouped import ALIBI, GROUPED
 
 
-def alibi_trace() -> ref_gqa.GQATrace:
+def alibi_trace() -> ref.AttentionTrace:
     """Seed 000's heads with ALiBi's per-head biases and the causal mask."""
     n, h = len(life.LIFE_TOKENS), len(life.LIFE_W_Q)
-    return life.life_grouped(windows.alibi_mask(windows.alibi_slopes(h), n))
+    return life.life_trace(windows.alibi_mask(windows.alibi_slopes(h), n))
 
 
-def weight_shift(tr: ref_gqa.GQATrace, lang: str = "en") -> tuple[Section, dict[str, JSONValue]]:
+def weight_shift(tr: ref.AttentionTrace, lang: str = "en") -> tuple[Section, dict[str, JSONValue]]:
     """How far each head's weights moved from seed 000's (no bias), and towards what, in
     ``lang``'s words (`attention_ref.worked.words_grouped.ALIBI`)."""
     say = ALIBI[lang]

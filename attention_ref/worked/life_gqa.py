@@ -21,7 +21,7 @@ from typing import Final
 
 import torch
 
-from attention_ref.reference import gqa as ref_gqa
+from attention_ref import reference as ref
 from attention_ref.reference.params import gqa_params
 from attention_ref.render import Explanation, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
@@ -43,12 +43,13 @@ def gqa_weights() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tenso
     return W_Q, t(life.LIFE_W_K), t(life.LIFE_W_V), torch.eye(GQA_H * 2, dtype=torch.float64)
 
 
-def gqa_trace() -> ref_gqa.GQATrace:
-    """The example through `attention_ref.reference.gqa.grouped_query_attention`."""
-    return ref_gqa.grouped_query_attention(t(life.LIFE_X), *gqa_weights(), tokens=life.LIFE_TOKENS)
+def gqa_trace() -> ref.AttentionTrace:
+    """The example through `attention_ref.reference.masked_multihead_attention`, ``h = 4``,
+    ``g = 2``."""
+    return ref.masked_multihead_attention(t(life.LIFE_X), *gqa_weights(), tokens=life.LIFE_TOKENS)
 
 
-def same_as_seed_000(tr: ref_gqa.GQATrace) -> list[int]:
+def same_as_seed_000(tr: ref.AttentionTrace) -> list[int]:
     """The query heads (1-based) whose output equals one of seed 000's heads, computed."""
     seed = life.life_trace()
     return [
@@ -58,7 +59,7 @@ def same_as_seed_000(tr: ref_gqa.GQATrace) -> list[int]:
     ]
 
 
-def savings(tr: ref_gqa.GQATrace, lang: str = "en") -> tuple[Section, dict[str, int]]:
+def savings(tr: ref.AttentionTrace, lang: str = "en") -> tuple[Section, dict[str, int]]:
     """What g = 2 K/V heads keep per token and weigh, against MHA (g = h) and MQA (g = 1), in
     ``lang``'s words (`attention_ref.worked.words_grouped.GQA`)."""
     say = GQA[lang]

@@ -16,7 +16,6 @@ import torch
 from torch import Tensor
 
 from attention_ref import reference as ref
-from attention_ref.reference import gqa as ref_gqa
 from attention_ref.render import Explanation, Matrix, Section
 from attention_ref.worked.layout import trace_sections
 from attention_ref.worked.trace import t, trace_to_json
@@ -92,28 +91,15 @@ DOC_LIFE_CONCAT: Final[Matrix] = [
 DOC_LIFE_OUTPUT: Final[Matrix] = DOC_LIFE_CONCAT  # W_O = I_4: the output is the concat
 
 
-def life_trace() -> ref.AttentionTrace:
+def life_trace(M: Tensor | None = None) -> ref.AttentionTrace:
     r"""The document's numbers through `attention_ref.reference.masked_multihead_attention`.
 
     ``\operatorname{MultiHead}(X) = \operatorname{Concat}(H^{(1)} | H^{(2)}) W_O`` with
-    ``H^{(i)} = \operatorname{softmax}(Q^{(i)} K^{(i)\top} / \sqrt{2} + M) V^{(i)}``.
+    ``H^{(i)} = \operatorname{softmax}(Q^{(i)} K^{(i)\top} / \sqrt{2} + M) V^{(i)}``; ``M`` is
+    the causal mask, or the additive mask given (today's window and ALiBi start from here).
     """
     return ref.masked_multihead_attention(
-        t(LIFE_X), t(LIFE_W_Q), t(LIFE_W_K), t(LIFE_W_V), t(LIFE_W_O), tokens=LIFE_TOKENS
-    )
-
-
-def life_grouped(M: Tensor | None = None) -> ref_gqa.GQATrace:
-    """Seed 000's numbers through the grouped reference, ``g = h = 2`` (no rotation), with
-    the additive mask ``M`` (``None``: the causal one): today's examples start from it."""
-    return ref_gqa.grouped_query_attention(
-        t(LIFE_X),
-        t(LIFE_W_Q),
-        t(LIFE_W_K),
-        t(LIFE_W_V),
-        t(LIFE_W_O),
-        M=M,
-        tokens=LIFE_TOKENS,
+        t(LIFE_X), t(LIFE_W_Q), t(LIFE_W_K), t(LIFE_W_V), t(LIFE_W_O), M=M, tokens=LIFE_TOKENS
     )
 
 

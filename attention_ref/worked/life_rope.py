@@ -15,7 +15,7 @@ from typing import Final
 
 import torch
 
-from attention_ref.reference import gqa as ref_gqa
+from attention_ref import reference as ref
 from attention_ref.reference import rope as ref_rope
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
@@ -42,9 +42,9 @@ def rope_weights() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tens
     return W[0], W[1], W[2], torch.eye(4, dtype=torch.float64)
 
 
-def rope_trace(rope: bool = True) -> ref_gqa.GQATrace:
+def rope_trace(rope: bool = True) -> ref.AttentionTrace:
     """The example with RoPE (``rope=False``: the same head without it, for comparison)."""
-    return ref_gqa.grouped_query_attention(
+    return ref.masked_multihead_attention(
         t(life.LIFE_X),
         *rope_weights(),
         rope_base=ROPE_BASE if rope else None,
@@ -52,7 +52,7 @@ def rope_trace(rope: bool = True) -> ref_gqa.GQATrace:
     )
 
 
-def shifted_score(tr: ref_gqa.GQATrace, shift: int) -> float:
+def shifted_score(tr: ref.AttentionTrace, shift: int) -> float:
     r"""The score of query ``SHIFT_QUERY`` and key ``SHIFT_KEY`` with both tokens moved
     ``shift`` positions on: $(R_{m+s} q) \cdot (R_{n+s} k)$."""
     q, k = tr.Q[0, SHIFT_QUERY : SHIFT_QUERY + 1], tr.K[0, SHIFT_KEY : SHIFT_KEY + 1]
@@ -61,14 +61,14 @@ def shifted_score(tr: ref_gqa.GQATrace, shift: int) -> float:
     return float(ref_rope.apply_rope(q, m, ROPE_BASE) @ ref_rope.apply_rope(k, n, ROPE_BASE).T)
 
 
-def rotation_norm_gap(tr: ref_gqa.GQATrace) -> float:
+def rotation_norm_gap(tr: ref.AttentionTrace) -> float:
     """The largest change of a query's or a key's norm under the rotation (a rotation keeps
     lengths: rounding only)."""
     gap = float((tr.Q_rot.norm(dim=-1) - tr.Q.norm(dim=-1)).abs().max())
     return max(gap, float((tr.K_rot.norm(dim=-1) - tr.K.norm(dim=-1)).abs().max()))
 
 
-def rope_sections(tr: ref_gqa.GQATrace, lang: str = "en") -> list[Section]:
+def rope_sections(tr: ref.AttentionTrace, lang: str = "en") -> list[Section]:
     """The angles $m\theta_i$, their cosines and sines, and the rotated ``Q``, ``K``, in
     ``lang``'s words (`attention_ref.worked.words_grouped.ROPE`)."""
     say = ROPE[lang]
@@ -139,7 +139,7 @@ def rope_sections(tr: ref_gqa.GQATrace, lang: str = "en") -> list[Section]:
 
 
 def what_rope_changes(
-    tr: ref_gqa.GQATrace, lang: str = "en"
+    tr: ref.AttentionTrace, lang: str = "en"
 ) -> tuple[Section, dict[str, JSONValue]]:
     """The scores without RoPE, and the shift check, with the numbers that support the words,
     in ``lang``'s words (`attention_ref.worked.words_grouped.ROPE`)."""

@@ -18,7 +18,7 @@ from typing import Final
 
 import torch
 
-from attention_ref.reference import gqa as ref_gqa
+from attention_ref import reference as ref
 from attention_ref.reference import windows
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section
 from attention_ref.worked import life_is_awesome as life
@@ -31,12 +31,12 @@ from attention_ref.worked.words_grouped import GROUPED, SLIDING_WINDOW, WINDOW_S
 WINDOW: Final = 2
 
 
-def window_trace(w: int = WINDOW) -> ref_gqa.GQATrace:
+def window_trace(w: int = WINDOW) -> ref.AttentionTrace:
     """Seed 000's heads with the sliding-window mask of ``w`` keys."""
-    return life.life_grouped(windows.sliding_window_mask(len(life.LIFE_TOKENS), w))
+    return life.life_trace(windows.sliding_window_mask(len(life.LIFE_TOKENS), w))
 
 
-def changed_rows(tr: ref_gqa.GQATrace) -> tuple[list[int], list[int]]:
+def changed_rows(tr: ref.AttentionTrace) -> tuple[list[int], list[int]]:
     """The rows (0-based) equal to seed 000's causal output, and the rows that differ."""
     seed = life.life_trace().output
     same = [r for r in range(tr.output.shape[0]) if torch.allclose(tr.output[r], seed[r])]
@@ -44,7 +44,7 @@ def changed_rows(tr: ref_gqa.GQATrace) -> tuple[list[int], list[int]]:
 
 
 def against_causal(
-    tr: ref_gqa.GQATrace, w: int, lang: str = "en"
+    tr: ref.AttentionTrace, w: int, lang: str = "en"
 ) -> tuple[Section, dict[str, JSONValue]]:
     """Which rows the window changed, with seed 000's output beside this one, in ``lang``'s
     words (`attention_ref.worked.words_grouped.SLIDING_WINDOW`)."""

@@ -1,10 +1,10 @@
 r"""Shared by the worked examples: tensors in and out, a trace's numbers as JSON.
 
-`trace_to_json` (a homework's `attention_ref.reference.AttentionTrace`) and `trace_json`
-(a `attention_ref.reference.gqa.GQATrace`) write a trace's steps; `input_json` writes the
-numbers an example used as an ``--input`` document, which every ``explain --format json``
-carries under ``"input"`` so that it can be fed back to ``--input``. The steps laid out as
-sections: `attention_ref.worked.layout`.
+`trace_to_json` (the homework's layout of an `attention_ref.reference.AttentionTrace`, per
+head) and `trace_json` (today's, with its K/V heads and groups) write a trace's steps;
+`input_json` writes the numbers an example used as an ``--input`` document, which every
+``explain --format json`` carries under ``"input"`` so that it can be fed back to ``--input``.
+The steps laid out as sections: `attention_ref.worked.layout`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from attention_ref.render import JSONValue
 
 if TYPE_CHECKING:
     from torch import Tensor
-
-    from attention_ref.reference import gqa as ref_gqa
 
 
 def __getattr__(name: str) -> Any:
@@ -237,7 +235,7 @@ def grads_layout(
     }
 
 
-def trace_json(tr: ref_gqa.GQATrace) -> dict[str, JSONValue]:
+def trace_json(tr: ref.AttentionTrace) -> dict[str, JSONValue]:
     """The forward's numbers: ``{"tokens", "h", "g", "groups", "X", "M", "heads": [{"Q", "K",
     "V", "scores", "S", "S_masked", "A", "H", "kv_head"}], "kv_heads": [{"K", "V"}], "concat",
     "W_O", "output"}``; with RoPE ``"rope": {"base", "positions"}`` and per head ``"Q_rot"``,

@@ -1,6 +1,6 @@
 """The words of the layout's steps for today's examples (GQA, RoPE, windows, ALiBi), per language.
 
-`attention_ref.worked.layout` lays out any `GQATrace` step by step through `GROUPED`;
+`attention_ref.worked.layout` lays out any trace step by step through `GROUPED`;
 each example (`attention_ref.worked.life_gqa`, ``life_rope``, ``life_window``,
 ``life_alibi``) adds its own steps through its table here. Each writer computes its facts once
 and picks the phrase they support; a phrase has the same blanks in every language

@@ -1,6 +1,6 @@
 """One backward chain for every g, with or without RoPE: the gradients of grouped-query
 attention (of a window, of rotary positions) graded like the homework's (issue 41). The
-chain's points are `gqa_backward`'s numbers; a K/V head's gradient is its group's sum
+chain's points are `attention_backward`'s numbers; a K/V head's gradient is its group's sum
 (``"grads": {"kv_heads": [{"K", "V", "W_K", "W_V"}]}``), a query head's ``K``, ``V``, ``W_K``,
 ``W_V`` what came through it."""
 
@@ -11,6 +11,7 @@ import json
 import pytest
 import torch
 
+from attention_ref import reference as ref
 from attention_ref.exercises import chain
 from attention_ref.exercises.answer import answer_from_steps, answer_text, read_answer_text
 from attention_ref.exercises.catalogue import mistakes_for
@@ -18,7 +19,6 @@ from attention_ref.exercises.draw import Problem
 from attention_ref.exercises.exercise import make_exercise
 from attention_ref.exercises.grader import check_document, report_lines
 from attention_ref.exercises.options import ExerciseOptions
-from attention_ref.reference import gqa as ref_gqa
 from attention_ref.render import render
 
 
@@ -69,7 +69,7 @@ def text_of(prob: Problem, steps: dict) -> str:
 def test_the_chains_gradients_are_the_references(opt):
     prob = Problem.of_exercise(opt)
     steps = computed_steps(prob.data(), (), prob.chain.stages)
-    gr = ref_gqa.gqa_backward(prob.trace.reference())
+    gr = ref.attention_backward(prob.trace.reference())
     assert torch.allclose(steps[("grad.X", None)], gr.X, atol=1e-10)
     for j in range(prob.trace.g):
         for name in ("W_K", "W_V", "K", "V"):

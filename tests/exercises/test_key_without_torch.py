@@ -10,12 +10,12 @@ import math
 
 import pytest
 
+from attention_ref import reference as ref
 from attention_ref.exercises.draw import draw as draw_problem
 from attention_ref.exercises.draw import trace_of
 from attention_ref.exercises.features import PROBLEMS, Features, default_shape
 from attention_ref.exercises.key import key_data
 from attention_ref.exercises.options import ExerciseOptions
-from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import windows
 from attention_ref.worked.grouped_backward import grads_json
 from attention_ref.worked.trace import trace_json
@@ -43,8 +43,8 @@ def pairs(a: object, b: object, where: str = "") -> list[tuple[str, float, float
 def torch_key_data(opt: ExerciseOptions) -> dict:
     """The key's JSON as torch's reference writes it (the code before issue 59)."""
     tr = trace_of(opt, draw_problem(opt).problem)
-    ref = tr.reference()
-    data = {**trace_json(ref)}
+    rt = tr.reference()
+    data = {**trace_json(rt)}
     if tr.window is not None:
         data["window"] = tr.window
     if tr.bias is not None:  # ALiBi's biases after S, and its slopes, as the reference has them
@@ -55,7 +55,7 @@ def torch_key_data(opt: ExerciseOptions) -> dict:
             data["heads"][i] = dict([*items[:at], ("B", bias[i]), *items[at:]])
         data["alibi"] = {"slopes": windows.alibi_slopes(tr.h).tolist()}
     if opt.backward:
-        data |= {"loss": "sum", "grads": grads_json(ref, ref_gqa.gqa_backward(ref))}
+        data |= {"loss": "sum", "grads": grads_json(rt, ref.attention_backward(rt))}
     return data
 
 

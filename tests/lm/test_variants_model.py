@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from attention_ref.lm.config import ModelConfig
 from attention_ref.lm.model import CausalSelfAttention, CharGPT, count_parameters
 from attention_ref.lm.numpy_model import NumpyCharGPT, UnsupportedModelError
-from attention_ref.reference.gqa import grouped_query_attention
+from attention_ref.reference import masked_multihead_attention
 from attention_ref.reference.windows import sliding_window_mask
 
 
@@ -60,7 +60,7 @@ def test_fewer_kv_heads_take_out_their_weights(h, g):
 
 def reference_of(layer: CausalSelfAttention, x: torch.Tensor):
     """The layer's weights in the reference's row convention (``W = linear.weight.T``), and
-    its output by `grouped_query_attention` (the biases are zero here: the reference has none),
+    its output by `masked_multihead_attention` (the biases are zero here: the reference has none),
     with the layer's RoPE and window."""
     h, g, d_k = layer.n_head, layer.n_kv_head, layer.d_k
     n, C = x.shape
@@ -70,7 +70,7 @@ def reference_of(layer: CausalSelfAttention, x: torch.Tensor):
     W_V = W[:, C + g * d_k :].reshape(C, g, d_k).transpose(0, 1)
     M = sliding_window_mask(n, layer.window) if layer.window else None
     rope = 10000.0 if layer.rope else None
-    return grouped_query_attention(x, W_Q, W_K, W_V, layer.proj.weight.T, M=M, rope_base=rope)
+    return masked_multihead_attention(x, W_Q, W_K, W_V, layer.proj.weight.T, M=M, rope_base=rope)
 
 
 @settings(max_examples=40, deadline=None)
@@ -111,7 +111,7 @@ def test_the_reference_check_fails_with_the_groups_in_the_wrong_order():
     W_Q = W[:, :C].reshape(C, 4, d_k).transpose(0, 1)
     W_K = W[:, C : C + g * d_k].reshape(C, g, d_k).transpose(0, 1)
     W_V = W[:, C + g * d_k :].reshape(C, g, d_k).transpose(0, 1)
-    tiled = grouped_query_attention(
+    tiled = masked_multihead_attention(
         x, W_Q, W_K[[0, 1, 0, 1]], W_V[[0, 1, 0, 1]], layer.proj.weight.T
     )
     with torch.no_grad():

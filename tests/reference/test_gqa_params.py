@@ -9,7 +9,8 @@ import sys
 import pytest
 import torch
 
-from attention_ref.reference import gqa, kv_cache
+from attention_ref import reference as ref
+from attention_ref.reference import kv_cache
 from attention_ref.reference.params import (
     DTYPE_BYTES,
     attention_params,
@@ -32,7 +33,7 @@ def test_counts_are_the_numbers_of_the_reference_tensors(d_model, h, g, d_k):
     W_Q = torch.zeros(h, d_model, d_k)
     W_K, W_V = torch.zeros(g, d_model, d_k), torch.zeros(g, d_model, d_k)
     W_O = torch.zeros(h * d_k, d_model)
-    trace = gqa.grouped_query_attention(torch.zeros(3, d_model), W_Q, W_K, W_V, W_O)
+    trace = ref.masked_multihead_attention(torch.zeros(3, d_model), W_Q, W_K, W_V, W_O)
     assert p.total == sum(t.numel() for t in (trace.W_Q, trace.W_K, trace.W_V, W_O))
     assert p.key_value == W_K.numel() + W_V.numel()
 
@@ -104,9 +105,10 @@ def test_a_reexported_name_still_brings_torch():
 
 def test_the_lazy_names_are_the_modules_names():
     from attention_ref import reference as ref
-    from attention_ref.reference import attention, backward, multihead
+    from attention_ref.reference import attention, backward, multihead, trace
 
-    assert ref.__all__ == [*attention.__all__, *backward.__all__, *multihead.__all__]
+    modules = (attention, backward, multihead, trace)
+    assert ref.__all__ == [name for m in modules for name in m.__all__]
     for module in (attention, backward, multihead):
         assert all(getattr(ref, name) is getattr(module, name) for name in module.__all__)
     assert ref.rope.apply_rope is not None and "apply_rope" not in ref.__all__

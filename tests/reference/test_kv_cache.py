@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_ref import reference as ref
-from attention_ref.reference import gqa, kv_cache, windows
+from attention_ref.reference import kv_cache, windows
 from tests.reference.variants import DT, TOL, GQAProblem, gqa_problems
 
 
@@ -38,7 +38,7 @@ def decode_all(p: GQAProblem, *, prompt: int = 0, **kw) -> tuple[torch.Tensor, k
 def test_decoding_equals_the_full_causal_attention_row_by_row(p, rope, w):
     base = 10000.0 if rope else None
     M = windows.sliding_window_mask(p.n, w) if w is not None else None
-    full = gqa.grouped_query_attention(p.X, p.W_Q, p.W_K, p.W_V, p.W_O, rope_base=base, M=M)
+    full = ref.masked_multihead_attention(p.X, p.W_Q, p.W_K, p.W_V, p.W_O, rope_base=base, M=M)
     rows, cache = decode_all(p, rope_base=base, window=w)
     assert close(rows, full.output)
     # the cache holds what the full pass computed: g heads of rotated keys, the values
@@ -50,7 +50,7 @@ def test_decoding_equals_the_full_causal_attention_row_by_row(p, rope, w):
 @given(gqa_problems(), st.data())
 def test_prefill_then_decode_equals_the_full_pass(p, data):
     prompt = data.draw(st.integers(1, p.n))
-    full = gqa.grouped_query_attention(p.X, p.W_Q, p.W_K, p.W_V, p.W_O)
+    full = ref.masked_multihead_attention(p.X, p.W_Q, p.W_K, p.W_V, p.W_O)
     if prompt < p.n:
         rows, _ = decode_all(p, prompt=prompt)
         assert close(rows, full.output[..., prompt:, :])
@@ -83,7 +83,7 @@ def test_forgetting_to_append_the_new_key_is_caught():
     gen = torch.Generator().manual_seed(1)
     X = torch.randn(5, 4, generator=gen, dtype=DT)
     W_Q, W_K, W_V = (torch.randn(2, 4, 2, generator=gen, dtype=DT) for _ in range(3))
-    full = gqa.grouped_query_attention(X, W_Q, W_K, W_V)
+    full = ref.masked_multihead_attention(X, W_Q, W_K, W_V)
     cache = kv_cache.prefill(X[:4], W_K, W_V)
     q = ref.project_heads(X[4:], W_Q)
     a = ref.softmax_rows(ref.scale(ref.scores(q, cache.K), 2))
@@ -120,7 +120,7 @@ def test_decode_backward_equals_autograd_of_the_full_pass_on_the_last_row(p, rop
     }
     W_O = p.W_O.clone().requires_grad_() if p.W_O is not None else None
     M = windows.sliding_window_mask(p.n, w) if w is not None else None
-    full = gqa.grouped_query_attention(
+    full = ref.masked_multihead_attention(
         leaves["X"], leaves["W_Q"], leaves["W_K"], leaves["W_V"], W_O, rope_base=base, M=M
     ).output
     (full[..., t:, :] * G).sum().backward()

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attention_ref import reference as ref
-from attention_ref.reference import gqa, rope, windows
+from attention_ref.reference import rope, windows
 from tests.reference.variants import DT, TOL, gqa_problems
 
 
@@ -113,7 +113,7 @@ def test_alibi_rows_keep_their_weights_when_shifted(h, n, shift):
 @given(gqa_problems(even_d_k=True), st.integers(1, 5))
 def test_gqa_with_rope_and_a_window_equals_sdpa_on_rotated_queries(p, w):
     """The whole composition of today's layers: RoPE, a window, GQA ≡ SDPA on the rotated Q, K."""
-    trace = gqa.grouped_query_attention(
+    trace = ref.masked_multihead_attention(
         p.X, p.W_Q, p.W_K, p.W_V, p.W_O, rope_base=10000.0, M=windows.sliding_window_mask(p.n, w)
     )
     Q, K, V = (ref.project_heads(p.X, W) for W in (p.W_Q, p.W_K, p.W_V))

@@ -1,5 +1,6 @@
-"""One layout of a worked trace (issue 41): the homework's `AttentionTrace` and a `GQATrace`
-go through the same builder of each step, and every label is said in the page's language."""
+"""One layout of a worked trace (issue 41): the homework's page and today's examples lay out
+the one `AttentionTrace` through the same builder of each step, and every label is said in the
+page's language."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import inspect
 import pytest
 
 from attention_ref import reference as ref
-from attention_ref.reference import gqa as ref_gqa
 from attention_ref.render import Mat
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.layout import forward_sections, trace_sections
@@ -28,10 +28,10 @@ def matrices(sections: list) -> list[tuple[str, list, str | None]]:
     return out
 
 
-def test_the_homeworks_trace_and_a_grouped_one_with_g_equal_h_are_laid_out_alike():
-    mha, gqa = life.life_trace(), life.life_grouped()
-    assert (mha.g, mha.rope_base) == (2, None) and (gqa.g, gqa.rope_base) == (2, None)
-    homework, today = trace_sections(mha), forward_sections(gqa)
+def test_the_homeworks_layout_and_todays_lay_out_its_trace_alike():
+    mha = life.life_trace()
+    assert (mha.h, mha.g, mha.rope_base) == (2, 2, None)
+    homework, today = trace_sections(mha), forward_sections(mha)
     # every step but the output's (its words name it MultiHead or out) is the same matrices
     assert len(homework) == len(today) == 7
     assert matrices(homework[:6]) == matrices(today[:6])
@@ -50,7 +50,7 @@ def test_the_homeworks_trace_and_a_grouped_one_with_g_equal_h_are_laid_out_alike
 def test_a_grouped_trace_keeps_query_heads_then_kv_heads():
     """With g < h the weights and projections are the h query heads' first, then each K/V
     head's K and V (the control of the head-by-head order above)."""
-    tr = ref_gqa.grouped_query_attention(
+    tr = ref.masked_multihead_attention(
         t(life.LIFE_X),
         t(life.LIFE_W_Q),
         t(life.LIFE_W_K)[:1],

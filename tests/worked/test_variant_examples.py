@@ -12,7 +12,6 @@ import torch
 
 from attention_ref import reference as ref
 from attention_ref.cli.main import main
-from attention_ref.reference import gqa as ref_gqa
 from attention_ref.reference import online_softmax as osm
 from attention_ref.render import render
 from attention_ref.worked import (
@@ -75,7 +74,7 @@ def test_gqa_words_name_the_equal_heads_only_when_there_are_some():
     assert "GQA keeps 2 times fewer than MHA" in text
     # the other side: query heads that ask nothing of seed 000's heads
     W_Q, W_K, W_V, W_O = life_gqa.gqa_weights()
-    other = ref_gqa.grouped_query_attention(t(life.LIFE_X), W_Q * 2, W_K, W_V, W_O)
+    other = ref.masked_multihead_attention(t(life.LIFE_X), W_Q * 2, W_K, W_V, W_O)
     assert life_gqa.same_as_seed_000(other) == []
     section, _ = life_gqa.savings(other)
     assert "seed 000's head outputs" not in section.text
@@ -85,7 +84,7 @@ def test_gqa_backward_json_equals_autograd_and_the_shares_sum_to_the_group():
     doc = life_gqa.explain_backward().data["grads"]
     W_Q, W_K, W_V, W_O = (w.clone().requires_grad_() for w in life_gqa.gqa_weights())
     X = t(life.LIFE_X).requires_grad_()
-    ref_gqa.grouped_query_attention(X, W_Q, W_K, W_V, W_O).output.sum().backward()
+    ref.masked_multihead_attention(X, W_Q, W_K, W_V, W_O).output.sum().backward()
     for j in range(2):
         assert torch.allclose(t(doc["kv_heads"][j]["W_K"]), W_K.grad[j], atol=1e-12)
         assert torch.allclose(t(doc["kv_heads"][j]["W_V"]), W_V.grad[j], atol=1e-12)
@@ -124,7 +123,7 @@ def test_rope_backward_json_equals_autograd():
     doc = life_rope.explain_backward().data["grads"]
     W_Q, W_K, W_V, W_O = (w.clone().requires_grad_() for w in life_rope.rope_weights())
     X = t(life.LIFE_X).requires_grad_()
-    ref_gqa.grouped_query_attention(
+    ref.masked_multihead_attention(
         X, W_Q, W_K, W_V, W_O, rope_base=life_rope.ROPE_BASE
     ).output.sum().backward()
     assert torch.allclose(t(doc["heads"][0]["W_Q"]), W_Q.grad[0], atol=1e-12)
@@ -174,7 +173,7 @@ def test_alibi_slopes_and_words():
     assert "The steeper slope moves the weights more (head 1)" in section.text
     assert "gives more weight to itself" in section.text
     # the other side: seed 000's own trace (no bias) moves nothing, so neither claim is made
-    same = ref_gqa.grouped_query_attention(
+    same = ref.masked_multihead_attention(
         t(life.LIFE_X), t(life.LIFE_W_Q), t(life.LIFE_W_K), t(life.LIFE_W_V), t(life.LIFE_W_O)
     )
     section, data = life_alibi.weight_shift(same)

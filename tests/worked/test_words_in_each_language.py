@@ -141,7 +141,7 @@ def test_the_grouped_layouts_words_follow_every_shape_in_both_languages():
     said "its own keys" of a single head; it now says what the English says."""
     import torch
 
-    from attention_ref.reference import gqa as ref_gqa
+    from attention_ref import reference as ref
     from attention_ref.reference import windows
     from attention_ref.worked.layout import forward_sections
 
@@ -152,11 +152,11 @@ def test_the_grouped_layouts_words_follow_every_shape_in_both_languages():
 
     X = torch.randn(3, 4, generator=gen, dtype=torch.float64)
     shapes = {
-        "one head": ref_gqa.grouped_query_attention(X, weights(1, 2), weights(1, 2), weights(1, 2)),
-        "g = 1, RoPE": ref_gqa.grouped_query_attention(
+        "one head": ref.masked_multihead_attention(X, weights(1, 2), weights(1, 2), weights(1, 2)),
+        "g = 1, RoPE": ref.masked_multihead_attention(
             X, weights(2, 2), weights(1, 2), weights(1, 2), rope_base=10000.0
         ),
-        "g < h, window": ref_gqa.grouped_query_attention(
+        "g < h, window": ref.masked_multihead_attention(
             X, weights(4, 2), weights(2, 2), weights(2, 2), M=windows.sliding_window_mask(3, 2)
         ),
     }
