@@ -13,6 +13,7 @@ import pytest
 from attention_ref.classroom.coursework.assignment import Assignment
 from attention_ref.classroom.coursework.gradebook import Row, Standing
 from attention_ref.classroom.coursework.lms import (
+    IMPORT_WORDS,
     SYSTEMS,
     feedback_of,
     grade_of,
@@ -277,3 +278,22 @@ def test_canvas_matches_every_row_attnref_writes_from_the_roster():
     # without the roster, Alice's account name is no identifier Canvas knows
     with pytest.raises(RefusedError, match="does not know"):
         canvas_import(to_lms_csv(book, "hw1", "canvas", 36).encode(), STUDENTS)
+
+
+def test_the_import_steps_are_said_in_the_classs_language():
+    """Moodle's and Canvas's steps in Portuguese on a Portuguese class (they were English on
+    the Portuguese page): the same facts (the item, its maximum, the field, the scaled note)
+    in each language, each table with the same blanks."""
+    blanks = {
+        lang: {k: set(re.findall(r"\{(\w+)\}", v)) for k, v in words.items()}
+        for lang, words in IMPORT_WORDS.items()
+    }
+    assert blanks["pt"] == blanks["en"]
+    en = import_steps("moodle", "hw1", 120, "email", moodle_max=100)
+    pt = import_steps("moodle", "hw1", 120, "email", moodle_max=100, lang="pt")
+    assert "Gradebook setup" in en[0] and "Configuração do livro de notas" in pt[0]
+    assert "scaled to 100" in en[0] and "escaladas para 100" in pt[0]
+    assert pt[2].startswith("3. Mapeie de email para email, 'hw1' para o item")
+    canvas = import_steps("canvas", "hw1", 36, lang="pt")
+    assert "Importar" in canvas[0] and "com 36 pontos" in canvas[0]
+    assert import_steps("canvas", "hw1", 36) != canvas

@@ -202,35 +202,66 @@ def to_lms_csv(
     return out.getvalue()
 
 
+#: the teacher's steps of an import, per language (the same blanks in each): Moodle's
+#: three, Canvas's two, and the note on a scaled maximum
+IMPORT_WORDS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "scaled": " (the {points} points possible are above the site's maximum grade {site}: "
+        "the grades are scaled to {maximum})",
+        "moodle_1": "1. Moodle, the course's Gradebook setup: add a grade item {item}, maximum "
+        "grade {maximum}{scaled} (one made by the import has maximum 100 and takes no "
+        "feedback).",
+        "moodle_2": "2. Grades, Import, CSV file: upload the file, encoding UTF-8, separator "
+        "comma.",
+        "moodle_3": "3. Map from {field} to {field}, {item} to the item, {feedback} to the "
+        "item's feedback; upload grades.",
+        "canvas_1": "1. Canvas, the course's Grades: Import, choose the file (an assignment "
+        "named {item} is made with {points} points where none has that name).",
+        "canvas_2": "2. Check the students Canvas matched (ID, then SIS User ID, SIS Login ID, "
+        "name) and the changes it lists; upload.",
+    },
+    "pt": {
+        "scaled": " (os {points} pontos possíveis passam da nota máxima do site, {site}: as "
+        "notas são escaladas para {maximum})",
+        "moodle_1": "1. Moodle, a Configuração do livro de notas do curso: adicione um item de "
+        "nota {item}, nota máxima {maximum}{scaled} (um item criado pela importação tem máximo "
+        "100 e não recebe comentários).",
+        "moodle_2": "2. Notas, Importar, Arquivo CSV: envie o arquivo, codificação UTF-8, "
+        "separador vírgula.",
+        "moodle_3": "3. Mapeie de {field} para {field}, {item} para o item, {feedback} para o "
+        "comentário do item; envie as notas.",
+        "canvas_1": "1. Canvas, as Notas do curso: Importar, escolha o arquivo (uma tarefa "
+        "chamada {item} é criada com {points} pontos onde nenhuma tem esse nome).",
+        "canvas_2": "2. Confira os alunos que o Canvas reconheceu (ID, depois SIS User ID, SIS "
+        "Login ID, nome) e as mudanças que ele lista; envie.",
+    },
+}
+
+
 def import_steps(
     system: str,
     assignment: str,
     points_possible: int,
     field: str = "",
     moodle_max: int = MOODLE_MAX,
+    lang: str = "en",
 ) -> list[str]:
-    """What the teacher does in ``system`` with the file, step by step (what to make first);
-    for Moodle, the item's maximum is the points possible, or ``moodle_max`` where the grades
-    were scaled to it (`moodle_scale`)."""
+    """What the teacher does in ``system`` with the file, step by step (what to make first),
+    in ``lang``'s words (`IMPORT_WORDS`); for Moodle, the item's maximum is the points
+    possible, or ``moodle_max`` where the grades were scaled to it (`moodle_scale`)."""
+    say = IMPORT_WORDS[lang]
+    blanks = {"item": repr(assignment), "points": points_possible}
     if system == "moodle":
         maximum, factor = moodle_scale(points_possible, moodle_max)
         scaled = (
-            f" (the {points_possible} points possible are above the site's maximum grade "
-            f"{moodle_max}: the grades are scaled to {maximum})"
+            say["scaled"].format(points=points_possible, site=moodle_max, maximum=maximum)
             if factor != 1
             else ""
         )
+        feedback = repr(assignment + " feedback")
         return [
-            f"1. Moodle, the course's Gradebook setup: add a grade item {assignment!r}, maximum "
-            f"grade {maximum}{scaled} (one made by the import has maximum 100 and takes no "
-            "feedback).",
-            "2. Grades, Import, CSV file: upload the file, encoding UTF-8, separator comma.",
-            f"3. Map from {field or 'username'} to {field or 'username'}, {assignment!r} to "
-            f"the item, {assignment + ' feedback'!r} to the item's feedback; upload grades.",
+            say["moodle_1"].format(**blanks, maximum=maximum, scaled=scaled),
+            say["moodle_2"],
+            say["moodle_3"].format(**blanks, field=field or "username", feedback=feedback),
         ]
-    return [
-        "1. Canvas, the course's Grades: Import, choose the file (an assignment named "
-        f"{assignment!r} is made with {points_possible} points where none has that name).",
-        "2. Check the students Canvas matched (ID, then SIS User ID, SIS Login ID, name) and "
-        "the changes it lists; upload.",
-    ]
+    return [say["canvas_1"].format(**blanks), say["canvas_2"]]
