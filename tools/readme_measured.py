@@ -140,11 +140,13 @@ def time_to_quality(doc: Mapping[str, Any]) -> str:
 
 
 def throughput(doc: Mapping[str, Any]) -> str:
+    """attnref's median at its ``auto`` precision, then the book's ratios, each like with
+    like (`attention_ref.experiments.speed_claims.throughput_claims`)."""
     arm = doc["arms"]["attnref"]
+    claims = " ".join(throughput_claims(doc))
     return (
         f"{arm['median']:,.0f} tokens/s ({doc['precision']}, median of {len(arm['tokens_per_s'])}"
-        f"); {throughput_claims(doc)[0].removesuffix(' here.')} (a nanoGPT-style trainer, "
-        "fp32, the same shape)"
+        f"). {claims} (The baseline: a nanoGPT-style trainer.)"
     )
 
 

@@ -20,18 +20,16 @@ from attention_ref.experiments.speed_claims import (
 BENCH = Path(__file__).resolve().parents[2] / "docs" / "results" / "benchmarks"
 
 
-def throughput(ours: list[float], base: list[float], flags: list[str], precision: str) -> dict:
-    return {
-        "precision": precision,
-        "machine": {"cpu_bf16_flags": flags},
-        "arms": {
-            "attnref": {
-                "tokens_per_s": ours,
-                "ratio_to_baseline": sorted(ours)[1] / sorted(base)[1],
-            },
-            "baseline": {"tokens_per_s": base, "ratio_to_baseline": 1.0},
-        },
+def throughput(
+    ours: list[float], base: list[float], flags: list[str], precision: str, fp32=None
+) -> dict:
+    arms = {
+        "attnref": {"tokens_per_s": ours},
+        "baseline": {"tokens_per_s": base},
     }
+    if fp32 is not None:
+        arms["attnref-fp32"] = {"tokens_per_s": fp32}
+    return {"precision": precision, "machine": {"cpu_bf16_flags": flags}, "arms": arms}
 
 
 def test_overlap_of_ranges():
@@ -40,16 +38,31 @@ def test_overlap_of_ranges():
 
 
 def test_throughput_says_no_measurable_difference_only_when_the_ranges_overlap():
-    same = throughput_claims(throughput([95, 100, 110], [90, 100, 105], [], "fp32"))[0]
-    assert "ratio is 1.00 (the two ranges overlap: no measurable difference)" in same
+    same = throughput_claims(throughput([95, 100, 110], [90, 100, 105], [], "fp32"))
+    assert same[0] == (
+        "At equal precision (fp32, the same shape) attnref trains at 1.00× (runs 0.90–1.22) "
+        "the baseline's tokens/s; the two ranges overlap: no measurable difference."
+    )
     apart = throughput_claims(throughput([160, 170, 180], [90, 100, 105], [], "fp32"))[0]
-    assert "ratio is 1.70." in apart and "no measurable" not in apart
-    assert "no bf16 instructions" in same
+    assert "1.70× (runs 1.52–2.00)" in apart and "no measurable" not in apart
+    assert "no bf16 instructions" in same[1]
 
 
-def test_throughput_on_a_bf16_cpu_gives_the_ratio_without_the_fp32_explanation():
-    text = throughput_claims(throughput([160, 170, 180], [90, 100, 105], ["amx_bf16"], "bf16"))
-    assert text == ["attnref trains at 1.70× the baseline's tokens/s here."]
+def test_a_bf16_run_is_compared_with_attnrefs_own_fp32_never_with_the_fp32_baseline():
+    """The README once said 1.61× the baseline: attnref in bf16 against the baseline in fp32.
+    Like with like: the trainers at fp32, and bf16 against attnref's own fp32."""
+    text = throughput_claims(
+        throughput([160, 170, 180], [90, 100, 105], ["amx_bf16"], "bf16", fp32=[95, 100, 104])
+    )
+    assert text[0].startswith("At equal precision (fp32, the same shape) attnref trains at 1.00×")
+    assert "no measurable difference" in text[0]
+    assert text[1].startswith("`--precision auto` trains in bf16 here, at 1.70× (runs 1.54–1.89)")
+    assert "compared in fp32 only" in text[1]
+    assert not any("1.70× (runs 1.52–2.00) the baseline" in t for t in text)  # the old claim
+    # without an fp32 arm of attnref a bf16 run says no ratio at all
+    assert (
+        throughput_claims(throughput([160, 170, 180], [90, 100, 105], ["amx_bf16"], "bf16")) == []
+    )
 
 
 def ttq(
