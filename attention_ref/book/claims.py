@@ -185,6 +185,44 @@ def made_by(conditions: Mapping[str, Any], lang: str = "en") -> str:
     return said.format(command=command) if command else unsaid
 
 
+#: when and on what a load record ran, per language: its date and commit where it names them
+RECORDED_ON = {
+    "en": {
+        "named": "Recorded {when} at commit {commit}, with {workers} application server(s)",
+        "unnamed": "The record names neither its date nor its commit (the recorder did not keep "
+        "them then); it ran {workers} application server(s)",
+        "default": ", where `attnref server start` now starts {default} behind the edge: the "
+        "figures are not those of today's default.",
+        "same": ", as `attnref server start` does by default.",
+    },
+    "pt": {
+        "named": "Registrado em {when} no commit {commit}, com {workers} servidor(es) de aplicação",
+        "unnamed": "O registro não diz nem a data nem o commit (o registrador não os guardava "
+        "então); rodou {workers} servidor(es) de aplicação",
+        "default": ", onde `attnref server start` agora inicia {default} atrás da borda: os "
+        "números não são os do padrão de hoje.",
+        "same": ", como `attnref server start` faz por padrão.",
+    },
+}
+
+
+def recorded_on(record: Mapping[str, Any], lang: str = "en") -> str:
+    """When a load record ran and on what server shape, against today's default
+    (`attention_ref.classroom.hosting.server.DEFAULT_WORKERS`); a record without its date and
+    commit says so, never a date guessed for it."""
+    from attention_ref.classroom.hosting.server import DEFAULT_WORKERS
+
+    say, workers = RECORDED_ON[lang], record["server_workers"]
+    if record.get("recorded_utc") and record.get("commit"):
+        first = say["named"].format(
+            when=record["recorded_utc"], commit=record["commit"], workers=workers
+        )
+    else:
+        first = say["unnamed"].format(workers=workers)
+    tail = say["same"] if workers == DEFAULT_WORKERS else say["default"]
+    return first + tail.format(default=DEFAULT_WORKERS)
+
+
 # ------------------------------------------------------------------- the variants page
 
 

@@ -65,3 +65,27 @@ def test_each_class_record_names_its_own_command_or_none(name):
     else:
         assert "command" not in conditions
         assert made_by(conditions) == MADE_BY["en"][1]
+
+
+def test_the_load_record_says_its_date_commit_and_server_shape_against_todays_default():
+    """The teaching page's load figures were recorded with one application server, before the
+    edge and today's two: the page says so (it gave neither date nor commit before)."""
+    from attention_ref.book.claims import recorded_on
+    from attention_ref.classroom.hosting.server import DEFAULT_WORKERS
+
+    kept = json.loads((ROOT / "docs/results/class-load.json").read_text(encoding="utf-8"))
+    said = recorded_on(kept)
+    if "commit" not in kept:  # the record on main: made before the recorder kept them
+        assert said.startswith("The record names neither its date nor its commit")
+    if kept["server_workers"] != DEFAULT_WORKERS:
+        assert f"now starts {DEFAULT_WORKERS} behind the edge" in said
+    named = {"server_workers": DEFAULT_WORKERS, "recorded_utc": "2026-12-07 10:00 UTC"}
+    named["commit"] = "abc1234"
+    assert recorded_on(named) == (
+        "Recorded 2026-12-07 10:00 UTC at commit abc1234, with 2 application server(s), as "
+        "`attnref server start` does by default."
+    )
+    assert recorded_on(named | {"server_workers": 1}, "pt").endswith(
+        "os números não são os do padrão de hoje."
+    )
+    assert recorded_on({"server_workers": 1, "recorded_utc": "x"}).startswith("The record names")

@@ -33,6 +33,7 @@ from mlflow.tracking import MlflowClient
 from attention_ref.classroom.connection.client import class_experiment_id, healthy, rest
 from attention_ref.classroom.connection.errors import ServerError
 from attention_ref.classroom.hosting.server import ClassServer
+from attention_ref.experiments.store import git_commit
 from tests.classroom.conftest import (
     ATTNREF,
     EXPERIMENT,
@@ -514,6 +515,8 @@ def test_eight_concurrent_trainings_lose_nothing(
                     "cpu_cores": os.cpu_count(),
                     "load_average_after": round(os.getloadavg()[0], 1),
                     "mlflow_version": mlflow.__version__,
+                    "recorded_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                    "commit": git_commit(short=True),  # "-dirty" when the tree had changes
                 },
                 indent=2,
             )
