@@ -25,11 +25,19 @@ def overlap(a: Sequence[float], b: Sequence[float]) -> bool:
     return min(a) <= max(b) and min(b) <= max(a)
 
 
-def ratio_words(a: Sequence[float], b: Sequence[float]) -> str:
-    """``a``'s median over ``b``'s with its spread: the ratio of medians, then the least and
-    the greatest ratio two runs give (``min a / max b`` to ``max a / min b``)."""
+def ratio_spread(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """``a``'s median over ``b``'s, and the least and the greatest ratio two runs give
+    (``min a / max b``, ``max a / min b``)."""
     mid = statistics.median(a) / statistics.median(b)
-    return f"{mid:.2f}× (runs {min(a) / max(b):.2f}–{max(a) / min(b):.2f})"
+    return mid, min(a) / max(b), max(a) / min(b)
+
+
+def ratio_words(a: Sequence[float], b: Sequence[float]) -> str:
+    """``a``'s median over ``b``'s with its spread (`ratio_spread`)."""
+    mid, lo, hi = ratio_spread(a, b)
+    if len(a) == len(b) == 1:
+        return f"{mid:.2f}× (one run each: no spread)"
+    return f"{mid:.2f}× (runs {lo:.2f}–{hi:.2f})"
 
 
 def throughput_claims(tp: Mapping[str, Any]) -> list[str]:

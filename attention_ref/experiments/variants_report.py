@@ -30,14 +30,126 @@ from attention_ref.experiments.findings import (
     arm_seeds,
     comparability,
 )
-from attention_ref.experiments.spread import Gap, compare, spread_cells
+from attention_ref.experiments.speed_claims import overlap, ratio_spread
+from attention_ref.experiments.spread import Gap, Side, compare, spread_cells
+from attention_ref.render import DECIMAL_MARK, said, thousands
 
-#: the arms and what each changes, as a sentence says it (``{window}``: the arm's width)
-VARIANT_WORDS: dict[str, str] = {
-    "mha": "Q02's model: multi-head attention, learned positions, the causal mask",
-    "mqa": "one K/V head shared by the query heads (multi-query attention)",
-    "rope": "rotary positions (RoPE) instead of the learned position table",
-    "window": "a sliding window: each character sees itself and the {window_less} before it",
+#: the arms and what each changes, as a sentence says it, per language (``{window_less}``: the
+#: characters before a character that its window sees)
+VARIANT_WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "mha": "Q02's model: multi-head attention, learned positions, the causal mask",
+        "mqa": "one K/V head shared by the query heads (multi-query attention)",
+        "rope": "rotary positions (RoPE) instead of the learned position table",
+        "window": "a sliding window: each character sees itself and the {window_less} before it",
+    },
+    "pt": {
+        "mha": "o modelo da Q02: atenção multi-cabeça, posições aprendidas, a máscara causal",
+        "mqa": "uma só cabeça K/V para as cabeças de consulta (atenção multi-consulta)",
+        "rope": "posições rotativas (RoPE) no lugar da tabela de posições aprendida",
+        "window": "uma janela deslizante: cada caractere vê a si mesmo e os {window_less} "
+        "anteriores",
+    },
+}
+#: the table's and the sentences' words, per language (the same blanks in each)
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "arm": "arm",
+        "what": "what changes",
+        "seeds": "seeds",
+        "precision": "precision",
+        "parameters": "parameters",
+        "cache": "KV cache (bytes per character)",
+        "best_mean": "best val loss (mean)",
+        "best": "best val loss",
+        "range": "min–max",
+        "interval": "95 % interval",
+        "against": "against {base}",
+        "not_recorded": "not recorded",
+        "same_one": "Every arm has the same seed, number of steps, data, model shape (but for the "
+        "variant), schedule and evaluation; each is one run of that seed, so a difference is one "
+        "measurement, not an average over seeds.",
+        "same_many": "Every arm has the same seeds ({seeds}), number of steps, data, model shape "
+        "(but for the variant), schedule and evaluation; a figure is the mean over an arm's "
+        "seeds, and an arm is called above or below {base} only where the gap exceeds their "
+        "spread (their 95 % t-intervals, or with 2 seeds their ranges, do not overlap).",
+        "differ": "The arms do not share {keys}: their differences are not the variants' alone.",
+        "fewer": "{n} fewer parameters ({share})",
+        "more": "{n} more parameters ({share})",
+        "same_params": "the same parameters",
+        "smaller": "a KV cache {ratio} times smaller per character",
+        "same_cache": "the same KV cache per character",
+        "window_cache": " (a window of {w} could keep only {w} keys, {small} bytes against "
+        "{whole} at {block} characters, but the model's cache keeps every key)",
+        "same_loss": "the same as {base}'s to 4 decimals",
+        "above": "{gap} nats above {base}'s {base_loss}",
+        "below": "{gap} nats below {base}'s {base_loss}",
+        "within_spread": " (within the spread of {seeds})",
+        "beyond_spread": " (beyond the spread of {seeds})",
+        "one_seed": "one seed",
+        "n_seeds": "{n} seeds",
+        "two_counts": "{hi} and {lo} seeds",
+        "mean_loss": "mean best validation loss",
+        "loss": "best validation loss",
+        "sentence": "{name}, {what}: {size}, {cache}; {label} {loss}, {than}, {speed}.",
+        "speed": "at {ratio} {base}'s tokens/s{overlap}",
+        "one_run": "{ratio}× (one run each: no spread)",
+        "runs": "{ratio}× (runs {lo}–{hi})",
+        "overlap": "; the ranges overlap: no measurable difference",
+        "not_compared": "its tokens/s not compared with {base}'s (trained in {mine} against "
+        "{theirs})",
+        "unrecorded": "unrecorded",
+    },
+    "pt": {
+        "arm": "braço",
+        "what": "o que muda",
+        "seeds": "sementes",
+        "precision": "precisão",
+        "parameters": "parâmetros",
+        "cache": "cache KV (bytes por caractere)",
+        "best_mean": "melhor perda de validação (média)",
+        "best": "melhor perda de validação",
+        "range": "mín–máx",
+        "interval": "intervalo de 95 %",
+        "against": "contra {base}",
+        "not_recorded": "não registrada",
+        "same_one": "Todos os braços têm a mesma semente, o mesmo número de passos, os mesmos "
+        "dados, a mesma forma do modelo (fora a variante), o mesmo cronograma e a mesma "
+        "avaliação; cada um é uma execução dessa semente, então uma diferença é uma medida, não "
+        "uma média sobre sementes.",
+        "same_many": "Todos os braços têm as mesmas sementes ({seeds}), o mesmo número de "
+        "passos, os mesmos dados, a mesma forma do modelo (fora a variante), o mesmo cronograma "
+        "e a mesma avaliação; um número é a média sobre as sementes de um braço, e um braço só "
+        "é dito acima ou abaixo de {base} quando a diferença vai além da dispersão das "
+        "sementes (os intervalos t de 95 %, ou com 2 sementes as faixas mín–máx, não se "
+        "sobrepõem).",
+        "differ": "Os braços não têm em comum {keys}: as suas diferenças não são só das variantes.",
+        "fewer": "{n} parâmetros a menos ({share})",
+        "more": "{n} parâmetros a mais ({share})",
+        "same_params": "os mesmos parâmetros",
+        "smaller": "um cache KV {ratio} vezes menor por caractere",
+        "same_cache": "o mesmo cache KV por caractere",
+        "window_cache": " (uma janela de {w} poderia guardar só {w} chaves, {small} bytes contra "
+        "{whole} com {block} caracteres, mas o cache do modelo guarda todas as chaves)",
+        "same_loss": "a mesma de {base} com 4 casas",
+        "above": "{gap} nats acima dos {base_loss} de {base}",
+        "below": "{gap} nats abaixo dos {base_loss} de {base}",
+        "within_spread": " (dentro da dispersão de {seeds})",
+        "beyond_spread": " (além da dispersão de {seeds})",
+        "one_seed": "uma semente",
+        "n_seeds": "{n} sementes",
+        "two_counts": "{hi} e {lo} sementes",
+        "mean_loss": "melhor perda de validação média",
+        "loss": "melhor perda de validação",
+        "sentence": "{name}, {what}: {size}, {cache}; {label} {loss}, {than}, {speed}.",
+        "speed": "a {ratio} os tokens/s de {base}{overlap}",
+        "one_run": "{ratio}× (uma execução cada: sem dispersão)",
+        "runs": "{ratio}× (execuções {lo}–{hi})",
+        "overlap": "; as faixas se sobrepõem: nenhuma diferença mensurável",
+        "not_compared": "os seus tokens/s não são comparados com os de {base} (treinado em "
+        "{mine} contra {theirs})",
+        "unrecorded": "não registrada",
+    },
 }
 #: the arm every other is compared with
 BASE = "mha"
@@ -57,7 +169,6 @@ class VariantFact:
     """One arm against the base arm (``mha``)."""
 
     name: str
-    what: str
     n_params: int
     params_change: int  # against the base arm
     cache_bytes: int
@@ -70,15 +181,46 @@ class VariantFact:
     gap: Gap | None = None
     seeds: ArmSeeds | None = None  # the arm's runs
 
-    def against_base(self) -> str:
-        """The order of this arm and the base arm, in words, from `gap`."""
-        if self.gap is None:
-            return ""
-        if self.gap.one_seed:
-            return "on one seed"
-        side = {"below": "below", "above": "above", "at": "within"}[self.gap.side]
-        spread = f"the spread of {self.gap.seeds}"
-        return f"within {spread}" if side == "within" else f"{side} {BASE}'s beyond {spread}"
+    def what(self, lang: str = "en") -> str:
+        """What the arm changes, in ``lang``'s words (`VARIANT_WORDS`)."""
+        assert self.seeds is not None
+        window = int(self.seeds.mean_row.config.get("window", 0))
+        words = VARIANT_WORDS[lang].get(self.name, self.name)
+        return words.format(window_less=max(window - 1, 0))
+
+
+def _seeds_words(gap: Gap, lang: str) -> str:
+    """How many seeds two compared arms have: "3 seeds", "3 and 2 seeds", "one seed"."""
+    say = WORDS[lang]
+    a, b = gap.a.n, gap.b.n
+    if a == b:
+        return say["one_seed"] if a == 1 else say["n_seeds"].format(n=a)
+    return say["two_counts"].format(hi=max(a, b), lo=min(a, b))
+
+
+def speed_against(arm: ArmSeeds, base: ArmSeeds, lang: str = "en") -> str:
+    """The arm's tokens/s against the base arm's, seed by seed, with the spread
+    (`attention_ref.experiments.speed_claims.ratio_spread`), and "no measurable difference"
+    where the ranges of several runs overlap; none where their precisions differ: a speed is
+    compared like with like."""
+    say = WORDS[lang]
+    if arm.precision != base.precision:
+        return say["not_compared"].format(
+            base=BASE,
+            mine=arm.precision or say["unrecorded"],
+            theirs=base.precision or say["unrecorded"],
+        )
+    mine, theirs = ([r.tokens_per_sec for r in g.rows] for g in (arm, base))
+    mid, lo, hi = ratio_spread(mine, theirs)
+    same = ""
+    if arm.n == base.n == 1:
+        ratio = say["one_run"].format(ratio=said(mid, ".2f", lang))
+    else:
+        ratio = say["runs"].format(
+            ratio=said(mid, ".2f", lang), lo=said(lo, ".2f", lang), hi=said(hi, ".2f", lang)
+        )
+        same = say["overlap"] if overlap(mine, theirs) else ""
+    return say["speed"].format(ratio=ratio, base=BASE, overlap=same)
 
 
 def _groups(rows: Sequence[ArmRow]) -> dict[str, ArmSeeds]:
@@ -98,13 +240,10 @@ def variant_facts(rows: Sequence[ArmRow]) -> list[VariantFact]:
     facts = []
     for r in by_name.values():
         g = groups[r.attention]
-        window = int(r.config.get("window", 0))
-        what = VARIANT_WORDS.get(r.attention, r.attention).format(window_less=max(window - 1, 0))
         cache = kv_cache_bytes(r.config)
         facts.append(
             VariantFact(
                 r.attention,
-                what,
                 r.n_params,
                 r.n_params - base.n_params,
                 cache,
@@ -121,108 +260,113 @@ def variant_facts(rows: Sequence[ArmRow]) -> list[VariantFact]:
     return facts
 
 
-def variants_table(rows: Sequence[ArmRow]) -> str:
-    """The arms side by side (markdown). An arm of several seeds: the mean best validation
-    loss, its seeds, min–max and (from 3 seeds) the 95 % interval; the precision where the runs
-    record it. One seed each, no precision: the table of before."""
+def variants_table(rows: Sequence[ArmRow], lang: str = "en") -> str:
+    """The arms side by side (markdown), in ``lang``'s words and numbers. An arm of several
+    seeds: the mean best validation loss, its seeds, min–max and (from 3 seeds) the 95 %
+    interval; the precision where the runs record it. One seed each, no precision: the table
+    of before."""
+    say = WORDS[lang]
     facts = variant_facts(rows)
     several = any(f.seeds is not None and f.seeds.n > 1 for f in facts)
     precise = any(r.precision is not None for r in rows)
     cols = [
-        "arm",
-        "what changes",
-        *(["seeds"] if several else []),
-        *(["precision"] if precise else []),
-        "parameters",
-        "KV cache (bytes per character)",
-        *(["best val loss (mean)", "min–max", "95 % interval"] if several else ["best val loss"]),
-        f"against {BASE}",
+        say["arm"],
+        say["what"],
+        *([say["seeds"]] if several else []),
+        *([say["precision"]] if precise else []),
+        say["parameters"],
+        say["cache"],
+        *([say["best_mean"], say["range"], say["interval"]] if several else [say["best"]]),
+        say["against"].format(base=BASE),
         "tokens/s",
     ]
     out = ["| " + " | ".join(cols) + " |", "|---|---|" + "---:|" * (len(cols) - 2)]
     for f in facts:
         assert f.seeds is not None
-        change = "" if f.name == BASE else f"{f.val_change:+.4f}"
-        mean, rng, ci = spread_cells(f.seeds.best)
+        change = "" if f.name == BASE else said(f.val_change, "+.4f", lang)
+        mark = DECIMAL_MARK[lang]
+        mean, rng, ci = (cell.replace(".", mark) for cell in spread_cells(f.seeds.best))
         cells = [
             f.name,
-            f.what,
+            f.what(lang),
             *([str(f.seeds.n)] if several else []),
-            *([f.seeds.precision or "not recorded"] if precise else []),
-            f"{f.n_params:,}",
-            f"{f.cache_bytes:,}",
-            *([mean, rng, ci] if several else [f"{f.best_val_loss:.4f}"]),
+            *([f.seeds.precision or say["not_recorded"]] if precise else []),
+            thousands(f.n_params, lang),
+            thousands(f.cache_bytes, lang),
+            *([mean, rng, ci] if several else [said(f.best_val_loss, ".4f", lang)]),
             change,
-            f"{f.tokens_per_sec:,.0f}",
+            thousands(round(f.tokens_per_sec), lang),
         ]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 
-def variants_sentences(rows: Sequence[ArmRow]) -> list[str]:
-    """What the arms share, then what each variant costs and changes, from the rows only."""
-    variant_keys = tuple(RECORDED_BEFORE)
-    groups = _groups(rows)
+def _first_sentence(groups: Mapping[str, ArmSeeds], lang: str) -> str:
+    """What the arms share, only as far as their rows record it."""
+    say = WORDS[lang]
     means = [g.mean_row for g in groups.values()]
-    shared = comparability(means, [k for k in COMPARED_KEYS if k not in variant_keys])
+    shared = comparability(means, [k for k in COMPARED_KEYS if k not in tuple(RECORDED_BEFORE)])
+    if not shared.comparable:
+        return say["differ"].format(keys=", ".join(sorted({*shared.differ, *shared.unknown})))
+    if max(g.n for g in groups.values()) == 1:
+        return say["same_one"]
+    return say["same_many"].format(seeds=means[0].config.get("seed"), base=BASE)
+
+
+def variants_sentences(rows: Sequence[ArmRow], lang: str = "en") -> list[str]:
+    """What the arms share, then what each variant costs and changes, from the rows only, in
+    ``lang``'s words (`WORDS`) and numbers."""
+    say = WORDS[lang]
+    groups = _groups(rows)
     n = max(g.n for g in groups.values())
-    if shared.comparable and n == 1:
-        first = (
-            "Every arm has the same seed, number of steps, data, model shape (but for the "
-            "variant), schedule and evaluation; each is one run of that seed, so a difference "
-            "is one measurement, not an average over seeds."
-        )
-    elif shared.comparable:
-        first = (
-            f"Every arm has the same seeds ({means[0].config.get('seed')}), number of steps, "
-            "data, model shape (but for the variant), schedule and evaluation; a figure is the "
-            "mean over an arm's seeds, and an arm is called above or below "
-            f"{BASE} only where the gap exceeds their spread (their 95 % t-intervals, or with "
-            "2 seeds their ranges, do not overlap)."
-        )
-    else:
-        keys = sorted({*shared.differ, *shared.unknown})
-        first = (
-            f"The arms do not share {', '.join(keys)}: their differences are not the variants' "
-            "alone."
-        )
-    out = [first]
+    out = [_first_sentence(groups, lang)]
     facts = {f.name: f for f in variant_facts(rows)}
-    by_name = {r.attention: r for r in means}
     base = facts[BASE]
     for f in facts.values():
         if f.name == BASE:
             continue
-        if f.params_change:
-            size = (
-                f"{abs(f.params_change):,} {'fewer' if f.params_change < 0 else 'more'} "
-                f"parameters ({abs(f.params_change) / base.n_params:.1%})"
-            )
-        else:
-            size = "the same parameters"
-        cache = (
-            f"a KV cache {f.cache_ratio:g} times smaller per character"
-            if f.cache_ratio > 1
-            else "the same KV cache per character"
+        share = said(abs(f.params_change) / base.n_params, ".1%", lang)
+        count = thousands(abs(f.params_change), lang)
+        size = (
+            say["fewer" if f.params_change < 0 else "more"].format(n=count, share=share)
+            if f.params_change
+            else say["same_params"]
         )
-        window = int(by_name[f.name].config.get("window", 0))
-        block = int(by_name[f.name].config.get("block_size", 0))
+        cache = (
+            say["smaller"].format(ratio=said(f.cache_ratio, "g", lang))
+            if f.cache_ratio > 1
+            else say["same_cache"]
+        )
+        config = groups[f.name].mean_row.config
+        window, block = int(config.get("window", 0)), int(config.get("block_size", 0))
         if 0 < window < block:
-            cache += (
-                f" (a window of {window} could keep only {window} keys, "
-                f"{window * f.cache_bytes:,} bytes against {block * f.cache_bytes:,} at "
-                f"{block} characters, but the model's cache keeps every key)"
+            cache += say["window_cache"].format(
+                w=window,
+                small=thousands(window * f.cache_bytes, lang),
+                whole=thousands(block * f.cache_bytes, lang),
+                block=block,
             )
         if round(f.val_change, 4) == 0:
-            than = f"the same as {BASE}'s to 4 decimals"
+            than = say["same_loss"].format(base=BASE)
         else:
-            side = "above" if f.val_change > 0 else "below"
-            than = f"{abs(f.val_change):.4f} nats {side} {BASE}'s {base.best_val_loss:.4f}"
+            than = say["above" if f.val_change > 0 else "below"].format(
+                gap=said(abs(f.val_change), ".4f", lang),
+                base=BASE,
+                base_loss=said(base.best_val_loss, ".4f", lang),
+            )
         if f.gap is not None and not f.gap.one_seed:
-            than += f" ({f.gap.qualifier()})"
-        mean = "mean best validation loss" if n > 1 else "best validation loss"
+            spread = "within_spread" if f.gap.side == Side.AT else "beyond_spread"
+            than += say[spread].format(seeds=_seeds_words(f.gap, lang))
         out.append(
-            f"{f.name}, {f.what}: {size}, {cache}; {mean} {f.best_val_loss:.4f}, "
-            f"{than}, at {f.tokens_per_sec / base.tokens_per_sec:.2f}× its tokens/s."
+            say["sentence"].format(
+                name=f.name,
+                what=f.what(lang),
+                size=size,
+                cache=cache,
+                label=say["mean_loss" if n > 1 else "loss"],
+                loss=said(f.best_val_loss, ".4f", lang),
+                than=than,
+                speed=speed_against(groups[f.name], groups[BASE], lang),
+            )
         )
     return out

@@ -3,6 +3,8 @@ today's attention per arm; its words from numbers only, then the sweep itself on
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import mlflow
@@ -74,7 +76,9 @@ def test_each_variant_is_said_against_mha_from_its_numbers():
     mqa, rope, window = said[1:]
     assert mqa.startswith("mqa, one K/V head shared by the query heads (multi-query attention): ")
     assert "33,024 fewer parameters (7.7%), a KV cache 2 times smaller per character" in mqa
-    assert "0.0100 nats above mha's 1.5500, at 1.10× its tokens/s" in mqa
+    assert (
+        "0.0100 nats above mha's 1.5500, at 1.10× (one run each: no spread) mha's tokens/s" in mqa
+    )
     assert "16,384 fewer parameters (3.8%), the same KV cache per character;" in rope
     assert "0.0100 nats below mha's 1.5500" in rope
     assert "sees itself and the 31 before it" in window
@@ -137,3 +141,51 @@ def test_a_single_variant_run_is_not_taken_for_q02s_model(store, capsys):
     assert main(["train", *args]) == 0
     (arm,) = find_arms("shakespeare").rows
     assert arm.config.get("pos") == "learned"
+
+
+def test_a_speed_is_said_with_its_seeds_spread_and_only_between_like_runs():
+    """The page said "0.98× its tokens/s" where the seeds' tokens/s overlapped mha's: the ratio
+    now carries the runs' spread and says when the ranges overlap; runs in different
+    precisions are not compared."""
+    rows = [
+        row("mha", 1.55, 429_824, 42_000.0, seed="1"),
+        row("mha", 1.55, 429_824, 44_000.0, seed="2"),
+        row("mqa", 1.56, 396_800, 41_000.0, seed="1", kv_heads="1"),
+        row("mqa", 1.56, 396_800, 43_000.0, seed="2", kv_heads="1"),
+        row("rope", 1.54, 413_440, 30_000.0, seed="1"),
+        row("rope", 1.54, 413_440, 31_000.0, seed="2"),
+    ]
+    mqa, rope = variants_sentences(rows)[1:]
+    assert "at 0.98× (runs 0.93–1.02) mha's tokens/s; the ranges overlap: no measurable" in mqa
+    assert "at 0.71× (runs 0.68–0.74) mha's tokens/s." in rope  # the control: apart
+    fp32 = [replace(r, precision="fp32") if r.attention == "rope" else r for r in rows]
+    said = variants_sentences([replace(r, precision=r.precision or "bf16") for r in fp32])
+    assert "its tokens/s not compared with mha's (trained in fp32 against bf16)" in said[2]
+
+
+def test_the_portuguese_sentences_and_table_say_the_english_facts():
+    """One function per page's facts, in each language (issue 60): the Portuguese page had its
+    own copy of the sentences, with the ratio of speeds the English had dropped. The same
+    numbers in each language, each with its decimal mark and grouping."""
+    rows = [
+        row("mha", 1.55, 429_824, 42_000.0, seed="1"),
+        row("mha", 1.55, 429_824, 44_000.0, seed="2"),
+        row("mqa", 1.56, 396_800, 41_000.0, seed="1", kv_heads="1"),
+        row("mqa", 1.56, 396_800, 43_000.0, seed="2", kv_heads="1"),
+    ]
+    en, pt = variants_sentences(rows), variants_sentences(rows, "pt")
+    assert len(en) == len(pt) == 2
+    assert pt[0].startswith("Todos os braços têm as mesmas sementes (1, 2)")
+    assert "33\u202f024 parâmetros a menos (7,7%)" in pt[1] and "33,024 fewer parameters" in en[1]
+    assert "a 0,98× (execuções 0,93–1,02) os tokens/s de mha; as faixas se sobrepõem" in pt[1]
+    assert (
+        "(além da dispersão de 2 sementes)" in pt[1] and "(beyond the spread of 2 seeds)" in en[1]
+    )
+    numbers = [re.findall(r"\d+(?:[.,]\d+)?", s.replace("\u202f", "").replace(",", "")) for s in en]
+    said_pt = [
+        re.findall(r"\d+(?:[.,]\d+)?", s.replace("\u202f", "").replace(",", ".")) for s in pt
+    ]
+    assert [sorted(n) for n in numbers[1:]] == [sorted(n) for n in said_pt[1:]]
+    table = variants_table(rows, "pt")
+    assert "| braço | o que muda | sementes |" in table
+    assert "| 396\u202f800 | 1\u202f024 | 1,5600 |" in table
