@@ -271,7 +271,7 @@ ONLINE_SOFTMAX: Final[dict[str, dict[str, str]]] = {
         "row, instead of the n × n weights.",
     },
     "pt": {
-        "title": 'O softmax online do FlashAttention: "Life is awesome", blocos de {tile} chaves',
+        "title": 'A softmax online do FlashAttention: "Life is awesome", blocos de {tile} chaves',
         "source": "os números da seed 000 (h = {h}, causal, W_O = I_{d_out}), a passada direta "
         "do FlashAttention-2",
         "inputs": "Entradas: Q⁽ⁱ⁾, K⁽ⁱ⁾, V⁽ⁱ⁾ da seed 000, lidas em blocos de {tile} chaves",

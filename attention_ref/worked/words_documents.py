@@ -192,7 +192,7 @@ JOURNEY: Final[dict[str, dict[str, str]]] = {
         'valor": cada token tem um vetor, a sua linha de queries, keys, values (forma ({d},)); '
         "as matrizes W_query, W_key, W_value {w_shape} são as mesmas para todos os tokens.",
         "causal": "Atenção causal (CausalAttention, dropout 0)",
-        "causal_text": " Os scores acima da diagonal viram −∞ antes do softmax, então cada "
+        "causal_text": " Os scores acima da diagonal viram −∞ antes da softmax, então cada "
         "token faz a média só de si e dos anteriores. O código empilha a entrada duas vezes: "
         "batch (2, 6, 3) → context_vecs (2, 6, 2), as duas cópias iguais. O dropout nos pesos "
         "(seed 001) é um passo do treino; aqui p = 0.",
