@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from attention_ref.render.markdown import markdown_table
+
 #: the package's folders in the order of the architecture (``docs/api.md``'s sections), then
 #: the book's build; the package itself (``attention_ref/__init__.py``) comes first and the
 #: command line (``cli/``) last
@@ -145,10 +147,10 @@ _FOLDER_CELL: Final = {PACKAGE: "`attention_ref/`", CLI: "`cli/`"}
 
 def module_map(root: Path | None = None) -> str:
     """The map as a Markdown table: folder (on its first row), module, what it is."""
-    rows = ["| folder | module | what it is |", "|---|---|---|"]
+    rows = []
     last = ""
     for m in modules(root):
         folder = "" if m.group == last else _FOLDER_CELL.get(m.group, f"`{m.group}/`")
         last = m.group
-        rows.append(f"| {folder} | `{m.name}` | {cell(m.summary)} |")
-    return "\n".join(rows) + "\n"
+        rows.append([folder, f"`{m.name}`", cell(m.summary)])
+    return "\n".join(markdown_table(["folder", "module", "what it is"], rows)) + "\n"

@@ -25,6 +25,7 @@ from attention_ref.render import (
     Mat,
     bmatrix,
     fmt_number,
+    markdown_table,
     row_labels,
     thousands,  # noqa: F401  (the pages write `from attention_ref.book.pages import thousands`)
     to_book,
@@ -108,10 +109,8 @@ def num(v: float, precision: int = 4) -> str:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """A markdown table."""
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out) + "\n"
+    """A markdown table (`attention_ref.render.markdown_table`, the one writer)."""
+    return "\n".join(markdown_table(header, rows)) + "\n"
 
 
 #: the word before a check's label, per language of the book

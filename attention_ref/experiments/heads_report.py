@@ -33,6 +33,7 @@ from attention_ref.experiments.report_words import (
     shown,
 )
 from attention_ref.experiments.spread import Gap, Side, Spread, compare, spread
+from attention_ref.render import markdown_table
 
 #: two best validation losses closer than this (nats) are not told apart: the losses are
 #: measured on fixed validation batches of one seed, and differences this small are sampling
@@ -204,10 +205,7 @@ def heads_table(rows: Sequence[HeadsRow], lang: str = "en") -> str:
         "wall_time",
         "steps",
     ]
-    lines = [
-        "| " + " | ".join(col[n] for n in names) + " |",
-        "|---" + "|---:" * (len(names) - 1) + "|",
-    ]
+    body: list[list[str]] = []
     for a in arms:
         mean, rng, ci = cells(a.best, lang)
         row = [
@@ -223,7 +221,8 @@ def heads_table(rows: Sequence[HeadsRow], lang: str = "en") -> str:
             num(a.mean("wall_time_s"), ".0f", lang),
             str(a.rows[0].steps),
         ]
-        lines.append("| " + " | ".join(row) + " |")
+        body.append(row)
+    lines = markdown_table([col[n] for n in names], body, left=1)
     return "\n".join(lines) + "\n"
 
 

@@ -48,6 +48,7 @@ from attention_ref.experiments.report_words import (
     shown,
 )
 from attention_ref.experiments.spread import INTERVAL_MIN_SEEDS, Gap
+from attention_ref.render import markdown_table
 
 # --------------------------------------------------------------------------------- words
 
@@ -81,10 +82,7 @@ def comparison_markdown(rows: Sequence[ArmRow], baseline: float, lang: str = "en
         "wall_time",
         "steps",
     ]
-    lines = [
-        "| " + " | ".join(col[n] for n in names) + " |",
-        "|---" + "|---:" * (len(names) - 1) + "|",
-    ]
+    body: list[list[str]] = []
     for g in groups:
         r = g.mean_row
         row = [
@@ -99,7 +97,8 @@ def comparison_markdown(rows: Sequence[ArmRow], baseline: float, lang: str = "en
             num(r.wall_time_s, ".0f", lang),
             str(r.steps),
         ]
-        lines.append("| " + " | ".join(row) + " |")
+        body.append(row)
+    lines = markdown_table([col[n] for n in names], body, left=1)
     lines += ["", say["baseline_line"].format(baseline=num(baseline, ".4f", lang))]
     if several:
         seeds = sorted({g.n for g in groups})

@@ -32,7 +32,7 @@ from attention_ref.experiments.findings import (
 )
 from attention_ref.experiments.speed_claims import overlap, ratio_spread
 from attention_ref.experiments.spread import Gap, Side, compare, spread_cells
-from attention_ref.render import DECIMAL_MARK, said, thousands
+from attention_ref.render import DECIMAL_MARK, markdown_table, said, thousands
 
 #: the arms and what each changes, as a sentence says it, per language (``{window_less}``: the
 #: characters before a character that its window sees)
@@ -280,7 +280,7 @@ def variants_table(rows: Sequence[ArmRow], lang: str = "en") -> str:
         say["against"].format(base=BASE),
         "tokens/s",
     ]
-    out = ["| " + " | ".join(cols) + " |", "|---|---|" + "---:|" * (len(cols) - 2)]
+    body = []
     for f in facts:
         assert f.seeds is not None
         change = "" if f.name == BASE else said(f.val_change, "+.4f", lang)
@@ -297,8 +297,8 @@ def variants_table(rows: Sequence[ArmRow], lang: str = "en") -> str:
             change,
             thousands(round(f.tokens_per_sec), lang),
         ]
-        out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
+        body.append(cells)
+    return "\n".join(markdown_table(cols, body, left=2)) + "\n"
 
 
 def _first_sentence(groups: Mapping[str, ArmSeeds], lang: str) -> str:

@@ -28,7 +28,7 @@ from attention_ref.render.document import (
 )
 from attention_ref.render.jsonout import to_json
 from attention_ref.render.latex import PREAMBLE, bmatrix, latex_text, row_labels, to_latex
-from attention_ref.render.markdown import table_to_markdown, to_book, to_markdown
+from attention_ref.render.markdown import markdown_table, table_to_markdown, to_book, to_markdown
 from attention_ref.render.numbers import fmt_number, is_integral, jsonable, matrix_cells
 from attention_ref.render.printable import printable
 from attention_ref.render.symbols import latex_to_unicode
@@ -58,6 +58,7 @@ __all__ = [
     "jsonable",
     "latex_text",
     "latex_to_unicode",
+    "markdown_table",
     "matrix_cells",
     "render",
     "render_table",

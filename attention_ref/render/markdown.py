@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from attention_ref.render.document import Explanation, Mat, Shape, Table
 from attention_ref.render.latex import equation
@@ -91,8 +91,23 @@ def to_book(
     return "\n".join(head + sections(expl, "#" * heading, display, escape_html))
 
 
+def markdown_table(
+    header: Sequence[object], rows: Sequence[Sequence[object]], *, left: int | None = None
+) -> list[str]:
+    """The one Markdown table writer: a header, its rule and a line per row, each cell
+    ``str(cell)``. ``left``: how many leading columns are left-aligned, the rest right-aligned
+    (numbers); ``None``, every column as the writer leaves it (left)."""
+    n = len(header)
+    rule = "|---" * n + "|" if left is None else "|---" * left + "|---:" * (n - left) + "|"
+    lines = ["| " + " | ".join(str(h) for h in header) + " |", rule]
+    for row in rows:
+        if len(row) != n:
+            raise ValueError(f"a row of {len(row)} cells under {n} columns: {list(row)!r}")
+        lines.append("| " + " | ".join(str(cell) for cell in row) + " |")
+    return lines
+
+
 def table_to_markdown(table: Table) -> str:
     """The table, then ``context; claim.`` (markdown has no caption for the title)."""
-    lines = ["| " + " | ".join(table.columns) + " |", "|---" * len(table.columns) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in table.rows]
+    lines = markdown_table(table.columns, table.rows)
     return "\n".join([*lines, "", f"{table.context}; {table.claim}."])

@@ -174,3 +174,19 @@ def test_a_portuguese_document_has_decimal_commas_in_every_writer_but_json():
     assert fmt_number(float("-inf"), 2, decimal=",") == "-∞"
     with pytest.raises(ValueError, match="lang must be one of"):
         dataclasses.replace(EXPL, lang="fr")
+
+
+def test_the_one_markdown_table_writer_aligns_and_refuses_a_short_row():
+    """`markdown_table` is every Markdown table of the package (the book's `table`, the module
+    map, the three sweep reports, `table_to_markdown`): numbers right-aligned after ``left``
+    columns, and a row of the wrong width refused rather than drawn off its columns."""
+    from attention_ref.render import markdown_table
+
+    assert markdown_table(["a", "b", "c"], [[1, 2, 3]]) == [
+        "| a | b | c |",
+        "|---|---|---|",
+        "| 1 | 2 | 3 |",
+    ]
+    assert markdown_table(["arm", "what", "n"], [], left=2)[1] == "|---|---|---:|"
+    with pytest.raises(ValueError, match="a row of 2 cells under 3 columns"):
+        markdown_table(["a", "b", "c"], [[1, 2]])
