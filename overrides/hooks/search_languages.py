@@ -17,14 +17,22 @@ only used to find the index and to scope the theme's stored settings, since
 ``navigation.instant`` and the version selector are off. The assets keep their own
 relative links.
 
+Each section of both indexes also carries, hidden, its accented words written without their
+accents (`folded`): lunr matches letters as they are, so "mascara" found nothing where
+"máscara" found the causal mask's page. A reader types either; the preview shows the text as
+written (the folded words are in a ``hidden`` span).
+
 ``tests/book/test_search.py`` holds each book to its own index (its controls: the combined
-index, a Portuguese page searched with the English index).
+index, a Portuguese page searched with the English index) and the search to find a word typed
+without its accents.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -34,6 +42,26 @@ INDEX = Path("search") / "search_index.json"
 _BASE = re.compile(
     r'(<script id="__config" type="application/json">\{"annotate": [^,]*, "base": ")([^"]*)(")'
 )
+
+
+_TAG = re.compile(r"<[^>]*>")
+_WORD = re.compile(r"\w+")
+
+
+def unaccented(word: str) -> str:
+    """The word without its accents: each letter's combining marks dropped (NFD), ``ç`` as
+    ``c``."""
+    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+
+
+def folded(doc: dict) -> dict:
+    """A section of the index with its accented words (title and text) also written without
+    their accents, in a hidden span at the end of its text; a section without one as it is."""
+    words = _WORD.findall(html.unescape(_TAG.sub(" ", f"{doc['title']} {doc['text']}")))
+    plain = sorted({unaccented(w) for w in words} - set(words))
+    if not plain:
+        return doc
+    return {**doc, "text": f"{doc['text']} <span hidden>{' '.join(plain)}</span>"}
 
 
 def languages(config: MkDocsConfig) -> tuple[str, list[str]]:
@@ -68,7 +96,7 @@ def split(index: dict, others: list[str]) -> dict[str, dict]:
         out[lang] = {**index, "config": {**index["config"], "lang": [lang]}, "docs": mine + shown}
     default_lang = [x for x in index["config"]["lang"] if x not in others] or ["en"]
     out[""] = {**index, "config": {**index["config"], "lang": default_lang}, "docs": own}
-    return out
+    return {lang: {**part, "docs": [folded(d) for d in part["docs"]]} for lang, part in out.items()}
 
 
 def rebase(page_html: str) -> str:
@@ -104,7 +132,7 @@ def on_post_build(config: MkDocsConfig) -> None:
         text = json.dumps(part, ensure_ascii=False, separators=(",", ":"))
         target.write_text(text, encoding="utf-8")
     for lang in others:
-        for html in (site / lang).rglob("*.html"):
-            text = html.read_text(encoding="utf-8")
+        for page in (site / lang).rglob("*.html"):
+            text = page.read_text(encoding="utf-8")
             if '<script id="__config"' in text:
-                html.write_text(rebase(text), encoding="utf-8")
+                page.write_text(rebase(text), encoding="utf-8")

@@ -127,6 +127,13 @@ def test_a_reader_searches_the_book_of_the_page(site, chromium):
             pt = results(drv, f"{base}/pt/causal-mask/", "máscara causal")
             en = results(drv, f"{base}/causal-mask/", "causal mask")
             both = results(drv, f"{base}/pt/causal-mask/", "softmax")
+            # typed without its accents, as a reader may: the page with "distribuições"
+            plain = results(drv, f"{base}/pt/causal-mask/", "distribuicoes")
+            shown = " ".join(
+                e.text for e in drv.find_elements(By.CSS_SELECTOR, ".md-search-result__item")
+            )
+            hidden = drv.find_elements(By.CSS_SELECTOR, ".md-search-result__item span[hidden]")
+            hidden_shown = [e.text for e in hidden if e.is_displayed()]
             errors = [e for e in drv.get_log("browser") if e["level"] == "SEVERE"]
         finally:
             drv.quit()
@@ -134,4 +141,26 @@ def test_a_reader_searches_the_book_of_the_page(site, chromium):
     assert en and not any("/pt/" in href for href in en), en
     # a word both books use: from a Portuguese page, only the Portuguese book's pages
     assert both and all("/pt/" in href for href in both), both
+    assert any("/pt/causal-mask/" in href for href in plain), plain
+    # no page writes "distribuicoes": the hidden folded words found "distribuições", and
+    # they stay hidden in the preview
+    assert hidden and not hidden_shown, hidden_shown
+    assert "distribuicoes" not in shown, shown
     assert not errors, errors
+
+
+def test_each_section_also_carries_its_accented_words_without_accents(site):
+    """lunr matches letters as they are: "mascara" found nothing where "máscara" found page 4.
+    Each section keeps its text as written and, hidden, its accented words unaccented."""
+    hook = load_hook()
+    doc = {"location": "x/", "title": "A máscara", "text": "<p>ação &amp; não</p>"}
+    assert hook.folded(doc)["text"] == "<p>ação &amp; não</p> <span hidden>acao mascara nao</span>"
+    plain = {"location": "x/", "title": "The mask", "text": "<p>no accent</p>"}
+    assert hook.folded(plain) == plain  # the control: nothing to add
+    mask = [d for d in index(site, "pt")["docs"] if d["location"].startswith("causal-mask/")]
+    assert mask and all("máscara" not in d["text"] or "mascara" in d["text"] for d in mask)
+    assert any("<span hidden>" in d["text"] for d in mask)
+    # the word the browser test searches is written only with its accents: only folding finds it
+    pages_text = [p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md")]
+    assert any("distribuições" in t for t in pages_text)
+    assert not any("distribuicoes" in t.lower() for t in pages_text)
