@@ -113,10 +113,12 @@ class LoadLog:
 def machine(device: torch.device, loads: LoadLog) -> dict[str, Any]:
     """What the numbers were measured on, and the load read before the timed parts
     (``loadavg_1min``: the 1-minute load before the first; ``load_read``: when)."""
+    from attention_ref.experiments.store import git_commit
     from attention_ref.lm.train import CPU_BF16_FLAGS, cpu_flags
 
     info: dict[str, Any] = {
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "commit": git_commit(short=True),  # "-dirty" when the tree had changes
         "python": platform.python_version(),
         "torch": torch.__version__,
         "cpu": _cpu_name(),

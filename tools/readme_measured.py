@@ -38,6 +38,7 @@ from attention_ref.experiments.speed_claims import (  # noqa: E402
     sampling_claims,
     throughput_claims,
 )
+from attention_ref.render import markdown_table  # noqa: E402
 
 #: what a cell says where the recording does not hold the fact
 NOT_RECORDED: Final = "not recorded"
@@ -131,7 +132,8 @@ def benchmark(root: Path, name: str, what: str, result: Callable[[Any], str]) ->
     path = f"docs/results/benchmarks/{name}.json"
     doc = read(root, path)
     m = doc["machine"]
-    return Row(path, what, result(doc), bench_machine(doc), f"{m['date_utc']} UTC", NOT_RECORDED)
+    date = f"{m['date_utc']} UTC"
+    return Row(path, what, result(doc), bench_machine(doc), date, short_commit(m.get("commit")))
 
 
 def time_to_quality(doc: Mapping[str, Any]) -> str:
@@ -202,8 +204,8 @@ def class_load(root: Path) -> Row:
         f"artifacts, {doc['lost']} lost, in {doc['seconds']:.0f} s",
         f"{doc['cpu_cores']} cores, {doc['server_workers']} server worker, "
         f"MLflow {doc['mlflow_version']}",
-        NOT_RECORDED,
-        NOT_RECORDED,
+        doc.get("recorded_utc", NOT_RECORDED),
+        short_commit(doc.get("commit")),
     )
 
 
@@ -255,9 +257,7 @@ def measured_rows(root: Path = ROOT) -> list[Row]:
 def measured_table(root: Path = ROOT) -> str:
     """The README's table, Markdown."""
     header = ["recording", "what it found", "machine", "date", "commit"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r.cells()) + " |" for r in measured_rows(root)]
-    return "\n".join(lines) + "\n"
+    return "\n".join(markdown_table(header, [r.cells() for r in measured_rows(root)])) + "\n"
 
 
 def megabytes(n: float) -> str:

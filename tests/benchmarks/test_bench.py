@@ -99,3 +99,29 @@ def test_latency_verdicts_use_the_quiet_runs_only():
     assert over["verdict"] == "not met"  # 2.0 is not under 2 s
     none = cli_latency.summarise(cmd, [{"rep": 1, "seconds": 0.1, "flagged": True}])
     assert none["verdict"] == "no quiet run" and none["median_s"] is None
+
+
+def test_a_recording_names_its_date_and_commit_and_the_readme_row_says_them(tmp_path):
+    """A recorded figure names its date, commit and machine (issue 60): the README's rows said
+    "not recorded" for every benchmark, whose records kept no commit."""
+    import importlib.util
+    import json
+
+    import torch
+
+    info = _bench.machine(torch.device("cpu"), _bench.LoadLog())
+    assert info["commit"] and info["commit"] != "unknown"  # this checkout's HEAD
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("rm", root / "tools" / "readme_measured.py")
+    assert spec and spec.loader
+    rm = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = rm  # its dataclass looks its module up
+    spec.loader.exec_module(rm)
+    doc = {"machine": {**info, "commit": "0123456789abcdef-dirty"}, "x": 1}
+    (tmp_path / "docs/results/benchmarks").mkdir(parents=True)
+    (tmp_path / "docs/results/benchmarks/demo.json").write_text(json.dumps(doc))
+    row = rm.benchmark(tmp_path, "demo", "a demo", lambda d: "found")
+    assert row.cells()[-1] == "`0123456` + changes"
+    del doc["machine"]["commit"]  # a record made before: said so, never guessed
+    (tmp_path / "docs/results/benchmarks/demo.json").write_text(json.dumps(doc))
+    assert rm.benchmark(tmp_path, "demo", "a demo", lambda d: "found").cells()[-1] == "not recorded"
