@@ -39,6 +39,7 @@ from attention_ref.experiments.report_words import (
     COMPARABILITY_WORDS,
     PARTS,
     REPORT,
+    SUMMARY,
     cells,
     count,
     join_words,
@@ -252,6 +253,31 @@ def training_section(arms: Sequence[ArmRow], base: Baselines, lang: str = "en") 
     """The body of the report's section *What happens in training* (without its heading and
     the runs), in ``lang``: the book's pages print it."""
     return "\n".join(_training_lines(findings(arms, base), base, lang)) + "\n"
+
+
+def summary_lines(f: Findings, lang: str = "en") -> list[str]:
+    """The experiments page's summary in ``lang``'s words (`SUMMARY`): each line only where
+    the findings support it (attention below every bigram table; no attention stuck at the
+    bigram baseline, or below it: a leak; uniform weights below every bigram table, and what
+    learning where to look adds beyond the spread)."""
+    say = SUMMARY[lang]
+    mh, no, un = (f.arms.get(a) for a in ("multihead", "none", "uniform"))
+    out = []
+    if mh is not None and mh.beats_any_bigram:
+        out.append(say["reads"].format())
+    if no is not None and no.stuck_at_baseline:
+        out.append(say["stuck"].format(step=no.plateau.step, last=no.plateau.last_step))
+    elif no is not None and no.side == Side.BELOW:
+        out.append(say["leak"])
+    if un is not None and un.side == Side.BELOW and un.beats_any_bigram:
+        g = f.gap("multihead", "uniform") if mh is not None else None
+        tail = (
+            say["closes"].format(rests=rests_on(g, lang))
+            if g is not None and g.side == Side.BELOW
+            else "."
+        )
+        out.append(say["uniform"] + tail)
+    return out
 
 
 def _reference(base: Baselines, lang: str) -> str:

@@ -273,6 +273,33 @@ SPREAD: Final[dict[str, dict[str, str]]] = {
 }
 
 #: the word that joins the last two items of a list, per language
+#: the experiments page's summary (`attention_ref.experiments.report.summary_lines`), each
+#: line said only where the findings support it
+SUMMARY: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "reads": "With attention, the model reads the previous characters: it goes below even "
+        "the best table \\(P(\\text{{next}} \\mid \\text{{current}})\\) of the validation split.",
+        "stuck": "Without attention, each prediction sees only its own character (and "
+        "position): the loss levels off at the bigram baseline from step {step} of {last}, and "
+        "more training cannot help.",
+        "leak": "Without attention, the loss is below the bigram baseline: look for a leak of "
+        "context.",
+        "uniform": "Equal weights over the past (uniform) already beat every bigram table",
+        "closes": "; learning where to look is what closes the rest of the gap ({rests}).",
+    },
+    "pt": {
+        "reads": "Com atenção, o modelo lê os caracteres anteriores: fica abaixo até da melhor "
+        "tabela \\(P(\\text{{próximo}} \\mid \\text{{atual}})\\) da divisão de validação.",
+        "stuck": "Sem atenção, cada previsão vê só o seu próprio caractere (e a posição): a "
+        "perda se estabiliza na linha de base do bigrama a partir do passo {step} de {last}, e "
+        "mais treino não pode ajudar.",
+        "leak": "Sem atenção, a perda fica abaixo da linha de base do bigrama: procure um "
+        "vazamento de contexto.",
+        "uniform": "Pesos iguais sobre o passado (uniforme) já vencem toda tabela de bigramas",
+        "closes": "; aprender onde olhar é o que fecha o resto da diferença ({rests}).",
+    },
+}
+
 AND: Final[dict[str, str]] = {"en": " and ", "pt": " e "}
 
 
