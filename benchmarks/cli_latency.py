@@ -13,8 +13,10 @@ shape, not on its training). Every command runs once untimed (files in the page 
 ``--reps`` interleaved repetitions, the order rotated each time. Before each timed run the
 load is read (`_bench.LoadLog`): a run that starts while other processes keep more than
 ``--busy-limit`` cores busy is flagged and left out of the median (the table says how many
-were kept). Each command has its target (issue 21; `TARGETS`): the verdict is "met" when the
-median of the kept runs is under it, "no quiet run" when none was kept.
+were kept). Each command has its target (issue 21; `TARGETS`): the verdict is "met" when
+every kept run is under it (`attention_ref.experiments.speed_claims.latency_met`, the book's
+rule), "met by the median only" when the median is and the slowest kept run is not, "no quiet
+run" when none was kept.
 
 ``exercise --seed 0`` and ``check`` of its answer with one step filled in (`make_answer`) are
 the student's loop (issue 41): neither imports torch (the grader computes in numpy). ``exercise
@@ -227,8 +229,19 @@ def summarise(cmd: Command, times: list[dict[str, Any]]) -> dict[str, Any]:
     """Median and range of the runs kept (not flagged), against the command's target."""
     kept = [t["seconds"] for t in times if not t["flagged"]]
     every = [t["seconds"] for t in times]
+    from attention_ref.experiments.speed_claims import latency_met
+
     med = _bench.median(kept) if kept else None
-    verdict = "no quiet run" if med is None else "met" if med < cmd.target else "not met"
+    judged = {"kept": len(kept), "max_s": max(kept, default=None), "target_s": cmd.target}
+    verdict = (
+        "no quiet run"
+        if med is None
+        else "met"
+        if latency_met(judged)
+        else "met by the median only"
+        if med < cmd.target
+        else "not met"
+    )
     return {
         "command": cmd.label,
         "name": cmd.name,

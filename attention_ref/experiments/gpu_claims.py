@@ -9,6 +9,7 @@ difference between the estimators (`told_apart`).
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,6 +20,8 @@ from attention_ref.experiments.speed_claims import overlap
 #: compiled ``train.py`` in tokens/s (batch 32), Q02's 6,000 steps and the ablation's three
 #: arms (evaluations included) within these seconds
 GPU_TARGETS = {"times_nanogpt": 5.0, "q02_s": 6.0, "ablation_s": 30.0}
+#: the time of one iteration as nanoGPT's `train.py` prints it ("iter 490: …, time 5.47ms")
+_PRINTED = r"time ([\d.]+)ms"
 #: the steps of Q02's default run (the ``q02_s`` and ``ablation_s`` targets are for these)
 Q02_STEPS = 6000
 
@@ -97,19 +100,29 @@ def gpu_claims(gs: Mapping[str, Any], batch: int = 32) -> list[str]:
         n = compiled[-1]
         row = next(r for r in gs["steps"] if r["batch"] == batch and r["arm"] == "graph bf16")
         ratio = row["tokens_per_s"] / n["tokens_per_s"]
-        slowest = n["ms_per_step"] / max(ms["graph bf16"])
+        # nanoGPT runs once: its spread is the iterations it printed (their "time X ms")
+        printed = [float(t) for line in n.get("tail", []) for t in re.findall(_PRINTED, line)]
+        fastest = min(printed) if printed else n["ms_per_step"]
+        slowest = fastest / max(ms["graph bf16"])
+        spread = (
+            f"{slowest:.2f}× between nanoGPT's fastest printed iteration ({fastest:.2f} ms) "
+            "and attnref's slowest repetition"
+            if printed
+            else f"{slowest:.2f}× in attnref's slowest repetition"
+        )
         verdict = (
             "met"
             if slowest >= target
-            else "met by the median only, not by the slowest repetition"
+            else "not established: met by the averages only, not across the runs' spread"
             if ratio >= target
             else "not met"
         )
         out.append(
             f"attnref's graphed bf16 step trains at {ratio:.2f}× the tokens/s of nanoGPT's "
             f"compiled `train.py` in the same run ({row['ms_per_step']:.3f} against "
-            f"{n['ms_per_step']:.3f} ms a step; {slowest:.2f}× in attnref's slowest "
-            f"repetition): the target of ≥ {target:g}× is {verdict}."
+            f"{n['ms_per_step']:.3f} ms a step, nanoGPT's the average of one run's iterations "
+            f"{n.get('first_iter', '?')}–{n.get('last_iter', '?')}; {spread}): the target of "
+            f"≥ {target:g}× is {verdict}."
         )
     runs = gs.get("runs") or []
     q02 = [r for r in runs if r["run"] == "q02 defaults"]

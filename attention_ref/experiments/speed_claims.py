@@ -176,10 +176,17 @@ def sampling_claims(sa: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def latency_met(c: Mapping[str, Any]) -> bool:
+    """A command's target is met when every run that started quiet is under it, not its
+    median alone."""
+    return bool(c["kept"]) and c["max_s"] < c["target_s"]
+
+
 def latency_claims(lat: Mapping[str, Any]) -> list[str]:
     """Each command against its target (``cli_latency.json``), then where the slowest one's
-    start-up goes. A target is called met only by the median of runs that started quiet; a
-    command with none is not judged."""
+    start-up goes. A target is called met only where every run that started quiet is under
+    it (`latency_met`); under by the median alone is said so; a command with no quiet run is
+    not judged."""
     out = []
     for c in lat["commands"]:
         head = f"`{c['command']}`"
@@ -190,7 +197,13 @@ def latency_claims(lat: Mapping[str, Any]) -> list[str]:
             )
             continue
         med, target = c["median_s"], c["target_s"]
-        side = "under" if med < target else "over"
+        side = (
+            "under"
+            if latency_met(c)
+            else "under by its median only (its slowest quiet run is not)"
+            if med < target
+            else "over"
+        )
         runs = "run" if c["kept"] == 1 else "runs"
         out.append(
             f"{head}: {med:.2f} s (median of {c['kept']} {runs} started quiet, "
@@ -198,7 +211,7 @@ def latency_claims(lat: Mapping[str, Any]) -> list[str]:
         )
     judged = [c for c in lat["commands"] if c["kept"]]
     if judged and len(judged) == len(lat["commands"]):
-        met = sum(c["median_s"] < c["target_s"] for c in judged)
+        met = sum(latency_met(c) for c in judged)
         out.append(
             "Every target is met."
             if met == len(judged)

@@ -97,6 +97,8 @@ def test_latency_verdicts_use_the_quiet_runs_only():
     assert (s["median_s"], s["kept"], s["reps"], s["verdict"]) == (1.9, 1, 2, "met")
     over = cli_latency.summarise(cmd, [{"rep": 1, "seconds": 2.0, "flagged": False}])
     assert over["verdict"] == "not met"  # 2.0 is not under 2 s
+    runs = [{"rep": i, "seconds": t, "flagged": False} for i, t in enumerate((1.0, 1.5, 2.5))]
+    assert cli_latency.summarise(cmd, runs)["verdict"] == "met by the median only"
     none = cli_latency.summarise(cmd, [{"rep": 1, "seconds": 0.1, "flagged": True}])
     assert none["verdict"] == "no quiet run" and none["median_s"] is None
 

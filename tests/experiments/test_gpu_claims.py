@@ -33,9 +33,14 @@ def set_ms(gs: dict[str, Any], batch: int, arm: str, reps: list[float]) -> None:
     r["tokens_per_s"] = batch * 128 * 1e3 / r["ms_per_step"]
 
 
-def set_nanogpt(gs: dict[str, Any], ms: float, compile: bool = True) -> None:
+def set_nanogpt(
+    gs: dict[str, Any], ms: float, compile: bool = True, printed: list[float] | None = None
+) -> None:
+    """nanoGPT's one run at ``ms`` a step on average, its printed iterations at ``printed``
+    (by default every one at ``ms``)."""
     n = gs["nanogpt"][0]
     n["ms_per_step"], n["tokens_per_s"], n["compile"] = ms, 32 * 128 * 1e3 / ms, compile
+    n["tail"] = [f"iter {i}: loss 2.0, time {t}ms, mfu 1%" for i, t in enumerate(printed or [ms])]
 
 
 def claim(gs: dict[str, Any], start: str) -> str:
@@ -44,13 +49,16 @@ def claim(gs: dict[str, Any], start: str) -> str:
     return found[0]
 
 
-def test_the_recorded_h100_run_meets_the_three_targets(gs):
-    text = gpu_claims(gs)
-    assert any(
-        "5.70× the tokens/s of nanoGPT's compiled `train.py`" in c
-        and "5.69× in attnref's slowest repetition): the target of ≥ 5× is met." in c
-        for c in text
-    )
+def test_the_recorded_h100_run_meets_two_targets_and_not_across_nanogpts_spread(gs):
+    """The fact-check of issue 60: nanoGPT ran once, its 4.82 ms the average of iterations
+    100–600; its late printed iterations ran at 3.84–4.15 ms, which give 4.5–4.9× against
+    attnref's slowest repetition: the 5× target is not established."""
+    said = claim(gs, "attnref's graphed")
+    assert "5.70× the tokens/s of nanoGPT's compiled `train.py`" in said
+    assert "nanoGPT's the average of one run's iterations 100–600" in said
+    assert "4.53× between nanoGPT's fastest printed iteration (3.84 ms)" in said
+    assert said.endswith("the target of ≥ 5× is not established: met by the averages only, "
+                         "not across the runs' spread.")  # fmt: skip
     assert "took 5.4 s: the target of ≤ 6 s is met." in claim(gs, "Q02's default run")
     assert "1.5361, one seed, bf16" in claim(gs, "Q02's default run")
     assert "took 13.4 s: the target of ≤ 30 s is met." in claim(gs, "The ablation's")
@@ -64,13 +72,16 @@ def test_the_nanogpt_target_on_both_sides_of_five(gs):
     set_nanogpt(gs, 4.9 * ours)
     assert claim(gs, "attnref's graphed").endswith("the target of ≥ 5× is not met.")
     assert "4.90× the tokens/s" in claim(gs, "attnref's graphed")
-    # the median beyond 5×, the slowest repetition (0.848 ms) under it
+    # the average beyond 5×, the slowest repetition (0.848 ms) under it
     set_nanogpt(gs, 5.0 * ours + 0.0005)
     assert claim(gs, "attnref's graphed").endswith(
-        "met by the median only, not by the slowest repetition."
+        "met by the averages only, not across the runs' spread."
     )
     set_nanogpt(gs, GPU_TARGETS["times_nanogpt"] * 0.848 + 0.001)
     assert claim(gs, "attnref's graphed").endswith("the target of ≥ 5× is met.")
+    # the average and attnref's slowest beyond 5×, one printed iteration of nanoGPT under it
+    set_nanogpt(gs, 5.0 * 0.848 + 0.1, printed=[5.0 * 0.848 + 0.1, 4.0])
+    assert "not established" in claim(gs, "attnref's graphed")
 
 
 def test_the_nanogpt_target_is_not_judged_without_its_compiled_run(gs):
