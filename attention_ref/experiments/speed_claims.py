@@ -40,6 +40,17 @@ def ratio_words(a: Sequence[float], b: Sequence[float]) -> str:
     return f"{mid:.2f}× (runs {lo:.2f}–{hi:.2f})"
 
 
+def _batch_words(tp: Mapping[str, Any]) -> str:
+    """The batch the throughput ran at, and the defaults' where it is another."""
+    from attention_ref.lm.config import TrainConfig
+
+    batch = tp.get("args", {}).get("batch_size")
+    if batch is None:
+        return ""
+    default = TrainConfig().batch_size
+    return f", batch {batch}" + ("" if batch == default else f"; the defaults train at {default}")
+
+
 def throughput_claims(tp: Mapping[str, Any]) -> list[str]:
     """attnref against the baseline at equal precision (fp32, the same shape: the baseline
     has no other), then what bf16 gives attnref against its own fp32 run; each ratio with its
@@ -53,7 +64,7 @@ def throughput_claims(tp: Mapping[str, Any]) -> list[str]:
     if fp32 is not None:
         ours = fp32["tokens_per_s"]
         out.append(
-            f"At equal precision (fp32, the same shape) attnref trains at "
+            f"At equal precision (fp32, the same shape{_batch_words(tp)}) attnref trains at "
             f"{ratio_words(ours, base)} the baseline's tokens/s"
             + (
                 "; the two ranges overlap: no measurable difference."
@@ -101,20 +112,27 @@ def time_to_quality_claims(tq: Mapping[str, Any]) -> list[str]:
     out = [first]
     if "baseline" in tq["whole_val"]:
         b = tq["whole_val"]["baseline"]
-        gap = b - whole
+        # like with like: the baseline trains in fp32, so it is set beside attnref's fp32 arm
+        # where the run has one (attnref's own arm trains at the `auto` precision)
+        fp32 = "attnref-fp32" if "attnref-fp32" in tq["whole_val"] else "attnref"
+        mine = tq["whole_val"][fp32]
+        gap = b - mine
         where = "above" if gap > 0 else "below"
         base = tq["curves"]["baseline"][-1]
+        theirs = tq["curves"][fp32][-1]
         planned, done = tq["args"]["baseline_steps"], tq["steps"]["baseline"]
         cut = (
             f", its schedule set for {planned:,} steps and cut at {done:,}"
             if done < planned
             else ""
         )
+        arm = "attnref's in fp32" if fp32 == "attnref-fp32" else "attnref's"
         out.append(
             f"Within the same {tq['args']['budget']:.0f}-s budget the baseline's recipe (lr 1e-3, "
-            f"dropout 0.2, batch {tq['args']['baseline_batch']}) ran {base['seconds']:.0f} s"
-            f"{cut}, and reached {b:.4f} on the whole validation split, {abs(gap):.3f} nats "
-            f"{where} attnref's (which ended after {ours[-1]['seconds']:.0f} s)."
+            f"dropout 0.2, batch {tq['args']['baseline_batch']}, fp32) ran "
+            f"{base['seconds']:.0f} s{cut}, and reached {b:.4f} on the whole validation split, "
+            f"{abs(gap):.3f} nats {where} {arm} ({mine:.4f}, which ended after "
+            f"{theirs['seconds']:.0f} s); one run each."
         )
     return out
 

@@ -102,7 +102,7 @@ def test_the_baseline_sentence_says_how_long_each_ran_and_where_its_schedule_was
     cut = time_to_quality_claims(ttq(6000, 6000, 1.52, 1.8431, base_steps=2427))[1]
     assert "Within the same 300-s budget" in cut and "ran 301 s" in cut
     assert "its schedule set for 5,000 steps and cut at 2,427" in cut
-    assert "(which ended after 182 s)" in cut and "In the same time" not in cut
+    assert "which ended after 182 s)" in cut and "In the same time" not in cut
     whole = time_to_quality_claims(ttq(6000, 6000, 1.52, 1.8431, base_steps=5000))[1]
     assert "cut at" not in whole
 
@@ -231,3 +231,19 @@ def test_latency_claims_judge_nothing_without_quiet_runs():
         "The slowest, `attnref explain -e life-is-awesome`, spends 1.40 s of its 1.90 s run "
         "importing modules, 1.10 s of them in torch (79%)."
     )
+
+
+def test_the_baseline_is_set_beside_attnrefs_fp32_arm_where_the_run_has_one():
+    """The fact-check of issue 60: the sentence set the fp32 baseline's 1.8431 beside attnref
+    in bf16 (0.322 nats); at equal precision the gap is the fp32 arm's (0.307), one run each."""
+    doc = ttq(6000, 6000, 1.5213697751819335, 1.8431296533339332, base_steps=2427)  # recorded
+    said = time_to_quality_claims(doc)[1]
+    assert "0.322 nats above attnref's (1.5214" in said  # the control: no fp32 arm, bf16's
+    doc["whole_val"]["attnref-fp32"] = 1.5366094544889186  # the recorded run's
+    doc["curves"]["attnref-fp32"] = [{"step": 6000, "seconds": 268.8, "val_loss": 1.54}]
+    said = time_to_quality_claims(doc)[1]
+    assert (
+        "0.307 nats above attnref's in fp32 (1.5366, which ended after 269 s); one run each."
+        in said
+    )
+    assert "batch 32, fp32)" in said and "0.322" not in said
