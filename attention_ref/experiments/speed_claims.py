@@ -180,7 +180,7 @@ def sampling_claims(sa: Mapping[str, Any]) -> list[str]:
         )
     elif med["cached"] < med["uncached-1-thread"]:
         out.append(
-            f"The cache saves {med['uncached-1-thread'] / med['cached']:.1f}× on this CPU "
+            f"The cache saves {ratio_words(s['uncached-1-thread'], s['cached'])} on this CPU "
             f"({med['cached']:.2f} s against {med['uncached-1-thread']:.2f} s)."
         )
     if sa.get("cli_seconds"):
