@@ -48,6 +48,7 @@ from attention_ref.experiments.report_words import (
     rests_on,
     shown,
 )
+from attention_ref.experiments.speed_claims import ratio_spread
 from attention_ref.experiments.spread import INTERVAL_MIN_SEEDS, Gap
 from attention_ref.render import markdown_table
 
@@ -172,16 +173,22 @@ def parameters_sentence(c: Cost, lang: str = "en") -> str:
     return text + say["differ_by"].format(difference=difference, parts=join_words(parts, lang))
 
 
-def _cost(c: Cost, no: ArmFindings, g: Gap, lang: str) -> str:
-    """``g``: the arm with attention against the arm without it."""
+def _cost(c: Cost, no: ArmFindings, g: Gap, lang: str, seeds: Sequence[ArmSeeds] = ()) -> str:
+    """``g``: the arm with attention against the arm without it; ``seeds``: their runs (with,
+    without), whose per-run ratios the speed-up is said with where there are several."""
     say = REPORT[lang]
     m, n = c.with_attention, c.without
     speeds = {
         "without": count(n.tokens_per_sec, lang),
         "with_attention": count(m.tokens_per_sec, lang),
     }
+    spread = ""
+    if len(seeds) == 2 and max(s.n for s in seeds) > 1:
+        mine, theirs = ([r.tokens_per_sec for r in s.rows] for s in seeds)
+        _, lo, hi = ratio_spread(theirs, mine)
+        spread = say["speed_runs"].format(lo=num(lo, ".2f", lang), hi=num(hi, ".2f", lang))
     if c.faster:
-        speed = say["faster"].format(**speeds, speedup=num(c.speedup, ".1f", lang))
+        speed = say["faster"].format(**speeds, speedup=num(c.speedup, ".1f", lang), spread=spread)
     else:
         speed = say["not_faster"].format(**speeds)
     tail = ""
@@ -245,7 +252,8 @@ def _training_lines(f: Findings, base: Baselines, lang: str) -> list[str]:
     if (ranking := _ranking(f, lang)) is not None:
         out.append(ranking)
     if f.cost is not None and no is not None:
-        out.append(_cost(f.cost, no, f.gap("multihead", "none"), lang))
+        runs = [f.seeds[a] for a in ("multihead", "none") if a in f.seeds]
+        out.append(_cost(f.cost, no, f.gap("multihead", "none"), lang, runs))
     return out
 
 

@@ -55,7 +55,8 @@ REPORT: Final[dict[str, dict[str, str]]] = {
         "({second_loss}) are {qualifier}.",
         "cost": "* **Cost.** {parameters}; {speed}{tail}.",
         "faster": "the model without attention trains at {without} tokens/s against "
-        "{with_attention} ({speedup}× as fast)",
+        "{with_attention} ({speedup}× as fast{spread})",
+        "speed_runs": "; runs {lo}–{hi}",
         "not_faster": "the model without attention is not faster ({without} tokens/s against "
         "{with_attention})",
         "buys_back": ", but speed does not buy back the context: its loss has levelled off "
@@ -117,7 +118,8 @@ REPORT: Final[dict[str, dict[str, str]]] = {
         "({second_loss}) ficam {qualifier}.",
         "cost": "* **Custo.** {parameters}; {speed}{tail}.",
         "faster": "sem atenção o modelo treina a {without} tokens/s contra {with_attention} "
-        "({speedup}× mais rápido)",
+        "({speedup}× mais rápido{spread})",
+        "speed_runs": "; execuções {lo}–{hi}",
         "not_faster": "sem atenção o modelo não é mais rápido ({without} tokens/s contra "
         "{with_attention})",
         "buys_back": ", mas a velocidade não compra de volta o contexto: a sua perda se "
