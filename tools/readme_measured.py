@@ -37,6 +37,7 @@ from attention_ref.experiments.findings import arm_seeds, rows_from_comparison  
 from attention_ref.experiments.speed_claims import (  # noqa: E402
     latency_claims,
     sampling_claims,
+    scaling_claims,
     throughput_claims,
 )
 from attention_ref.render import markdown_table  # noqa: E402
@@ -164,7 +165,13 @@ def scaling(doc: Mapping[str, Any]) -> str:
         lo, hi = pts[0], pts[-1]
         ratio = hi["ms_per_step"] / lo["ms_per_step"]
         parts.append(f"{axis} {lo['value']} → {hi['value']}: × {ratio:.2f}")
-    return "the time of a training step, " + "; ".join(parts)
+    # one run a point: the repeated Q02 point gives the noise each ratio carries
+    noise = scaling_claims(doc)[0].split("a spread of ", 1)[1].split(":", 1)[0]
+    return (
+        "the time of a training step, "
+        + "; ".join(parts)
+        + f" (one run a point; the Q02 point, measured 3 times, varies by {noise})"
+    )
 
 
 def sampling(doc: Mapping[str, Any]) -> str:

@@ -289,10 +289,11 @@ def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = (
             f"from its launch (step {b['step']:,}; {nano['to_first_iter_s']:.1f} s of it "
             f"before its first iteration: start, compilation, the evaluation at step 0): "
             + (
-                f"from launch, nanoGPT's took {ratio:.2f}× as long as attnref's."
+                f"from launch, nanoGPT's took {ratio:.2f}× as long as attnref's"
                 if ratio > 1
-                else f"from launch, attnref's took {1 / ratio:.2f}× as long as nanoGPT's."
+                else f"from launch, attnref's took {1 / ratio:.2f}× as long as nanoGPT's"
             )
+            + " (one run each: no spread)."
         )
     return out
 

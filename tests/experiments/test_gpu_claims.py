@@ -227,11 +227,15 @@ def test_the_time_to_the_common_level_is_read_from_both_runs_evaluations(bg):
     wide = copy.deepcopy(bg)
     arm(wide, "attnref")["best_whole_val"] = arm(wide, "attnref")["best_val"]  # no gap
     assert "attnref's best is lower by 0.0007, more than the 0.0000" in baby_gpt_claims(wide)[-1]
-    assert said.endswith("from launch, nanoGPT's took 1.65× as long as attnref's.")
+    assert said.endswith(
+        "from launch, nanoGPT's took 1.65× as long as attnref's (one run each: no spread)."
+    )
     slow = copy.deepcopy(bg)
     for e in arm(slow, "attnref")["evals"]:
         e["s"] *= 3
-    assert baby_gpt_claims(slow)[-1].endswith("attnref's took 1.68× as long as nanoGPT's.")
+    assert baby_gpt_claims(slow)[-1].endswith(
+        "attnref's took 1.68× as long as nanoGPT's (one run each: no spread)."
+    )
 
 
 def test_seeds_at_once_are_told_apart_from_separate_runs_only_beyond_their_ranges():
