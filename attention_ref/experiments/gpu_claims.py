@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from attention_ref.experiments.speed_claims import overlap
+from attention_ref.experiments.speed_claims import overlap, ratio_spread
 
 #: issue 33's targets on one GPU: attnref's graphed step at least this many times nanoGPT's
 #: compiled ``train.py`` in tokens/s (batch 32), Q02's 6,000 steps and the ablation's three
@@ -40,8 +40,10 @@ def _faster(a_name: str, a: Sequence[float], b_name: str, b: Sequence[float]) ->
     if overlap(a, b):
         return f"{said} (the ranges overlap: no measurable difference)"
     if ma < mb:
-        return f"{said}: {mb / ma:.2f}× faster"
-    return f"{said}: {ma / mb:.2f}× slower"
+        _, lo, hi = ratio_spread(b, a)
+        return f"{said}: {mb / ma:.2f}× faster (runs {lo:.2f}–{hi:.2f})"
+    _, lo, hi = ratio_spread(a, b)
+    return f"{said}: {ma / mb:.2f}× slower (runs {lo:.2f}–{hi:.2f})"
 
 
 def gpu_claims(gs: Mapping[str, Any], batch: int = 32) -> list[str]:
