@@ -150,9 +150,7 @@ def test_the_cache_is_said_to_save_nothing_only_when_the_ranges_overlap():
     assert len(same) == 1 and "saves no measurable time" in same[0]
     faster = sampling_claims(sampling([0.2, 0.25, 0.3], [1.45, 1.5, 1.55], None))
     # with its runs' spread (the fact-check of issue 60: "saves 1.7×" was said bare)
-    assert faster == [
-        "The cache saves 6.00× (runs 4.83–7.75) on this CPU (0.25 s against 1.50 s)."
-    ]
+    assert faster == ["The cache saves 6.00× (runs 4.83–7.75) on this CPU (0.25 s against 1.50 s)."]
     slower = sampling_claims(sampling([2.0, 2.1, 2.2], [1.45, 1.5, 1.55], None))
     assert slower == []
 
