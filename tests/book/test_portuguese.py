@@ -46,10 +46,11 @@ STUDENT_PAGES = (
     "online-softmax",
     "variants-ablation",
     "teaching",
+    "class-gate",
 )
-#: the pages the Portuguese book shows in English (the reference, the teacher's server, the
+#: the pages the Portuguese book shows in English (the command and API references, the
 #: contributor's page)
-IN_ENGLISH = ("cli", "api", "class-gate", "develop")
+IN_ENGLISH = ("cli", "api", "develop")
 
 
 def pt_page(page: str) -> str:
