@@ -47,10 +47,11 @@ STUDENT_PAGES = (
     "variants-ablation",
     "teaching",
     "class-gate",
+    "cli",
 )
 #: the pages the Portuguese book shows in English (the command and API references, the
 #: contributor's page)
-IN_ENGLISH = ("cli", "api", "develop")
+IN_ENGLISH = ("api", "develop")
 
 
 def pt_page(page: str) -> str:
