@@ -57,8 +57,10 @@ def test_the_recorded_h100_run_meets_two_targets_and_not_across_nanogpts_spread(
     assert "5.70× the tokens/s of nanoGPT's compiled `train.py`" in said
     assert "nanoGPT's the average of one run's iterations 100–600" in said
     assert "4.53× between nanoGPT's fastest printed iteration (3.84 ms)" in said
-    assert said.endswith("the target of ≥ 5× is not established: met by the averages only, "
-                         "not across the runs' spread.")  # fmt: skip
+    assert said.endswith(
+        "the target of ≥ 5× is not established: met by the averages only, "
+        "not across the runs' spread."
+    )
     assert "took 5.4 s: the target of ≤ 6 s is met." in claim(gs, "Q02's default run")
     assert "1.5361, one seed, bf16" in claim(gs, "Q02's default run")
     assert "took 13.4 s: the target of ≤ 30 s is met." in claim(gs, "The ablation's")

@@ -758,8 +758,9 @@ def test_the_summary_says_each_line_only_where_the_findings_support_it_in_each_l
     assert pt[2].endswith("fecha o resto da diferença (numa semente).")
     # the controls: attention above the tables, no attention below the baseline, uniform above
     worse = said(arm("multihead", 2.60), arm("none", BASE.bigram - TOL - EPS), arm("uniform", 2.6))
-    assert worse == ["Without attention, the loss is below the bigram baseline: look for a leak "
-                     "of context."]  # fmt: skip
+    assert worse == [
+        "Without attention, the loss is below the bigram baseline: look for a leak of context."
+    ]
     # uniform below the tables but learned attention no better: no claim of what learning adds
     tied = said(arm("multihead", 2.20), arm("uniform", 2.20))
     assert tied[-1] == "Equal weights over the past (uniform) already beat every bigram table."
