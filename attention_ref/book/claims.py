@@ -169,6 +169,23 @@ def class_claims(record: Mapping[str, Any]) -> ClassClaims:
     )
 
 
+#: the class server's access table in Portuguese (the code and its record name the roles and
+#: the accesses in English): one home for every block of the Portuguese teaching page
+ROLE_PT = {"admin": "admin", "teacher": "professor", "student": "aluno", "no account": "sem conta"}
+ACCESS_PT = {
+    "public": "público",
+    "read": "leitura",
+    "own account": "a própria conta",
+    "create run": "criar run",
+    "own run": "o próprio run",
+    "create model": "criar modelo",
+    "own model": "o próprio modelo",
+    "own artifact": "o próprio artefato",
+    "own registered model": "o próprio modelo registrado",
+    "teacher": "professor",
+}
+
+
 #: how a record says it was made, per language: by its command, or that none was recorded
 MADE_BY = {
     "en": ("made by `{command}`", "the command that made it was not recorded with it"),

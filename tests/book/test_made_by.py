@@ -89,3 +89,13 @@ def test_the_load_record_says_its_date_commit_and_server_shape_against_todays_de
         "os números não são os do padrão de hoje."
     )
     assert recorded_on({"server_workers": 1, "recorded_utc": "x"}).startswith("The record names")
+
+
+def test_every_access_and_role_of_the_gate_has_its_portuguese_words():
+    """The Portuguese teaching page names the gate's accesses and roles from one table
+    (`claims.ACCESS_PT`, `ROLE_PT`); a new access or role without its words fails here."""
+    from attention_ref.book.claims import ACCESS_PT, ROLE_PT
+    from attention_ref.classroom.gate.access import Access, Role
+
+    assert {a.value for a in Access} <= set(ACCESS_PT)
+    assert {r.value for r in Role} <= set(ROLE_PT)
