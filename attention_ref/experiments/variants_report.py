@@ -30,8 +30,9 @@ from attention_ref.experiments.findings import (
     arm_seeds,
     comparability,
 )
+from attention_ref.experiments.report_words import qualifier
 from attention_ref.experiments.speed_claims import overlap, ratio_spread
-from attention_ref.experiments.spread import Gap, Side, compare, spread_cells
+from attention_ref.experiments.spread import Gap, compare, spread_cells
 from attention_ref.render import DECIMAL_MARK, markdown_table, said, thousands
 
 #: the arms and what each changes, as a sentence says it, per language (``{window_less}``: the
@@ -84,11 +85,6 @@ WORDS: dict[str, dict[str, str]] = {
         "same_loss": "the same as {base}'s to 4 decimals",
         "above": "{gap} nats above {base}'s {base_loss}",
         "below": "{gap} nats below {base}'s {base_loss}",
-        "within_spread": " (within the spread of {seeds})",
-        "beyond_spread": " (beyond the spread of {seeds})",
-        "one_seed": "one seed",
-        "n_seeds": "{n} seeds",
-        "two_counts": "{hi} and {lo} seeds",
         "mean_loss": "mean best validation loss",
         "loss": "best validation loss",
         "sentence": "{name}, {what}: {size}, {cache}; {label} {loss}, {than}, {speed}.",
@@ -134,11 +130,6 @@ WORDS: dict[str, dict[str, str]] = {
         "same_loss": "a mesma de {base} com 4 casas",
         "above": "{gap} nats acima dos {base_loss} de {base}",
         "below": "{gap} nats abaixo dos {base_loss} de {base}",
-        "within_spread": " (dentro da dispersão de {seeds})",
-        "beyond_spread": " (além da dispersão de {seeds})",
-        "one_seed": "uma semente",
-        "n_seeds": "{n} sementes",
-        "two_counts": "{hi} e {lo} sementes",
         "mean_loss": "melhor perda de validação média",
         "loss": "melhor perda de validação",
         "sentence": "{name}, {what}: {size}, {cache}; {label} {loss}, {than}, {speed}.",
@@ -187,15 +178,6 @@ class VariantFact:
         window = int(self.seeds.mean_row.config.get("window", 0))
         words = VARIANT_WORDS[lang].get(self.name, self.name)
         return words.format(window_less=max(window - 1, 0))
-
-
-def _seeds_words(gap: Gap, lang: str) -> str:
-    """How many seeds two compared arms have: "3 seeds", "3 and 2 seeds", "one seed"."""
-    say = WORDS[lang]
-    a, b = gap.a.n, gap.b.n
-    if a == b:
-        return say["one_seed"] if a == 1 else say["n_seeds"].format(n=a)
-    return say["two_counts"].format(hi=max(a, b), lo=min(a, b))
 
 
 def speed_against(arm: ArmSeeds, base: ArmSeeds, lang: str = "en") -> str:
@@ -355,8 +337,7 @@ def variants_sentences(rows: Sequence[ArmRow], lang: str = "en") -> list[str]:
                 base_loss=said(base.best_val_loss, ".4f", lang),
             )
         if f.gap is not None and not f.gap.one_seed:
-            spread = "within_spread" if f.gap.side == Side.AT else "beyond_spread"
-            than += say[spread].format(seeds=_seeds_words(f.gap, lang))
+            than += f" ({qualifier(f.gap, lang)})"  # the Q03 report's words for a spread
         out.append(
             say["sentence"].format(
                 name=f.name,
