@@ -58,8 +58,11 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.torch
 	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e . $(QUIET_PIP)
 	@touch $@
 
-$(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch
-	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e ".[dev,docs,server]" $(QUIET_PIP)
+# the contributor's set-up: attnref with its dev and server extras, and beside it the book's
+# package (book/: attnref_book and the book's build tools, never in attnref's wheel)
+$(VENV)/.installed-dev: pyproject.toml book/pyproject.toml $(VENV)/.torch
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e ".[dev,server]" -e ./book \
+		$(QUIET_PIP)
 	@touch $@ $(VENV)/.installed
 
 setup: $(VENV)/.installed
@@ -177,7 +180,7 @@ TEST_DEPS = browser latex postgres nginx $(VENV)/.installed-dev $(KATEX)
 test: $(TEST_DEPS) lint
 	@# the project's bytecode written once: where PYTHONDONTWRITEBYTECODE is set (this machine
 	@# sets it) every attnref the tests start would compile the package again (about 1 s each)
-	$(BIN)/python -m compileall -q attention_ref cli > /dev/null
+	$(BIN)/python -m compileall -q attention_ref cli book/attnref_book > /dev/null
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not soak"
 	@echo "make test: the soak tests were left out (make test-soak runs them; CI runs both)"
 
@@ -185,7 +188,7 @@ test: $(TEST_DEPS) lint
 ## gate's 3,000 fuzzed requests, eight trainings at once, servers restarted mid-run, the class
 ## server's start/stop/TLS cycle, the MLflow UI in a browser)
 test-soak: $(TEST_DEPS)
-	$(BIN)/python -m compileall -q attention_ref cli > /dev/null
+	$(BIN)/python -m compileall -q attention_ref cli book/attnref_book > /dev/null
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m soak
 
 clean:

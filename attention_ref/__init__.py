@@ -8,8 +8,10 @@ lm -> experiments -> cli), each rule proven by ``tests/test_layers.py``:
 * `attention_ref.render`: a small document model and its writers (no torch);
 * `attention_ref.lm`: the character language model of Q02/Q03 (no mlflow);
 * `attention_ref.experiments`: the experiments tracked in MLflow;
-* `attention_ref.book`: the book's build, outside the layers (none of them imports it): the
-  page helpers and figures of its build-time code blocks, its pages as Jupyter notebooks.
+
+The book's build (its page helpers, figures, notebooks, the sentences of its recorded claims,
+the simulated class) is a package of its own beside this one, ``attnref_book`` in ``book/``:
+nothing here imports it, and attnref's wheel does not carry it.
 
 Importing the package imports neither torch nor mlflow.
 """

@@ -14,7 +14,7 @@ shape, not on its training). Every command runs once untimed (files in the page 
 load is read (`_bench.LoadLog`): a run that starts while other processes keep more than
 ``--busy-limit`` cores busy is flagged and left out of the median (the table says how many
 were kept). Each command has its target (issue 21; `TARGETS`): the verdict is "met" when
-every kept run is under it (`attention_ref.experiments.speed_claims.latency_met`, the book's
+every kept run is under it (`attnref_book.speed_claims.latency_met`, the book's
 rule), "met by the median only" when the median is and the slowest kept run is not, "no quiet
 run" when none was kept.
 
@@ -229,7 +229,7 @@ def summarise(cmd: Command, times: list[dict[str, Any]]) -> dict[str, Any]:
     """Median and range of the runs kept (not flagged), against the command's target."""
     kept = [t["seconds"] for t in times if not t["flagged"]]
     every = [t["seconds"] for t in times]
-    from attention_ref.experiments.speed_claims import latency_met
+    from attnref_book.speed_claims import latency_met
 
     med = _bench.median(kept) if kept else None
     judged = {"kept": len(kept), "max_s": max(kept, default=None), "target_s": cmd.target}

@@ -30,33 +30,33 @@ RULES: dict[str, set[str]] = {
                                 "attention_ref.inputs", "attention_ref.exercises",
                                 "attention_ref.worked", "attention_ref.render",
                                 "attention_ref.lm", "attention_ref.experiments",
-                                "attention_ref.book", "attention_ref.classroom"},
+                                "attnref_book", "attention_ref.classroom"},
     "attention_ref/render": {"torch", "mlflow", "matplotlib", "typer", "attention_ref.cli",
                              "attention_ref.reference", "attention_ref.worked",
                              "attention_ref.inputs", "attention_ref.exercises",
                              "attention_ref.lm", "attention_ref.experiments",
-                             "attention_ref.book", "attention_ref.classroom"},
+                             "attnref_book", "attention_ref.classroom"},
     "attention_ref/worked": {"mlflow", "matplotlib", "typer", "attention_ref.cli",
-                             "attention_ref.lm", "attention_ref.experiments", "attention_ref.book",
+                             "attention_ref.lm", "attention_ref.experiments", "attnref_book",
                              "attention_ref.classroom", "attention_ref.exercises"},
     # reading a user's file: below everything that reads one; nothing of the package, no torch
     "attention_ref/inputs": {"torch", "mlflow", "matplotlib", "typer", "rich", "attention_ref.cli",
                              "attention_ref.reference", "attention_ref.render",
                              "attention_ref.worked", "attention_ref.exercises",
                              "attention_ref.lm", "attention_ref.experiments",
-                             "attention_ref.book", "attention_ref.classroom"},
+                             "attnref_book", "attention_ref.classroom"},
     # the exercises and their grader: above worked/ and reference/, below classroom/
     "attention_ref/exercises": {"mlflow", "matplotlib", "typer", "attention_ref.cli",
                                 "attention_ref.lm", "attention_ref.experiments",
-                                "attention_ref.book", "attention_ref.classroom"},
+                                "attnref_book", "attention_ref.classroom"},
     "attention_ref/lm": {"mlflow", "typer", "attention_ref.cli", "attention_ref.worked",
                          "attention_ref.exercises", "attention_ref.inputs",
                          "attention_ref.render", "attention_ref.experiments",
-                         "attention_ref.book", "attention_ref.classroom"},
+                         "attnref_book", "attention_ref.classroom"},
     # render (a leaf: it imports nothing of attnref) gives the report each language's numbers
     "attention_ref/experiments": {"typer", "attention_ref.cli", "attention_ref.worked",
                                   "attention_ref.exercises", "attention_ref.inputs",
-                                  "attention_ref.book", "attention_ref.classroom"},
+                                  "attnref_book", "attention_ref.classroom"},
     "attention_ref/lm/config.py": {"torch", "mlflow", "attention_ref"},
     # attnref sample on a local file: numpy, never torch (it costs more than the generation)
     "attention_ref/lm/numpy_model.py": {"torch", "mlflow", "matplotlib", "attention_ref.lm.model",
@@ -94,31 +94,26 @@ RULES: dict[str, set[str]] = {
                                                  "attention_ref.lm"},
     # the class (server, access table, later assignments and grades): it uses experiments/ and
     # worked/ (the checker), never the CLI; the table itself is pure data
-    "attention_ref/classroom": {"typer", "attention_ref.cli", "attention_ref.book"},
+    "attention_ref/classroom": {"typer", "attention_ref.cli", "attnref_book"},
     # the class's parts, each one way down: coursework, connection, gate, exchange, hosting,
     # simulated (`attention_ref.classroom`'s docstring); the gate runs inside mlflow server
-    "attention_ref/classroom/coursework": {"typer", "attention_ref.cli", "attention_ref.book",
+    "attention_ref/classroom/coursework": {"typer", "attention_ref.cli", "attnref_book",
                                            "mlflow", "flask",
                                            "attention_ref.classroom.connection",
                                            "attention_ref.classroom.gate",
                                            "attention_ref.classroom.exchange",
-                                           "attention_ref.classroom.hosting",
-                                           "attention_ref.classroom.simulated"},
-    "attention_ref/classroom/connection": {"typer", "attention_ref.cli", "attention_ref.book",
+                                           "attention_ref.classroom.hosting"},
+    "attention_ref/classroom/connection": {"typer", "attention_ref.cli", "attnref_book",
                                            "attention_ref.classroom.gate",
                                            "attention_ref.classroom.exchange",
-                                           "attention_ref.classroom.hosting",
-                                           "attention_ref.classroom.simulated"},
-    "attention_ref/classroom/gate": {"typer", "attention_ref.cli", "attention_ref.book",
+                                           "attention_ref.classroom.hosting"},
+    "attention_ref/classroom/gate": {"typer", "attention_ref.cli", "attnref_book",
                                      "attention_ref.classroom.exchange",
-                                     "attention_ref.classroom.hosting",
-                                     "attention_ref.classroom.simulated"},
-    "attention_ref/classroom/exchange": {"typer", "attention_ref.cli", "attention_ref.book",
-                                         "attention_ref.classroom.hosting",
-                                         "attention_ref.classroom.simulated"},
-    "attention_ref/classroom/hosting": {"typer", "attention_ref.cli", "attention_ref.book",
-                                        "attention_ref.classroom.exchange",
-                                        "attention_ref.classroom.simulated"},
+                                     "attention_ref.classroom.hosting"},
+    "attention_ref/classroom/exchange": {"typer", "attention_ref.cli", "attnref_book",
+                                         "attention_ref.classroom.hosting"},
+    "attention_ref/classroom/hosting": {"typer", "attention_ref.cli", "attnref_book",
+                                        "attention_ref.classroom.exchange"},
     "attention_ref/classroom/gate/access.py": {"torch", "mlflow", "flask", "attention_ref.lm",
                                           "attention_ref.experiments", "attention_ref.worked",
                                           "attention_ref.exercises"},
@@ -127,14 +122,14 @@ RULES: dict[str, set[str]] = {
                                                 "attention_ref.worked"},
     # the book's build: outside the layers (it uses them; none of them imports it), never the
     # store or the CLI
-    "attention_ref/book": {"mlflow", "typer", "attention_ref.cli"},
+    "book/attnref_book": {"mlflow", "typer", "attention_ref.cli"},
     # the book's pages as notebooks: text work, and in a notebook the book's RESULTS
-    "attention_ref/book/notebooks.py": {"torch", "mlflow", "matplotlib", "typer", "rich",
+    "book/attnref_book/notebooks.py": {"torch", "mlflow", "matplotlib", "typer", "rich",
                                         "attention_ref.cli", "attention_ref.reference",
                                         "attention_ref.worked", "attention_ref.render",
                                         "attention_ref.lm",
                                         "attention_ref.experiments"},
-    "attention_ref/book/kernel.py": {"torch", "mlflow", "matplotlib", "typer", "rich",
+    "book/attnref_book/kernel.py": {"torch", "mlflow", "matplotlib", "typer", "rich",
                                      "attention_ref.cli", "attention_ref.reference",
                                      "attention_ref.worked", "attention_ref.render",
                                      "attention_ref.lm",
@@ -152,6 +147,8 @@ def module_name(f: Path) -> str:
         parts.pop()
     if parts[0] == "cli":
         parts.insert(0, "attention_ref")
+    if parts[0] == "book":  # the book's package, book/attnref_book: installed as attnref_book
+        parts.pop(0)
     return ".".join(parts)
 
 
@@ -214,6 +211,27 @@ def test_importing_a_layer_loads_nothing_it_may_not_use(target):
     assert not bad, sorted(bad)
 
 
+def book_imports(files: list[Path]) -> list[str]:
+    """``file: module`` of every import of the book's package (`attnref_book`) in ``files``."""
+    return [
+        f"{f.relative_to(ROOT)}: {name}"
+        for f in files
+        for name in sorted(imported_names(f))
+        if violates(name, {"attnref_book"})
+    ]
+
+
+def test_the_package_and_the_cli_never_import_the_book():
+    """What users install (attention_ref and its CLI) runs without the book's package, which
+    the wheel does not carry (tests/test_packaging.py); a module that imported it would fail
+    on a user's machine only."""
+    files = sorted([*PKG.rglob("*.py"), *(ROOT / "cli").rglob("*.py")])
+    assert len(files) > 100
+    assert book_imports(files) == []
+    # the control: the book's own files import it
+    assert "book/attnref_book/figures.py: attnref_book.pages" in book_imports([BOOK / "figures.py"])
+
+
 def test_cli_start_up_imports_neither_torch_nor_mlflow():
     loaded = fresh_import(["attention_ref.cli.main"])
     assert not {m for m in loaded if violates(m, CLI_STARTUP_FORBIDDEN)}
@@ -233,7 +251,6 @@ def test_every_package_module_is_under_a_rule():
     top = {p.name for p in PKG.iterdir() if p.name != "__pycache__"}
     assert top == {
         "__init__.py",
-        "book",
         "reference",
         "inputs",
         "worked",
@@ -248,9 +265,12 @@ def test_every_package_module_is_under_a_rule():
 # --- no import circle, no long module ------------------------------------------------------------
 
 
+BOOK = ROOT / "book" / "attnref_book"
+
+
 def module_files() -> dict[str, Path]:
-    """Every module of the package and of the CLI, by dotted name."""
-    files = sorted([*PKG.rglob("*.py"), *(ROOT / "cli").rglob("*.py")])
+    """Every module of the package, of the CLI and of the book's package, by dotted name."""
+    files = sorted([*PKG.rglob("*.py"), *(ROOT / "cli").rglob("*.py"), *BOOK.rglob("*.py")])
     return {module_name(f): f for f in files}
 
 
@@ -344,12 +364,16 @@ def test_no_module_is_over_450_lines(tmp_path):
 # --- public names across modules, no façades ------------------------------------------------
 
 
+#: the top-level names of this project's packages
+OURS = ("attention_ref", "attnref_book")
+
+
 def private_imports(files: dict[str, Path]) -> list[str]:
     """``file: module.name`` of every import of another module's private name (``_x``)."""
     found = []
     for path in files.values():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attention_ref"):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(OURS):
                 found += [
                     f"{path.relative_to(ROOT)}: {node.module}.{a.name}"
                     for a in node.names

@@ -1,4 +1,5 @@
-"""The wheel is clean (issue 56): it installs one top-level name, ``attention_ref``, and all of it.
+"""The wheel is clean (issue 56): it installs one top-level name, ``attention_ref``, and all of it;
+nothing of the book (issue 60: its package is book/attnref_book, a distribution of its own).
 
 pyproject lists every package by hand (``[tool.setuptools] packages``; ``cli/``, kept at the
 repository's top, installs as ``attention_ref.cli`` through ``package-dir``), so three things
@@ -166,6 +167,61 @@ def test_the_wheel_holds_attention_ref_and_every_source_file_and_nothing_else(
     stale = names | {"attention_ref/__pycache__/x.pyc"}
     assert wheel_problems(stale, expected, dist_info) == [
         "not a source file: attention_ref/__pycache__/x.pyc"
+    ]
+
+
+#: what only the book uses (issue 60), kept outside the wheel in book/attnref_book: its
+#: folders, and the claims' and the simulated class's modules by name
+BOOK_FOLDERS = {"book", "attnref_book", "simulated"}
+BOOK_MODULES = {
+    "claims",
+    "gpu_claims",
+    "speed_claims",
+    "conditions",
+    "simulate",
+    "class_plan",
+    "class_record",
+}
+
+
+def book_files(names: set[str]) -> list[str]:
+    """The files of ``names`` that belong to the book's package: under a book folder, or a
+    module named as one of the book's."""
+    return sorted(
+        name
+        for name in names
+        if set(name.split("/")[:-1]) & BOOK_FOLDERS
+        or (name.endswith(".py") and name.split("/")[-1].removesuffix(".py") in BOOK_MODULES)
+    )
+
+
+def test_the_wheel_holds_no_book_claims_or_simulation_module(wheel: Path) -> None:
+    """Users install what they run: the book's page helpers, the claims' sentences and the
+    simulated class live in the book's own package (book/pyproject.toml), which lists exactly
+    the package folders of book/."""
+    names = {name for name in zipfile.ZipFile(wheel).namelist() if not name.endswith("/")}
+    assert len(names) > 100
+    assert book_files(names) == []
+    # the book's package: its folders, all listed, none of them attnref's
+    listed = tomllib.loads((ROOT / "book" / "pyproject.toml").read_text(encoding="utf-8"))
+    folders = {
+        ".".join(init.parent.relative_to(ROOT / "book").parts)
+        for init in (ROOT / "book").rglob("__init__.py")
+    }
+    assert set(listed["tool"]["setuptools"]["packages"]) == folders
+    assert {"attnref_book", "attnref_book.simulated"} <= folders
+    # the controls: the old homes are caught, and attnref's own gradebook is not the book
+    assert book_files(
+        {
+            "attention_ref/book/pages.py",
+            "attention_ref/experiments/speed_claims.py",
+            "attention_ref/classroom/simulated/__init__.py",
+            "attention_ref/classroom/coursework/gradebook.py",
+        }
+    ) == [
+        "attention_ref/book/pages.py",
+        "attention_ref/classroom/simulated/__init__.py",
+        "attention_ref/experiments/speed_claims.py",
     ]
 
 

@@ -34,13 +34,13 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: the package be
 
 from attention_ref.classroom.hosting.server import DEFAULT_WORKERS  # noqa: E402
 from attention_ref.experiments.findings import arm_seeds, rows_from_comparison  # noqa: E402
-from attention_ref.experiments.speed_claims import (  # noqa: E402
+from attention_ref.render import markdown_table  # noqa: E402
+from attnref_book.speed_claims import (  # noqa: E402
     latency_claims,
     sampling_claims,
     scaling_claims,
     throughput_claims,
 )
-from attention_ref.render import markdown_table  # noqa: E402
 
 #: what a cell says where the recording does not hold the fact
 NOT_RECORDED: Final = "not recorded"
@@ -147,7 +147,7 @@ def time_to_quality(doc: Mapping[str, Any]) -> str:
 
 def throughput(doc: Mapping[str, Any]) -> str:
     """attnref's median at its ``auto`` precision, then the book's ratios, each like with
-    like (`attention_ref.experiments.speed_claims.throughput_claims`)."""
+    like (`attnref_book.speed_claims.throughput_claims`)."""
     arm = doc["arms"]["attnref"]
     claims = " ".join(throughput_claims(doc))
     return (

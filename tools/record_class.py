@@ -1,7 +1,7 @@
 """The recorded class: 30 students doing homework at once on a fresh class server.
 
 Starts a class server (PostgreSQL + ``mlflow server`` with the class's gate) in a temporary
-folder, runs `attention_ref.classroom.simulated.simulate.run_class` on it (30 accounts, the
+folder, runs `attnref_book.simulated.simulate.run_class` on it (30 accounts, the
 assignment, every student submitting concurrently, the due time moved, the late ones, the teacher's
 grading, the counts), stops the server, and writes the record as JSON (the book's "Teaching
 with attnref" page reads ``docs/results/class-homework.json``). The salt is fixed, so the
@@ -35,9 +35,9 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 
 from attention_ref.classroom.connection.patience import PATIENCE  # noqa: E402
 from attention_ref.classroom.hosting.server import ClassServer  # noqa: E402
-from attention_ref.classroom.simulated.class_plan import class_of  # noqa: E402
-from attention_ref.classroom.simulated.simulate import run_class  # noqa: E402
 from attention_ref.experiments.store import git_commit  # noqa: E402
+from attnref_book.simulated.class_plan import class_of  # noqa: E402
+from attnref_book.simulated.simulate import run_class  # noqa: E402
 
 #: the recorded class's salt: the same variants at every recording
 SALT = "5eed0f0a77e47104"

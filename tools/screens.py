@@ -2,7 +2,7 @@
 recorded class run for real, their output kept as text and as a picture (PNG).
 
 Starts a class server in a temporary folder (as `tools/record_class.py` does), runs the class
-on it (`attention_ref.classroom.simulated.simulate.run_class`: 30 students, the assignment, their
+on it (`attnref_book.simulated.simulate.run_class`: 30 students, the assignment, their
 submissions, the teacher's grading), then runs, with ``COLUMNS=80``:
 
 * ``attnref server grades attention-1`` and ``... --summary`` (the teacher),
@@ -191,7 +191,7 @@ def forgot_the_scale(url: str, account: tuple[str, str], name: str) -> bytes:
 def main(out: Path) -> int:
     from attention_ref.classroom.connection.accounts import add_student
     from attention_ref.classroom.hosting.server import DEFAULT_EXPERIMENT, ClassServer
-    from attention_ref.classroom.simulated.simulate import run_class
+    from attnref_book.simulated.simulate import run_class
 
     out = out.resolve()  # the pictures are drawn from file URIs, which are absolute
     out.mkdir(parents=True, exist_ok=True)

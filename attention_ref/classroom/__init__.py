@@ -10,8 +10,10 @@ it (a test proves it, `tests/test_layers.py`):
 * `gate`: what runs inside ``mlflow server`` on every request (the access table applied, the
   homework fence, quotas, bounds; the one seam to MLflow's private names);
 * `exchange`: the homework's verbs (assign, fetch, submit, grade);
-* `hosting`: the server's operations (PostgreSQL, ``mlflow server``, the edge, the folder);
-* `simulated`: a simulated class and its record.
+* `hosting`: the server's operations (PostgreSQL, ``mlflow server``, the edge, the folder).
+
+The simulated class that records the teaching page's figures is the book's
+(`attnref_book.simulated`), outside the installed package.
 
 Uses `attention_ref.experiments` and `attention_ref.exercises`; nothing there imports this
 package.

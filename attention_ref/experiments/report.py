@@ -48,8 +48,7 @@ from attention_ref.experiments.report_words import (
     rests_on,
     shown,
 )
-from attention_ref.experiments.speed_claims import ratio_spread
-from attention_ref.experiments.spread import INTERVAL_MIN_SEEDS, Gap
+from attention_ref.experiments.spread import INTERVAL_MIN_SEEDS, Gap, ratio_spread
 from attention_ref.render import markdown_table
 
 # --------------------------------------------------------------------------------- words

@@ -175,3 +175,15 @@ def spread_cells(s: Spread, digits: int = 4) -> tuple[str, str, str]:
     iv = s.interval
     ci = f"{iv[0]:.{digits}f}–{iv[1]:.{digits}f}" if iv is not None else "–"
     return f"{s.mean:.{digits}f}", rng, ci
+
+
+def overlap(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether the ranges ``[min a, max a]`` and ``[min b, max b]`` meet."""
+    return min(a) <= max(b) and min(b) <= max(a)
+
+
+def ratio_spread(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """``a``'s median over ``b``'s, and the least and the greatest ratio two runs give
+    (``min a / max b``, ``max a / min b``)."""
+    mid = statistics.median(a) / statistics.median(b)
+    return mid, min(a) / max(b), max(a) / min(b)

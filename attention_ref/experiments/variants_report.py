@@ -31,8 +31,7 @@ from attention_ref.experiments.findings import (
     comparability,
 )
 from attention_ref.experiments.report_words import qualifier
-from attention_ref.experiments.speed_claims import overlap, ratio_spread
-from attention_ref.experiments.spread import Gap, compare, spread_cells
+from attention_ref.experiments.spread import Gap, compare, overlap, ratio_spread, spread_cells
 from attention_ref.render import DECIMAL_MARK, markdown_table, said, thousands
 
 #: the arms and what each changes, as a sentence says it, per language (``{window_less}``: the
@@ -182,7 +181,7 @@ class VariantFact:
 
 def speed_against(arm: ArmSeeds, base: ArmSeeds, lang: str = "en") -> str:
     """The arm's tokens/s against the base arm's, seed by seed, with the spread
-    (`attention_ref.experiments.speed_claims.ratio_spread`), and "no measurable difference"
+    (`attention_ref.experiments.spread.ratio_spread`), and "no measurable difference"
     where the ranges of several runs overlap; none where their precisions differ: a speed is
     compared like with like."""
     say = WORDS[lang]

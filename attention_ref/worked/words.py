@@ -3,7 +3,7 @@
 Each example's writer (``explain(lang)``) computes its facts once (numbers, and the verdicts
 they support) and says them through its table here, in English and in Portuguese: a number or
 a verdict cannot differ between the languages because one function computes both. The
-Portuguese book reads those writers (`attention_ref.book.worked_pt`).
+Portuguese book reads those writers (`attnref_book.worked_pt`).
 """
 
 from __future__ import annotations

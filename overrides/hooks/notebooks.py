@@ -1,6 +1,6 @@
 """mkdocs hook: every page with code as a Jupyter notebook, and a link to it on the page.
 
-The notebooks are generated from the pages' sources by `attention_ref.book.notebooks` and added to
+The notebooks are generated from the pages' sources by `attnref_book.notebooks` and added to
 the site as ``notebooks/<page>.ipynb`` (the book's layout: a Portuguese page's under
 ``notebooks/pt/``), as mkdocs files: the link
 at the top of each page is checked by ``mkdocs build --strict`` like any other link, and
@@ -20,7 +20,7 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from attention_ref.book.notebooks import (
+from attnref_book.notebooks import (
     WORDS,
     has_code,
     notebook_path,

@@ -57,7 +57,7 @@ def _book_of_one_page(tmp_path: Path, check: str) -> subprocess.CompletedProcess
     rest = tail[tail.index("\n\n") :] if "\n\n" in tail else ""
     (tmp_path / "mkdocs.yml").write_text(f"{head}\nnav:\n  - index.md\n{rest}", encoding="utf-8")
     (docs / "index.md").write_text(
-        '# One page\n\n```python exec="on"\nfrom attention_ref.book.pages import check\n\n'
+        '# One page\n\n```python exec="on"\nfrom attnref_book.pages import check\n\n'
         f"print({check})\n```\n"
     )
     return subprocess.run(

@@ -1,4 +1,4 @@
-"""The book's helpers (`attention_ref.book.pages` and `.figures`), without building the site."""
+"""The book's helpers (`attnref_book.pages` and `.figures`), without building the site."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from attention_ref.book import figures, pages
 from attention_ref.worked.life_is_awesome import life_trace
+from attnref_book import figures, pages
 
 
 def test_plain_heading_drops_a_unicode_formula_only():
@@ -19,8 +19,8 @@ def test_plain_heading_drops_a_unicode_formula_only():
 
 
 def test_decimal_commas():
-    assert pages.decimal_comma("erro 4.8e-04, em attention_ref.book, v 0.5") == (
-        "erro 4,8e-04, em attention_ref.book, v 0,5"
+    assert pages.decimal_comma("erro 4.8e-04, em attnref_book, v 0.5") == (
+        "erro 4,8e-04, em attnref_book, v 0,5"
     )
     assert pages.math_decimal_comma(r"\begin{bmatrix} 1.414 & -2.5 \end{bmatrix}") == (
         r"\begin{bmatrix} 1{,}414 & -2{,}5 \end{bmatrix}"

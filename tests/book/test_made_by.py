@@ -1,7 +1,7 @@
 """A recording says the command that made it, or that none was kept: never a guessed one.
 
 ``tools/record_class.py`` keeps its own command line in the record (``conditions.command``);
-the pages print it with the record's other conditions (`attention_ref.book.claims.made_by`).
+the pages print it with the record's other conditions (`attnref_book.claims.made_by`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.book.claims import MADE_BY, made_by
+from attnref_book.claims import MADE_BY, made_by
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,8 +70,8 @@ def test_each_class_record_names_its_own_command_or_none(name):
 def test_the_load_record_says_its_date_commit_and_server_shape_against_todays_default():
     """The teaching page's load figures were recorded with one application server, before the
     edge and today's two: the page says so (it gave neither date nor commit before)."""
-    from attention_ref.book.claims import recorded_on
     from attention_ref.classroom.hosting.server import DEFAULT_WORKERS
+    from attnref_book.claims import recorded_on
 
     kept = json.loads((ROOT / "docs/results/class-load.json").read_text(encoding="utf-8"))
     said = recorded_on(kept)
@@ -94,8 +94,8 @@ def test_the_load_record_says_its_date_commit_and_server_shape_against_todays_de
 def test_every_access_and_role_of_the_gate_has_its_portuguese_words():
     """The Portuguese teaching page names the gate's accesses and roles from one table
     (`claims.ACCESS_PT`, `ROLE_PT`); a new access or role without its words fails here."""
-    from attention_ref.book.claims import ACCESS_PT, ROLE_PT
     from attention_ref.classroom.gate.access import Access, Role
+    from attnref_book.claims import ACCESS_PT, ROLE_PT
 
     assert {a.value for a in Access} <= set(ACCESS_PT)
     assert {r.value for r in Role} <= set(ROLE_PT)

@@ -1,4 +1,4 @@
-"""The API page's module map (`attention_ref.book.module_map`) names every module of the package
+"""The API page's module map (`attnref_book.module_map`) names every module of the package
 and of the CLI, in the architecture's order, with the first sentence of its docstring; a module
 without a docstring fails (a `ValueError`, so the strict build fails), and so does a folder the
 architecture does not place.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.book.module_map import FOLDERS, cell, first_sentence, module_map, modules
+from attnref_book.module_map import FOLDERS, cell, first_sentence, module_map, modules
 from tests.book.conftest import ROOT
 from tests.test_layers import module_name
 
@@ -74,13 +74,13 @@ def test_a_map_made_before_a_module_was_added_misses_it(tmp_path):
 
 
 def test_the_map_is_in_the_architectures_order_with_first_sentences(tmp_path):
-    root = a_tree(tmp_path, {"attention_ref/book/pages.py": '"""The helpers."""\n'})
+    # the book's package (book/attnref_book) is not attnref's: not on the map
+    root = a_tree(tmp_path, {"book/attnref_book/pages.py": '"""The helpers."""\n'})
     assert named(module_map(root)) == [
         "attention_ref",
         "attention_ref.reference",
         "attention_ref.reference.attention",
         "attention_ref.lm",
-        "attention_ref.book.pages",
         "attention_ref.cli",
         "attention_ref.cli.main",
     ]
@@ -127,7 +127,7 @@ def test_the_map_follows_the_api_pages_sections():
     the page prints the map near its top, before the first mkdocstrings section."""
     page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     sections = re.findall(r"^## (\w+): ", page, re.M)
-    assert tuple(sections) == FOLDERS[: len(sections)] and FOLDERS[len(sections) :] == ("book",)
+    assert tuple(sections) == FOLDERS
     call = page.index("print(module_map())")
     assert page.index('```python exec="on"') < call < page.index("\n::: ")
 

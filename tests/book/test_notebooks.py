@@ -1,6 +1,6 @@
 """The book's notebooks: generated from the pages, shipped in the site, run top to bottom.
 
-The conversion (`attention_ref.book.notebooks`) is checked on small pages without a kernel. The
+The conversion (`attnref_book.notebooks`) is checked on small pages without a kernel. The
 slow tests read the notebooks the strict build wrote (``notebooks/<page>.ipynb``), execute
 each in a kernel of this interpreter (nbclient + ipykernel) in an empty temporary folder, and
 compare: every number with 3 or more decimals that the built page shows must appear in the
@@ -20,8 +20,9 @@ from typing import Any
 import nbformat
 import pytest
 
-from attention_ref.book.kernel import render_output
-from attention_ref.book.notebooks import (
+from attention_ref.worked import life_is_awesome as ex
+from attnref_book.kernel import render_output
+from attnref_book.notebooks import (
     PLAIN_MARK,
     has_code,
     notebook_path,
@@ -32,7 +33,6 @@ from attention_ref.book.notebooks import (
     to_json,
     to_jupyter_markdown,
 )
-from attention_ref.worked import life_is_awesome as ex
 from tests.book.conftest import ROOT, built_pages, mkdocs_config
 
 DOCS = ROOT / "docs"
@@ -81,7 +81,7 @@ echo "\\(not math\\)"
 
 ![a picture](pic.png){ width="50%" }
 
-::: attention_ref.book.notebooks
+::: attnref_book.notebooks
     options:
       show_source: false
 
@@ -99,7 +99,7 @@ def test_a_page_becomes_a_setup_cell_its_prose_and_its_code_unchanged(tmp_path):
     sources = ["".join(c["source"]) for c in nb["cells"]]
     assert kinds == ["markdown", "code", "markdown", "code", "markdown", "markdown", "code", "code"]
     assert "generated from the page `page.md`" in sources[0]
-    assert sources[1].endswith("from attention_ref.book.kernel import setup\n\nsetup('page.md')")
+    assert sources[1].endswith("from attnref_book.kernel import setup\n\nsetup('page.md')")
     assert sources[3] == 'print("$$x = 1$$")'
     assert sources[2].startswith("# A page\n")
     prose = sources[2] + sources[4]
@@ -111,9 +111,7 @@ def test_a_page_becomes_a_setup_cell_its_prose_and_its_code_unchanged(tmp_path):
     assert sources[5].startswith("## Next\n")  # a section per cell, attr list dropped
     assert "![a picture](attachment:pic.png)\n" in sources[5] + "\n"
     assert "image/png" in nb["cells"][5]["attachments"]["pic.png"]
-    assert sources[6] == (
-        "from attention_ref.book.kernel import api\n\napi('attention_ref.book.notebooks')"
-    )
+    assert sources[6] == ("from attnref_book.kernel import api\n\napi('attnref_book.notebooks')")
     assert sources[7] == f'{PLAIN_MARK}\nprint("plain")'
 
 
@@ -137,7 +135,7 @@ def test_portuguese_pages_get_portuguese_words_and_mirror_the_books_layout():
 
 def test_a_page_without_code_has_no_notebook_and_unknown_exec_options_are_refused():
     assert not has_code("# Prose\n\n```python\nprint(1)\n```\n")
-    assert has_code("# API\n\n::: attention_ref.book.pages\n")
+    assert has_code("# API\n\n::: attnref_book.pages\n")
     with pytest.raises(ValueError, match="pyodide"):
         split_page('```python exec="on" pyodide="1"\nprint(1)\n```\n', "p.md")
 
@@ -256,7 +254,7 @@ def test_a_notebook_whose_cell_fails_fails_the_run(tmp_path, kernels):
     from nbclient.exceptions import CellExecutionError
 
     page = (
-        '# Broken\n\n```python exec="on"\nfrom attention_ref.book.pages import check\n\n'
+        '# Broken\n\n```python exec="on"\nfrom attnref_book.pages import check\n\n'
         'print(check("one is two", 1 == 2, "it is not"))\n```\n'
     )
     nb = nbformat.reads(to_json(page_notebook("broken.md", page)), as_version=4)

@@ -48,10 +48,10 @@ STUDENT_PAGES = (
     "teaching",
     "class-gate",
     "cli",
+    "develop",
 )
-#: the pages the Portuguese book shows in English (the command and API references, the
-#: contributor's page)
-IN_ENGLISH = ("api", "develop")
+#: the pages the Portuguese book shows in English (the API reference)
+IN_ENGLISH = ("api",)
 
 
 def pt_page(page: str) -> str:

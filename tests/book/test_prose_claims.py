@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.book.pages import labelled, matrix
 from attention_ref.render import Mat
+from attnref_book.pages import labelled, matrix
 
 #: a relation between two sides, as LaTeX or as text
 RELATION = re.compile(r"\\approx(?![A-Za-z])|≈|(?<![=!<>])=(?![=])")

@@ -1,4 +1,4 @@
-"""Page 7's "recorded run" table (`attention_ref.book.recorded_run`): one reading of the
+"""Page 7's "recorded run" table (`attnref_book.recorded_run`): one reading of the
 recording, said in each language; a ``-dirty`` commit is said only with what git confirms of
 the tree (the commit that added the recording, the code it changed, the training's code the same
 at both commits)."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.book.recorded_run import (
+from attnref_book.recorded_run import (
     TRAINING_CODE,
     commit_cell,
     machine_parts,

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from attention_ref.book.claims import (
+from attention_ref.experiments.findings import ArmRow
+from attention_ref.experiments.variants_report import kv_cache_bytes, variant_facts
+from attention_ref.lm.config import ModelConfig
+from attention_ref.lm.model import CharGPT, count_parameters
+from attention_ref.worked.kv_heads import KV_PRESETS
+from attnref_book.claims import (
     KV_CONTEXTS,
     MODEL_PARTS,
     beyond_context,
@@ -17,12 +22,7 @@ from attention_ref.book.claims import (
     recorded_precision,
     two_recordings,
 )
-from attention_ref.book.pages import RESULTS, results
-from attention_ref.experiments.findings import ArmRow
-from attention_ref.experiments.variants_report import kv_cache_bytes, variant_facts
-from attention_ref.lm.config import ModelConfig
-from attention_ref.lm.model import CharGPT, count_parameters
-from attention_ref.worked.kv_heads import KV_PRESETS
+from attnref_book.pages import RESULTS, results
 
 # ------------------------------------------------------------------ GQA page (item 4)
 

@@ -34,9 +34,9 @@ from attention_ref.classroom.coursework.gradebook import (
     rows,
 )
 from attention_ref.classroom.coursework.gradebook_report import kind_of, summarize, to_csv
-from attention_ref.classroom.simulated.class_plan import NAMES
 from attention_ref.exercises.catalogue import CATALOGUE
 from attention_ref.exercises.exercise import draw_problem
+from attnref_book.simulated.class_plan import NAMES
 
 UTC = dt.UTC
 

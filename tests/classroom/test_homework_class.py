@@ -1,5 +1,5 @@
 """The recorded class as a test: 30 students doing homework at once on the package's class
-server (`attention_ref.classroom.simulated.simulate`): every catalogue mistake that exists on their
+server (`attnref_book.simulated.simulate`): every catalogue mistake that exists on their
 own exercises, rounding, a partial answer, late answers, resubmissions, a malformed file refused
 by the client and one pushed past it. The gradebook must equal the checker's own verdict for
 every student, and nothing may be lost: submissions, answers on disk (byte for byte), grades.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 
 from attention_ref.classroom.coursework.gradebook import Standing
-from attention_ref.classroom.simulated.class_plan import NAMES
-from attention_ref.classroom.simulated.simulate import run_class
 from attention_ref.exercises.catalogue import CATALOGUE
+from attnref_book.simulated.class_plan import NAMES
+from attnref_book.simulated.simulate import run_class
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """A worked example has one writer: its facts computed once, said through a table of words per
 language (`attention_ref.worked.words`). The Portuguese page reads that writer, not a copy of its
-logic (`attention_ref.book.worked_pt`)."""
+logic (`attnref_book.worked_pt`)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from attention_ref.book.pages import translated
-from attention_ref.book.worked_pt import kv_cache_words, online_softmax_words, words_of
 from attention_ref.render import Explanation, Mat
 from attention_ref.worked import online_tiles, words, words_grouped
 from attention_ref.worked.registry import EXAMPLES as MODULES
 from attention_ref.worked.registry import OWN_BACKWARD
+from attnref_book.pages import translated
+from attnref_book.worked_pt import kv_cache_words, online_softmax_words, words_of
 
 #: today's examples and the homework's (the other documents' own keep their English words,
 #: pinned by their tests)
@@ -72,7 +72,7 @@ def test_one_writer_gives_both_languages_the_same_numbers(name):
 
 
 def test_the_portuguese_pages_words_are_the_examples_own():
-    from attention_ref.book import worked_pt
+    from attnref_book import worked_pt
 
     assert kv_cache_words() == words_of(life_kv_cache.explain("pt"))
     assert worked_pt.life_words() == words_of(EXAMPLES["life-is-awesome"].explain("pt"))
@@ -110,9 +110,9 @@ def test_the_backwards_words_are_one_writer_on_every_shape():
     import torch
 
     from attention_ref import reference as ref
-    from attention_ref.book.worked_pt import backward_words
     from attention_ref.worked.backward_sections import gradient_sections
     from attention_ref.worked.life_is_awesome import life_trace
+    from attnref_book.worked_pt import backward_words
 
     gen = torch.Generator().manual_seed(0)
     X, W = torch.randn(3, 4, generator=gen, dtype=torch.float64), torch.eye(4).double()

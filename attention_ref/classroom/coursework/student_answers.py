@@ -4,7 +4,7 @@ Each answer is every step of the problem's attention (the homework's, or a varia
 to the decimals asked (`attention_ref.exercises.answer.answer_text`), as the bytes of an answer
 file. The homework's grader counts the steps of a whole answer with `right_answer`
 (`attention_ref.classroom.exchange.grade.steps_asked`); the simulated class
-(`attention_ref.classroom.simulated.simulate`) sends all of them.
+(`attnref_book.simulated.simulate`) sends all of them.
 """
 
 from __future__ import annotations

@@ -35,8 +35,8 @@ from attention_ref.classroom.coursework.assignment import (
     Assignment,
     parse_due,
 )
-from attention_ref.classroom.simulated.class_plan import NAMES, Attempt, Behaviour, plan
-from attention_ref.classroom.simulated.class_record import ClassRecord, expected_verdicts
+from attnref_book.simulated.class_plan import NAMES, Attempt, Behaviour, plan
+from attnref_book.simulated.class_record import ClassRecord, expected_verdicts
 
 
 def _push_past_the_command(client: ClassClient, name: str, text: bytes) -> None:

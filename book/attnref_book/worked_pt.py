@@ -1,11 +1,11 @@
 """The worked examples in Portuguese: each example's own writer, in its Portuguese words.
 
 The Portuguese pages show the English pages' worked examples (`attnref explain -e …`): the
-same matrices, told in Portuguese (`attention_ref.book.pages.example` with ``words=``). Each
+same matrices, told in Portuguese (`attnref_book.pages.example` with ``words=``). Each
 example's writer (``explain(lang)``, `attention_ref.worked.backward_sections.gradient_sections`)
 computes its facts once and says them through its table of words per language
 (`attention_ref.worked.words`, `attention_ref.worked.words_grouped`); this module only hands
-those words to the page. `attention_ref.book.pages.translated` still checks that every step's
+those words to the page. `attnref_book.pages.translated` still checks that every step's
 words carry the English step's numbers.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from attention_ref.book.pages import Words
+from attnref_book.pages import Words
 
 if TYPE_CHECKING:
     from attention_ref import reference as ref
@@ -35,7 +35,7 @@ __all__ = [
 
 def words_of(expl: Explanation) -> Words:
     """An explanation written in another language (``explain(lang)``) as the `Words` of its
-    steps: the English example's matrices stay, and `attention_ref.book.pages.translated`
+    steps: the English example's matrices stay, and `attnref_book.pages.translated`
     still checks that each step carries the English step's numbers."""
     return Words(
         lang=expl.lang, source=expl.source, steps=[(s.title, s.text) for s in expl.sections]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.experiments.speed_claims import (
+from attention_ref.experiments.spread import overlap
+from attnref_book.speed_claims import (
     latency_claims,
-    overlap,
     sampling_claims,
     scaling_claims,
     throughput_claims,

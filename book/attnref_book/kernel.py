@@ -1,7 +1,7 @@
 """What runs in a notebook of the book: its first cell (`setup`) and its API cells (`api`).
 
 What a cell prints is shown as the page shows it, Markdown with math, tables and the SVG
-figures (`render_output`), and `attention_ref.book.pages.RESULTS` points to the recorded
+figures (`render_output`), and `attnref_book.pages.RESULTS` points to the recorded
 results of the checkout wherever the notebook runs from (`find_docs`). No torch, no Jupyter
 needed to import this module (IPython is imported when `setup` runs in a kernel).
 """
@@ -22,7 +22,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from attention_ref.book.notebooks import (
+from attnref_book.notebooks import (
     ATTR_LIST,
     PLAIN_MARK,
     WORDS,
@@ -162,13 +162,13 @@ _ACTIVE: list[tuple[Any, _Printed]] = []
 
 
 def setup(page: str, docs: str | Path | None = None, *, directory_urls: bool = True) -> None:
-    """The first code cell of a page's notebook: `attention_ref.book.pages.RESULTS` set to the
+    """The first code cell of a page's notebook: `attnref_book.pages.RESULTS` set to the
     book's recorded results (`find_docs`), and, in IPython/Jupyter, what each later cell
     prints shown as Markdown and HTML as on the page (a cell starting with `PLAIN_MARK` prints
     plain text). Says where the results are (or that they were not found: the pages that read
     them will fail)."""
     import attention_ref
-    from attention_ref.book import pages
+    from attnref_book import pages
 
     found, tried = find_docs(docs)
     if found is not None:

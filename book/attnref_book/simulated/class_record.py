@@ -14,7 +14,7 @@ from typing import Any
 
 from attention_ref.classroom.coursework.assignment import Assignment
 from attention_ref.classroom.coursework.gradebook import Row, Standing
-from attention_ref.classroom.simulated.class_plan import Behaviour
+from attnref_book.simulated.class_plan import Behaviour
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The sentences the book writes about the GPU benchmarks, each from the numbers it states.
 
-Pure (no torch, no mlflow), like `attention_ref.experiments.speed_claims` (whose rule it
+Pure (no torch, no mlflow), like `attnref_book.speed_claims` (whose rule it
 follows: two timings are told apart only when their ranges do not overlap): the step on a GPU
 (``gpu_step.json``), nanoGPT's baby GPT raced both ways (``baby_gpt.json``) and N seeds at once
 (``seeds_vmap.json``). Two losses measured by two estimators are told apart only beyond the
@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from attention_ref.experiments.speed_claims import overlap, ratio_spread
+from attention_ref.experiments.spread import overlap, ratio_spread
 
 #: issue 33's targets on one GPU: attnref's graphed step at least this many times nanoGPT's
 #: compiled ``train.py`` in tokens/s (batch 32), Q02's 6,000 steps and the ablation's three

@@ -2,7 +2,7 @@
 
 Pure (no torch, no mlflow): every function takes the JSON a script in ``benchmarks/`` wrote
 (``throughput.json``, ``time_to_quality.json``, ``scaling.json``, ``sampling.json``,
-``cli_latency.json``; the GPU's in `attention_ref.experiments.gpu_claims`) and returns
+``cli_latency.json``; the GPU's in `attnref_book.gpu_claims`) and returns
 the sentences its numbers support; the experiments page prints them, and
 ``tests/experiments/test_speed_claims.py`` puts numbers on both sides of every condition.
 
@@ -16,20 +16,10 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from attention_ref.experiments.spread import overlap, ratio_spread
+
 #: the Q02 shape's point on each axis of ``benchmarks/scaling.py``
 Q02_POINTS = {("block_size", 128), ("n_embd", 128), ("n_layer", 2)}
-
-
-def overlap(a: Sequence[float], b: Sequence[float]) -> bool:
-    """Whether the ranges ``[min a, max a]`` and ``[min b, max b]`` meet."""
-    return min(a) <= max(b) and min(b) <= max(a)
-
-
-def ratio_spread(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
-    """``a``'s median over ``b``'s, and the least and the greatest ratio two runs give
-    (``min a / max b``, ``max a / min b``)."""
-    mid = statistics.median(a) / statistics.median(b)
-    return mid, min(a) / max(b), max(a) / min(b)
 
 
 def ratio_words(a: Sequence[float], b: Sequence[float]) -> str:

@@ -22,9 +22,9 @@ from typing import Final
 
 from attention_ref.render.markdown import markdown_table
 
-#: the package's folders in the order of the architecture (``docs/api.md``'s sections), then
-#: the book's build; the package itself (``attention_ref/__init__.py``) comes first and the
-#: command line (``cli/``) last
+#: the package's folders in the order of the architecture (``docs/api.md``'s sections); the
+#: package itself (``attention_ref/__init__.py``) comes first and the command line (``cli/``)
+#: last. The book's build is a package of its own (``book/attnref_book``), not on the map.
 FOLDERS: Final = (
     "reference",
     "inputs",
@@ -34,7 +34,6 @@ FOLDERS: Final = (
     "lm",
     "experiments",
     "classroom",
-    "book",
 )
 #: the package and the CLI's folder as the map names them
 PACKAGE: Final = "attention_ref"
@@ -95,7 +94,7 @@ def _order(group: str) -> int:
     if group not in order:
         raise ValueError(
             f"module map: attention_ref/{group}/ is not in the architecture "
-            f"(attention_ref.book.module_map.FOLDERS: {', '.join(FOLDERS)}); place it there"
+            f"(attnref_book.module_map.FOLDERS: {', '.join(FOLDERS)}); place it there"
         )
     return order.index(group)
 

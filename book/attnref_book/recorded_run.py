@@ -137,7 +137,7 @@ def recorded_run_rows(
 ) -> tuple[list[str], list[list[str]]]:
     """The table's header and rows for a recording (``doc``: its ``comparison.json``,
     ``about``: its ``provenance.json``) in ``lang``."""
-    from attention_ref.book.claims import recorded_precision
+    from attnref_book.claims import recorded_precision
 
     w, p = WORDS[lang], doc["params"]
 

@@ -4,7 +4,7 @@
 each mistake of the catalogue that exists on their own exercise, two mistakes together,
 rounding carried or to fewer decimals, a partial answer, late answers, resubmissions, a
 malformed file the client refuses and one pushed past the command over REST
-(`attention_ref.classroom.simulated.simulate` runs it on a real class server).
+(`attnref_book.simulated.simulate` runs it on a real class server).
 """
 
 from __future__ import annotations

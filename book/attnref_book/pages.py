@@ -3,7 +3,7 @@
 Every number on a page is computed when the site is built, and every code listing is the
 installed source (``inspect.getsource``), never a pasted copy. A failed :func:`check` raises,
 so ``mkdocs build --strict`` fails instead of publishing a wrong page. The figures are in
-`attention_ref.book.figures`.
+`attnref_book.figures`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from attention_ref.render import (
     fmt_number,
     markdown_table,
     row_labels,
-    thousands,  # noqa: F401  (the pages write `from attention_ref.book.pages import thousands`)
+    thousands,  # noqa: F401  (the pages write `from attnref_book.pages import thousands`)
     to_book,
 )
 

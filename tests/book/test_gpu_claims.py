@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from attention_ref.experiments.gpu_claims import GPU_TARGETS, gpu_claims, gpu_step_ms
+from attnref_book.gpu_claims import GPU_TARGETS, gpu_claims, gpu_step_ms
 
 RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "gpu-h100"
 
@@ -159,7 +159,7 @@ def reach(a: dict[str, Any], step: int, s: float) -> None:
 
 
 def test_the_stretch_target_is_met_only_when_attnref_reaches_it_first_in_the_same_run(bg, later):
-    from attention_ref.experiments.gpu_claims import baby_gpt_claims
+    from attnref_book.gpu_claims import baby_gpt_claims
 
     said = baby_gpt_claims(bg, later)[0]
     assert said.endswith("is not met: neither reached it in that run.")  # the record
@@ -180,7 +180,7 @@ def test_the_stretch_target_is_met_only_when_attnref_reaches_it_first_in_the_sam
 
 
 def test_the_seeds_spread_decides_whether_the_two_reach_the_same_quality(bg, later):
-    from attention_ref.experiments.gpu_claims import baby_gpt_claims
+    from attnref_book.gpu_claims import baby_gpt_claims
 
     said = baby_gpt_claims(bg, later)[1]
     assert said.startswith("Over 3 seeds (seeds 1338, 1339 in a later run on the same kind ")
@@ -206,7 +206,7 @@ def test_the_seeds_spread_decides_whether_the_two_reach_the_same_quality(bg, lat
 def test_a_margin_across_two_estimators_ranks_only_beyond_their_difference(bg, later):
     """The rule for comparative claims: the same checkpoint's two estimates differ by up to
     0.0023 over attnref's seeds, so a 0.0007 margin ranks nothing and a 0.003 one does."""
-    from attention_ref.experiments.gpu_claims import estimator_gap, told_apart
+    from attnref_book.gpu_claims import estimator_gap, told_apart
 
     seeds = [arm(bg, "attnref"), *later[0]["arms"]]
     gap = estimator_gap(seeds)
@@ -217,7 +217,7 @@ def test_a_margin_across_two_estimators_ranks_only_beyond_their_difference(bg, l
 
 
 def test_the_time_to_the_common_level_is_read_from_both_runs_evaluations(bg):
-    from attention_ref.experiments.gpu_claims import baby_gpt_claims
+    from attnref_book.gpu_claims import baby_gpt_claims
 
     said = baby_gpt_claims(bg)[-1]
     assert said.startswith(
@@ -241,7 +241,7 @@ def test_the_time_to_the_common_level_is_read_from_both_runs_evaluations(bg):
 
 
 def test_seeds_at_once_are_told_apart_from_separate_runs_only_beyond_their_ranges():
-    from attention_ref.experiments.gpu_claims import seeds_at_once_claims
+    from attnref_book.gpu_claims import seeds_at_once_claims
 
     sv = json.loads((H200 / "seeds_vmap.json").read_text(encoding="utf-8"))
     said = seeds_at_once_claims(sv)

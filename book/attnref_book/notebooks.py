@@ -6,9 +6,9 @@ page with code: the prose becomes markdown cells (math as ``$…$``/``$$…$$``,
 block quotes, attribute lists dropped, ``--8<--`` snippets resolved, links to pages as links
 to their notebooks, local images as cell attachments), every ```` ```python exec="on" ````
 block a code cell with the page's code unchanged, and each ``::: module`` (mkdocstrings) a
-code cell calling `attention_ref.book.kernel.api`. A first pair of cells says where the
-notebook comes from and calls `attention_ref.book.kernel.setup` (what runs in the notebook
-is in `attention_ref.book.kernel`).
+code cell calling `attnref_book.kernel.api`. A first pair of cells says where the
+notebook comes from and calls `attnref_book.kernel.setup` (what runs in the notebook
+is in `attnref_book.kernel`).
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ WORDS: dict[str, dict[str, str]] = {
         "intro": (
             "*This notebook was generated from the page `{page}` of the attnref book: the "
             "prose of the page, and each of its code blocks as a code cell, unchanged. Run it "
-            "top to bottom in a kernel where attnref is installed: in a clone of the "
-            "repository, `make setup-dev` installs attnref and ipykernel into `.venv`; choose "
-            "`.venv/bin/python` as the kernel (JupyterLab, VS Code). Or `pip install -e CLONE "
-            "ipykernel` in your own environment. The next cell shows what a cell prints as "
-            "the page shows it "
-            "(Markdown, math, tables, figures) and finds the book's recorded results in the "
-            "checkout's `docs/results`.*"
+            "top to bottom in a kernel where attnref and the book's package are installed: in a "
+            "clone of the repository, `make setup-dev` installs attnref, the book's package "
+            "(`book/`) and ipykernel into `.venv`; choose `.venv/bin/python` as the kernel "
+            "(JupyterLab, VS Code). Or `pip install -e CLONE -e CLONE/book` in your own "
+            "environment. The next cell shows what a cell prints as the page shows it (Markdown, "
+            "math, tables, figures) and finds the book's recorded results in the checkout's "
+            "`docs/results`.*"
         ),
         "setup": (
             "# print() shows Markdown as on the page; the recorded results are read from\n"
@@ -56,13 +56,12 @@ WORDS: dict[str, dict[str, str]] = {
         "intro": (
             "*Este notebook foi gerado da página `{page}` do livro do attnref: o texto da "
             "página e cada um dos seus blocos de código como uma célula, sem mudanças. Rode-o "
-            "de cima a baixo num kernel com o attnref instalado: num clone do repositório, "
-            "`make setup-dev` instala o attnref e o ipykernel em `.venv`; escolha "
-            "`.venv/bin/python` como kernel (JupyterLab, VS Code). Ou `pip install -e CLONE "
-            "ipykernel` no seu ambiente. A próxima célula mostra o que cada célula imprime "
-            "como a página mostra (Markdown, "
-            "fórmulas, tabelas, figuras) e acha os resultados registrados do livro em "
-            "`docs/results` do clone.*"
+            "de cima a baixo num kernel com o attnref e o pacote do livro instalados: num clone "
+            "do repositório, `make setup-dev` instala o attnref, o pacote do livro (`book/`) e "
+            "o ipykernel em `.venv`; escolha `.venv/bin/python` como kernel (JupyterLab, VS "
+            "Code). Ou `pip install -e CLONE -e CLONE/book` no seu ambiente. A próxima célula "
+            "mostra o que cada célula imprime como a página mostra (Markdown, fórmulas, tabelas, "
+            "figuras) e acha os resultados registrados do livro em `docs/results` do clone.*"
         ),
         "setup": (
             "# print() mostra Markdown como na página; os resultados registrados vêm de\n"
@@ -409,7 +408,7 @@ def page_notebook(
         _cell("markdown", words["intro"].format(page=source or page), 0),
         _cell(
             "code",
-            f"{words['setup']}from attention_ref.book.kernel import setup\n\nsetup({setup_args})",
+            f"{words['setup']}from attnref_book.kernel import setup\n\nsetup({setup_args})",
             1,
         ),
     ]
@@ -422,7 +421,7 @@ def page_notebook(
             cells.append(
                 _cell(
                     "code",
-                    f"from attention_ref.book.kernel import api\n\napi({module!r})",
+                    f"from attnref_book.kernel import api\n\napi({module!r})",
                     len(cells),
                 )
             )

@@ -10,8 +10,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from attention_ref.book.pages import thousands
 from attention_ref.render import DECIMAL_MARK
+from attnref_book.pages import thousands
 
 if TYPE_CHECKING:
     from torch import Tensor

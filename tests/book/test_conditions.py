@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_ref.experiments.conditions import (
+from attnref_book.conditions import (
     QUIET_LOAD_PER_CPU,
     budget_sentence,
     load_reading,
@@ -50,7 +50,7 @@ def before(load: float | None, flagged: int = 0, cpus: int = 2, **extra: object)
 
 
 def test_the_module_is_pure():
-    names = imported_names(Path("attention_ref/experiments/conditions.py").resolve())
+    names = imported_names(Path("book/attnref_book/conditions.py").resolve())
     assert not any(violates(n, {"torch", "mlflow", "matplotlib", "attention_ref"}) for n in names)
 
 
