@@ -3,8 +3,8 @@
 What the program says in English and in Portuguese comes from tables keyed by the language
 (``TEXT[lang]``, ``DECIMAL_MARK[lang]``), filled in by one function that computes the facts
 once; a comparison with ``"pt"`` or ``"en"`` is a second path for one language, where the
-Portuguese can lag behind the English. The test reads the source's syntax tree of the package
-and the CLI: a comparison with a language's name (``lang == "pt"``, ``x in ("en", "pt")``).
+Portuguese can lag behind the English. The test reads the source's syntax tree of the package,
+the CLI and the book's package (the book's pages' blocks: ``tests/book/test_page_code.py``): a comparison with a language's name (``lang == "pt"``, ``x in ("en", "pt")``).
 A membership test in the tuple of languages by its name (``lang in LANGS``) is not a branch.
 """
 
@@ -50,7 +50,8 @@ def test_the_judge_finds_a_branch_on_a_language():
 
 def test_no_code_decides_by_a_languages_name():
     found = {}
-    for path in sorted([*(ROOT / "attention_ref").rglob("*.py"), *(ROOT / "cli").rglob("*.py")]):
+    folders = [ROOT / "attention_ref", ROOT / "cli", ROOT / "book" / "attnref_book"]
+    for path in sorted(f for folder in folders for f in folder.rglob("*.py")):
         hits = branches_on_a_language(path.read_text(encoding="utf-8"))
         if hits:
             found[str(path.relative_to(ROOT))] = hits
