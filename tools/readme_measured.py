@@ -323,16 +323,22 @@ def quickstart(root: Path = ROOT) -> str:
     size = read(root, INSTALL_SIZE)
     torch_b, rest_b = size["torch_cpu_wheel"]["bytes"], size["rest_of_pip_install_e"]["bytes"]
     venv = size["fresh_venv_after_make_setup"]
+    sm = size["machine"]
+    size_machine = f"{sm['distribution']}, {sm['cpus']} cores"
+    prov = read(root, "docs/results/provenance.json")
+    precision = "/".join(sorted({r.precision or "precision not recorded" for r in rows}))
     data_mb = D.N_CHARS / 1e6  # one byte a character: the file is ASCII
     return (
         "- **`make demo`** sets up `.venv` (torch's CPU build, then attnref and its "
         "dependencies, by pip), prints the homework's worked example (`attnref explain "
         "--example life-is-awesome`), trains Q02's model with attention, without it and with "
         f"uniform weights ({steps} steps each) into `sqlite:///mlflow.db`, writes Q03's answer "
-        "to `q03-report.md` and prints how to open the MLflow UI. Where it was recorded (2 "
-        f"cores; the Measured table), the set-up took {minutes(venv['make_setup_seconds'])} "
-        f"and the training {minutes(one_seed)} (the ablation's three arms of one seed: "
-        f"{spread}). It downloads "
+        "to `q03-report.md` and prints how to open the MLflow UI. Two recordings (the Measured "
+        f"table): the set-up took {minutes(venv['make_setup_seconds'])} ({size_machine}, "
+        f"{size['date_utc']} UTC, right after pip had downloaded the same wheels: the time of "
+        f"the download is not in it) and the training {minutes(one_seed)} (the ablation's "
+        f"three arms of one seed: {spread}; {precision} on {prov['machine']}, "
+        f"{prov['date_utc']} UTC). It downloads "
         f"{megabytes(torch_b + rest_b)}: torch's CPU wheel ({megabytes(torch_b)}) and the "
         f"rest ({megabytes(rest_b)}), a `.venv` of {megabytes(venv['bytes'])}; and, where no "
         f"copy is at hand, Tiny Shakespeare ({data_mb:.1f} MB, once, verified).\n"
