@@ -25,6 +25,8 @@ import base64
 import http.client
 import json
 import multiprocessing
+import os
+import platform
 import secrets
 import shutil
 import socket
@@ -210,6 +212,9 @@ def main() -> int:
         "commit": commit,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "server": "ClassServer defaults (2 workers), students_per_address 30",
+        # the machine, as upload_memory.py records it (the first recordings kept none)
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}",
         "address": NAT,
         "seconds_per_part": seconds,
         "quiet_median_ms": round(1000 * quiet, 1),
