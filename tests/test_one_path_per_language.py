@@ -4,8 +4,9 @@ What the program says in English and in Portuguese comes from tables keyed by th
 (``TEXT[lang]``, ``DECIMAL_MARK[lang]``), filled in by one function that computes the facts
 once; a comparison with ``"pt"`` or ``"en"`` is a second path for one language, where the
 Portuguese can lag behind the English. The test reads the source's syntax tree of the package,
-the CLI and the book's package (the book's pages' blocks: ``tests/book/test_page_code.py``): a comparison with a language's name (``lang == "pt"``, ``x in ("en", "pt")``).
-A membership test in the tuple of languages by its name (``lang in LANGS``) is not a branch.
+the CLI and the book's package (the pages' blocks: ``tests/book/test_page_code.py``) for a
+comparison with a language's name (``lang == "pt"``, ``x in ("en", "pt")``). A membership
+test in the tuple of languages by its name (``lang in LANGS``) is not a branch.
 """
 
 from __future__ import annotations

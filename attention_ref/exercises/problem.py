@@ -209,7 +209,6 @@ __all__ = [
     "GRAD_KV_STEPS",
     "GRAD_STEPS",
     "HEAD_STEPS",
-    "ROPE_BASE",
     "Layout",
     "ProblemTrace",
     "causal_mask",

@@ -41,7 +41,6 @@ from torch import Tensor
 from attention_ref.reference.spec import ROPE_BASE
 
 __all__ = [
-    "DEFAULT_BASE",
     "apply_rope",
     "rope_angles",
     "rope_backward",
@@ -51,9 +50,6 @@ __all__ = [
     "rotate_pairs",
     "rotation_matrix",
 ]
-
-#: RoFormer's base, `attention_ref.reference.spec.ROPE_BASE` (its one home)
-DEFAULT_BASE = ROPE_BASE
 
 
 def _positions(n: int, positions: Tensor | None, dtype: torch.dtype) -> Tensor:
@@ -67,9 +63,7 @@ def _positions(n: int, positions: Tensor | None, dtype: torch.dtype) -> Tensor:
 
 
 # --8<-- [start:rope_frequencies]
-def rope_frequencies(
-    d: int, base: float = DEFAULT_BASE, dtype: torch.dtype = torch.float64
-) -> Tensor:
+def rope_frequencies(d: int, base: float = ROPE_BASE, dtype: torch.dtype = torch.float64) -> Tensor:
     r"""The frequency of each pair, $\theta_i = \text{base}^{-2i/d}$, ``(d/2,)``.
 
     Pair 0 turns by 1 radian per position, the last pair by almost nothing: the fast pairs
@@ -111,7 +105,7 @@ def rotate_pairs(x: Tensor, angles: Tensor) -> Tensor:
     return torch.stack((rotated_even, rotated_odd), dim=-1).flatten(-2)
 
 
-def apply_rope(x: Tensor, positions: Tensor | None = None, base: float = DEFAULT_BASE) -> Tensor:
+def apply_rope(x: Tensor, positions: Tensor | None = None, base: float = ROPE_BASE) -> Tensor:
     r"""RoPE on queries or keys: $x'_m = x_m R_m^\top$, every row ``m`` rotated by its position.
 
     ``x``: ``(..., n, d)`` (a head's Q or K, or all heads ``(..., h, n, d)``); ``positions``:
@@ -127,7 +121,7 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, base: float = DEFAULT
 
 # --8<-- [start:rope_backward]
 def rope_backward(
-    dx_rot: Tensor, positions: Tensor | None = None, base: float = DEFAULT_BASE
+    dx_rot: Tensor, positions: Tensor | None = None, base: float = ROPE_BASE
 ) -> Tensor:
     r"""The gradient through RoPE: the transpose of the rotation, $\partial x_m =
     \partial x'_m R_m$, i.e. each pair rotated back by $-m\theta_i$.
@@ -166,9 +160,7 @@ def rotation_matrix(angles: Tensor) -> Tensor:
     return R
 
 
-def rope_by_matrices(
-    x: Tensor, positions: Tensor | None = None, base: float = DEFAULT_BASE
-) -> Tensor:
+def rope_by_matrices(x: Tensor, positions: Tensor | None = None, base: float = ROPE_BASE) -> Tensor:
     r"""RoPE as the paper writes it: row ``m`` times $R_{\Theta,m}^\top$, one matrix per position.
 
     ``x``: ``(..., n, d)``; returns ``(..., n, d)``. A slow, literal second formulation,
@@ -185,9 +177,7 @@ def rope_by_matrices(
 
 
 # --8<-- [start:rope_by_complex]
-def rope_by_complex(
-    x: Tensor, positions: Tensor | None = None, base: float = DEFAULT_BASE
-) -> Tensor:
+def rope_by_complex(x: Tensor, positions: Tensor | None = None, base: float = ROPE_BASE) -> Tensor:
     r"""RoPE with complex numbers: $z_i = x_{2i} + \mathrm{i}\, x_{2i+1}$ times
     $e^{\mathrm{i} m \theta_i}$.
 

@@ -17,6 +17,7 @@ import torch
 
 from attention_ref import reference as ref
 from attention_ref.reference import rope as ref_rope
+from attention_ref.reference.spec import ROPE_BASE
 from attention_ref.render import Explanation, JSONValue, Mat, Matrix, Section, said
 from attention_ref.worked import life_is_awesome as life
 from attention_ref.worked.grouped_backward import with_gqa_backward
@@ -24,7 +25,6 @@ from attention_ref.worked.layout import forward_sections
 from attention_ref.worked.trace import L, t, trace_json
 from attention_ref.worked.words_grouped import ROPE
 
-ROPE_BASE: Final = ref_rope.DEFAULT_BASE
 #: the pair (query "awesome", key "Life") whose score the shift check moves, and the shift
 SHIFT_QUERY: Final = 2
 SHIFT_KEY: Final = 0

@@ -23,6 +23,7 @@ from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
 from attention_ref.exercises.intervals import softmax_rows
 from attention_ref.exercises.options import MAX_D_MODEL, MAX_TOKENS
 from attention_ref.reference import attention, rope, windows
+from attention_ref.reference.spec import ROPE_BASE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,10 +63,9 @@ def test_the_masks_are_the_references_on_every_shape():
 def test_ropes_angles_are_the_references_on_every_shape_an_exercise_has():
     """Exactly equal up to d_k = 16 (an exercise's widest head is MAX_D_MODEL = 8 wide); wider
     heads may differ in the last bit of base^(-2p/d) (numpy's and torch's pow), 1e-15 of it."""
-    assert P.ROPE_BASE == rope.DEFAULT_BASE
     for n in range(1, MAX_TOKENS + 1):
         for d_k in range(2, 2 * MAX_D_MODEL + 1, 2):
-            theta = rope.rope_frequencies(d_k, P.ROPE_BASE)
+            theta = rope.rope_frequencies(d_k, ROPE_BASE)
             want = rope.rope_angles(torch.arange(n, dtype=torch.float64), theta).numpy()
             got = P.rope_angles(n, d_k)
             assert np.array_equal(P.rope_frequencies(d_k), theta.numpy()), d_k

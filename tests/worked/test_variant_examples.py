@@ -13,6 +13,7 @@ import torch
 from attention_ref import reference as ref
 from attention_ref.cli.main import main
 from attention_ref.reference import online_softmax as osm
+from attention_ref.reference.spec import ROPE_BASE
 from attention_ref.render import render
 from attention_ref.worked import (
     life_alibi,
@@ -124,7 +125,7 @@ def test_rope_backward_json_equals_autograd():
     W_Q, W_K, W_V, W_O = (w.clone().requires_grad_() for w in life_rope.rope_weights())
     X = t(life.LIFE_X).requires_grad_()
     ref.masked_multihead_attention(
-        X, W_Q, W_K, W_V, W_O, rope_base=life_rope.ROPE_BASE
+        X, W_Q, W_K, W_V, W_O, rope_base=ROPE_BASE
     ).output.sum().backward()
     assert torch.allclose(t(doc["heads"][0]["W_Q"]), W_Q.grad[0], atol=1e-12)
     assert torch.allclose(t(doc["kv_heads"][0]["W_K"]), W_K.grad[0], atol=1e-12)
