@@ -1,7 +1,8 @@
 """One word for one thing in the Portuguese book (issue 60): the terms its pages, its navigation
 and the program's Portuguese words use, each one way. The glossary is `GLOSSARY`: a term, the
 form the book follows, and the forms it must not use; the scanner reads every Portuguese page,
-``mkdocs.yml``'s Portuguese navigation and the package's source (its Portuguese words).
+``mkdocs.yml``'s Portuguese navigation, the package's source and the book's package (their
+Portuguese words: the pages' facts are said there).
 
 It began with the one drift found: "A softmax online" (``explain``) beside "O softmax online"
 (the navigation and the page), the book's other pages saying "a softmax".
@@ -25,7 +26,8 @@ GLOSSARY: dict[str, tuple[str, str]] = {
 
 def portuguese_texts() -> dict[str, str]:
     """Every Portuguese text of the book and the program: the pages, the navigation's
-    Portuguese lines, the package's source (the English in it has no "o softmax")."""
+    Portuguese lines, the package's and the book's source (the English in it has no "o
+    softmax")."""
     texts = {
         str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in ROOT.glob("docs/*.pt.md")
     }
@@ -35,7 +37,8 @@ def portuguese_texts() -> dict[str, str]:
         for line in nav.read_text(encoding="utf-8").splitlines()
         if ": " in line
     )
-    for path in sorted((ROOT / "attention_ref").rglob("*.py")):
+    sources = [*(ROOT / "attention_ref").rglob("*.py"), *(ROOT / "book").rglob("*.py")]
+    for path in sorted(sources):
         texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
     return texts
 
