@@ -73,7 +73,7 @@ Quick = Annotated[
     typer.Option(
         "--quick",
         help="A first try: 300 steps a run, an evaluation every 150 on 10 batches, 30 warm-up "
-        "steps (under a minute a run on 2 CPU cores; an option given beside it wins). "
+        "steps (an option given beside it wins). "
         "\\[default: Q02's 6,000 steps]",
     ),
 ]

@@ -100,7 +100,7 @@ def labelled(
     if len(rows) != len(nested):
         raise ValueError(f"{lhs}: {len(nested)} rows but {len(rows)} labels")
     latex = f"{lhs} {rel} {row_labels(rows)}{bmatrix(cast('Matrix', nested), precision)}"
-    return display(math_decimal_comma(latex) if DECIMAL_MARK[lang] == "," else latex)
+    return display(math_said(latex, lang))
 
 
 def num(v: float, precision: int = 4) -> str:
@@ -253,12 +253,19 @@ def results(name: str = "comparison.json") -> Any:  # Any: whatever the JSON fil
 # --- numbers as each language of the book writes them -----------------------------------
 
 
-def decimal_comma(text: str) -> str:
-    """``text`` with every decimal point between two digits written as a comma (Portuguese
-    prose; for math use `math_decimal_comma`)."""
-    return re.sub(r"(?<=\d)\.(?=\d)", ",", text)
+#: a decimal point between two digits
+_POINT = re.compile(r"(?<=\d)\.(?=\d)")
+#: a decimal mark as LaTeX writes it: a comma in braces, so that KaTeX does not space it
+_MATH_MARK = {".": ".", ",": "{,}"}
 
 
-def math_decimal_comma(latex: str) -> str:
-    """LaTeX with its decimal points as ``{,}`` (a decimal comma KaTeX does not space)."""
-    return re.sub(r"(?<=\d)\.(?=\d)", "{,}", latex)
+def prose(text: str, lang: str) -> str:
+    """``text`` with each decimal point between two digits written in ``lang``'s decimal mark
+    (`attention_ref.render.DECIMAL_MARK`: ``0.5`` is ``0,5`` in Portuguese); for math use
+    `math_said`."""
+    return _POINT.sub(DECIMAL_MARK[lang], text)
+
+
+def math_said(latex: str, lang: str) -> str:
+    """`prose` for LaTeX: the decimal comma written ``{,}`` (KaTeX would space a bare one)."""
+    return _POINT.sub(_MATH_MARK[DECIMAL_MARK[lang]], latex)

@@ -19,12 +19,15 @@ def test_plain_heading_drops_a_unicode_formula_only():
 
 
 def test_decimal_commas():
-    assert pages.decimal_comma("erro 4.8e-04, em attnref_book, v 0.5") == (
+    assert pages.prose("erro 4.8e-04, em attnref_book, v 0.5", "pt") == (
         "erro 4,8e-04, em attnref_book, v 0,5"
     )
-    assert pages.math_decimal_comma(r"\begin{bmatrix} 1.414 & -2.5 \end{bmatrix}") == (
+    assert pages.math_said(r"\begin{bmatrix} 1.414 & -2.5 \end{bmatrix}", "pt") == (
         r"\begin{bmatrix} 1{,}414 & -2{,}5 \end{bmatrix}"
     )
+    # English keeps its points
+    assert pages.prose("v 0.5", "en") == "v 0.5"
+    assert pages.math_said("1.414", "en") == "1.414"
 
 
 def test_labelled_puts_a_label_on_each_row():

@@ -33,27 +33,7 @@ BLOCK = re.compile(r'^```python exec="on"[^\n]*\n(.*?)^```', re.S | re.M)
 #: the pages (English stem) whose blocks still compute, to be turned into calls (issue 60)
 LEFT: frozenset[str] = frozenset(
     {
-        "by-hand",
-        "causal-mask",
-        "class-gate",
-        "cli",
-        "develop",
-        "exercises",
         "experiments",
-        "explorer",
-        "gqa",
-        "gradients",
-        "index",
-        "kv-cache",
-        "multi-head",
-        "online-softmax",
-        "rope",
-        "scaled-dot-product",
-        "teaching",
-        "trainable-weights",
-        "variants-ablation",
-        "windows-alibi",
-        "worked-example",
     }
 )
 
