@@ -35,6 +35,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: the package be
 from attention_ref.classroom.hosting.server import DEFAULT_WORKERS  # noqa: E402
 from attention_ref.experiments.findings import arm_seeds, rows_from_comparison  # noqa: E402
 from attention_ref.render import markdown_table  # noqa: E402
+from attnref_book.conditions import load_reading, load_said  # noqa: E402
 from attnref_book.speed_claims import (  # noqa: E402
     latency_claims,
     sampling_claims,
@@ -180,10 +181,20 @@ def sampling(doc: Mapping[str, Any]) -> str:
 
 
 def cli_latency(doc: Mapping[str, Any]) -> str:
+    """The count of targets met, on what machine load (`attnref_book.conditions`: targets met
+    on a machine that was not quiet are said so), and the first command's median."""
     claims = latency_claims(doc)
     met = next(c for c in claims if c.endswith("targets are met."))
     first = claims[0].split(" (")[0].replace(":", "")
-    return f"{met.removesuffix(' are met.')} met; {first} (median)"
+    r = load_reading("cli_latency", doc)
+    if r.load_1min is None or not r.read_before:
+        load = "its load not read before the runs"
+    elif r.load_1min > r.quiet_limit:
+        load = f"1-minute load {load_said(r.load_1min, r.quiet_limit)}, above {r.quiet_limit:g}"
+    else:
+        load = f"{r.flagged} of {r.parts} runs started with other processes busy"
+    where = "" if r.quiet else f" on a machine that was not quiet ({load})"
+    return f"{met.removesuffix(' are met.')} met{where}; {first} (median)"
 
 
 def class_homework(root: Path) -> Row:

@@ -4,7 +4,8 @@ Pure (no torch, no mlflow), like `attnref_book.speed_claims` (whose rule it
 follows: two timings are told apart only when their ranges do not overlap): the step on a GPU
 (``gpu_step.json``), nanoGPT's baby GPT raced both ways (``baby_gpt.json``) and N seeds at once
 (``seeds_vmap.json``). Two losses measured by two estimators are told apart only beyond the
-difference between the estimators (`told_apart`).
+difference between the estimators (`told_apart`). Each sentence is said in the book's language
+(``lang``), its words in `attnref_book.gpu_words`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from attention_ref.experiments.spread import overlap, ratio_spread
+from attention_ref.render.document import DECIMAL_MARK, said, thousands
+from attnref_book.gpu_words import WORDS
 
 #: issue 33's targets on one GPU: attnref's graphed step at least this many times nanoGPT's
 #: compiled ``train.py`` in tokens/s (batch 32), Q02's 6,000 steps and the ablation's three
@@ -33,70 +36,85 @@ def gpu_step_ms(gs: Mapping[str, Any], batch: int, arm: str) -> list[float]:
     return [1e3 * s / steps for s in row["seconds"]]
 
 
-def _faster(a_name: str, a: Sequence[float], b_name: str, b: Sequence[float]) -> str:
+def arm_precision(arm: str) -> str:
+    """The precision of an arm of ``gpu_step.json``'s step table: its last word (``graph
+    bf16``), the baseline's fp32 (``benchmarks/baseline_trainer.py`` has no other)."""
+    last = arm.split()[-1]
+    return last if last in ("fp32", "bf16") else "fp32"
+
+
+def _faster(
+    a_name: str, a: Sequence[float], b_name: str, b: Sequence[float], lang: str = "en"
+) -> str:
     """``a`` against ``b`` in ms/step (medians), told apart only beyond their ranges."""
+    w = WORDS[lang]
     ma, mb = statistics.median(a), statistics.median(b)
-    said = f"{a_name} {ma:.3f} ms against {b_name} {mb:.3f} ms"
+    text = w["against"].format(
+        a=a_name, ma=said(ma, ".3f", lang), b=b_name, mb=said(mb, ".3f", lang)
+    )
     if overlap(a, b):
-        return f"{said} (the ranges overlap: no measurable difference)"
+        return text + w["overlap"]
     if ma < mb:
         _, lo, hi = ratio_spread(b, a)
-        return f"{said}: {mb / ma:.2f}× faster (runs {lo:.2f}–{hi:.2f})"
-    _, lo, hi = ratio_spread(a, b)
-    return f"{said}: {ma / mb:.2f}× slower (runs {lo:.2f}–{hi:.2f})"
+        how, r = w["faster"], mb / ma
+    else:
+        _, lo, hi = ratio_spread(a, b)
+        how, r = w["slower"], ma / mb
+    return text + how.format(
+        r=said(r, ".2f", lang), lo=said(lo, ".2f", lang), hi=said(hi, ".2f", lang)
+    )
 
 
-def gpu_claims(gs: Mapping[str, Any], batch: int = 32) -> list[str]:
+def gpu_claims(gs: Mapping[str, Any], batch: int = 32, lang: str = "en") -> list[str]:
     """The step on a GPU (``gpu_step.json``): the graph against eager and bf16 against fp32 at
     ``batch``, attnref against nanoGPT's compiled ``train.py``, and issue 33's targets
     (`GPU_TARGETS`), each said met or not with its figure. Nothing is judged unless the run was
     on CUDA: a GPU target is never called met without a measurement on one."""
+    w = WORDS[lang]
     m = gs["machine"]
     if m.get("device") != "cuda":
-        return [
-            f"This run was on {m.get('device', 'an unnamed device')}, not a GPU: the GPU "
-            "targets are not judged."
-        ]
+        return [w["not_gpu"].format(device=m.get("device", w["unnamed"]))]
     ms = {
         arm: gpu_step_ms(gs, batch, arm)
         for arm in ("eager fp32", "eager bf16", "graph fp32", "graph bf16")
     }
+
+    def faster(a: str, b: str, a_name: str = "", b_name: str = "") -> str:
+        return _faster(a_name or a, ms[a], b_name or b, ms[b], lang)
+
     out = []
     other = sorted({r["batch"] for r in gs["steps"]} - {batch})
     if other:
         small, big = gpu_step_ms(gs, other[0], "eager fp32"), ms["eager fp32"]
-        pair = (
-            f"{statistics.median(big):.3f} and {statistics.median(small):.3f} ms, batch "
-            f"{batch} and {other[0]}"
+        pair = w["pair"].format(
+            big=said(statistics.median(big), ".3f", lang),
+            small=said(statistics.median(small), ".3f", lang),
+            batch=batch,
+            other=other[0],
         )
-        out.append(
-            f"Eager in fp32, a step of batch {batch} takes as long as one of batch {other[0]} "
-            f"({pair}; the ranges overlap): the step is bound by launching its kernels, not "
-            "by its arithmetic."
-            if overlap(small, big)
-            else f"Eager in fp32, a step of batch {batch} and one of batch {other[0]} differ "
-            f"beyond their ranges ({pair})."
-        )
+        bound = w["launch_bound"] if overlap(small, big) else w["differ"]
+        out.append(bound.format(batch=batch, other=other[0], pair=pair))
     out += [
-        f"At batch {batch}, one CUDA graph per step against the same step eager: "
-        + _faster("graph fp32", ms["graph fp32"], "eager fp32", ms["eager fp32"])
-        + "; "
-        + _faster("graph bf16", ms["graph bf16"], "eager bf16", ms["eager bf16"])
-        + ".",
-        "bf16 against fp32: "
-        + _faster("graph bf16", ms["graph bf16"], "graph fp32", ms["graph fp32"])
-        + " with the graph; eager, "
-        + _faster("bf16", ms["eager bf16"], "fp32", ms["eager fp32"])
-        + ".",
+        w["graph"].format(
+            batch=batch,
+            fp32=faster("graph fp32", "eager fp32"),
+            bf16=faster("graph bf16", "eager bf16"),
+        ),
+        w["precision"].format(
+            graph=faster("graph bf16", "graph fp32"),
+            eager=faster("eager bf16", "eager fp32", "bf16", "fp32"),
+        ),
     ]
     target = GPU_TARGETS["times_nanogpt"]
     nano = [r for r in gs.get("nanogpt") or [] if "tokens_per_s" in r and r["batch"] == batch]
     compiled = [r for r in nano if r["compile"]]
     if not compiled:
-        why = "was not compiled" if nano else "was not measured"
         out.append(
-            f"nanoGPT's `train.py` at batch {batch} {why} in this run: the target "
-            f"(≥ {target:g}× its compiled tokens/s) is not judged."
+            w["nanogpt_unjudged"].format(
+                batch=batch,
+                why=w["not_compiled"] if nano else w["not_measured"],
+                target=said(target, "g", lang),
+            )
         )
     else:
         n = compiled[-1]
@@ -106,50 +124,50 @@ def gpu_claims(gs: Mapping[str, Any], batch: int = 32) -> list[str]:
         printed = [float(t) for line in n.get("tail", []) for t in re.findall(_PRINTED, line)]
         fastest = min(printed) if printed else n["ms_per_step"]
         slowest = fastest / max(ms["graph bf16"])
-        spread = (
-            f"{slowest:.2f}× between nanoGPT's fastest printed iteration ({fastest:.2f} ms) "
-            "and attnref's slowest repetition"
-            if printed
-            else f"{slowest:.2f}× in attnref's slowest repetition"
+        spread = (w["spread_printed"] if printed else w["spread"]).format(
+            slowest=said(slowest, ".2f", lang), fastest=said(fastest, ".2f", lang)
         )
         verdict = (
-            "met"
+            w["met"]
             if slowest >= target
-            else "not established: met by the averages only, not across the runs' spread"
+            else w["averages_only"]
             if ratio >= target
-            else "not met"
+            else w["not_met"]
         )
         out.append(
-            f"attnref's graphed bf16 step trains at {ratio:.2f}× the tokens/s of nanoGPT's "
-            f"compiled `train.py` in the same run ({row['ms_per_step']:.3f} against "
-            f"{n['ms_per_step']:.3f} ms a step, nanoGPT's the average of one run's iterations "
-            f"{n.get('first_iter', '?')}–{n.get('last_iter', '?')}; {spread}): the target of "
-            f"≥ {target:g}× is {verdict}."
+            w["times_nanogpt"].format(
+                ratio=said(ratio, ".2f", lang),
+                ours=said(row["ms_per_step"], ".3f", lang),
+                theirs=said(n["ms_per_step"], ".3f", lang),
+                first=n.get("first_iter", "?"),
+                last=n.get("last_iter", "?"),
+                spread=spread,
+                target=said(target, "g", lang),
+                verdict=verdict,
+            )
         )
     runs = gs.get("runs") or []
     q02 = [r for r in runs if r["run"] == "q02 defaults"]
     ablation = [r for r in runs if r["run"].startswith("ablation")]
     for chosen, limit, what, count in (
-        (q02, GPU_TARGETS["q02_s"], "Q02's default run", 1),
-        (ablation, GPU_TARGETS["ablation_s"], "The ablation's three arms", 3),
+        (q02, GPU_TARGETS["q02_s"], "q02", 1),
+        (ablation, GPU_TARGETS["ablation_s"], "ablation", 3),
     ):
+        steps, bound = thousands(Q02_STEPS, lang), said(limit, "g", lang)
         if len(chosen) != count or any(r["steps"] != Q02_STEPS for r in chosen):
-            out.append(
-                f"{what} did not run at {Q02_STEPS:,} steps here: its target "
-                f"(≤ {limit:g} s) is not judged."
-            )
+            out.append(w[f"{what}_unjudged"].format(steps=steps, limit=bound))
             continue
         wall = sum(r["wall_s"] for r in chosen)
-        side = "met" if wall <= limit else "not met"
-        if count == 1:
-            r = chosen[0]
-            how = (
-                f"({Q02_STEPS:,} steps, evaluations included; best validation loss "
-                f"{r['best_val']:.4f}, one seed, {r['precision']})"
+        out.append(
+            w[f"{what}_took"].format(
+                steps=steps,
+                best=said(chosen[0]["best_val"], ".4f", lang),
+                precision=chosen[0]["precision"],
+                wall=said(wall, ".1f", lang),
+                limit=bound,
+                side=w["met"] if wall <= limit else w["not_met"],
             )
-        else:
-            how = f"({Q02_STEPS:,} steps each, evaluations included, one after the other)"
-        out.append(f"{what} {how} took {wall:.1f} s: the target of ≤ {limit:g} s is {side}.")
+        )
     return out
 
 
@@ -178,7 +196,63 @@ def _first_at(evals: Sequence[Mapping[str, float]], level: float) -> Mapping[str
     return next((e for e in evals if e["val"] <= level), None)
 
 
-def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = ()) -> list[str]:
+def _seeds_sentence(
+    bg: Mapping[str, Any],
+    more: Sequence[Mapping[str, Any]],
+    seeds: Sequence[Mapping[str, Any]],
+    later: Sequence[int],
+    nano: Mapping[str, Any],
+    lang: str,
+) -> str:
+    """attnref's best over its seeds against nanoGPT's one, with `told_apart`'s rule."""
+    w = WORDS[lang]
+    target = str(bg["target"]).replace(".", DECIMAL_MARK[lang])
+    bests = [a["best_val"] for a in seeds]
+    hit = [a for a in seeds if a.get("reached")]
+    where = w["hits"].join(
+        w["seed_hit"].format(
+            seed=a["options"]["seed"],
+            step=thousands(a["reached"]["step"], lang),
+            seconds=said(a["reached"]["s"], ".1f", lang),
+        )
+        for a in hit
+    )
+    gpus = {run["machine"].get("gpu") for run in [bg, *more]}
+    kind = w["same_gpu"].format(gpu=gpus.pop()) if len(gpus) == 1 else w["other_gpu"]
+    whose = (w["later_many"] if len(later) > 1 else w["later_one"]).format(
+        seeds=", ".join(map(str, later)), kind=kind
+    )
+    # nanoGPT's figure is its own estimator: inside attnref's spread widened by the
+    # difference between two estimates of one checkpoint, the two are not told apart
+    gap = estimator_gap(seeds)
+    widen = said(gap or 0.0, ".4f", lang)
+    outside = max(min(bests) - nano["best_val"], nano["best_val"] - max(bests), 0.0)
+    how, out = w["estimators"], said(outside, ".4f", lang)
+    if not told_apart(outside, gap):
+        where_it_is = (w["outside_small"] if outside else w["within"]).format(
+            outside=out, gap=widen, how=how
+        )
+        spread = w["not_told_apart"].format(where=where_it_is)
+    else:
+        side = w["lower"] if nano["best_val"] < min(bests) else w["higher"]
+        spread = w["outside_large"].format(outside=out, gap=widen, how=how, side=side)
+    return w["seeds"].format(
+        n=len(seeds),
+        whose=whose if later else "",
+        lo=said(min(bests), ".4f", lang),
+        hi=said(max(bests), ".4f", lang),
+        mean=said(statistics.mean(bests), ".4f", lang),
+        hit=len(hit),
+        target=target,
+        reached=f" ({where})" if hit else "",
+        theirs=said(nano["best_val"], ".4f", lang),
+        spread=spread,
+    )
+
+
+def baby_gpt_claims(
+    bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = (), lang: str = "en"
+) -> list[str]:
     """nanoGPT's baby GPT both ways (``benchmarks/baby_gpt.py``'s ``baby_gpt.json``): issue 33's
     stretch target (attnref's preset at val ≤ ``target`` in less wall time than nanoGPT's own
     ``train.py`` *in the same run*), the quality of the two over attnref's seeds (``more``:
@@ -187,123 +261,87 @@ def baby_gpt_claims(bg: Mapping[str, Any], more: Sequence[Mapping[str, Any]] = (
     to the level both reached. Nothing is judged off a GPU or without nanoGPT's evaluations.
     The two arms' losses are two estimators (attnref's fixed batches, nanoGPT's fresh ones):
     one is called lower only by `told_apart`'s rule."""
+    w = WORDS[lang]
     m = bg["machine"]
     if m.get("device") != "cuda":
-        return [
-            f"This run was on {m.get('device', 'an unnamed device')}, not a GPU: the "
-            "stretch target is not judged."
-        ]
-    target = bg["target"]
+        return [w["stretch_not_gpu"].format(device=m.get("device", w["unnamed"]))]
+    target = str(bg["target"]).replace(".", DECIMAL_MARK[lang])
     ours = [a for a in bg["arms"] if a["arm"].startswith("attnref")]
     nano = next((a for a in bg["arms"] if a["arm"].startswith("nanoGPT") and a.get("evals")), None)
     if not ours or nano is None:
-        return [
-            "nanoGPT's `train.py` or attnref's preset has no evaluations in this run: the "
-            "stretch target is not judged."
-        ]
+        return [w["stretch_no_evals"]]
     same = ours[0]
     out = []
     mine, theirs = same.get("reached"), nano.get("reached")
     if mine and (theirs is None or mine["s"] < theirs["s"]):
-        verdict = "met"
+        verdict = w["met"]
     elif mine is None and theirs is None:
-        verdict = "not met: neither reached it in that run"
+        verdict = w["neither"]
     else:
-        verdict = "not met"
+        verdict = w["not_met"]
 
-    def said(arm: Mapping[str, Any], got: Mapping[str, float] | None) -> str:
+    def reach(arm: Mapping[str, Any], got: Mapping[str, float] | None) -> str:
         if got is None:
-            return f"did not reach it (best {arm['best_val']:.4f}, step {arm['best_step']:,})"
-        return f"reached it at step {got['step']:,}, {got['s']:.1f} s into its run"
+            return w["did_not_reach"].format(
+                best=said(arm["best_val"], ".4f", lang), step=thousands(arm["best_step"], lang)
+            )
+        return w["reached_at"].format(
+            step=thousands(got["step"], lang), seconds=said(got["s"], ".1f", lang)
+        )
 
     out.append(
-        f"Val ≤ {target} in the same run: attnref's preset (seed "
-        f"{same['options']['seed']}) {said(same, mine)}; nanoGPT's `train.py` "
-        f"{said(nano, theirs)}. The stretch target (≤ {target} in less wall time than "
-        f"nanoGPT's `train.py` in the same run) is {verdict}."
+        w["stretch"].format(
+            target=target,
+            seed=same["options"]["seed"],
+            ours=reach(same, mine),
+            theirs=reach(nano, theirs),
+            verdict=verdict,
+        )
     )
     seeds = [*ours, *(a for run in more for a in run["arms"] if a["arm"].startswith("attnref"))]
     if len(seeds) > 1:
-        bests = [a["best_val"] for a in seeds]
-        hit = [a for a in seeds if a.get("reached")]
-        where = "; ".join(
-            f"seed {a['options']['seed']} at step {a['reached']['step']:,}, "
-            f"{a['reached']['s']:.1f} s"
-            for a in hit
-        )
         later = [a["options"]["seed"] for a in seeds[len(ours) :]]
-        gpus = {run["machine"].get("gpu") for run in [bg, *more]}
-        kind = f"the same kind of GPU, {gpus.pop()}" if len(gpus) == 1 else "another GPU"
-        plural = "s" if len(later) > 1 else ""
-        whose = f" (seed{plural} {', '.join(map(str, later))} in a later run on {kind})"
-        # nanoGPT's figure is its own estimator: inside attnref's spread widened by the
-        # difference between two estimates of one checkpoint, the two are not told apart
-        gap = estimator_gap(seeds)
-        widen = gap or 0.0
-        outside = max(min(bests) - nano["best_val"], nano["best_val"] - max(bests), 0.0)
-        how = (
-            "attnref's fixed evaluation batches against its whole validation split; nanoGPT's "
-            "figure is its own estimate, on fresh batches"
-        )
-        if not told_apart(outside, gap):
-            where_it_is = (
-                f"outside that spread by {outside:.4f}, no more than the {widen:.4f} by which "
-                f"two estimates of one checkpoint differ ({how})"
-                if outside
-                else f"within that spread (two estimates of one checkpoint differ by up to "
-                f"{widen:.4f}: {how})"
-            )
-            spread = f"{where_it_is}: the two are not told apart."
-        else:
-            side = "lower" if nano["best_val"] < min(bests) else "higher"
-            spread = (
-                f"outside that spread by {outside:.4f}, more than the {widen:.4f} by which two "
-                f"estimates of one checkpoint differ ({how}): nanoGPT's is {side}."
-            )
-        reached = f" ({where})" if hit else ""
-        out.append(
-            f"Over {len(seeds)} seeds{whose if later else ''}, attnref's best validation loss "
-            f"is {min(bests):.4f}–{max(bests):.4f} (mean {statistics.mean(bests):.4f}); "
-            f"{len(hit)} of {len(seeds)} reached {target}{reached}. nanoGPT's best, "
-            f"{nano['best_val']:.4f} (its one seed), is {spread}"
-        )
+        out.append(_seeds_sentence(bg, more, seeds, later, nano, lang))
     level = max(same["best_val"], nano["best_val"])
     a, b = _first_at(same["evals"], level), _first_at(nano["evals"], level)
     if a is not None and b is not None:
         launch = a["s"] + (same.get("before_clock_s") or 0.0)
         ratio = b["s"] / launch
         margin, gap = same["best_val"] - nano["best_val"], estimator_gap([same])
+        m4 = said(abs(margin), ".4f", lang)
         if told_apart(margin, gap):
-            better = "attnref's" if margin < 0 else "nanoGPT's"
-            quality = f"{better} best is lower by {abs(margin):.4f}, more than the {gap:.4f}"
+            better = w["better_attnref"] if margin < 0 else w["better_nanogpt"]
+            quality = better.format(margin=m4, gap=said(gap or 0.0, ".4f", lang))
         else:
-            quality = f"their bests differ by {abs(margin):.4f}, " + (
-                "an unknown difference" if gap is None else f"no more than the {gap:.4f}"
+            quality = w["bests_differ"].format(margin=m4) + (
+                w["unknown_gap"]
+                if gap is None
+                else w["gap_bound"].format(gap=said(gap, ".4f", lang))
             )
         out.append(
-            f"To the level both reached in that run, each on its own estimate (val ≤ "
-            f"{level:.4f}; {quality} between two estimates of attnref's checkpoint, its "
-            "fixed batches against its whole validation split"
-            + ("" if told_apart(margin, gap) else ": not told apart in quality")
-            + f"), attnref took "
-            f"{a['s']:.1f} s (step {a['step']:,}; {launch:.1f} s from its process's launch, "
-            f"its imports and the data read included) and nanoGPT's `train.py` {b['s']:.1f} s "
-            f"from its launch (step {b['step']:,}; {nano['to_first_iter_s']:.1f} s of it "
-            f"before its first iteration: start, compilation, the evaluation at step 0): "
-            + (
-                f"from launch, nanoGPT's took {ratio:.2f}× as long as attnref's"
-                if ratio > 1
-                else f"from launch, attnref's took {1 / ratio:.2f}× as long as nanoGPT's"
+            w["level"].format(
+                level=said(level, ".4f", lang),
+                quality=quality,
+                same="" if told_apart(margin, gap) else w["quality_same"],
+                ours=said(a["s"], ".1f", lang),
+                step=thousands(a["step"], lang),
+                launch=said(launch, ".1f", lang),
+                theirs=said(b["s"], ".1f", lang),
+                their_step=thousands(b["step"], lang),
+                start=said(nano["to_first_iter_s"], ".1f", lang),
+                ratio=(w["nanogpt_longer"] if ratio > 1 else w["attnref_longer"]).format(
+                    r=said(ratio if ratio > 1 else 1 / ratio, ".2f", lang)
+                ),
             )
-            + " (one run each: no spread)."
         )
     return out
 
 
-def seeds_at_once_claims(sv: Mapping[str, Any]) -> list[str]:
+def seeds_at_once_claims(sv: Mapping[str, Any], lang: str = "en") -> list[str]:
     """N seeds at once (``benchmarks/seeds_vmap.py``'s ``seeds_vmap.json``): vmap against N
     separate runs, told apart only beyond their ranges, at each N; and whether the two are the
     same runs (the largest weight difference after the run)."""
+    w = WORDS[lang]
     times = sv["times_s"]
     steps = int(sv["args"]["steps"])
     ns = sorted({int(k.split("N=")[1]) for k in times})
@@ -311,12 +349,9 @@ def seeds_at_once_claims(sv: Mapping[str, Any]) -> list[str]:
     for n in ns:
         sep = [1e3 * t / (steps * n) for t in times[f"separate N={n}"]]
         vm = [1e3 * t / (steps * n) for t in times[f"vmap N={n}"]]
-        out.append(f"N = {n}: " + _faster("vmap", vm, "separate", sep) + " per seed-step.")
+        out.append(
+            w["per_seed_step"].format(n=n, said=_faster("vmap", vm, w["separate"], sep, lang))
+        )
     diff = float(sv["same"].rsplit("largest weight difference ", 1)[1])
-    out.append(
-        f"The same runs? Not to the bit: after the run the weights of the two differ by up to "
-        f"{diff:.3g} (other kernels, batched, sum in another order)."
-        if diff > 0
-        else "The two give the same weights to the bit."
-    )
+    out.append(w["not_bitwise"].format(diff=said(diff, ".3g", lang)) if diff > 0 else w["bitwise"])
     return out

@@ -38,10 +38,12 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "commit": "git commit",
         "dirty": (
             ": the tree held changes not yet committed (which, the run does not keep); the "
-            "commit that added this recording, `{committed}`, changes of the code only {files}, "
-            "and the training's code ({training}) is the same at `{short}` and at `{committed}`"
+            "commit that added this recording, `{committed}`, changes of the code only "
+            "{files}{moved}, and the training's code ({training}) is the same at `{short}` and "
+            "at `{committed}`"
         ),
         "and": " and ",
+        "moved": " (named by its path today: it has moved since)",
         "model": "model",
         "model_value": (
             "n_embd {n_embd}, {n_layer} layers, {n_head} heads, block {block}, dropout {dropout}"
@@ -70,10 +72,12 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "commit": "commit do git",
         "dirty": (
             ": a árvore tinha mudanças ainda não commitadas (quais, a execução não guarda); o "
-            "commit que acrescentou este registro, `{committed}`, muda do código só {files}, "
-            "e o código do treino ({training}) é o mesmo em `{short}` e em `{committed}`"
+            "commit que acrescentou este registro, `{committed}`, muda do código só "
+            "{files}{moved}, e o código do treino ({training}) é o mesmo em `{short}` e em "
+            "`{committed}`"
         ),
         "and": " e ",
+        "moved": " (pelo caminho de hoje: mudou de lugar desde então)",
         "model": "modelo",
         "model_value": (
             "n_embd {n_embd}, {n_layer} camadas, {n_head} cabeças, bloco {block}, dropout {dropout}"
@@ -106,6 +110,20 @@ def machine_parts(machine: str) -> dict[str, str]:
     return m.groupdict()
 
 
+#: files a recording names that have moved since: a path's old prefix -> today's (the book's
+#: package left attnref's, issue 60)
+MOVED: Final = {"attention_ref/book/": "book/attnref_book/"}
+
+
+def today_path(path: str) -> str:
+    """Where a file a recording names is today (`MOVED`); the path itself where it has not
+    moved."""
+    for old, new in MOVED.items():
+        if path.startswith(old):
+            return new + path.removeprefix(old)
+    return path
+
+
 def code_list(files: Sequence[str], lang: str) -> str:
     """``a``, ``a and b``, ``a, b and c`` of code spans, in ``lang``'s words."""
     spans = [f"`{f}`" for f in files]
@@ -126,7 +144,8 @@ def commit_cell(commit: str, tree: Mapping[str, Any] | None, lang: str) -> str:
     w = WORDS[lang]
     return cell + w["dirty"].format(
         committed=tree["committed_in"],
-        files=code_list(tree["code_changed"], lang),
+        files=code_list([today_path(f) for f in tree["code_changed"]], lang),
+        moved=w["moved"] if any(today_path(f) != f for f in tree["code_changed"]) else "",
         training=code_list(TRAINING_CODE, lang),
         short=commit.removesuffix("-dirty")[:7],
     )

@@ -12,6 +12,7 @@ from attnref_book.conditions import (
     QUIET_LOAD_PER_CPU,
     budget_sentence,
     load_reading,
+    load_said,
     load_sentence,
     quiet_summary,
 )
@@ -173,3 +174,64 @@ def test_an_arm_that_ran_out_of_steps_is_not_said_to_have_run_out_of_time():
     assert text.endswith("; attnref, attnref-fp32 finished their schedules before the budget")
     one = budget_sentence(300.0, {"attnref": 182.5, "baseline": 299.0})
     assert one.endswith("; attnref finished its schedule before the budget")
+
+
+@pytest.mark.parametrize(
+    ("load", "shown", "above"),
+    [
+        (0.3003, "0.3003", True),
+        (0.3, "0.30", False),
+        (0.2996, "0.30", False),
+        (0.31, "0.31", True),
+    ],
+)
+def test_a_load_is_shown_with_the_decimals_that_put_it_on_its_side_of_the_limit(load, shown, above):
+    """The fact-check of issue 60: throughput's 0.3003 was printed "0.30 … above the 0.3";
+    the load is shown with as many decimals as put it on its side of the limit (0.2996 reads
+    0.30, which is at most the 0.3, as 0.2996 is)."""
+    assert load_said(load, 0.3) == shown
+    text = load_sentence(load_reading("throughput", before(load)))
+    assert f"1-minute load {shown} before the first timed part" in text
+    assert ("above the 0.3 on 2 CPUs" in text) is above
+    assert load_said(load, 0.3, "pt") == shown.replace(".", ",")
+
+
+def test_the_recorded_throughput_load_reads_true():
+    doc = json.loads((BENCH / "throughput.json").read_text(encoding="utf-8"))
+    text = load_sentence(load_reading("throughput", doc))
+    assert "1-minute load 0.3003 before the first timed part, above the 0.3" in text
+    assert "load 0.30 before" not in text
+
+
+def test_the_conditions_in_portuguese():
+    r = load_reading("throughput", before(0.3003))
+    text = load_sentence(r, "pt")
+    assert text == (
+        "`throughput` (2026-11-24 09:00 UTC): carga de 1 minuto 0,3003 antes da primeira parte "
+        "cronometrada, acima dos 0,3 em 2 CPUs de uma máquina ociosa; 0 de 6 partes "
+        "cronometradas começaram com mais de 0,5 núcleos ocupados com outro trabalho: máquina "
+        "não ociosa."
+    )
+    assert load_sentence(load_reading("x", before(0.1)), "pt").endswith(": máquina ociosa.")
+    assert "lida *depois* do trabalho" in load_sentence(load_reading("x", after(1.82)), "pt")
+    epyc = before(0.1)
+    epyc["machine"].update({"cpu": "AMD EPYC", "cpu_bf16_flags": []})
+    assert "AMD EPYC, 2 CPUs, sem instruções bf16" in load_sentence(load_reading("x", epyc), "pt")
+    quiet = [load_reading(n, before(0.1)) for n in ("a", "b")]
+    assert quiet_summary(quiet, "pt").startswith("Cada um dos 2 benchmarks abaixo rodou numa")
+    mixed = [*quiet, load_reading("c", after(0.1)), load_reading("d", before(1.0))]
+    assert quiet_summary(mixed, "pt") == (
+        "Máquina ociosa em 2 dos 4 benchmarks abaixo; a carga de `c` foi lida depois do trabalho "
+        "cronometrado, então não se sabe: não se afirma que os seus tempos sejam os melhores "
+        "desta máquina."
+    )
+    ends = {"attnref": 182.5, "attnref-fp32": 268.8, "baseline": 300.6}
+    assert budget_sentence(300.0, ends, "pt") == (
+        "cada braço treina até passarem 300 s de tempo de relógio e para na sua próxima "
+        "verificação, então pode terminar um pouco depois (attnref 182,5 s; attnref-fp32 "
+        "268,8 s; baseline 300,6 s); attnref, attnref-fp32 terminaram os seus cronogramas antes "
+        "do fim do orçamento"
+    )
+    assert budget_sentence(300.0, {"a": 299.9}, "pt").startswith(
+        "cada braço treina por no máximo 300 s de tempo de relógio (a 299,9 s)"
+    )

@@ -257,3 +257,68 @@ def test_seeds_at_once_are_told_apart_from_separate_runs_only_beyond_their_range
     assert "the ranges overlap: no measurable difference" in seeds_at_once_claims(close)[2]
     close["same"] = close["same"].rsplit(" ", 1)[0] + " 0"
     assert seeds_at_once_claims(close)[-1] == "The two give the same weights to the bit."
+
+
+def test_an_arms_precision_is_read_from_its_name():
+    """The ratios of the page's GPU tables are set only between like precisions (the fact-check
+    of issue 60: "× baseline" set bf16 arms beside the fp32 baseline, "× nanoGPT" fp32 arms
+    beside nanoGPT's bf16 autocast)."""
+    from attnref_book.gpu_claims import arm_precision
+
+    assert [arm_precision(a) for a in ("graph bf16", "eager bf16")] == ["bf16", "bf16"]
+    assert [arm_precision(a) for a in ("graph fp32", "eager fp32", "baseline")] == ["fp32"] * 3
+
+
+def test_the_page_sets_a_ratio_only_beside_its_own_precision(monkeypatch):
+    from attnref_book.facts.experiments_gpu import gpu_step
+
+    monkeypatch.chdir(RUN.parents[2])
+    lines = [line for line in gpu_step("en").splitlines() if line.startswith("| ")]
+    rows = {" ".join(line.split(" | ")[:2]): line for line in lines}
+    assert rows["| 32 graph bf16"].endswith("| — (not fp32) |")  # bf16 beside the fp32 baseline
+    assert rows["| 32 graph fp32"].endswith("| 3.54 |")
+    assert rows["| attnref graph fp32 1.126"].endswith("| — (not bf16) |")  # beside nanoGPT's bf16
+    assert rows["| attnref graph bf16 0.847"].endswith("| 5.70 |")
+    assert "*Two clocks*: nanoGPT's figures are one run's mean" in gpu_step("en")
+    pt = gpu_step("pt")
+    assert "| 32 | graph bf16 | 0,847 | 0,841–0,848 | 4\u202f838\u202f140 | — (não fp32) |" in pt
+    assert "| attnref graph bf16 | 0,847 | 4\u202f838\u202f140 | 5,70 |" in pt
+    assert "*Dois relógios*" in pt
+
+
+def test_the_gpu_sentences_in_portuguese(gs, bg, later):
+    from attnref_book.gpu_claims import baby_gpt_claims, seeds_at_once_claims
+
+    pt = gpu_claims(gs, lang="pt")
+    assert len(pt) == len(gpu_claims(gs))
+    assert pt[0].startswith("Eager em fp32, um passo de lote 32 leva o mesmo tempo que um de lote")
+    assert "graph bf16 0,847 ms contra graph fp32 1,126 ms: 1,33× mais rápido" in pt[2]
+    assert pt[3].endswith(
+        "a meta de ≥ 5× não está estabelecida: cumprida só pelas médias, não através da "
+        "dispersão das execuções."
+    )
+    assert pt[4].endswith("levou 5,4 s: a meta de ≤ 6 s foi cumprida.")
+    assert pt[5].endswith("levaram 13,4 s: a meta de ≤ 30 s foi cumprida.")
+    cpu = copy.deepcopy(gs)
+    cpu["machine"]["device"] = "cpu"
+    assert gpu_claims(cpu, lang="pt") == [
+        "Esta execução foi em cpu, não numa GPU: as metas de GPU não são julgadas."
+    ]
+    baby = baby_gpt_claims(bg, later, "pt")
+    assert baby[0].endswith("não foi cumprida: nenhum dos dois a alcançou nessa execução.")
+    assert "(semente 1337) não a alcançou (melhor 1,4726, passo 2\u202f250)" in baby[0]
+    assert baby[1].startswith(
+        "Em 3 sementes (sementes 1338, 1339 numa execução posterior, no mesmo tipo de GPU"
+    )
+    assert baby[1].endswith(": os dois não são distinguidos.")
+    assert baby[2].endswith(
+        "desde o lançamento, o do nanoGPT levou 1,65× o tempo do attnref (uma execução cada: "
+        "sem dispersão)."
+    )
+    sv = json.loads((H200 / "seeds_vmap.json").read_text(encoding="utf-8"))
+    said = seeds_at_once_claims(sv, "pt")
+    assert said[2] == (
+        "N = 8: vmap 1,460 ms contra separadas 4,542 ms: 3,11× mais rápido (execuções 2,99–3,58) "
+        "por passo de cada semente."
+    )
+    assert said[-1].startswith("As mesmas execuções? Não bit a bit")

@@ -19,7 +19,7 @@ import pytest
 from tests.book.conftest import ROOT, built_pages
 
 #: the repository's top folders a page may name a file under
-TOP = ("attention_ref", "benchmarks", "cli", "docs", "overrides", "tests", "tools")
+TOP = ("attention_ref", "benchmarks", "book", "cli", "docs", "overrides", "tests", "tools")
 PATH = re.compile(r"(?<![\w./:-])((?:" + "|".join(TOP) + r")/[\w./*-]*[\w*/])")
 
 

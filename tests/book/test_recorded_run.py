@@ -16,6 +16,7 @@ from attnref_book.recorded_run import (
     commit_cell,
     machine_parts,
     recorded_run_rows,
+    today_path,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,7 +82,13 @@ def test_the_table_says_the_same_recording_in_both_languages():
     assert "avx512_bf16" in about["machine"] and "so in bf16 (`--precision auto`)" in when_en
     commit = en[3][1]
     assert commit.startswith(f"`{doc['git_commit']}`") and "86e840b" in commit
-    assert all(f"`{f}`" in commit for f in about["tree"]["code_changed"])
+    # each file the commit changed, by its path today (the recording keeps the paths of then)
+    assert all(f"`{today_path(f)}`" in commit for f in about["tree"]["code_changed"])
+    assert all((ROOT / today_path(f)).exists() for f in about["tree"]["code_changed"])
+    moved = [f for f in about["tree"]["code_changed"] if today_path(f) != f]
+    assert ("it has moved since" in commit) == bool(moved)
+    assert today_path("attention_ref/book/claims.py") == "book/attnref_book/claims.py"
+    assert today_path("attention_ref/lm/model.py") == "attention_ref/lm/model.py"
     # the control: a recording made on a CPU without bf16 instructions says fp32
     fp32 = dict(about, machine="AMD EPYC, 2 threads, bf16 instructions: none")
     assert "so in fp32" in recorded_run_rows(doc, fp32, "en")[1][2][1]

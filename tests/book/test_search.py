@@ -161,6 +161,8 @@ def test_each_section_also_carries_its_accented_words_without_accents(site):
     assert mask and all("máscara" not in d["text"] or "mascara" in d["text"] for d in mask)
     assert any("<span hidden>" in d["text"] for d in mask)
     # the word the browser test searches is written only with its accents: only folding finds it
-    pages_text = [p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md")]
+    # (the pages' prose and the book's package, where their printed words live)
+    sources = [*(ROOT / "docs").glob("*.md"), *(ROOT / "book").rglob("*.py")]
+    pages_text = [p.read_text(encoding="utf-8") for p in sources]
     assert any("distribuições" in t for t in pages_text)
     assert not any("distribuicoes" in t.lower() for t in pages_text)
