@@ -222,7 +222,20 @@ def example(
     if words is not None:
         expl = translated(expl, words)
     p = precision if precision is not None else expl.precision
-    text = to_book(expl, p, heading=heading, labelled=labelled)
+    return told(expl, p, heading, after or {}, labelled)
+
+
+def told(
+    expl: Explanation,
+    precision: int,
+    heading: int,
+    after: Mapping[str, str],
+    labelled: bool = True,
+) -> str:
+    """An explanation as the book shows it (`example`'s body, for an explanation at hand):
+    every matrix as display math, step headings in plain words, ``after``'s markdown at the
+    end of the step whose heading starts with its key (`ValueError` where none does)."""
+    text = to_book(expl, precision, heading=heading, labelled=labelled)
     marks = "#" * heading + " "
     out: list[str] = []
     pending = ""
@@ -232,14 +245,14 @@ def example(
             pending = ""
             title = plain_heading(line[len(marks) :])
             line = marks + title
-            for start, extra in (after or {}).items():
+            for start, extra in after.items():
                 if title.startswith(start):
                     pending = extra
         out.append(line)
     out.append(pending)
-    missing = [k for k in (after or {}) if not any(o.startswith(marks + k) for o in out)]
+    missing = [k for k in after if not any(o.startswith(marks + k) for o in out)]
     if missing:
-        raise ValueError(f"no step of {name!r} starts with {missing}")
+        raise ValueError(f"no step of {expl.title!r} starts with {missing}")
     return "\n".join(out)
 
 

@@ -9,7 +9,6 @@ shape, and seed 003's parameter counts (equal for every number of heads).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Final
 
 import torch
@@ -17,7 +16,7 @@ from torch import Tensor
 
 from attention_ref import reference as ref
 from attention_ref.reference.params import attention_params, model_params
-from attention_ref.render import Explanation, said, thousands, to_book
+from attention_ref.render import said, thousands
 from attention_ref.worked.i_want_pizza import (
     PIZZA_BATCH,
     PIZZA_D_MODEL,
@@ -40,7 +39,7 @@ from attnref_book.figures import (
     split_merge_figure,
     weight_blocks_figure,
 )
-from attnref_book.pages import check, plain_heading, table
+from attnref_book.pages import check, table, told
 
 #: the page's words in each language of the book
 WORDS: Final[dict[str, dict[str, str]]] = {
@@ -193,32 +192,6 @@ def whole_input(lang: str) -> str:
     return check(w["whole_label"], all(all(c) for c in changed), detail, lang=lang)
 
 
-def told(expl: Explanation, heading: int, after: Mapping[str, str]) -> str:
-    """A worked example in its own language, every matrix as display math with each row's
-    label at its left, step headings in plain words; ``after`` maps the start of a step's
-    heading to markdown placed at the end of that step (as `attnref_book.pages.example` does,
-    but with the example's own shapes and row labels in its language)."""
-    text = to_book(expl, expl.precision, heading=heading, labelled=True)
-    marks = "#" * heading + " "
-    out: list[str] = []
-    pending = ""
-    for line in text.split("\n"):
-        if line.startswith(marks):
-            out.append(pending)
-            pending = ""
-            title = plain_heading(line[len(marks) :])
-            line = marks + title
-            for start, extra in after.items():
-                if title.startswith(start):
-                    pending = extra
-        out.append(line)
-    out.append(pending)
-    missing = [k for k in after if not any(o.startswith(marks + k) for o in out)]
-    if missing:
-        raise ValueError(f"no step of {expl.title!r} starts with {missing}")
-    return "\n".join(out)
-
-
 def split_shapes(lang: str) -> str:
     """Seed 002's "Я хочу пиццу <eos>" shape by shape (`attention_ref.worked.i_want_pizza`):
     ``(B, T, d) -> (B, T, h, d_k)`` by reshape, then ``(B, h, T, d_k)`` by swap; attention in
@@ -242,7 +215,8 @@ def split_shapes(lang: str) -> str:
             lang=lang,
         ),
     }
-    return told(explain_example("i-want-pizza", lang), 3, after)
+    expl = explain_example("i-want-pizza", lang)
+    return told(expl, expl.precision, 3, after)
 
 
 def params_by_heads(lang: str) -> str:
