@@ -136,14 +136,19 @@ def benchmark(root: Path, name: str, what: str, result: Callable[[Any], str]) ->
     doc = read(root, path)
     m = doc["machine"]
     date = f"{m['date_utc']} UTC"
-    return Row(path, what, result(doc), bench_machine(doc), date, short_commit(m.get("commit")))
+    said = result(doc) + quiet_note(name, doc)
+    return Row(path, what, said, bench_machine(doc), date, short_commit(m.get("commit")))
 
 
 def time_to_quality(doc: Mapping[str, Any]) -> str:
     """The recorded target line's first sentence (the level, the times), and the path it
     measured: the benchmark calls ``train()`` itself, without MLflow or the CLI."""
     line = str(doc["target"]["line"]).split("; val")[0]
-    return f"{line} (`train()` called directly: no MLflow, no CLI start-up)"
+    flags = ", ".join(doc["machine"].get("cpu_bf16_flags") or ()) or "no bf16 instructions"
+    return (
+        f"{line} (attnref in {doc['precision']} on a CPU with {flags}; "
+        "`train()` called directly: no MLflow, no CLI start-up)"
+    )
 
 
 def throughput(doc: Mapping[str, Any]) -> str:
@@ -181,20 +186,31 @@ def sampling(doc: Mapping[str, Any]) -> str:
 
 
 def cli_latency(doc: Mapping[str, Any]) -> str:
-    """The count of targets met, on what machine load (`attnref_book.conditions`: targets met
-    on a machine that was not quiet are said so), and the first command's median."""
+    """The count of commands under their targets (called met only on a quiet machine:
+    `attnref_book.speed_claims.latency_claims`), and the first command's median with its
+    runs."""
     claims = latency_claims(doc)
-    met = next(c for c in claims if c.endswith("targets are met."))
-    first = claims[0].split(" (")[0].replace(":", "")
-    r = load_reading("cli_latency", doc)
+    count = next(c for c in claims if re.match(r"(\d+ of \d+|Every) ", c))
+    first = doc["commands"][0]
+    return (
+        f"{count.rstrip('.')}; `{first['command']}` {first['median_s']:.2f} s (median; runs "
+        f"{first['min_s']:.2f}–{first['max_s']:.2f} s, its target {first['target_s']:g} s)"
+    )
+
+
+def quiet_note(name: str, doc: Mapping[str, Any]) -> str:
+    """What a benchmark's row says of its machine's load: nothing on a quiet machine
+    (`attnref_book.conditions`), else why it was not quiet."""
+    r = load_reading(name, doc)
+    if r.quiet:
+        return ""
     if r.load_1min is None or not r.read_before:
-        load = "its load not read before the runs"
+        why = "its load not read before the runs"
     elif r.load_1min > r.quiet_limit:
-        load = f"1-minute load {load_said(r.load_1min, r.quiet_limit)}, above {r.quiet_limit:g}"
+        why = f"1-minute load {load_said(r.load_1min, r.quiet_limit)}, above {r.quiet_limit:g}"
     else:
-        load = f"{r.flagged} of {r.parts} runs started with other processes busy"
-    where = "" if r.quiet else f" on a machine that was not quiet ({load})"
-    return f"{met.removesuffix(' are met.')} met{where}; {first} (median)"
+        why = f"{r.flagged} of {r.parts} parts started with other processes busy"
+    return f" (on a machine that was not quiet: {why})"
 
 
 def class_homework(root: Path) -> Row:

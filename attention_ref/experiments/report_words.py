@@ -28,7 +28,8 @@ REPORT: Final[dict[str, dict[str, str]]] = {
         "(unigram) {unigram}; the **bigram baseline** {bigram}: the validation cross-entropy "
         "of the bigram model P(next | current) counted on the training split ({smoothing} "
         "smoothing), which a model that sees one character can at best approach as it learns "
-        "the same table.",
+        "the same table (on the whole split; on the fixed batches a run's figure can land a "
+        "little below it).",
         "add_one": "add-one",
         "add_k": "add-{k}",
         "not_a_bound": " It is not a lower bound: the table counted on the validation split "
@@ -90,7 +91,8 @@ REPORT: Final[dict[str, dict[str, str]]] = {
         "dos caracteres (unigrama), {unigram}; a **linha de base do bigrama**, {bigram}: a "
         "entropia cruzada, na validação, do modelo de bigramas P(próximo | atual) contado no "
         "treino (suavização {smoothing}), da qual um modelo que vê um único caractere pode no "
-        "máximo se aproximar, aprendendo a mesma tabela.",
+        "máximo se aproximar, aprendendo a mesma tabela (em todo o conjunto; nos lotes fixos o "
+        "valor de uma execução pode ficar um pouco abaixo dela).",
         "add_one": "add-one",
         "add_k": "add-{k}",
         "not_a_bound": " Não é um limite inferior: a tabela contada na própria validação dá "

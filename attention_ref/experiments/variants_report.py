@@ -89,7 +89,7 @@ WORDS: dict[str, dict[str, str]] = {
         "sentence": "{name}, {what}: {size}, {cache}; {label} {loss}, {than}, {speed}.",
         "speed": "at {ratio} {base}'s tokens/s{overlap}",
         "one_run": "{ratio}× (one run each: no spread)",
-        "runs": "{ratio}× (runs {lo}–{hi})",
+        "runs": "{ratio}× (of the medians; runs {lo}–{hi})",
         "overlap": "; the ranges overlap: no measurable difference",
         "not_compared": "its tokens/s not compared with {base}'s (trained in {mine} against "
         "{theirs})",
@@ -134,7 +134,7 @@ WORDS: dict[str, dict[str, str]] = {
         "sentence": "{name}, {what}: {size}, {cache}; {label} {loss}, {than}, {speed}.",
         "speed": "a {ratio} os tokens/s de {base}{overlap}",
         "one_run": "{ratio}× (uma execução cada: sem dispersão)",
-        "runs": "{ratio}× (execuções {lo}–{hi})",
+        "runs": "{ratio}× (das medianas; execuções {lo}–{hi})",
         "overlap": "; as faixas se sobrepõem: nenhuma diferença mensurável",
         "not_compared": "os seus tokens/s não são comparados com os de {base} (treinado em "
         "{mine} contra {theirs})",

@@ -54,8 +54,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "at_most": " (at most the {limit} of a quiet machine)",
         "above": ", above the {limit} of a quiet machine",
         "flagged": (
-            "; {flagged} of {parts} timed parts started with more than {busy} cores busy with "
-            "other work"
+            "; {flagged} of its {parts} load readings (the start's and one before each timed "
+            "part) found more than {busy} cores busy with other work"
         ),
         "script_loaded": "; the script itself judged its start loaded",
         "quiet": ": a quiet machine.",
@@ -71,7 +71,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
             "before it is not known"
         ),
         "some_after": "; the load of {names} was read after the timed work, so it is not known",
-        "not_best": ": their timings are not claimed to be this machine's best.",
+        "not_best": ": the others' timings are not claimed to be this machine's best.",
         "arm_end": "{arm} {seconds} s",
         "early_one": "; {arms} finished its schedule before the budget",
         "early_many": "; {arms} finished their schedules before the budget",
@@ -101,8 +101,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "at_most": " (no máximo os {limit} de uma máquina ociosa)",
         "above": ", acima dos {limit} de uma máquina ociosa",
         "flagged": (
-            "; {flagged} de {parts} partes cronometradas começaram com mais de {busy} núcleos "
-            "ocupados com outro trabalho"
+            "; {flagged} das suas {parts} leituras de carga (a do início e uma antes de cada "
+            "parte cronometrada) acharam mais de {busy} núcleos ocupados com outro trabalho"
         ),
         "script_loaded": "; o próprio script julgou o seu início carregado",
         "quiet": ": máquina ociosa.",
@@ -120,7 +120,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "some_after": (
             "; a carga de {names} foi lida depois do trabalho cronometrado, então não se sabe"
         ),
-        "not_best": ": não se afirma que os seus tempos sejam os melhores desta máquina.",
+        "not_best": ": não se afirma que os tempos dos outros sejam os melhores desta máquina.",
         "arm_end": "{arm} {seconds} s",
         "early_one": "; {arms} terminou o seu cronograma antes do fim do orçamento",
         "early_many": "; {arms} terminaram os seus cronogramas antes do fim do orçamento",

@@ -121,11 +121,17 @@ def gpu_claims(gs: Mapping[str, Any], batch: int = 32, lang: str = "en") -> list
         row = next(r for r in gs["steps"] if r["batch"] == batch and r["arm"] == "graph bf16")
         ratio = row["tokens_per_s"] / n["tokens_per_s"]
         # nanoGPT runs once: its spread is the iterations it printed (their "time X ms")
-        printed = [float(t) for line in n.get("tail", []) for t in re.findall(_PRINTED, line)]
+        tail = [line for line in n.get("tail", []) if re.search(_PRINTED, line)]
+        printed = [float(t) for line in tail for t in re.findall(_PRINTED, line)]
+        iters = [int(i) for line in tail for i in re.findall(r"iter (\d+)", line)]
         fastest = min(printed) if printed else n["ms_per_step"]
         slowest = fastest / max(ms["graph bf16"])
         spread = (w["spread_printed"] if printed else w["spread"]).format(
-            slowest=said(slowest, ".2f", lang), fastest=said(fastest, ".2f", lang)
+            slowest=said(slowest, ".2f", lang),
+            fastest=said(fastest, ".2f", lang),
+            n=len(printed),
+            first=min(iters, default=0),
+            last=max(iters, default=0),
         )
         verdict = (
             w["met"]

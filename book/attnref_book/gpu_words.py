@@ -37,8 +37,8 @@ WORDS: Final[dict[str, dict[str, Any]]] = {
             "(≥ {target}× its compiled tokens/s) is not judged."
         ),
         "spread_printed": (
-            "{slowest}× between nanoGPT's fastest printed iteration ({fastest} ms) and "
-            "attnref's slowest repetition"
+            "{slowest}× between nanoGPT's fastest of the {n} iterations kept of its output "
+            "({first}–{last}: {fastest} ms) and attnref's slowest repetition"
         ),
         "spread": "{slowest}× in attnref's slowest repetition",
         "met": "met",
@@ -166,8 +166,8 @@ WORDS: Final[dict[str, dict[str, Any]]] = {
             "os tokens/s dele compilado) não é julgada."
         ),
         "spread_printed": (
-            "{slowest}× entre a iteração impressa mais rápida do nanoGPT ({fastest} ms) e a "
-            "repetição mais lenta do attnref"
+            "{slowest}× entre a mais rápida das {n} iterações guardadas da saída do nanoGPT "
+            "({first}–{last}: {fastest} ms) e a repetição mais lenta do attnref"
         ),
         "spread": "{slowest}× na repetição mais lenta do attnref",
         "met": "foi cumprida",

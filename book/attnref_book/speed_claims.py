@@ -305,6 +305,7 @@ def latency_claims(lat: Mapping[str, Any], lang: str = "en") -> list[str]:
     judged = [c for c in lat["commands"] if c["kept"]]
     if judged and len(judged) == len(lat["commands"]):
         r = load_reading("cli_latency", lat)
+        quiet = r.load_1min is not None and r.read_before and r.quiet
         if r.load_1min is not None and r.read_before:
             load = w["load_quiet" if r.quiet else "load_loaded"].format(
                 load=load_said(r.load_1min, r.quiet_limit, lang),
@@ -314,11 +315,9 @@ def latency_claims(lat: Mapping[str, Any], lang: str = "en") -> list[str]:
             load = w["load_unknown"]
         out.append(w["judged_on"].format(load=load, busy=busy))
         met = sum(latency_met(c) for c in judged)
-        out.append(
-            w["all_met"]
-            if met == len(judged)
-            else w["some_met"].format(met=met, judged=len(judged))
-        )
+        # a target is called met only on a quiet machine; elsewhere the runs are said under it
+        every, some = ("all_met", "some_met") if quiet else ("all_under", "some_under")
+        out.append(w[every] if met == len(judged) else w[some].format(met=met, judged=len(judged)))
     b = lat["import_breakdown"]
     if b["packages"]:
         top = b["packages"][0]

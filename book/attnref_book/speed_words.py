@@ -119,6 +119,14 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         ),
         "all_met": "Every target is met.",
         "some_met": "{met} of {judged} targets are met.",
+        "all_under": (
+            "Every command was under its target in every run counted; the machine was not "
+            "quiet, so no target is called met."
+        ),
+        "some_under": (
+            "{met} of {judged} commands were under their targets in every run counted; the "
+            "machine was not quiet, so no target is called met."
+        ),
         "imports": (
             "The slowest, `{command}`, spends {imports} s of its {wall} s run importing "
             "modules, {top} s of them in {package} ({share})."
@@ -243,6 +251,14 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         ),
         "all_met": "Todas as metas são cumpridas.",
         "some_met": "{met} de {judged} metas são cumpridas.",
+        "all_under": (
+            "Todo comando ficou abaixo da sua meta em toda execução contada; a máquina não "
+            "estava ociosa, então nenhuma meta é dita cumprida."
+        ),
+        "some_under": (
+            "{met} de {judged} comandos ficaram abaixo das suas metas em toda execução contada; "
+            "a máquina não estava ociosa, então nenhuma meta é dita cumprida."
+        ),
         "imports": (
             "O mais lento, `{command}`, passa {imports} s dos seus {wall} s importando "
             "módulos, {top} s deles em {package} ({share})."

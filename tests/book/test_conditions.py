@@ -88,7 +88,10 @@ def test_a_load_read_after_the_work_is_never_called_quiet(load):
 def test_a_part_started_beside_busy_cores_makes_it_not_quiet(flagged, quiet):
     r = load_reading("scaling", before(0.1, flagged=flagged))
     assert r.quiet is quiet
-    assert f"{flagged} of 6 timed parts started with more than 0.5 cores busy" in load_sentence(r)
+    assert (
+        f"{flagged} of its 6 load readings (the start's and one before each timed part) found "
+        "more than 0.5 cores busy" in load_sentence(r)
+    )
 
 
 @pytest.mark.parametrize(("script_quiet", "quiet"), [(True, True), (False, False)])
@@ -208,9 +211,9 @@ def test_the_conditions_in_portuguese():
     text = load_sentence(r, "pt")
     assert text == (
         "`throughput` (2026-11-24 09:00 UTC): carga de 1 minuto 0,3003 antes da primeira parte "
-        "cronometrada, acima dos 0,3 em 2 CPUs de uma máquina ociosa; 0 de 6 partes "
-        "cronometradas começaram com mais de 0,5 núcleos ocupados com outro trabalho: máquina "
-        "não ociosa."
+        "cronometrada, acima dos 0,3 em 2 CPUs de uma máquina ociosa; 0 das suas 6 leituras de "
+        "carga (a do início e uma antes de cada parte cronometrada) acharam mais de 0,5 núcleos "
+        "ocupados com outro trabalho: máquina não ociosa."
     )
     assert load_sentence(load_reading("x", before(0.1)), "pt").endswith(": máquina ociosa.")
     assert "lida *depois* do trabalho" in load_sentence(load_reading("x", after(1.82)), "pt")
@@ -222,8 +225,8 @@ def test_the_conditions_in_portuguese():
     mixed = [*quiet, load_reading("c", after(0.1)), load_reading("d", before(1.0))]
     assert quiet_summary(mixed, "pt") == (
         "Máquina ociosa em 2 dos 4 benchmarks abaixo; a carga de `c` foi lida depois do trabalho "
-        "cronometrado, então não se sabe: não se afirma que os seus tempos sejam os melhores "
-        "desta máquina."
+        "cronometrado, então não se sabe: não se afirma que os tempos dos outros sejam os "
+        "melhores desta máquina."
     )
     ends = {"attnref": 182.5, "attnref-fp32": 268.8, "baseline": 300.6}
     assert budget_sentence(300.0, ends, "pt") == (

@@ -56,7 +56,11 @@ def test_the_recorded_h100_run_meets_two_targets_and_not_across_nanogpts_spread(
     said = claim(gs, "attnref's graphed")
     assert "5.70× the tokens/s of nanoGPT's compiled `train.py`" in said
     assert "nanoGPT's the average of one run's iterations 100–600" in said
-    assert "4.53× between nanoGPT's fastest printed iteration (3.84 ms)" in said
+    # the fastest of the iterations kept (the output's tail), not of every iteration printed
+    assert (
+        "4.53× between nanoGPT's fastest of the 12 iterations kept of its output (490–600: "
+        "3.84 ms)" in said
+    )
     assert said.endswith(
         "the target of ≥ 5× is not established: met by the averages only, "
         "not across the runs' spread."

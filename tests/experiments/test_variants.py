@@ -156,8 +156,8 @@ def test_a_speed_is_said_with_its_seeds_spread_and_only_between_like_runs():
         row("rope", 1.54, 413_440, 31_000.0, seed="2"),
     ]
     mqa, rope = variants_sentences(rows)[1:]
-    assert "at 0.98× (runs 0.93–1.02) mha's tokens/s; the ranges overlap: no measurable" in mqa
-    assert "at 0.71× (runs 0.68–0.74) mha's tokens/s." in rope  # the control: apart
+    assert "at 0.98× (of the medians; runs 0.93–1.02) mha's tokens/s; the ranges overlap" in mqa
+    assert "at 0.71× (of the medians; runs 0.68–0.74) mha's tokens/s." in rope  # apart
     fp32 = [replace(r, precision="fp32") if r.attention == "rope" else r for r in rows]
     said = variants_sentences([replace(r, precision=r.precision or "bf16") for r in fp32])
     assert "its tokens/s not compared with mha's (trained in fp32 against bf16)" in said[2]
@@ -177,7 +177,7 @@ def test_the_portuguese_sentences_and_table_say_the_english_facts():
     assert len(en) == len(pt) == 2
     assert pt[0].startswith("Todos os braços têm as mesmas sementes (1, 2)")
     assert "33\u202f024 parâmetros a menos (7,7%)" in pt[1] and "33,024 fewer parameters" in en[1]
-    assert "a 0,98× (execuções 0,93–1,02) os tokens/s de mha; as faixas se sobrepõem" in pt[1]
+    assert "a 0,98× (das medianas; execuções 0,93–1,02) os tokens/s de mha; as faixas" in pt[1]
     assert (
         "(além da dispersão de 2 sementes)" in pt[1] and "(beyond the spread of 2 seeds)" in en[1]
     )

@@ -26,7 +26,9 @@ WORDS: dict[str, dict[str, str]] = {
         "`docs/results/benchmarks/recipe_sweep.jsonl`): the old defaults ({old_steps} steps) "
         "reached {old}, these {new} ({seeds}).",
         "apart": "one seed each; their gap, {gap}, is wider than the {spread} by which the new "
-        "defaults' best validation loss ranges over the {n} seeds of the recorded ablation",
+        "defaults' best validation loss ranges over the {n} seeds of the recorded ablation "
+        "(measured another way: on its fixed validation batches, in bf16; the old defaults' "
+        "own spread over seeds was not measured)",
         "not_apart": "one seed each; their gap, {gap}, is within the {spread} by which the new "
         "defaults' best validation loss ranges over the {n} seeds of the recorded ablation: "
         "these runs do not tell the two apart",
@@ -43,7 +45,8 @@ WORDS: dict[str, dict[str, str]] = {
         "passos) alcançavam {old}, estes {new} ({seeds}).",
         "apart": "uma semente cada; a diferença entre eles, {gap}, é maior que os {spread} de "
         "amplitude da melhor perda de validação dos novos padrões nas {n} sementes da ablação "
-        "registrada",
+        "registrada (medida de outro jeito: nos seus lotes fixos de validação, em bf16; a "
+        "dispersão dos padrões antigos entre sementes não foi medida)",
         "not_apart": "uma semente cada; a diferença entre eles, {gap}, fica dentro dos {spread} "
         "de amplitude da melhor perda de validação dos novos padrões nas {n} sementes da "
         "ablação registrada: estes runs não distinguem os dois",
