@@ -19,18 +19,14 @@ from typing import Any, Final
 
 from attention_ref.classroom.gate.logins import ThrottleRule
 from attention_ref.classroom.hosting.edge_config import EdgeLimits
-from attention_ref.render import DECIMAL_MARK
-from attnref_book.pages import results, table
-
-#: a decimal point between two digits (what `decimal` writes in a language's mark)
-POINT: Final = re.compile(r"(?<=\d)\.(?=\d)")
+from attnref_book.pages import prose, results, table
 
 
 def decimal(text: object, lang: str) -> str:
     """``str(text)`` with every decimal point between two digits written in ``lang``'s mark
     (`attention_ref.render.DECIMAL_MARK`): ``34.7`` stays ``34.7`` in English, ``34,7`` in
     Portuguese."""
-    return POINT.sub(DECIMAL_MARK[lang], str(text))
+    return prose(str(text), lang)
 
 
 #: a record's machine line (``x86_64, 2 cores, Python 3.11.7``) as each language shows it: the

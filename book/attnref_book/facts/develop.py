@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnref_book.facts.teaching_records import told
+from attnref_book.facts.teaching_records import phrase_said
 from attnref_book.pages import results, thousands
 
 #: what the record says in English, per language: (a regular expression of a recorded
@@ -85,7 +85,9 @@ def suite_timings(lang: str) -> str:
             seconds=seconds,
         )
         if "wall_includes" in r:
-            line += w["includes"].format(told(r["wall_includes"], say["includes"], say["unknown"]))
+            line += w["includes"].format(
+                phrase_said(r["wall_includes"], say["includes"], say["unknown"])
+            )
         out.append(line + ".")
-    out.append(w["source"].format(source=told(doc["source"], say["source"], say["unknown"])))
+    out.append(w["source"].format(source=phrase_said(doc["source"], say["source"], say["unknown"])))
     return "\n".join(out)

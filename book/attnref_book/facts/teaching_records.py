@@ -14,7 +14,7 @@ from typing import Any
 
 from attention_ref.render import DECIMAL_MARK
 from attnref_book.claims import class_claims, made_by, recorded_on
-from attnref_book.pages import check, results, table, thousands
+from attnref_book.pages import check, prose, results, table, thousands
 
 #: what the records say in English, per language: (a regular expression of a recorded
 #: phrase, its words), and how a phrase with no entry is shown
@@ -170,13 +170,7 @@ WORDS: dict[str, dict[str, Any]] = {
 }
 
 
-def marked(text: str, lang: str) -> str:
-    """``text`` with every decimal point between two digits written with ``lang``'s decimal
-    mark (`attention_ref.render.DECIMAL_MARK`)."""
-    return re.sub(r"(?<=\d)\.(?=\d)", DECIMAL_MARK[lang], text)
-
-
-def told(phrase: str, pairs: Sequence[tuple[str, str]], unknown: str) -> str:
+def phrase_said(phrase: str, pairs: Sequence[tuple[str, str]], unknown: str) -> str:
     """A recorded phrase in the page's language: the first ``(pattern, words)`` of ``pairs``
     whose pattern matches it whole, else ``unknown`` around it."""
     for pattern, words in pairs:
@@ -231,7 +225,7 @@ def class_record(lang: str) -> str:
     if len(only_late) != c["students"] - k.on_time_students:
         raise AssertionError(f"the students who sent only late, {only_late}, do not add up")
     out.append(
-        marked(
+        prose(
             w["times"].format(
                 on_time_students=k.on_time_students,
                 students=c["students"],
@@ -258,7 +252,7 @@ def class_record(lang: str) -> str:
     rows = [
         [
             g["student"],
-            told(g["behaviour"], say["behaviour"], say["unknown"]),
+            phrase_said(g["behaviour"], say["behaviour"], say["unknown"]),
             f"{g['steps_right']}/{g['steps_given']}" if g["status"] == "graded" else "–",
             f"`{g['first_wrong']}`" if g["first_wrong"] else "",
             g["diagnosis"],
