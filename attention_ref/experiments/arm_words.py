@@ -54,7 +54,8 @@ ARMS: Final[dict[str, dict[str, str]]] = {
         "is a function of character i and its position only, and the position inside a random "
         "window says nothing about the text. Such a model can at best learn the table "
         "P(next | current) of the training split, whose validation cross-entropy is the bigram "
-        "baseline.",
+        "baseline (on the whole split; measured on the fixed batches, a seed's figure can land "
+        "a little below it).",
         "agree": "train ({train}) and validation ({val}) agree within {tolerance}",
         "differ": "train ({train}) and validation ({val}) differ by more than {tolerance}",
         "stuck": "More steps would not help: the curve has levelled off at the baseline and "
@@ -119,7 +120,8 @@ ARMS: Final[dict[str, dict[str, str]]] = {
         "só do caractere i e da sua posição, e a posição dentro de uma janela aleatória nada "
         "diz sobre o texto. Um modelo assim pode no máximo aprender a tabela "
         "P(próximo | atual) do treino, cuja entropia cruzada na validação é a linha de base do "
-        "bigrama.",
+        "bigrama (em todo o conjunto; medido nos lotes fixos, o valor de uma semente pode ficar "
+        "um pouco abaixo dela).",
         "agree": "treino ({train}) e validação ({val}) concordam a menos de {tolerance}",
         "differ": "treino ({train}) e validação ({val}) diferem em mais de {tolerance}",
         "stuck": "Treinar mais não ajudaria: a curva se estabilizou na linha de base e "

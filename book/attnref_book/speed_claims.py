@@ -26,6 +26,19 @@ from attnref_book.speed_words import WORDS
 Q02_POINTS = {("block_size", 128), ("n_embd", 128), ("n_layer", 2)}
 
 
+def ratio_cell(
+    ratio: float, mine: Sequence[float], theirs: Sequence[float], lang: str = "en"
+) -> str:
+    """A table's ratio (``ratio``, as recorded) with the least and the greatest ratio two runs
+    give (`attention_ref.experiments.spread.ratio_spread` of ``mine`` over ``theirs``, both
+    "larger is faster"), and whether the two ranges overlap."""
+    _, lo, hi = ratio_spread(mine, theirs)
+    key = "ratio_cell_overlap" if overlap(mine, theirs) else "ratio_cell"
+    return WORDS[lang][key].format(
+        ratio=said(ratio, ".2f", lang), lo=said(lo, ".2f", lang), hi=said(hi, ".2f", lang)
+    )
+
+
 def ratio_words(a: Sequence[float], b: Sequence[float], lang: str = "en") -> str:
     """``a``'s median over ``b``'s with its spread (`ratio_spread`)."""
     w = WORDS[lang]

@@ -21,6 +21,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
             "baseline's tokens/s"
         ),
         "overlap": "; the two ranges overlap: no measurable difference.",
+        "ratio_cell": "{ratio} (runs {lo}–{hi})",
+        "ratio_cell_overlap": "{ratio} (runs {lo}–{hi}; the ranges overlap)",
         "no_bf16": (
             "This CPU has no bf16 instructions, so `--precision auto` trains in fp32, the "
             "baseline's arithmetic. The gain of the fast path is bf16 autocast, which needs "
@@ -128,8 +130,10 @@ WORDS: Final[dict[str, dict[str, str]]] = {
             "machine was not quiet, so no target is called met."
         ),
         "imports": (
-            "The slowest, `{command}`, spends {imports} s of its {wall} s run importing "
-            "modules, {top} s of them in {package} ({share})."
+            "Where the slowest, `{command}`, spends its time: in a run of its own under "
+            "`python -X importtime` ({wall} s, the profiler's cost included; not one of the "
+            "timed runs), {imports} s went to importing modules, {top} s of them to {package} "
+            "({share})."
         ),
     },
     "pt": {
@@ -143,6 +147,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
             "tokens/s do baseline"
         ),
         "overlap": "; as duas faixas se sobrepõem: nenhuma diferença mensurável.",
+        "ratio_cell": "{ratio} (execuções {lo}–{hi})",
+        "ratio_cell_overlap": "{ratio} (execuções {lo}–{hi}; as faixas se sobrepõem)",
         "no_bf16": (
             "Esta CPU não tem instruções bf16, então `--precision auto` treina em fp32, a "
             "aritmética do baseline. O ganho do caminho rápido é o autocast bf16, que precisa "
@@ -260,8 +266,10 @@ WORDS: Final[dict[str, dict[str, str]]] = {
             "a máquina não estava ociosa, então nenhuma meta é dita cumprida."
         ),
         "imports": (
-            "O mais lento, `{command}`, passa {imports} s dos seus {wall} s importando "
-            "módulos, {top} s deles em {package} ({share})."
+            "Onde o mais lento, `{command}`, gasta o seu tempo: numa execução à parte sob "
+            "`python -X importtime` ({wall} s, com o custo do profiler; não é uma das execuções "
+            "cronometradas), {imports} s foram para importar módulos, {top} s deles para "
+            "{package} ({share})."
         ),
     },
 }

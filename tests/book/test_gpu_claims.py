@@ -280,7 +280,9 @@ def test_the_page_sets_a_ratio_only_beside_its_own_precision(monkeypatch):
     lines = [line for line in gpu_step("en").splitlines() if line.startswith("| ")]
     rows = {" ".join(line.split(" | ")[:2]): line for line in lines}
     assert rows["| 32 graph bf16"].endswith("| — (not fp32) |")  # bf16 beside the fp32 baseline
-    assert rows["| 32 graph fp32"].endswith("| 3.54 |")
+    # a ratio with its runs' range, and "overlap" where the two arms' runs do (the fact-check)
+    assert rows["| 32 graph fp32"].endswith("| 3.54 (runs 3.42–3.85) |")
+    assert rows["| 32 eager fp32"].endswith("| 1.06 (runs 0.98–1.21; the ranges overlap) |")
     assert rows["| attnref graph fp32 1.126"].endswith("| — (not bf16) |")  # beside nanoGPT's bf16
     assert rows["| attnref graph bf16 0.847"].endswith("| 5.70 |")
     assert "*Two clocks*: nanoGPT's figures are one run's mean" in gpu_step("en")

@@ -64,7 +64,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
             "bigram model \\(P(\\text{{next}} \\mid \\text{{current}})\\) counted on the "
             "training split ({smoothing} smoothing, so that the pairs never seen in training "
             "get a probability too), which a model that sees one character can at best "
-            "approach as it learns the same table."
+            "approach as it learns the same table (on the whole split; on the fixed batches a "
+            "run's figure can land a little below it)."
         ),
         "fitted": (
             "It is a baseline, not a lower bound: the table counted on the validation split "
@@ -119,7 +120,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
             "modelo de bigramas \\(P(\\text{{próximo}} \\mid \\text{{atual}})\\) contado no "
             "treino (suavização {smoothing}, para que os pares nunca vistos no treino também "
             "tenham probabilidade), da qual um modelo que vê um único caractere pode no máximo "
-            "se aproximar, aprendendo a mesma tabela."
+            "se aproximar, aprendendo a mesma tabela (em todo o conjunto; nos lotes fixos o "
+            "valor de uma execução pode ficar um pouco abaixo dela)."
         ),
         "fitted": (
             "É uma linha de base, não um limite inferior: a tabela contada na própria validação "

@@ -22,6 +22,7 @@ from attnref_book.gpu_claims import (
     gpu_step_ms,
     seeds_at_once_claims,
 )
+from attnref_book.speed_claims import ratio_cell
 
 #: nanoGPT's ``train.py`` at its GPU defaults trains in bf16 autocast (``dtype = 'bfloat16'``
 #: where the GPU computes it), the baseline in fp32
@@ -258,7 +259,18 @@ def gpu_step(lang: str) -> str:
                 said(r["ms_per_step"], ".3f", lang),
                 f"{said(min(reps), '.3f', lang)}–{said(max(reps), '.3f', lang)}",
                 thousands(round(r["tokens_per_s"]), lang),
-                said(r["vs_baseline"], ".2f", lang) if like else w["not_fp32"],
+                (
+                    said(r["vs_baseline"], ".2f", lang)
+                    if r["arm"] == "baseline"
+                    else ratio_cell(
+                        r["vs_baseline"],
+                        [1 / x for x in reps],
+                        [1 / x for x in gpu_step_ms(gs, r["batch"], "baseline")],
+                        lang,
+                    )
+                )
+                if like
+                else w["not_fp32"],
             ]
         )
     out += [pages.table(w["step_header"].split("|"), rows), ""]

@@ -17,6 +17,7 @@ from attnref_book import pages
 from attnref_book.conditions import budget_sentence, load_reading, load_sentence, quiet_summary
 from attnref_book.speed_claims import (
     latency_claims,
+    ratio_cell,
     sampling_claims,
     scaling_claims,
     target_claim,
@@ -216,6 +217,7 @@ def throughput(lang: str) -> str:
     fp32 = {"baseline", "attnref-fp32", "reference"}
     fp32 |= {"attnref"} if tp["precision"] == "fp32" else set()
     rows = []
+    base = tp["arms"]["baseline"]["tokens_per_s"]
     for arm, r in tp["arms"].items():
         lo, hi = min(r["tokens_per_s"]), max(r["tokens_per_s"])
         name = w["arms"].get(arm, arm).format(precision=tp["precision"])
@@ -225,7 +227,13 @@ def throughput(lang: str) -> str:
                 thousands(round(r["median"]), lang),
                 f"{thousands(round(lo), lang)}–{thousands(round(hi), lang)}",
                 said(r["ms_per_step"], ".1f", lang),
-                said(r["ratio_to_baseline"], ".2f", lang) if arm in fp32 else w["not_fp32"],
+                (
+                    said(r["ratio_to_baseline"], ".2f", lang)
+                    if arm == "baseline"
+                    else ratio_cell(r["ratio_to_baseline"], r["tokens_per_s"], base, lang)
+                )
+                if arm in fp32
+                else w["not_fp32"],
             ]
         )
     out += [pages.table(w["throughput_header"].split("|"), rows), ""]

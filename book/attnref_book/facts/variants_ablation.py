@@ -59,7 +59,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "seed in {there_precision}{there_hedge} (`auto` on {there_cpu}{there_notes}): its "
         "`multihead` arm at that seed reached {there}, this page's `mha` {here}, ",
         "same": "the same figure to the digit (both ran on the same kind of CPU, torch version "
-        "and thread count; on a CPU a run is then the same for a seed).",
+        "and thread count and, as far as can be told, the same training code: the sweep's "
+        "commit was not recorded; on a CPU a run is then the same for a seed).",
         "apart": "{gap} apart.",
         "earlier": " Its first recording, in {precision}{hedge} (`auto` on {cpu}, kept in "
         "`docs/results/earlier-fp32/`{notes}), reached {there}, {gap} from this page's.",
@@ -123,8 +124,9 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "{there_cpu}{there_notes}): o seu braço `multihead` nessa semente chegou a {there}, o "
         "`mha` desta página a {here}, ",
         "same": "o mesmo número até o último dígito (as duas rodaram no mesmo tipo de CPU, com "
-        "a mesma versão do torch e o mesmo número de threads; numa CPU uma execução é então a "
-        "mesma para uma semente).",
+        "a mesma versão do torch, o mesmo número de threads e, até onde se pode saber, o mesmo "
+        "código de treino: o commit da varredura não foi registrado; numa CPU uma execução é "
+        "então a mesma para uma semente).",
         "apart": "{gap} de diferença.",
         "earlier": " A sua primeira gravação, em {precision}{hedge} (`auto` em {cpu}, guardada "
         "em `docs/results/earlier-fp32/`{notes}), chegou a {there}, {gap} de diferença para "
