@@ -14,7 +14,7 @@ English). The logins of a class behind one address are in
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from attention_ref.classroom.gate.logins import ThrottleRule
@@ -35,6 +35,20 @@ MACHINE: Final[dict[str, tuple[str, str, str]]] = {
     "en": ("cores", r"(.+)", r"`\1`"),
     "pt": ("núcleos", r"Python (\S+)", r"`Python \1`"),
 }
+
+
+def run_items(
+    runs: Sequence[tuple[str, str]], key: str, lang: str
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each item of each recorded run's ``key`` list (``runs``: its label in `WORDS` and its
+    results file, before then after), with the table's first cell: the run's label on its
+    first item (the first run's with its commit), empty on the others."""
+    words = WORDS[lang]
+    for i, (label, name) in enumerate(runs):
+        r = results(name)
+        first = f"{words[label]} ({r['commit']})" if i == 0 else words[label]
+        for j, item in enumerate(r[key]):
+            yield (first if j == 0 else ""), item
 
 
 def machine(line: str, lang: str) -> str:
@@ -261,21 +275,18 @@ def edge_attacks(lang: str) -> str:
     each run's commit, date, machine and command."""
     say, words = ATTACK_WORDS[lang], WORDS[lang]
     rows = []
-    for i, (label, name) in enumerate(ATTACK_RUNS):
-        r = results(name)
-        first = f"{words[label]} ({r['commit']})" if i == 0 else words[label]
-        for part in r["parts"]:
-            rows.append(
-                [
-                    first if part is r["parts"][0] else "",
-                    attack(part["attack"], lang),
-                    f"{part['answered_200']}/{part['requests']}",
-                    decimal(part["median_ms"], lang),
-                    decimal(part["p95_ms"], lang),
-                    part.get("attacker", {}).get("401", ""),
-                    decimal(part["before"]["load_1min"], lang),
-                ]
-            )
+    for first, part in run_items(ATTACK_RUNS, "parts", lang):
+        rows.append(
+            [
+                first,
+                attack(part["attack"], lang),
+                f"{part['answered_200']}/{part['requests']}",
+                decimal(part["median_ms"], lang),
+                decimal(part["p95_ms"], lang),
+                part.get("attacker", {}).get("401", ""),
+                decimal(part["before"]["load_1min"], lang),
+            ]
+        )
     out = [table(say["header"], rows)]
     for label, name in ATTACK_RUNS:
         r = results(name)

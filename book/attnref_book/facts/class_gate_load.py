@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from attnref_book.claims import made_by
-from attnref_book.facts.class_gate import MACHINE, WORDS, decimal, machine
+from attnref_book.facts.class_gate import MACHINE, WORDS, decimal, machine, run_items
 from attnref_book.pages import check, results, table
 
 #: the page's words for these blocks, in each language of the book
@@ -143,19 +143,15 @@ def hidden_timing(lang: str) -> str:
     check that after each route's difference is within that spread, |Δ median| < IQR; then
     each run's conditions."""
     say, words = LOAD[lang], WORDS[lang]
-    rows = []
-    for i, (label, name) in enumerate(HIDDEN_RUNS):
-        r = results(name)
-        first = f"{words[label]} ({r['commit']})" if i == 0 else words[label]
-        for row in r["rows"]:
-            rows.append(
-                [
-                    first if row is r["rows"][0] else "",
-                    row["route"],
-                    say["yes"] if row["same_answer"] else say["no"],
-                    *(decimal(row[k], lang) for k in TIMED),
-                ]
-            )
+    rows = [
+        [
+            first,
+            row["route"],
+            say["yes"] if row["same_answer"] else say["no"],
+            *(decimal(row[k], lang) for k in TIMED),
+        ]
+        for first, row in run_items(HIDDEN_RUNS, "rows", lang)
+    ]
     out = [table(say["hidden_header"], rows)]
     after = results(HIDDEN_RUNS[1][1])
     most = max(abs(r["difference_ms"]) for r in after["rows"])
