@@ -31,7 +31,7 @@ from attention_ref.cli.options import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from attention_ref.lm.config import TrainConfig
+    from attention_ref.experiments.sweep import Sweep
     from attention_ref.lm.data import CharData
 
 
@@ -119,7 +119,7 @@ def ablation(
         raise CLIError(
             f"--arms variants sets --kv-heads, --pos and --window itself; leave out {options}"
         )
-    names = ["mha", "mqa", "rope", "window"] if variant_sweep else _parse_arms(arms)
+    names = [] if variant_sweep else _parse_arms(arms)
     heads_list = _parse_heads(heads) if heads is not None else None
     check_log_every(log_every)
     if seeds < 1:
@@ -133,7 +133,7 @@ def ablation(
         for h in heads_list:  # a number of heads that does not divide n_embd fails here
             cfg.with_options(n_head=h, attention="multihead")
     check_writable_dir(out_dir)
-    from attention_ref.cli.progress import ArmReporters, StopFlag, loading, make_console, ui_hint
+    from attention_ref.cli.progress import loading, make_console
 
     console = make_console()
     loading(console, "attnref ablation")
@@ -145,44 +145,69 @@ def ablation(
 
     resolve_device(cfg.device)
     connect_store(tracking_uri, experiment or DEFAULT_EXPERIMENT)
-    if heads_list is not None:
-        _heads_sweep(cfg, dataset, heads_list, out_dir, log_every, console, seeds)
-        return
-    if variant_sweep:
-        _variants_sweep(cfg, dataset, out_dir, log_every, console, seeds)
-        return
-    from attention_ref.experiments.ablation import run_ablation, seed_key
-    from attention_ref.experiments.names import RunStatus
-    from attention_ref.experiments.report import comparison_markdown
-    from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
+    from attention_ref.experiments.sweep import ablation_sweep, heads_sweep, variants_sweep
 
+    if heads_list is not None:
+        sweep = heads_sweep(cfg, heads_list)
+    elif variant_sweep:
+        sweep = variants_sweep(cfg)
+    else:
+        sweep = ablation_sweep(cfg, names)
+    _run(sweep, dataset, out_dir, log_every, console, seeds)
+
+
+#: what a finished sweep tells its user to do next (``{cmd}``: how attnref is run here,
+#: ``{run}``: the parent's id, ``{arm}``: its first arm)
+NEXT: dict[str, str] = {
+    "ablation": "write the Q03 answer with: {cmd} report\n"
+    "sample an arm:\n  {cmd} sample --run-id {run} --arm {arm}",
+    "heads_sweep": "does the number of heads matter? {cmd} report",
+    "variants": "sample an arm:\n  {cmd} sample --run-id {run} --arm {arm}",
+}
+
+
+def _run(
+    sweep: Sweep, dataset: CharData, out_dir: Path, log_every: int, console: Console, seeds: int
+) -> None:
+    """Any sweep: its runs with their progress, then its comparison (`comparison`), printed;
+    a stopped or failed run ends it with its status."""
+    from attention_ref.cli.progress import ArmReporters, StopFlag, command, ui_hint
+    from attention_ref.experiments.ablation import run_sweep
+    from attention_ref.experiments.names import RunStatus
+    from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
+    from attention_ref.experiments.sweep import comparison
+
+    keys = sweep.keys(seeds)
+    steps = next(iter(sweep.arms.values())).max_steps
     stop = StopFlag(console)
-    keys = [seed_key(a, cfg.seed + i, seeds) for a in names for i in range(seeds)]
-    with stop, ArmReporters(console, cfg.max_steps, log_every, keys) as reporters:
-        outcome = run_ablation(
-            cfg,
+    with stop, ArmReporters(console, steps, log_every, list(keys), keys) as reporters:
+        outcome = run_sweep(
+            sweep,
             dataset,
-            arms=names,
             out_root=out_dir,
             callbacks_for=reporters.callbacks_for,
             should_stop=stop,
-            on_run_start=_announcer(console, "ablation", keys),
+            on_run_start=_announcer(console, sweep.parent, list(keys)),
             seeds=seeds,
         )
     if outcome.rows:
-        _print_markdown(console, comparison_markdown(outcome.rows, outcome.bigram_floor))
+        said = comparison(sweep.kind, outcome.rows, outcome.bigram_floor)
+        if said.table:
+            _print_markdown(console, said.table)
+        for sentence in said.sentences:
+            console.print(sentence, highlight=False, markup=False)
     if outcome.status != RunStatus.FINISHED:
-        console.print(f"ablation {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
+        console.print(f"{sweep.parent} {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
         raise typer.Exit(stop.exit_code if stop() else 1)
-    from attention_ref.cli.progress import command
-
     console.print(
-        f"ablation run {outcome.parent_run_id}: comparison.md and plots/loss_curves.png logged; "
-        f"write the Q03 answer with: {command()} report"
+        f"{sweep.parent} run {outcome.parent_run_id}: comparison.md and plots/loss_curves.png "
+        "logged",
+        highlight=False,
     )
-    console.print(
-        f"sample an arm:\n  {command()} sample --run-id {outcome.parent_run_id} --arm {names[0]}"
+    then = NEXT[sweep.kind].format(
+        cmd=command(), run=outcome.parent_run_id, arm=next(iter(sweep.arms))
     )
+    console.print(then, highlight=False, markup=False)
     ui_hint(console, current_uri(), DEFAULT_TRACKING_URI, _experiment_of(outcome.parent_run_id))
 
 
@@ -201,100 +226,6 @@ def _announcer(console: Console, parent: str, arms: list[str]) -> Callable[[str,
             console.print(f"{parent}/{arm}: MLflow run {run_id}")
 
     return announce
-
-
-def _variants_sweep(
-    cfg: TrainConfig,
-    dataset: CharData,
-    out_dir: Path,
-    log_every: int,
-    console: Console,
-    seeds: int = 1,
-) -> None:
-    """``--arms variants``: the sweep, its table and sentences."""
-    from attention_ref.cli.progress import ArmReporters, StopFlag, ui_hint
-    from attention_ref.experiments.ablation import run_variants_sweep, seed_key, variants
-    from attention_ref.experiments.names import RunStatus
-    from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
-    from attention_ref.experiments.variants_report import variants_sentences, variants_table
-
-    arms = [seed_key(a, cfg.seed + i, seeds) for a in variants(cfg) for i in range(seeds)]
-    stop = StopFlag(console)
-    with stop, ArmReporters(console, cfg.max_steps, log_every, arms) as reporters:
-        outcome = run_variants_sweep(
-            cfg,
-            dataset,
-            out_root=out_dir,
-            callbacks_for=reporters.callbacks_for,
-            should_stop=stop,
-            on_run_start=_announcer(console, "variants", arms),
-            seeds=seeds,
-        )
-    if any(r.attention == "mha" for r in outcome.rows):
-        _print_markdown(console, variants_table(outcome.rows))
-        for sentence in variants_sentences(outcome.rows):
-            console.print(sentence, highlight=False)
-    if outcome.status != RunStatus.FINISHED:
-        console.print(f"variants {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
-        raise typer.Exit(stop.exit_code if stop() else 1)
-    console.print(
-        f"variants run {outcome.parent_run_id}: comparison.md and plots/loss_curves.png logged"
-    )
-    ui_hint(console, current_uri(), DEFAULT_TRACKING_URI, _experiment_of(outcome.parent_run_id))
-
-
-def _heads_sweep(
-    cfg: TrainConfig,
-    dataset: CharData,
-    heads: list[int],
-    out_dir: Path,
-    log_every: int,
-    console: Console,
-    seeds: int = 1,
-) -> None:
-    """``--heads``: the sweep, its table and how to read the result."""
-    from attention_ref.cli.progress import ArmReporters, StopFlag, command, ui_hint
-    from attention_ref.experiments.ablation import run_heads_sweep, seed_key
-    from attention_ref.experiments.comparison_log import heads_arm
-    from attention_ref.experiments.heads_report import heads_table
-    from attention_ref.experiments.names import RunStatus
-    from attention_ref.experiments.store import DEFAULT_TRACKING_URI, current_uri
-
-    arms = [seed_key(str(h), cfg.seed + i, seeds) for h in heads for i in range(seeds)]
-    labels = {
-        seed_key(str(h), cfg.seed + i, seeds): seed_key(heads_arm(h), cfg.seed + i, seeds)
-        for h in heads
-        for i in range(seeds)
-    }
-    stop = StopFlag(console)
-    with stop, ArmReporters(console, cfg.max_steps, log_every, arms, labels) as reporters:
-        outcome = run_heads_sweep(
-            cfg,
-            dataset,
-            heads=heads,
-            out_root=out_dir,
-            callbacks_for=reporters.callbacks_for,
-            should_stop=stop,
-            on_run_start=_announcer(console, "heads", arms),
-            seeds=seeds,
-        )
-    if outcome.rows:
-        _print_markdown(console, heads_table(outcome.rows))
-        counts = sorted({r.n_params for r in outcome.rows})
-        console.print(
-            f"parameters: {counts[0]:,} in every arm"
-            if len(counts) == 1
-            else "parameters differ: "
-            + ", ".join(dict.fromkeys(f"h={r.heads} {r.n_params:,}" for r in outcome.rows))
-        )
-    if outcome.status != RunStatus.FINISHED:
-        console.print(f"heads sweep {outcome.parent_run_id} {outcome.status}: {outcome.failed}")
-        raise typer.Exit(stop.exit_code if stop() else 1)
-    console.print(
-        f"heads sweep run {outcome.parent_run_id}: comparison.md and plots/loss_curves.png "
-        f"logged; does the number of heads matter? {command()} report"
-    )
-    ui_hint(console, current_uri(), DEFAULT_TRACKING_URI, _experiment_of(outcome.parent_run_id))
 
 
 def _print_markdown(console: Console, table: str) -> None:

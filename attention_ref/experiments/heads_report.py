@@ -16,15 +16,21 @@ ablation's arms are (`attention_ref.experiments.findings.comparability`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-from attention_ref.experiments.findings import ASPECTS, COMPARED_KEYS, comparability
+from attention_ref.experiments.arm_table import arms_table
+from attention_ref.experiments.findings import (
+    ASPECTS,
+    COMPARED_KEYS,
+    ArmRow,
+    ArmSeeds,
+    arm_seeds,
+    comparability,
+)
 from attention_ref.experiments.heads_words import HEADS
 from attention_ref.experiments.report_words import (
     COLUMNS,
     COMPARABILITY_WORDS,
     REPORT,
-    cells,
     count,
     join_words,
     num,
@@ -32,113 +38,31 @@ from attention_ref.experiments.report_words import (
     seeds_of,
     shown,
 )
-from attention_ref.experiments.spread import Gap, Side, Spread, compare, spread
-from attention_ref.render import markdown_table
+from attention_ref.experiments.spread import Side, compare
 
 #: two best validation losses closer than this (nats) are not told apart: the losses are
 #: measured on fixed validation batches of one seed, and differences this small are sampling
 HEADS_TOLERANCE = 0.03
 
 
-@dataclass
-class HeadsRow:
-    """One arm of the heads sweep: the figures of one finished run."""
-
-    heads: int
-    d_k: int
-    run_id: str
-    n_params: int
-    best_val_loss: float
-    final_val_loss: float
-    final_train_loss: float
-    tokens_per_sec: float
-    wall_time_s: float
-    steps: int
-    val_curve: list[tuple[int, float]] = field(default_factory=list)
-    #: the run's options (flat `TrainConfig`, as MLflow params hold them: strings)
-    config: dict[str, str] = field(default_factory=dict)
-    data_sha256: str | None = None  # the data set's sha256; None when not recorded
-    precision: str | None = None  # the precision it trained in (fp32, bf16); None: not recorded
-
-    @property
-    def seed(self) -> str | None:
-        return self.config.get("seed")
+def heads_of(arm: ArmSeeds) -> int:
+    """An arm's number of heads: its name (the heads sweep names its arms ``1``, ``2``, …)."""
+    return int(arm.attention)
 
 
-@dataclass(frozen=True)
-class HeadsArm:
-    """One number of heads over its seeds: the rows of its runs."""
-
-    heads: int
-    rows: tuple[HeadsRow, ...]
-
-    @property
-    def n(self) -> int:
-        return len(self.rows)
-
-    @property
-    def best(self) -> Spread:
-        return spread([r.best_val_loss for r in self.rows])
-
-    def mean(self, key: str) -> float:
-        return spread([getattr(r, key) for r in self.rows]).mean
-
-    @property
-    def d_k(self) -> int:
-        return self.rows[0].d_k
-
-    @property
-    def n_params(self) -> int:
-        return self.rows[0].n_params
-
-    @property
-    def precision(self) -> str | None:
-        known = [r.precision for r in self.rows]
-        if any(p is None for p in known):
-            return None
-        return ", ".join(dict.fromkeys(p for p in known if p is not None))
+def d_k_of(arm: ArmSeeds) -> int | None:
+    """An arm's head width ``d_k = n_embd / h``, where its runs record ``n_embd``."""
+    n_embd = arm.rows[0].config.get("n_embd")
+    return int(n_embd) // heads_of(arm) if n_embd is not None else None
 
 
-def heads_arms(rows: Sequence[HeadsRow]) -> list[HeadsArm]:
-    """The rows grouped by number of heads (each arm's runs over its seeds), by heads."""
-    by: dict[int, list[HeadsRow]] = {}
-    for r in rows:
-        by.setdefault(r.heads, []).append(r)
-    seed = lambda r: int(r.seed) if (r.seed or "").isdigit() else 0  # noqa: E731
-    return [HeadsArm(h, tuple(sorted(by[h], key=seed))) for h in sorted(by)]
+def heads_arms(rows: Sequence[ArmRow]) -> list[ArmSeeds]:
+    """The rows grouped by number of heads (`arm_seeds`: each arm's runs by seed), by heads."""
+    return sorted(arm_seeds(rows), key=heads_of)
 
 
 #: what the arms of a heads sweep must share: what an ablation's arms share, but the heads
 SWEEP_KEYS: tuple[str, ...] = tuple(k for k in COMPARED_KEYS if k != "n_head")
-
-
-def _joined_row(arm: HeadsArm) -> HeadsRow:
-    """An arm as one row for `comparability`: an option that differs between its seeds (the
-    seed) has their values joined, so two arms compare equal only with the same seeds."""
-    first = arm.rows[0]
-    if arm.n == 1:
-        return first
-    keys = list(dict.fromkeys(k for r in arm.rows for k in r.config))
-    config = {}
-    for k in keys:
-        values = [r.config.get(k) for r in arm.rows]
-        if None not in values:
-            config[k] = ", ".join(dict.fromkeys(v for v in values if v is not None))
-    shas = {r.data_sha256 for r in arm.rows}
-    return HeadsRow(
-        first.heads,
-        first.d_k,
-        first.run_id,
-        first.n_params,
-        first.best_val_loss,
-        first.final_val_loss,
-        first.final_train_loss,
-        first.tokens_per_sec,
-        first.wall_time_s,
-        first.steps,
-        config=config,
-        data_sha256=shas.pop() if len(shas) == 1 else None,
-    )
 
 
 def sweep_source(run_id: str, lang: str = "en") -> str:
@@ -146,15 +70,15 @@ def sweep_source(run_id: str, lang: str = "en") -> str:
     return HEADS[lang]["source"].format(run=run_id)
 
 
-def sweep_sentence(rows: Sequence[HeadsRow], lang: str = "en") -> str:
+def sweep_sentence(rows: Sequence[ArmRow], lang: str = "en") -> str:
     """What the arms have in common besides their heads, only as far as their rows record it,
     in ``lang`` (the aspects in the words of the Q03 report's `COMPARABILITY_WORDS`)."""
     say = HEADS[lang]
     arms = heads_arms(rows)
     if len(arms) < 2:
         return say["single_arm"]
-    rows = [_joined_row(a) for a in arms]
-    c = comparability(rows, SWEEP_KEYS, name=lambda r: f"h = {r.heads}")
+    joined = [a.mean_row for a in arms]  # an option its seeds differ in: their values joined
+    c = comparability(joined, SWEEP_KEYS, name=lambda r: f"h = {r.attention}")
     aspects: dict[str, tuple[str, str, str]] = COMPARABILITY_WORDS[lang]["aspects"]
     nouns = {keys[0]: aspects[aspect][0] for aspect, keys in ASPECTS.items() if len(keys) == 1}
     if c.differ:
@@ -183,64 +107,28 @@ def sweep_sentence(rows: Sequence[HeadsRow], lang: str = "en") -> str:
     return text
 
 
-def heads_table(rows: Sequence[HeadsRow], lang: str = "en") -> str:
+def heads_table(rows: Sequence[ArmRow], lang: str = "en") -> str:
     """The comparison table of the sweep (markdown, headers in ``lang``): one line per number
-    of heads; an arm of several seeds shows the means, its seeds and the spread of its best
-    validation loss, the precision where the runs record it. One seed each, no precision: the
-    table of before."""
+    of heads (`attention_ref.experiments.arm_table.arms_table`), its heads and ``d_k`` first."""
     col = COLUMNS[lang]
-    arms = heads_arms(rows)
-    several = any(a.n > 1 for a in arms)
-    precise = any(r.precision is not None for r in rows)
-    names = [
-        "heads",
-        "d_k",
-        *(["seeds"] if several else []),
-        *(["precision"] if precise else []),
-        "parameters",
-        *(["best_mean", "range", "interval"] if several else ["best"]),
-        "final_val",
-        "final_train",
-        "tokens_per_sec",
-        "wall_time",
-        "steps",
+    lead = [
+        (col["heads"], lambda g: str(heads_of(g))),
+        (col["d_k"], lambda g: str(d_k_of(g) or col["not_recorded"])),
     ]
-    body: list[list[str]] = []
-    for a in arms:
-        mean, rng, ci = cells(a.best, lang)
-        row = [
-            str(a.heads),
-            str(a.d_k),
-            *([str(a.n)] if several else []),
-            *([a.precision or col["not_recorded"]] if precise else []),
-            count(a.n_params, lang),
-            *([mean, rng, ci] if several else [mean]),
-            num(a.mean("final_val_loss"), ".4f", lang),
-            num(a.mean("final_train_loss"), ".4f", lang),
-            count(a.mean("tokens_per_sec"), lang),
-            num(a.mean("wall_time_s"), ".0f", lang),
-            str(a.rows[0].steps),
-        ]
-        body.append(row)
-    lines = markdown_table([col[n] for n in names], body, left=1)
-    return "\n".join(lines) + "\n"
+    return "\n".join(arms_table(heads_arms(rows), lang, lead=lead, left=1)) + "\n"
 
 
-def parameters_sentence(rows: Sequence[HeadsRow], lang: str = "en") -> str:
+def parameters_sentence(rows: Sequence[ArmRow], lang: str = "en") -> str:
     """Whether the parameter counts are equal, from the counts."""
     say = HEADS[lang]
     counts = sorted({r.n_params for r in rows})
     if len(counts) == 1:
         return say["one_count"].format(n=count(counts[0], lang))
-    listed = ", ".join(f"h = {r.heads}: {count(r.n_params, lang)}" for r in rows)
+    listed = ", ".join(f"h = {r.attention}: {count(r.n_params, lang)}" for r in rows)
     return say["counts_differ"].format(listed=listed)
 
 
-def _gap(a: HeadsArm, b: HeadsArm, tolerance: float) -> Gap:
-    return compare(a.best, b.best, tolerance)
-
-
-def verdict(rows: Sequence[HeadsRow], tolerance: float = HEADS_TOLERANCE, lang: str = "en") -> str:
+def verdict(rows: Sequence[ArmRow], tolerance: float = HEADS_TOLERANCE, lang: str = "en") -> str:
     """Does the number of heads matter? The lowest arm against the highest: beyond their spread
     over seeds (one seed each: beyond ``tolerance``) it matters, within it it is not shown."""
     say = HEADS[lang]
@@ -249,13 +137,13 @@ def verdict(rows: Sequence[HeadsRow], tolerance: float = HEADS_TOLERANCE, lang: 
         return say["one_arm"]
     best = min(arms, key=lambda a: a.best.mean)
     worst = max(arms, key=lambda a: a.best.mean)
-    g = _gap(worst, best, tolerance)
+    g = compare(worst.best, best.best, tolerance)
     figures = {
         "gap": num(g.diff, ".3f", lang),
         "lo": num(best.best.mean, ".3f", lang),
         "hi": num(worst.best.mean, ".3f", lang),
-        "best": best.heads,
-        "worst": worst.heads,
+        "best": heads_of(best),
+        "worst": heads_of(worst),
         "tolerance": num(tolerance, "g", lang),
         "qualifier": qualifier(g, lang),
     }
@@ -269,17 +157,17 @@ _ONE_HEAD = {Side.ABOVE: "worse", Side.BELOW: "better", Side.AT: "as_well"}
 
 
 def single_head_sentence(
-    rows: Sequence[HeadsRow], tolerance: float = HEADS_TOLERANCE, lang: str = "en"
+    rows: Sequence[ArmRow], tolerance: float = HEADS_TOLERANCE, lang: str = "en"
 ) -> str:
     """Q03's other reading, "without multi-head attention" = one head: is one head worse?"""
     say = HEADS[lang]
     arms = heads_arms(rows)
-    one = next((a for a in arms if a.heads == 1), None)
-    many = [a for a in arms if a.heads > 1]
+    one = next((a for a in arms if heads_of(a) == 1), None)
+    many = [a for a in arms if heads_of(a) > 1]
     if one is None or not many:
         return say["no_single_head"]
     best = min(many, key=lambda a: a.best.mean)
-    g = _gap(one, best, tolerance)
+    g = compare(one.best, best.best, tolerance)
     noise = (
         say["noise_one_seed"].format(tolerance=num(tolerance, "g", lang))
         if g.one_seed
@@ -288,15 +176,15 @@ def single_head_sentence(
     how = say[_ONE_HEAD[g.side]].format(
         one=num(one.best.mean, ".3f", lang),
         many=num(best.best.mean, ".3f", lang),
-        heads=best.heads,
+        heads=heads_of(best),
         diff=num(abs(g.diff), ".3f", lang),
         noise=noise,
-        d_k=one.d_k,
+        d_k=d_k_of(one),
     )
     return say["one_head"].format(how=how)
 
 
-def heads_report(source: str, rows: Sequence[HeadsRow], lang: str = "en") -> str:
+def heads_report(source: str, rows: Sequence[ArmRow], lang: str = "en") -> str:
     """The markdown section on the heads sweep in ``lang``, every figure taken from ``rows``;
     ``source`` says where they come from (`sweep_source`)."""
     if not rows:
@@ -306,12 +194,12 @@ def heads_report(source: str, rows: Sequence[HeadsRow], lang: str = "en") -> str
     rows = [r for a in arms for r in a.rows]
     several = max(a.n for a in arms) > 1
     runs = ", ".join(
-        f"h = {r.heads} `{r.run_id}`" + (say["run_seed"].format(seed=r.seed) if several else "")
+        f"h = {r.attention} `{r.run_id}`" + (say["run_seed"].format(seed=r.seed) if several else "")
         for r in rows
     )
     trained = say["trained"].format(
         source=source,
-        heads=", ".join(str(a.heads) for a in arms),
+        heads=", ".join(str(heads_of(a)) for a in arms),
         sweep=sweep_sentence(rows, lang),
     )
     out = [

@@ -19,6 +19,7 @@ from attention_ref.experiments.arm_paragraphs import (
     none_paragraph,
     uniform_paragraph,
 )
+from attention_ref.experiments.arm_table import arms_table
 from attention_ref.experiments.findings import (
     ASPECTS,
     BASELINE_TOLERANCE,
@@ -40,7 +41,6 @@ from attention_ref.experiments.report_words import (
     PARTS,
     REPORT,
     SUMMARY,
-    cells,
     count,
     join_words,
     num,
@@ -49,7 +49,6 @@ from attention_ref.experiments.report_words import (
     shown,
 )
 from attention_ref.experiments.spread import INTERVAL_MIN_SEEDS, Gap, ratio_spread
-from attention_ref.render import markdown_table
 
 # --------------------------------------------------------------------------------- words
 
@@ -63,43 +62,15 @@ def best_column(lang: str = "en") -> str:
 def comparison_markdown(rows: Sequence[ArmRow], baseline: float, lang: str = "en") -> str:
     """The comparison table (markdown) with the bigram baseline under it, in ``lang``.
 
-    One line per arm. An arm of several seeds (several rows of one ``attention``) shows the
-    mean of each figure, the number of seeds, the range of the best validation loss and,
-    from 3 seeds, its 95 % t-interval; the precision column appears where the runs record it.
-    Arms of one run each without a recorded precision: the one-seed table of before."""
-    col, say = COLUMNS[lang], REPORT[lang]
+    One line per arm (`attention_ref.experiments.arm_table.arms_table`, the one table of a
+    sweep's arms): an arm of several seeds (several rows of one ``attention``) shows the mean
+    of each figure, the number of seeds, the range of the best validation loss and, from 3
+    seeds, its 95 % t-interval."""
+    say = REPORT[lang]
     groups = arm_seeds(rows)
     several = any(g.n > 1 for g in groups)
-    precise = any(r.precision is not None for r in rows)
-    names = [
-        "attention",
-        *(["seeds"] if several else []),
-        *(["precision"] if precise else []),
-        "parameters",
-        *(["best_mean", "range", "interval"] if several else ["best"]),
-        "final_val",
-        "final_train",
-        "tokens_per_sec",
-        "wall_time",
-        "steps",
-    ]
-    body: list[list[str]] = []
-    for g in groups:
-        r = g.mean_row
-        row = [
-            r.attention,
-            *([str(g.n)] if several else []),
-            *([g.precision or col["not_recorded"]] if precise else []),
-            count(r.n_params, lang),
-            *(cells(g.best, lang) if several else [num(r.best_val_loss, ".4f", lang)]),
-            num(r.final_val_loss, ".4f", lang),
-            num(r.final_train_loss, ".4f", lang),
-            count(r.tokens_per_sec, lang),
-            num(r.wall_time_s, ".0f", lang),
-            str(r.steps),
-        ]
-        body.append(row)
-    lines = markdown_table([col[n] for n in names], body, left=1)
+    lead = [(COLUMNS[lang]["attention"], lambda g: g.attention)]
+    lines = arms_table(groups, lang, lead=lead)
     lines += ["", say["baseline_line"].format(baseline=num(baseline, ".4f", lang))]
     if several:
         seeds = sorted({g.n for g in groups})

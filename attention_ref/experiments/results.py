@@ -9,7 +9,7 @@ read the same runs. Nothing here creates a store or an experiment: call
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import mlflow
@@ -18,7 +18,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from attention_ref.experiments.findings import RECORDED_BEFORE, ArmRow, Baselines
-from attention_ref.experiments.heads_report import HeadsRow, heads_report, sweep_source
+from attention_ref.experiments.heads_report import heads_report, sweep_source
 from attention_ref.experiments.local_store import SWEEP_WORDS, RunRow, make_run_row
 from attention_ref.experiments.model_parts import with_parameter_groups
 from attention_ref.experiments.names import Artifact, Metric, RunKind, RunStatus, Tag
@@ -261,34 +261,17 @@ def latest_heads_sweep(experiment: str, lang: str = "en") -> Run | None:
     return runs[0] if runs else None
 
 
-def heads_rows(parent: Run) -> list[HeadsRow]:
-    """The finished arms of a heads sweep as rows, by number of heads."""
+def heads_rows(parent: Run) -> list[ArmRow]:
+    """The finished arms of a heads sweep as rows, each named by its number of heads (``4``),
+    by heads then seed."""
     client = MlflowClient()
-    rows = []
-    for arm, run in ((a, r) for a, rs in _arms_of(parent).items() for r in rs):
-        if run.info.status != RunStatus.FINISHED:
-            continue
-        a = arm_from_run(client, run)
-        p = run.data.params
-        rows.append(
-            HeadsRow(
-                int(arm),
-                int(p["d_k"]),
-                a.run_id,
-                a.n_params,
-                a.best_val_loss,
-                a.final_val_loss,
-                a.final_train_loss,
-                a.tokens_per_sec,
-                a.wall_time_s,
-                a.steps,
-                a.val_curve,
-                config=a.config,
-                data_sha256=a.data_sha256,
-                precision=a.precision,
-            )
-        )
-    return sorted(rows, key=lambda r: (r.heads, int(r.seed or 0)))
+    rows = [
+        replace(arm_from_run(client, run), attention=arm)
+        for arm, runs in _arms_of(parent).items()
+        for run in runs
+        if run.info.status == RunStatus.FINISHED
+    ]
+    return sorted(rows, key=lambda r: (int(r.attention), int(r.seed or 0)))
 
 
 def heads_sweep_report(experiment: str, lang: str = "en") -> str | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from attention_ref.experiments.arm_table import arms_table
 from attention_ref.experiments.findings import (
     BASELINE_TOLERANCE,
     COMPARED_KEYS,
@@ -31,8 +32,8 @@ from attention_ref.experiments.findings import (
     comparability,
 )
 from attention_ref.experiments.report_words import qualifier
-from attention_ref.experiments.spread import Gap, compare, overlap, ratio_spread, spread_cells
-from attention_ref.render import DECIMAL_MARK, markdown_table, said, thousands
+from attention_ref.experiments.spread import Gap, compare, overlap, ratio_spread
+from attention_ref.render import said, thousands
 
 #: the arms and what each changes, as a sentence says it, per language (``{window_less}``: the
 #: characters before a character that its window sees)
@@ -55,17 +56,10 @@ VARIANT_WORDS: dict[str, dict[str, str]] = {
 WORDS: dict[str, dict[str, str]] = {
     "en": {
         "arm": "arm",
+        "no_base": "no {base} arm finished: nothing to compare with",
         "what": "what changes",
-        "seeds": "seeds",
-        "precision": "precision",
-        "parameters": "parameters",
         "cache": "KV cache (bytes per character)",
-        "best_mean": "best val loss (mean)",
-        "best": "best val loss",
-        "range": "min–max",
-        "interval": "95 % interval",
         "against": "against {base}",
-        "not_recorded": "not recorded",
         "same_one": "Every arm has the same seed, number of steps, data, model shape (but for the "
         "variant), schedule and evaluation; each is one run of that seed, so a difference is one "
         "measurement, not an average over seeds.",
@@ -97,17 +91,10 @@ WORDS: dict[str, dict[str, str]] = {
     },
     "pt": {
         "arm": "braço",
+        "no_base": "nenhum braço {base} terminou: nada com que comparar",
         "what": "o que muda",
-        "seeds": "sementes",
-        "precision": "precisão",
-        "parameters": "parâmetros",
         "cache": "cache KV (bytes por caractere)",
-        "best_mean": "melhor perda de validação (média)",
-        "best": "melhor perda de validação",
-        "range": "mín–máx",
-        "interval": "intervalo de 95 %",
         "against": "contra {base}",
-        "not_recorded": "não registrada",
         "same_one": "Todos os braços têm a mesma semente, o mesmo número de passos, os mesmos "
         "dados, a mesma forma do modelo (fora a variante), o mesmo cronograma e a mesma "
         "avaliação; cada um é uma execução dessa semente, então uma diferença é uma medida, não "
@@ -242,44 +229,26 @@ def variant_facts(rows: Sequence[ArmRow]) -> list[VariantFact]:
 
 
 def variants_table(rows: Sequence[ArmRow], lang: str = "en") -> str:
-    """The arms side by side (markdown), in ``lang``'s words and numbers. An arm of several
-    seeds: the mean best validation loss, its seeds, min–max and (from 3 seeds) the 95 %
-    interval; the precision where the runs record it. One seed each, no precision: the table
-    of before."""
+    """The arms side by side (markdown, `attention_ref.experiments.arm_table.arms_table`), in
+    ``lang``'s words and numbers: each arm's name and what it changes first, its KV cache after
+    its parameters, its best validation loss against ``mha``'s and its tokens/s last."""
     say = WORDS[lang]
-    facts = variant_facts(rows)
-    several = any(f.seeds is not None and f.seeds.n > 1 for f in facts)
-    precise = any(r.precision is not None for r in rows)
-    cols = [
-        say["arm"],
-        say["what"],
-        *([say["seeds"]] if several else []),
-        *([say["precision"]] if precise else []),
-        say["parameters"],
-        say["cache"],
-        *([say["best_mean"], say["range"], say["interval"]] if several else [say["best"]]),
-        say["against"].format(base=BASE),
-        "tokens/s",
+    facts = {f.name: f for f in variant_facts(rows)}
+
+    def change(g: ArmSeeds) -> str:
+        return "" if g.attention == BASE else said(facts[g.attention].val_change, "+.4f", lang)
+
+    lead = [
+        (say["arm"], lambda g: g.attention),
+        (say["what"], lambda g: facts[g.attention].what(lang)),
     ]
-    body = []
-    for f in facts:
-        assert f.seeds is not None
-        change = "" if f.name == BASE else said(f.val_change, "+.4f", lang)
-        mark = DECIMAL_MARK[lang]
-        mean, rng, ci = (cell.replace(".", mark) for cell in spread_cells(f.seeds.best))
-        cells = [
-            f.name,
-            f.what(lang),
-            *([str(f.seeds.n)] if several else []),
-            *([f.seeds.precision or say["not_recorded"]] if precise else []),
-            thousands(f.n_params, lang),
-            thousands(f.cache_bytes, lang),
-            *([mean, rng, ci] if several else [said(f.best_val_loss, ".4f", lang)]),
-            change,
-            thousands(round(f.tokens_per_sec), lang),
-        ]
-        body.append(cells)
-    return "\n".join(markdown_table(cols, body, left=2)) + "\n"
+    middle = [(say["cache"], lambda g: thousands(facts[g.attention].cache_bytes, lang))]
+    tail = [
+        (say["against"].format(base=BASE), change),
+        ("tokens/s", lambda g: thousands(round(facts[g.attention].tokens_per_sec), lang)),
+    ]
+    groups = [f.seeds for f in facts.values() if f.seeds is not None]
+    return "\n".join(arms_table(groups, lang, lead=lead, middle=middle, tail=tail)) + "\n"
 
 
 def _first_sentence(groups: Mapping[str, ArmSeeds], lang: str) -> str:

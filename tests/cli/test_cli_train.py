@@ -329,7 +329,7 @@ def test_heads_sweep_then_report(store, capsys):
     assert [r.info.run_name for r in arms] == ["heads/1", "heads/2"]
     assert "arm 1/2: h1" in out and "arm 2/2: h2" in out and "[h2] step 30/30" in out
     n_params = {r.data.params["n_params"] for r in arms}
-    assert len(n_params) == 1 and f"parameters: {int(n_params.pop()):,} in every arm" in out
+    assert len(n_params) == 1 and f"Every arm has {int(n_params.pop()):,} parameters" in out
     assert "| heads h | d_k | precision | parameters |" in out  # the precision each run recorded
     assert main(["report"]) == 0
     text = capsys.readouterr().out

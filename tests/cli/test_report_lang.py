@@ -17,15 +17,16 @@ PORTUGUESE = ("# Q03: o mesmo modelo sem atenção, medido", "## Varredura de ca
 @pytest.fixture
 def measured(store, shakespeare, tmp_path):
     """A store with a tiny ablation (with and without attention) and a heads sweep (h = 1, 2)."""
-    from attention_ref.experiments.ablation import run_ablation, run_heads_sweep
+    from attention_ref.experiments.ablation import run_sweep
     from attention_ref.experiments.store import connect
+    from attention_ref.experiments.sweep import ablation_sweep, heads_sweep
     from tests.configs import tiny
 
     connect(store)
     cfg = tiny(max_steps=20, eval_interval=10)
     runs = {"out_root": tmp_path / "runs", "log_system_metrics": False}
-    run_ablation(cfg, shakespeare, arms=("multihead", "none"), **runs)
-    run_heads_sweep(cfg, shakespeare, heads=(1, 2), **runs)
+    run_sweep(ablation_sweep(cfg, ("multihead", "none")), shakespeare, **runs)
+    run_sweep(heads_sweep(cfg, (1, 2)), shakespeare, **runs)
     return store
 
 

@@ -13,9 +13,11 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from attention_ref.experiments import export, results
-from attention_ref.experiments.ablation import run_ablation, run_heads_sweep
+from attention_ref.experiments import sweep as sweeps
+from attention_ref.experiments.ablation import run_sweep
 from attention_ref.experiments.names import Metric, RunStatus, Tag
 from attention_ref.experiments.store import TrackingError, connect
+from attention_ref.experiments.sweep import ablation_sweep
 from attention_ref.lm.data import bigram_val_loss
 from tests.configs import tiny
 from tests.experiments.readback import artifact_paths, download
@@ -30,8 +32,8 @@ def ablation(migrated_store, tmp_path_factory, shakespeare):
     root = tmp_path_factory.mktemp("ablation")
     with module_store(migrated_store, root) as (uri, _):
         started: list[tuple[str, str]] = []
-        outcome = run_ablation(
-            ABLATION,
+        outcome = run_sweep(
+            ablation_sweep(ABLATION),
             shakespeare,
             out_root=root / "runs",
             log_system_metrics=False,
@@ -189,10 +191,9 @@ def heads_sweep(migrated_store, tmp_path_factory, shakespeare):
     """A tiny heads sweep, h = 1 and 2 (n_embd 32), in a store of its own."""
     root = tmp_path_factory.mktemp("heads")
     with module_store(migrated_store, root) as (uri, _):
-        outcome = run_heads_sweep(
-            SWEEP.with_options(attention="none"),
+        outcome = run_sweep(
+            sweeps.heads_sweep(SWEEP.with_options(attention="none"), (1, 2)),
             shakespeare,
-            heads=(1, 2),
             out_root=root / "runs",
             log_system_metrics=False,
         )
@@ -203,20 +204,20 @@ def test_heads_sweep_trains_the_multihead_model_with_each_number_of_heads(heads_
     o, uri = heads_sweep
     mlflow.set_tracking_uri(uri)
     client = MlflowClient()
-    assert o.status == RunStatus.FINISHED and [r.heads for r in o.rows] == [1, 2]
-    assert [r.d_k for r in o.rows] == [32, 16]
+    assert o.status == RunStatus.FINISHED and [r.attention for r in o.rows] == ["1", "2"]
+    assert [int(r.config["n_embd"]) // int(r.attention) for r in o.rows] == [32, 16]
     assert o.rows[0].n_params == o.rows[1].n_params  # d_k = n_embd / h: the same weights
     parent = client.get_run(o.parent_run_id)
     assert parent.data.tags[Tag.KIND] == "heads_sweep" and parent.info.run_name == "heads"
     assert parent.data.params["heads"] == "1,2" and "n_head" not in parent.data.params
     for r in o.rows:
         child = client.get_run(r.run_id)
-        assert child.info.run_name == f"heads/{r.heads}"
-        assert child.data.params["n_head"] == str(r.heads)
+        assert child.info.run_name == f"heads/{r.attention}"
+        assert child.data.params["n_head"] == r.attention
         assert child.data.params["attention"] == "multihead"  # whatever cfg said
         assert child.data.params["seed"] == str(SWEEP.seed)
         assert child.data.tags[Tag.PARENT_RUN_ID] == o.parent_run_id
-        assert parent.data.metrics[f"h{r.heads}_best_val_loss"] == r.best_val_loss
+        assert parent.data.metrics[f"h{r.attention}_best_val_loss"] == r.best_val_loss
     md = download(o.parent_run_id, "comparison.md", tmp_path).read_text()
     first = o.rows[0]
     assert f"| 1 | 32 | {first.precision} | {first.n_params:,} | {first.best_val_loss:.4f} |" in md
@@ -230,8 +231,8 @@ def test_heads_sweep_is_read_back_for_the_report(heads_sweep):
     parent = results.latest_heads_sweep("shakespeare")
     assert parent is not None and parent.info.run_id == o.parent_run_id
     back = results.heads_rows(parent)
-    assert [(r.heads, r.run_id, r.n_params, r.best_val_loss) for r in back] == [
-        (r.heads, r.run_id, r.n_params, r.best_val_loss) for r in o.rows
+    assert [(r.attention, r.run_id, r.n_params, r.best_val_loss) for r in back] == [
+        (r.attention, r.run_id, r.n_params, r.best_val_loss) for r in o.rows
     ]
     text = results.heads_sweep_report("shakespeare")
     assert text is not None and f"Heads sweep run `{o.parent_run_id}`" in text
@@ -244,8 +245,8 @@ def test_heads_sweep_is_read_back_for_the_report(heads_sweep):
 def test_heads_sweep_refuses_bad_numbers_before_any_run(store, shakespeare):
     connect()
     with pytest.raises(ValueError, match="not divisible by --n-head 3"):
-        run_heads_sweep(SWEEP, shakespeare, heads=(1, 3))
+        sweeps.heads_sweep(SWEEP, (1, 3))
     with pytest.raises(ValueError, match="distinct numbers of heads"):
-        run_heads_sweep(SWEEP, shakespeare, heads=(2, 2))
+        sweeps.heads_sweep(SWEEP, (2, 2))
     assert mlflow.search_runs(search_all_experiments=True, output_format="list") == []
     assert results.heads_sweep_report("shakespeare") is None

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from attention_ref.experiments.findings import ArmRow
 from attention_ref.experiments.heads_report import (
     HEADS_TOLERANCE,
-    HeadsRow,
     heads_report,
     heads_table,
     parameters_sentence,
@@ -33,14 +33,14 @@ def row(
     *,
     data_sha256: str | None = SHA,
     **options: object,
-) -> HeadsRow:
+) -> ArmRow:
     """An arm with ``best`` as its best validation loss (the other figures fixed), recorded
     with the default options but for its heads (and ``options``)."""
     config = CONFIG | {"n_head": str(heads)} | {k: str(v) for k, v in options.items()}
-    return HeadsRow(
-        heads=heads,
-        d_k=128 // heads,
+    return ArmRow(
+        attention=str(heads),
         run_id=f"run{heads}",
+        status="FINISHED",
         n_params=n_params,
         best_val_loss=best,
         final_val_loss=best + 0.01,
@@ -53,7 +53,7 @@ def row(
     )
 
 
-def sweep(*bests: float) -> list[HeadsRow]:
+def sweep(*bests: float) -> list[ArmRow]:
     return [row(h, b) for h, b in zip((1, 2, 4, 8), bests, strict=False)]
 
 
@@ -63,7 +63,7 @@ def test_the_module_is_pure():
     names = imported_names(Path("attention_ref/experiments/heads_report.py").resolve())
     assert not any(violates(n, {"torch", "mlflow", "matplotlib"}) for n in names)
     ours = {n for n in names if n.startswith("attention_ref.")}
-    allowed = {"findings", "spread", "heads_words", "report_words"}
+    allowed = {"findings", "spread", "heads_words", "report_words", "arm_table"}
     # and the one Markdown table writer of render (a leaf: nothing of attnref, no torch)
     for name in ours:
         parts = name.split(".")
@@ -88,7 +88,7 @@ def test_what_the_arms_share_is_said_only_as_recorded():
     unknown = sweep_sentence([row(1, 1.6), row(2, 1.6, data_sha256=None)])
     assert unknown.endswith("; the data is not recorded for every arm, so not claimed the same")
     assert "data (sha256" not in unknown
-    bare = [HeadsRow(h, 128 // h, "r", 1, 1.6, 1.6, 1.6, 1.0, 1.0, 10) for h in (1, 2)]
+    bare = [ArmRow(str(h), "r", "FINISHED", 1, 1.6, 1.6, 1.6, 1.0, 1.0, 10) for h in (1, 2)]
     assert sweep_sentence(bare).startswith("every arm has the same number of steps (10); the")
     assert sweep_sentence([row(1, 1.6)]) == "a single arm"
 
@@ -144,8 +144,11 @@ def test_report_has_the_table_every_number_and_the_runs():
     assert "one model trained with h = 1, 2, 4, 8 heads; every arm has the same seed" in text
     assert heads_table(rows).rstrip() in text  # sorted by heads
     for r in rows:
-        assert f"| {r.heads} | {r.d_k} | 824,000 | {r.best_val_loss:.4f} |" in text
-        assert f"h = {r.heads} `{r.run_id}`" in text
+        assert (
+            f"| {r.attention} | {128 // int(r.attention)} | 824,000 | {r.best_val_loss:.4f} |"
+            in text
+        )
+        assert f"h = {r.attention} `{r.run_id}`" in text
     assert "matters here" in text and "a single head is worse" in text
     with pytest.raises(ValueError, match="no finished arm"):
         heads_report("x", [])

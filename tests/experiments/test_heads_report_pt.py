@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from attention_ref.experiments.findings import ArmRow
 from attention_ref.experiments.heads_report import (
     HEADS_TOLERANCE,
-    HeadsRow,
     heads_report,
     heads_table,
     parameters_sentence,
@@ -36,7 +36,7 @@ def test_what_the_arms_share_is_said_in_portuguese_only_as_recorded():
     assert unknown.endswith(
         "; não há registro de dados para todos os braços, então não se afirma que seja igual"
     )
-    bare = [HeadsRow(h, 128 // h, "r", 1, 1.6, 1.6, 1.6, 1.0, 1.0, 10) for h in (1, 2)]
+    bare = [ArmRow(str(h), "r", "FINISHED", 1, 1.6, 1.6, 1.6, 1.0, 1.0, 10) for h in (1, 2)]
     assert sweep_sentence(bare, "pt").startswith("todos os braços têm o mesmo número de passos")
     assert sweep_sentence(bare, "pt").endswith("então não se afirma que sejam iguais")
     assert sweep_sentence([row(1, 1.6)], "pt") == "um só braço"
@@ -54,7 +54,7 @@ def test_the_verdict_says_heads_matter_only_beyond_the_noise(spread, matters):
     assert f"{spread:.3f} nats".replace(".", ",") in text
     if matters:
         assert "h = 1 chega à menor" in text and "h = 4 à maior" in text
-    over_seeds = [*rows, *(row(r.heads, r.best_val_loss + 0.001, seed=7) for r in rows)]
+    over_seeds = [*rows, *(row(int(r.attention), r.best_val_loss + 0.001, seed=7) for r in rows)]
     several = verdict(over_seeds, lang="pt")
     assert "numa semente" not in several and "sementes" in several
     assert verdict([row(2, 1.6)], lang="pt") == "Um só braço: nada a comparar."
@@ -101,10 +101,10 @@ def test_the_section_in_portuguese_has_the_english_numbers():
     assert heads_table(rows, "pt").startswith("| cabeças h | d_k | parâmetros | melhor perda")
     for r in rows:
         best = f"{r.best_val_loss:.4f}".replace(".", ",")
-        assert f"| {r.heads} | {r.d_k} | 824{NNBSP}000 | {best} |" in pt
+        assert f"| {int(r.attention)} | {128 // int(r.attention)} | 824{NNBSP}000 | {best} |" in pt
     assert "Execuções: h = 1 `run1`, h = 2 `run2`" in pt
     assert numbers(pt, "pt") == numbers(en, "en") and numbers(en, "en")
-    several = [*rows, *(row(r.heads, r.best_val_loss + 0.002, seed=7) for r in rows)]
+    several = [*rows, *(row(int(r.attention), r.best_val_loss + 0.002, seed=7) for r in rows)]
     pt2 = heads_report("x", several, "pt")
     assert "(semente 7)" in pt2 and "| sementes |" in pt2
     assert numbers(pt2, "pt") == numbers(heads_report("x", several), "en")

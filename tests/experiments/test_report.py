@@ -631,13 +631,16 @@ def _claims_match(text: str, rows: list[ArmRow], base: Baselines) -> None:
 
 def test_a_real_ablation_reads_as_its_numbers(store, shakespeare, tmp_path):
     from attention_ref.experiments import export, results
-    from attention_ref.experiments.ablation import run_ablation
+    from attention_ref.experiments.ablation import run_sweep
     from attention_ref.experiments.store import connect
+    from attention_ref.experiments.sweep import ablation_sweep
     from tests.configs import tiny
 
     connect(store)
     cfg = tiny(max_steps=60, eval_interval=20)
-    o = run_ablation(cfg, shakespeare, out_root=tmp_path / "runs", log_system_metrics=False)
+    o = run_sweep(
+        ablation_sweep(cfg), shakespeare, out_root=tmp_path / "runs", log_system_metrics=False
+    )
     text = results.q03_report("shakespeare", shakespeare)
     base = results.baselines(shakespeare)
     rows = results.find_arms("shakespeare").rows
@@ -700,15 +703,16 @@ def test_a_heads_sweep_is_not_taken_for_the_ablation(store, shakespeare, tmp_pat
     `attnref train` is the one picked once there is one."""
     from attention_ref.cli.main import main
     from attention_ref.experiments import results
-    from attention_ref.experiments.ablation import run_heads_sweep
+    from attention_ref.experiments.ablation import run_sweep
     from attention_ref.experiments.runs import run_training
     from attention_ref.experiments.store import connect
+    from attention_ref.experiments.sweep import heads_sweep
     from tests.configs import tiny
 
     connect(store)
     cfg = tiny(max_steps=20, eval_interval=20)
-    run_heads_sweep(
-        cfg, shakespeare, heads=(1, 2), out_root=tmp_path / "runs", log_system_metrics=False
+    run_sweep(
+        heads_sweep(cfg, (1, 2)), shakespeare, out_root=tmp_path / "runs", log_system_metrics=False
     )
     with pytest.raises(results.NoArmsError, match="no finished ablation and no finished single"):
         results.find_arms("shakespeare")
