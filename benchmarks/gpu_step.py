@@ -15,7 +15,8 @@ Part 1, the step, at the Q02 shape (n_embd 128, 2 layers, 2 heads, block 128) fo
 (the order of the arms rotates every repetition); the table shows medians, ms/step and
 tokens/s (``steps · batch · block / time``).
 
-* ``baseline``: ``benchmarks/baseline_trainer.py`` (nanoGPT-style fp32, SDPA, plain AdamW, its
+* ``baseline``: ``benchmarks/baseline_trainer.py`` (nanoGPT's own model in its ``train.py``'s
+  loop: fp32, SDPA, plain AdamW, its
   batch drawn on the CPU and copied; dropout 0 like attnref's default);
 * ``eager fp32`` / ``eager bf16``: attnref's `TrainStep` called step by step, the loss and
   gradient norm read back after each step (what `train` does without a graph);

@@ -8,9 +8,10 @@ Run (one command; a quiet machine; ``ATTNREF_DATA`` or the cache gives the data)
 Arms, measured in one process, interleaved (the order rotates every repetition), each
 repetition a fresh model trained ``--warmup`` steps untimed then ``--steps`` steps timed:
 
-* ``baseline``: ``benchmarks/baseline_trainer.py``, nanoGPT-style: fp32,
-  ``F.scaled_dot_product_attention``, plain AdamW, no compile (dropout ``--baseline-dropout``,
-  0 like attnref's default, so both do the same arithmetic);
+* ``baseline``: ``benchmarks/baseline_trainer.py``: nanoGPT's own model (vendored) in its
+  ``train.py``'s loop on a CPU: fp32, ``F.scaled_dot_product_attention``, plain AdamW, no
+  compile (dropout ``--baseline-dropout``, 0 like attnref's default, so both do the same
+  arithmetic);
 * ``attnref``: `attention_ref.lm.train.train` itself, the loop ``attnref train`` runs (its
   callbacks, NaN check and all), at ``--precision`` (default ``auto``);
 * ``attnref-fp32``: the same at fp32, shown when ``--precision`` resolves to bf16 (what bf16

@@ -16,7 +16,8 @@ of wall time (evaluations and samples included: what a student waits for):
   options: candidate schedules, batch, block, lr), ``--precision`` (default ``auto``);
 * ``attnref-fp32``: the same at fp32, when ``auto`` resolves to bf16: the two curves at the
   same steps show what bf16 costs in loss (the issue's bound: 0.01 nats);
-* ``baseline``: ``benchmarks/baseline_trainer.py`` with nanoGPT's shakespeare_char recipe at
+* ``baseline``: ``benchmarks/baseline_trainer.py`` (nanoGPT's own model, vendored, in its
+  ``train.py``'s loop) with nanoGPT's shakespeare_char recipe at
   the same shape (lr 1e-3 → 1e-4 over ``--baseline-steps``, warm-up 100, dropout 0.2), fp32,
   plain AdamW, evaluated every ``eval_interval`` steps on the *same* fixed validation batches
   as attnref (so the curves compare; nanoGPT's own 200-batch estimate would cost more time).
