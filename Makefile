@@ -69,7 +69,7 @@ setup: $(VENV)/.installed
 setup-dev: $(VENV)/.installed-dev
 
 ## demo: set up .venv and run the main job on the embedded defaults: the worked example, then
-## the Q02/Q03 ablation (about 20 minutes on 2 CPU cores) into sqlite:///mlflow.db, and Q03's answer
+## the Q02/Q03 ablation (the README's Quickstart gives how long it took) into sqlite:///mlflow.db, and Q03's answer
 ## DEMO_OPTS: options of `attnref ablation` (see its --help), e.g. a quick demo:
 ##   make demo DEMO_OPTS="--quick --max-steps 20 --eval-interval 10"
 DEMO_OPTS ?=

@@ -22,7 +22,7 @@ import io
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from types import ModuleType
 
@@ -78,14 +78,9 @@ def make_model(cfg: BaselineConfig) -> nn.Module:
     ``F.scaled_dot_product_attention``, LayerNorm with bias, GELU MLP, the output head tied to
     the token embedding, N(0, 0.02) init (residual projections scaled by 1/√(2·n_layer)). Its
     line "number of parameters" is not printed."""
+    # every field of nanoGPT's GPTConfig (the shape, dropout, bias) is one of ``cfg``'s
     shape = NANOGPT_MODEL.GPTConfig(
-        block_size=cfg.block_size,
-        vocab_size=cfg.vocab_size,
-        n_layer=cfg.n_layer,
-        n_head=cfg.n_head,
-        n_embd=cfg.n_embd,
-        dropout=cfg.dropout,
-        bias=cfg.bias,
+        **{f.name: getattr(cfg, f.name) for f in fields(NANOGPT_MODEL.GPTConfig)}
     )
     with contextlib.redirect_stdout(io.StringIO()):
         return NANOGPT_MODEL.GPT(shape)

@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: the package be
 from attention_ref.classroom.hosting.server import DEFAULT_WORKERS  # noqa: E402
 from attention_ref.experiments.findings import arm_seeds, rows_from_comparison  # noqa: E402
 from attention_ref.render import markdown_table  # noqa: E402
-from attnref_book.conditions import load_reading, load_said  # noqa: E402
+from attnref_book.conditions import QUIET_LOAD_PER_CPU, load_reading, load_said  # noqa: E402
 from attnref_book.speed_claims import (  # noqa: E402
     latency_claims,
     sampling_claims,
@@ -371,9 +371,27 @@ def quickstart(root: Path = ROOT) -> str:
         f"copy is at hand, Tiny Shakespeare ({data_mb:.1f} MB, once, verified).\n"
         "- **`make test`** installs the dev extras, KaTeX and, with apt-get, Chromium, TeX Live, "
         "PostgreSQL and nginx where missing, then runs ruff, the book's strict build and the "
-        f"suite but its soak tests: {minutes(suite_runs['make test']['wall_s'])} on the "
-        f"recorded machine ({suite_runs['make test'].get('wall_includes', 'the set-up of .venv')}"
-        f"; `make test-soak`: {minutes(suite_runs['make test-soak']['wall_s'])} more).\n"
+        f"suite but its soak tests: {suite_said(suite_runs['make test'])}; `make test-soak`: "
+        f"{suite_said(suite_runs['make test-soak'], 'more, ')}.\n"
+    )
+
+
+def suite_said(r: Mapping[str, Any], more: str = "") -> str:
+    """One recording of the suite: how long, at which commit, when, on what, and the machine's
+    1-minute load before it where it was above a quiet machine's (`QUIET_LOAD_PER_CPU`)."""
+    cpus = int(re.search(r"(\d+) cores", r["machine"]).group(1))  # type: ignore[union-attr]
+    limit = QUIET_LOAD_PER_CPU * cpus
+    load = r.get("load_before_1min")
+    quiet = (
+        "its load not recorded"
+        if load is None
+        else f"not quiet: 1-minute load {load:g} before it, above {limit:g}"
+        if load > limit
+        else f"1-minute load {load:g} before it"
+    )
+    return (
+        f"{minutes(r['wall_s'])} {more}at commit {r['commit']}, {r['date']} ({r['machine']}; "
+        f"{r.get('wall_includes', 'the set-up of .venv')}; {quiet})"
     )
 
 

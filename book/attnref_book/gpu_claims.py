@@ -29,6 +29,21 @@ _PRINTED = r"time ([\d.]+)ms"
 Q02_STEPS = 6000
 
 
+def nanogpt_pair(
+    gs: Mapping[str, Any], n: Mapping[str, Any], arm: str
+) -> tuple[list[float], list[float], list[float], list[int]]:
+    """attnref's ``arm`` beside nanoGPT's run ``n`` (its batch), as speeds (steps per ms: one
+    batch each, so their ratios are the tokens/s ratios): attnref's repetitions, nanoGPT's
+    iterations as its ``train.py`` printed them (one run: its spread is the iterations its kept
+    output holds; none kept: its mean alone), those iterations' ms and their numbers."""
+    tail = [line for line in n.get("tail", []) if re.search(_PRINTED, line)]
+    printed = [float(t) for line in tail for t in re.findall(_PRINTED, line)]
+    iters = [int(i) for line in tail for i in re.findall(r"iter (\d+)", line)]
+    ours = [1 / ms for ms in gpu_step_ms(gs, int(n["batch"]), arm)]
+    theirs = [1 / ms for ms in printed or [float(n["ms_per_step"])]]
+    return ours, theirs, printed, iters
+
+
 def gpu_step_ms(gs: Mapping[str, Any], batch: int, arm: str) -> list[float]:
     """One arm's ms/step in each repetition of ``benchmarks/gpu_step.py``'s step table."""
     steps = int(gs["args"]["steps"])
@@ -120,25 +135,20 @@ def gpu_claims(gs: Mapping[str, Any], batch: int = 32, lang: str = "en") -> list
         n = compiled[-1]
         row = next(r for r in gs["steps"] if r["batch"] == batch and r["arm"] == "graph bf16")
         ratio = row["tokens_per_s"] / n["tokens_per_s"]
-        # nanoGPT runs once: its spread is the iterations it printed (their "time X ms")
-        tail = [line for line in n.get("tail", []) if re.search(_PRINTED, line)]
-        printed = [float(t) for line in tail for t in re.findall(_PRINTED, line)]
-        iters = [int(i) for line in tail for i in re.findall(r"iter (\d+)", line)]
-        fastest = min(printed) if printed else n["ms_per_step"]
-        slowest = fastest / max(ms["graph bf16"])
+        ours, theirs, printed, iters = nanogpt_pair(gs, n, "graph bf16")
+        _, lo, hi = ratio_spread(ours, theirs)
         spread = (w["spread_printed"] if printed else w["spread"]).format(
-            slowest=said(slowest, ".2f", lang),
-            fastest=said(fastest, ".2f", lang),
+            lo=said(lo, ".2f", lang),
+            hi=said(hi, ".2f", lang),
+            fastest=said(min(printed, default=n["ms_per_step"]), ".2f", lang),
+            slowest=said(max(printed, default=n["ms_per_step"]), ".2f", lang),
             n=len(printed),
             first=min(iters, default=0),
             last=max(iters, default=0),
         )
+
         verdict = (
-            w["met"]
-            if slowest >= target
-            else w["averages_only"]
-            if ratio >= target
-            else w["not_met"]
+            w["met"] if lo >= target else w["averages_only"] if ratio >= target else w["not_met"]
         )
         out.append(
             w["times_nanogpt"].format(

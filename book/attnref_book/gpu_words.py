@@ -37,10 +37,10 @@ WORDS: Final[dict[str, dict[str, Any]]] = {
             "(≥ {target}× its compiled tokens/s) is not judged."
         ),
         "spread_printed": (
-            "{slowest}× between nanoGPT's fastest of the {n} iterations kept of its output "
-            "({first}–{last}: {fastest} ms) and attnref's slowest repetition"
+            "{lo}–{hi}× between attnref's repetitions and the {n} iterations kept of nanoGPT's "
+            "output ({first}–{last}: {fastest}–{slowest} ms), another clock than its average's"
         ),
-        "spread": "{slowest}× in attnref's slowest repetition",
+        "spread": "{lo}–{hi}× over attnref's repetitions against nanoGPT's average",
         "met": "met",
         "averages_only": "not established: met by the averages only, not across the runs' spread",
         "not_met": "not met",
@@ -166,10 +166,11 @@ WORDS: Final[dict[str, dict[str, Any]]] = {
             "os tokens/s dele compilado) não é julgada."
         ),
         "spread_printed": (
-            "{slowest}× entre a mais rápida das {n} iterações guardadas da saída do nanoGPT "
-            "({first}–{last}: {fastest} ms) e a repetição mais lenta do attnref"
+            "{lo}–{hi}× entre as repetições do attnref e as {n} iterações guardadas da saída "
+            "do nanoGPT ({first}–{last}: {fastest}–{slowest} ms), outro relógio que o da sua "
+            "média"
         ),
-        "spread": "{slowest}× na repetição mais lenta do attnref",
+        "spread": "{lo}–{hi}× nas repetições do attnref contra a média do nanoGPT",
         "met": "foi cumprida",
         "averages_only": (
             "não está estabelecida: cumprida só pelas médias, não através da dispersão das "

@@ -30,7 +30,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "command": "command",
         "when": "recorded",
         "when_value": (
-            "{date} UTC, {minutes} minutes, on {cpu} ({threads} threads; bf16 "
+            "{date} UTC, after a run of {minutes} minutes, on {cpu} ({threads} threads; bf16 "
             "instructions: {flags}), so in {precision} (`--precision {option}`); the 1-minute "
             "load {load} before it started{alone}"
         ),
@@ -38,7 +38,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "commit": "git commit",
         "dirty": (
             ": the tree held changes not yet committed (which, the run does not keep); the "
-            "commit that added this recording, `{committed}`, changes of the code only "
+            "commit that added this recording, `{committed}`, changes of the package's code only "
             "{files}{moved}, and the training's code ({training}) is the same at `{short}` and "
             "at `{committed}`"
         ),
@@ -64,15 +64,15 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "command": "comando",
         "when": "registrada",
         "when_value": (
-            "{date} UTC, {minutes} minutos, num {cpu} ({threads} threads; instruções bf16: "
-            "{flags}), portanto em {precision} (`--precision {option}`); a carga de 1 minuto "
-            "era {load} antes de começar{alone}"
+            "{date} UTC, depois de uma execução de {minutes} minutos, num {cpu} ({threads} "
+            "threads; instruções bf16: {flags}), portanto em {precision} (`--precision "
+            "{option}`); a carga de 1 minuto era {load} antes de começar{alone}"
         ),
         "alone": ", nada mais rodou ao lado",
         "commit": "commit do git",
         "dirty": (
             ": a árvore tinha mudanças ainda não commitadas (quais, a execução não guarda); o "
-            "commit que acrescentou este registro, `{committed}`, muda do código só "
+            "commit que acrescentou este registro, `{committed}`, muda do código do pacote só "
             "{files}{moved}, e o código do treino ({training}) é o mesmo em `{short}` e em "
             "`{committed}`"
         ),

@@ -61,9 +61,11 @@ LOAD: Final[dict[str, dict[str, Any]]] = {
             "load before",
         ),
         "late": "\n{n} students: the burst lasted {t[on_time_s]:.0f} s, more than a minute (one "
-        "submit took {t[submit_p50_s]:.0f} s at the median): a class of {n} that all start "
-        "submitting in the last minute before the due time would have part of its submissions "
-        "stamped late, since the gate stamps a submission when it finishes.",
+        "submit took {t[submit_p50_s]:.0f} s at the median), in one run with the students' "
+        "processes and the server on the same cores: on such a machine, a class of {n} that all "
+        "start submitting in the last minute before the due time would have part of its "
+        "submissions stamped late, since the gate stamps a submission when it finishes. How long "
+        "the burst lasts where the students submit from their own machines was not measured.",
         "recorded": "\n{n} students: recorded from {m[started]} to {m[ended]}, commit "
         "{m[commit]}, on {machine} (the students' processes and the server on the same cores), "
         "{m[application_servers]} application servers, the command's patience "
@@ -116,9 +118,11 @@ LOAD: Final[dict[str, dict[str, Any]]] = {
             "carga antes",
         ),
         "late": "\n{n} alunos: a rajada durou {t[on_time_s]:.0f} s, mais de um minuto (um envio "
-        "levou {t[submit_p50_s]:.0f} s na mediana): uma turma de {n} em que todos comecem a "
-        "enviar no último minuto antes do prazo teria parte dos seus envios marcados como "
-        "atrasados, já que o portão marca um envio quando ele termina.",
+        "levou {t[submit_p50_s]:.0f} s na mediana), numa execução com os processos dos alunos e "
+        "o servidor nos mesmos núcleos: numa máquina assim, uma turma de {n} em que todos "
+        "comecem a enviar no último minuto antes do prazo teria parte dos seus envios marcados "
+        "como atrasados, já que o portão marca um envio quando ele termina. Quanto dura a "
+        "rajada quando os alunos enviam das suas próprias máquinas não foi medido.",
         "recorded": "\n{n} alunos: gravado de {m[started]} a {m[ended]}, commit {m[commit]}, em "
         "{machine} (os processos dos alunos e o servidor nos mesmos núcleos), "
         "{m[application_servers]} servidores de aplicação, a paciência do comando "

@@ -26,7 +26,7 @@ from attention_ref.exercises.catalogue import catalogue_of, hidden
 from attention_ref.exercises.chain import Data, Iv, carried
 from attention_ref.exercises.draw import asked_keys, draw, draw_at, trace_of
 from attention_ref.exercises.exercise import ExerciseOptions, make_exercise
-from attention_ref.exercises.features import default_shape
+from attention_ref.exercises.features import PRESETS, default_shape
 from attention_ref.exercises.intervals import box, right_at
 from attention_ref.exercises.reproduce import right_scale
 from attention_ref.inputs.attention_input import InputError, parse_input
@@ -164,14 +164,15 @@ def backward_steps(lang: str) -> str:
 
 
 def no_hidden_mistake(lang: str) -> str:
-    """On the first 30 seeds of each preset's default shape (and two combinations): how many
+    """On the first 30 seeds of every preset's default shape (`PRESETS`: each ``--variant``
+    alone, and the homework's) and two combinations: how many
     seeds were drawn again, the mistakes the statements name, and a check that no drawn problem
     hides a mistake of its catalogue (the first draw of seed 0's gqa stream, both K/V heads
     equal, drawn again)."""
     w = WORDS[lang]
     # each preset's default shape (and two combinations), as attnref exercise --variant draws it
     shapes = []
-    for name in ("mha", "gqa", "window", "rope", "gqa+rope", "gqa+window"):
+    for name in (*PRESETS, "gqa+rope", "gqa+window"):
         h, d = default_shape(name)
         label = (
             "attnref exercise" if name == "mha" else f"--variant {name} (h = {h}, d_k = {d // h})"

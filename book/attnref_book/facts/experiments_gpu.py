@@ -20,6 +20,7 @@ from attnref_book.gpu_claims import (
     baby_gpt_claims,
     gpu_claims,
     gpu_step_ms,
+    nanogpt_pair,
     seeds_at_once_claims,
 )
 from attnref_book.speed_claims import ratio_cell
@@ -210,7 +211,11 @@ def _nanogpt_table(gs: dict[str, Any], lang: str) -> list[str]:
                     r["arm"] if r["arm"] == "baseline" else w["attnref_arm"].format(arm=r["arm"]),
                     said(r["ms_per_step"], ".3f", lang),
                     thousands(round(r["tokens_per_s"]), lang),
-                    said(r["tokens_per_s"] / n["tokens_per_s"], ".2f", lang)
+                    ratio_cell(
+                        r["tokens_per_s"] / n["tokens_per_s"],
+                        *nanogpt_pair(gs, n, r["arm"])[:2],
+                        lang,
+                    )
                     if like
                     else w["not_bf16"],
                 ]

@@ -12,12 +12,24 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from attention_ref.classroom.coursework.assignment import GRADE
+from attention_ref.classroom.coursework.gradebook import SHOWN_COLUMNS, VIEW_TAG
+from attention_ref.experiments.report_words import join_words
 from attnref_book.claims import ACCESS_PT, ROLE_PT
 from attnref_book.pages import check, results, table
 
 #: the page's words per language; ``{…}`` fields are filled from the record or the code
 WORDS: dict[str, dict[str, Any]] = {
     "en": {
+        "view": "The gradebook's link (printed by `assign` and `grade`) opens MLflow's runs "
+        "table in the gradebook's own view: one run per student and exercise, by student, with "
+        "the grade's columns first, in this order: {columns} (the experiment keeps that view in "
+        'its tag `{tag}`, and MLflow says "You\'re viewing a shared view").',
+        "view_tags": {
+            "diagnosis": "the diagnosis",
+            "first_wrong": "the first wrong step",
+            "status": "the status",
+        },
         "access": "access",
         "verdicts": {"allow": "yes", "if owner": "their own only", "401": "401", "403": "403"},
         "roles": {},
@@ -53,6 +65,15 @@ WORDS: dict[str, dict[str, Any]] = {
         "(every pool full, plus {reserved} for the class's commands and PostgreSQL's own).",
     },
     "pt": {
+        "view": "O link do diário de notas (impresso por `assign` e por `grade`) abre a tabela de "
+        "runs do MLflow na visão do próprio diário: um run por aluno e exercício, por aluno, "
+        "com as colunas da nota primeiro, nesta ordem: {columns} (o experimento guarda essa "
+        'visão na sua tag `{tag}`, e o MLflow avisa "You\'re viewing a shared view").',
+        "view_tags": {
+            "diagnosis": "o diagnóstico",
+            "first_wrong": "o primeiro passo errado",
+            "status": "a situação",
+        },
         "access": "acesso",
         "verdicts": {"allow": "sim", "if owner": "só o que é seu", "401": "401", "403": "403"},
         "roles": ROLE_PT,
@@ -97,6 +118,19 @@ def named(name: str, names: Mapping[str, str], unnamed: str) -> str:
     (the name as the code and its record spell it, marked as such where the page's language
     is another)."""
     return names.get(name, unnamed.format(name))
+
+
+def gradebook_view(lang: str) -> str:
+    """The gradebook's view in MLflow's UI: its columns in the order the view gives them
+    (`attention_ref.classroom.coursework.gradebook.SHOWN_COLUMNS`), metrics by their names,
+    tags in words."""
+    w = WORDS[lang]
+    names = []
+    for key in SHOWN_COLUMNS:
+        kind, name = key.split(".", 1)
+        name = name.strip("`").removeprefix(GRADE)
+        names.append(f"`{name}`" if kind == "metrics" else w["view_tags"][name])
+    return w["view"].format(columns=join_words(names, lang), tag=VIEW_TAG)
 
 
 def access_table(lang: str) -> str:

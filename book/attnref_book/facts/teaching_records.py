@@ -249,11 +249,12 @@ def class_record(lang: str) -> str:
             lang,
         )
     )
+    asked = k.steps  # the steps a whole answer has: `attnref server grades` divides by them
     rows = [
         [
             g["student"],
             phrase_said(g["behaviour"], say["behaviour"], say["unknown"]),
-            f"{g['steps_right']}/{g['steps_given']}" if g["status"] == "graded" else "–",
+            f"{g['steps_right']}/{asked}" if g["status"] == "graded" else "–",
             f"`{g['first_wrong']}`" if g["first_wrong"] else "",
             g["diagnosis"],
             g["attempts"],
