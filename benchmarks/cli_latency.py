@@ -81,14 +81,17 @@ class Command:
         return TARGETS[self.name]
 
 
-def commands(run_id: str, tokens: int) -> list[Command]:
-    """The commands timed, in the order of the table."""
+def commands(run_id: str, tokens: int, model_uri: str) -> list[Command]:
+    """The commands timed, in the order of the table. ``sample`` three ways: the latest run and
+    a run by id, both read from the local store without torch (numpy), and the same run's
+    LoggedModel (``--model models:/m-…``), through MLflow's client and torch."""
     return [
         Command("help", ("--help",)),
         Command("params", ("params",)),
         Command("runs", ("runs",)),
         Command("sample", ("sample", "--tokens", str(tokens))),
         Command("sample", ("sample", "--run-id", run_id, "--tokens", str(tokens))),
+        Command("sample", ("sample", "--model", model_uri, "--tokens", str(tokens))),
         Command("explain", ("explain", "-e", "life-is-awesome")),
         Command("explain", ("explain", "-e", "life-is-awesome"), fresh_cache=True),
         Command("exercise", EXERCISE),
@@ -208,6 +211,23 @@ def latest_run(root: Path, env: dict[str, str]) -> str:
     return found[0]
 
 
+def logged_model(uri: str, run_id: str) -> str:
+    """The LoggedModel the run logged (``models:/m-…``: what ``sample --model`` takes)."""
+    import mlflow
+
+    mlflow.set_tracking_uri(uri)
+    experiment = mlflow.get_run(run_id).info.experiment_id
+    found = mlflow.search_logged_models(
+        experiment_ids=[experiment],
+        filter_string=f"source_run_id = '{run_id}'",
+        output_format="list",
+    )
+    if not found:
+        print(f"error: run {run_id} logged no model", file=sys.stderr)
+        raise SystemExit(2)
+    return f"models:/{found[0].model_id}"
+
+
 def make_answer(root: Path, env: dict[str, str]) -> None:
     """`ANSWER`: the template of `EXERCISE` (``--out``, so it carries the draw ``check`` takes)
     with ``Q⁽¹⁾ = X W_Q⁽¹⁾`` filled in (integers, from exercise.json): a student's answer
@@ -305,7 +325,7 @@ def main() -> None:
         env["XDG_CACHE_HOME"] = str(root / "cache")  # explain's cache: this run's own
         run_id = args.run_id or latest_run(root, env)
         make_answer(root, env)
-        cmds = commands(run_id, args.tokens)
+        cmds = commands(run_id, args.tokens, logged_model(uri, run_id))
         print(f"cli latency: {len(cmds)} commands, {args.reps} reps, store {uri}", flush=True)
         for cmd in cmds:  # once each, untimed: the files in the page cache
             run(cmd, root, env)

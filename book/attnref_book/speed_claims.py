@@ -315,6 +315,7 @@ def latency_claims(lat: Mapping[str, Any], lang: str = "en") -> list[str]:
                 side=side,
             )
         )
+    out += sampling_paths(lat, lang)
     judged = [c for c in lat["commands"] if c["kept"]]
     if judged and len(judged) == len(lat["commands"]):
         r = load_reading("cli_latency", lat)
@@ -345,3 +346,29 @@ def latency_claims(lat: Mapping[str, Any], lang: str = "en") -> list[str]:
             )
         )
     return out
+
+
+def sampling_paths(lat: Mapping[str, Any], lang: str = "en") -> list[str]:
+    """What sampling without torch buys: ``sample --run-id`` (a local run, read and run in
+    numpy: `attention_ref.lm.numpy_model`) against ``sample --model`` (the same run's model
+    through MLflow's client and torch), their runs counted in the same interleaved recording:
+    the ratio of the medians with its runs' range, and no saving claimed where the ranges
+    overlap or a side has one run. None for a recording without both."""
+    w = WORDS[lang]
+
+    def kept(flag: str) -> list[float]:
+        found = [c for c in lat["commands"] if c.get("name") == "sample" and flag in c["command"]]
+        return [t["seconds"] for c in found for t in c.get("times", []) if not t["flagged"]]
+
+    numpy, torch = kept("--run-id"), kept("--model")
+    if not numpy or not torch:
+        return []
+    told = min(len(numpy), len(torch)) > 1 and not overlap(numpy, torch)
+    key = "paths" if told else "paths_overlap"
+    return [
+        w[key].format(
+            ratio=ratio_words(torch, numpy, lang),
+            numpy=said(statistics.median(numpy), ".2f", lang),
+            torch=said(statistics.median(torch), ".2f", lang),
+        )
+    ]

@@ -129,6 +129,18 @@ WORDS: Final[dict[str, dict[str, str]]] = {
             "{met} of {judged} commands were under their targets in every run counted; the "
             "machine was not quiet, so no target is called met."
         ),
+        "paths": (
+            "Sampling without torch is measured worth keeping: `sample --model` (the same run's "
+            "model through MLflow's client and torch) took {torch} s at the median against "
+            "{numpy} s for `sample --run-id` (read from the local store and run in numpy), "
+            "{ratio} the time, in the same interleaved runs."
+        ),
+        "paths_overlap": (
+            "`sample --model` (the same run's model through MLflow's client and torch) took "
+            "{torch} s at the median against {numpy} s for `sample --run-id` (numpy, no torch), "
+            "{ratio}; with the ranges overlapping or a side of one run, sampling without torch is "
+            "not shown to save time here."
+        ),
         "imports": (
             "Where the slowest, `{command}`, spends its time: in a run of its own under "
             "`python -X importtime` ({wall} s, the profiler's cost included; not one of the "
@@ -264,6 +276,18 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "some_under": (
             "{met} de {judged} comandos ficaram abaixo das suas metas em toda execução contada; "
             "a máquina não estava ociosa, então nenhuma meta é dita cumprida."
+        ),
+        "paths": (
+            "Amostrar sem o torch vale a pena, medido: `sample --model` (o modelo da mesma "
+            "execução pelo cliente do MLflow e o torch) levou {torch} s na mediana contra "
+            "{numpy} s de `sample --run-id` (lido do armazenamento local e rodado em numpy), "
+            "{ratio} o tempo, nas mesmas execuções intercaladas."
+        ),
+        "paths_overlap": (
+            "`sample --model` (o modelo da mesma execução pelo cliente do MLflow e o torch) "
+            "levou {torch} s na mediana contra {numpy} s de `sample --run-id` (numpy, sem torch), "
+            "{ratio}; com as faixas sobrepostas ou um lado de uma só execução, amostrar sem o "
+            "torch não se mostra mais rápido aqui."
         ),
         "imports": (
             "Onde o mais lento, `{command}`, gasta o seu tempo: numa execução à parte sob "

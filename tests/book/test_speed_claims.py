@@ -12,6 +12,7 @@ from attention_ref.experiments.spread import overlap
 from attnref_book.speed_claims import (
     latency_claims,
     sampling_claims,
+    sampling_paths,
     scaling_claims,
     target_claim,
     throughput_claims,
@@ -409,3 +410,34 @@ def test_the_speed_sentences_in_portuguese_say_the_same_numbers():
     assert "leva 9,1 s para 500 caracteres, dos quais a geração leva cerca de 0,2 s" in faster[1]
     same = sampling_claims(sampling([1.3, 1.4, 1.8], [1.45, 1.5, 1.55], None), "pt")
     assert same[0].startswith("Neste tamanho o cache não economiza tempo mensurável")
+
+
+def test_sampling_without_torch_is_called_worth_keeping_only_beyond_the_runs_spread():
+    """Issue 60: the numpy forward of `attnref sample` stays if measured worth it. Its runs
+    against `sample --model`'s (torch) in the same recording: a saving only where the ranges
+    do not overlap and each side has several runs."""
+
+    def doc(numpy: list[float], torch: list[float]) -> dict:
+        d = latency([])
+        d["commands"] = [
+            {
+                "command": f"attnref sample {flag} x --tokens 500",
+                "name": "sample",
+                "times": [{"seconds": s, "flagged": False} for s in runs]
+                + [{"seconds": 0.01, "flagged": True}],  # a flagged run is not counted
+            }
+            for flag, runs in (("--run-id", numpy), ("--model", torch))
+        ]
+        return d
+
+    apart = sampling_paths(doc([0.8, 0.9, 0.85], [2.5, 2.6, 2.7]))
+    assert apart[0].startswith("Sampling without torch is measured worth keeping")
+    assert "took 2.60 s at the median against 0.85 s" in apart[0]
+    assert "3.06× (runs 2.78–3.38) the time" in apart[0]
+    close = sampling_paths(doc([0.8, 0.9, 2.6], [2.5, 2.6, 2.7]))
+    assert "not shown to save time here" in close[0] and "worth" not in close[0]
+    alone = sampling_paths(doc([0.8], [2.6]))
+    assert "not shown to save time here" in alone[0]
+    assert sampling_paths(doc([], [2.6])) == [] == sampling_paths(latency([]))
+    pt = sampling_paths(doc([0.8, 0.9, 0.85], [2.5, 2.6, 2.7]), "pt")
+    assert pt[0].startswith("Amostrar sem o torch vale a pena") and "3,06×" in pt[0]
