@@ -64,11 +64,13 @@ def check(
 
     Grading: each entry is graded at the decimals the exercise asks (3 unless it says
     otherwise), whatever the decimals you wrote. An entry is right when it is the exact value
-    rounded as asked, give or take the rounding that earlier steps rounded as asked carry into
-    it (computed entry by entry). Every entry is read with its zeros put back (0.67 as 0.670;
-    2 for 2.000), whether it is right or not: a slip onto a trailing zero is a slip. A matrix
-    with no entry to 3 decimals whose entries are the values at the decimals written (2 for
-    2.121) gets "give 3 decimals". The report, and every error about the answer, is in
+    rounded as asked, give or take at least the rounding that earlier steps rounded as asked
+    carry into it (an interval computed entry by entry: never narrower than that rounding,
+    sometimes wider). Every entry is read with its zeros put back (0.67 as 0.670; 2 for 2.000),
+    whether it is right or not: a slip onto a trailing zero is a slip. A matrix with no entry
+    to 3 decimals whose entries are the values at the decimals written (2 for 2.121) gets
+    "give 3 decimals", unless a mistake of the catalogue reproduces it as written: then it is
+    wrong and the mistake is named. The report, and every error about the answer, is in
     the language --lang or $ATTNREF_LANG asks, else the answer's ("lang" of its "exercise"),
     else the locale's (LANG=pt_BR.UTF-8 is Portuguese), else English. Steps are named
     as the statement writes them, with the JSON path beside: Q⁽¹⁾ (heads[0].Q).

@@ -77,3 +77,28 @@ def test_the_suite_s_duration_says_when_where_and_how_loaded():
     quiet = measured.suite_said(run | {"load_before_1min": 0.2})
     assert "not quiet" not in quiet and "1-minute load 0.2 before it" in quiet
     assert "load not recorded" in measured.suite_said({**run, "load_before_1min": None})
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_the_redrawn_gqa_problem_is_named_by_its_shape(lang):
+    """The sixth pass: the check named "seed 0's gqa stream" under a table whose gqa row is
+    h = 4, d_k = 2, where seed 0 is kept on its first draw; it was d_model 4 (d_k = 1)."""
+    from attention_ref.exercises.draw import draw
+    from attention_ref.exercises.exercise import ExerciseOptions
+    from attnref_book.facts.exercises import no_hidden_mistake
+
+    assert "`--variant gqa --d-model 4`" in no_hidden_mistake(lang)
+    assert "(h = 4, d_k = 1)" in no_hidden_mistake(lang)
+    named = ExerciseOptions(seed=0, variant="gqa", heads=4, d_model=4)
+    tabled = ExerciseOptions(seed=0, variant="gqa", heads=4, d_model=8)
+    assert draw(named).draws > 1 and draw(tabled).draws == 1  # why the shape must be named
+
+
+def test_the_variants_check_names_the_mistakes_it_leaves_to_the_backward_s_test():
+    from attention_ref.exercises.feature_table import TABLE
+    from attnref_book.facts.exercises_variants import variant_mistakes
+
+    text = variant_mistakes("en")
+    backward = [k.name for f in TABLE.values() for k in f.kinds if k.backward_only]
+    assert backward and all(f"`{n}`" in text for n in backward)
+    assert "of the forward diagnosed as itself" in text

@@ -285,11 +285,14 @@ def test_the_page_sets_a_ratio_only_beside_its_own_precision(monkeypatch):
     assert rows["| 32 graph fp32"].endswith("| 3.54 (runs 3.42–3.85) |")
     assert rows["| 32 eager fp32"].endswith("| 1.06 (runs 0.98–1.21; the ranges overlap) |")
     assert rows["| attnref graph fp32 1.126"].endswith("| — (not bf16) |")  # beside nanoGPT's bf16
-    assert rows["| attnref graph bf16 0.847"].endswith("| 5.70 (runs 4.53–7.23) |")
+    assert rows["| attnref graph bf16 0.847"].endswith(
+        "| 5.70 (4.53–7.23: attnref's runs against nanoGPT's iterations) |"
+    )
     assert "*Two clocks*: nanoGPT's figures are one run's mean" in gpu_step("en")
     pt = gpu_step("pt")
     assert "| 32 | graph bf16 | 0,847 | 0,841–0,848 | 4\u202f838\u202f140 | — (não fp32) |" in pt
-    assert "| attnref graph bf16 | 0,847 | 4\u202f838\u202f140 | 5,70 (execuções 4,53–7,23) |" in pt
+    cell = "5,70 (4,53–7,23: execuções do attnref contra iterações do nanoGPT)"
+    assert f"| attnref graph bf16 | 0,847 | 4\u202f838\u202f140 | {cell} |" in pt
     assert "*Dois relógios*" in pt
 
 

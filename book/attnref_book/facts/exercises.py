@@ -83,8 +83,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "none": "none",
         "no_hidden": "no drawn problem hides a mistake",
         "no_hidden_detail": "every mistake of each catalogue changes an asked step on every "
-        "problem drawn; the first draw of seed 0's gqa stream, both K/V heads equal, was drawn "
-        "again.",
+        "problem drawn; the first draw of seed 0's `--variant gqa --d-model 4` stream "
+        "(h = 4, d_k = 1), both K/V heads equal, was drawn again.",
         "error": "attnref: error: {e}",
         "one_line": "one line each",
         "one_line_detail": "neither the template nor the exercise is graded as an answer.",
@@ -100,8 +100,8 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "none": "nenhum",
         "no_hidden": "nenhum problema sorteado esconde um erro",
         "no_hidden_detail": "cada erro de cada catálogo muda um passo pedido em todo problema "
-        "sorteado; o primeiro sorteio da sequência gqa da semente 0, com as duas cabeças K/V "
-        "iguais, foi sorteado de novo.",
+        "sorteado; o primeiro sorteio da sequência `--variant gqa --d-model 4` da semente 0 "
+        "(h = 4, d_k = 1), com as duas cabeças K/V iguais, foi sorteado de novo.",
         "error": "attnref: erro: {e}",
         "one_line": "uma linha cada",
         "one_line_detail": "nem o modelo de resposta nem o exercício são corrigidos como uma "
@@ -192,9 +192,10 @@ def no_hidden_mistake(lang: str) -> str:
             ok &= not shown
         rows.append([f"`{label}`", again, "; ".join(sorted(named)) or w["none"]])
     out = [table([w["exercise"], w["again"], w["named"]], rows), ""]
-    gqa = ExerciseOptions(seed=0, variant="gqa", heads=4, lang=lang)
+    gqa = ExerciseOptions(seed=0, variant="gqa", heads=4, d_model=4, lang=lang)
     first = trace_of(gqa, draw_at(gqa, 1)).reference()
     same = bool((first.K[0] == first.K[1]).all() and (first.V[0] == first.V[1]).all())
+    same &= draw(gqa).draws > 1  # and it was drawn again
     out.append(check(w["no_hidden"], ok and same, w["no_hidden_detail"], lang))
     return "\n".join(out)
 

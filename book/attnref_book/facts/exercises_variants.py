@@ -47,9 +47,11 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "built_in": "mistake built in",
         "whole": "whole answer: diagnosed as",
         "output_only": "output only: diagnosed as",
-        "every": "every variant mistake diagnosed as itself",
+        "every": "every variant mistake of the forward diagnosed as itself",
         "every_detail": "{n} mistakes, each named alone from the whole answer, and from the "
-        "output where the output shows it: alone, or with those whose output is the same.",
+        "output where the output shows it: alone, or with those whose output is the same; the "
+        "variants' mistakes of the backward ({names}) are checked by "
+        "`tests/exercises/test_grouped_backward.py`, not here.",
         "right": "right answers",
         "right_detail": "the key to 3 decimals is right on all {n} exercises (10 seeds of each "
         "variant), every step given.",
@@ -74,9 +76,11 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "built_in": "erro embutido",
         "whole": "resposta inteira: diagnóstico",
         "output_only": "só a saída: diagnóstico",
-        "every": "cada erro das variantes, nomeado sozinho",
+        "every": "cada erro das variantes no cálculo direto, nomeado sozinho",
         "every_detail": "{n} erros, cada um nomeado sozinho a partir da resposta inteira, e a "
-        "partir da saída, onde a saída o mostra: sozinho, ou com os que dão a mesma saída.",
+        "partir da saída, onde a saída o mostra: sozinho, ou com os que dão a mesma saída; os "
+        "erros das variantes no cálculo dos gradientes ({names}) são conferidos por "
+        "`tests/exercises/test_grouped_backward.py`, não aqui.",
         "right": "respostas certas",
         "right_detail": "o gabarito com 3 casas está certo nos {n} exercícios (10 sementes de "
         "cada variante), com todos os passos.",
@@ -202,7 +206,8 @@ def variant_mistakes(lang: str) -> str:
             rows.append([f"`{opt.flags.strip()}`", m.words[lang].replace("|", "\\|"), *cells])
     header = [w["exercise"], w["built_in"], w["whole"], w["output_only"]]
     out = [table(header, rows), ""]
-    detail = w["every_detail"].format(n=len(rows))
+    backward = [k.name for f in TABLE.values() for k in f.kinds if k.backward_only]
+    detail = w["every_detail"].format(n=len(rows), names=", ".join(f"`{n}`" for n in backward))
     out += [check(w["every"], ok and seen == OWN, detail, lang), ""]
     right = tried = 0
     for variant, kw in RIGHT_SHAPES:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from attention_ref.experiments.spread import ratio_spread
 from attention_ref.render.document import DECIMAL_MARK, said, thousands
 from attnref_book import pages
 from attnref_book.gpu_claims import (
@@ -48,6 +49,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "step_header": "batch|arm|ms/step|min–max ms/step|tokens/s|× baseline (fp32 arms)",
         "not_fp32": "— (not fp32)",
         "not_bf16": "— (not bf16)",
+        "nanogpt_cell": "{ratio} ({lo}–{hi}: attnref's runs against nanoGPT's iterations)",
         "nanogpt": (
             "\n**Beside nanoGPT's `train.py`** (commit {commit}, `compile={compile}`, batch "
             "{batch}, dropout 0, the same shape): timed over its own iterations {first}–{last}, "
@@ -115,6 +117,7 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "step_header": ("lote|braço|ms/passo|mín.–máx. ms/passo|tokens/s|× baseline (braços fp32)"),
         "not_fp32": "— (não fp32)",
         "not_bf16": "— (não bf16)",
+        "nanogpt_cell": "{ratio} ({lo}–{hi}: execuções do attnref contra iterações do nanoGPT)",
         "nanogpt": (
             "\n**Ao lado do `train.py` do nanoGPT** (commit {commit}, `compile={compile}`, lote "
             "{batch}, dropout 0, a mesma forma): cronometrado nas suas próprias iterações "
@@ -179,6 +182,15 @@ def gpu_results(folder: str, name: str) -> Any:  # Any: whatever the JSON file h
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def nanogpt_cell(ratio: float, gs: dict[str, Any], n: dict[str, Any], arm: str, lang: str) -> str:
+    """A ``× nanoGPT`` cell: the recorded ratio, and the least and greatest ratio between
+    attnref's repetitions and the iterations nanoGPT's one run printed (`nanogpt_pair`)."""
+    _, lo, hi = ratio_spread(*nanogpt_pair(gs, n, arm)[:2])
+    return WORDS[lang]["nanogpt_cell"].format(
+        ratio=said(ratio, ".2f", lang), lo=said(lo, ".2f", lang), hi=said(hi, ".2f", lang)
+    )
+
+
 def _nanogpt_table(gs: dict[str, Any], lang: str) -> list[str]:
     """nanoGPT's compiled ``train.py`` beside the arms of its batch, a ratio only for the arms
     in its precision, and the two clocks."""
@@ -211,11 +223,7 @@ def _nanogpt_table(gs: dict[str, Any], lang: str) -> list[str]:
                     r["arm"] if r["arm"] == "baseline" else w["attnref_arm"].format(arm=r["arm"]),
                     said(r["ms_per_step"], ".3f", lang),
                     thousands(round(r["tokens_per_s"]), lang),
-                    ratio_cell(
-                        r["tokens_per_s"] / n["tokens_per_s"],
-                        *nanogpt_pair(gs, n, r["arm"])[:2],
-                        lang,
-                    )
+                    nanogpt_cell(r["tokens_per_s"] / n["tokens_per_s"], gs, n, r["arm"], lang)
                     if like
                     else w["not_bf16"],
                 ]
