@@ -42,7 +42,10 @@ WORDS: Final[dict[str, dict[str, Any]]] = {
         ),
         "spread": "{lo}–{hi}× over attnref's repetitions against nanoGPT's average",
         "met": "met",
-        "averages_only": "not established: met by the averages only, not across the runs' spread",
+        "averages_only": (
+            "not established: met by the averages only, not across the spread of attnref's runs "
+            "against nanoGPT's iterations"
+        ),
         "not_met": "not met",
         "times_nanogpt": (
             "attnref's graphed bf16 step trains at {ratio}× the tokens/s of nanoGPT's compiled "
@@ -174,7 +177,7 @@ WORDS: Final[dict[str, dict[str, Any]]] = {
         "met": "foi cumprida",
         "averages_only": (
             "não está estabelecida: cumprida só pelas médias, não através da dispersão das "
-            "execuções"
+            "execuções do attnref contra as iterações do nanoGPT"
         ),
         "not_met": "não foi cumprida",
         "times_nanogpt": (

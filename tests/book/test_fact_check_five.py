@@ -102,3 +102,18 @@ def test_the_variants_check_names_the_mistakes_it_leaves_to_the_backward_s_test(
     backward = [k.name for f in TABLE.values() for k in f.kinds if k.backward_only]
     assert backward and all(f"`{n}`" in text for n in backward)
     assert "of the forward diagnosed as itself" in text
+
+
+def test_the_suite_s_timings_on_the_developer_s_page_say_each_run_s_load():
+    """The seventh pass: the README said the suite's loads, the developer's page did not."""
+    import json
+
+    from attnref_book.facts.develop import suite_timings
+
+    text = suite_timings("en")
+    runs = json.loads((ROOT / "docs/results/make-test.json").read_text("utf-8"))["recordings"]
+    lines = [line for line in text.splitlines() if line.startswith("- ")]
+    assert len(lines) == len(runs)
+    for line, r in zip(lines, runs, strict=True):
+        assert f"the 1-minute load before it: {r['load_before_1min']:g}" in line
+        assert ("not quiet" in line) == (r["load_before_1min"] > 0.15 * 2)

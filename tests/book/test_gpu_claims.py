@@ -64,7 +64,7 @@ def test_the_recorded_h100_run_meets_two_targets_and_not_across_nanogpts_spread(
     )
     assert said.endswith(
         "the target of ≥ 5× is not established: met by the averages only, "
-        "not across the runs' spread."
+        "not across the spread of attnref's runs against nanoGPT's iterations."
     )
     assert "took 5.4 s: the target of ≤ 6 s is met." in claim(gs, "Q02's default run")
     assert "1.5361, one seed, bf16" in claim(gs, "Q02's default run")
@@ -82,7 +82,8 @@ def test_the_nanogpt_target_on_both_sides_of_five(gs):
     # the average beyond 5×, the slowest repetition (0.848 ms) under it
     set_nanogpt(gs, 5.0 * ours + 0.0005)
     assert claim(gs, "attnref's graphed").endswith(
-        "met by the averages only, not across the runs' spread."
+        "met by the averages only, not across the spread of attnref's runs against nanoGPT's "
+        "iterations."
     )
     set_nanogpt(gs, GPU_TARGETS["times_nanogpt"] * 0.848 + 0.001)
     assert claim(gs, "attnref's graphed").endswith("the target of ≥ 5× is met.")
@@ -305,7 +306,7 @@ def test_the_gpu_sentences_in_portuguese(gs, bg, later):
     assert "graph bf16 0,847 ms contra graph fp32 1,126 ms: 1,33× mais rápido" in pt[2]
     assert pt[3].endswith(
         "a meta de ≥ 5× não está estabelecida: cumprida só pelas médias, não através da "
-        "dispersão das execuções."
+        "dispersão das execuções do attnref contra as iterações do nanoGPT."
     )
     assert pt[4].endswith("levou 5,4 s: a meta de ≤ 6 s foi cumprida.")
     assert pt[5].endswith("levaram 13,4 s: a meta de ≤ 30 s foi cumprida.")

@@ -9,8 +9,11 @@ and shows one it has no words for in English, marked.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from attention_ref.render.document import said
+from attnref_book.conditions import QUIET_LOAD_PER_CPU
 from attnref_book.facts.teaching_records import phrase_said
 from attnref_book.pages import results, thousands
 
@@ -48,6 +51,9 @@ WORDS: dict[str, dict[str, str]] = {
         "run": "- `{command}` at `{commit}` ({date}; {machine}): {passed} passed in {pytest_s} s "
         "of pytest on {workers} workers, {minutes} min {seconds} s in all",
         "includes": " with {}",
+        "load": "; the 1-minute load before it: {load}",
+        "loaded": ", above a quiet machine's {limit}: not quiet",
+        "no_load": "; its load not recorded",
         "source": "\nAs recorded in `docs/results/make-test.json` ({source}); the earlier timings "
         "are in the history of `README.md`.",
     },
@@ -55,6 +61,9 @@ WORDS: dict[str, dict[str, str]] = {
         "run": "- `{command}` em `{commit}` ({date}; {machine}): {passed} testes passaram em "
         "{pytest_s} s de pytest em {workers} workers, {minutes} min {seconds} s no total",
         "includes": ", {}",
+        "load": "; a carga de 1 minuto antes dela: {load}",
+        "loaded": ", acima dos {limit} de uma máquina quieta: não quieta",
+        "no_load": "; a sua carga não foi registrada",
         "source": "\nComo registrado em `docs/results/make-test.json` ({source}); os tempos "
         "anteriores estão no histórico do `README.md`.",
     },
@@ -88,6 +97,15 @@ def suite_timings(lang: str) -> str:
             line += w["includes"].format(
                 phrase_said(r["wall_includes"], say["includes"], say["unknown"])
             )
+        load = r.get("load_before_1min")
+        if load is None:
+            line += w["no_load"]
+        else:
+            cpus = int(re.search(r"(\d+) cores", r["machine"]).group(1))  # type: ignore[union-attr]
+            limit = QUIET_LOAD_PER_CPU * cpus
+            line += w["load"].format(load=said(load, "g", lang))
+            if load > limit:
+                line += w["loaded"].format(limit=said(limit, "g", lang))
         out.append(line + ".")
     out.append(w["source"].format(source=phrase_said(doc["source"], say["source"], say["unknown"])))
     return "\n".join(out)
