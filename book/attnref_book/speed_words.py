@@ -130,15 +130,16 @@ WORDS: Final[dict[str, dict[str, str]]] = {
             "machine was not quiet, so no target is called met."
         ),
         "paths": (
-            "Sampling without torch is measured worth keeping: `sample --model` (the same run's "
-            "model through MLflow's client and torch) took {torch} s at the median against "
-            "{numpy} s for `sample --run-id` (read from the local store and run in numpy), "
-            "{ratio} the time, in the same interleaved runs."
+            "Sampling without MLflow's client and torch is measured worth keeping: `sample "
+            "--model` (the same run's model through MLflow's client and torch) took {torch} s at "
+            "the median against {numpy} s for `sample --run-id` (read from the local store and "
+            "run in numpy, neither imported), {ratio} the time, in the same interleaved runs."
         ),
         "paths_overlap": (
             "`sample --model` (the same run's model through MLflow's client and torch) took "
-            "{torch} s at the median against {numpy} s for `sample --run-id` (numpy, no torch), "
-            "{ratio}; with the ranges overlapping or a side of one run, sampling without torch is "
+            "{torch} s at the median against {numpy} s for `sample --run-id` (numpy, neither "
+            "imported), "
+            "{ratio}; with the ranges overlapping or a side of one run, sampling without them is "
             "not shown to save time here."
         ),
         "imports": (
@@ -278,16 +279,18 @@ WORDS: Final[dict[str, dict[str, str]]] = {
             "a máquina não estava ociosa, então nenhuma meta é dita cumprida."
         ),
         "paths": (
-            "Amostrar sem o torch vale a pena, medido: `sample --model` (o modelo da mesma "
-            "execução pelo cliente do MLflow e o torch) levou {torch} s na mediana contra "
-            "{numpy} s de `sample --run-id` (lido do armazenamento local e rodado em numpy), "
-            "{ratio} o tempo, nas mesmas execuções intercaladas."
+            "Amostrar sem o cliente do MLflow e sem o torch vale a pena, medido: `sample --model` "
+            "(o modelo da mesma execução pelo cliente do MLflow e o torch) levou {torch} s na "
+            "mediana contra {numpy} s de `sample --run-id` (lido do armazenamento local e rodado "
+            "em numpy, sem importar nenhum dos dois), {ratio} o tempo, nas mesmas execuções "
+            "intercaladas."
         ),
         "paths_overlap": (
             "`sample --model` (o modelo da mesma execução pelo cliente do MLflow e o torch) "
-            "levou {torch} s na mediana contra {numpy} s de `sample --run-id` (numpy, sem torch), "
-            "{ratio}; com as faixas sobrepostas ou um lado de uma só execução, amostrar sem o "
-            "torch não se mostra mais rápido aqui."
+            "levou {torch} s na mediana contra {numpy} s de `sample --run-id` (numpy, sem nenhum "
+            "dos dois), "
+            "{ratio}; com as faixas sobrepostas ou um lado de uma só execução, amostrar sem eles "
+            "não se mostra mais rápido aqui."
         ),
         "imports": (
             "Onde o mais lento, `{command}`, gasta o seu tempo: numa execução à parte sob "
