@@ -391,7 +391,7 @@ def suite_said(r: Mapping[str, Any], more: str = "") -> str:
     )
     return (
         f"{minutes(r['wall_s'])} {more}at commit {r['commit']}, {r['date']} ({r['machine']}; "
-        f"{r.get('wall_includes', 'the set-up of .venv')}; {quiet})"
+        f"with {r.get('wall_includes', 'the set-up of .venv')}; {quiet})"
     )
 
 
