@@ -81,6 +81,13 @@ def test_the_commit_is_dirty_for_any_change_but_the_record_itself(tmp_path):
 
 def test_the_wall_time_says_whether_it_held_the_set_up():
     fresh = "python3 -m venv .venv\n.venv/bin/python -m pip install --quiet --upgrade pip\n"
-    assert record_suite.set_up(fresh + PASSED) == "the set-up of .venv"
+    cached = "pip's downloads not told apart from its cache"
+    assert record_suite.set_up(fresh + PASSED) == (
+        f"the set-up of .venv (no Debian package to install; {cached})"
+    )
+    apt = "installing chromium chromium-driver (Debian packages) for the book's browser test\n"
+    assert record_suite.set_up(fresh + apt + PASSED) == (
+        f"the set-up of .venv (Debian packages installed; {cached})"
+    )
     again = ".venv/bin/ruff check .\n" + PASSED
     assert record_suite.set_up(again) == "no set-up, .venv already there"

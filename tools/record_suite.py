@@ -52,11 +52,19 @@ def summary(log: str) -> dict[str, Any]:
 
 #: what make echoes when it sets ``.venv`` up (the recipe of ``$(BIN)/python``)
 SET_UP = re.compile(r"^\S*python3? -m venv ", re.M)
+#: what make echoes before it installs Debian packages (the Makefile's ``apt_get_install``)
+APT = re.compile(r"^installing .+ \(Debian packages\) for ", re.M)
 
 
 def set_up(log: str) -> str:
-    """What the wall time holds besides the tests, read from make's own echo in ``log``."""
-    return "the set-up of .venv" if SET_UP.search(log) else "no set-up, .venv already there"
+    """What the wall time holds besides the tests, read from make's own echo in ``log``: the
+    set-up of ``.venv`` or none; with it, whether make installed Debian packages (it echoes
+    each install) and that pip's downloads are not told apart from its cache (pip runs
+    quiet)."""
+    if not SET_UP.search(log):
+        return "no set-up, .venv already there"
+    apt = "Debian packages installed" if APT.search(log) else "no Debian package to install"
+    return f"the set-up of .venv ({apt}; pip's downloads not told apart from its cache)"
 
 
 def machine() -> str:

@@ -33,6 +33,18 @@ RECORDED: dict[str, dict[str, Any]] = {
         "includes": [
             (r"no set-up, \.venv already there", "sem a preparação, com o `.venv` já pronto"),
             (r"the set-up of \.venv", "com a preparação do `.venv`"),
+            (
+                r"the set-up of \.venv \(no Debian package to install; pip's downloads not told "
+                r"apart from its cache\)",
+                "com a preparação do `.venv` (nenhum pacote Debian a instalar; os downloads do "
+                "pip não separados do seu cache)",
+            ),
+            (
+                r"the set-up of \.venv \(Debian packages installed; pip's downloads not told "
+                r"apart from its cache\)",
+                "com a preparação do `.venv` (pacotes Debian instalados; os downloads do pip não "
+                "separados do seu cache)",
+            ),
         ],
         "source": [
             (
