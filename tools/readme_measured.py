@@ -372,11 +372,11 @@ def quickstart(root: Path = ROOT) -> str:
         "- **`make test`** installs the dev extras, KaTeX and, with apt-get, Chromium, TeX Live, "
         "PostgreSQL and nginx where missing, then runs ruff, the book's strict build and the "
         f"suite but its soak tests: {suite_said(suite_runs['make test'])}; `make test-soak`: "
-        f"{suite_said(suite_runs['make test-soak'], 'more, ')}.\n"
+        f"{suite_said(suite_runs['make test-soak'])}, recorded apart.\n"
     )
 
 
-def suite_said(r: Mapping[str, Any], more: str = "") -> str:
+def suite_said(r: Mapping[str, Any]) -> str:
     """One recording of the suite: how long, at which commit, when, on what, and the machine's
     1-minute load before it where it was above a quiet machine's (`QUIET_LOAD_PER_CPU`)."""
     cpus = int(re.search(r"(\d+) cores", r["machine"]).group(1))  # type: ignore[union-attr]
@@ -390,7 +390,7 @@ def suite_said(r: Mapping[str, Any], more: str = "") -> str:
         else f"1-minute load {load:g} before it"
     )
     return (
-        f"{minutes(r['wall_s'])} {more}at commit {r['commit']}, {r['date']} ({r['machine']}; "
+        f"{minutes(r['wall_s'])} at commit {r['commit']}, {r['date']} ({r['machine']}; "
         f"with {r.get('wall_includes', 'the set-up of .venv')}; {quiet})"
     )
 

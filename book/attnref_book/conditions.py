@@ -54,8 +54,9 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "at_most": " (at most the {limit} of a quiet machine)",
         "above": ", above the {limit} of a quiet machine",
         "flagged": (
-            "; {flagged} of its {parts} load readings (the start's and one before each timed "
-            "part) found more than {busy} cores busy with other work"
+            "; {flagged} of its {parts} load readings (one before each timed part, and the "
+            "start's where the script takes one) found more than {busy} cores busy with other "
+            "work"
         ),
         "script_loaded": "; the script itself judged its start loaded",
         "quiet": ": a quiet machine.",
@@ -101,8 +102,9 @@ WORDS: Final[dict[str, dict[str, str]]] = {
         "at_most": " (no máximo os {limit} de uma máquina ociosa)",
         "above": ", acima dos {limit} de uma máquina ociosa",
         "flagged": (
-            "; {flagged} das suas {parts} leituras de carga (a do início e uma antes de cada "
-            "parte cronometrada) acharam mais de {busy} núcleos ocupados com outro trabalho"
+            "; {flagged} das suas {parts} leituras de carga (uma antes de cada parte "
+            "cronometrada, e a do início onde o script a faz) acharam mais de {busy} núcleos "
+            "ocupados com outro trabalho"
         ),
         "script_loaded": "; o próprio script julgou o seu início carregado",
         "quiet": ": máquina ociosa.",

@@ -89,8 +89,8 @@ def test_a_part_started_beside_busy_cores_makes_it_not_quiet(flagged, quiet):
     r = load_reading("scaling", before(0.1, flagged=flagged))
     assert r.quiet is quiet
     assert (
-        f"{flagged} of its 6 load readings (the start's and one before each timed part) found "
-        "more than 0.5 cores busy" in load_sentence(r)
+        f"{flagged} of its 6 load readings (one before each timed part, and the start's where "
+        "the script takes one) found more than 0.5 cores busy" in load_sentence(r)
     )
 
 
@@ -212,8 +212,8 @@ def test_the_conditions_in_portuguese():
     assert text == (
         "`throughput` (2026-11-24 09:00 UTC): carga de 1 minuto 0,3003 antes da primeira parte "
         "cronometrada, acima dos 0,3 em 2 CPUs de uma máquina ociosa; 0 das suas 6 leituras de "
-        "carga (a do início e uma antes de cada parte cronometrada) acharam mais de 0,5 núcleos "
-        "ocupados com outro trabalho: máquina não ociosa."
+        "carga (uma antes de cada parte cronometrada, e a do início onde o script a faz) "
+        "acharam mais de 0,5 núcleos ocupados com outro trabalho: máquina não ociosa."
     )
     assert load_sentence(load_reading("x", before(0.1)), "pt").endswith(": máquina ociosa.")
     assert "lida *depois* do trabalho" in load_sentence(load_reading("x", after(1.82)), "pt")
