@@ -61,7 +61,8 @@ Quotas = Annotated[
         "--quota",
         help="What one student may store, NAME=NUMBER (repeat for more): runs (runs in all), "
         "artifact-mib (MiB of their runs' and models' files), metrics-per-run (metric "
-        "values; ten times what attnref train logs by default), params-per-run. Defaults: "
+        "values; ten times the step and evaluation metrics attnref train logs by default), "
+        "params-per-run. Defaults: "
         f"{_quota_defaults()}.",
         show_default=False,
     ),

@@ -6,8 +6,8 @@ compared by their distance $\Delta_{ij} = p_i - j$, where $p_i$ is the position 
 ``i``: $p_i = i$ when the queries are all the tokens, and the last positions when they are
 only the newest ones (one decode step against a KV cache: $p_0 = n_k - 1$).
 
-**Sliding window** of ``w`` keys (Longformer's and Mistral's local attention): a query sees
-itself and the ``w - 1`` tokens before it,
+**Sliding window** of ``w`` keys (Mistral's local attention; Longformer's in its causal form):
+a query sees itself and the ``w - 1`` tokens before it,
 
 $$
 M^{\text{win}}_{ij} = \begin{cases} 0 & 0 \le \Delta_{ij} < w \\ -\infty & \text{otherwise}

@@ -117,3 +117,24 @@ def test_the_suite_s_timings_on_the_developer_s_page_say_each_run_s_load():
     for line, r in zip(lines, runs, strict=True):
         assert f"the 1-minute load before it: {r['load_before_1min']:g}" in line
         assert ("not quiet" in line) == (r["load_before_1min"] > 0.15 * 2)
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_the_metrics_quota_says_what_its_ten_times_count_leaves_out(lang):
+    """The ninth pass: "ten times what attnref train logs" counted only the step and
+    evaluation metrics; the final figures and MLflow's system metrics count against it too."""
+    from dataclasses import fields
+
+    from attention_ref.classroom.gate.quotas import Quotas, default_run_metrics
+    from attention_ref.lm.callbacks import EvalMetrics, StepMetrics
+    from attention_ref.lm.config import TrainConfig
+    from attnref_book.facts.class_gate_limits import quotas_and_bounds
+
+    cfg = TrainConfig()
+    evals = cfg.max_steps // cfg.eval_interval + 1
+    step, evaluation = len(fields(StepMetrics)), len(fields(EvalMetrics))
+    assert default_run_metrics() == step * cfg.max_steps + evaluation * evals
+    assert Quotas().metrics_per_run == 10 * default_run_metrics()
+    text = quotas_and_bounds(lang)
+    said = {"en": "final figures and MLflow's system metrics", "pt": "métricas de sistema"}
+    assert said[lang] in text

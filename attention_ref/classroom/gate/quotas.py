@@ -10,9 +10,10 @@ Each quota, with its default (`Quotas`):
 
 * ``runs``: runs a student creates, in every experiment (a submission is a run);
 * ``artifact_mib``: MiB of the files of a student's runs and of the models logged from them;
-* ``metrics_per_run``: metric values in one run; the default is ten times what ``attnref
-  train`` logs with its default steps (`default_run_metrics`), so a run of ten times the steps
-  still fits;
+* ``metrics_per_run``: metric values in one run; the default is ten times the step and
+  evaluation metrics ``attnref train`` logs with its default steps (`default_run_metrics`); a
+  run's final figures and MLflow's system metrics (a few values every few seconds while it
+  runs) count against it too, so a run of ten times the default steps does not fit whole;
 * ``params_per_run``: parameters of one run (``attnref train`` logs its configuration's
   fields, a few dozen).
 

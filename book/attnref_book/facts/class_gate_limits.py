@@ -80,9 +80,10 @@ LIMITS: Final[dict[str, dict[str, Any]]] = {
                 "per request",
             ),
         ),
-        "metrics": "\nThe metric values of a run default to ten times what `attnref train` logs "
-        "with its defaults ({metrics}); `attnref server status DIR` shows what each student "
-        "stores beside the quotas.",
+        "metrics": "\nThe metric values of a run default to ten times the step and evaluation "
+        "metrics `attnref train` logs with its defaults ({metrics}); a run's final figures and "
+        "MLflow's system metrics count against it too. `attnref server status DIR` shows what "
+        "each student stores beside the quotas.",
     },
     "pt": {
         "upload_header": (
@@ -140,9 +141,10 @@ LIMITS: Final[dict[str, dict[str, Any]]] = {
                 "por requisição",
             ),
         ),
-        "metrics": "\nOs valores de métricas de um run são, por padrão, dez vezes o que "
-        "`attnref train` registra com os seus padrões ({metrics}); `attnref server status DIR` "
-        "mostra o que cada aluno guarda ao lado das cotas.",
+        "metrics": "\nOs valores de métricas de um run são, por padrão, dez vezes as métricas de "
+        "passo e de avaliação que `attnref train` registra com os seus padrões ({metrics}); os "
+        "números finais de um run e as métricas de sistema do MLflow também contam. `attnref "
+        "server status DIR` mostra o que cada aluno guarda ao lado das cotas.",
     },
 }
 
