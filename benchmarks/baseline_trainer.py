@@ -8,8 +8,9 @@ cosine learning rate, gradient clipping 1.0. Its usual recipe (``RECIPE``) is na
 ``shakespeare_char`` one (lr 1e-3 → 1e-4, warm-up 100, dropout 0.2, weight decay 0.1, β₂ 0.99),
 here at the homework's shape (n_embd 128, 2 layers, 2 heads, block 128, batch 32): the same
 shape as attnref's defaults, so the two compare. The batches come from attnref's data loading
-(the same split, vocabulary and batches), so the loop runs in the benchmark's own process,
-interleaved with attnref's arms; nanoGPT's ``train.py`` itself is run by
+(the same split, vocabulary and batches), so the loop runs in the benchmark's own process
+beside attnref's arms (interleaved with them in ``throughput.py`` and ``gpu_step.py``, one
+after the other in ``time_to_quality.py``); nanoGPT's ``train.py`` itself is run by
 ``benchmarks/nanogpt_arm.py``. Used by ``benchmarks/throughput.py``,
 ``benchmarks/time_to_quality.py`` and ``benchmarks/gpu_step.py``.
 """

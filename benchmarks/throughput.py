@@ -10,8 +10,9 @@ repetition a fresh model trained ``--warmup`` steps untimed then ``--steps`` ste
 
 * ``baseline``: ``benchmarks/baseline_trainer.py``: nanoGPT's own model (vendored) in its
   ``train.py``'s loop on a CPU: fp32, ``F.scaled_dot_product_attention``, plain AdamW, no
-  compile (dropout ``--baseline-dropout``, 0 like attnref's default, so both do the same
-  arithmetic);
+  compile (dropout ``--baseline-dropout``, 0 like attnref's default, so neither drops out;
+  its output head is tied to the token embedding, attnref's is not: the same products, 8,320
+  parameters fewer at the Q02 shape);
 * ``attnref``: `attention_ref.lm.train.train` itself, the loop ``attnref train`` runs (its
   callbacks, NaN check and all), at ``--precision`` (default ``auto``);
 * ``attnref-fp32``: the same at fp32, shown when ``--precision`` resolves to bf16 (what bf16

@@ -130,6 +130,10 @@ def ablation(
         recipe(preset, quick, overrides), given="warmup_steps" in overrides
     )
     if heads_list is not None:
+        if cfg.model.kv_heads:
+            raise CLIError(
+                "--heads compares numbers of heads at one parameter count; leave out --kv-heads"
+            )
         for h in heads_list:  # a number of heads that does not divide n_embd fails here
             cfg.with_options(n_head=h, attention="multihead")
     check_writable_dir(out_dir)

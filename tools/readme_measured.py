@@ -238,8 +238,8 @@ def class_load(root: Path) -> Row:
     return Row(
         path,
         "trainings into one class server at once",
-        f"{doc['runs']} trainings, {doc['points']:,} metric points, {doc['artifacts']} "
-        f"artifacts, {doc['lost']} lost, in {doc['seconds']:.0f} s",
+        f"{doc['runs']} trainings, {doc['points']:,} training metric points (system metrics "
+        f"left out), {doc['artifacts']} artifacts, {doc['lost']} lost, in {doc['seconds']:.0f} s",
         f"{doc['cpu_cores']} cores, {doc['server_workers']} server worker"
         + (
             ""
@@ -260,7 +260,6 @@ def suite(root: Path) -> list[Row]:
     for r in doc["recordings"]:
         why = f": {r['skipped_why']}" if r.get("skipped_why") else ""
         skipped = f" ({r['skipped']} skipped{why})" if r.get("skipped") else ""
-        load = r.get("load_before_1min")
         rows.append(
             Row(
                 path,
@@ -268,7 +267,7 @@ def suite(root: Path) -> list[Row]:
                 f"{r['passed']:,} passed{skipped} in {r['pytest_s']} s of pytest on "
                 f"{r['workers']} workers, {minutes(r['wall_s'])} in all"
                 + (f" with {r['wall_includes']}" if r.get("wall_includes") else "")
-                + (f"; 1-minute load {load:.2f} before" if load is not None else ""),
+                + f"; {suite_load(r)}",
                 r["machine"],
                 r["date"],
                 short_commit(r["commit"]),
@@ -376,19 +375,22 @@ def quickstart(root: Path = ROOT) -> str:
     )
 
 
-def suite_said(r: Mapping[str, Any]) -> str:
-    """One recording of the suite: how long, at which commit, when, on what, and the machine's
-    1-minute load before it where it was above a quiet machine's (`QUIET_LOAD_PER_CPU`)."""
+def suite_load(r: Mapping[str, Any]) -> str:
+    """A suite recording's 1-minute load before it, and "not quiet" where it was above a quiet
+    machine's (`QUIET_LOAD_PER_CPU` per core)."""
+    load = r.get("load_before_1min")
+    if load is None:
+        return "its load not recorded"
     cpus = int(re.search(r"(\d+) cores", r["machine"]).group(1))  # type: ignore[union-attr]
     limit = QUIET_LOAD_PER_CPU * cpus
-    load = r.get("load_before_1min")
-    quiet = (
-        "its load not recorded"
-        if load is None
-        else f"not quiet: 1-minute load {load:g} before it, above {limit:g}"
-        if load > limit
-        else f"1-minute load {load:g} before it"
-    )
+    said = f"1-minute load {load:g} before it"
+    return f"not quiet: {said}, above {limit:g}" if load > limit else said
+
+
+def suite_said(r: Mapping[str, Any]) -> str:
+    """One recording of the suite: how long, at which commit, when, on what, with what set-up,
+    and its load (`suite_load`)."""
+    quiet = suite_load(r)
     return (
         f"{minutes(r['wall_s'])} at commit {r['commit']}, {r['date']} ({r['machine']}; "
         f"with {r.get('wall_includes', 'the set-up of .venv')}; {quiet})"

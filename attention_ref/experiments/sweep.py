@@ -92,9 +92,15 @@ def ablation_sweep(cfg: TrainConfig, arms: Sequence[str] = ATTENTION_MODES) -> S
 def heads_sweep(cfg: TrainConfig, heads: Sequence[int] = (1, 2, 4, 8)) -> Sweep:
     """Seed 003 meets Q02: ``cfg`` (multihead attention) once per number of heads; the same
     ``n_embd`` in every arm (``d_k = n_embd / h``, the same parameter count). A repeated number,
-    or one that does not divide ``n_embd``, fails here, before any run."""
+    one that does not divide ``n_embd``, or K/V heads shared (``kv_heads``: the count would
+    change with h) fails here, before any run."""
     if not heads or len(set(heads)) != len(heads):
         raise ValueError(f"--heads must list distinct numbers of heads, got {list(heads)}")
+    if cfg.model.kv_heads:
+        raise ValueError(
+            "--heads compares numbers of heads at one parameter count; leave out --kv-heads "
+            f"(got {cfg.model.kv_heads}: each K/V head fewer takes parameters out)"
+        )
     arms = {str(h): cfg.with_options(attention="multihead", n_head=h) for h in heads}
     return Sweep(
         RunKind.HEADS_SWEEP,

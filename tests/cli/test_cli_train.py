@@ -275,6 +275,7 @@ def test_ablation_then_report(store, capsys, tmp_path):
         (["ablation", "--heads", "two"], "--heads must list distinct positive numbers"),
         (["ablation", "--heads", "1,3"], "--n-embd 128 is not divisible by --n-head 3"),
         (["ablation", "--heads", "2", "--arms", "none"], "--heads sweeps the multihead model"),
+        (["ablation", "--heads", "1,2", "--kv-heads", "1"], "leave out --kv-heads"),
         (["ablation", "--preset", "gpt4"], "--preset must be one of q02, nanogpt-shakespeare"),
     ]:
         assert main(bad) == 2

@@ -109,3 +109,12 @@ def test_the_three_tables_are_one_writer_s():
     assert header(tables["heads"])[2:7] == [*shared, *best]
     cache = "KV cache (bytes per character)"
     assert header(tables["variants"])[2:8] == [*shared, cache, *best]
+
+
+def test_the_heads_sweep_refuses_shared_kv_heads():
+    """The tenth fact-check: with --kv-heads the heads' arms differ in parameters (429,824
+    down to 372,032 for h = 1..8 with one K/V head), so "at a fixed parameter count" fails."""
+    shared = TrainConfig().with_options(kv_heads=1)
+    with pytest.raises(ValueError, match="leave out --kv-heads"):
+        heads_sweep(shared, (1, 2))
+    assert heads_sweep(TrainConfig(), (1, 2)).arms["2"].model.kv_heads == 0  # the control

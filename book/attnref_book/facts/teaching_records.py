@@ -99,7 +99,7 @@ WORDS: dict[str, dict[str, Any]] = {
         "load_rows": [
             "runs (students × runs each)",
             "steps per run",
-            "metric points logged (all runs)",
+            "metric points logged (all runs; system metrics left out)",
             "artifacts (all runs)",
             "logged models (all runs)",
             "lost",
@@ -152,7 +152,7 @@ WORDS: dict[str, dict[str, Any]] = {
         "load_rows": [
             "runs (alunos × runs de cada um)",
             "passos por run",
-            "pontos de métrica registrados (todos os runs)",
+            "pontos de métrica registrados (todos os runs; sem as métricas de sistema)",
             "artefatos (todos os runs)",
             "modelos salvos (todos os runs)",
             "perdidos",
