@@ -241,7 +241,8 @@ class RunLogger:
         return call
 
     def keep_unsent(self, out_dir: Path) -> Path | None:
-        """The step metrics the store did not take, in ``out_dir/unlogged_metrics.json``."""
+        """The step and evaluation metrics the store did not take, in
+        ``out_dir/unlogged_metrics.json`` (MLflow's system metrics are not buffered here)."""
         if not self.buffer.pending:
             return None
         path = out_dir / "unlogged_metrics.json"

@@ -60,8 +60,9 @@ RECORDED: dict[str, dict[str, Any]] = {
 #: the page's words per language; ``{…}`` fields are filled from the record
 WORDS: dict[str, dict[str, str]] = {
     "en": {
-        "run": "- `{command}` at `{commit}` ({date}; {machine}): {passed} passed in {pytest_s} s "
-        "of pytest on {workers} workers, {minutes} min {seconds} s in all",
+        "run": "- `{command}` at `{commit}` ({date}; {machine}): {passed} passed ({skipped} "
+        "skipped) in {pytest_s} s of pytest on {workers} workers, {minutes} min {seconds} s in "
+        "all",
         "includes": " with {}",
         "load": "; the 1-minute load before it: {load}",
         "loaded": ", above a quiet machine's {limit}: not quiet",
@@ -70,8 +71,9 @@ WORDS: dict[str, dict[str, str]] = {
         "are in the history of `README.md`.",
     },
     "pt": {
-        "run": "- `{command}` em `{commit}` ({date}; {machine}): {passed} testes passaram em "
-        "{pytest_s} s de pytest em {workers} workers, {minutes} min {seconds} s no total",
+        "run": "- `{command}` em `{commit}` ({date}; {machine}): {passed} testes passaram "
+        "({skipped} pulados) em {pytest_s} s de pytest em {workers} workers, {minutes} min "
+        "{seconds} s no total",
         "includes": ", {}",
         "load": "; a carga de 1 minuto antes dela: {load}",
         "loaded": ", acima dos {limit} de uma máquina quieta: não quieta",
@@ -100,6 +102,7 @@ def suite_timings(lang: str) -> str:
             date=r["date"],
             machine=machine,
             passed=thousands(r["passed"], lang),
+            skipped=r.get("skipped", 0),
             pytest_s=r["pytest_s"],
             workers=r["workers"],
             minutes=minutes,
