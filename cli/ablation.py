@@ -129,13 +129,16 @@ def ablation(
     cfg, warmup_note = fit_warmup(
         recipe(preset, quick, overrides), given="warmup_steps" in overrides
     )
+    from attention_ref.experiments.sweep import ablation_sweep, heads_sweep, variants_sweep
+
+    # the sweep refuses what it cannot run (a number of heads that does not divide n_embd,
+    # --kv-heads with --heads, a variant the model cannot build) before any data is read
     if heads_list is not None:
-        if cfg.model.kv_heads:
-            raise CLIError(
-                "--heads compares numbers of heads at one parameter count; leave out --kv-heads"
-            )
-        for h in heads_list:  # a number of heads that does not divide n_embd fails here
-            cfg.with_options(n_head=h, attention="multihead")
+        sweep = heads_sweep(cfg, heads_list)
+    elif variant_sweep:
+        sweep = variants_sweep(cfg)
+    else:
+        sweep = ablation_sweep(cfg, names)
     check_writable_dir(out_dir)
     from attention_ref.cli.progress import loading, make_console
 
@@ -149,14 +152,6 @@ def ablation(
 
     resolve_device(cfg.device)
     connect_store(tracking_uri, experiment or DEFAULT_EXPERIMENT)
-    from attention_ref.experiments.sweep import ablation_sweep, heads_sweep, variants_sweep
-
-    if heads_list is not None:
-        sweep = heads_sweep(cfg, heads_list)
-    elif variant_sweep:
-        sweep = variants_sweep(cfg)
-    else:
-        sweep = ablation_sweep(cfg, names)
     _run(sweep, dataset, out_dir, log_every, console, seeds)
 
 
